@@ -1,0 +1,101 @@
+/**
+ * The one place typed errors become what a person reads, and exit codes.
+ *
+ * Every command's action runs inside {@linkcode runCommand}; nothing below the command
+ * layer prints an error or calls `Deno.exit`.
+ *
+ * @module
+ */
+
+import {
+  CancelledError,
+  DenoPermissionError,
+  denoPermissionFlag,
+  EXIT,
+  PatchbayError,
+} from "../lib/errors.ts";
+import type { Logger } from "../lib/log.ts";
+import { Redactor } from "../lib/redact.ts";
+import { createStyle, stderrStyle, type Style } from "../lib/style.ts";
+
+/** Anything thrown, as a {@linkcode PatchbayError} (unknown errors become internal ones). */
+export function toPatchbayError(error: unknown): PatchbayError {
+  if (error instanceof PatchbayError) return error;
+  const flag = denoPermissionFlag(error);
+  if (flag) return new DenoPermissionError(flag, (error as Error).message.split(",")[0], error);
+  if (error instanceof DOMException && error.name === "AbortError") return new CancelledError();
+  const message = error instanceof Error ? error.message : String(error);
+  return new PatchbayError("internal", `Internal error: ${message}`, {
+    reason: "patchbay hit a condition it does not handle; this is a bug",
+    remedy: "run again with --debug and report the log (secrets are redacted) as an issue",
+    cause: error,
+  });
+}
+
+/** Options of {@linkcode formatError}. */
+export interface FormatOptions {
+  /** @default no colour */
+  style?: Style;
+  /** Hides secrets that reached an error message. */
+  redactor?: Redactor;
+}
+
+/** The error as the lines a person reads: message, details, cause, remedy. */
+export function formatError(error: unknown, options: FormatOptions = {}): string {
+  const e = toPatchbayError(error);
+  const style = options.style ?? createStyle(false);
+  const redactor = options.redactor ?? new Redactor();
+  const lines = [`${style.red(style.bold("error:"))} ${style.bold(e.message)}`];
+  for (const detail of e.details) lines.push(`  ${detail}`);
+  lines.push(`  ${style.yellow("cause:")}  ${e.reason}`);
+  lines.push(`  ${style.green("remedy:")} ${e.remedy}`);
+  return redactor.redact(lines.join("\n"));
+}
+
+/** The error as one JSON object, for `--json` output. */
+export function errorJson(error: unknown): Record<string, unknown> {
+  const e = toPatchbayError(error);
+  return {
+    code: e.code,
+    message: e.message,
+    cause: e.reason,
+    remedy: e.remedy,
+    ...(e.details.length > 0 ? { details: e.details } : {}),
+  };
+}
+
+/** Where {@linkcode runCommand} reports. */
+export interface BoundaryOptions {
+  /** The log, once start-up has opened it. */
+  logger?: () => Logger | undefined;
+  /** Print errors as JSON on stdout instead of text on stderr. @default false */
+  json?: boolean;
+}
+
+/**
+ * Runs a command action: its return value is the exit code; a thrown error is printed
+ * (text on stderr, or JSON on stdout with `json`) and logged, and becomes its exit code.
+ */
+export async function runCommand(
+  action: () => Promise<number | void>,
+  options: BoundaryOptions = {},
+): Promise<number> {
+  try {
+    return (await action()) ?? EXIT.ok;
+  } catch (error) {
+    const e = toPatchbayError(error);
+    const logger = options.logger?.();
+    logger?.write("error", "cli", e.message, {
+      code: e.code,
+      reason: e.reason,
+      stack: e.code === "internal" && e.cause instanceof Error ? e.cause.stack : undefined,
+    });
+    if (options.json) {
+      const text = JSON.stringify({ type: "error", error: errorJson(e) });
+      console.log(logger ? logger.redactor.redact(text) : text);
+    } else {
+      console.error(formatError(e, { style: stderrStyle(), redactor: logger?.redactor }));
+    }
+    return e.exitCode ?? EXIT.failure;
+  }
+}

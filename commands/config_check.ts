@@ -1,0 +1,88 @@
+/**
+ * `patchbay config check`: validates the configuration and summarises it, without
+ * starting any server. Exit code 0 when valid, 1 when not.
+ *
+ * @module
+ */
+
+import type { Config, ServerConfig } from "../lib/config/types.ts";
+import { EXIT } from "../lib/errors.ts";
+import { PROVIDERS } from "../lib/llm/presets.ts";
+import { type GlobalOptions, startUp } from "../lib/startup.ts";
+import { stdoutStyle, type Style } from "../lib/style.ts";
+import { plural } from "../lib/text.ts";
+
+/** Options of `config check`. */
+export interface ConfigCheckOptions extends GlobalOptions {
+  /** Print the normalized configuration as JSON (secrets redacted). @default false */
+  json?: boolean;
+}
+
+/** Runs the check; errors propagate to the command boundary. */
+export async function configCheck(options: ConfigCheckOptions): Promise<number> {
+  const runtime = await startUp(options);
+  const { config, logger } = runtime;
+  try {
+    if (options.json) {
+      console.log(JSON.stringify(logger.redactor.redactValue({ valid: true, config }), null, 2));
+      return EXIT.ok;
+    }
+    for (const notice of runtime.notices) console.error(notice);
+    console.log(summarize(config, stdoutStyle()));
+    return EXIT.ok;
+  } finally {
+    logger.close();
+  }
+}
+
+/** A readable summary of a valid configuration. */
+export function summarize(config: Config, style: Style): string {
+  const { llm, agent } = config;
+  const lines = [
+    `${style.green("✓")} ${config.file} is valid`,
+    "",
+    `${style.bold("Model")}    ${PROVIDERS[llm.provider].label} (${llm.provider}) / ${llm.model}`,
+    `         max_tokens ${llm.maxTokens}, temperature ${llm.temperature ?? "provider default"}, ` +
+    `max_context_length ${llm.maxContextLength} tokens`,
+    "",
+    `${style.bold("Servers")}  ${
+      config.servers.length === 0 ? "none" : plural(config.servers.length, "server")
+    }`,
+  ];
+  const width = Math.max(0, ...config.servers.map((s) => s.name.length));
+  for (const server of config.servers) {
+    lines.push(`  ${server.name.padEnd(width)}  ${describeServer(server)}`);
+  }
+  lines.push(
+    "",
+    `${
+      style.bold("Agent")
+    }    tool_call_timeout ${agent.toolCallTimeoutSeconds} s, max_steps ${agent.maxSteps}, ` +
+      `request_limit ${agent.requestLimit ?? "unlimited"}, total_tokens_limit ${
+        agent.totalTokensLimit ?? "unlimited"
+      }`,
+    `${style.bold("Memory")}   ${config.memory.backend}${
+      config.memory.ttlSeconds ? `, ttl ${config.memory.ttlSeconds} s` : ""
+    }`,
+  );
+  for (const warning of config.warnings) {
+    lines.push(`${style.yellow("warning:")} ${warning.path}: ${warning.message}`);
+  }
+  return lines.join("\n");
+}
+
+function describeServer(server: ServerConfig): string {
+  const flags = [
+    server.disabled ? "disabled" : "",
+    server.trusted ? "trusted" : "",
+    server.transportInferred ? "transport inferred" : "",
+  ].filter(Boolean);
+  const suffix = flags.length > 0 ? `  (${flags.join(", ")})` : "";
+  if (server.transport === "stdio") {
+    return `stdio            ${[server.command, ...server.args].join(" ")}${suffix}`;
+  }
+  const auth = server.auth ? ", oauth" : Object.keys(server.headers).length > 0 ? ", headers" : "";
+  return `${
+    server.transport.padEnd(16)
+  } ${server.url} (timeout ${server.timeoutSeconds} s${auth})${suffix}`;
+}

@@ -1,0 +1,510 @@
+/**
+ * A strict JSON (RFC 8259) parser for configuration files that, unlike `JSON.parse`,
+ * says where and why a file is wrong in the terms people make mistakes in: trailing
+ * commas, missing commas, comments, unquoted keys, single quotes.
+ *
+ * It recovers from those common faults and keeps going, so one run reports every one of
+ * them, and it records the position of every value and key so that schema errors can
+ * point into the file too.
+ *
+ * @module
+ */
+
+import type { SourcePosition } from "../errors.ts";
+
+/** A JSON value. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | {
+  [key: string]: JsonValue;
+};
+
+/** One syntax fault, with the position it was found at. */
+export interface JsonFault {
+  /** What is wrong, e.g. `trailing comma before '}'`. */
+  message: string;
+  /** Why it is a fault / the likely mistake, in plain words. */
+  hint: string;
+  position: SourcePosition;
+}
+
+/** A key that appears twice in one object (JSON.parse silently keeps the last). */
+export interface DuplicateKey {
+  path: (string | number)[];
+  key: string;
+  first: SourcePosition;
+  second: SourcePosition;
+}
+
+/** The outcome of {@linkcode parseJson}. */
+export interface JsonParseResult {
+  /** The value, when the text had no faults. */
+  value?: JsonValue;
+  faults: JsonFault[];
+  duplicates: DuplicateKey[];
+  /** Position of each value, keyed by {@linkcode pathKey}. */
+  valuePositions: Map<string, SourcePosition>;
+  /** Position of each object member's key, keyed by {@linkcode pathKey}. */
+  keyPositions: Map<string, SourcePosition>;
+}
+
+/** Map key for a value's path. */
+export function pathKey(path: readonly (string | number)[]): string {
+  return JSON.stringify(path);
+}
+
+/** More faults than this is noise; the first ones are what a person fixes. */
+const MAX_FAULTS = 20;
+
+class Fatal extends Error {}
+
+const IDENTIFIER = /[A-Za-z_$][A-Za-z0-9_$-]*/y;
+
+/** Parses `text` as strict JSON, collecting every recoverable fault. */
+export function parseJson(text: string): JsonParseResult {
+  return new Parser(text).run();
+}
+
+class Parser {
+  #pos = 0;
+  #faults: JsonFault[] = [];
+  #duplicates: DuplicateKey[] = [];
+  #valuePositions = new Map<string, SourcePosition>();
+  #keyPositions = new Map<string, SourcePosition>();
+  #lineStarts: number[] = [0];
+
+  constructor(private readonly text: string) {
+    for (let i = 0; i < text.length; i++) if (text[i] === "\n") this.#lineStarts.push(i + 1);
+    // A byte-order mark is allowed by RFC 8259 section 8.1 to be ignored; editors add it.
+    if (text.charCodeAt(0) === 0xfeff) this.#pos = 1;
+  }
+
+  run(): JsonParseResult {
+    let value: JsonValue | undefined;
+    try {
+      this.#skipSpace();
+      if (this.#pos >= this.text.length) {
+        this.#fatal(this.#pos, "the file is empty", "a configuration file holds one JSON object");
+      }
+      value = this.#value([]);
+      this.#skipSpace();
+      if (this.#pos < this.text.length) {
+        this.#fault(
+          this.#pos,
+          `unexpected ${this.#describe(this.#pos)} after the end of the JSON value`,
+          "everything must be inside the one top-level object; look for an extra '}' or text " +
+            "after the last '}'",
+        );
+      }
+    } catch (error) {
+      if (!(error instanceof Fatal)) throw error;
+      value = undefined;
+    }
+    return {
+      value: this.#faults.length === 0 ? value : undefined,
+      faults: this.#faults,
+      duplicates: this.#duplicates,
+      valuePositions: this.#valuePositions,
+      keyPositions: this.#keyPositions,
+    };
+  }
+
+  position(offset: number): SourcePosition {
+    let low = 0;
+    let high = this.#lineStarts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (this.#lineStarts[mid] <= offset) low = mid;
+      else high = mid - 1;
+    }
+    return { line: low + 1, column: offset - this.#lineStarts[low] + 1 };
+  }
+
+  #fault(offset: number, message: string, hint: string): void {
+    this.#faults.push({ message, hint, position: this.position(offset) });
+    if (this.#faults.length >= MAX_FAULTS) throw new Fatal();
+  }
+
+  #fatal(offset: number, message: string, hint: string): never {
+    this.#faults.push({ message, hint, position: this.position(offset) });
+    throw new Fatal();
+  }
+
+  #describe(offset: number): string {
+    if (offset >= this.text.length) return "end of file";
+    const ch = this.text[offset];
+    if (ch === "\n" || ch === "\r") return "line break";
+    return `character '${ch}'`;
+  }
+
+  /** Skips white space; a comment is reported and skipped, since people write them. */
+  #skipSpace(): void {
+    const text = this.text;
+    while (this.#pos < text.length) {
+      const ch = text[this.#pos];
+      if (ch === " " || ch === "\t" || ch === "\n" || ch === "\r") {
+        this.#pos++;
+      } else if (ch === "/" && text[this.#pos + 1] === "/") {
+        this.#fault(this.#pos, "comment", "strict JSON has no comments; delete the '//' comment");
+        const end = text.indexOf("\n", this.#pos);
+        this.#pos = end === -1 ? text.length : end + 1;
+      } else if (ch === "/" && text[this.#pos + 1] === "*") {
+        this.#fault(
+          this.#pos,
+          "comment",
+          "strict JSON has no comments; delete the '/* */' comment",
+        );
+        const end = text.indexOf("*/", this.#pos + 2);
+        if (end === -1) {
+          this.#fatal(this.#pos, "unterminated comment", "close it with '*/' or delete it");
+        }
+        this.#pos = end + 2;
+      } else if (ch === "#") {
+        this.#fault(this.#pos, "comment", "strict JSON has no comments; delete the '#' line");
+        const end = text.indexOf("\n", this.#pos);
+        this.#pos = end === -1 ? text.length : end + 1;
+      } else {
+        return;
+      }
+    }
+  }
+
+  #value(path: (string | number)[]): JsonValue {
+    this.#skipSpace();
+    const start = this.#pos;
+    this.#valuePositions.set(pathKey(path), this.position(start));
+    const ch = this.text[start];
+    if (ch === "{") return this.#object(path);
+    if (ch === "[") return this.#array(path);
+    if (ch === '"') return this.#string('"');
+    if (ch === "'") {
+      this.#fault(start, "single-quoted string", 'strict JSON strings use double quotes: "..."');
+      return this.#string("'");
+    }
+    if (ch === "-" || (ch >= "0" && ch <= "9") || ch === "+" || ch === ".") return this.#number();
+    IDENTIFIER.lastIndex = start;
+    const word = IDENTIFIER.exec(this.text)?.[0];
+    if (word !== undefined) {
+      this.#pos = start + word.length;
+      if (word === "true") return true;
+      if (word === "false") return false;
+      if (word === "null") return null;
+      const fix = { True: "true", False: "false", None: "null", undefined: "null", NULL: "null" }[
+        word
+      ];
+      this.#fault(
+        start,
+        `invalid value '${word}'`,
+        fix
+          ? `JSON spells it '${fix}'`
+          : "a text value needs double quotes; the literals are true, false and null",
+      );
+      return word;
+    }
+    if (start >= this.text.length) {
+      this.#fatal(
+        start,
+        "unexpected end of file where a value was expected",
+        "the file is cut short",
+      );
+    }
+    this.#fatal(
+      start,
+      `unexpected ${this.#describe(start)} where a value was expected`,
+      "expected a string, number, object, array, true, false or null",
+    );
+  }
+
+  #object(path: (string | number)[]): JsonValue {
+    const open = this.#pos;
+    this.#pos++;
+    const result: Record<string, JsonValue> = {};
+    const seen = new Map<string, SourcePosition>();
+    let lastComma = -1;
+    let first = true;
+    for (;;) {
+      this.#skipSpace();
+      const ch = this.text[this.#pos];
+      if (ch === "}") {
+        if (lastComma >= 0) {
+          this.#fault(
+            lastComma,
+            "trailing comma before '}'",
+            "strict JSON allows no comma after the last member of an object; remove it",
+          );
+        }
+        this.#pos++;
+        return result;
+      }
+      if (this.#pos >= this.text.length) {
+        const opened = this.position(open);
+        this.#fatal(
+          this.#pos,
+          `unexpected end of file: '{' opened at line ${opened.line}, column ${opened.column} is never closed`,
+          "add the missing '}' (or look for a missing quote earlier)",
+        );
+      }
+      if (!first && lastComma < 0) {
+        // Two members in a row with nothing between them: the classic missing comma.
+        this.#fault(
+          this.#pos,
+          "missing comma between object members",
+          "separate members with ',' (the line before probably needs one at its end)",
+        );
+      }
+      first = false;
+      const keyStart = this.#pos;
+      const key = this.#key();
+      const keyPath = [...path, key];
+      const keyPosition = this.position(keyStart);
+      const earlier = seen.get(key);
+      if (earlier) this.#duplicates.push({ path, key, first: earlier, second: keyPosition });
+      seen.set(key, keyPosition);
+      this.#keyPositions.set(pathKey(keyPath), keyPosition);
+      this.#skipSpace();
+      if (this.text[this.#pos] === ":") {
+        this.#pos++;
+      } else if (this.text[this.#pos] === "=") {
+        this.#fault(
+          this.#pos,
+          "'=' after a property name",
+          "JSON separates a name from its value with ':'",
+        );
+        this.#pos++;
+      } else {
+        this.#fatal(
+          this.#pos,
+          `expected ':' after property name "${key}" but found ${this.#describe(this.#pos)}`,
+          'write "name": value',
+        );
+      }
+      result[key] = this.#value(keyPath);
+      this.#skipSpace();
+      if (this.text[this.#pos] === ",") {
+        lastComma = this.#pos;
+        this.#pos++;
+      } else {
+        lastComma = -1;
+        const next = this.text[this.#pos];
+        if (
+          next !== "}" && next !== '"' && next !== "'" && !this.#atIdentifier() &&
+          this.#pos < this.text.length
+        ) {
+          this.#fatal(
+            this.#pos,
+            `unexpected ${this.#describe(this.#pos)} in an object`,
+            "expected ',' or '}' after a member",
+          );
+        }
+      }
+    }
+  }
+
+  #array(path: (string | number)[]): JsonValue {
+    const open = this.#pos;
+    this.#pos++;
+    const result: JsonValue[] = [];
+    let lastComma = -1;
+    for (;;) {
+      this.#skipSpace();
+      const ch = this.text[this.#pos];
+      if (ch === "]") {
+        if (lastComma >= 0) {
+          this.#fault(
+            lastComma,
+            "trailing comma before ']'",
+            "strict JSON allows no comma after the last element of an array; remove it",
+          );
+        }
+        this.#pos++;
+        return result;
+      }
+      if (this.#pos >= this.text.length) {
+        const opened = this.position(open);
+        this.#fatal(
+          this.#pos,
+          `unexpected end of file: '[' opened at line ${opened.line}, column ${opened.column} is never closed`,
+          "add the missing ']'",
+        );
+      }
+      if (result.length > 0 && lastComma < 0) {
+        if (!this.#startsValue()) {
+          this.#fatal(
+            this.#pos,
+            `unexpected ${this.#describe(this.#pos)} in an array`,
+            "expected ',' or ']' after an element",
+          );
+        }
+        this.#fault(
+          this.#pos,
+          "missing comma between array elements",
+          "separate elements with ','",
+        );
+      }
+      if (ch === ",") {
+        this.#fatal(this.#pos, "empty array element (two commas in a row)", "remove the extra ','");
+      }
+      result.push(this.#value([...path, result.length]));
+      this.#skipSpace();
+      if (this.text[this.#pos] === ",") {
+        lastComma = this.#pos;
+        this.#pos++;
+      } else {
+        lastComma = -1;
+        const next = this.text[this.#pos];
+        if (next === "}") {
+          this.#fatal(
+            this.#pos,
+            "'}' where ']' was expected",
+            "the array is closed with the wrong bracket",
+          );
+        }
+      }
+    }
+  }
+
+  #startsValue(): boolean {
+    return /["'{[\-+.0-9]/.test(this.text[this.#pos] ?? "") || this.#atIdentifier();
+  }
+
+  #atIdentifier(): boolean {
+    IDENTIFIER.lastIndex = this.#pos;
+    return IDENTIFIER.test(this.text);
+  }
+
+  #key(): string {
+    const start = this.#pos;
+    const ch = this.text[start];
+    if (ch === '"') return this.#string('"');
+    if (ch === "'") {
+      this.#fault(
+        start,
+        "single-quoted property name",
+        'strict JSON property names use double quotes: "name"',
+      );
+      return this.#string("'");
+    }
+    IDENTIFIER.lastIndex = start;
+    const word = IDENTIFIER.exec(this.text)?.[0];
+    if (word !== undefined) {
+      this.#fault(
+        start,
+        `unquoted property name '${word}'`,
+        `property names need double quotes: "${word}"`,
+      );
+      this.#pos = start + word.length;
+      return word;
+    }
+    if (ch === ",") {
+      this.#fatal(start, "extra ',' in an object", "remove the repeated comma");
+    }
+    this.#fatal(
+      start,
+      `expected a property name but found ${this.#describe(start)}`,
+      'object members are written "name": value',
+    );
+  }
+
+  #string(quote: '"' | "'"): string {
+    const start = this.#pos;
+    this.#pos++;
+    let out = "";
+    const text = this.text;
+    while (this.#pos < text.length) {
+      const ch = text[this.#pos];
+      if (ch === quote) {
+        this.#pos++;
+        return out;
+      }
+      if (ch === "\n" || ch === "\r") {
+        this.#fatal(
+          start,
+          "unterminated string",
+          `close the string with ${quote} before the end of the line (a line break inside a string must be written \\n)`,
+        );
+      }
+      if (ch < " ") {
+        this.#fault(
+          this.#pos,
+          "control character in a string",
+          "write tabs and other control characters as escapes such as \\t",
+        );
+        out += ch;
+        this.#pos++;
+        continue;
+      }
+      if (ch === "\\") {
+        out += this.#escape();
+        continue;
+      }
+      out += ch;
+      this.#pos++;
+    }
+    this.#fatal(
+      start,
+      "unterminated string",
+      `the string opened here is never closed with ${quote}`,
+    );
+  }
+
+  #escape(): string {
+    const at = this.#pos;
+    const next = this.text[at + 1];
+    this.#pos += 2;
+    const simple: Record<string, string> = {
+      '"': '"',
+      "\\": "\\",
+      "/": "/",
+      b: "\b",
+      f: "\f",
+      n: "\n",
+      r: "\r",
+      t: "\t",
+    };
+    if (next in simple) return simple[next];
+    if (next === "u") {
+      const hex = this.text.slice(at + 2, at + 6);
+      if (/^[0-9a-fA-F]{4}$/.test(hex)) {
+        this.#pos = at + 6;
+        return String.fromCharCode(parseInt(hex, 16));
+      }
+      this.#fault(at, "invalid \\u escape", "\\u must be followed by four hex digits");
+      return "";
+    }
+    if (next === "'") {
+      this.#fault(
+        at,
+        "invalid escape \\'",
+        "a single quote needs no escape inside a double-quoted string",
+      );
+      return "'";
+    }
+    this.#fault(
+      at,
+      `invalid escape \\${next ?? ""}`,
+      "a backslash in a JSON string must be doubled (\\\\), e.g. Windows paths",
+    );
+    return next ?? "";
+  }
+
+  #number(): number {
+    const start = this.#pos;
+    const match = /[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y;
+    match.lastIndex = start;
+    const raw = match.exec(this.text)?.[0];
+    if (raw === undefined) {
+      this.#fatal(
+        start,
+        `unexpected ${this.#describe(start)} where a number was expected`,
+        "numbers are written like 30, 0.5 or -1",
+      );
+    }
+    this.#pos = start + raw.length;
+    if (!/^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/.test(raw)) {
+      this.#fault(
+        start,
+        `invalid number '${raw}'`,
+        "JSON numbers have no leading '+', no leading zeros and digits on both sides of '.'",
+      );
+    }
+    return Number(raw);
+  }
+}

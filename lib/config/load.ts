@@ -1,0 +1,700 @@
+/**
+ * Reads servers_config.json: strict JSON with positions, schema validation, rules per
+ * transport, `${VAR}` expansion and defaults. Every problem in the file is collected
+ * and reported in one error, each with its field path and line/column.
+ *
+ * @module
+ */
+
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import type { z } from "zod";
+import { DEFAULTS } from "../defaults.ts";
+import type { Environment } from "../env.ts";
+import {
+  type ConfigProblem,
+  ConfigSyntaxError,
+  ConfigValidationError,
+  DenoPermissionError,
+  denoPermissionFlag,
+  PatchbayError,
+  PermissionDeniedError,
+  type SourcePosition,
+} from "../errors.ts";
+import { PROVIDER_ALIASES, PROVIDER_NAMES, type ProviderName, PROVIDERS } from "../llm/presets.ts";
+import { didYouMean } from "../text.ts";
+import { expandVariables } from "./expand.ts";
+import { type JsonParseResult, type JsonValue, parseJson, pathKey } from "./json.ts";
+import {
+  AgentSchema,
+  ConfigFileSchema,
+  FIELD_ALIASES,
+  LlmSchema,
+  MemorySchema,
+  type ServerEntry,
+  ServerSchema,
+  TRANSPORT_ALIASES,
+} from "./schema.ts";
+import type {
+  Config,
+  HttpServerConfig,
+  LlmConfig,
+  ServerConfig,
+  StdioServerConfig,
+} from "./types.ts";
+
+type Path = (string | number)[];
+
+/** Where the configuration comes from. */
+export interface ConfigLocation {
+  path: string;
+  /** The example configuration stood in for a missing ./servers_config.json. */
+  usedExample: boolean;
+}
+
+/**
+ * Picks the file to read: the explicit `--config`, else ./servers_config.json, else the
+ * project's example configuration (so a fresh clone runs), else the default path (whose
+ * absence the reader then reports).
+ */
+export function locateConfig(explicit: string | undefined, projectDir: string): ConfigLocation {
+  if (explicit) return { path: explicit, usedExample: false };
+  if (exists(DEFAULTS.configFile)) return { path: DEFAULTS.configFile, usedExample: false };
+  const example = join(projectDir, DEFAULTS.exampleConfigFile);
+  if (exists(example)) return { path: example, usedExample: true };
+  return { path: DEFAULTS.configFile, usedExample: false };
+}
+
+function exists(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/** Reads and validates the configuration file. */
+export async function loadConfig(path: string, env: Environment): Promise<Config> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    throw readError(path, error);
+  }
+  return parseConfig(text, path, env);
+}
+
+function readError(path: string, error: unknown): PatchbayError {
+  const flag = denoPermissionFlag(error);
+  if (flag) return new DenoPermissionError(flag, `reading ${path}`, error);
+  if (error instanceof Deno.errors.NotFound) {
+    return new PatchbayError("config_not_found", `Invalid configuration: ${path} not found`, {
+      reason: `there is no file at ${resolve(path)}`,
+      remedy: `create it (copy ${DEFAULTS.exampleConfigFile} to start) or pass --config <path>`,
+      cause: error,
+    });
+  }
+  if (error instanceof Deno.errors.PermissionDenied) {
+    return new PermissionDeniedError(
+      path,
+      "the operating system refused to let patchbay read the configuration file",
+      `make the file readable by your user (e.g. chmod u+r ${path})`,
+    );
+  }
+  if (error instanceof Deno.errors.IsADirectory) {
+    return new PatchbayError("config_not_found", `Invalid configuration: ${path} is a directory`, {
+      reason: "--config must name a file",
+      remedy: `pass the file inside it, e.g. --config ${join(path, DEFAULTS.configFile)}`,
+    });
+  }
+  if (error instanceof TypeError && /invalid data|utf-8/i.test(error.message)) {
+    return new PatchbayError("config_syntax", `Invalid configuration: ${path} is not UTF-8 text`, {
+      reason: "JSON decode error: the file holds bytes that are not valid UTF-8",
+      remedy: "save the file as UTF-8",
+    });
+  }
+  return new PatchbayError("config_not_found", `Invalid configuration: could not read ${path}`, {
+    reason: (error as Error).message,
+    remedy: "check the path and that the file is readable",
+    cause: error,
+  });
+}
+
+/** Validates configuration text. Pure apart from `env` lookups; throws on any problem. */
+export function parseConfig(text: string, file: string, env: Environment): Config {
+  const parsed = parseJson(text);
+  if (parsed.faults.length > 0) {
+    const problems = parsed.faults.map((f): ConfigProblem => ({
+      path: "",
+      message: f.message,
+      position: f.position,
+      hint: f.hint,
+    }));
+    throw new ConfigSyntaxError(file, problems, renderProblems(problems, text));
+  }
+  const validator = new Validator(parsed, file, env);
+  const config = validator.run(parsed.value!);
+  if (validator.problems.length > 0) {
+    const problems = sortProblems(validator.problems);
+    throw new ConfigValidationError(file, problems, renderProblems(problems, text));
+  }
+  return config!;
+}
+
+function sortProblems(problems: ConfigProblem[]): ConfigProblem[] {
+  return [...problems].sort((a, b) =>
+    (a.position?.line ?? 0) - (b.position?.line ?? 0) ||
+    (a.position?.column ?? 0) - (b.position?.column ?? 0)
+  );
+}
+
+/** `mcpServers.fs.args[0]`, with unusual keys quoted: `mcpServers["my server"]`. */
+export function formatPath(path: readonly (string | number)[]): string {
+  let out = "";
+  for (const segment of path) {
+    if (typeof segment === "number") out += `[${segment}]`;
+    else if (/^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(segment)) out += out ? `.${segment}` : segment;
+    else out += `[${JSON.stringify(segment)}]`;
+  }
+  return out;
+}
+
+/** One line per problem, and the source line with a caret under the position. */
+export function renderProblems(problems: readonly ConfigProblem[], text: string): string[] {
+  const lines = text.split(/\r?\n/);
+  const out: string[] = [];
+  for (const problem of problems) {
+    const where = problem.position
+      ? `line ${problem.position.line}, column ${problem.position.column}: `
+      : "";
+    const field = problem.path && !problem.message.includes(problem.path)
+      ? `${problem.path}: `
+      : "";
+    const hint = problem.hint ? ` — ${problem.hint}` : "";
+    out.push(`${where}${field}${problem.message}${hint}`);
+    if (problem.position) out.push(...excerpt(lines, problem.position));
+  }
+  return out;
+}
+
+/** Widest source excerpt shown; minified files get a window around the position. */
+const EXCERPT_WIDTH = 100;
+
+function excerpt(lines: string[], position: SourcePosition): string[] {
+  let source = lines[position.line - 1] ?? "";
+  let column = position.column;
+  if (source.length > EXCERPT_WIDTH) {
+    const start = Math.max(0, column - 1 - EXCERPT_WIDTH / 2);
+    const end = Math.min(source.length, start + EXCERPT_WIDTH);
+    const prefix = start > 0 ? "…" : "";
+    source = prefix + source.slice(start, end) + (end < source.length ? "…" : "");
+    column = column - start + prefix.length;
+  }
+  const gutter = String(position.line).padStart(5);
+  const pad = source.slice(0, column - 1).replace(/[^\t]/g, " ");
+  return [`${gutter} | ${source}`, `${" ".repeat(5)} | ${pad}^`];
+}
+
+/** Walks the parsed file, collecting problems and building the normalized configuration. */
+class Validator {
+  readonly problems: ConfigProblem[] = [];
+  readonly warnings: ConfigProblem[] = [];
+  readonly #dir: string;
+
+  constructor(
+    private readonly parsed: JsonParseResult,
+    private readonly file: string,
+    private readonly env: Environment,
+  ) {
+    this.#dir = dirname(resolve(file));
+  }
+
+  run(raw: JsonValue): Config | undefined {
+    for (const duplicate of this.parsed.duplicates) {
+      this.#add(
+        [...duplicate.path, duplicate.key],
+        `duplicate key "${duplicate.key}" (first at line ${duplicate.first.line})`,
+        "a JSON reader silently keeps only the last one; remove or rename one of them",
+        duplicate.second,
+      );
+    }
+    if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+      this.#add([], `the file must hold a JSON object, not ${describeType(raw)}`);
+      return undefined;
+    }
+    // Sections are validated one by one (servers entry by entry), so one broken part
+    // never hides the problems of another.
+    for (const key of Object.keys(raw)) {
+      if (KNOWN_KEYS.top.includes(key)) continue;
+      const suggestion = didYouMean(key, KNOWN_KEYS.top, FIELD_ALIASES);
+      this.#add(
+        [key],
+        `unknown field "${key}"`,
+        suggestion ? `did you mean "${suggestion}"?` : `known fields: ${KNOWN_KEYS.top.join(", ")}`,
+        this.#keyPos([key]),
+      );
+    }
+    if (raw.$schema !== undefined && typeof raw.$schema !== "string") {
+      this.#add(["$schema"], `expected a string, got ${describeValue(raw.$schema)}`);
+    }
+    if (!("LLM" in raw)) this.#missing(["LLM"], "it names the provider and model");
+    if (!("mcpServers" in raw)) this.#missing(["mcpServers"]);
+
+    const llm = "LLM" in raw ? this.#llm(raw.LLM) : undefined;
+    const servers = "mcpServers" in raw ? this.#servers(raw.mcpServers) : [];
+    const agent = this.#section(AgentSchema, raw.AgentConfig, ["AgentConfig"]);
+    const memory = this.#section(MemorySchema, raw.Memory, ["Memory"]);
+    if (this.problems.length > 0 || !llm) return undefined;
+    return {
+      file: this.file,
+      llm,
+      servers,
+      agent: {
+        toolCallTimeoutSeconds: agent?.tool_call_timeout ?? DEFAULTS.agent.toolCallTimeoutSeconds,
+        maxSteps: agent?.max_steps ?? DEFAULTS.agent.maxSteps,
+        requestLimit: agent?.request_limit ?? DEFAULTS.agent.requestLimit,
+        totalTokensLimit: agent?.total_tokens_limit ?? DEFAULTS.agent.totalTokensLimit,
+      },
+      memory: {
+        backend: memory?.backend ?? DEFAULTS.memory.backend,
+        ttlSeconds: memory?.ttl_seconds ?? DEFAULTS.memory.ttlSeconds,
+        keyPrefix: memory?.key_prefix ?? DEFAULTS.memory.keyPrefix,
+        sentinels: memory?.sentinels,
+        sentinelName: memory?.sentinel_name,
+        clusterNodes: memory?.cluster_nodes,
+      },
+      warnings: this.warnings,
+    };
+  }
+
+  #section<S extends z.ZodType>(
+    schema: S,
+    value: JsonValue | undefined,
+    path: Path,
+  ): z.infer<S> | undefined {
+    if (value === undefined) return undefined;
+    const result = schema.safeParse(value, { reportInput: true });
+    if (!result.success) {
+      this.#zodIssues(result.error.issues, path, value);
+      return undefined;
+    }
+    return result.data;
+  }
+
+  #llm(value: JsonValue): LlmConfig | undefined {
+    const llm = this.#section(LlmSchema, value, ["LLM"]);
+    if (!llm) return undefined;
+    const provider = this.#provider(llm.provider);
+    const baseUrl = this.#expandUrl(llm.base_url, ["LLM", "base_url"]);
+    const endpoint = this.#expandUrl(llm.endpoint, ["LLM", "endpoint"]);
+    if (provider === "azure" && !endpoint && !baseUrl) {
+      this.#missing(
+        ["LLM", "endpoint"],
+        "Azure OpenAI needs its resource endpoint, https://<resource>.openai.azure.com",
+      );
+    }
+    if (provider === "azure" && !llm.api_version) {
+      this.#missing(["LLM", "api_version"], "Azure OpenAI needs an API version, e.g. 2024-10-21");
+    }
+    if (provider === "openai-compatible" && !baseUrl) {
+      this.#missing(
+        ["LLM", "base_url"],
+        "provider openai-compatible needs the server's base_url, e.g. http://localhost:8000/v1",
+      );
+    }
+    for (const field of ["endpoint", "deployment", "api_version"] as const) {
+      if (llm[field] !== undefined && provider !== undefined && provider !== "azure") {
+        this.#add(
+          ["LLM", field],
+          `"${field}" applies only to provider azure`,
+          `remove it, or set provider to azure`,
+          this.#keyPos(["LLM", field]),
+        );
+      }
+    }
+    if (!provider) return undefined;
+    return {
+      provider,
+      model: llm.model,
+      maxTokens: llm.max_tokens ?? DEFAULTS.llm.maxTokens,
+      temperature: llm.temperature ?? DEFAULTS.llm.temperature,
+      maxContextLength: llm.max_context_length ?? DEFAULTS.llm.maxContextLength,
+      baseUrl,
+      endpoint,
+      deployment: llm.deployment,
+      apiVersion: llm.api_version,
+      systemPrompt: llm.system_prompt,
+      timeoutSeconds: llm.timeout ?? DEFAULTS.llm.timeoutSeconds,
+      maxRetries: llm.max_retries ?? DEFAULTS.llm.maxRetries,
+    };
+  }
+
+  #provider(name: string): ProviderName | undefined {
+    if (name in PROVIDERS) return name as ProviderName;
+    const suggestion = PROVIDER_ALIASES[name.toLowerCase()] ?? didYouMean(name, PROVIDER_NAMES);
+    this.#add(
+      ["LLM", "provider"],
+      `unknown provider "${name}"`,
+      (suggestion ? `did you mean "${suggestion}"? ` : "") +
+        `known providers: ${PROVIDER_NAMES.join(", ")}`,
+    );
+    return undefined;
+  }
+
+  #servers(value: JsonValue): ServerConfig[] {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      this.#add(
+        ["mcpServers"],
+        `expected an object mapping server names to entries, got ${describeType(value)}`,
+        'write "mcpServers": {} for no servers',
+      );
+      return [];
+    }
+    const servers: ServerConfig[] = [];
+    for (const [name, entry] of Object.entries(value)) {
+      const path = ["mcpServers", name];
+      if (name.trim() === "") {
+        this.#add(path, "a server name cannot be empty", undefined, this.#keyPos(path));
+        continue;
+      }
+      const parsed = this.#section(ServerSchema, entry, path);
+      if (!parsed) continue;
+      const server = this.#server(name, parsed, path);
+      if (server) servers.push(server);
+    }
+    return servers;
+  }
+
+  #server(name: string, entry: ServerEntry, path: Path): ServerConfig | undefined {
+    const transport = this.#transport(entry, path);
+    if (!transport) return undefined;
+    const common = {
+      name,
+      timeoutSeconds: entry.timeout ?? DEFAULTS.server.timeoutSeconds,
+      trusted: entry.trusted ?? DEFAULTS.server.trusted,
+      sampling: entry.sampling ?? DEFAULTS.server.sampling,
+      disabled: entry.disabled ?? false,
+      transportInferred: entry.transport_type === undefined,
+    };
+    const stdioOnly = ["command", "args", "env", "cwd"] as const;
+    const httpOnly = ["url", "headers", "auth", "sse_read_timeout"] as const;
+    const misplaced = transport === "stdio" ? httpOnly : stdioOnly;
+    for (const field of misplaced) {
+      if (entry[field] !== undefined) {
+        this.#add(
+          [...path, field],
+          `"${field}" does not apply to transport_type ${transport}`,
+          transport === "stdio"
+            ? `remove it, or set transport_type to streamable_http or sse for a server at a URL`
+            : `remove it, or set transport_type to stdio for a server started as a local process`,
+          this.#keyPos([...path, field]),
+        );
+      }
+    }
+    if (transport === "stdio") {
+      if (entry.command === undefined) {
+        this.#missing([...path, "command"], "a stdio server needs the command that starts it");
+        return undefined;
+      }
+      const stdio: StdioServerConfig = {
+        ...common,
+        transport,
+        command: this.#expand(entry.command, [...path, "command"]),
+        args: (entry.args ?? []).map((arg, i) => this.#expand(arg, [...path, "args", i])),
+        env: Object.fromEntries(
+          Object.entries(entry.env ?? {}).map((
+            [k, v],
+          ) => [k, this.#expand(v, [...path, "env", k])]),
+        ),
+        cwd: entry.cwd === undefined ? undefined : this.#cwd(entry.cwd, [...path, "cwd"]),
+      };
+      return stdio;
+    }
+    if (entry.url === undefined) {
+      this.#missing(
+        [...path, "url"],
+        `a ${transport} server needs its url, http://<host>:<port>/<path>`,
+      );
+      return undefined;
+    }
+    const url = this.#expandUrl(entry.url, [...path, "url"]);
+    const headers = Object.fromEntries(
+      Object.entries(entry.headers ?? {}).map((
+        [k, v],
+      ) => [k, this.#header(k, v, [...path, "headers", k])]),
+    );
+    const hasAuthorization = Object.keys(headers).some((h) => h.toLowerCase() === "authorization");
+    if (entry.auth && hasAuthorization) {
+      this.#add(
+        [...path, "auth"],
+        "auth (OAuth) and an Authorization header are mutually exclusive",
+        "keep auth for OAuth, or remove auth and keep the bearer header",
+        this.#keyPos([...path, "auth"]),
+      );
+    }
+    if (url === undefined) return undefined;
+    const sseReadTimeoutSeconds = entry.sse_read_timeout ?? DEFAULTS.server.sseReadTimeoutSeconds;
+    if (sseReadTimeoutSeconds < common.timeoutSeconds) {
+      this.warnings.push({
+        path: formatPath([...path, "sse_read_timeout"]),
+        message:
+          `sse_read_timeout (${sseReadTimeoutSeconds} s) is shorter than timeout (${common.timeoutSeconds} s)`,
+        hint: "event streams may then be reopened before a slow answer arrives",
+      });
+    }
+    const http: HttpServerConfig = {
+      ...common,
+      transport,
+      url,
+      headers,
+      sseReadTimeoutSeconds,
+      auth: entry.auth && {
+        method: entry.auth.method,
+        clientId: entry.auth.client_id &&
+          this.#expand(entry.auth.client_id, [...path, "auth", "client_id"]),
+        clientSecret: entry.auth.client_secret &&
+          this.#expand(entry.auth.client_secret, [...path, "auth", "client_secret"]),
+        scopes: entry.auth.scopes,
+        clientMetadataUrl: entry.auth.client_metadata_url,
+      },
+    };
+    return http;
+  }
+
+  #transport(entry: ServerEntry, path: Path): ServerConfig["transport"] | undefined {
+    if (entry.transport_type) return entry.transport_type;
+    if (entry.command !== undefined && entry.url !== undefined) {
+      this.#missing(
+        [...path, "transport_type"],
+        "the entry has both command and url; say which to use (stdio, streamable_http or sse)",
+      );
+      return undefined;
+    }
+    if (entry.command !== undefined) return "stdio";
+    if (entry.url !== undefined) return "streamable_http";
+    this.#missing(
+      [...path, "transport_type"],
+      "give transport_type with command (stdio) or url (streamable_http, sse)",
+    );
+    return undefined;
+  }
+
+  #cwd(value: string, path: Path): string {
+    const expanded = this.#expand(value, path);
+    return isAbsolute(expanded) ? expanded : resolve(this.#dir, expanded);
+  }
+
+  #header(name: string, value: string, path: Path): string {
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      this.#add(
+        path,
+        `"${name}" is not a valid HTTP header name`,
+        "header names are letters, digits and - (e.g. Authorization, X-Api-Key)",
+        this.#keyPos(path),
+      );
+    }
+    const expanded = this.#expand(value, path);
+    if (/[\r\n]/.test(expanded)) {
+      this.#add(path, "a header value cannot contain a line break");
+    }
+    return expanded;
+  }
+
+  #expandUrl(value: string | undefined, path: Path): string | undefined {
+    if (value === undefined) return undefined;
+    const expanded = this.#expand(value, path);
+    if (expanded === "") return undefined;
+    let url: URL;
+    try {
+      url = new URL(expanded);
+    } catch {
+      this.#add(
+        path,
+        `"${expanded}" is not a URL`,
+        `write it in full, e.g. http://${expanded.replace(/^\/+/, "")}`,
+      );
+      return undefined;
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      const hint = /^localhost:|^\d+\.\d+\.\d+\.\d+:|^[\w.-]+:\d+/.test(expanded)
+        ? `add the scheme: http://${expanded}`
+        : "only http:// and https:// addresses are supported";
+      this.#add(path, `"${expanded}" is not an http(s) URL`, hint);
+      return undefined;
+    }
+    return expanded;
+  }
+
+  #expand(value: string, path: Path): string {
+    const result = expandVariables(value, (name) => this.env.get(name));
+    for (const { name } of result.missing) {
+      this.#add(
+        path,
+        `environment variable ${name} is not set`,
+        `set ${name} in .env or the environment, or give a default: \${${name}:-value}`,
+      );
+    }
+    if (result.malformed) {
+      this.#add(
+        path,
+        `malformed variable reference in "${value}"`,
+        "write ${NAME} or ${NAME:-default}; $${ writes a literal ${",
+      );
+    }
+    return result.value;
+  }
+
+  #missing(path: Path, hint?: string): void {
+    const parent = path.slice(0, -1);
+    this.#add(
+      path,
+      `Missing required field: ${formatPath(path)}`,
+      hint,
+      this.#valuePos(parent) ?? { line: 1, column: 1 },
+    );
+  }
+
+  #add(path: Path, message: string, hint?: string, position?: SourcePosition): void {
+    this.problems.push({
+      path: formatPath(path),
+      message,
+      hint,
+      position: position ?? this.#valuePos(path) ?? this.#nearestPos(path),
+    });
+  }
+
+  #valuePos(path: Path): SourcePosition | undefined {
+    return this.parsed.valuePositions.get(pathKey(path));
+  }
+
+  #keyPos(path: Path): SourcePosition | undefined {
+    return this.parsed.keyPositions.get(pathKey(path)) ?? this.#valuePos(path);
+  }
+
+  #nearestPos(path: Path): SourcePosition | undefined {
+    for (let i = path.length - 1; i >= 0; i--) {
+      const found = this.#valuePos(path.slice(0, i));
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /** Turns zod's issues into problems worded for a person editing the file. */
+  #zodIssues(issues: readonly z.core.$ZodIssue[], base: Path, root: unknown): void {
+    for (const issue of issues) {
+      const path = [...base, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))];
+      const value = valueAt(root, issue.path);
+      switch (issue.code) {
+        case "invalid_type":
+          if (value === undefined) this.#missing(path);
+          else {
+            this.#add(path, `expected ${typeName(issue.expected)}, got ${describeValue(value)}`);
+          }
+          break;
+        case "unrecognized_keys":
+          for (const key of issue.keys) {
+            const known = knownKeys(base, issue.path);
+            const suggestion = didYouMean(key, known, FIELD_ALIASES);
+            this.#add(
+              [...path, key],
+              `unknown field "${key}"`,
+              suggestion
+                ? `did you mean "${suggestion}"?`
+                : `known fields here: ${known.join(", ")}`,
+              this.#keyPos([...path, key]),
+            );
+          }
+          break;
+        case "invalid_value": {
+          const allowed = issue.values.map(String);
+          const isTransport = path.at(-1) === "transport_type";
+          const suggestion = typeof value === "string"
+            ? (isTransport ? TRANSPORT_ALIASES[value.toLowerCase()] : undefined) ??
+              didYouMean(value, allowed)
+            : undefined;
+          this.#add(
+            path,
+            `expected one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}, got ${
+              describeValue(value)
+            }`,
+            suggestion ? `did you mean "${suggestion}"?` : undefined,
+          );
+          break;
+        }
+        case "too_small":
+          this.#add(
+            path,
+            issue.origin === "string" || issue.origin === "array"
+              ? `must not be empty, got ${describeValue(value)}`
+              : `must be ${issue.inclusive ? "at least" : "greater than"} ${issue.minimum}, got ${
+                describeValue(value)
+              }`,
+          );
+          break;
+        case "too_big":
+          this.#add(
+            path,
+            `must be ${issue.inclusive ? "at most" : "less than"} ${issue.maximum}, got ${
+              describeValue(value)
+            }`,
+          );
+          break;
+        default:
+          this.#add(path, `${issue.message}, got ${describeValue(value)}`);
+      }
+    }
+  }
+}
+
+const KNOWN_KEYS: Record<string, readonly string[]> = {
+  top: Object.keys(ConfigFileSchema.shape),
+  LLM: Object.keys(LlmSchema.shape),
+  server: Object.keys(ServerSchema.shape),
+  auth: Object.keys(ServerSchema.shape.auth.unwrap().shape),
+  AgentConfig: Object.keys(AgentSchema.shape),
+  Memory: Object.keys(MemorySchema.shape),
+};
+
+function knownKeys(base: Path, issuePath: readonly PropertyKey[]): readonly string[] {
+  const path = [...base, ...issuePath];
+  if (path.length === 0) return KNOWN_KEYS.top;
+  if (path[0] === "mcpServers") return path.at(-1) === "auth" ? KNOWN_KEYS.auth : KNOWN_KEYS.server;
+  return KNOWN_KEYS[String(path[0])] ?? [];
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let current = root;
+  for (const segment of path) {
+    if (current === null || typeof current !== "object") return undefined;
+    current = (current as Record<PropertyKey, unknown>)[segment];
+  }
+  return current;
+}
+
+function typeName(expected: string): string {
+  return ({
+    string: "a string",
+    number: "a number",
+    int: "an integer",
+    boolean: "true or false",
+    object: "an object",
+    array: "an array",
+    record: "an object",
+  } as Record<string, string>)[expected] ?? expected;
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (typeof value === "string") {
+    return `the string ${JSON.stringify(value.length > 60 ? value.slice(0, 57) + "..." : value)}`;
+  }
+  if (typeof value === "number") return `the number ${value}`;
+  if (typeof value === "boolean") return `${value}`;
+  return describeType(value);
+}

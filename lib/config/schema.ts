@@ -1,0 +1,194 @@
+/**
+ * The schema of servers_config.json (CONTRACT.md section 2), as written in the file.
+ *
+ * This zod schema is the single source: the loader validates with it and
+ * `scripts/gen_schema.ts` turns it into `servers_config.schema.json` for editors
+ * (a test keeps the two in step). Rules that span fields (which fields each transport
+ * needs) are checked by the loader, which can word them better than a schema can.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { DEFAULTS } from "../defaults.ts";
+import { PROVIDER_NAMES } from "../llm/presets.ts";
+
+const seconds = (what: string, fallback?: number) =>
+  z.number().positive().describe(
+    `${what}, in seconds${fallback === undefined ? "" : ` (default ${fallback})`}`,
+  );
+
+const positiveInt = (what: string) => z.number().int().positive().describe(what);
+
+export const TRANSPORT_TYPES = ["stdio", "streamable_http", "sse"] as const;
+
+export const LlmSchema = z.strictObject({
+  provider: z.string().min(1).describe(
+    `Model provider: ${PROVIDER_NAMES.join(", ")}`,
+  ),
+  model: z.string().min(1).describe("Model identifier, e.g. gpt-4o-mini"),
+  max_tokens: positiveInt(
+    `Cap on the tokens of one response (default ${DEFAULTS.llm.maxTokens})`,
+  ).optional(),
+  temperature: z.number().min(0).max(2).describe(
+    "Sampling temperature; lower is more focused (default: the provider's)",
+  ).optional(),
+  max_context_length: positiveInt(
+    `Tokens of conversation history kept (default ${DEFAULTS.llm.maxContextLength})`,
+  ).optional(),
+  base_url: z.string().min(1).describe(
+    "OpenAI-compatible API address; overrides the provider's preset",
+  ).optional(),
+  endpoint: z.string().min(1).describe(
+    "Azure only: the resource endpoint, https://<resource>.openai.azure.com",
+  ).optional(),
+  deployment: z.string().min(1).describe("Azure only: deployment name (default: model)")
+    .optional(),
+  api_version: z.string().min(1).describe("Azure only: API version, e.g. 2024-10-21")
+    .optional(),
+  system_prompt: z.string().describe("Replaces patchbay's system prompt").optional(),
+  timeout: seconds("Time one model request may take", DEFAULTS.llm.timeoutSeconds).optional(),
+  max_retries: z.number().int().min(0).max(10).describe(
+    `Retries of a failed model request (default ${DEFAULTS.llm.maxRetries})`,
+  ).optional(),
+}).describe("Model settings");
+
+export const AuthSchema = z.strictObject({
+  method: z.literal("oauth").describe('"oauth" turns on OAuth for this server'),
+  client_id: z.string().min(1).describe("Pre-registered OAuth client id").optional(),
+  client_secret: z.string().min(1).describe("Pre-registered OAuth client secret").optional(),
+  scopes: z.array(z.string().min(1)).describe("Scopes to request (default: the server's)")
+    .optional(),
+  client_metadata_url: z.string().min(1).describe(
+    "HTTPS URL of a client ID metadata document to use as client_id",
+  ).optional(),
+}).describe("Authentication; omit it and use headers for a bearer token");
+
+export const ServerSchema = z.strictObject({
+  transport_type: z.enum(TRANSPORT_TYPES).describe(
+    "How to reach the server; inferred from command (stdio) or url (streamable_http) " +
+      "when omitted",
+  ).optional(),
+  command: z.string().min(1).describe("stdio: executable that starts the server").optional(),
+  args: z.array(z.string()).describe("stdio: arguments for the command").optional(),
+  env: z.record(z.string(), z.string()).describe(
+    "stdio: extra environment variables for the server process",
+  ).optional(),
+  cwd: z.string().min(1).describe(
+    "stdio: working directory (relative to this file's folder)",
+  ).optional(),
+  url: z.string().min(1).describe("streamable_http / sse: http(s)://<host>:<port>/<path>")
+    .optional(),
+  headers: z.record(z.string(), z.string()).describe(
+    "streamable_http / sse: extra request headers, e.g. Authorization: Bearer <token>",
+  ).optional(),
+  auth: AuthSchema.optional(),
+  timeout: seconds(
+    "Time to connect and to answer one request",
+    DEFAULTS.server.timeoutSeconds,
+  ).optional(),
+  sse_read_timeout: seconds(
+    "Time an event stream may stay silent before it is reopened",
+    DEFAULTS.server.sseReadTimeoutSeconds,
+  ).optional(),
+  trusted: z.boolean().describe("Run this server's tools without asking (default false)")
+    .optional(),
+  sampling: z.enum(["ask", "allow", "deny"]).describe(
+    "Model requests from the server (sampling): ask, allow or deny (default ask)",
+  ).optional(),
+  disabled: z.boolean().describe("Keep the entry but do not connect (default false)")
+    .optional(),
+}).describe("One MCP server");
+
+export const AgentSchema = z.strictObject({
+  tool_call_timeout: seconds(
+    "Limit for one tool call",
+    DEFAULTS.agent.toolCallTimeoutSeconds,
+  ).optional(),
+  request_limit: positiveInt("Model requests per session (default unlimited)").optional(),
+  total_tokens_limit: positiveInt("Tokens per session (default unlimited)").optional(),
+  max_steps: positiveInt(
+    `Model requests per turn (default ${DEFAULTS.agent.maxSteps})`,
+  ).optional(),
+}).describe("Runtime limits");
+
+export const MemorySchema = z.strictObject({
+  backend: z.enum(["auto", "redis", "file", "off"]).describe(
+    "auto (Redis when REDIS_HOST/REDIS_URL is set, else a local file), redis, file or off",
+  ).optional(),
+  ttl_seconds: positiveInt("Lifetime of a stored conversation (default: forever)").optional(),
+  key_prefix: z.string().min(1).describe(
+    `Prefix of Redis keys (default ${DEFAULTS.memory.keyPrefix})`,
+  ).optional(),
+  sentinels: z.array(z.string().min(1)).describe(
+    "Redis Sentinel addresses host:port; connects to the master named by sentinel_name",
+  ).optional(),
+  sentinel_name: z.string().min(1).describe("Redis Sentinel master group name").optional(),
+  cluster_nodes: z.array(z.string().min(1)).describe(
+    "Redis Cluster seed nodes host:port",
+  ).optional(),
+}).describe("Conversation memory store");
+
+export const ConfigFileSchema = z.strictObject({
+  $schema: z.string().describe("JSON Schema reference for editors").optional(),
+  LLM: LlmSchema,
+  mcpServers: z.record(z.string(), ServerSchema).describe(
+    "Server name to server entry; may be empty {}",
+  ),
+  AgentConfig: AgentSchema.optional(),
+  Memory: MemorySchema.optional(),
+}).describe("patchbay configuration (servers_config.json)");
+
+export type ConfigFile = z.infer<typeof ConfigFileSchema>;
+export type ServerEntry = z.infer<typeof ServerSchema>;
+
+/** Field names people write instead of the real ones, for did-you-mean hints. */
+export const FIELD_ALIASES: Readonly<Record<string, string>> = {
+  type: "transport_type",
+  transport: "transport_type",
+  transporttype: "transport_type",
+  cmd: "command",
+  arguments: "args",
+  argv: "args",
+  environment: "env",
+  workdir: "cwd",
+  working_directory: "cwd",
+  serverurl: "url",
+  endpoint: "url",
+  uri: "url",
+  header: "headers",
+  authentication: "auth",
+  timeout_seconds: "timeout",
+  readtimeout: "sse_read_timeout",
+  llm: "LLM",
+  servers: "mcpServers",
+  mcp_servers: "mcpServers",
+  mcpservers: "mcpServers",
+  agent: "AgentConfig",
+  agentconfig: "AgentConfig",
+  agent_config: "AgentConfig",
+  memory: "Memory",
+  maxtokens: "max_tokens",
+  max_output_tokens: "max_tokens",
+  context_length: "max_context_length",
+  max_context: "max_context_length",
+  baseurl: "base_url",
+  api_base: "base_url",
+  api_base_url: "base_url",
+  timeout: "tool_call_timeout",
+  max_requests: "request_limit",
+  token_limit: "total_tokens_limit",
+  max_iterations: "max_steps",
+};
+
+/** Values people write for transport_type, mapped to the real ones. */
+export const TRANSPORT_ALIASES: Readonly<Record<string, string>> = {
+  http: "streamable_http",
+  "streamable-http": "streamable_http",
+  streamablehttp: "streamable_http",
+  streamable: "streamable_http",
+  https: "streamable_http",
+  "server-sent-events": "sse",
+  process: "stdio",
+  local: "stdio",
+};

@@ -1,0 +1,100 @@
+/**
+ * The configuration as the rest of patchbay sees it: validated, variables expanded,
+ * defaults applied, durations still in seconds (as written) and named so.
+ *
+ * @module
+ */
+
+import type { ConfigProblem } from "../errors.ts";
+import type { ProviderName } from "../llm/presets.ts";
+
+export type TransportType = "stdio" | "streamable_http" | "sse";
+
+export interface LlmConfig {
+  provider: ProviderName;
+  model: string;
+  maxTokens: number;
+  /** `undefined`: not sent; the provider's default applies. */
+  temperature?: number;
+  maxContextLength: number;
+  /** Explicit base URL (overrides the preset). */
+  baseUrl?: string;
+  /** Azure OpenAI resource endpoint. */
+  endpoint?: string;
+  /** Azure OpenAI deployment (defaults to the model). */
+  deployment?: string;
+  /** Azure OpenAI API version. */
+  apiVersion?: string;
+  systemPrompt?: string;
+  timeoutSeconds: number;
+  maxRetries: number;
+}
+
+export interface OAuthSettings {
+  method: "oauth";
+  clientId?: string;
+  clientSecret?: string;
+  scopes?: string[];
+  clientMetadataUrl?: string;
+}
+
+interface ServerCommon {
+  name: string;
+  /** Seconds to connect and to answer one request. */
+  timeoutSeconds: number;
+  /** Tools run without asking. */
+  trusted: boolean;
+  sampling: "ask" | "allow" | "deny";
+  disabled: boolean;
+  /** transport_type was not written and was inferred from the other fields. */
+  transportInferred: boolean;
+}
+
+export interface StdioServerConfig extends ServerCommon {
+  transport: "stdio";
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Absolute working directory, if one was configured. */
+  cwd?: string;
+}
+
+export interface HttpServerConfig extends ServerCommon {
+  transport: "streamable_http" | "sse";
+  url: string;
+  headers: Record<string, string>;
+  auth?: OAuthSettings;
+  sseReadTimeoutSeconds: number;
+}
+
+export type ServerConfig = StdioServerConfig | HttpServerConfig;
+
+export interface AgentLimits {
+  toolCallTimeoutSeconds: number;
+  maxSteps: number;
+  /** `undefined`: unlimited. */
+  requestLimit?: number;
+  /** `undefined`: unlimited. */
+  totalTokensLimit?: number;
+}
+
+export interface MemorySettings {
+  backend: "auto" | "redis" | "file" | "off";
+  ttlSeconds?: number;
+  keyPrefix: string;
+  sentinels?: string[];
+  sentinelName?: string;
+  clusterNodes?: string[];
+}
+
+export interface Config {
+  /** Path of the file it was read from. */
+  file: string;
+  llm: LlmConfig;
+  /** In file order. */
+  servers: ServerConfig[];
+  agent: AgentLimits;
+  memory: MemorySettings;
+  /** Things worth saying that do not stop the client. */
+  warnings: ConfigProblem[];
+}

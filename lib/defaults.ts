@@ -1,0 +1,75 @@
+/**
+ * Every default patchbay applies, in one place. README.md's configuration reference
+ * mirrors this file; `tests/defaults_test.ts` keeps the two in step.
+ *
+ * Units: every duration in configuration is in seconds.
+ *
+ * @module
+ */
+
+export const DEFAULTS = {
+  /** Looked up in the working directory when `--config` is not given. */
+  configFile: "servers_config.json",
+  /** Used, with a notice, when neither `--config` nor ./servers_config.json exists. */
+  exampleConfigFile: "servers_config.example.json",
+  /** Looked up in the working directory when `--env-file` is not given. */
+  envFile: ".env",
+
+  llm: {
+    /** Cap on the tokens of one model response. */
+    maxTokens: 4096,
+    /** `undefined`: not sent, so the provider's own default applies (some models reject it). */
+    temperature: undefined as number | undefined,
+    /** Tokens of conversation kept when trimming history (system prompt always kept). */
+    maxContextLength: 128_000,
+    /** Seconds one model request may take before it is abandoned. */
+    timeoutSeconds: 120,
+    /** Retries of a failed model request (429, 5xx, dropped connection), with backoff. */
+    maxRetries: 2,
+  },
+
+  server: {
+    /** Seconds to connect (start-up handshake) and to answer one request. */
+    timeoutSeconds: 30,
+    /** Seconds an SSE / streamable HTTP event stream may stay silent before it is reopened. */
+    sseReadTimeoutSeconds: 300,
+    /** Tools need the user's approval unless the entry is trusted. */
+    trusted: false,
+    /** `ask`: server sampling requests need the user's approval. */
+    sampling: "ask" as "ask" | "allow" | "deny",
+  },
+
+  agent: {
+    /** Seconds one tool call may run (CONTRACT.md section 8). */
+    toolCallTimeoutSeconds: 30,
+    /** Model requests in one turn (each tool round is one step). */
+    maxSteps: 20,
+    /** Model requests in the session; `undefined` is unlimited. */
+    requestLimit: undefined as number | undefined,
+    /** Tokens (prompt + completion) in the session; `undefined` is unlimited. */
+    totalTokensLimit: undefined as number | undefined,
+  },
+
+  memory: {
+    /** `auto`: Redis when REDIS_HOST or REDIS_URL is set, else the embedded store. */
+    backend: "auto" as "auto" | "redis" | "file" | "off",
+    /** Seconds a stored conversation lives; `undefined` keeps it forever. */
+    ttlSeconds: undefined as number | undefined,
+    /** Prefix of every Redis key patchbay writes. */
+    keyPrefix: "patchbay",
+  },
+
+  redis: {
+    host: "localhost",
+    port: 6379,
+    db: 0,
+  },
+
+  /** The OAuth callback address is fixed by CONTRACT.md section 4. */
+  oauthCallback: { host: "localhost", port: 3000, path: "/callback" },
+
+  log: {
+    /** Log file rotated (one generation kept) once it exceeds this many bytes at start-up. */
+    rotateBytes: 5 * 1024 * 1024,
+  },
+} as const;

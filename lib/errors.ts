@@ -1,0 +1,339 @@
+/**
+ * Every failure a user can meet, as a typed error carrying the contract's message
+ * (CONTRACT.md section 7), the probable cause and the remedy.
+ *
+ * Modules throw these; only the command layer (`commands/_boundary.ts`) turns them
+ * into text and exit codes, so wording lives here and nowhere else.
+ *
+ * @module
+ */
+
+/** Exit codes shared by every command. */
+export const EXIT = {
+  ok: 0,
+  /** The command ran and something failed (a check, a connection, a tool). */
+  failure: 1,
+  /** The command line itself was wrong (unknown flag, missing argument). */
+  usage: 2,
+  /** Interrupted by the user (Ctrl+C), as shells report SIGINT. */
+  interrupted: 130,
+} as const;
+
+/** Stable identifiers for `--json` output and tests; never shown as prose. */
+export type ErrorCode =
+  | "server_connect_failed"
+  | "invalid_api_key"
+  | "authentication_failed"
+  | "oauth_failed"
+  | "config_syntax"
+  | "config_invalid"
+  | "config_not_found"
+  | "tool_failed"
+  | "tool_timeout"
+  | "permission_denied"
+  | "deno_permission"
+  | "store_unreachable"
+  | "rate_limited"
+  | "timeout"
+  | "network"
+  | "usage"
+  | "cancelled"
+  | "limit_reached"
+  | "internal";
+
+/** What every user-facing error carries besides its message. */
+export interface ErrorDetails {
+  /** Why it happened, as far as patchbay could establish (the probable cause). */
+  reason: string;
+  /** What the user can do about it. */
+  remedy: string;
+  /** Lines of supporting detail (a source excerpt, a list of problems). */
+  details?: string[];
+  /** The underlying error, kept for the debug log. */
+  cause?: unknown;
+  /** @default EXIT.failure */
+  exitCode?: number;
+}
+
+/** Base of every error patchbay shows to a person. */
+export class PatchbayError extends Error {
+  readonly code: ErrorCode;
+  readonly reason: string;
+  readonly remedy: string;
+  readonly details: readonly string[];
+  readonly exitCode: number;
+
+  constructor(code: ErrorCode, message: string, info: ErrorDetails) {
+    super(message, info.cause === undefined ? undefined : { cause: info.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.reason = info.reason;
+    this.remedy = info.remedy;
+    this.details = info.details ?? [];
+    this.exitCode = info.exitCode ?? EXIT.failure;
+  }
+}
+
+/** The contract's remedies, worded once. */
+export const REMEDY = {
+  wrongTransport: "use the transport the server documents (transport_type stdio, " +
+    "streamable_http or sse) in servers_config.json",
+  oauthUnsupported: 'remove "auth" from the server entry and send a token with ' +
+    '"headers": {"Authorization": "Bearer <ACCESS_TOKEN>"} instead',
+  notRunning: "start the server first, then the client (or run /refresh once it is up)",
+  wrongAddress: 'check the address and port the server really listens on and fix "url"',
+  apiKey: "set LLM_API_KEY in .env or the environment to a valid key for the provider, " +
+    "then restart patchbay (.env is read only at start-up)",
+  oauth: "free port 3000, open the printed authorization URL by hand if no browser opened, " +
+    "and allow connections to localhost",
+  jsonSyntax: "fix the file at the position shown; `patchbay config check` (or any JSON " +
+    "validator) re-checks it",
+  missingField: 'add the field; "mcpServers" may be an empty object {}',
+  tool: "raise AgentConfig.tool_call_timeout if the tool is slow, run /debug for details, " +
+    "and check the tool exists with /tools",
+  filePermission: "fix the file's permissions (chmod/chown) so the server process can read it",
+  store: "start the store, fix the REDIS_* variables (host, port, db, password), " +
+    "or turn persistence off with /memory",
+  rateLimit: "lower AgentConfig.request_limit and total_tokens_limit, wait, or switch " +
+    "provider; /api_stats shows what was used",
+  timeout: 'raise "timeout" (and "sse_read_timeout" for event streams) in the server ' +
+    "entry, and test that the host is reachable",
+  network: "open the needed port (and outbound 443 for hosted providers); behind a corporate " +
+    "proxy set HTTPS_PROXY",
+} as const;
+
+/** `Failed to connect to server '<name>': Session terminated`, with a diagnosed cause. */
+export class ServerConnectError extends PatchbayError {
+  readonly server: string;
+  constructor(server: string, info: ErrorDetails) {
+    super(
+      "server_connect_failed",
+      `Failed to connect to server '${server}': Session terminated`,
+      info,
+    );
+    this.server = server;
+  }
+}
+
+/** The key is missing or cannot be a key for this provider; raised before any request. */
+export class InvalidApiKeyError extends PatchbayError {
+  constructor(reason: string, cause?: unknown) {
+    super("invalid_api_key", "Invalid API key", { reason, remedy: REMEDY.apiKey, cause });
+  }
+}
+
+/** The provider refused the key (HTTP 401/403). */
+export class AuthenticationFailedError extends PatchbayError {
+  constructor(reason: string, cause?: unknown) {
+    super("authentication_failed", "Authentication failed", {
+      reason,
+      remedy: REMEDY.apiKey,
+      cause,
+    });
+  }
+}
+
+/** The OAuth flow for an MCP server could not complete. */
+export class OAuthFailedError extends PatchbayError {
+  readonly server: string;
+  constructor(server: string, info: Omit<ErrorDetails, "remedy"> & { remedy?: string }) {
+    super("oauth_failed", `OAuth authentication failed for server '${server}'`, {
+      ...info,
+      remedy: info.remedy ?? REMEDY.oauth,
+    });
+    this.server = server;
+  }
+}
+
+/** Where a configuration problem sits in its file. */
+export interface SourcePosition {
+  line: number;
+  column: number;
+}
+
+/** One problem found in a configuration file. */
+export interface ConfigProblem {
+  /** Dotted field path (`mcpServers.fs.args[0]`), empty for the whole file. */
+  path: string;
+  message: string;
+  position?: SourcePosition;
+  /** A likely fix for this one problem, e.g. a did-you-mean. */
+  hint?: string;
+}
+
+/** The file is not strict JSON (`JSON decode error`). */
+export class ConfigSyntaxError extends PatchbayError {
+  readonly file: string;
+  readonly problems: readonly ConfigProblem[];
+  constructor(file: string, problems: ConfigProblem[], details: string[]) {
+    const first = problems[0];
+    const where = first.position
+      ? ` at line ${first.position.line}, column ${first.position.column}`
+      : "";
+    const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : "";
+    super("config_syntax", `Invalid configuration: ${first.message}${where} of ${file}${more}`, {
+      reason: `JSON decode error: ${first.hint ?? first.message}`,
+      remedy: REMEDY.jsonSyntax,
+      details,
+    });
+    this.file = file;
+    this.problems = problems;
+  }
+}
+
+/** The JSON parsed but breaks the schema: missing fields, wrong types, unknown keys. */
+export class ConfigValidationError extends PatchbayError {
+  readonly file: string;
+  readonly problems: readonly ConfigProblem[];
+  constructor(file: string, problems: ConfigProblem[], details: string[]) {
+    const missing = problems.filter((p) => p.message.startsWith("Missing required field"));
+    const headline = problems.length === 1
+      ? problems[0].message
+      : `${problems.length} problems in ${file}`;
+    super("config_invalid", `Invalid configuration: ${headline}`, {
+      reason: problems.length === 1
+        ? `${file}: ${problems[0].hint ?? problems[0].message}`
+        : `${file} does not match the configuration schema`,
+      remedy: missing.length > 0 && missing.length === problems.length
+        ? REMEDY.missingField
+        : "correct each field listed; README.md's configuration reference gives every " +
+          "field, its type and its default",
+      details,
+    });
+    this.file = file;
+    this.problems = problems;
+  }
+}
+
+/** The configuration file does not exist. */
+export class ConfigNotFoundError extends PatchbayError {
+  constructor(file: string, remedy: string) {
+    super("config_not_found", `Invalid configuration: ${file} not found`, {
+      reason: `no file at ${file}`,
+      remedy,
+    });
+  }
+}
+
+/** A tool call failed or the server reported an error result. */
+export class ToolExecutionError extends PatchbayError {
+  constructor(tool: string, reason: string, cause?: unknown) {
+    super("tool_failed", `Tool execution failed: ${tool}`, { reason, remedy: REMEDY.tool, cause });
+  }
+}
+
+/** A tool call ran past `AgentConfig.tool_call_timeout`. */
+export class ToolTimeoutError extends PatchbayError {
+  constructor(tool: string, seconds: number) {
+    super("tool_timeout", `Tool timeout: ${tool} did not finish within ${seconds} s`, {
+      reason: `the call exceeded AgentConfig.tool_call_timeout (${seconds} s) and was cancelled`,
+      remedy: REMEDY.tool,
+    });
+  }
+}
+
+/** The operating system refused access to a file. */
+export class PermissionDeniedError extends PatchbayError {
+  constructor(what: string, reason: string, remedy: string = REMEDY.filePermission) {
+    super("permission_denied", `Permission denied: ${what}`, { reason, remedy });
+  }
+}
+
+/** Deno's sandbox refused an operation: names the flag that would allow it. */
+export class DenoPermissionError extends PatchbayError {
+  readonly flag: string;
+  constructor(flag: string, what: string, cause?: unknown) {
+    super("deno_permission", `Permission denied: ${what}`, {
+      reason: `patchbay runs under explicit Deno permissions and ${flag} was not granted`,
+      remedy: `add ${flag} to the deno run / deno install command ` +
+        "(`patchbay permissions` prints the full set for your configuration)",
+      cause,
+    });
+    this.flag = flag;
+  }
+}
+
+/** `Could not connect to <store>`: the memory store is unreachable or refused us. */
+export class StoreConnectError extends PatchbayError {
+  constructor(store: string, target: string, reason: string, cause?: unknown) {
+    super("store_unreachable", `Could not connect to ${store} at ${target}: ${reason}`, {
+      reason,
+      remedy: REMEDY.store,
+      cause,
+    });
+  }
+}
+
+/** The provider's rate limit: `Rate limit exceeded` / `Too many requests`. */
+export class RateLimitError extends PatchbayError {
+  constructor(reason: string, cause?: unknown) {
+    super("rate_limited", "Rate limit exceeded (Too many requests)", {
+      reason,
+      remedy: REMEDY.rateLimit,
+      cause,
+    });
+  }
+}
+
+/** `Connection timeout` (nothing established) or `Request timeout` (no answer in time). */
+export class TimeoutError extends PatchbayError {
+  constructor(
+    kind: "Connection timeout" | "Request timeout",
+    reason: string,
+    remedy = REMEDY.timeout,
+  ) {
+    super("timeout", kind, { reason, remedy });
+  }
+}
+
+/** `Connection refused` / `Network unreachable` on the way to a provider or server. */
+export class NetworkError extends PatchbayError {
+  constructor(
+    kind: "Connection refused" | "Network unreachable",
+    reason: string,
+    remedy: string = REMEDY.network,
+    cause?: unknown,
+  ) {
+    super("network", kind, { reason, remedy, cause });
+  }
+}
+
+/** A session limit from AgentConfig was reached. */
+export class LimitReachedError extends PatchbayError {
+  constructor(limit: string, reason: string, remedy: string) {
+    super("limit_reached", `Limit reached: ${limit}`, { reason, remedy });
+  }
+}
+
+/** The user cancelled (Ctrl+C / abort). */
+export class CancelledError extends PatchbayError {
+  constructor(what = "the operation") {
+    super("cancelled", `Cancelled: ${what}`, {
+      reason: "interrupted by the user",
+      remedy: "run it again when ready",
+      exitCode: EXIT.interrupted,
+    });
+  }
+}
+
+/** The command line was wrong. */
+export class UsageError extends PatchbayError {
+  constructor(message: string, remedy = "run `patchbay --help` for usage") {
+    super("usage", message, {
+      reason: "the command line could not be understood",
+      remedy,
+      exitCode: EXIT.usage,
+    });
+  }
+}
+
+/**
+ * Turns a Deno sandbox refusal (`Deno.errors.NotCapable`) into the flag that would allow
+ * it, e.g. `--allow-net=127.0.0.1:8080`. Returns `undefined` for any other error.
+ */
+export function denoPermissionFlag(error: unknown): string | undefined {
+  if (!(error instanceof Deno.errors.NotCapable)) return undefined;
+  const match = /Requires (\w+) access to "([^"]+)"/.exec(error.message);
+  if (!match) return /--allow-[a-z-]+/.exec(error.message)?.[0];
+  return `--allow-${match[1]}=${match[2]}`;
+}

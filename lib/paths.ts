@@ -1,0 +1,57 @@
+/**
+ * Where patchbay keeps its files, following the XDG base directory convention
+ * (and the platform's own places on macOS and Windows).
+ *
+ * The `start` task grants write access to exactly the Linux defaults below; a user who
+ * moves them with XDG_* variables gets a permission message naming the flag to add.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+
+const APP = "patchbay";
+
+/** Reads one variable, tolerating a sandbox that does not allow it. */
+function env(name: string): string | undefined {
+  try {
+    return Deno.env.get(name) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function home(): string {
+  return env("HOME") ?? env("USERPROFILE") ?? Deno.cwd();
+}
+
+function base(kind: "state" | "data" | "config"): string {
+  if (Deno.build.os === "windows") {
+    const local = env("LOCALAPPDATA") ?? join(home(), "AppData", "Local");
+    const roaming = env("APPDATA") ?? join(home(), "AppData", "Roaming");
+    return kind === "config" ? roaming : local;
+  }
+  const xdg = { state: "XDG_STATE_HOME", data: "XDG_DATA_HOME", config: "XDG_CONFIG_HOME" }[kind];
+  const fallback = { state: ".local/state", data: ".local/share", config: ".config" }[kind];
+  return env(xdg) ?? join(home(), fallback);
+}
+
+/** Logs and REPL history: `~/.local/state/patchbay`. */
+export function stateDir(): string {
+  return join(base("state"), APP);
+}
+
+/** The embedded conversation store: `~/.local/share/patchbay`. */
+export function dataDir(): string {
+  return join(base("data"), APP);
+}
+
+/** OAuth tokens and user settings: `~/.config/patchbay`. */
+export function configDir(): string {
+  return join(base("config"), APP);
+}
+
+/** The default log file. */
+export function defaultLogFile(): string {
+  return join(stateDir(), "patchbay.log");
+}

@@ -1,0 +1,72 @@
+/**
+ * Secret redaction for everything patchbay writes: log lines, error details, stored
+ * conversations. Known secret values (API keys, passwords, bearer tokens, OAuth tokens)
+ * are registered as they are loaded; patterns catch the shapes of secrets that were
+ * never registered (a token inside a server's error message, `user:pass@` in a URL).
+ *
+ * @module
+ */
+
+/** What a redacted secret is replaced with. */
+export const REDACTED = "[REDACTED]";
+
+/** Shorter values are not registered: replacing them would mangle ordinary words. */
+const MIN_SECRET_LENGTH = 6;
+
+const PATTERNS: ReadonlyArray<[RegExp, string]> = [
+  // Authorization header values.
+  [/\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{6,}/gi, `$1 ${REDACTED}`],
+  // Credentials embedded in URLs: scheme://user:password@host
+  [/\b([a-z][a-z0-9+.-]*:\/\/)([^\s/:@]*):([^\s/@]+)@/gi, `$1$2:${REDACTED}@`],
+  // Well-known key shapes (OpenAI, Anthropic, Groq, xAI, Google, GitHub, Slack).
+  [
+    /\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|gsk_[A-Za-z0-9]{16,}|xai-[A-Za-z0-9]{16,}|AIza[A-Za-z0-9_-]{30,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abprs]-[A-Za-z0-9-]{10,})/g,
+    REDACTED,
+  ],
+  // key=value and "key": "value" forms of secret-looking names.
+  [
+    /((?:["']?)(?:access_token|refresh_token|id_token|api[_-]?key|apikey|client_secret|password|passwd|secret|authorization|x-api-key)(?:["']?)\s*[:=]\s*["']?)([^"'\s,&;}]+)/gi,
+    `$1${REDACTED}`,
+  ],
+  // OAuth authorization codes and tokens in query strings.
+  [
+    /([?&](?:code|token|access_token|refresh_token|key|client_secret)=)[^&\s"']+/gi,
+    `$1${REDACTED}`,
+  ],
+];
+
+/** Replaces registered secrets and secret-shaped text. */
+export class Redactor {
+  #secrets = new Set<string>();
+  #sorted: string[] = [];
+
+  /** Registers a value to be hidden wherever it appears. Empty or short values are ignored. */
+  addSecret(value: string | undefined): void {
+    if (!value || value.length < MIN_SECRET_LENGTH || this.#secrets.has(value)) return;
+    this.#secrets.add(value);
+    // Longest first, so a secret containing another is replaced whole.
+    this.#sorted = [...this.#secrets].sort((a, b) => b.length - a.length);
+  }
+
+  /** The text with every secret replaced by {@linkcode REDACTED}. */
+  redact(text: string): string {
+    let out = text;
+    for (const secret of this.#sorted) {
+      if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    }
+    for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement);
+    return out;
+  }
+
+  /** Deep copy of a JSON-like value with every string redacted. */
+  redactValue<T>(value: T): T {
+    if (typeof value === "string") return this.redact(value) as T;
+    if (Array.isArray(value)) return value.map((v) => this.redactValue(v)) as T;
+    if (value && typeof value === "object") {
+      return Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [k, this.redactValue(v)]),
+      ) as T;
+    }
+    return value;
+  }
+}

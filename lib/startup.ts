@@ -1,0 +1,111 @@
+/**
+ * What every command that talks to servers needs first: the environment (.env), the
+ * log, and the validated configuration, with every secret registered for redaction
+ * before anything is logged.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import { loadConfig, locateConfig } from "./config/load.ts";
+import type { Config } from "./config/types.ts";
+import { DEFAULTS } from "./defaults.ts";
+import { type Environment, isSecretName, loadEnvironment } from "./env.ts";
+import { Logger } from "./log.ts";
+import { defaultLogFile } from "./paths.ts";
+import { Redactor } from "./redact.ts";
+import { VERSION } from "./version.ts";
+
+/** Options every command accepts (the root command's flags). */
+export interface GlobalOptions {
+  /** Path of servers_config.json. */
+  config?: string;
+  /** Path of the .env file. @default "./.env" */
+  envFile?: string;
+  /** Path of the log file. @default "~/.local/state/patchbay/patchbay.log" */
+  logFile?: string;
+  /** Verbose logging mirrored to stderr. @default false */
+  debug?: boolean;
+}
+
+/** The loaded pieces a command works with. */
+export interface Runtime {
+  env: Environment;
+  logger: Logger;
+  config: Config;
+  /** Path the configuration was read from. */
+  configPath: string;
+  /** Things to tell the user once at start (fallbacks taken, files skipped). */
+  notices: string[];
+}
+
+/** The folder holding patchbay's own files (main.ts, the example configuration). */
+export const PROJECT_DIR: string = import.meta.url.startsWith("file:")
+  ? fileURLToPath(new URL("..", import.meta.url))
+  : Deno.cwd();
+
+/** Loads the environment, then opens the log, then reads the configuration. */
+export async function startUp(options: GlobalOptions): Promise<Runtime> {
+  const notices: string[] = [];
+  const env = await loadEnvironment({
+    path: options.envFile ?? DEFAULTS.envFile,
+    required: options.envFile !== undefined,
+  });
+  const redactor = new Redactor();
+  for (const name of env.names()) {
+    if (isSecretName(name)) redactor.addSecret(env.get(name));
+  }
+  const logger = new Logger({
+    file: options.logFile ?? defaultLogFile(),
+    level: options.debug ? "debug" : "info",
+    mirror: options.debug ?? false,
+    redactor,
+  });
+  if (logger.openError) {
+    notices.push(
+      `Log file not writable (${logger.openError}); logging is off. ` +
+        "Pass --log-file with a writable path to keep a log.",
+    );
+  }
+  const log = logger.child("startup");
+  log.info(`patchbay ${VERSION} starting`, { deno: Deno.version.deno });
+  if (env.file.loaded) {
+    log.info(`read ${env.file.count} variables from ${env.file.path}`);
+  } else {
+    log.info(`no environment file at ${env.file.path}`);
+  }
+  for (const problem of env.file.problems) {
+    notices.push(`${env.file.path} line ${problem.line}: ${problem.message} (line ignored)`);
+  }
+
+  const location = locateConfig(options.config, PROJECT_DIR);
+  if (location.usedExample) {
+    notices.push(
+      `No ${DEFAULTS.configFile} here; using the example configuration ${location.path}. ` +
+        `Copy it to ./${DEFAULTS.configFile} to make it your own.`,
+    );
+  }
+  const config = await loadConfig(location.path, env);
+  registerConfigSecrets(config, redactor);
+  log.info(`configuration ${location.path}: ${config.servers.length} servers`);
+  for (const warning of config.warnings) {
+    notices.push(`${warning.path}: ${warning.message}${warning.hint ? ` (${warning.hint})` : ""}`);
+  }
+  return { env, logger, config, configPath: location.path, notices };
+}
+
+/** Header values, OAuth client secrets and secret-named server variables are secrets. */
+function registerConfigSecrets(config: Config, redactor: Redactor): void {
+  for (const server of config.servers) {
+    if (server.transport === "stdio") {
+      for (const [name, value] of Object.entries(server.env)) {
+        if (isSecretName(name)) redactor.addSecret(value);
+      }
+    } else {
+      for (const value of Object.values(server.headers)) {
+        redactor.addSecret(value.replace(/^(Bearer|Basic|Token)\s+/i, ""));
+      }
+      redactor.addSecret(server.auth?.clientSecret);
+    }
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * patchbay: an interactive client for the Model Context Protocol.
+ *
+ * The entry point and command tree. Each command's work lives in `commands/`; this file
+ * only wires flags to actions and hands every action to the command boundary.
+ *
+ * @module
+ */
+
+import { Command, CommanderError } from "commander";
+import { runCommand } from "./commands/_boundary.ts";
+import { chat } from "./commands/chat.ts";
+import { configCheck } from "./commands/config_check.ts";
+import { EXIT, UsageError } from "./lib/errors.ts";
+import type { GlobalOptions } from "./lib/startup.ts";
+import { stderrStyle } from "./lib/style.ts";
+import { didYouMean } from "./lib/text.ts";
+import { NAME, VERSION } from "./lib/version.ts";
+
+/** Builds the command tree; `setExit` receives each action's exit code. */
+export function buildProgram(setExit: (code: number) => void): Command {
+  const style = stderrStyle();
+  const program = new Command(NAME)
+    .description("Interactive client for Model Context Protocol servers and a language model")
+    .version(`${NAME} ${VERSION}`, "-v, --version", "print the version and exit")
+    .helpOption("-h, --help", "show this help")
+    .option(
+      "-c, --config <path>",
+      "configuration file (default: ./servers_config.json, else the example configuration)",
+    )
+    .option("--env-file <path>", "environment file (default: ./.env)")
+    .option("--log-file <path>", "log file (default: ~/.local/state/patchbay/patchbay.log)")
+    .option("-d, --debug", "verbose logging, mirrored to stderr")
+    .allowExcessArguments(true)
+    .showHelpAfterError(style.dim("(run patchbay --help for usage)"))
+    .configureOutput({
+      outputError: (text, write) => write(style.red(text)),
+    })
+    .exitOverride();
+
+  program.action(async (_options, command: Command) => {
+    const words = command.args;
+    setExit(
+      await runCommand(() => {
+        if (words.length > 0) throw unknownCommand(words[0], program);
+        return chat(program.opts<GlobalOptions>());
+      }),
+    );
+  });
+
+  const config = program.command("config").description("work with servers_config.json");
+  config.command("check")
+    .description("validate the configuration and print a summary (exit code 0 valid, 1 not)")
+    .option("--json", "print the normalized configuration as JSON (secrets redacted)")
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const all = { ...command.optsWithGlobals<GlobalOptions>(), ...options };
+      setExit(await runCommand(() => configCheck(all), { json: options.json }));
+    });
+
+  return program;
+}
+
+function unknownCommand(word: string, program: Command): UsageError {
+  const names = program.commands.map((c) => c.name());
+  const suggestion = didYouMean(word, names);
+  return new UsageError(
+    `unknown command '${word}'${suggestion ? ` (did you mean '${suggestion}'?)` : ""}`,
+    `commands: ${names.join(", ")}; run \`patchbay --help\` for usage`,
+  );
+}
+
+/** Runs patchbay with `args` and returns the process exit code. */
+export async function main(args: string[]): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  const program = buildProgram((code) => exitCode = code);
+  try {
+    await program.parseAsync(args, { from: "user" });
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    // Help and version are successful exits; everything else commander rejects is usage.
+    const ok = ["commander.helpDisplayed", "commander.version", "commander.help"];
+    return ok.includes(error.code) ? EXIT.ok : EXIT.usage;
+  }
+  return exitCode;
+}
+
+if (import.meta.main) {
+  Deno.exit(await main(Deno.args));
+}

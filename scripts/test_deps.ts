@@ -1,0 +1,103 @@
+/**
+ * Installs what the tests need beyond Deno: the npm MCP servers (into a cache folder
+ * outside the project) and, when missing, Debian's redis-server and tmux. Idempotent and
+ * quick when everything is present; the `test` task runs it before `deno test`.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { TEST_SERVER_PACKAGES, testDepsDir } from "../tests/support/deps.ts";
+
+const DEBIAN_PACKAGES: Record<string, string> = { "redis-server": "redis-server", tmux: "tmux" };
+
+async function run(command: string, args: string[]): Promise<boolean> {
+  const status = await new Deno.Command(command, { args, stdout: "inherit", stderr: "inherit" })
+    .spawn().status;
+  return status.success;
+}
+
+async function installedVersion(dir: string, name: string): Promise<string | undefined> {
+  try {
+    const text = await Deno.readTextFile(join(dir, "node_modules", name, "package.json"));
+    return JSON.parse(text).version;
+  } catch {
+    return undefined;
+  }
+}
+
+async function ensureNpmServers(): Promise<void> {
+  const dir = testDepsDir();
+  const wanted = Object.entries(TEST_SERVER_PACKAGES);
+  const missing = [];
+  for (const [name, version] of wanted) {
+    if (await installedVersion(dir, name) !== version) missing.push(`${name}@${version}`);
+  }
+  if (missing.length === 0) return;
+  await Deno.mkdir(dir, { recursive: true });
+  // A package.json of its own keeps npm from walking up into an unrelated project.
+  await Deno.writeTextFile(
+    join(dir, "package.json"),
+    JSON.stringify({ name: "patchbay-test-deps", private: true }, null, 2),
+  );
+  console.error(`installing test servers into ${dir}: ${missing.join(" ")}`);
+  const ok = await run("npm", [
+    "install",
+    "--prefix",
+    dir,
+    "--no-audit",
+    "--no-fund",
+    "--loglevel=error",
+    ...wanted.map(([name, version]) => `${name}@${version}`),
+  ]);
+  if (!ok) throw new Error(`npm install of the test servers into ${dir} failed`);
+}
+
+async function onPath(command: string): Promise<boolean> {
+  try {
+    const { success } = await new Deno.Command("sh", {
+      args: ["-c", `command -v ${command}`],
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    return success;
+  } catch {
+    return false;
+  }
+}
+
+async function ensureDebianPackages(): Promise<void> {
+  const missing = [];
+  for (const [command, pkg] of Object.entries(DEBIAN_PACKAGES)) {
+    if (!(await onPath(command))) missing.push(pkg);
+  }
+  if (missing.length === 0) return;
+  const root = Deno.uid() === 0;
+  if (!root || !(await onPath("apt-get"))) {
+    throw new Error(
+      `the tests need ${missing.join(" and ")}; install them (e.g. sudo apt-get install -y ${
+        missing.join(" ")
+      }) and run the tests again`,
+    );
+  }
+  console.error(`installing ${missing.join(" ")} from Debian`);
+  const env = ["-o", "DPkg::Lock::Timeout=120"];
+  if (!(await run("apt-get", ["install", "-y", "--no-install-recommends", ...env, ...missing]))) {
+    if (
+      !(await run("apt-get", ["update", ...env])) ||
+      !(await run("apt-get", ["install", "-y", "--no-install-recommends", ...env, ...missing]))
+    ) {
+      throw new Error(`apt-get install ${missing.join(" ")} failed`);
+    }
+  }
+}
+
+if (import.meta.main) {
+  try {
+    await ensureNpmServers();
+    await ensureDebianPackages();
+  } catch (error) {
+    console.error(`test setup: ${(error as Error).message}`);
+    Deno.exit(1);
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Runs the real patchbay entry point the way a user does: `deno task start`, under the
+ * exact permission flags of the `start` task, with HOME pointed at a temporary folder
+ * so logs, history and stored sessions never touch the developer's own.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { DENO } from "./deps.ts";
+
+const PROJECT = new URL("../../", import.meta.url).pathname;
+
+/** Where Deno keeps its caches for the real user, so a temporary HOME reuses them. */
+function realDenoDir(): string {
+  return Deno.env.get("DENO_DIR") ??
+    join(Deno.env.get("XDG_CACHE_HOME") ?? join(Deno.env.get("HOME")!, ".cache"), "deno");
+}
+
+/** A temporary HOME with an isolated working directory. */
+export interface Sandbox {
+  home: string;
+  cwd: string;
+  /** Environment for a patchbay process in this sandbox (no inherited secrets). */
+  env: Record<string, string>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Creates a sandbox; `await using` removes it. */
+export async function sandbox(extraEnv: Record<string, string> = {}): Promise<Sandbox> {
+  const home = await Deno.makeTempDir({ prefix: "patchbay-home-" });
+  const cwd = join(home, "work");
+  await Deno.mkdir(cwd);
+  const env: Record<string, string> = {
+    HOME: home,
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    DENO_DIR: realDenoDir(),
+    NO_COLOR: "1",
+    TERM: "dumb",
+    ...extraEnv,
+  };
+  return {
+    home,
+    cwd,
+    env,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(home, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** What a finished patchbay process left behind. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of {@linkcode runPatchbay}. */
+export interface RunOptions {
+  /** Working directory. @default the sandbox's cwd */
+  cwd?: string;
+  /** Text written to stdin, then closed. */
+  stdin?: string;
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/** Runs `deno task start <args>` in the sandbox and collects its output. */
+export async function runPatchbay(
+  box: Sandbox,
+  args: string[],
+  options: RunOptions = {},
+): Promise<CliResult> {
+  const child = new Deno.Command(DENO, {
+    args: ["task", "--quiet", "--config", join(PROJECT, "deno.json"), "start", ...args],
+    cwd: options.cwd ?? box.cwd,
+    env: { ...box.env, ...options.env },
+    clearEnv: true,
+    stdin: options.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+    signal: options.signal,
+  }).spawn();
+  if (options.stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(options.stdin));
+    await writer.close();
+  }
+  const { code, stdout, stderr } = await child.output();
+  const decoder = new TextDecoder();
+  return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
+}
+
+/** Writes a configuration file into the sandbox and returns its path. */
+export async function writeConfig(
+  box: Sandbox,
+  config: unknown,
+  name = "servers_config.json",
+): Promise<string> {
+  const path = join(box.cwd, name);
+  await Deno.writeTextFile(
+    path,
+    typeof config === "string" ? config : JSON.stringify(config, null, 2),
+  );
+  return path;
+}
+
+/** A minimal valid configuration with the given servers. */
+export function configWith(
+  mcpServers: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+) {
+  return { LLM: { provider: "openai", model: "gpt-4o-mini" }, mcpServers, ...extra };
+}
