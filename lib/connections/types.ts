@@ -1,0 +1,114 @@
+/**
+ * The seam between server connections and their users (the agent loop, the REPL, the
+ * scriptable commands). The connection manager implements these; nothing outside
+ * `lib/connections` and `lib/transports` touches an MCP client or transport directly.
+ *
+ * @module
+ */
+
+import type {
+  CallToolResult,
+  CreateMessageRequest,
+  CreateMessageResult,
+  ElicitRequest,
+  ElicitResult,
+  LoggingLevel,
+  Tool,
+} from "@modelcontextprotocol/client";
+import type { PatchbayError } from "../errors.ts";
+import type { TransportType } from "../config/types.ts";
+
+/** Lifecycle of one server's connection (see the manager's transition table). */
+export type ConnectionState =
+  | "disconnected"
+  | "connecting"
+  | "connected"
+  | "failed"
+  | "reconnecting"
+  | "closed";
+
+/** What `/connections`, `/status` and the banner show about one server. */
+export interface ServerStatus {
+  name: string;
+  transport: TransportType;
+  /** The command line (stdio) or URL (network transports), secrets redacted. */
+  target: string;
+  state: ConnectionState;
+  /** When the server entered `state`. */
+  since: Date;
+  counts: { tools: number; prompts: number; resources: number };
+  /** The last failure, with its diagnosed cause and remedy. */
+  error?: PatchbayError;
+  serverInfo?: { name: string; version: string };
+  protocolVersion?: string;
+  /** The server's `instructions`, if it sent any. */
+  instructions?: string;
+}
+
+/** One tool in the catalogue the model sees. */
+export interface CatalogueTool {
+  /** Model-facing name: unique, matches `^[a-zA-Z0-9_-]{1,64}$`. */
+  name: string;
+  server: string;
+  /** The tool's name on its server. */
+  originalName: string;
+  title?: string;
+  description?: string;
+  /** JSON Schema of the arguments. */
+  inputSchema: Record<string, unknown>;
+  annotations?: Tool["annotations"];
+}
+
+/** A progress notification for a running request. */
+export interface ProgressUpdate {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** Options of {@linkcode ToolHost.callTool}. */
+export interface ToolCallOptions {
+  /** Aborting cancels the request (`notifications/cancelled` is sent). */
+  signal?: AbortSignal;
+  /** Upper bound for the whole call, progress notwithstanding. @default the server's timeout */
+  timeoutSeconds?: number;
+  onProgress?: (update: ProgressUpdate) => void;
+}
+
+/**
+ * The tools of every connected server and how to call one: all the agent loop needs.
+ *
+ * `callTool` resolves with the server's result, including results with `isError: true`.
+ * It rejects with `ToolTimeoutError` when `timeoutSeconds` passes, `CancelledError` when
+ * `signal` aborts, and a `PatchbayError` naming the server when the tool is unknown or
+ * its connection is closed or fails during the call.
+ */
+export interface ToolHost {
+  tools(): CatalogueTool[];
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options?: ToolCallOptions,
+  ): Promise<CallToolResult>;
+}
+
+/** Answers to requests that servers send to the client. Absent: a clear refusal. */
+export interface ServerRequestHandlers {
+  sampling?: (
+    server: string,
+    params: CreateMessageRequest["params"],
+    signal: AbortSignal,
+  ) => Promise<CreateMessageResult>;
+  elicitation?: (
+    server: string,
+    params: ElicitRequest["params"],
+    signal: AbortSignal,
+  ) => Promise<ElicitResult>;
+}
+
+/** Things that happen on connections, for the UI and the log. */
+export type ConnectionEvent =
+  | { type: "state"; server: string; state: ConnectionState; error?: PatchbayError }
+  | { type: "list_changed"; server: string; list: "tools" | "prompts" | "resources" }
+  | { type: "resource_updated"; server: string; uri: string }
+  | { type: "log"; server: string; level: LoggingLevel; logger?: string; data: unknown };
