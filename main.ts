@@ -84,6 +84,18 @@ export async function main(args: string[]): Promise<number> {
   return exitCode;
 }
 
+/**
+ * `deno task` runs tasks in the folder of deno.json; INIT_CWD is where the user ran it.
+ * Working from there lets `deno task --config <patchbay>/deno.json start` pick up the
+ * user's own servers_config.json and .env, as npm scripts do.
+ */
+function adoptTaskWorkingDirectory(): void {
+  const invokedFrom = Deno.env.get("INIT_CWD");
+  const viaDenoTask = Deno.env.get("npm_config_user_agent")?.startsWith("deno/");
+  if (invokedFrom && viaDenoTask && invokedFrom !== Deno.cwd()) Deno.chdir(invokedFrom);
+}
+
 if (import.meta.main) {
+  adoptTaskWorkingDirectory();
   Deno.exit(await main(Deno.args));
 }

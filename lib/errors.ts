@@ -187,8 +187,9 @@ export class ConfigValidationError extends PatchbayError {
   readonly problems: readonly ConfigProblem[];
   constructor(file: string, problems: ConfigProblem[], details: string[]) {
     const missing = problems.filter((p) => p.message.startsWith("Missing required field"));
-    const headline = problems.length === 1
-      ? problems[0].message
+    const only = problems.length === 1 ? problems[0] : undefined;
+    const headline = only
+      ? (only.path && !only.message.includes(only.path) ? `${only.path}: ` : "") + only.message
       : `${problems.length} problems in ${file}`;
     super("config_invalid", `Invalid configuration: ${headline}`, {
       reason: problems.length === 1

@@ -51,7 +51,7 @@ export class Logger {
   #mirror: boolean;
   #mirrorTo: (line: string) => void;
   /** Why the file could not be opened, if it could not. */
-  readonly openError: string | undefined;
+  readonly openError: Error | undefined;
 
   constructor(options: LoggerOptions = {}) {
     this.redactor = options.redactor ?? new Redactor();
@@ -64,7 +64,7 @@ export class Logger {
         this.#file = openLogFile(options.file);
         this.#path = options.file;
       } catch (error) {
-        this.openError = `${options.file}: ${(error as Error).message}`;
+        this.openError = error as Error;
       }
     }
   }
@@ -134,7 +134,9 @@ export class Logger {
 }
 
 function openLogFile(path: string): Deno.FsFile {
-  Deno.mkdirSync(dirname(path), { recursive: true });
+  // Creating an existing folder would need write access to its parent under Deno's
+  // sandbox; only create it when it is missing, so a denial names the file itself.
+  if (!isDirectory(dirname(path))) Deno.mkdirSync(dirname(path), { recursive: true });
   try {
     if (Deno.statSync(path).size > DEFAULTS.log.rotateBytes) Deno.renameSync(path, `${path}.1`);
   } catch {
@@ -142,6 +144,14 @@ function openLogFile(path: string): Deno.FsFile {
   }
   // 0600: the log can hold server output and request details even after redaction.
   return Deno.openSync(path, { create: true, append: true, mode: 0o600 });
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }
 
 function safeJson(value: unknown): string {

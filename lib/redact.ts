@@ -23,9 +23,10 @@ const PATTERNS: ReadonlyArray<[RegExp, string]> = [
     /\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|gsk_[A-Za-z0-9]{16,}|xai-[A-Za-z0-9]{16,}|AIza[A-Za-z0-9_-]{30,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abprs]-[A-Za-z0-9-]{10,})/g,
     REDACTED,
   ],
-  // key=value and "key": "value" forms of secret-looking names.
+  // key=value and "key": "value" forms of secret-looking names. (Authorization values are
+  // caught by the scheme pattern above; matching the bare word would eat prose.)
   [
-    /((?:["']?)(?:access_token|refresh_token|id_token|api[_-]?key|apikey|client_secret|password|passwd|secret|authorization|x-api-key)(?:["']?)\s*[:=]\s*["']?)([^"'\s,&;}]+)/gi,
+    /((?:["']?)(?:access_token|refresh_token|id_token|api[_-]?key|apikey|client_secret|password|passwd|x-api-key)(?:["']?)\s*[:=]\s*["']?)(?!(?:Bearer|Basic|Token)\s|\[REDACTED\])([^"'\s,&;}]+)/gi,
     `$1${REDACTED}`,
   ],
   // OAuth authorization codes and tokens in query strings.

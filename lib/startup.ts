@@ -11,6 +11,7 @@ import { loadConfig, locateConfig } from "./config/load.ts";
 import type { Config } from "./config/types.ts";
 import { DEFAULTS } from "./defaults.ts";
 import { type Environment, isSecretName, loadEnvironment } from "./env.ts";
+import { denoPermissionFlag } from "./errors.ts";
 import { Logger } from "./log.ts";
 import { defaultLogFile } from "./paths.ts";
 import { Redactor } from "./redact.ts";
@@ -55,18 +56,14 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
   for (const name of env.names()) {
     if (isSecretName(name)) redactor.addSecret(env.get(name));
   }
+  const logFile = options.logFile ?? defaultLogFile();
   const logger = new Logger({
-    file: options.logFile ?? defaultLogFile(),
+    file: logFile,
     level: options.debug ? "debug" : "info",
     mirror: options.debug ?? false,
     redactor,
   });
-  if (logger.openError) {
-    notices.push(
-      `Log file not writable (${logger.openError}); logging is off. ` +
-        "Pass --log-file with a writable path to keep a log.",
-    );
-  }
+  if (logger.openError) notices.push(logFileNotice(logFile, logger.openError));
   const log = logger.child("startup");
   log.info(`patchbay ${VERSION} starting`, { deno: Deno.version.deno });
   if (env.file.loaded) {
@@ -92,6 +89,13 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
     notices.push(`${warning.path}: ${warning.message}${warning.hint ? ` (${warning.hint})` : ""}`);
   }
   return { env, logger, config, configPath: location.path, notices };
+}
+
+function logFileNotice(path: string, error: Error): string {
+  const flag = denoPermissionFlag(error);
+  const why = flag ? `patchbay has no Deno write permission there; add ${flag}` : error.message;
+  return `Cannot write the log file ${path} (${why}); logging is off. ` +
+    "Pass --log-file with a writable path to keep a log.";
 }
 
 /** Header values, OAuth client secrets and secret-named server variables are secrets. */

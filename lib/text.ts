@@ -4,20 +4,27 @@
  * @module
  */
 
-/** Edit distance (insertions, deletions, substitutions), case-insensitive. */
+/**
+ * Edit distance counting insertions, deletions, substitutions and swaps of neighbours
+ * (optimal string alignment), case-insensitive: `modle` is one edit from `model`.
+ */
 export function editDistance(a: string, b: string): number {
   const x = a.toLowerCase();
   const y = b.toLowerCase();
-  let previous = Array.from({ length: y.length + 1 }, (_, i) => i);
+  const d: number[][] = Array.from(
+    { length: x.length + 1 },
+    (_, i) => Array.from({ length: y.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= x.length; i++) {
-    const current = [i];
     for (let j = 1; j <= y.length; j++) {
-      const substitution = previous[j - 1] + (x[i - 1] === y[j - 1] ? 0 : 1);
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, substitution);
+      const cost = x[i - 1] === y[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
     }
-    previous = current;
   }
-  return previous[y.length];
+  return d[x.length][y.length];
 }
 
 /**

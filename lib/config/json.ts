@@ -82,7 +82,7 @@ class Parser {
     try {
       this.#skipSpace();
       if (this.#pos >= this.text.length) {
-        this.#fatal(this.#pos, "the file is empty", "a configuration file holds one JSON object");
+        this.#fatal(0, "the file is empty", "a configuration file holds one JSON object");
       }
       value = this.#value([]);
       this.#skipSpace();

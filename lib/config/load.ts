@@ -281,9 +281,14 @@ class Validator {
   }
 
   #llm(value: JsonValue): LlmConfig | undefined {
+    // The provider is checked even when other LLM fields are wrong, so a typo in it is
+    // reported in the same run.
+    const rawProvider = isObject(value) ? value.provider : undefined;
+    const provider = typeof rawProvider === "string" && rawProvider !== ""
+      ? this.#provider(rawProvider)
+      : undefined;
     const llm = this.#section(LlmSchema, value, ["LLM"]);
     if (!llm) return undefined;
-    const provider = this.#provider(llm.provider);
     const baseUrl = this.#expandUrl(llm.base_url, ["LLM", "base_url"]);
     const endpoint = this.#expandUrl(llm.endpoint, ["LLM", "endpoint"]);
     if (provider === "azure" && !endpoint && !baseUrl) {
@@ -680,6 +685,10 @@ function typeName(expected: string): string {
     array: "an array",
     record: "an object",
   } as Record<string, string>)[expected] ?? expected;
+}
+
+function isObject(value: unknown): value is Record<string, JsonValue> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 function describeType(value: unknown): string {

@@ -73,9 +73,11 @@ export async function runPatchbay(
   args: string[],
   options: RunOptions = {},
 ): Promise<CliResult> {
+  const cwd = options.cwd ?? box.cwd;
   const child = new Deno.Command(DENO, {
+    // The task runs in the project folder; patchbay moves to INIT_CWD (this cwd) itself.
     args: ["task", "--quiet", "--config", join(PROJECT, "deno.json"), "start", ...args],
-    cwd: options.cwd ?? box.cwd,
+    cwd,
     env: { ...box.env, ...options.env },
     clearEnv: true,
     stdin: options.stdin === undefined ? "null" : "piped",

@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { DEFAULTS } from "../lib/defaults.ts";
+
+const root = new URL("../", import.meta.url);
+const readme = await Deno.readTextFile(new URL("README.md", root));
+
+Deno.test("README opens with the run command and the test command", () => {
+  const block = /^# patchbay\n\n```sh\n([\s\S]*?)```/.exec(readme);
+  assert.ok(block, "README must start with a sh block");
+  const commands = block[1].trim().split("\n").map((line) => line.replace(/\s+#.*$/, ""));
+  assert.deepEqual(commands, ["npx -y deno@2.9.6 task start", "npx -y deno@2.9.6 task test"]);
+});
+
+Deno.test(".ci/run runs exactly the README's test command", async () => {
+  const ci = await Deno.readTextFile(new URL(".ci/run", root));
+  const lastCommand = ci.trim().split("\n").filter((l) => l && !l.startsWith("#")).at(-1);
+  assert.equal(lastCommand, "npx -y deno@2.9.6 task test");
+});
+
+/** The Default column of the README row whose first cell is `field`. */
+function documentedDefault(field: string): string {
+  const row = readme.split("\n").find((line) => line.startsWith(`| \`${field}\``));
+  assert.ok(row, `README has no row for ${field}`);
+  const cells = row.split("|").map((c) => c.trim());
+  return cells[3];
+}
+
+Deno.test("README's configuration defaults are the ones in lib/defaults.ts", () => {
+  const expected: Record<string, string> = {
+    "LLM.max_tokens": String(DEFAULTS.llm.maxTokens),
+    "LLM.temperature": DEFAULTS.llm.temperature === undefined
+      ? "provider's default"
+      : String(DEFAULTS.llm.temperature),
+    "LLM.max_context_length": String(DEFAULTS.llm.maxContextLength),
+    "LLM.timeout": String(DEFAULTS.llm.timeoutSeconds),
+    "LLM.max_retries": String(DEFAULTS.llm.maxRetries),
+    "AgentConfig.tool_call_timeout": String(DEFAULTS.agent.toolCallTimeoutSeconds),
+    "AgentConfig.max_steps": String(DEFAULTS.agent.maxSteps),
+    "AgentConfig.request_limit": DEFAULTS.agent.requestLimit === undefined
+      ? "unlimited"
+      : String(DEFAULTS.agent.requestLimit),
+    "AgentConfig.total_tokens_limit": DEFAULTS.agent.totalTokensLimit === undefined
+      ? "unlimited"
+      : String(DEFAULTS.agent.totalTokensLimit),
+    "Memory.backend": `\`${DEFAULTS.memory.backend}\``,
+    "Memory.key_prefix": `\`${DEFAULTS.memory.keyPrefix}\``,
+  };
+  for (const [field, value] of Object.entries(expected)) {
+    assert.equal(documentedDefault(field), value, field);
+  }
+});
+
+Deno.test("README's server-entry defaults are the ones in lib/defaults.ts", () => {
+  const row = (field: string) =>
+    readme.split("\n").find((line) => line.startsWith(`| \`${field}\``))!.split("|").map((c) =>
+      c.trim()
+    );
+  assert.equal(row("timeout")[4], String(DEFAULTS.server.timeoutSeconds));
+  assert.equal(row("sse_read_timeout")[4], String(DEFAULTS.server.sseReadTimeoutSeconds));
+  assert.equal(row("trusted")[4], String(DEFAULTS.server.trusted));
+  assert.equal(row("sampling")[4], `\`${DEFAULTS.server.sampling}\``);
+});

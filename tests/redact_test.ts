@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Logger } from "../lib/log.ts";
+import { REDACTED, Redactor } from "../lib/redact.ts";
+
+Deno.test("registered secrets are replaced wherever they appear", () => {
+  const r = new Redactor();
+  r.addSecret("hunter2-password");
+  r.addSecret("abc"); // too short to register: would mangle ordinary text
+  assert.equal(r.redact("pw=hunter2-password; x=abc"), `pw=${REDACTED}; x=abc`);
+});
+
+Deno.test("secret shapes are caught even when never registered", () => {
+  const r = new Redactor();
+  const cases: Array<[string, string]> = [
+    ["Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig", `Authorization: Bearer ${REDACTED}`],
+    ["redis://default:p4ssw0rd@127.0.0.1:6379/0", `redis://default:${REDACTED}@127.0.0.1:6379/0`],
+    ["https://user:pa55@example.com/mcp", `https://user:${REDACTED}@example.com/mcp`],
+    ["key sk-proj-ABCDEFGHIJKLMNOPQRSTUV here", `key ${REDACTED} here`],
+    [
+      '{"access_token":"tok-123456","expires_in":3600}',
+      `{"access_token":"${REDACTED}","expires_in":3600}`,
+    ],
+    ["client_secret=shhh-secret&x=1", `client_secret=${REDACTED}&x=1`],
+    ["GET /callback?code=AUTHCODE123&state=s", `GET /callback?code=${REDACTED}&state=s`],
+    ["REDIS_PASSWORD=topsecret", `REDIS_PASSWORD=${REDACTED}`],
+  ];
+  for (const [input, expected] of cases) assert.equal(r.redact(input), expected, input);
+});
+
+Deno.test("ordinary text is left alone", () => {
+  const r = new Redactor();
+  const text = "connected to everything (stdio) with 12 tools in 431 ms; password prompt skipped";
+  assert.equal(r.redact(text), text);
+});
+
+Deno.test("redactValue walks nested JSON", () => {
+  const r = new Redactor();
+  r.addSecret("sekret-value");
+  assert.deepEqual(
+    r.redactValue({ a: ["sekret-value", 1], b: { c: "x sekret-value y" }, d: null }),
+    { a: [REDACTED, 1], b: { c: `x ${REDACTED} y` }, d: null },
+  );
+});
+
+Deno.test("the log file never holds a registered secret, at any level", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = join(dir, "state", "patchbay.log");
+    const redactor = new Redactor();
+    redactor.addSecret("sk-test-0123456789abcdef");
+    const mirrored: string[] = [];
+    const logger = new Logger({
+      file,
+      level: "debug",
+      mirror: true,
+      redactor,
+      mirrorTo: (l) => mirrored.push(l),
+    });
+    const log = logger.child("test");
+    log.debug("using key sk-test-0123456789abcdef", { header: "Bearer sk-test-0123456789abcdef" });
+    log.info("plain line");
+    logger.close();
+    const text = await Deno.readTextFile(file);
+    assert.ok(!text.includes("sk-test-0123456789abcdef"), text);
+    assert.match(text, /DEBUG \[test\] using key \[REDACTED\]/);
+    assert.match(text, /INFO  \[test\] plain line/);
+    assert.equal(mirrored.length, 2);
+    assert.ok(mirrored.every((l) => !l.includes("sk-test-0123456789abcdef")));
+    assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("levels filter and --debug mode mirrors", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = join(dir, "p.log");
+    const mirrored: string[] = [];
+    const logger = new Logger({ file, mirrorTo: (l) => mirrored.push(l) });
+    logger.child("x").debug("hidden at info level");
+    logger.setDebug(true);
+    logger.child("x").debug("shown in debug mode");
+    logger.close();
+    const text = await Deno.readTextFile(file);
+    assert.ok(!text.includes("hidden at info level"));
+    assert.ok(text.includes("shown in debug mode"));
+    assert.equal(mirrored.length, 1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an unwritable log path is reported, not thrown", () => {
+  const logger = new Logger({ file: "/proc/patchbay-cannot-write/p.log" });
+  assert.ok(logger.openError instanceof Error);
+  logger.child("x").info("goes nowhere, without failing");
+  logger.close();
+});
