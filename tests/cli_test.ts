@@ -60,7 +60,7 @@ Deno.test("config check: every problem, with line, column, caret, cause and reme
   );
   assert.match(
     result.stderr,
-    /    4 \|     "a": \{"type": "stdio", "command": "x"\}\n\s+\|           \^/,
+    / {4}4 \| {5}"a": \{"type": "stdio", "command": "x"\}\n\s+\| {11}\^/,
   );
   assert.match(
     result.stderr,

@@ -64,7 +64,7 @@ Deno.test("the log file never holds a registered secret, at any level", async ()
     const text = await Deno.readTextFile(file);
     assert.ok(!text.includes("sk-test-0123456789abcdef"), text);
     assert.match(text, /DEBUG \[test\] using key \[REDACTED\]/);
-    assert.match(text, /INFO  \[test\] plain line/);
+    assert.match(text, /INFO {2}\[test\] plain line/);
     assert.equal(mirrored.length, 2);
     assert.ok(mirrored.every((l) => !l.includes("sk-test-0123456789abcdef")));
     assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
