@@ -37,7 +37,7 @@ export class TerminalOutput {
   readonly #stdout: Sink;
   readonly #stderr: Sink;
   readonly #spinnerEnabled: boolean;
-  #timer: number | undefined;
+  #timer: ReturnType<typeof setInterval> | undefined;
   #label = "";
   #frame = 0;
   #spinnerShown = false;
