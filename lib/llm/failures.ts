@@ -39,7 +39,7 @@ export type AttemptFailure =
   /** The connection could not be made. */
   | {
     kind: "network";
-    problem: "refused" | "unreachable" | "dns" | "tls" | "other";
+    problem: "refused" | "unreachable" | "dns" | "tls" | "tunnel" | "other";
     message: string;
   }
   /** The connection broke after the answer had started. */
