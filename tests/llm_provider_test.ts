@@ -428,7 +428,13 @@ Deno.test("HTTPS_PROXY from .env tunnels https requests with CONNECT", async () 
   provider.close();
   assert.deepEqual(proxy.requestLines, ["CONNECT api.openai.com:443 HTTP/1.1"]);
   assert.deepEqual(proxy.authorizations, [`Basic ${btoa("u:p")}`]);
-  assert.match(error.reason, new RegExp(`through the proxy ${proxy.url} \\(HTTPS_PROXY\\)`));
+  assert.ok(error instanceof NetworkError);
+  assert.equal(error.message, "Connection refused");
+  assert.equal(
+    error.reason,
+    `the proxy ${proxy.url} (HTTPS_PROXY) refused to open a connection to api.openai.com`,
+  );
+  assert.match(error.remedy, /credentials \(user:password@ in HTTPS_PROXY\)/);
 });
 
 async function capture(promise: Promise<unknown>): Promise<PatchbayError> {

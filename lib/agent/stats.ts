@@ -278,7 +278,7 @@ export function formatStats(stats: StatsSnapshot, options: FormatStatsOptions = 
     lines.push(
       `  ${server}: ${plural(t.calls, "call")}` +
         (problems.length > 0 ? ` (${problems.join(", ")})` : "") +
-        (t.calls > 0 ? `, ${(t.totalMs / 1000).toFixed(1)} s in tools` : ""),
+        (t.totalMs > 0 ? `, ${(t.totalMs / 1000).toFixed(1)} s in tools` : ""),
     );
   }
 

@@ -66,29 +66,36 @@ export function checkApiKey(
   }
   if (options.baseUrlOverridden || preset.keyPrefixes.length === 0) return key;
   if (preset.keyPrefixes.some((prefix) => key.startsWith(prefix))) return key;
-  const owner = likelyOwner(key, provider);
+  const owners = likelyOwners(key, provider);
   throw new InvalidApiKeyError(
-    `${API_KEY_VARIABLE} does not look like a ${preset.label} key: ${preset.label} keys start ` +
-      `with ${preset.keyPrefixes.map((p) => `"${p}"`).join(" or ")}` +
-      (owner ? `, and this one looks like a ${PROVIDERS[owner].label} key` : "") +
+    `${API_KEY_VARIABLE} does not look like ${article(preset.label)} key: ${preset.label} keys ` +
+      `start with ${preset.keyPrefixes.map((p) => `"${p}"`).join(" or ")}` +
+      (owners.length > 0 ? `, and this one looks like ${article(owners.join(" or "))} key` : "") +
       `${where}`,
   );
 }
 
-/** The provider whose key format the key fits best, other than `except`. */
-function likelyOwner(key: string, except: ProviderName): ProviderName | undefined {
-  let best: ProviderName | undefined;
+/** Labels of the providers whose key format fits the key best, other than `except`. */
+function likelyOwners(key: string, except: ProviderName): string[] {
   let bestLength = 0;
+  let owners: string[] = [];
   for (const [name, preset] of Object.entries(PROVIDERS) as [ProviderName, ProviderPreset][]) {
     if (name === except) continue;
-    for (const prefix of preset.keyPrefixes) {
-      if (key.startsWith(prefix) && prefix.length > bestLength) {
-        best = name;
-        bestLength = prefix.length;
-      }
-    }
+    const length = Math.max(
+      0,
+      ...preset.keyPrefixes.filter((p) => key.startsWith(p)).map((p) => p.length),
+    );
+    if (length === 0 || length < bestLength) continue;
+    if (length > bestLength) owners = [];
+    bestLength = length;
+    owners.push(preset.label);
   }
-  return best;
+  return owners;
+}
+
+/** "a Groq", "an OpenAI". */
+function article(label: string): string {
+  return `${/^[AEIOU]/i.test(label) ? "an" : "a"} ${label}`;
 }
 
 function describeWhitespace(key: string): string {
