@@ -3,10 +3,17 @@
 import assert from "node:assert/strict";
 import type OpenAI from "openai";
 import { createEnvironment } from "../lib/env.ts";
-import { InvalidApiKeyError } from "../lib/errors.ts";
+import {
+  AuthenticationFailedError,
+  InvalidApiKeyError,
+  NetworkError,
+  ProviderRequestError,
+  RateLimitError,
+  TimeoutError,
+} from "../lib/errors.ts";
 import { checkApiKey } from "../lib/llm/api_key.ts";
 import { CompletionAssembler } from "../lib/llm/assemble.ts";
-import { classifyFailure, isLoopback, isRetryable } from "../lib/llm/failures.ts";
+import { classifyFailure, failureError, isLoopback, isRetryable } from "../lib/llm/failures.ts";
 import { bypassesProxy, proxyFor } from "../lib/llm/proxy.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "../lib/llm/retry.ts";
 
@@ -188,4 +195,54 @@ Deno.test("failures: what is retried and what is not", () => {
   assert.equal(isLoopback("http://localhost:1234/v1"), true);
   assert.equal(isLoopback("http://127.0.0.1:1/v1"), true);
   assert.equal(isLoopback("https://api.openai.com/v1"), false);
+});
+
+Deno.test("failures: each kind gets the contract's message and a remedy that fits", () => {
+  const context = {
+    label: "OpenAI",
+    provider: "openai",
+    model: "gpt-x",
+    baseUrl: "https://api.openai.com/v1",
+    timeoutSeconds: 120,
+    retries: 2,
+    waitedMs: 1500,
+  };
+  const connect = failureError({ kind: "timeout", phase: "connect" }, context);
+  assert.ok(connect instanceof TimeoutError);
+  assert.equal(connect.message, "Connection timeout");
+  assert.match(connect.reason, /2 retries were made over 1.5 s/);
+  assert.match(connect.remedy, /raise LLM\.timeout \(now 120 s\)/);
+
+  const refused = failureError({ kind: "network", problem: "refused", message: "x" }, context);
+  assert.ok(refused instanceof NetworkError);
+  assert.equal(refused.message, "Connection refused");
+  assert.match(refused.remedy, /outbound 443.*HTTPS_PROXY/);
+
+  const dns = failureError({ kind: "network", problem: "dns", message: "x" }, context);
+  assert.equal(dns.message, "Network unreachable");
+  assert.match(dns.reason, /api\.openai\.com could not be resolved/);
+
+  const tls = failureError({ kind: "network", problem: "tls", message: "UnknownIssuer" }, context);
+  assert.match(tls.remedy, /DENO_CERT/);
+
+  const quota = failureError(
+    { kind: "status", status: 429, message: "You exceeded your quota", code: "insufficient_quota" },
+    context,
+  );
+  assert.ok(quota instanceof RateLimitError);
+  assert.match(quota.reason, /quota is used up.*retrying cannot help/);
+
+  const long = failureError(
+    { kind: "status", status: 400, message: "maximum context length is 8192 tokens" },
+    context,
+  );
+  assert.ok(long instanceof ProviderRequestError);
+  assert.match(long.remedy, /lower LLM\.max_context_length/);
+
+  const down = failureError({ kind: "status", status: 503, message: "overloaded" }, context);
+  assert.match(down.message, /server failed/);
+  assert.match(down.reason, /HTTP 503 Service Unavailable: overloaded \(2 retries/);
+
+  const forbidden = failureError({ kind: "status", status: 403, message: "no access" }, context);
+  assert.ok(forbidden instanceof AuthenticationFailedError);
 });
