@@ -87,6 +87,13 @@ Deno.bench("agent turn with three tool calls (whole turn)", async () => {
   await turn();
 });
 
+// For scale: one streamed request through the provider seam alone (SDK, fetch and the
+// loopback HTTP exchange on both sides), two of which every turn above makes.
+Deno.bench("one streamed model request through the provider", async () => {
+  llm.enqueue(TURN[1]);
+  await provider.generate({ messages: [{ role: "user", content: "hi" }], onDelta: () => {} });
+});
+
 globalThis.addEventListener("unload", () => {
   const pick = (f: (s: Sample) => number) => samples.map(f).sort((a, b) => a - b);
   const overhead = pick((s) => s.total - s.server - s.tools);

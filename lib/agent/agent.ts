@@ -211,6 +211,8 @@ export class Agent {
     onAdmitted();
 
     let partial = "";
+    // Whether the UI has text on the current line, which `textDone` ends.
+    let streamed = false;
     const started = performance.now();
     let result: GenerateResult;
     try {
@@ -222,6 +224,7 @@ export class Agent {
         signal,
         onDelta: (text) => {
           partial += text;
+          streamed = true;
           ui.textDelta(text);
         },
         onRetry: (notice) => {
@@ -230,7 +233,7 @@ export class Agent {
         },
       });
     } catch (error) {
-      if (partial !== "") ui.textDone();
+      if (streamed) ui.textDone();
       if (error instanceof CancelledError || signal.aborted) {
         this.#recordInterrupted(rawPrompt, partial);
         throw error instanceof CancelledError ? error : new CancelledError("the turn");
@@ -242,7 +245,7 @@ export class Agent {
         cause: error,
       });
     }
-    if (result.content) ui.textDone();
+    if (streamed) ui.textDone();
     if (!result.usage.estimated) this.#estimator.calibrate(rawPrompt, result.usage.promptTokens);
     stats.recordRequest("chat", result.model, result.usage, { retries: result.retries });
     ui.usage({

@@ -163,7 +163,7 @@ class OpenAiProvider implements ModelProvider {
     let waitedMs = 0;
     let adjustments = 0;
     while (true) {
-      request.signal?.throwIfAborted?.();
+      if (request.signal?.aborted) throw new CancelledError("the model request");
       const attempt = await this.#attempt(request);
       if (attempt.ok) {
         return { ...this.#finish(attempt.result, request), retries };
