@@ -524,6 +524,37 @@ Deno.test("aborting mid-tool-call cancels the MCP request and records the cancel
   assert.equal(sent.length, 2);
 });
 
+Deno.test("aborting while an approval is pending cancels every call of the step", async () => {
+  await using host = await SdkToolHost.start([everythingServer()]);
+  await using llm = await startScriptedLlm({
+    replies: [{
+      toolCalls: [
+        { name: "everything_echo", arguments: { message: "a" } },
+        { name: "everything_get-sum", arguments: { a: 1, b: 2 } },
+      ],
+    }],
+  });
+  const controller = new AbortController();
+  using f = buildAgent({
+    baseUrl: llm.baseUrl,
+    host,
+    uiOptions: {
+      // The user presses Ctrl+C at the first question instead of answering it.
+      toolApprovals: () => {
+        controller.abort();
+        throw new DOMException("The question was withdrawn", "AbortError");
+      },
+    },
+  });
+  const error = await capture(f.agent.runTurn("Two calls", { signal: controller.signal }));
+
+  assert.ok(error instanceof CancelledError);
+  assert.deepEqual(f.ui.ofType("toolEnd").map((e) => e.end.status), ["cancelled", "cancelled"]);
+  assert.deepEqual(roles(f.stored), ["user", "assistant(2 calls)", "tool", "tool"]);
+  assertConsistent(f.stored);
+  assert.ok(f.stored.slice(2).every((m) => m.content === CANCELLED_RESULT));
+});
+
 Deno.test("a declined call is not run; the model is told so", async () => {
   await using host = await SdkToolHost.start([everythingServer()]);
   await using llm = await startScriptedLlm({
