@@ -364,7 +364,11 @@ Deno.test("request_limit stops the turn before the request that would pass it", 
 Deno.test("total_tokens_limit caps answers and stops before the request that would pass it", async () => {
   await using llm = await startScriptedLlm({
     replies: [
-      { text: "First answer.", usage: { prompt_tokens: 300, completion_tokens: 50 } },
+      {
+        text: "First answer.",
+        usage: { prompt_tokens: 300, completion_tokens: 50 },
+        finishReason: "length",
+      },
       { text: "never sent" },
     ],
   });
@@ -377,6 +381,10 @@ Deno.test("total_tokens_limit caps answers and stops before the request that wou
   await f.agent.runTurn("First question");
   const cap = llm.requests[0].body.max_tokens;
   assert.ok(cap < 500, `the answer was capped to the room left (${cap})`);
+  assert.deepEqual(f.ui.notices, [
+    "warning: The answer was cut off to stay within AgentConfig.total_tokens_limit; raise the " +
+    "limit to let the session go on.",
+  ]);
 
   const error = await capture(f.agent.runTurn("Second question"));
   assert.ok(error instanceof LimitReachedError);

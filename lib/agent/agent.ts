@@ -81,6 +81,8 @@ export class Agent {
   #now: () => Date;
   #running = false;
   #trimNoticeShown = false;
+  /** The answer cap of the last request was lowered to stay within total_tokens_limit. */
+  #lastCapped = false;
 
   constructor(options: AgentOptions) {
     this.#options = options;
@@ -183,8 +185,11 @@ export class Agent {
     if (result.finishReason === "length") {
       this.#options.ui.notice(
         "warning",
-        "The answer was cut off at LLM.max_tokens; raise it in servers_config.json for " +
-          "longer answers, or ask the model to continue.",
+        this.#lastCapped
+          ? "The answer was cut off to stay within AgentConfig.total_tokens_limit; raise " +
+            "the limit to let the session go on."
+          : "The answer was cut off at LLM.max_tokens; raise it in servers_config.json for " +
+            "longer answers, or ask the model to continue.",
       );
     } else if (result.finishReason === "content_filter") {
       this.#options.ui.notice("warning", "The provider's content filter stopped the answer.");
@@ -208,6 +213,7 @@ export class Agent {
       this.#estimator.scale(rawPrompt),
       llm.maxTokens,
     );
+    this.#lastCapped = maxTokens < llm.maxTokens;
     onAdmitted();
 
     let partial = "";
