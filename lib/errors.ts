@@ -39,6 +39,8 @@ export type ErrorCode =
   | "usage"
   | "cancelled"
   | "limit_reached"
+  | "provider_error"
+  | "sampling_rejected"
   | "internal";
 
 /** What every user-facing error carries besides its message. */
@@ -337,4 +339,47 @@ export function denoPermissionFlag(error: unknown): string | undefined {
   const match = /Requires (\w+) access to "([^"]+)"/.exec(error.message);
   if (!match) return /--allow-[a-z-]+/.exec(error.message)?.[0];
   return `--allow-${match[1]}=${match[2]}`;
+}
+
+// ---- The model provider, the agent loop and sampling (issue 4) ----
+
+/**
+ * The provider answered a model request with an error that is neither about the key nor
+ * about rate limits: an unknown model, a request it would not take, a server fault.
+ */
+export class ProviderRequestError extends PatchbayError {
+  /** HTTP status, when the provider answered at all. */
+  readonly status: number | undefined;
+  constructor(message: string, status: number | undefined, info: ErrorDetails) {
+    super("provider_error", message, info);
+    this.status = status;
+  }
+}
+
+/** The model's answer stopped mid-stream and every retry was spent. */
+export class ConnectionLostError extends PatchbayError {
+  constructor(reason: string, remedy: string, cause?: unknown) {
+    super("network", "Connection lost: the model's answer stopped before it was complete", {
+      reason,
+      remedy,
+      cause,
+    });
+  }
+}
+
+/**
+ * A server's `sampling/createMessage` request was refused (by the user, or by the server's
+ * `sampling` setting). Connection code answers it with JSON-RPC error {@linkcode jsonRpcCode},
+ * the code the MCP specification gives a user's rejection.
+ */
+export class SamplingRejectedError extends PatchbayError {
+  readonly server: string;
+  readonly jsonRpcCode = -1;
+  constructor(server: string, reason: string, remedy: string) {
+    super("sampling_rejected", `Sampling request from server '${server}' rejected`, {
+      reason,
+      remedy,
+    });
+    this.server = server;
+  }
 }

@@ -19,6 +19,14 @@ export interface ProviderPreset {
    * the wrong provider before any request is made. Empty: the format is not checked.
    */
   keyPrefixes: readonly string[];
+  /** Where a person gets a key, named in the remedy of a key error. */
+  keyUrl?: string;
+  /**
+   * The request field that caps the answer's length. OpenAI's own API (and Azure's) reject
+   * `max_tokens` for reasoning models and accept `max_completion_tokens` for every model;
+   * most other servers only know `max_tokens`. @default "max_tokens"
+   */
+  maxTokensField?: "max_tokens" | "max_completion_tokens";
 }
 
 export const PROVIDERS = {
@@ -27,60 +35,72 @@ export const PROVIDERS = {
     baseUrl: "https://api.openai.com/v1",
     keyRequired: true,
     keyPrefixes: ["sk-"],
+    keyUrl: "https://platform.openai.com/api-keys",
+    maxTokensField: "max_completion_tokens",
   },
   anthropic: {
     label: "Anthropic",
     baseUrl: "https://api.anthropic.com/v1/",
     keyRequired: true,
     keyPrefixes: ["sk-ant-"],
+    keyUrl: "https://console.anthropic.com/settings/keys",
   },
   gemini: {
     label: "Google Gemini",
     baseUrl: "https://generativelanguage.googleapis.com/v1beta/openai/",
     keyRequired: true,
     keyPrefixes: ["AIza"],
+    keyUrl: "https://aistudio.google.com/apikey",
   },
   groq: {
     label: "Groq",
     baseUrl: "https://api.groq.com/openai/v1",
     keyRequired: true,
     keyPrefixes: ["gsk_"],
+    keyUrl: "https://console.groq.com/keys",
   },
   deepseek: {
     label: "DeepSeek",
     baseUrl: "https://api.deepseek.com/v1",
     keyRequired: true,
     keyPrefixes: ["sk-"],
+    keyUrl: "https://platform.deepseek.com/api_keys",
   },
   mistral: {
     label: "Mistral",
     baseUrl: "https://api.mistral.ai/v1",
     keyRequired: true,
     keyPrefixes: [],
+    keyUrl: "https://console.mistral.ai/api-keys",
   },
   openrouter: {
     label: "OpenRouter",
     baseUrl: "https://openrouter.ai/api/v1",
     keyRequired: true,
     keyPrefixes: ["sk-or-"],
+    keyUrl: "https://openrouter.ai/settings/keys",
   },
   together: {
     label: "Together AI",
     baseUrl: "https://api.together.xyz/v1",
     keyRequired: true,
     keyPrefixes: [],
+    keyUrl: "https://api.together.ai/settings/api-keys",
   },
   xai: {
     label: "xAI",
     baseUrl: "https://api.x.ai/v1",
     keyRequired: true,
     keyPrefixes: ["xai-"],
+    keyUrl: "https://console.x.ai",
   },
   azure: {
     label: "Azure OpenAI",
     baseUrl: undefined,
     keyRequired: true,
     keyPrefixes: [],
+    keyUrl: "https://portal.azure.com (the resource's Keys and Endpoint page)",
+    maxTokensField: "max_completion_tokens",
   },
   ollama: {
     label: "Ollama",

@@ -1,0 +1,340 @@
+/**
+ * The agent loop: one user message in, model steps and tool calls until the model answers
+ * without calling tools, within the AgentConfig limits.
+ *
+ * Each step sends the system prompt, the history trimmed to `LLM.max_context_length`, and
+ * the tool catalogue; streams the answer to the UI; and runs the tool calls it asks for
+ * (see `tool_runner.ts`). Every message that becomes part of the conversation is passed to
+ * `onMessage` as it is made, in order, so the caller can persist it; the history is
+ * consistent after every turn, however it ended (answered, limited, failed, cancelled).
+ *
+ * @module
+ */
+
+import type { CatalogueTool, ToolHost } from "../connections/types.ts";
+import type { AgentLimits, LlmConfig } from "../config/types.ts";
+import { CancelledError, PatchbayError } from "../errors.ts";
+import type {
+  ChatMessage,
+  GenerateResult,
+  ModelProvider,
+  TokenUsage,
+  ToolDefinition,
+} from "../llm/provider.ts";
+import { estimateTextTokens, TokenEstimator } from "../llm/tokens.ts";
+import { type Log, silentLog } from "../log.ts";
+import type { StoredMessage } from "../memory/types.ts";
+import type { ApprovalPolicy } from "./approval.ts";
+import { repairHistory, toChatMessage, trimHistory } from "./history.ts";
+import { admitRequest, maxStepsError } from "./limits.ts";
+import type { UsageStats } from "./stats.ts";
+import { systemPrompt } from "./system_prompt.ts";
+import { runToolCalls } from "./tool_runner.ts";
+import type { AgentUi } from "./ui.ts";
+
+/** Appended to an answer the user interrupted, so the model knows on the next turn. */
+export const INTERRUPTED_NOTE = "[answer interrupted by the user]";
+
+/** Everything an {@linkcode Agent} works with. */
+export interface AgentOptions {
+  provider: ModelProvider;
+  /** The tool catalogue and how to call it (the connection manager). */
+  tools: ToolHost;
+  ui: AgentUi;
+  llm: Pick<LlmConfig, "maxTokens" | "temperature" | "maxContextLength" | "systemPrompt">;
+  limits: AgentLimits;
+  /** Shared with the sampling handler, so that limits count both. */
+  stats: UsageStats;
+  approval: ApprovalPolicy;
+  /** Called with each message added to the conversation, in order (persist it here). */
+  onMessage?: (message: StoredMessage) => void;
+  /** A conversation to continue (repaired if it was cut short). */
+  history?: readonly StoredMessage[];
+  log?: Log;
+  /** @default () => new Date() */
+  now?: () => Date;
+}
+
+/** What a completed turn produced. */
+export interface TurnResult {
+  /** The final answer (`null` if the model ended without text). */
+  text: string | null;
+  /** Model requests made in the turn. */
+  steps: number;
+  toolCalls: number;
+  /** Tokens of the turn's requests (estimated if any request's were). */
+  usage: TokenUsage;
+}
+
+/** Options of {@linkcode Agent.runTurn}. */
+export interface TurnOptions {
+  /** Aborting stops the stream and running tool calls; the turn rejects with `CancelledError`. */
+  signal?: AbortSignal;
+}
+
+/** One conversation with the model. */
+export class Agent {
+  #options: AgentOptions;
+  #history: StoredMessage[];
+  #estimator = new TokenEstimator();
+  #log: Log;
+  #now: () => Date;
+  #running = false;
+  #trimNoticeShown = false;
+  /** The answer cap of the last request was lowered to stay within total_tokens_limit. */
+  #lastCapped = false;
+
+  constructor(options: AgentOptions) {
+    this.#options = options;
+    this.#log = options.log ?? silentLog;
+    this.#now = options.now ?? (() => new Date());
+    this.#history = repairHistory(options.history ?? [], this.#now());
+  }
+
+  /** The conversation so far (without the system prompt). */
+  get history(): readonly StoredMessage[] {
+    return this.#history;
+  }
+
+  /** Starts a new conversation (usage statistics and approvals stay with the session). */
+  clear(): void {
+    this.#history = [];
+    this.#trimNoticeShown = false;
+  }
+
+  /**
+   * Runs one turn. Resolves with the answer; rejects with a `PatchbayError`:
+   * `LimitReachedError` (a session limit or max_steps), `CancelledError` (the signal), or the
+   * provider's error (`AuthenticationFailedError`, `RateLimitError`, ...). The history is
+   * consistent in every case: each tool call has its result.
+   */
+  async runTurn(input: string, options: TurnOptions = {}): Promise<TurnResult> {
+    if (this.#running) throw new Error("Agent.runTurn called while a turn is running");
+    this.#running = true;
+    try {
+      return await this.#turn(input, options.signal ?? new AbortController().signal);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #turn(input: string, signal: AbortSignal): Promise<TurnResult> {
+    const { limits, ui, stats } = this.#options;
+    if (signal.aborted) throw new CancelledError("the turn");
+    // The user's message joins the history at once (the first request needs it) but is
+    // only reported to `onMessage` once that request is admitted: a turn refused by a limit
+    // leaves no trace.
+    const user: StoredMessage = {
+      role: "user",
+      content: input,
+      timestamp: this.#now().toISOString(),
+    };
+    this.#history.push(user);
+    let committed = false;
+    const commit = () => {
+      if (committed) return;
+      committed = true;
+      this.#emit(user);
+    };
+    try {
+      const turnUsage: TokenUsage = {
+        promptTokens: 0,
+        completionTokens: 0,
+        totalTokens: 0,
+        estimated: false,
+      };
+      let toolCalls = 0;
+      for (let step = 1; step <= limits.maxSteps; step++) {
+        if (signal.aborted) throw new CancelledError("the turn");
+        const catalogue = this.#options.tools.tools();
+        const result = await this.#step(step, catalogue, signal, commit);
+        addUsage(turnUsage, result.usage);
+        this.#append({
+          role: "assistant",
+          content: result.content,
+          ...(result.toolCalls.length > 0 ? { toolCalls: result.toolCalls } : {}),
+          model: result.model,
+          timestamp: this.#now().toISOString(),
+        });
+        if (result.toolCalls.length === 0) {
+          this.#warnAboutFinish(result);
+          return { text: result.content, steps: step, toolCalls, usage: turnUsage };
+        }
+        toolCalls += result.toolCalls.length;
+        const messages = await runToolCalls(result.toolCalls, catalogue, {
+          host: this.#options.tools,
+          ui,
+          stats,
+          approval: this.#options.approval,
+          timeoutSeconds: limits.toolCallTimeoutSeconds,
+          signal,
+          log: this.#log,
+          now: this.#now,
+        });
+        for (const message of messages) this.#append(message);
+        if (signal.aborted) throw new CancelledError("the turn");
+      }
+      throw maxStepsError(limits.maxSteps);
+    } catch (error) {
+      if (!committed) this.#history.splice(this.#history.indexOf(user), 1);
+      throw error;
+    }
+  }
+
+  #warnAboutFinish(result: GenerateResult): void {
+    if (result.finishReason === "length") {
+      this.#options.ui.notice(
+        "warning",
+        this.#lastCapped
+          ? "The answer was cut off to stay within AgentConfig.total_tokens_limit; raise " +
+            "the limit to let the session go on."
+          : "The answer was cut off at LLM.max_tokens; raise it in servers_config.json for " +
+            "longer answers, or ask the model to continue.",
+      );
+    } else if (result.finishReason === "content_filter") {
+      this.#options.ui.notice("warning", "The provider's content filter stopped the answer.");
+    }
+  }
+
+  /** One model request: admitted by the limits, streamed to the UI, accounted. */
+  async #step(
+    step: number,
+    catalogue: readonly CatalogueTool[],
+    signal: AbortSignal,
+    onAdmitted: () => void,
+  ): Promise<GenerateResult> {
+    const { provider, ui, stats, limits, llm } = this.#options;
+    const tools = catalogue.map(toDefinition);
+    const messages = this.#requestMessages(tools);
+    const rawPrompt = this.#estimator.raw(messages, tools);
+    const maxTokens = admitRequest(
+      stats,
+      limits,
+      this.#estimator.scale(rawPrompt),
+      llm.maxTokens,
+    );
+    this.#lastCapped = maxTokens < llm.maxTokens;
+    onAdmitted();
+
+    let partial = "";
+    // Whether the UI has text on the current line, which `textDone` ends.
+    let streamed = false;
+    const started = performance.now();
+    let result: GenerateResult;
+    try {
+      result = await provider.generate({
+        messages,
+        tools,
+        maxTokens,
+        temperature: llm.temperature,
+        signal,
+        onDelta: (text) => {
+          partial += text;
+          streamed = true;
+          ui.textDelta(text);
+        },
+        onRetry: (notice) => {
+          if (notice.discardedPartial) partial = "";
+          ui.retry(notice);
+        },
+      });
+    } catch (error) {
+      if (streamed) ui.textDone();
+      if (error instanceof CancelledError || signal.aborted) {
+        this.#recordInterrupted(rawPrompt, partial);
+        throw error instanceof CancelledError ? error : new CancelledError("the turn");
+      }
+      stats.recordFailure();
+      throw error instanceof PatchbayError ? error : new PatchbayError("internal", String(error), {
+        reason: "the model request failed in an unexpected way",
+        remedy: "run /debug and try again; report the log if it repeats",
+        cause: error,
+      });
+    }
+    if (streamed) ui.textDone();
+    if (!result.usage.estimated) this.#estimator.calibrate(rawPrompt, result.usage.promptTokens);
+    stats.recordRequest("chat", result.model, result.usage, { retries: result.retries });
+    ui.usage({
+      step,
+      model: result.model,
+      usage: result.usage,
+      durationMs: performance.now() - started,
+      session: { requests: stats.requests, totalTokens: stats.totalTokens },
+    });
+    return result;
+  }
+
+  /** The system prompt and as much of the history as fits the context budget. */
+  #requestMessages(tools: ToolDefinition[]): ChatMessage[] {
+    const { llm, ui } = this.#options;
+    const system: ChatMessage = { role: "system", content: systemPrompt(llm.systemPrompt) };
+    const fixed = this.#estimator.prompt([system], tools);
+    const budget = llm.maxContextLength - fixed;
+    const trimmed = trimHistory(this.#history, Math.max(0, budget), this.#estimator);
+    if (trimmed.dropped > 0 && !this.#trimNoticeShown) {
+      this.#trimNoticeShown = true;
+      ui.notice(
+        "info",
+        `The conversation is longer than LLM.max_context_length (${llm.maxContextLength} ` +
+          "tokens); older messages are no longer sent to the model.",
+      );
+    }
+    if (trimmed.overBudget) {
+      ui.notice(
+        "warning",
+        `The latest exchange alone needs about ${trimmed.tokens + fixed} tokens, more than ` +
+          `LLM.max_context_length (${llm.maxContextLength}); the provider may reject it.`,
+      );
+    }
+    return [system, ...trimmed.messages.map(toChatMessage)];
+  }
+
+  /** An interrupted answer: its text (marked) joins the history, its usage is estimated. */
+  #recordInterrupted(rawPrompt: number, partial: string): void {
+    const completion = estimateTextTokens(partial);
+    const promptTokens = this.#estimator.scale(rawPrompt);
+    // The provider billed the prompt and whatever it streamed, though it never said how much.
+    this.#options.stats.recordRequest("chat", this.#options.provider.model, {
+      promptTokens,
+      completionTokens: completion,
+      totalTokens: promptTokens + completion,
+      estimated: true,
+    });
+    if (partial.trim() === "") return;
+    this.#append({
+      role: "assistant",
+      content: `${partial}\n${INTERRUPTED_NOTE}`,
+      model: this.#options.provider.model,
+      timestamp: this.#now().toISOString(),
+    });
+  }
+
+  #append(message: StoredMessage): void {
+    this.#history.push(message);
+    this.#emit(message);
+  }
+
+  #emit(message: StoredMessage): void {
+    try {
+      this.#options.onMessage?.(message);
+    } catch (error) {
+      // Persisting is the caller's business; a failing hook must not break the turn.
+      this.#log.error("onMessage hook failed", { error });
+    }
+  }
+}
+
+function toDefinition(tool: CatalogueTool): ToolDefinition {
+  return {
+    name: tool.name,
+    description: tool.description ?? tool.title,
+    parameters: tool.inputSchema,
+  };
+}
+
+function addUsage(total: TokenUsage, usage: TokenUsage): void {
+  total.promptTokens += usage.promptTokens;
+  total.completionTokens += usage.completionTokens;
+  total.totalTokens += usage.totalTokens;
+  total.estimated ||= usage.estimated;
+}

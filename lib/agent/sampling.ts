@@ -1,0 +1,212 @@
+/**
+ * Answers servers' `sampling/createMessage` requests with patchbay's own model, through
+ * the same provider seam as the chat.
+ *
+ * Each server's `sampling` setting decides: `deny` refuses, `allow` answers, `ask` (the
+ * default) asks the user first, showing what the server wants to send. Requests are
+ * accounted as sampling in the statistics, per server, and count toward the session limits
+ * like any other model request. The server's model preferences are hints only: the
+ * configured model answers.
+ *
+ * @module
+ */
+
+import type { CreateMessageRequest, CreateMessageResult } from "@modelcontextprotocol/client";
+import type { ServerRequestHandlers } from "../connections/types.ts";
+import type { AgentLimits, LlmConfig, ServerConfig } from "../config/types.ts";
+import { CancelledError, PatchbayError, SamplingRejectedError } from "../errors.ts";
+import type { ChatMessage, ContentPart, GenerateResult } from "../llm/provider.ts";
+import { TokenEstimator } from "../llm/tokens.ts";
+import { type Log, silentLog } from "../log.ts";
+import { abridge } from "../text.ts";
+import { admitRequest } from "./limits.ts";
+import type { UsageStats } from "./stats.ts";
+import type { AgentUi, SamplingApprovalRequest } from "./ui.ts";
+import { base64Bytes, formatBytes } from "./content.ts";
+import type { ModelProvider } from "../llm/provider.ts";
+
+type Params = CreateMessageRequest["params"];
+type SamplingHandler = NonNullable<ServerRequestHandlers["sampling"]>;
+
+/** Length of the answer preview the UI receives. */
+const PREVIEW_CHARS = 160;
+
+/** Everything the handler works with. */
+export interface SamplingHandlerOptions {
+  provider: ModelProvider;
+  ui: AgentUi;
+  stats: UsageStats;
+  limits: AgentLimits;
+  llm: Pick<LlmConfig, "maxTokens">;
+  /** Each server's `sampling` setting; servers not listed are asked about. */
+  servers: readonly Pick<ServerConfig, "name" | "sampling">[];
+  log?: Log;
+}
+
+/** The handler to give the connection manager as `ServerRequestHandlers.sampling`. */
+export function createSamplingHandler(options: SamplingHandlerOptions): SamplingHandler {
+  const log = options.log ?? silentLog;
+  const policy = new Map(options.servers.map((s) => [s.name, s.sampling]));
+  return async (server, params, signal) => {
+    const started = performance.now();
+    const { ui, provider, stats } = options;
+    const end = (fields: Omit<Parameters<AgentUi["samplingEnd"]>[0], "server" | "durationMs">) =>
+      ui.samplingEnd({ server, durationMs: performance.now() - started, ...fields });
+    try {
+      const setting = policy.get(server) ?? "ask";
+      if (setting === "deny") {
+        throw new SamplingRejectedError(
+          server,
+          `the server's entry sets "sampling": "deny"`,
+          `set "sampling" to "ask" (or "allow") in the entry of '${server}' to let it use the model`,
+        );
+      }
+      if (params.tools && params.tools.length > 0) {
+        throw new SamplingRejectedError(
+          server,
+          "it asked for tool use inside sampling, which patchbay does not offer",
+          "the server must sample without tools",
+        );
+      }
+      const messages = toChatMessages(params);
+      const maxTokens = Math.max(1, Math.min(params.maxTokens, options.llm.maxTokens));
+      if (setting === "ask") {
+        const request: SamplingApprovalRequest = {
+          server,
+          model: provider.model,
+          systemPrompt: params.systemPrompt,
+          messages: params.messages.map((m) => ({
+            role: m.role,
+            text: describeContent(m.content),
+          })),
+          maxTokens,
+          modelHints: (params.modelPreferences?.hints ?? []).flatMap((h) => h.name ? [h.name] : []),
+        };
+        let approved: boolean;
+        try {
+          approved = await ui.approveSampling(request, signal);
+        } catch (error) {
+          if (signal.aborted) throw new CancelledError(`the sampling request from '${server}'`);
+          throw error;
+        }
+        if (!approved) {
+          throw new SamplingRejectedError(
+            server,
+            "you declined it",
+            `approve it when asked, or set "sampling": "allow" in the entry of '${server}' ` +
+              "if you trust the server",
+          );
+        }
+      }
+      const estimate = new TokenEstimator().raw(messages);
+      const cap = admitRequest(stats, options.limits, estimate, maxTokens);
+      let result: GenerateResult;
+      try {
+        result = await provider.generate({
+          messages,
+          maxTokens: cap,
+          temperature: params.temperature,
+          stop: params.stopSequences,
+          signal,
+        });
+      } catch (error) {
+        if (!(error instanceof CancelledError)) stats.recordFailure();
+        throw error;
+      }
+      stats.recordRequest("sampling", result.model, result.usage, {
+        retries: result.retries,
+        server,
+      });
+      end({
+        status: "ok",
+        model: result.model,
+        usage: result.usage,
+        preview: abridge((result.content ?? "").replace(/\s+/g, " ").trim(), PREVIEW_CHARS),
+      });
+      log.info("sampling request answered", {
+        server,
+        tokens: result.usage.totalTokens,
+        estimated: result.usage.estimated,
+      });
+      return {
+        model: result.model,
+        role: "assistant",
+        content: { type: "text", text: result.content ?? "" },
+        stopReason: stopReason(result.finishReason),
+      } satisfies CreateMessageResult;
+    } catch (error) {
+      const status = error instanceof SamplingRejectedError
+        ? "denied"
+        : error instanceof CancelledError || signal.aborted
+        ? "cancelled"
+        : "error";
+      end({ status, error: error instanceof PatchbayError ? error : undefined });
+      log.warn(`sampling request from ${server} ${status}`, { error });
+      throw error;
+    }
+  };
+}
+
+/** The server's conversation as chat messages (system prompt first). */
+export function toChatMessages(params: Params): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  if (params.systemPrompt) out.push({ role: "system", content: params.systemPrompt });
+  for (const message of params.messages) {
+    const blocks = Array.isArray(message.content) ? message.content : [message.content];
+    if (message.role === "assistant") {
+      out.push({ role: "assistant", content: blocks.map(blockText).join("\n") });
+      continue;
+    }
+    const parts: ContentPart[] = blocks.map((block) =>
+      block.type === "image"
+        ? { type: "image", mimeType: block.mimeType, data: block.data }
+        : { type: "text", text: blockText(block) }
+    );
+    out.push({
+      role: "user",
+      content: parts.every((p) => p.type === "text")
+        ? parts.map((p) => (p as { text: string }).text).join("\n")
+        : parts,
+    });
+  }
+  return out;
+}
+
+type Block = Extract<Params["messages"][number]["content"], { type: string }>;
+
+function blockText(block: Block): string {
+  switch (block.type) {
+    case "text":
+      return block.text;
+    case "image":
+      return `[image: ${block.mimeType}, ${formatBytes(base64Bytes(block.data))}]`;
+    case "audio":
+      return `[audio: ${block.mimeType}, ${formatBytes(base64Bytes(block.data))}; not supported]`;
+    case "tool_use":
+      return `[tool call ${block.name}: ${JSON.stringify(block.input)}]`;
+    case "tool_result":
+      return `[tool result: ${
+        block.content.map((c) => c.type === "text" ? c.text : `[${c.type}]`).join("\n")
+      }]`;
+    default:
+      return `[${(block as { type: string }).type} content]`;
+  }
+}
+
+/** A message's content as one line of text for the approval prompt. */
+function describeContent(content: Params["messages"][number]["content"]): string {
+  const blocks = Array.isArray(content) ? content : [content];
+  return blocks.map(blockText).join("\n");
+}
+
+function stopReason(reason: GenerateResult["finishReason"]): string {
+  switch (reason) {
+    case "length":
+      return "maxTokens";
+    case "stop":
+    case "tool_calls":
+      return "endTurn";
+    default:
+      return reason;
+  }
+}

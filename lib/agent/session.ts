@@ -1,0 +1,110 @@
+/**
+ * Wires the model side of a session from the configuration: the provider, the usage
+ * statistics, the approval policy and the sampling handler, shared by every agent of the
+ * session.
+ *
+ * The order matters and is why this exists: the sampling handler must be handed to the
+ * connection manager before it connects, while agents need the manager's tools. So the
+ * REPL creates the session first (which also checks LLM_API_KEY before any server is
+ * started), gives `session.sampling` to the connection manager, then calls
+ * `session.createAgent(manager)`.
+ *
+ * @module
+ */
+
+import type { ServerRequestHandlers, ToolHost } from "../connections/types.ts";
+import type { Config } from "../config/types.ts";
+import type { Environment } from "../env.ts";
+import { createOpenAiProvider } from "../llm/openai_provider.ts";
+import type { ModelProvider } from "../llm/provider.ts";
+import { type Log, silentLog } from "../log.ts";
+import type { StoredMessage } from "../memory/types.ts";
+import type { Redactor } from "../redact.ts";
+import { Agent } from "./agent.ts";
+import { ApprovalPolicy } from "./approval.ts";
+import { createSamplingHandler } from "./sampling.ts";
+import { formatStats, UsageStats } from "./stats.ts";
+import type { AgentUi } from "./ui.ts";
+
+/** Options of {@linkcode createModelSession}. */
+export interface ModelSessionOptions {
+  config: Pick<Config, "llm" | "agent" | "servers">;
+  env: Environment;
+  ui: AgentUi;
+  /** Receives LLM_API_KEY, so that no log line or error shows it. */
+  redactor?: Redactor;
+  /** @default silent */
+  log?: Log;
+  /** Supplies the provider (tests). @default the OpenAI-compatible provider for `config.llm` */
+  provider?: ModelProvider;
+}
+
+/** Options of {@linkcode ModelSession.createAgent}. */
+export interface CreateAgentOptions {
+  /** A stored conversation to continue. */
+  history?: readonly StoredMessage[];
+  /** Receives each new message of the conversation, in order. */
+  onMessage?: (message: StoredMessage) => void;
+}
+
+/** The model side of one session. */
+export interface ModelSession {
+  readonly provider: ModelProvider;
+  readonly stats: UsageStats;
+  readonly approval: ApprovalPolicy;
+  /** Give this to the connection manager as `ServerRequestHandlers.sampling`. */
+  readonly sampling: NonNullable<ServerRequestHandlers["sampling"]>;
+  /** A conversation over `tools` (the connection manager). */
+  createAgent(tools: ToolHost, options?: CreateAgentOptions): Agent;
+  /** The `/api_stats` text. */
+  formatStats(): string;
+  /** Releases the provider's HTTP client. */
+  close(): void;
+}
+
+/**
+ * Builds the session. Throws `InvalidApiKeyError` (before any request) when LLM_API_KEY is
+ * missing or cannot be a key of the configured provider.
+ */
+export function createModelSession(options: ModelSessionOptions): ModelSession {
+  const { config, ui } = options;
+  const log = options.log ?? silentLog;
+  const provider = options.provider ?? createOpenAiProvider({
+    llm: config.llm,
+    env: options.env,
+    redactor: options.redactor,
+    log: log.child("llm"),
+  });
+  const stats = new UsageStats(config.agent);
+  const approval = new ApprovalPolicy(config.servers);
+  const sampling = createSamplingHandler({
+    provider,
+    ui,
+    stats,
+    limits: config.agent,
+    llm: config.llm,
+    servers: config.servers,
+    log: log.child("sampling"),
+  });
+  return {
+    provider,
+    stats,
+    approval,
+    sampling,
+    createAgent: (tools, agentOptions = {}) =>
+      new Agent({
+        provider,
+        tools,
+        ui,
+        llm: config.llm,
+        limits: config.agent,
+        stats,
+        approval,
+        history: agentOptions.history,
+        onMessage: agentOptions.onMessage,
+        log: log.child("agent"),
+      }),
+    formatStats: () => formatStats(stats.snapshot()),
+    close: () => provider.close(),
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * Builds one answer out of a chat-completions stream: text deltas in order, tool-call
+ * deltas merged by their index, the finish reason, and the usage of the final chunk.
+ *
+ * Providers differ in small ways this tolerates: usage on the last choice chunk or on a
+ * separate chunk without choices; tool calls without an `index` (matched by id, or
+ * appended); missing tool-call ids (generated); `finish_reason: "stop"` with tool calls.
+ *
+ * @module
+ */
+
+import type OpenAI from "openai";
+import type { FinishReason, ToolCall } from "./provider.ts";
+
+type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
+type Completion = OpenAI.Chat.Completions.ChatCompletion;
+
+/** Usage exactly as the provider reported it. */
+export interface ReportedUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+/** What the stream (or a whole completion) amounted to. */
+export interface AssembledCompletion {
+  content: string | null;
+  toolCalls: ToolCall[];
+  finishReason: FinishReason;
+  /** `undefined` when the provider reported none. */
+  usage: ReportedUsage | undefined;
+  model: string | undefined;
+}
+
+interface PartialCall {
+  id: string | undefined;
+  name: string;
+  arguments: string;
+}
+
+/** Accumulates chunks; {@linkcode push} returns the text each one adds. */
+export class CompletionAssembler {
+  #text = "";
+  #calls: PartialCall[] = [];
+  #byIndex = new Map<number, PartialCall>();
+  #finish: string | null | undefined;
+  #usage: ReportedUsage | undefined;
+  #model: string | undefined;
+
+  /** Adds one chunk; returns its text delta ("" when it has none). */
+  push(chunk: Chunk): string {
+    if (chunk.model) this.#model = chunk.model;
+    if (chunk.usage) this.#usage = toUsage(chunk.usage);
+    let delta = "";
+    for (const choice of chunk.choices ?? []) {
+      // Only the first choice is ever requested; others would be a provider quirk.
+      if ((choice.index ?? 0) !== 0) continue;
+      const content = choice.delta?.content;
+      if (typeof content === "string" && content !== "") {
+        this.#text += content;
+        delta += content;
+      }
+      for (const call of choice.delta?.tool_calls ?? []) this.#mergeCall(call);
+      if (choice.finish_reason) this.#finish = choice.finish_reason;
+    }
+    return delta;
+  }
+
+  /** Whether any text or tool call has arrived. */
+  get started(): boolean {
+    return this.#text !== "" || this.#calls.length > 0;
+  }
+
+  /** The text so far. */
+  get text(): string {
+    return this.#text;
+  }
+
+  result(): AssembledCompletion {
+    const toolCalls = this.#calls
+      .filter((call) => call.name !== "")
+      .map((call, i) => ({
+        id: call.id ?? `call_${i + 1}`,
+        name: call.name,
+        arguments: call.arguments,
+      }));
+    return {
+      content: this.#text === "" ? null : this.#text,
+      toolCalls,
+      finishReason: finishReason(this.#finish, toolCalls.length),
+      usage: this.#usage,
+      model: this.#model,
+    };
+  }
+
+  #mergeCall(delta: NonNullable<Chunk["choices"][number]["delta"]["tool_calls"]>[number]): void {
+    let call = delta.index === undefined ? undefined : this.#byIndex.get(delta.index);
+    if (!call && delta.index === undefined && delta.id) {
+      call = this.#calls.find((c) => c.id === delta.id);
+    }
+    if (!call) {
+      call = { id: undefined, name: "", arguments: "" };
+      this.#calls.push(call);
+      if (delta.index !== undefined) this.#byIndex.set(delta.index, call);
+    }
+    if (delta.id) call.id = delta.id;
+    if (delta.function?.name) call.name += delta.function.name;
+    if (delta.function?.arguments) call.arguments += delta.function.arguments;
+  }
+}
+
+/** The same result from a non-streamed completion. */
+export function assembleCompletion(completion: Completion): AssembledCompletion {
+  const choice = completion.choices?.[0];
+  const message = choice?.message;
+  const toolCalls: ToolCall[] = [];
+  for (const [i, call] of (message?.tool_calls ?? []).entries()) {
+    if (call.type !== "function") continue;
+    toolCalls.push({
+      id: call.id || `call_${i + 1}`,
+      name: call.function.name,
+      arguments: call.function.arguments ?? "",
+    });
+  }
+  const content = typeof message?.content === "string" && message.content !== ""
+    ? message.content
+    : null;
+  return {
+    content,
+    toolCalls,
+    finishReason: finishReason(choice?.finish_reason, toolCalls.length),
+    usage: completion.usage ? toUsage(completion.usage) : undefined,
+    model: completion.model || undefined,
+  };
+}
+
+function toUsage(usage: OpenAI.CompletionUsage): ReportedUsage {
+  const promptTokens = usage.prompt_tokens ?? 0;
+  const completionTokens = usage.completion_tokens ?? 0;
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: usage.total_tokens ?? promptTokens + completionTokens,
+  };
+}
+
+function finishReason(reason: string | null | undefined, toolCalls: number): FinishReason {
+  // Some servers say "stop" while calling tools; the calls are what matter.
+  if (toolCalls > 0 && reason !== "length") return "tool_calls";
+  switch (reason) {
+    case "stop":
+    case "length":
+    case "content_filter":
+      return reason;
+    case "tool_calls":
+    case "function_call":
+      return "tool_calls";
+    case null:
+    case undefined:
+      return "stop";
+    default:
+      return "other";
+  }
+}

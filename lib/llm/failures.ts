@@ -1,0 +1,414 @@
+/**
+ * What went wrong with a model request, in two steps: {@linkcode classifyFailure} reduces
+ * whatever the SDK or fetch threw to a small set of kinds (which decide retrying), and
+ * {@linkcode failureError} turns the last one into the typed error a person reads, with the
+ * contract's message (CONTRACT.md section 7), the cause as far as it is known, and the remedy.
+ *
+ * @module
+ */
+
+import { APIError, APIUserAbortError } from "openai";
+import {
+  AuthenticationFailedError,
+  CancelledError,
+  ConnectionLostError,
+  NetworkError,
+  type PatchbayError,
+  ProviderRequestError,
+  RateLimitError,
+  REMEDY,
+  TimeoutError,
+} from "../errors.ts";
+import { abridge } from "../text.ts";
+import type { ProxySettings } from "./proxy.ts";
+import { isRetryableStatus, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
+
+/** One failed attempt, reduced to what decides retrying and wording. */
+export type AttemptFailure =
+  | {
+    kind: "status";
+    status: number;
+    /** The provider's own error message. */
+    message: string;
+    /** The provider's error code (`insufficient_quota`, `context_length_exceeded`). */
+    code?: string;
+    headers?: Headers;
+  }
+  /** Nothing arrived in time: before the response (`response`) or between chunks (`stream`). */
+  | { kind: "timeout"; phase: "connect" | "response" | "stream" }
+  /** The connection could not be made. */
+  | {
+    kind: "network";
+    problem: "refused" | "unreachable" | "dns" | "tls" | "tunnel" | "other";
+    message: string;
+  }
+  /** The connection broke after the answer had started. */
+  | { kind: "dropped"; message: string }
+  | { kind: "cancelled" };
+
+/** What the caller knew when the error arrived. */
+export interface ClassifyContext {
+  /** patchbay's own timer fired (the abort was a timeout, not the user). */
+  timedOut: boolean;
+  /** The response headers had arrived. */
+  responded: boolean;
+  /** The user's signal aborted. */
+  cancelled: boolean;
+}
+
+/** Reduces an SDK or fetch error to an {@linkcode AttemptFailure}. */
+export function classifyFailure(error: unknown, context: ClassifyContext): AttemptFailure {
+  if (context.cancelled) return { kind: "cancelled" };
+  if (context.timedOut) {
+    return { kind: "timeout", phase: context.responded ? "stream" : "response" };
+  }
+  if (error instanceof APIError && error.status !== undefined) {
+    const body = error.error as { message?: unknown; code?: unknown } | undefined;
+    return {
+      kind: "status",
+      status: error.status,
+      message: typeof body?.message === "string" ? body.message : stripStatus(error.message),
+      code: typeof error.code === "string"
+        ? error.code
+        : typeof body?.code === "string"
+        ? body.code
+        : undefined,
+      headers: error.headers,
+    };
+  }
+  if (error instanceof APIUserAbortError) return { kind: "cancelled" };
+  const text = errorChain(error);
+  if (context.responded) return { kind: "dropped", message: text };
+  if (/unsuccessful tunnel|proxy (?:error|authentication)/i.test(text)) {
+    return { kind: "network", problem: "tunnel", message: text };
+  }
+  if (/timed out|os error 110|ETIMEDOUT/i.test(text)) return { kind: "timeout", phase: "connect" };
+  if (/connection refused|os error 111|ECONNREFUSED/i.test(text)) {
+    return { kind: "network", problem: "refused", message: text };
+  }
+  if (/dns error|failed to lookup|name or service not known|ENOTFOUND|EAI_AGAIN/i.test(text)) {
+    return { kind: "network", problem: "dns", message: text };
+  }
+  if (/unreachable|no route to host|os error 10[01]|os error 113|ENETUNREACH/i.test(text)) {
+    return { kind: "network", problem: "unreachable", message: text };
+  }
+  if (/certificate|tls|ssl|UnknownIssuer/i.test(text)) {
+    return { kind: "network", problem: "tls", message: text };
+  }
+  if (/reset|closed|broken pipe|end of file|incomplete/i.test(text)) {
+    return { kind: "dropped", message: text };
+  }
+  return { kind: "network", problem: "other", message: text };
+}
+
+/** Whether another attempt could succeed. */
+export function isRetryable(failure: AttemptFailure): boolean {
+  switch (failure.kind) {
+    case "status":
+      // An exhausted quota is a billing state, not a burst: waiting will not fix it.
+      return isRetryableStatus(failure.status) && failure.code !== "insufficient_quota";
+    case "timeout":
+    case "dropped":
+      return true;
+    case "network":
+      return failure.problem === "refused" || failure.problem === "other";
+    case "cancelled":
+      return false;
+  }
+}
+
+/** One line for a retry notice and the log ("HTTP 429 Too Many Requests"). */
+export function describeFailure(failure: AttemptFailure): string {
+  switch (failure.kind) {
+    case "status":
+      return `HTTP ${failure.status}${statusText(failure.status)}: ${
+        abridge(failure.message, 200)
+      }`;
+    case "timeout":
+      return failure.phase === "stream"
+        ? "the answer stalled"
+        : failure.phase === "connect"
+        ? "the connection timed out"
+        : "no response in time";
+    case "network":
+      return abridge(failure.message, 200);
+    case "dropped":
+      return "the connection dropped mid-answer";
+    case "cancelled":
+      return "cancelled";
+  }
+}
+
+/** Where the failed request was going, for the wording. */
+export interface FailureContext {
+  /** Provider's human name. */
+  label: string;
+  /** Preset name (`openai`), as written in LLM.provider. */
+  provider: string;
+  model: string;
+  baseUrl: string;
+  timeoutSeconds: number;
+  /** Retries made before giving up. */
+  retries: number;
+  /** Milliseconds spent waiting between attempts. */
+  waitedMs: number;
+  proxy?: ProxySettings;
+}
+
+/** The typed error for the last failure of a request. */
+export function failureError(failure: AttemptFailure, context: FailureContext): PatchbayError {
+  const { label } = context;
+  const host = hostOf(context.baseUrl);
+  const tries = context.retries === 0
+    ? "no retry was made"
+    : `${context.retries} ${context.retries === 1 ? "retry was" : "retries were"} made over ` +
+      `${(context.waitedMs / 1000).toFixed(1)} s`;
+  switch (failure.kind) {
+    case "cancelled":
+      return new CancelledError("the model request");
+    case "status":
+      return statusError(failure, context, host, tries);
+    case "timeout": {
+      const remedy = `raise LLM.timeout (now ${context.timeoutSeconds} s) if the model is slow, ` +
+        `and test that ${host} is reachable` + proxyHint(context);
+      if (failure.phase === "connect") {
+        return new TimeoutError(
+          "Connection timeout",
+          `no connection to ${label} at ${host} could be made (${tries})`,
+          remedy,
+        );
+      }
+      return new TimeoutError(
+        "Request timeout",
+        failure.phase === "stream"
+          ? `${label} stopped sending the answer for ${context.timeoutSeconds} s (${tries})`
+          : `${label} did not answer within ${context.timeoutSeconds} s (${tries})`,
+        remedy,
+      );
+    }
+    case "dropped":
+      return new ConnectionLostError(
+        `the connection to ${label} at ${host} closed mid-answer (${tries}): ` +
+          abridge(failure.message, 200),
+        "send the message again; if it keeps happening, check the network and any proxy " +
+          "between you and the provider" + proxyHint(context),
+      );
+    case "network":
+      return networkError(failure, context, host, tries);
+  }
+}
+
+function statusError(
+  failure: Extract<AttemptFailure, { kind: "status" }>,
+  context: FailureContext,
+  host: string,
+  tries: string,
+): PatchbayError {
+  const { label, model, provider } = context;
+  const said = `HTTP ${failure.status}${statusText(failure.status)}: ${
+    abridge(failure.message, 300)
+  }`;
+  if (failure.status === 401 || failure.status === 403) {
+    return new AuthenticationFailedError(
+      `${label} (provider ${provider}) refused LLM_API_KEY for model "${model}" (${said})`,
+    );
+  }
+  if (failure.status === 429) {
+    if (failure.code === "insufficient_quota") {
+      return new RateLimitError(
+        `${label} reports the account's quota is used up for model "${model}" (${said}); ` +
+          "retrying cannot help",
+      );
+    }
+    const asked = retryAfterMs(failure.headers);
+    const tooLong = asked !== undefined && asked > RETRY_AFTER_CAP_MS
+      ? `; it asked to wait ${Math.ceil(asked / 1000)} s, longer than patchbay waits ` +
+        `(${RETRY_AFTER_CAP_MS / 1000} s)`
+      : asked !== undefined
+      ? `; it asked to wait ${Math.ceil(asked / 1000)} s`
+      : "";
+    return new RateLimitError(
+      `${label} limited requests for model "${model}" (${said}); ${tries}${tooLong}`,
+    );
+  }
+  if (failure.status === 404) {
+    return new ProviderRequestError(
+      `Model request failed: ${label} has no such model or path`,
+      404,
+      {
+        reason: `${host} answered ${said} for model "${model}"`,
+        remedy: "check LLM.model (the provider's model list names the valid ones) and, if set, " +
+          "LLM.base_url (it usually ends in /v1)",
+      },
+    );
+  }
+  if (
+    failure.code === "context_length_exceeded" ||
+    /context.{0,20}(length|window)|too many tokens|maximum context/i.test(failure.message)
+  ) {
+    return new ProviderRequestError(
+      `Model request failed: the conversation is too long for "${model}"`,
+      failure.status,
+      {
+        reason: said,
+        remedy: "lower LLM.max_context_length so that patchbay trims more of the history " +
+          "(or start a new conversation)",
+      },
+    );
+  }
+  if (failure.status >= 500) {
+    return new ProviderRequestError(
+      `Model request failed: ${label}'s server failed`,
+      failure.status,
+      {
+        reason: `${said} (${tries})`,
+        remedy:
+          "try again in a while; if it persists, check the provider's status page or switch " +
+          "provider",
+      },
+    );
+  }
+  return new ProviderRequestError(
+    `Model request failed: ${label} rejected the request`,
+    failure.status,
+    {
+      reason: `${said}${parameterHint(failure.message)}`,
+      remedy: "correct the LLM settings named in the provider's message (servers_config.json); " +
+        "run /debug and try again to see the full request in the log",
+    },
+  );
+}
+
+function networkError(
+  failure: Extract<AttemptFailure, { kind: "network" }>,
+  context: FailureContext,
+  host: string,
+  tries: string,
+): PatchbayError {
+  const { label } = context;
+  const via = context.proxy
+    ? ` through the proxy ${context.proxy.url} (${context.proxy.variable})`
+    : "";
+  const local = isLoopback(context.baseUrl);
+  const remedy = local
+    ? `start ${label} so that it listens at ${context.baseUrl}, or fix LLM.base_url`
+    : REMEDY.network +
+      (context.proxy ? ` (now ${context.proxy.variable}=${context.proxy.url}; check it)` : "");
+  switch (failure.problem) {
+    case "refused":
+      return new NetworkError(
+        "Connection refused",
+        `nothing accepted the connection to ${label} at ${host}${via} (${tries})`,
+        remedy,
+        failure.message,
+      );
+    case "dns":
+      return new NetworkError(
+        "Network unreachable",
+        `the host name ${new URL(context.baseUrl).hostname} could not be resolved${via}`,
+        remedy,
+        failure.message,
+      );
+    case "tunnel":
+      return new NetworkError(
+        "Connection refused",
+        `the proxy${via ? via.replace(" through the proxy", "") : ""} refused to open a ` +
+          `connection to ${host}`,
+        `check that the proxy allows connections to ${host} and that its credentials ` +
+          `(user:password@ in ${context.proxy?.variable ?? "HTTPS_PROXY"}) are right; ` +
+          "NO_PROXY lists hosts to reach directly",
+        failure.message,
+      );
+    case "tls":
+      return new NetworkError(
+        "Network unreachable",
+        `the TLS certificate of ${host} is not trusted${via}; a corporate proxy that ` +
+          `re-signs traffic does this (${abridge(failure.message, 160)})`,
+        "trust the proxy's CA certificate (DENO_CERT=/path/to/ca.pem, or " +
+          "DENO_TLS_CA_STORE=system to use the system store), then restart patchbay",
+        failure.message,
+      );
+    default:
+      return new NetworkError(
+        "Network unreachable",
+        `${label} at ${host} could not be reached${via}: ${abridge(failure.message, 200)}`,
+        remedy,
+        failure.message,
+      );
+  }
+}
+
+function proxyHint(context: FailureContext): string {
+  return context.proxy
+    ? ` (requests go through the proxy ${context.proxy.url} from ${context.proxy.variable})`
+    : "";
+}
+
+/** A pointer to the setting behind the provider's complaint about a parameter. */
+function parameterHint(message: string): string {
+  if (/temperature/i.test(message)) return "; remove LLM.temperature if this model rejects it";
+  if (/max_(completion_)?tokens/i.test(message)) return "; lower LLM.max_tokens";
+  if (/tools?\b|function/i.test(message)) {
+    return "; the model may not support tool calling (pick one that does)";
+  }
+  return "";
+}
+
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  408: "Request Timeout",
+  409: "Conflict",
+  413: "Payload Too Large",
+  422: "Unprocessable Entity",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
+function statusText(status: number): string {
+  return STATUS_TEXT[status] ? ` ${STATUS_TEXT[status]}` : "";
+}
+
+/** The SDK prefixes messages with the status ("429 Rate limit..."): drop it. */
+function stripStatus(message: string): string {
+  return message.replace(/^\d{3}\s+/, "");
+}
+
+/** An error and its causes, joined, so that the useful part (`.cause`) is not lost. */
+function errorChain(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
+    parts.push(current instanceof Error ? current.message : String(current));
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  const text = parts.filter((p) => p && p !== "Connection error.").join(": ") || "unknown error";
+  // fetch repeats the URL and layers of wrapping; the words after them are the news.
+  return text
+    .replace(/^fetch failed: /i, "")
+    .replace(/error sending request for url \([^)]*\): /i, "")
+    .replace(/client error \((?:Connect|SendRequest)\): /i, "");
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** Whether the URL points at this machine (a local model server). */
+export function isLoopback(url: string): boolean {
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+    return host === "localhost" || host === "::1" || /^127\./.test(host);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,433 @@
+/**
+ * {@linkcode ModelProvider} for every OpenAI-compatible API, on the `openai` SDK.
+ *
+ * patchbay runs the SDK with its own retries off (`maxRetries: 0`) and retries here, so it
+ * can tell the UI why it waits, count the retries for `/api_stats` and the error text, and
+ * time out a stalled stream (the SDK's timeout ends when the headers arrive). Every
+ * constructor option is passed explicitly: otherwise the SDK reads `OPENAI_*` variables,
+ * which would override the configuration (and make Deno prompt for env access).
+ *
+ * @module
+ */
+
+import OpenAI, { AzureOpenAI } from "openai";
+import { CancelledError, ProviderRequestError } from "../errors.ts";
+import type { LlmConfig } from "../config/types.ts";
+import type { Environment } from "../env.ts";
+import { type Log, silentLog } from "../log.ts";
+import type { Redactor } from "../redact.ts";
+import { API_KEY_VARIABLE, checkApiKey } from "./api_key.ts";
+import { assembleCompletion, type AssembledCompletion, CompletionAssembler } from "./assemble.ts";
+import {
+  type AttemptFailure,
+  classifyFailure,
+  describeFailure,
+  failureError,
+  isRetryable,
+} from "./failures.ts";
+import { PROVIDERS } from "./presets.ts";
+import type {
+  ChatMessage,
+  GenerateRequest,
+  GenerateResult,
+  ModelProvider,
+  TokenUsage,
+  ToolDefinition,
+} from "./provider.ts";
+import { proxyFor, type ProxySettings } from "./proxy.ts";
+import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs, sleep } from "./retry.ts";
+import { estimateTextTokens, TokenEstimator } from "./tokens.ts";
+
+type Params = OpenAI.Chat.Completions.ChatCompletionCreateParams;
+type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+/** Options of {@linkcode createOpenAiProvider}. */
+export interface OpenAiProviderOptions {
+  llm: LlmConfig;
+  /** Source of LLM_API_KEY and the proxy variables (process environment over .env). */
+  env: Environment;
+  /** The key is registered here so that no log line or error ever shows it. */
+  redactor?: Redactor;
+  /** @default silent */
+  log?: Log;
+  /** Jitter source for backoff (tests pin it). @default Math.random */
+  random?: () => number;
+}
+
+/**
+ * Builds the provider for `LLM`. Throws `InvalidApiKeyError` before any request when the
+ * key is missing or cannot be a key of this provider, and `ProviderRequestError` when the
+ * entry names no usable address.
+ */
+export function createOpenAiProvider(options: OpenAiProviderOptions): ModelProvider {
+  return new OpenAiProvider(options);
+}
+
+class OpenAiProvider implements ModelProvider {
+  readonly provider: LlmConfig["provider"];
+  readonly label: string;
+  readonly model: string;
+  readonly baseUrl: string;
+  #llm: LlmConfig;
+  #client: OpenAI;
+  #httpClient: Deno.HttpClient | undefined;
+  #proxy: ProxySettings | undefined;
+  #log: Log;
+  #random: () => number;
+  /** Cleared when the server rejects `stream_options` (some OpenAI-compatible servers do). */
+  #streamUsage = true;
+  #maxTokensField: "max_tokens" | "max_completion_tokens";
+
+  constructor(options: OpenAiProviderOptions) {
+    const { llm, env } = options;
+    const preset = PROVIDERS[llm.provider];
+    this.#llm = llm;
+    this.#log = options.log ?? silentLog;
+    this.#random = options.random ?? Math.random;
+    this.provider = llm.provider;
+    this.label = preset.label;
+    this.model = llm.model;
+    this.#maxTokensField = "maxTokensField" in preset && preset.maxTokensField
+      ? preset.maxTokensField
+      : "max_tokens";
+
+    const key = checkApiKey(llm.provider, env.get(API_KEY_VARIABLE), {
+      baseUrlOverridden: llm.baseUrl !== undefined,
+    });
+    options.redactor?.addSecret(key);
+
+    this.baseUrl = resolveBaseUrl(llm);
+    try {
+      this.#proxy = proxyFor(this.baseUrl, env);
+    } catch (error) {
+      throw new ProviderRequestError("Invalid proxy setting", undefined, {
+        reason: (error as Error).message,
+        remedy: "set the proxy variable to a URL such as http://proxy.example.com:3128, " +
+          "in .env or the environment, then restart patchbay",
+      });
+    }
+    if (this.#proxy) {
+      this.#httpClient = Deno.createHttpClient({
+        proxy: { url: this.#proxy.url, basicAuth: this.#proxy.basicAuth },
+      });
+      this.#log.info(`model requests go through the proxy ${this.#proxy.url}`, {
+        variable: this.#proxy.variable,
+      });
+    }
+
+    const common = {
+      // The SDK's own timer ends at the response headers; patchbay's watchdog (a little
+      // shorter) covers the whole stream, so the SDK's only matters as a backstop.
+      timeout: (llm.timeoutSeconds + 5) * 1000,
+      maxRetries: 0,
+      organization: null,
+      project: null,
+      webhookSecret: null,
+      logLevel: "off" as const,
+      defaultQuery: undefined,
+      fetchOptions: this.#httpClient
+        ? ({ client: this.#httpClient } as unknown as OpenAI["fetchOptions"])
+        : undefined,
+    };
+    if (llm.provider === "azure") {
+      this.#client = new AzureOpenAI(
+        {
+          ...common,
+          apiKey: key,
+          apiVersion: llm.apiVersion,
+          deployment: llm.deployment ?? llm.model,
+          ...(llm.baseUrl ? { baseURL: llm.baseUrl } : { baseURL: null, endpoint: llm.endpoint }),
+        } as ConstructorParameters<typeof AzureOpenAI>[0],
+      );
+    } else {
+      this.#client = new OpenAI({
+        ...common,
+        adminAPIKey: null,
+        // Local servers without a key: the SDK insists on one, so a stand-in is given and the
+        // Authorization header it would produce is removed again.
+        apiKey: key ?? "no-key",
+        defaultHeaders: key === undefined ? { Authorization: null } : undefined,
+        baseURL: this.baseUrl,
+      });
+    }
+  }
+
+  close(): void {
+    this.#httpClient?.close();
+    this.#httpClient = undefined;
+  }
+
+  async generate(request: GenerateRequest): Promise<GenerateResult> {
+    const maxRetries = this.#llm.maxRetries;
+    let retries = 0;
+    let waitedMs = 0;
+    let adjustments = 0;
+    while (true) {
+      if (request.signal?.aborted) throw new CancelledError("the model request");
+      const attempt = await this.#attempt(request);
+      if (attempt.ok) {
+        return { ...this.#finish(attempt.result, request), retries };
+      }
+      const failure = attempt.failure;
+      if (failure.kind === "cancelled") throw new CancelledError("the model request");
+      // A server that rejects one of the optional fields gets the request again without it;
+      // this is a correction, not a retry, and happens at most once per field.
+      if (adjustments < 2 && this.#adjustFor(failure)) {
+        adjustments++;
+        continue;
+      }
+      const asked = failure.kind === "status" ? retryAfterMs(failure.headers) : undefined;
+      const retryable = isRetryable(failure) && retries < maxRetries &&
+        (asked === undefined || asked <= RETRY_AFTER_CAP_MS);
+      this.#log.warn(`model request failed: ${describeFailure(failure)}`, {
+        provider: this.provider,
+        model: this.model,
+        retry: retryable ? retries + 1 : undefined,
+      });
+      if (!retryable) {
+        throw failureError(failure, {
+          label: this.label,
+          provider: this.provider,
+          model: this.model,
+          baseUrl: this.baseUrl,
+          timeoutSeconds: this.#llm.timeoutSeconds,
+          retries,
+          waitedMs,
+          proxy: this.#proxy,
+        });
+      }
+      retries++;
+      const delayMs = backoffMs(retries, asked, this.#random);
+      request.onRetry?.({
+        attempt: retries,
+        maxRetries,
+        delayMs,
+        reason: describeFailure(failure),
+        discardedPartial: attempt.emitted,
+      });
+      try {
+        await sleep(delayMs, request.signal);
+      } catch {
+        throw new CancelledError("the model request");
+      }
+      waitedMs += delayMs;
+    }
+  }
+
+  /** One HTTP exchange under a watchdog: no byte for `timeout` seconds ends it. */
+  async #attempt(request: GenerateRequest): Promise<
+    | { ok: true; result: AssembledCompletion }
+    | { ok: false; failure: AttemptFailure; emitted: boolean }
+  > {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(request.signal?.reason);
+    request.signal?.addEventListener("abort", onAbort, { once: true });
+    const watchdog = new Watchdog(this.#llm.timeoutSeconds * 1000, () => controller.abort());
+    let responded = false;
+    let emitted = false;
+    const started = performance.now();
+    try {
+      const body = this.#body(request);
+      const options = { signal: controller.signal, maxRetries: 0 };
+      if (!request.onDelta) {
+        const completion = await this.#client.chat.completions.create(
+          { ...body, stream: false },
+          options,
+        );
+        responded = true;
+        return { ok: true, result: assembleCompletion(completion) };
+      }
+      const stream = await this.#client.chat.completions.create({
+        ...body,
+        stream: true,
+        ...(this.#streamUsage ? { stream_options: { include_usage: true } } : {}),
+      }, options);
+      responded = true;
+      watchdog.reset();
+      const assembler = new CompletionAssembler();
+      for await (const chunk of stream) {
+        watchdog.reset();
+        const delta = assembler.push(chunk);
+        if (delta !== "") {
+          emitted = true;
+          request.onDelta(delta);
+        }
+      }
+      // The SDK ends the iteration quietly when its request is aborted: the abort was ours.
+      if (controller.signal.aborted) throw controller.signal.reason;
+      return { ok: true, result: assembler.result() };
+    } catch (error) {
+      const failure = classifyFailure(error, {
+        timedOut: watchdog.fired,
+        responded,
+        cancelled: request.signal?.aborted === true,
+      });
+      this.#log.debug("model request attempt failed", {
+        kind: failure.kind,
+        ms: Math.round(performance.now() - started),
+        error,
+      });
+      return { ok: false, failure, emitted };
+    } finally {
+      watchdog.stop();
+      request.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  #body(request: GenerateRequest): Omit<Params, "stream"> {
+    const maxTokens = request.maxTokens ?? this.#llm.maxTokens;
+    const temperature = request.temperature ?? this.#llm.temperature;
+    return {
+      model: this.#llm.provider === "azure" ? (this.#llm.deployment ?? this.model) : this.model,
+      messages: request.messages.map(toMessageParam),
+      ...(request.tools && request.tools.length > 0
+        ? { tools: request.tools.map(toToolParam) }
+        : {}),
+      [this.#maxTokensField]: maxTokens,
+      ...(temperature === undefined ? {} : { temperature }),
+      ...(request.stop && request.stop.length > 0 ? { stop: request.stop } : {}),
+    };
+  }
+
+  /** Drops or renames a field the server refused; `true` when the request is worth resending. */
+  #adjustFor(failure: AttemptFailure): boolean {
+    if (failure.kind !== "status" || (failure.status !== 400 && failure.status !== 422)) {
+      return false;
+    }
+    if (this.#streamUsage && /stream_options|include_usage/i.test(failure.message)) {
+      this.#streamUsage = false;
+      this.#log.info("the provider rejects stream_options; usage will be estimated");
+      return true;
+    }
+    const other = this.#maxTokensField === "max_tokens" ? "max_completion_tokens" : "max_tokens";
+    if (
+      new RegExp(`\\b${this.#maxTokensField}\\b`).test(failure.message) &&
+      /unsupported|not supported|unrecognized|unknown|extra|not permitted|instead/i.test(
+        failure.message,
+      )
+    ) {
+      this.#log.info(`the provider rejects ${this.#maxTokensField}; sending ${other} instead`);
+      this.#maxTokensField = other;
+      return true;
+    }
+    return false;
+  }
+
+  #finish(result: AssembledCompletion, request: GenerateRequest): Omit<GenerateResult, "retries"> {
+    let usage: TokenUsage;
+    if (result.usage) {
+      usage = { ...result.usage, estimated: false };
+    } else {
+      // Only when the provider says nothing: estimated, and marked so everywhere it shows.
+      const promptTokens = new TokenEstimator().raw(request.messages, request.tools ?? []);
+      const completionTokens = estimateTextTokens(result.content ?? "") +
+        result.toolCalls.reduce(
+          (sum, call) => sum + estimateTextTokens(call.name + call.arguments),
+          0,
+        );
+      usage = {
+        promptTokens,
+        completionTokens,
+        totalTokens: promptTokens + completionTokens,
+        estimated: true,
+      };
+    }
+    return {
+      content: result.content,
+      toolCalls: result.toolCalls,
+      finishReason: result.finishReason,
+      usage,
+      model: result.model ?? this.model,
+    };
+  }
+}
+
+/** The API address for the entry: `base_url`, else the preset's (Azure: its endpoint). */
+function resolveBaseUrl(llm: LlmConfig): string {
+  if (llm.baseUrl) return llm.baseUrl;
+  if (llm.provider === "azure" && llm.endpoint) return `${llm.endpoint.replace(/\/+$/, "")}/openai`;
+  const preset = PROVIDERS[llm.provider];
+  if (preset.baseUrl) return preset.baseUrl;
+  throw new ProviderRequestError(`Provider ${llm.provider} has no address`, undefined, {
+    reason: `LLM.provider is ${llm.provider}, which has no built-in address, and LLM.base_url ` +
+      "is not set",
+    remedy:
+      'set LLM.base_url to the server\'s OpenAI-compatible address, e.g. "http://localhost:8000/v1"',
+  });
+}
+
+function toMessageParam(message: ChatMessage): MessageParam {
+  switch (message.role) {
+    case "system":
+      return { role: "system", content: message.content };
+    case "user":
+      return {
+        role: "user",
+        content: typeof message.content === "string"
+          ? message.content
+          : message.content.map((part) =>
+            part.type === "text" ? { type: "text" as const, text: part.text } : {
+              type: "image_url" as const,
+              image_url: { url: `data:${part.mimeType};base64,${part.data}` },
+            }
+          ),
+      };
+    case "assistant": {
+      const calls = message.toolCalls ?? [];
+      return {
+        role: "assistant",
+        content: message.content ?? (calls.length > 0 ? null : ""),
+        ...(calls.length > 0
+          ? {
+            tool_calls: calls.map((call) => ({
+              id: call.id,
+              type: "function" as const,
+              function: { name: call.name, arguments: call.arguments },
+            })),
+          }
+          : {}),
+      };
+    }
+    case "tool":
+      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+  }
+}
+
+function toToolParam(tool: ToolDefinition): OpenAI.Chat.Completions.ChatCompletionTool {
+  // `$schema` means nothing to a model and some providers reject unknown schema keywords.
+  const { $schema: _ignored, ...parameters } = tool.parameters;
+  return {
+    type: "function",
+    function: {
+      name: tool.name,
+      ...(tool.description ? { description: tool.description } : {}),
+      parameters: { type: "object", properties: {}, ...parameters },
+    },
+  };
+}
+
+/** Fires once when `reset` has not been called for `ms`. */
+class Watchdog {
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #ms: number;
+  #onFire: () => void;
+  fired = false;
+
+  constructor(ms: number, onFire: () => void) {
+    this.#ms = ms;
+    this.#onFire = onFire;
+    this.reset();
+  }
+
+  reset(): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.fired = true;
+      this.#onFire();
+    }, this.#ms);
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * The one seam between patchbay and a language model. The chat loop and MCP sampling both
+ * call {@linkcode ModelProvider.generate}; nothing else talks to a provider.
+ *
+ * Messages here are patchbay's own shapes, not any SDK's, so that the agent, the memory
+ * store and the tests never depend on how a provider spells them.
+ *
+ * @module
+ */
+
+import type { ProviderName } from "./presets.ts";
+
+/** A tool call the model asked for. */
+export interface ToolCall {
+  /** The provider's id, echoed in the tool result. */
+  id: string;
+  /** Model-facing tool name. */
+  name: string;
+  /** Arguments as the JSON text the model produced (possibly invalid JSON). */
+  arguments: string;
+}
+
+/** Part of a user message that is not plain text. */
+export type ContentPart =
+  | { type: "text"; text: string }
+  | { type: "image"; mimeType: string; /** base64 */ data: string };
+
+/** One message of a model request. */
+export type ChatMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string | ContentPart[] }
+  | { role: "assistant"; content: string | null; toolCalls?: ToolCall[] }
+  | { role: "tool"; toolCallId: string; content: string };
+
+/** A tool the model may call. */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments (an object schema). */
+  parameters: Record<string, unknown>;
+}
+
+/** Tokens one request used. */
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  /** `true` when the provider did not report usage and patchbay estimated it. */
+  estimated: boolean;
+}
+
+/** Why the model stopped. */
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "other";
+
+/** A failed attempt that is about to be retried. */
+export interface RetryNotice {
+  /** 1 for the first retry. */
+  attempt: number;
+  maxRetries: number;
+  /** Wait before the retry. */
+  delayMs: number;
+  /** What went wrong, in words for a person ("HTTP 429 Too Many Requests"). */
+  reason: string;
+  /** Text already passed to `onDelta` belongs to the failed attempt and is void. */
+  discardedPartial: boolean;
+}
+
+/** Everything one model request needs. */
+export interface GenerateRequest {
+  messages: ChatMessage[];
+  /** Tools offered to the model; empty or absent: none. */
+  tools?: ToolDefinition[];
+  /** Cap on the answer's tokens. @default LLM.max_tokens */
+  maxTokens?: number;
+  /** @default LLM.temperature (not sent when unset) */
+  temperature?: number;
+  stop?: string[];
+  /** Streams the answer: called with each piece of text as it arrives. Absent: one response. */
+  onDelta?: (text: string) => void;
+  /** Told before each retry, so the UI can say why it is waiting. */
+  onRetry?: (notice: RetryNotice) => void;
+  /** Aborting stops the request (and the stream) at once. */
+  signal?: AbortSignal;
+}
+
+/** The model's complete answer. */
+export interface GenerateResult {
+  /** Assembled text; `null` when the model only called tools. */
+  content: string | null;
+  toolCalls: ToolCall[];
+  finishReason: FinishReason;
+  usage: TokenUsage;
+  /** The model that answered, as the provider reported it (else the configured one). */
+  model: string;
+  /** Retries it took. */
+  retries: number;
+}
+
+/** A configured model behind one provider. */
+export interface ModelProvider {
+  readonly provider: ProviderName;
+  /** Human name of the provider ("OpenAI"). */
+  readonly label: string;
+  /** The configured model (for Azure: the deployment's model name as configured). */
+  readonly model: string;
+  /** The API address requests go to. */
+  readonly baseUrl: string;
+  /**
+   * Sends one request. Rejects with a `PatchbayError`: `CancelledError` when `signal`
+   * aborts, `AuthenticationFailedError`, `RateLimitError`, `TimeoutError`, `NetworkError`,
+   * `ConnectionLostError` or `ProviderRequestError` after the bounded retries.
+   */
+  generate(request: GenerateRequest): Promise<GenerateResult>;
+  /** Releases the HTTP client (proxy connections). */
+  close(): void;
+}

@@ -1,0 +1,139 @@
+/** Pure tests of the approval policy, the session limits and the statistics formatter. */
+
+import assert from "node:assert/strict";
+import { ApprovalPolicy } from "../lib/agent/approval.ts";
+import { admitRequest, MIN_ANSWER_TOKENS } from "../lib/agent/limits.ts";
+import { formatStats, UsageStats } from "../lib/agent/stats.ts";
+import type { CatalogueTool } from "../lib/connections/types.ts";
+import { LimitReachedError } from "../lib/errors.ts";
+
+const tool = (server: string, name: string, description = "does things"): CatalogueTool => ({
+  name: `${server}_${name}`,
+  server,
+  originalName: name,
+  description,
+  inputSchema: { type: "object" },
+});
+
+Deno.test("trusted servers skip approval; others are asked until 'always'", () => {
+  const policy = new ApprovalPolicy([{ name: "safe", trusted: true }, {
+    name: "web",
+    trusted: false,
+  }]);
+  assert.equal(policy.check(tool("safe", "read")), undefined);
+  const fetch = tool("web", "fetch");
+  assert.equal(policy.check(fetch), "not-approved");
+  policy.record("yes", fetch, [fetch]);
+  assert.equal(policy.check(fetch), "not-approved", "yes is for this call only");
+  policy.record("always-tool", fetch, [fetch]);
+  assert.equal(policy.check(fetch), undefined);
+  assert.equal(policy.check(tool("web", "post")), "not-approved", "always-tool covers one tool");
+});
+
+Deno.test("always-server covers the tools seen then; later or changed tools are asked again", () => {
+  const policy = new ApprovalPolicy([{ name: "web", trusted: false }]);
+  const fetch = tool("web", "fetch");
+  const search = tool("web", "search");
+  policy.record("always-server", fetch, [fetch, search, tool("other", "x")]);
+  assert.equal(policy.check(fetch), undefined);
+  assert.equal(policy.check(search), undefined);
+  assert.equal(policy.check(tool("other", "x")), "not-approved", "only that server");
+  assert.equal(policy.check(tool("web", "delete")), "new-tool", "appeared after the approval");
+  assert.equal(policy.check(tool("web", "fetch", "now also uploads")), "changed");
+  policy.reset();
+  assert.equal(policy.check(fetch), "not-approved");
+});
+
+Deno.test("limits: unlimited passes; request_limit stops at the limit", () => {
+  const stats = new UsageStats({ toolCallTimeoutSeconds: 30, maxSteps: 5 });
+  assert.equal(admitRequest(stats, stats.limits, 1_000_000, 4096), 4096);
+  const limits = { toolCallTimeoutSeconds: 30, maxSteps: 5, requestLimit: 1 };
+  stats.recordRequest("chat", "m", usage(10, 5));
+  assert.throws(() => admitRequest(stats, limits, 10, 100), (e: unknown) => {
+    assert.ok(e instanceof LimitReachedError);
+    assert.equal(e.message, "Limit reached: request_limit");
+    return true;
+  });
+});
+
+Deno.test("limits: total_tokens_limit caps the answer to the room left", () => {
+  const limits = { toolCallTimeoutSeconds: 30, maxSteps: 5, totalTokensLimit: 1000 };
+  const stats = new UsageStats(limits);
+  stats.recordRequest("chat", "m", usage(500, 100));
+  assert.equal(admitRequest(stats, limits, 200, 4096), 200);
+  assert.equal(admitRequest(stats, limits, 100, 50), 50);
+  assert.throws(
+    () => admitRequest(stats, limits, 400 - MIN_ANSWER_TOKENS + 1, 4096),
+    LimitReachedError,
+  );
+});
+
+Deno.test("stats: per model, chat and sampling apart, tools per server, limits never negative", () => {
+  const limits = {
+    toolCallTimeoutSeconds: 30,
+    maxSteps: 10,
+    requestLimit: 2,
+    totalTokensLimit: 100,
+  };
+  const stats = new UsageStats(limits, new Date("2026-03-01T10:00:00Z"));
+  stats.recordRequest("chat", "gpt-a", usage(100, 20), { retries: 1 });
+  stats.recordRequest("chat", "gpt-a", usage(50, 5));
+  stats.recordRequest("sampling", "gpt-a", { ...usage(7, 3), estimated: true }, { server: "srv" });
+  stats.recordToolCall("fs", "ok", 120);
+  stats.recordToolCall("fs", "error", 30);
+  stats.recordToolCall("fs", "timeout", 30_000);
+  stats.recordToolCall("web", "declined", 0);
+  stats.recordFailure(2);
+  const snapshot = stats.snapshot();
+  assert.deepEqual(snapshot.limits, [
+    { name: "request_limit", used: 3, limit: 2, remaining: 0 },
+    { name: "total_tokens_limit", used: 185, limit: 100, remaining: 0 },
+  ]);
+  assert.equal(
+    formatStats(snapshot, { now: new Date("2026-03-01T10:05:30Z") }),
+    [
+      "Session usage (since 2026-03-01T10:00:00.000Z, 5 min 30 s)",
+      "  Requests:          3 (chat 2, sampling 1)",
+      "  Prompt tokens:     157",
+      "  Completion tokens: 28",
+      "  Total tokens:      185 (1 of 3 requests estimated: the provider reported no usage)",
+      "  Retries:           3; failed requests: 1",
+      "",
+      "By model",
+      "  gpt-a: 3 requests, 157 prompt + 28 completion = 185 tokens (1 of 3 requests estimated: " +
+      "the provider reported no usage)",
+      "",
+      "Sampling (model requests made for servers)",
+      "  srv: 1 request, 10 tokens (estimated: the provider reported no usage)",
+      "",
+      "Tool calls",
+      "  fs: 3 calls (1 error, 1 timeout), 30.1 s in tools",
+      "  web: 1 call (1 declined)",
+      "",
+      "Limits (AgentConfig)",
+      "  request_limit: 3 of 2 used, 0 remaining",
+      "  total_tokens_limit: 185 of 100 used, 0 remaining",
+      "  max_steps: 10 per turn",
+      "  tool_call_timeout: 30 s",
+    ].join("\n"),
+  );
+});
+
+Deno.test("stats: unset limits read unlimited; a fresh session says no tool calls yet", () => {
+  const stats = new UsageStats({ toolCallTimeoutSeconds: 30, maxSteps: 20 }, new Date(0));
+  const text = formatStats(stats.snapshot(), { now: new Date(0) });
+  assert.match(text, /Requests: {10}0\n/);
+  assert.match(text, /Tool calls\n {2}none yet/);
+  assert.match(text, /request_limit: unlimited \(0 used\)/);
+  assert.match(text, /total_tokens_limit: unlimited \(0 used\)/);
+  assert.deepEqual(stats.snapshot().limits.map((l) => l.remaining), ["unlimited", "unlimited"]);
+});
+
+function usage(prompt: number, completion: number) {
+  return {
+    promptTokens: prompt,
+    completionTokens: completion,
+    totalTokens: prompt + completion,
+    estimated: false,
+  };
+}
