@@ -212,9 +212,16 @@ export class LineEditor {
 
   /**
    * Asks a question answered by one key among `keys` (lower case); Enter gives
-   * `fallback`, Ctrl+C or Ctrl+D give `cancel`. Piped input answers with a line.
+   * `fallback`, Ctrl+C or Ctrl+D give `cancel`, and so does aborting `signal` (the
+   * question was withdrawn). Piped input answers with a line.
    */
-  async choose(question: string, keys: readonly string[], fallback: string, cancel: string) {
+  async choose(
+    question: string,
+    keys: readonly string[],
+    fallback: string,
+    cancel: string,
+    signal?: AbortSignal,
+  ): Promise<string> {
     this.#output.write(question);
     if (!this.interactive || !this.#input.setRawMode) {
       const answer = await this.#readPiped();
@@ -226,7 +233,10 @@ export class LineEditor {
     const input = this.#input;
     const setRawMode = (on: boolean) => input.setRawMode?.(on);
     const chosen = await new Promise<string>((resolve) => {
+      let settled = false;
       const finish = (value: string) => {
+        if (settled) return;
+        settled = true;
         input.off("data", onData);
         setRawMode(false);
         input.pause();
@@ -239,6 +249,8 @@ export class LineEditor {
         else if (text === "\r" || text === "\n") finish(fallback);
         else if (keys.includes(key)) finish(key);
       };
+      if (signal?.aborted) return finish(cancel);
+      signal?.addEventListener("abort", () => finish(cancel), { once: true });
       setRawMode(true);
       input.on("data", onData);
       input.resume();
