@@ -90,7 +90,8 @@ function renderSummaries(summaries: LoginSummary[], location: string, now: numbe
   const header = ["SERVER", "STATUS", "ISSUER", "EXPIRES", "SCOPES"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   const line = (cells: string[]) =>
-    "  " + cells.map((cell, i) => i === cells.length - 1 ? cell : cell.padEnd(widths[i])).join("  ");
+    "  " +
+    cells.map((cell, i) => i === cells.length - 1 ? cell : cell.padEnd(widths[i])).join("  ");
   return [
     `OAuth logins ${style.dim(`(stored in ${location})`)}`,
     "",
@@ -145,7 +146,9 @@ export async function authLogin(name: string, options: AuthLoginOptions): Promis
         console.log(`Refreshed the login to '${name}' (issuer ${stored.issuer}${expiry}).`);
         break;
       case "authorized":
-        console.log(`${style.green("✓")} Logged in to '${name}' (issuer ${stored.issuer}${expiry}).`);
+        console.log(
+          `${style.green("✓")} Logged in to '${name}' (issuer ${stored.issuer}${expiry}).`,
+        );
         break;
       case "not_required":
         console.log(

@@ -17,6 +17,9 @@ import {
 } from "../lib/errors.ts";
 import { CALLBACK_PORT } from "../lib/oauth/callback.ts";
 import { logout } from "../lib/oauth/mod.ts";
+import { join } from "node:path";
+import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+import { DENO } from "./support/deps.ts";
 import { connectWith, httpEntry, oauthHarness } from "./support/oauth_harness.ts";
 import { startAuthorizationServer } from "./support/oauth_server.ts";
 import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
@@ -207,7 +210,10 @@ Deno.test("callback: a state mismatch is refused and the login then times out", 
   const error = await provider.ensureLogin().then(() => undefined, (e) => e);
   assert.ok(error instanceof OAuthFailedError, String(error));
   assert.match(error.message, /^OAuth authentication failed/);
-  assert.match(error.reason, /no authorization response reached http:\/\/localhost:3000\/callback within 2 s/);
+  assert.match(
+    error.reason,
+    /no authorization response reached http:\/\/localhost:3000\/callback within 2 s/,
+  );
   await h.browser.settled();
   assert.equal(h.browser.visits[0].status, 400);
   assert.match(h.browser.visits[0].body, /state mismatch/);
@@ -284,14 +290,23 @@ Deno.test("several servers needing login are handled one after another on port 3
   await using as = startAuthorizationServer();
   await using rsA = startProtectedMcpServer({ authorizationServer: as });
   await using rsB = startProtectedMcpServer({ authorizationServer: as });
-  await using h = await oauthHarness();
+  // The person finishes the first login only once the second is waiting for the port.
+  let release!: () => void;
+  const bothWaiting = new Promise<void>((resolve) => release = resolve);
+  await using h = await oauthHarness({ browser: { before: () => bothWaiting } });
   const a = httpEntry("alpha", rsA.url);
   const b = httpEntry("beta", rsB.url);
   const runtime = h.runtime([a, b]);
-  const outcomes = await Promise.all([
+  const logins = Promise.all([
     runtime.providerFor(a)!.ensureLogin(),
     runtime.providerFor(b)!.ensureLogin(),
   ]);
+  while (!h.events.some((e) => e.type === "queued")) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  assert.equal(h.browser.opened.length, 1, "the second login waits before opening a browser");
+  release();
+  const outcomes = await logins;
   assert.deepEqual(outcomes, ["authorized", "authorized"]);
   const sequence = h.events.filter((e) =>
     e.type === "authorization_started" || (e.type === "authorized" && e.how === "browser")
@@ -373,6 +388,64 @@ Deno.test("OAuth tokens, codes and client secrets never reach the log, even at d
   for (const secret of secrets) assert.ok(!log.includes(secret), `leaked ${secret.slice(0, 6)}…`);
 });
 
+Deno.test("CLI: auth login with $BROWSER, auth list without secrets, auth logout", async () => {
+  await using as = startAuthorizationServer({ scopesSupported: ["mcp"] });
+  await using rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"] });
+  const fakeBrowserCli = new URL("./support/fake_browser_cli.ts", import.meta.url).pathname;
+  await using box = await sandbox({ BROWSER: `${DENO} run --allow-net ${fakeBrowserCli}` });
+  const configPath = await writeConfig(
+    box,
+    configWith({ prot: { url: rs.url, auth: { method: "oauth" } }, local: { command: "true" } }),
+  );
+  const patchbay = (...args: string[]) => runPatchbay(box, ["--config", configPath, ...args]);
+
+  const login = await patchbay("auth", "login", "prot");
+  assert.equal(login.code, 0, login.stderr);
+  assert.match(login.stderr, /Authorize patchbay for 'prot' in your browser to log in/);
+  assert.match(login.stderr, /open this URL by hand:\n {2}http:\/\/127\.0\.0\.1:\d+\/authorize\?/);
+  assert.match(
+    login.stdout,
+    /Logged in to 'prot' \(issuer http:\/\/127\.0\.0\.1:\d+, token expires in/,
+  );
+
+  const dir = join(box.home, ".config", "patchbay", "oauth");
+  const [file] = [...Deno.readDirSync(dir)].map((entry) => join(dir, entry.name));
+  assert.equal(Deno.statSync(file).mode! & 0o777, 0o600);
+  const stored = JSON.parse(Deno.readTextFileSync(file));
+  const tokens = stored.issuers[as.issuer].tokens;
+
+  const list = await patchbay("auth", "list");
+  assert.equal(list.code, 0, list.stderr);
+  assert.match(
+    list.stdout,
+    /prot\s+logged in\s+http:\/\/127\.0\.0\.1:\d+\s+in (59|60) min, refreshable\s+mcp/,
+  );
+  const json = JSON.parse((await patchbay("auth", "list", "--json")).stdout);
+  assert.equal(json.logins[0].state, "logged_in");
+  assert.deepEqual(json.logins[0].scopes, ["mcp"]);
+  for (const output of [login.stdout + login.stderr, list.stdout, JSON.stringify(json)]) {
+    assert.ok(!output.includes(tokens.access_token) && !output.includes(tokens.refresh_token));
+  }
+
+  const again = await patchbay("auth", "login", "prot");
+  assert.match(again.stdout, /Already logged in to 'prot'/);
+  assert.equal(as.log.authorize.length, 1);
+
+  const wrong = await patchbay("auth", "logout", "prat");
+  assert.equal(wrong.code, 2);
+  assert.match(wrong.stderr, /no OAuth server named 'prat' \(did you mean 'prot'\?\)/);
+  const notOAuth = await patchbay("auth", "login", "local");
+  assert.equal(notOAuth.code, 1);
+  assert.match(notOAuth.stderr, /'local' does not use OAuth/);
+
+  const out = await patchbay("auth", "logout", "prot");
+  assert.equal(out.code, 0, out.stderr);
+  assert.match(out.stdout, /Logged out of 'prot': tokens revoked at the authorization server/);
+  assert.equal(as.log.revoke.length, 2);
+  assert.deepEqual([...Deno.readDirSync(dir)], []);
+  assert.match((await patchbay("auth", "list")).stdout, /prot\s+not logged in/);
+});
+
 // ── discovery and registration variants ──────────────────────────────────────────────
 
 Deno.test("discovery: path-based, then root protected-resource metadata when there is no hint", async () => {
@@ -386,12 +459,10 @@ Deno.test("discovery: path-based, then root protected-resource metadata when the
       .map((r) => `${r.path} ${r.status}`);
     assert.deepEqual(
       wellKnown.slice(0, metadataAt === "path" ? 1 : 2),
-      metadataAt === "path"
-        ? ["/.well-known/oauth-protected-resource/mcp 200"]
-        : [
-          "/.well-known/oauth-protected-resource/mcp 404",
-          "/.well-known/oauth-protected-resource 200",
-        ],
+      metadataAt === "path" ? ["/.well-known/oauth-protected-resource/mcp 200"] : [
+        "/.well-known/oauth-protected-resource/mcp 404",
+        "/.well-known/oauth-protected-resource 200",
+      ],
     );
   }
 });

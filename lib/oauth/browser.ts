@@ -19,8 +19,11 @@ export interface BrowserOpenResult {
   command?: string;
   /** Why no browser opened. */
   reason?: string;
-  /** Settles when the opener process exits (tests wait on it; real browsers may run on). */
-  exited?: Promise<void>;
+  /**
+   * Waits for the opener process to exit (tests do; patchbay never waits for a browser,
+   * which is detached so it cannot keep patchbay running).
+   */
+  waitForExit?: () => Promise<void>;
 }
 
 /** Opens `url`; never throws. */
@@ -127,6 +130,10 @@ async function runOpener(argv: string[], graceMs: number): Promise<BrowserOpenRe
     return { opened: false, reason };
   }
   const exited = child.status.then(() => {});
+  const waitForExit = () => {
+    child.ref();
+    return exited;
+  };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const grace = new Promise<"running">((resolve) => {
     timer = setTimeout(() => resolve("running"), graceMs);
@@ -136,14 +143,14 @@ async function runOpener(argv: string[], graceMs: number): Promise<BrowserOpenRe
   if (outcome === "running") {
     // Still running: the command is the browser itself. It must not keep patchbay alive.
     child.unref();
-    return { opened: true, command, exited };
+    return { opened: true, command, waitForExit };
   }
-  if (outcome.success) return { opened: true, command, exited };
+  if (outcome.success) return { opened: true, command, waitForExit };
   const known = program === "xdg-open" ? XDG_OPEN_EXIT[outcome.code] : undefined;
   return {
     opened: false,
     command,
     reason: known ?? `${command} exited with code ${outcome.code}`,
-    exited,
+    waitForExit,
   };
 }

@@ -256,7 +256,11 @@ export class CallbackListener {
       pending.reject(authorizationError(expected.server, error, params));
       return error === "access_denied"
         ? page(200, "Authorization denied", "patchbay was not authorized. You can close this tab.")
-        : page(400, "Login failed", `The authorization server answered ${error}. See the terminal.`);
+        : page(
+          400,
+          "Login failed",
+          `The authorization server answered ${error}. See the terminal.`,
+        );
     }
     const code = params.get("code");
     if (!code) {

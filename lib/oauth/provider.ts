@@ -32,8 +32,8 @@ import {
   type FetchLike,
   InsecureTokenEndpointError,
   isHttpsUrl,
-  IssuerMismatchError,
   isStrictScopeSuperset,
+  IssuerMismatchError,
   LATEST_PROTOCOL_VERSION,
   type OAuthClientInformationContext,
   type OAuthClientMetadata,
@@ -317,7 +317,9 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
    * tokens are used as they are, expired ones refreshed; otherwise the server is asked
    * (without a token) for its challenge and a browser login follows.
    */
-  async ensureLogin(options: { signal?: AbortSignal; force?: boolean } = {}): Promise<LoginOutcome> {
+  async ensureLogin(
+    options: { signal?: AbortSignal; force?: boolean } = {},
+  ): Promise<LoginOutcome> {
     this.#checkEntry();
     if (!options.force) {
       const tokens = await this.tokens();
@@ -401,7 +403,9 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   async #runAuthorization(request: AuthorizeRequest): Promise<"refresh" | "browser"> {
     this.#checkEntry();
     this.#reason = request.reason;
-    if (request.scope) this.#requestedScope = computeScopeUnion(this.#requestedScope, request.scope);
+    if (request.scope) {
+      this.#requestedScope = computeScopeUnion(this.#requestedScope, request.scope);
+    }
     this.#pendingLogin = undefined;
     const result = await this.#auth({
       scope: this.#requestedScope,
@@ -570,7 +574,11 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     if (response.status !== 401 && response.status !== 403) {
       this.#log.warn("unexpected answer to the authorization probe", { status: response.status });
     }
-    return { ok: false, scope: challenge.scope, resourceMetadataUrl: challenge.resourceMetadataUrl };
+    return {
+      ok: false,
+      scope: challenge.scope,
+      resourceMetadataUrl: challenge.resourceMetadataUrl,
+    };
   }
 
   /** A server that opened a session for the probe gets it closed again. */
@@ -647,7 +655,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
           "(code_challenge_methods_supported is " +
           `${JSON.stringify(metadata.code_challenge_methods_supported ?? null)}), which the MCP ` +
           "authorization specification requires; patchbay will not authorize without it",
-        remedy: "ask the server's operator to enable PKCE S256; until then remove \"auth\" " +
+        remedy: 'ask the server\'s operator to enable PKCE S256; until then remove "auth" ' +
           "and send a token with headers",
       });
     }

@@ -60,6 +60,8 @@ export interface FakeBrowserOptions {
   fail?: string;
   /** Do not visit at all (the person never finishes the login). */
   idle?: boolean;
+  /** Awaited before each visit (the person takes their time). */
+  before?: () => Promise<void>;
 }
 
 /** A browser opener that completes logins headlessly. */
@@ -72,7 +74,9 @@ export function fakeBrowser(options: FakeBrowserOptions = {}): FakeBrowser {
     if (!options.idle) {
       // Like a real browser, the visit happens after the opener has returned.
       running.push(
-        followRedirects(url.href, options.tamper).then((visit) => visits.push(visit)),
+        (options.before?.() ?? Promise.resolve())
+          .then(() => followRedirects(url.href, options.tamper))
+          .then((visit) => visits.push(visit)),
       );
     }
     return Promise.resolve(

@@ -242,7 +242,10 @@ export function startAuthorizationServer(
       const state = params.get("state");
       if (state !== null) target.searchParams.set("state", state);
       if (o().issParameter ?? true) {
-        target.searchParams.set("iss", o().wrongIssOnRedirect ? "https://evil.example" : state_iss());
+        target.searchParams.set(
+          "iss",
+          o().wrongIssOnRedirect ? "https://evil.example" : state_iss(),
+        );
       }
       return new Response(null, { status: 302, headers: { location: target.href } });
     };
@@ -326,9 +329,12 @@ export function startAuthorizationServer(
       token_endpoint_auth_method: method,
     };
     clients.set(client.client_id, client);
-    return Response.json({ ...body, ...client, client_id_issued_at: Math.floor(Date.now() / 1000) }, {
-      status: 201,
-    });
+    return Response.json(
+      { ...body, ...client, client_id_issued_at: Math.floor(Date.now() / 1000) },
+      {
+        status: 201,
+      },
+    );
   }
 
   async function revoke(request: Request): Promise<Response> {
@@ -363,7 +369,9 @@ export function startAuthorizationServer(
         token: value,
         clientId: grant.clientId,
         scopes: grant.scopes,
-        expiresAt: Math.floor(grant.expiresAt / 1000),
+        // Rounded up: the SDK's verifier compares whole seconds, and rounding down would
+        // refuse a one-second token as soon as the second it was issued in ends.
+        expiresAt: Math.ceil(grant.expiresAt / 1000),
         resource: grant.resource ? new URL(grant.resource) : undefined,
       });
     },

@@ -170,7 +170,15 @@ export function startProtectedMcpServer(options: ProtectedServerOptions): Protec
     }
     const auth = options.noOAuth ? undefined : await gate(request);
     if (auth instanceof Response) return auth;
-    return await handler.fetch(request, { authInfo: auth });
+    // A copy without Deno.serve's signal: the SDK reads request.signal, which makes Deno
+    // print a notice about its legacy abort behaviour into every test's output.
+    const copy = new Request(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      duplex: "half",
+    } as RequestInit);
+    return await handler.fetch(copy, { authInfo: auth });
   }
 
   const close = async () => {
