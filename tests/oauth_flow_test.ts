@@ -246,10 +246,13 @@ Deno.test("callback: denial in the browser, and an iss mismatch (RFC 9207), fail
   assert.equal(grants(as, "authorization_code"), 0);
 });
 
-Deno.test("callback listener: loopback only, /callback only, released after the login", async () => {
+Deno.test("no browser: the URL is shown and opened by hand; the listener is loopback and /callback only", async () => {
   await using as = startAuthorizationServer();
   await using rs = startProtectedMcpServer({ authorizationServer: as });
-  await using h = await oauthHarness({ browser: { idle: true }, timeoutMs: 3_000 });
+  await using h = await oauthHarness({
+    browser: { idle: true, fail: "xdg-open found no browser (is a desktop environment running?)" },
+    timeoutMs: 3_000,
+  });
   const entry = httpEntry("protected", rs.url);
   const login = h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
     () => undefined,
@@ -273,8 +276,12 @@ Deno.test("callback listener: loopback only, /callback only, released after the 
       "not reachable from other hosts",
     );
   }
+  const failed = h.events.find((e) => e.type === "browser_failed");
+  assert.ok(failed?.type === "browser_failed");
+  assert.equal(failed.url, h.browser.opened[0]);
+  assert.match(failed.reason, /found no browser/);
   // Finish the login by hand with the real state, as a person pasting the URL would.
-  const url = new URL(h.browser.opened[0]);
+  const url = new URL(failed.url);
   const visit = await fetch(url, { redirect: "manual" });
   const callback = visit.headers.get("location")!;
   await visit.body?.cancel();

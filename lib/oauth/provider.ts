@@ -362,6 +362,10 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
           const challenge = extractWWWAuthenticateParams(response);
           await response.body?.cancel();
           if (reauthorizations >= MAX_REAUTHORIZATIONS) throw this.#rejectedAfterLogin(challenge);
+          if (reauthorizations > 0 || this.#discoveryMovedTo(challenge.resourceMetadataUrl)) {
+            // Refused again, or pointed elsewhere: the cached metadata may be stale.
+            await this.invalidateCredentials("discovery");
+          }
           const hadToken = (await this.tokens()) !== undefined;
           await this.#authorize({
             reason: hadToken ? "reauthorize" : "login",
@@ -616,6 +620,13 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     return !endpoints.some((endpoint) =>
       endpoint.origin === url.origin && endpoint.pathname === url.pathname
     );
+  }
+
+  /** The server names protected-resource metadata other than the cached one. */
+  #discoveryMovedTo(resourceMetadataUrl: URL | undefined): boolean {
+    const cached = this.#record?.discovery?.resourceMetadataUrl;
+    return resourceMetadataUrl !== undefined && cached !== undefined &&
+      cached !== resourceMetadataUrl.href;
   }
 
   #expiresWithin(ms: number): boolean {
