@@ -10,6 +10,7 @@
 
 import assert from "node:assert/strict";
 import {
+  CancelledError,
   OAuthFailedError,
   OAuthUnsupportedError,
   REMEDY,
@@ -291,6 +292,31 @@ Deno.test("no browser: the URL is shown and opened by hand; the listener is loop
   // Released: the port can be bound again at once.
   const listener = Deno.listen({ hostname: "127.0.0.1", port: CALLBACK_PORT });
   listener.close();
+});
+
+Deno.test("cancelling: ensureLogin's signal, or closing the runtime, ends the login and frees the port", async () => {
+  await using as = startAuthorizationServer();
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  await using h = await oauthHarness({ browser: { idle: true } });
+  const entry = httpEntry("protected", rs.url);
+  const waitForBrowser = async (count: number) => {
+    while (h.browser.opened.length < count) await new Promise((r) => setTimeout(r, 5));
+  };
+
+  const controller = new AbortController();
+  const login = h.runtime([entry]).providerFor(entry)!.ensureLogin({ signal: controller.signal });
+  await waitForBrowser(1);
+  controller.abort();
+  await assert.rejects(login, CancelledError);
+  Deno.listen({ hostname: "127.0.0.1", port: CALLBACK_PORT }).close();
+
+  // A login started by a request (no signal of its own) ends when the session closes.
+  const runtime = h.runtime([entry]);
+  const request = connectWith(rs.url, runtime.providerFor(entry)!).then(() => undefined, (e) => e);
+  await waitForBrowser(2);
+  await runtime.close();
+  assert.ok((await request) instanceof CancelledError);
+  Deno.listen({ hostname: "127.0.0.1", port: CALLBACK_PORT }).close();
 });
 
 Deno.test("several servers needing login are handled one after another on port 3000", async () => {
@@ -609,6 +635,38 @@ Deno.test("a server without OAuth support: Session terminated, remove auth; use 
   }
   assert.equal(h.browser.opened.length, 0);
 });
+
+Deno.test("ensureLogin: a wrong URL or a failing server is named as such, not as OAuth", async () => {
+  await using as = startAuthorizationServer();
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  await using h = await oauthHarness();
+  const wrongPath = httpEntry("typo", rs.url.replace("/mcp", "/mpc"));
+  const error = await h.runtime([wrongPath]).providerFor(wrongPath)!.ensureLogin().then(
+    () => undefined,
+    (e) => e,
+  );
+  assert.ok(error instanceof ServerConnectError && !(error instanceof OAuthUnsupportedError));
+  assert.match(error.reason, /answered HTTP 404: there is no MCP endpoint/);
+  assert.equal(error.remedy, REMEDY.wrongAddress);
+
+  const closed = httpEntry("down", `http://127.0.0.1:${closedPort()}/mcp`);
+  const down = await h.runtime([closed]).providerFor(closed)!.ensureLogin().then(
+    () => undefined,
+    (e) => e,
+  );
+  assert.ok(down instanceof ServerConnectError, String(down));
+  assert.match(down.reason, /could not be reached/);
+  assert.equal(down.remedy, REMEDY.notRunning);
+  assert.equal(h.browser.opened.length, 0);
+});
+
+/** A port nothing listens on. */
+function closedPort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
 
 /** A node process listening on 127.0.0.1:`port` until disposed. */
 async function holdPort(port: number) {

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { CancelledError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
 import { abortable } from "./abortable.ts";
 import { type BrowserOpener, openBrowser } from "./browser.ts";
@@ -88,6 +89,7 @@ export class AuthorizationBroker {
   #tail: Promise<void> = Promise.resolve();
   #waiting = 0;
   #current: string | undefined;
+  #closed = false;
 
   constructor(options: AuthorizationBrokerOptions = {}) {
     this.#log = options.log ?? silentLog;
@@ -128,6 +130,7 @@ export class AuthorizationBroker {
         this.#onEvent({ type: "queued", server: request.server, behind: this.#current });
       }
       await abortable(ahead, request.signal, `login to ${request.server}`);
+      if (this.#closed) throw new CancelledError(`login to ${request.server}`);
       running = true;
       this.#current = request.server;
       return await finish(await this.#run(request));
@@ -139,8 +142,10 @@ export class AuthorizationBroker {
     }
   }
 
-  /** Stops the listener. Logins in progress fail with their own timeouts or signals. */
+  /** Cancels the login in progress and stops the listener; later logins are refused. */
   async close(): Promise<void> {
+    this.#closed = true;
+    this.listener.cancel(new CancelledError("OAuth login (patchbay is closing)"));
     await this.listener.close();
   }
 

@@ -187,6 +187,11 @@ export class CallbackListener {
     });
   }
 
+  /** Ends the login being awaited, if any, with `error`. */
+  cancel(error: unknown): void {
+    this.#pending?.reject(error);
+  }
+
   /** Stops listening (in-flight responses are finished first). */
   async close(): Promise<void> {
     const servers = this.#servers;

@@ -113,7 +113,13 @@ interface AuthorizeRequest {
   scope?: string;
   resourceMetadataUrl?: URL;
   force?: boolean;
+  /** Stops this caller waiting. */
   signal?: AbortSignal;
+  /**
+   * Also cancels the browser login itself when `signal` aborts: set for a person's own
+   * cancellation, never for a request timeout, which must not end a login half done.
+   */
+  cancelsLogin?: boolean;
 }
 
 /** The SDK OAuth client provider for one server, with patchbay's flow around it. */
@@ -133,6 +139,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   #codeVerifier: string | undefined;
   #state: string | undefined;
   #reason: AuthorizationReason = "login";
+  #loginSignal: AbortSignal | undefined;
   /** The union of configured and challenged scopes requested so far. */
   #requestedScope: string | undefined;
   #pendingLogin: Promise<void> | undefined;
@@ -250,6 +257,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
       issRequired: metadata?.authorization_response_iss_parameter_supported === true,
       reason: this.#reason,
       scope: authorizationUrl.searchParams.get("scope") ?? undefined,
+      signal: this.#loginSignal,
     }, ({ code, iss }) => this.#redeem(code, iss));
     // Whoever started the login awaits it; if nobody does (a transport used without
     // wrapFetch), its failure is logged rather than left unhandled.
@@ -315,7 +323,8 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   /**
    * Makes sure usable tokens exist before connecting, outside any request timeout: stored
    * tokens are used as they are, expired ones refreshed; otherwise the server is asked
-   * (without a token) for its challenge and a browser login follows.
+   * (without a token) for its challenge and a browser login follows. Aborting `signal`
+   * cancels that login (and frees the callback port).
    */
   async ensureLogin(
     options: { signal?: AbortSignal; force?: boolean } = {},
@@ -336,6 +345,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
       resourceMetadataUrl: probe.resourceMetadataUrl,
       force: options.force,
       signal: options.signal,
+      cancelsLogin: true,
     });
     return how === "browser" ? "authorized" : "refreshed";
   }
@@ -400,13 +410,18 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
 
   /** Authorizes once for everyone waiting: concurrent 401s share one login. */
   #authorize(request: AuthorizeRequest): Promise<"refresh" | "browser"> {
-    this.#inflight ??= this.#runAuthorization(request).finally(() => this.#inflight = undefined);
-    return abortable(this.#inflight, request.signal, `login to ${this.server}`);
+    const what = `login to ${this.server}`;
+    if (this.#inflight) return abortable(this.#inflight, request.signal, what);
+    this.#inflight = this.#runAuthorization(request).finally(() => this.#inflight = undefined);
+    // A caller whose signal cancels the login hears of it once the login has wound down
+    // (callback port released); other callers just stop waiting.
+    return request.cancelsLogin ? this.#inflight : abortable(this.#inflight, request.signal, what);
   }
 
   async #runAuthorization(request: AuthorizeRequest): Promise<"refresh" | "browser"> {
     this.#checkEntry();
     this.#reason = request.reason;
+    this.#loginSignal = request.cancelsLogin ? request.signal : undefined;
     if (request.scope) {
       this.#requestedScope = computeScopeUnion(this.#requestedScope, request.scope);
     }
@@ -569,15 +584,27 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
       });
     }
     await response.body?.cancel();
-    if (response.ok) {
-      await this.#endProbeSession(response);
-      this.#log.info("server answered without authorization", { status: response.status });
+    const { status } = response;
+    if (status === 404 || status === 410) {
+      throw new ServerConnectError(this.server, {
+        reason: `${this.serverUrl.href} answered HTTP ${status}: there is no MCP endpoint at ` +
+          "this address",
+        remedy: REMEDY.wrongAddress,
+      });
+    }
+    if (status >= 500) {
+      throw new ServerConnectError(this.server, {
+        reason: `${this.serverUrl.href} answered HTTP ${status} (a server error)`,
+        remedy: "check the server's own logs; retry with /refresh once it is healthy",
+      });
+    }
+    if (status !== 401 && status !== 403) {
+      // It did not ask for authorization (2xx, or a 4xx about the request itself).
+      if (response.ok) await this.#endProbeSession(response);
+      this.#log.info("server answered without asking for authorization", { status });
       return { ok: true };
     }
     const challenge = extractWWWAuthenticateParams(response);
-    if (response.status !== 401 && response.status !== 403) {
-      this.#log.warn("unexpected answer to the authorization probe", { status: response.status });
-    }
     return {
       ok: false,
       scope: challenge.scope,
