@@ -17,7 +17,9 @@ import {
   ServerConnectError,
 } from "../lib/errors.ts";
 import { CALLBACK_PORT } from "../lib/oauth/callback.ts";
-import { logout } from "../lib/oauth/mod.ts";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { StdioServerConfig } from "../lib/config/types.ts";
+import { bearerFetch, createOAuthRuntime, logout } from "../lib/oauth/mod.ts";
 import { join } from "node:path";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
@@ -379,12 +381,28 @@ Deno.test("no OAuth entry: no runtime, and connections never touch port 3000", a
   const bearer = httpEntry("bearer", rs.url, null, {
     Authorization: "Bearer static-token-123456",
   });
-  assert.throws(() => h.runtime([bearer]), /no server uses OAuth/);
+  const stdio: StdioServerConfig = {
+    name: "local",
+    transport: "stdio",
+    command: "true",
+    args: [],
+    env: {},
+    timeoutSeconds: 30,
+    trusted: false,
+    sampling: "ask",
+    disabled: false,
+    transportInferred: false,
+  };
+  const runtime = createOAuthRuntime([bearer, stdio], {
+    log: h.logger.child("test"),
+    store: h.store,
+  });
+  assert.equal(runtime, undefined, "no OAuth runtime, hence no callback listener");
   // Port 3000 held by someone else all along: a bearer server connects regardless.
   await using _holder = await holdPort(CALLBACK_PORT);
-  const { Client, StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client");
   const transport = new StreamableHTTPClientTransport(new URL(rs.url), {
     requestInit: { headers: bearer.headers },
+    fetch: bearerFetch(bearer),
   });
   const client = new Client({ name: "t", version: "0" });
   await client.connect(transport);
@@ -658,6 +676,30 @@ Deno.test("ensureLogin: a wrong URL or a failing server is named as such, not as
   assert.match(down.reason, /could not be reached/);
   assert.equal(down.remedy, REMEDY.notRunning);
   assert.equal(h.browser.opened.length, 0);
+});
+
+Deno.test("discovery: an HTML page where OAuth metadata should be is named as such", async () => {
+  // A web app answering every path with its page, and 401 on the MCP endpoint.
+  const site = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (request) =>
+      new URL(request.url).pathname === "/mcp"
+        ? new Response("login required", { status: 401 })
+        : new Response("<html>app</html>", { headers: { "content-type": "text/html" } }),
+  );
+  try {
+    await using h = await oauthHarness();
+    const entry = httpEntry("webapp", `http://127.0.0.1:${site.addr.port}/mcp`);
+    const error = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
+      () => undefined,
+      (e) => e,
+    );
+    assert.ok(error instanceof OAuthFailedError, String(error));
+    assert.match(error.reason, /OAuth metadata published for .* is not valid metadata/);
+    assert.match(error.remedy, /remove "auth"/);
+  } finally {
+    await site.shutdown();
+  }
 });
 
 /** A port nothing listens on. */

@@ -272,6 +272,8 @@ export class CallbackListener {
       pending.reject(
         new OAuthFailedError(expected.server, {
           reason: "the authorization response carried neither a code nor an error",
+          remedy: `retry the login (/refresh, or patchbay auth login ${expected.server}); if ` +
+            "it repeats, report it to the server's operator",
         }),
       );
       return page(400, "Login failed", "The response carried no authorization code.");

@@ -448,6 +448,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     if (result !== "AUTHORIZED") {
       throw new OAuthFailedError(this.server, {
         reason: "the authorization code could not be exchanged for tokens",
+        remedy: `retry the login (/refresh, or patchbay auth login ${this.server})`,
       });
     }
     await this.#announce("browser");
@@ -751,8 +752,11 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   #typed(error: unknown): unknown {
     if (error instanceof PatchbayError) return error;
     if (error instanceof DOMException && error.name === "AbortError") return error;
-    const fail = (reason: string, remedy?: string) =>
-      new OAuthFailedError(this.server, { reason, remedy, cause: error });
+    const fail = (
+      reason: string,
+      remedy = `retry the login (/refresh, or patchbay auth login ${this.server}); if it keeps ` +
+        "failing, report the cause above to the server's operator",
+    ) => new OAuthFailedError(this.server, { reason, remedy, cause: error });
     if (error instanceof IssuerMismatchError) {
       return error.kind === "metadata"
         ? fail(
@@ -804,6 +808,15 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
       );
     }
     const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof SyntaxError || (error as Error)?.name?.endsWith("ZodError")) {
+      // A catch-all web page (or broken JSON) where OAuth metadata should be.
+      return fail(
+        `the OAuth metadata published for ${this.serverUrl.origin} is not valid metadata ` +
+          `(${message.split("\n")[0].slice(0, 160)})`,
+        'if the server does not support OAuth, remove "auth" and send a token with headers; ' +
+          "otherwise report the broken metadata to the server's operator",
+      );
+    }
     if (/^Protected resource .* does not match expected/.test(message)) {
       return fail(
         `${message}: the server's protected-resource metadata (RFC 9728) is for another ` +
