@@ -17,10 +17,15 @@ import {
   ServerConnectError,
 } from "../lib/errors.ts";
 import { CALLBACK_PORT } from "../lib/oauth/callback.ts";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  Client,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import type { StdioServerConfig } from "../lib/config/types.ts";
 import { bearerFetch, createOAuthRuntime, logout } from "../lib/oauth/mod.ts";
 import { join } from "node:path";
+import { startSseAuthProxy } from "./support/auth_proxy.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
 import { connectWith, httpEntry, oauthHarness } from "./support/oauth_harness.ts";
@@ -171,6 +176,34 @@ Deno.test("step-up: 403 insufficient_scope re-authorizes with the union of scope
   assert.match(error.reason, /requires scope "admin".*granted "mcp"/);
   assert.equal(authorizeCount(as2), 2, "one login and one step-up");
   assert.equal(await connection2.call("echo", { text: "ok" }), "ok", "session still usable");
+});
+
+Deno.test("SSE transport: login on the event stream's 401, and again on a POST's 401", async () => {
+  await using as = startAuthorizationServer();
+  await using proxy = await startSseAuthProxy(as);
+  await using h = await oauthHarness();
+  const entry = { ...httpEntry("sse-server", proxy.url), transport: "sse" as const };
+  const provider = h.runtime([entry]).providerFor(entry)!;
+  const transport = new SSEClientTransport(new URL(proxy.url), {
+    authProvider: provider,
+    fetch: provider.wrapFetch(fetch),
+  });
+  const client = new Client({ name: "patchbay-test", version: "0.0.0" });
+  try {
+    await client.connect(transport);
+    const echo = async (message: string) => {
+      const result = await client.callTool({ name: "echo", arguments: { message } });
+      return (result.content as Array<{ text: string }>)[0].text;
+    };
+    assert.equal(await echo("over sse"), "Echo: over sse");
+    assert.equal(proxy.requests[0], "GET /sse 401", "the event stream asked first");
+    as.revokeAll();
+    assert.equal(await echo("after revocation"), "Echo: after revocation");
+    assert.ok(proxy.requests.includes("POST /message 401"), proxy.requests.join(", "));
+    assert.equal(h.browser.opened.length, 2);
+  } finally {
+    await client.close();
+  }
 });
 
 Deno.test("logout revokes at the server (RFC 7009) and deletes the stored login", async () => {
