@@ -26,38 +26,29 @@
 import {
   auth,
   type AuthOptions,
-  AuthorizationServerMismatchError,
   computeScopeUnion,
   extractWWWAuthenticateParams,
   type FetchLike,
-  InsecureTokenEndpointError,
-  isHttpsUrl,
   isStrictScopeSuperset,
-  IssuerMismatchError,
-  LATEST_PROTOCOL_VERSION,
   type OAuthClientInformationContext,
   type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
   OAuthError,
   refreshAuthorization,
-  RegistrationRejectedError,
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
-import {
-  OAuthFailedError,
-  OAuthUnsupportedError,
-  PatchbayError,
-  REMEDY,
-  ServerConnectError,
-} from "../errors.ts";
+import { OAuthFailedError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import type { Redactor } from "../redact.ts";
 import { VERSION } from "../version.ts";
 import { abortable } from "./abortable.ts";
 import type { AuthorizationBroker, AuthorizationReason, OAuthEvent } from "./broker.ts";
+import { insufficientScopeError, rejectedAfterLoginError, typedOAuthFailure } from "./failures.ts";
+import { checkClientMetadataUrl, checkDiscovery } from "./policy.ts";
+import { probeServer } from "./probe.ts";
 import { withSdkWarningsLogged } from "./sdk_warnings.ts";
 import {
   emptyCredentials,
@@ -307,7 +298,15 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
-    await this.#checkDiscovery(state);
+    const record = await this.#current();
+    checkDiscovery(state, {
+      server: this.server,
+      serverUrl: this.serverUrl,
+      redirectUri: this.redirectUrl,
+      clientMetadataUrl: this.clientMetadataUrl,
+      hasClient: (issuer) =>
+        this.#entry.auth!.clientId !== undefined || record?.issuers[issuer]?.client !== undefined,
+    });
     await this.#update((record) => {
       record.discovery = state;
     });
@@ -329,7 +328,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   async ensureLogin(
     options: { signal?: AbortSignal; force?: boolean } = {},
   ): Promise<LoginOutcome> {
-    this.#checkEntry();
+    checkClientMetadataUrl(this.server, this.clientMetadataUrl);
     if (!options.force) {
       const tokens = await this.tokens();
       if (tokens) {
@@ -337,8 +336,13 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
         if (tokens.refresh_token && await this.#refresh(options.signal)) return "refreshed";
       }
     }
-    const probe = await this.#probe(options.signal);
-    if (probe.ok) return "not_required";
+    const probe = await probeServer(this.#entry, this.#fetch, options.signal);
+    if (probe.ok) {
+      this.#log.info("server answered without asking for authorization", {
+        status: probe.status,
+      });
+      return "not_required";
+    }
     const how = await this.#authorize({
       reason: "login",
       scope: probe.scope,
@@ -371,7 +375,9 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
         if (response.status === 401) {
           const challenge = extractWWWAuthenticateParams(response);
           await response.body?.cancel();
-          if (reauthorizations >= MAX_REAUTHORIZATIONS) throw this.#rejectedAfterLogin(challenge);
+          if (reauthorizations >= MAX_REAUTHORIZATIONS) {
+            throw rejectedAfterLoginError(this.server, challenge);
+          }
           if (reauthorizations > 0 || this.#discoveryMovedTo(challenge.resourceMetadataUrl)) {
             // Refused again, or pointed elsewhere: the cached metadata may be stale.
             await this.invalidateCredentials("discovery");
@@ -390,7 +396,9 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
           const challenge = extractWWWAuthenticateParams(response);
           if (challenge.error !== "insufficient_scope") return response;
           await response.body?.cancel();
-          if (stepUps >= MAX_STEP_UP_ATTEMPTS) throw this.#insufficientScope(challenge.scope);
+          if (stepUps >= MAX_STEP_UP_ATTEMPTS) {
+            throw insufficientScopeError(this.server, challenge.scope);
+          }
           await this.#stepUp(challenge, signal);
           stepUps++;
         } else {
@@ -419,7 +427,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   }
 
   async #runAuthorization(request: AuthorizeRequest): Promise<"refresh" | "browser"> {
-    this.#checkEntry();
+    checkClientMetadataUrl(this.server, this.clientMetadataUrl);
     this.#reason = request.reason;
     this.#loginSignal = request.cancelsLogin ? request.signal : undefined;
     if (request.scope) {
@@ -480,7 +488,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
         () => auth(this, { serverUrl: this.serverUrl, fetchFn: this.#fetch, ...options }),
       );
     } catch (error) {
-      throw this.#typed(error);
+      throw typedOAuthFailure(error, this.#failureContext);
     }
   }
 
@@ -492,7 +500,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     const union = computeScopeUnion(this.#requestedScope, granted, challenge.scope);
     if (granted && !isStrictScopeSuperset(union, granted)) {
       // Every scope asked for is already granted: another login cannot help.
-      throw this.#insufficientScope(challenge.scope);
+      throw insufficientScopeError(this.server, challenge.scope);
     }
     this.#log.info("step-up authorization", { required: challenge.scope, granted });
     await this.#authorize({
@@ -504,7 +512,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     });
     const now = (await this.tokens())?.scope;
     if (now && challenge.scope && isStrictScopeSuperset(challenge.scope, now)) {
-      throw this.#insufficientScope(challenge.scope, now);
+      throw insufficientScopeError(this.server, challenge.scope, now);
     }
   }
 
@@ -543,84 +551,6 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
       // The authorization server is unreachable: keep the tokens; the request decides.
       this.#log.warn("OAuth refresh failed", { error });
     }
-  }
-
-  /** Asks the server, without a token, whether and how it wants authorization. */
-  async #probe(signal?: AbortSignal): Promise<
-    { ok: true } | { ok: false; scope?: string; resourceMetadataUrl?: URL }
-  > {
-    const headers = new Headers(this.#entry.headers);
-    let init: RequestInit;
-    if (this.#entry.transport === "sse") {
-      headers.set("accept", "text/event-stream");
-      init = { method: "GET", headers, signal };
-    } else {
-      headers.set("accept", "application/json, text/event-stream");
-      headers.set("content-type", "application/json");
-      init = {
-        method: "POST",
-        headers,
-        signal,
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 0,
-          method: "initialize",
-          params: {
-            protocolVersion: LATEST_PROTOCOL_VERSION,
-            capabilities: {},
-            clientInfo: { name: "patchbay", version: VERSION },
-          },
-        }),
-      };
-    }
-    let response: Response;
-    try {
-      response = await this.#fetch(this.serverUrl, init);
-    } catch (error) {
-      if (error instanceof DOMException && error.name === "AbortError") throw error;
-      throw new ServerConnectError(this.server, {
-        reason: `${this.serverUrl.href} could not be reached: ${describeFetchError(error)}`,
-        remedy: REMEDY.notRunning,
-        cause: error,
-      });
-    }
-    await response.body?.cancel();
-    const { status } = response;
-    if (status === 404 || status === 410) {
-      throw new ServerConnectError(this.server, {
-        reason: `${this.serverUrl.href} answered HTTP ${status}: there is no MCP endpoint at ` +
-          "this address",
-        remedy: REMEDY.wrongAddress,
-      });
-    }
-    if (status >= 500) {
-      throw new ServerConnectError(this.server, {
-        reason: `${this.serverUrl.href} answered HTTP ${status} (a server error)`,
-        remedy: "check the server's own logs; retry with /refresh once it is healthy",
-      });
-    }
-    if (status !== 401 && status !== 403) {
-      // It did not ask for authorization (2xx, or a 4xx about the request itself).
-      if (response.ok) await this.#endProbeSession(response);
-      this.#log.info("server answered without asking for authorization", { status });
-      return { ok: true };
-    }
-    const challenge = extractWWWAuthenticateParams(response);
-    return {
-      ok: false,
-      scope: challenge.scope,
-      resourceMetadataUrl: challenge.resourceMetadataUrl,
-    };
-  }
-
-  /** A server that opened a session for the probe gets it closed again. */
-  async #endProbeSession(response: Response): Promise<void> {
-    const session = response.headers.get("mcp-session-id");
-    if (!session) return;
-    await this.#fetch(this.serverUrl, {
-      method: "DELETE",
-      headers: { ...this.#entry.headers, "mcp-session-id": session },
-    }).then((r) => r.body?.cancel()).catch(() => {});
   }
 
   async #withCurrentToken(init: RequestInit | undefined): Promise<RequestInit> {
@@ -667,164 +597,8 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     return entry.expiresAt - margin <= this.#now();
   }
 
-  /** Policy checks on fresh discovery results, before any client is registered. */
-  async #checkDiscovery(state: OAuthDiscoveryState): Promise<void> {
-    const metadata = state.authorizationServerMetadata;
-    if (!state.resourceMetadata && !metadata) {
-      throw new OAuthUnsupportedError(
-        this.server,
-        `"auth": {"method": "oauth"} is set, but ${this.serverUrl.origin} publishes no OAuth ` +
-          "metadata: no protected-resource metadata (RFC 9728) and no authorization-server " +
-          `metadata at ${state.authorizationServerUrl} (RFC 8414 / OpenID discovery), so it ` +
-          "does not support OAuth",
-      );
-    }
-    if (!metadata) {
-      throw new OAuthFailedError(this.server, {
-        reason: `the authorization server ${state.authorizationServerUrl} named by the server ` +
-          "publishes no metadata (RFC 8414 / OpenID discovery)",
-        remedy: "check the server's OAuth setup with its operator; until it is fixed, remove " +
-          '"auth" and send a token with headers',
-      });
-    }
-    // The MCP specification: clients MUST refuse to proceed unless S256 is advertised.
-    if (!metadata.code_challenge_methods_supported?.includes("S256")) {
-      throw new OAuthFailedError(this.server, {
-        reason: `the authorization server ${metadata.issuer} does not advertise PKCE with S256 ` +
-          "(code_challenge_methods_supported is " +
-          `${JSON.stringify(metadata.code_challenge_methods_supported ?? null)}), which the MCP ` +
-          "authorization specification requires; patchbay will not authorize without it",
-        remedy: 'ask the server\'s operator to enable PKCE S256; until then remove "auth" ' +
-          "and send a token with headers",
-      });
-    }
-    const hasClient = this.#entry.auth!.clientId !== undefined ||
-      (await this.#current())?.issuers[metadata.issuer]?.client !== undefined;
-    const metadataDocument = metadata.client_id_metadata_document_supported === true &&
-      this.clientMetadataUrl !== undefined;
-    if (!hasClient && !metadataDocument && !metadata.registration_endpoint) {
-      throw new OAuthFailedError(this.server, {
-        reason: `the authorization server ${metadata.issuer} offers no way for patchbay to ` +
-          "register: no dynamic client registration" +
-          (metadata.client_id_metadata_document_supported
-            ? " (it accepts client ID metadata documents, but auth.client_metadata_url is not set)"
-            : " and no client ID metadata documents"),
-        remedy: `register patchbay with the service (redirect URI ${this.redirectUrl}) and set ` +
-          '"client_id" (and "client_secret" if one was issued) in the entry\'s "auth"',
-      });
-    }
-  }
-
-  /** Entry problems that only matter once OAuth is used. */
-  #checkEntry(): void {
-    const url = this.clientMetadataUrl;
-    if (url !== undefined && !isHttpsUrl(url)) {
-      throw new OAuthFailedError(this.server, {
-        reason: `auth.client_metadata_url must be an https URL with a path, got ${url}`,
-        remedy: "point client_metadata_url at the https address of patchbay's client ID " +
-          "metadata document, or remove it to use dynamic registration",
-      });
-    }
-  }
-
-  #insufficientScope(required?: string, granted?: string): OAuthFailedError {
-    return new OAuthFailedError(this.server, {
-      reason: `the server requires scope "${required ?? "(unspecified)"}" for this request` +
-        (granted !== undefined ? `, but the authorization server granted "${granted}"` : "") +
-        " (403 insufficient_scope)",
-      remedy: "approve every permission the authorization page asks for, or ask the server's " +
-        "operator to grant your account the scope; then retry the request",
-    });
-  }
-
-  #rejectedAfterLogin(challenge: { error?: string; errorDescription?: string }) {
-    return new OAuthFailedError(this.server, {
-      reason: "the server refused the tokens it was just given (HTTP 401" +
-        (challenge.error ? ` ${challenge.error}` : "") +
-        (challenge.errorDescription ? `: ${challenge.errorDescription.slice(0, 200)}` : "") +
-        ")",
-      remedy: `run patchbay auth logout ${this.server} and log in again; if it persists, the ` +
-        "server and its authorization server disagree about the token: report it to the operator",
-    });
-  }
-
-  /** SDK and network failures as errors with a cause and a remedy. */
-  #typed(error: unknown): unknown {
-    if (error instanceof PatchbayError) return error;
-    if (error instanceof DOMException && error.name === "AbortError") return error;
-    const fail = (
-      reason: string,
-      remedy = `retry the login (/refresh, or patchbay auth login ${this.server}); if it keeps ` +
-        "failing, report the cause above to the server's operator",
-    ) => new OAuthFailedError(this.server, { reason, remedy, cause: error });
-    if (error instanceof IssuerMismatchError) {
-      return error.kind === "metadata"
-        ? fail(
-          `the authorization server's metadata names issuer ${JSON.stringify(error.received)}, ` +
-            `not ${JSON.stringify(error.expected)} where it was fetched (RFC 8414 §3.3); ` +
-            "patchbay refuses metadata whose issuer does not match",
-          "report the mismatch to the server's operator; patchbay will not send credentials to it",
-        )
-        : fail(
-          "the authorization response did not come from the expected authorization server " +
-            "(RFC 9207 issuer check failed)",
-          "start the login again; if it repeats, report it to the server's operator",
-        );
-    }
-    if (error instanceof RegistrationRejectedError) {
-      return fail(
-        `dynamic client registration was refused (HTTP ${error.status}: ` +
-          `${error.body.slice(0, 200)})`,
-        `register patchbay with the service (redirect URI ${this.redirectUrl}) and set ` +
-          '"client_id" (and "client_secret") in the entry\'s "auth"',
-      );
-    }
-    if (error instanceof InsecureTokenEndpointError) {
-      return fail(
-        `the token endpoint ${error.tokenEndpoint} is not https; patchbay does not send ` +
-          "credentials over plain HTTP (except to loopback)",
-        "ask the server's operator to serve its authorization server over https",
-      );
-    }
-    if (error instanceof AuthorizationServerMismatchError) {
-      return fail(
-        "the server now names a different authorization server than the one the stored " +
-          "credentials belong to",
-        `run patchbay auth logout ${this.server}, then log in again`,
-      );
-    }
-    if (error instanceof OAuthError) {
-      const remedy = error.code === "invalid_client" || error.code === "unauthorized_client"
-        ? "check auth.client_id and auth.client_secret in the server entry"
-        : error.code === "invalid_scope"
-        ? "check auth.scopes against the scopes the server supports"
-        : undefined;
-      return fail(`the authorization server answered ${error.code}: ${error.message}`, remedy);
-    }
-    if (error instanceof TypeError) {
-      return fail(
-        `the authorization server could not be reached: ${describeFetchError(error)}`,
-        "check your network connection and that the server's authorization server is up",
-      );
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof SyntaxError || (error as Error)?.name?.endsWith("ZodError")) {
-      // A catch-all web page (or broken JSON) where OAuth metadata should be.
-      return fail(
-        `the OAuth metadata published for ${this.serverUrl.origin} is not valid metadata ` +
-          `(${message.split("\n")[0].slice(0, 160)})`,
-        'if the server does not support OAuth, remove "auth" and send a token with headers; ' +
-          "otherwise report the broken metadata to the server's operator",
-      );
-    }
-    if (/^Protected resource .* does not match expected/.test(message)) {
-      return fail(
-        `${message}: the server's protected-resource metadata (RFC 9728) is for another ` +
-          "address, so patchbay refuses to request tokens for it",
-        'check "url" in servers_config.json; if it is right, report it to the server\'s operator',
-      );
-    }
-    return fail(message);
+  get #failureContext() {
+    return { server: this.server, serverUrl: this.serverUrl, redirectUri: this.redirectUrl };
   }
 
   #registerTokens(tokens: StoredOAuthTokens): void {
@@ -870,11 +644,4 @@ function randomToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_")
     .replace(/=+$/, "");
-}
-
-/** `TypeError: fetch failed` hides the reason in `cause`. */
-function describeFetchError(error: unknown): string {
-  const cause = (error as { cause?: unknown })?.cause;
-  const text = cause instanceof Error ? cause.message : (error as Error)?.message;
-  return text ?? String(error);
 }
