@@ -11,7 +11,7 @@
  *
  * - refusing an authorization server that does not advertise PKCE S256 (the SDK only
  *   refuses one that advertises other methods), or that offers no way to register;
- * - a typed {@linkcode OAuthUnsupportedError} for a server with no OAuth metadata at all;
+ * - a typed `OAuthUnsupportedError` for a server with no OAuth metadata at all (policy.ts);
  * - the browser login inline: {@linkcode PatchbayOAuthProvider.wrapFetch} answers a 401
  *   (on any request, not only the first) or a 403 `insufficient_scope` by authorizing,
  *   waiting for the browser, and retrying the request, so the transport never sees the
