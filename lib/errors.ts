@@ -383,3 +383,26 @@ export class SamplingRejectedError extends PatchbayError {
     this.server = server;
   }
 }
+
+// ── OAuth and bearer headers (issue 7) ──────────────────────────────────────────────────
+
+/**
+ * `auth.method: oauth` on a server that does not support OAuth (CONTRACT.md 5.3): it
+ * publishes neither protected-resource nor authorization-server metadata. Raised by the
+ * OAuth provider and recognised by the connection diagnosis, so both report it alike.
+ */
+export class OAuthUnsupportedError extends ServerConnectError {
+  constructor(server: string, reason: string, cause?: unknown) {
+    super(server, { reason, remedy: REMEDY.oauthUnsupported, cause });
+  }
+}
+
+/** The server refused the bearer token sent with `headers.Authorization`. */
+export class BearerRejectedError extends ServerConnectError {
+  /** The HTTP status the server answered with (401 or 403). */
+  readonly status: number;
+  constructor(server: string, status: number, reason: string, remedy: string) {
+    super(server, { reason, remedy });
+    this.status = status;
+  }
+}
