@@ -107,7 +107,7 @@ Deno.test("a bearer token from .env never reaches the log file, even at debug le
     runtime.logger.close();
     const text = await Deno.readTextFile(logFile);
     assert.match(text, /DEBUG \[conn:acme\] HTTP POST http:\/\/127\.0\.0\.1:\d+\/mcp/);
-    assert.match(text, /"authorization":"\[REDACTED\]/);
+    assert.match(text, /"authorization":"Bearer \[REDACTED\]"/);
     assert.match(text, /server said \[\{"type":"text","text":"\[REDACTED\]"\}\]/);
     assert.ok(!text.includes(TOKEN), "the token appears in the log");
   } finally {
