@@ -220,13 +220,13 @@ export class ConnectionManager implements ToolHost {
   }
 
   /** `prompts/get` on `server`. */
-  getPrompt(
+  async getPrompt(
     server: string,
     name: string,
     args: Record<string, string> = {},
     options: RequestSignalOptions = {},
   ): Promise<GetPromptResult> {
-    return this.#connection(server).request(
+    return await this.#connection(server).request(
       `prompts/get ${name}`,
       (session, request) => session.client.getPrompt({ name, arguments: args }, request),
       options,
@@ -234,12 +234,12 @@ export class ConnectionManager implements ToolHost {
   }
 
   /** `resources/read` on `server`. */
-  readResource(
+  async readResource(
     server: string,
     uri: string,
     options: RequestSignalOptions = {},
   ): Promise<ReadResourceResult> {
-    return this.#connection(server).request(
+    return await this.#connection(server).request(
       `resources/read ${uri}`,
       (session, request) => session.client.readResource({ uri }, request),
       options,
