@@ -36,11 +36,14 @@ Deno.test("every entry routes back to its server and original name", () => {
   ]);
   const routes = catalogue.map((t) => [t.name, t.server, t.originalName]);
   assert.equal(catalogue.length, 3);
-  assert.deepEqual(new Set(routes.map((r) => `${r[1]}/${r[2]}`)), new Set([
-    "a.b/get.weather",
-    "a.b/get weather",
-    "c/get.weather",
-  ]));
+  assert.deepEqual(
+    new Set(routes.map((r) => `${r[1]}/${r[2]}`)),
+    new Set([
+      "a.b/get.weather",
+      "a.b/get weather",
+      "c/get.weather",
+    ]),
+  );
   assertValidAndUnique([
     { server: "a.b", tools: [tool("get.weather"), tool("get weather")] },
     { server: "c", tools: [tool("get.weather")] },
@@ -101,14 +104,20 @@ Deno.test("names over 64 characters are shortened with a hash and stay distinct"
 });
 
 Deno.test("a long server name leaves room for the tool name", () => {
-  const [name] = names([{ server: "a-very-long-server-name-for-analytics-production", tools: [tool("query")] }]);
+  const [name] = names([{
+    server: "a-very-long-server-name-for-analytics-production",
+    tools: [tool("query")],
+  }]);
   assert.ok(name.endsWith("__query"), name);
   assert.match(name, TOOL_NAME_PATTERN);
 });
 
 Deno.test("the same tools give the same names in any order", () => {
   const servers: ServerTools[] = [
-    { server: "one", tools: [tool("run.it"), tool("run_it"), tool("run it"), tool("z".repeat(70))] },
+    {
+      server: "one",
+      tools: [tool("run.it"), tool("run_it"), tool("run it"), tool("z".repeat(70))],
+    },
     { server: "two", tools: [tool("run.it"), tool("ok")] },
     { server: "one.", tools: [tool("run_it")] },
   ];

@@ -50,12 +50,17 @@ async function exerciseEverything(entry: ServerConfig): Promise<void> {
   assert.equal(status.state, "connected", status.error?.reason);
   assert.equal(status.serverInfo?.name, "mcp-servers/everything");
   assert.ok(status.protocolVersion);
-  assert.ok(status.counts.tools >= 10 && status.counts.prompts >= 4 && status.counts.resources >= 5);
+  assert.ok(
+    status.counts.tools >= 10 && status.counts.prompts >= 4 && status.counts.resources >= 5,
+  );
 
   // Tools, called by their catalogue names.
   const names = manager.tools().map((t) => t.name);
   assert.ok(names.includes("everything__echo"), names.join(" "));
-  assert.equal(text(await manager.callTool("everything__echo", { message: "hello" })), "Echo: hello");
+  assert.equal(
+    text(await manager.callTool("everything__echo", { message: "hello" })),
+    "Echo: hello",
+  );
   assert.match(text(await manager.callTool("everything__get-sum", { a: 2, b: 3 }))!, /\b5\b/);
 
   // Prompts.
@@ -184,7 +189,9 @@ Deno.test("server-filesystem over stdio", async () => {
 
     const listing = await manager.callTool("files__list_directory", { path: dir });
     assert.match(text(listing)!, /\[FILE\] hello\.txt/);
-    const content = await manager.callTool("files__read_text_file", { path: join(dir, "hello.txt") });
+    const content = await manager.callTool("files__read_text_file", {
+      path: join(dir, "hello.txt"),
+    });
     assert.equal(text(content), "hello from the test\n");
     await manager.callTool("files__write_file", { path: join(dir, "out.txt"), content: "written" });
     assert.equal(await Deno.readTextFile(join(dir, "out.txt")), "written");

@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { type ConnectionManagerOptions, ConnectionManager } from "../lib/connections/manager.ts";
+import { ConnectionManager, type ConnectionManagerOptions } from "../lib/connections/manager.ts";
 import { START_GRACE_MS } from "../lib/connections/manager.ts";
 import type { ConnectionEvent, ConnectionState } from "../lib/connections/types.ts";
 import type { ServerConfig } from "../lib/config/types.ts";
@@ -66,7 +66,12 @@ async function managed(
 }
 
 /** A fixture entry tagged so the test can find its processes afterwards. */
-function tagged(name: string, tag: string, flags: string[] = [], extra: Partial<ServerConfig> = {}) {
+function tagged(
+  name: string,
+  tag: string,
+  flags: string[] = [],
+  extra: Partial<ServerConfig> = {},
+) {
   return fixtureEntry(name, [...flags, `--tag=${tag}`], extra as never);
 }
 
@@ -97,7 +102,10 @@ Deno.test("start-up: a noisy, a silent, an exiting and a missing server, in para
     assert.equal(byName.silent.state, "failed");
     assert.ok(silent instanceof ServerConnectError);
     assert.equal(silent.message, "Failed to connect to server 'silent': Session terminated");
-    assert.match(silent.reason, /^Connection timeout: the process started but did not answer initialize within 1 s/);
+    assert.match(
+      silent.reason,
+      /^Connection timeout: the process started but did not answer initialize within 1 s/,
+    );
     assert.match(silent.remedy, /raise "timeout"/);
 
     const exits = byName.exits.error!;
@@ -109,7 +117,10 @@ Deno.test("start-up: a noisy, a silent, an exiting and a missing server, in para
     ]);
     assert.match(exits.remedy, /run the command by hand to see why: .*--exit-at-start=3/);
 
-    assert.equal(byName.missing.error!.reason, "command 'patchbay-no-such-server' not found on PATH");
+    assert.equal(
+      byName.missing.error!.reason,
+      "command 'patchbay-no-such-server' not found on PATH",
+    );
   }
   assert.deepEqual(processesWith(tag), [], "fixture processes left behind");
 });
@@ -123,13 +134,21 @@ Deno.test("a crash mid-call: that call fails naming the server, others go on, it
     const steady = manager.callTool("steady__echo", { message: "unaffected" });
     await assert.rejects(crash, (error) => {
       assert.ok(error instanceof ConnectionClosedError);
-      assert.equal(error.message, "Connection closed: server 'crashy' went away during tools/call crash");
+      assert.equal(
+        error.message,
+        "Connection closed: server 'crashy' went away during tools/call crash",
+      );
       assert.match(error.reason, /exited with code 7; its last stderr line: "boom: crashing/);
       return true;
     });
     assert.equal(text(await steady), "unaffected");
     await eventually(() => manager.status("crashy")?.state === "connected", "crashy back");
-    assert.deepEqual(session.statesOf("crashy"), ["connecting", "connected", "reconnecting", "connected"]);
+    assert.deepEqual(session.statesOf("crashy"), [
+      "connecting",
+      "connected",
+      "reconnecting",
+      "connected",
+    ]);
     assert.equal(text(await manager.callTool("crashy__echo", { message: "back" })), "back");
     assert.deepEqual(session.statesOf("steady"), ["connecting", "connected"]);
   }
@@ -164,7 +183,9 @@ Deno.test("timeouts and cancellation send notifications/cancelled", async () => 
 
     await assert.rejects(
       () => manager.callTool("slow__hang", {}, { timeoutSeconds: 0.3 }),
-      (error) => error instanceof ToolTimeoutError && error.message === "Tool timeout: slow__hang did not finish within 0.3 s",
+      (error) =>
+        error instanceof ToolTimeoutError &&
+        error.message === "Tool timeout: slow__hang did not finish within 0.3 s",
     );
 
     await assert.rejects(
@@ -215,11 +236,23 @@ Deno.test("server log messages and list_changed reach the log and the events", a
   const before = manager.tools().length;
   await manager.callTool("chatty__change", {});
   await eventually(
-    () => events.some((e) => e.type === "list_changed" && e.server === "chatty" && e.list === "tools"),
+    () =>
+      events.some((e) => e.type === "list_changed" && e.server === "chatty" && e.list === "tools"),
     "list_changed event",
   );
   assert.equal(manager.tools().length, before + 1);
   assert.ok(manager.tools().some((t) => t.name.startsWith("chatty__added-")));
+
+  await manager.callTool("chatty__touch", {});
+  await eventually(() => events.some((e) => e.type === "resource_updated"), "resource update");
+  assert.deepEqual(events.find((e) => e.type === "resource_updated"), {
+    type: "resource_updated",
+    server: "chatty",
+    uri: "fixture://note",
+  });
+
+  manager.setLoggingLevel("debug");
+  await eventually(() => log.matching(/^log level set to debug$/).length === 1, "setLevel sent");
 });
 
 Deno.test("an oversized answer closes only that server, which then restarts", async () => {
@@ -229,8 +262,7 @@ Deno.test("an oversized answer closes only that server, which then restarts", as
     const { manager } = session;
     await assert.rejects(
       () => manager.callTool("huge__big", { bytes: 11 * 1024 * 1024 }),
-      (error) =>
-        error instanceof ConnectionClosedError && /more than 10 MB/.test(error.reason),
+      (error) => error instanceof ConnectionClosedError && /more than 10 MB/.test(error.reason),
     );
     assert.equal(text(await manager.callTool("fine__echo", { message: "fine" })), "fine");
     await eventually(() => manager.status("huge")?.state === "connected", "huge restarted");
@@ -341,7 +373,12 @@ Deno.test("refresh: a server that was down connects once it is up; a forced refr
   await manager.refresh("local", { force: true });
   assert.equal(manager.status("local")?.state, "connected");
   assert.notDeepEqual(processesWith(tag), pidBefore);
-  assert.deepEqual(session.statesOf("local"), ["connecting", "connected", "connecting", "connected"]);
+  assert.deepEqual(session.statesOf("local"), [
+    "connecting",
+    "connected",
+    "connecting",
+    "connected",
+  ]);
 });
 
 Deno.test("events can be consumed as a stream until close", async () => {

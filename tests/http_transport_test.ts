@@ -46,7 +46,9 @@ Deno.test("headers, session id and protocol version ride on every request", asyn
   assert.equal(await echo(session.client, "hi"), "hi");
   const posts = fixture.seen("POST", "/mcp");
   assert.ok(posts.length >= 3);
-  for (const post of posts) assert.equal(post.headers.get("authorization"), "Bearer test-token-123");
+  for (const post of posts) {
+    assert.equal(post.headers.get("authorization"), "Bearer test-token-123");
+  }
   const [initialize, ...rest] = posts;
   assert.equal(initialize.headers.get("mcp-session-id"), null);
   const version = session.client.getNegotiatedProtocolVersion();
@@ -134,7 +136,10 @@ Deno.test("legacy SSE: requests, then a reconnect that resumes with Last-Event-I
   assert.equal(await echo(session.client, "one"), "one");
   await eventually(() => fixture.seen("GET", "/sse").length >= 2, "stream reopened", 5000);
   assert.equal(fixture.seen("GET", "/sse")[1].headers.get("last-event-id"), "2");
-  assert.equal(fixture.seen("GET", "/sse")[1].headers.get("authorization"), "Bearer test-token-123");
+  assert.equal(
+    fixture.seen("GET", "/sse")[1].headers.get("authorization"),
+    "Bearer test-token-123",
+  );
   assert.equal(await echo(session.client, "two"), "two");
   assert.equal(session.closes(), 0);
 });

@@ -17,7 +17,11 @@ const INITIALIZE: JSONRPCMessage = {
   jsonrpc: "2.0",
   id: 1,
   method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "t", version: "1" },
+  },
 };
 
 /** A transport to the fixture server, with everything it received recorded. */
@@ -241,7 +245,10 @@ Deno.test("a request from the server after stdin closed does not stall shutdown"
   await transport.start();
   await transport.send({
     ...INITIALIZE,
-    params: { ...(INITIALIZE as { params: Record<string, unknown> }).params, capabilities: { roots: {} } },
+    params: {
+      ...(INITIALIZE as { params: Record<string, unknown> }).params,
+      capabilities: { roots: {} },
+    },
   } as JSONRPCMessage);
   await answer(received, 1);
   await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });

@@ -70,7 +70,7 @@ export interface ConnectionOptions {
   emit: (event: ConnectionEvent) => void;
   /** Called whenever this server's lists or connectedness change. */
   changed: () => void;
-  session: Omit<SessionOptions, "log" | "hooks" | "signal" | "authProvider">;
+  session: Omit<SessionOptions, "log" | "hooks" | "signal" | "authProvider" | "cleanup">;
   authProvider?: OAuthClientProvider;
   backoff: BackoffPolicy;
   /** Log level to ask of the server once connected, if any. */
@@ -105,6 +105,8 @@ export class ServerConnection {
   #retries = 0;
   #connectedAt = 0;
   #relisting = new Map<ListName, { again: boolean }>();
+  /** Shutdowns of dead or failed sessions still running; `close()` waits for them. */
+  #cleanups = new Set<Promise<void>>();
   readonly #closed = new AbortController();
 
   constructor(options: ConnectionOptions) {
@@ -201,6 +203,12 @@ export class ServerConnection {
     this.#session = undefined;
     this.#enter("closed");
     await Promise.all([session?.close(), this.#attempt]);
+    await Promise.all(this.#cleanups);
+  }
+
+  #cleanup(closing: Promise<void>): void {
+    const tracked = closing.catch(() => {}).finally(() => this.#cleanups.delete(tracked));
+    this.#cleanups.add(tracked);
   }
 
   /**
@@ -307,6 +315,7 @@ export class ServerConnection {
         log: this.#log,
         signal: this.#closed.signal,
         authProvider: this.#options.authProvider,
+        cleanup: (closing) => this.#cleanup(closing),
         hooks: {
           listChanged: (list) =>
             holder.session
@@ -368,7 +377,7 @@ export class ServerConnection {
   #lost(session: Session, reason: string): void {
     if (session !== this.#session || this.#state !== "connected") return;
     this.#session = undefined;
-    session.close().catch(() => {});
+    this.#cleanup(session.close());
     if (Date.now() - this.#connectedAt >= this.#options.backoff.stableAfterMs) this.#retries = 0;
     this.#log.warn(`connection lost: ${reason}`);
     this.#enter(

@@ -308,7 +308,7 @@ async function diagnoseHttp(
     const raw = await probeRawHttp(url.hostname, port(url), probeMs);
     if ("speaksHttp" in raw && !raw.speaksHttp) {
       const said = raw.firstBytes.trim()
-        ? `it answered "${abridge(printable(raw.firstBytes), 60)}"`
+        ? `it answered "${abridge(printable(raw.firstBytes).trim(), 60)}"`
         : "it sent nothing back";
       return fail(
         `wrong transport_type: ${address} accepts connections but does not speak HTTP (${said})`,

@@ -8,6 +8,8 @@
 /** Fan-out of events of type `T`. */
 export class EventHub<T> {
   #listeners = new Set<(event: T) => void>();
+  /** Wakes each open stream when the hub closes. */
+  #closers = new Set<() => void>();
   #closed = false;
 
   /** Calls `listener` for every event until the returned function is called. */
@@ -57,8 +59,6 @@ export class EventHub<T> {
       signal?.removeEventListener("abort", notify);
     }
   }
-
-  #closers = new Set<() => void>();
 
   /** Ends every stream (after what they buffered) and drops the listeners. */
   close(): void {

@@ -155,7 +155,7 @@ export async function probeHttp(
   };
 }
 
-/** Reads up to the sample size (an event stream: up to its first complete event). */
+/** Reads up to the sample size (an event stream: up to its first event with data). */
 async function sampleBody(response: Response, stream: boolean): Promise<string> {
   if (!response.body) return "";
   const reader = response.body.getReader();
@@ -166,7 +166,9 @@ async function sampleBody(response: Response, stream: boolean): Promise<string> 
       const { value, done } = await reader.read();
       if (done) break;
       text += decoder.decode(value, { stream: true });
-      if (stream && /\r?\n\r?\n/.test(text)) break;
+      // Streams may open with priming events (an id, empty data): read to the first
+      // event that carries data.
+      if (stream && /(?:^|\n)data:[ \t]*\S[^\n]*\r?\n\r?\n/.test(text)) break;
     }
   } catch {
     // Timed out or reset mid-body: the sample so far is what there is.
@@ -255,16 +257,18 @@ export async function probeSse(
 
 /** The JSON-RPC message in a JSON or event-stream answer, if there is one. */
 function jsonRpcFrom(answer: HttpAnswer): Record<string, unknown> | undefined {
-  const text = answer.contentType.startsWith("text/event-stream")
-    ? /(?:^|\n)data:\s*(.+)/.exec(answer.body)?.[1]
-    : answer.body;
-  if (!text) return undefined;
-  try {
-    const value = JSON.parse(text);
-    return value && typeof value === "object" && value.jsonrpc === "2.0" ? value : undefined;
-  } catch {
-    return undefined;
+  const texts = answer.contentType.startsWith("text/event-stream")
+    ? [...answer.body.matchAll(/(?:^|\n)data:[ \t]*(\S[^\n]*)/g)].map((m) => m[1])
+    : [answer.body];
+  for (const text of texts) {
+    try {
+      const value = JSON.parse(text);
+      if (value && typeof value === "object" && value.jsonrpc === "2.0") return value;
+    } catch {
+      // Not this one.
+    }
   }
+  return undefined;
 }
 
 /** Whether an answer's body is JSON-RPC (an MCP server's error, for instance). */

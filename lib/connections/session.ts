@@ -81,6 +81,12 @@ export interface SessionOptions {
   signal?: AbortSignal;
   /** Where stdio servers' inherited variables come from. @default Deno.env.get */
   parentEnv?: (name: string) => string | undefined;
+  /**
+   * Receives the shutdown of a failed attempt's transport, to finish in the background
+   * (the caller must await it before it is done itself). Without it, the shutdown is
+   * awaited before the failure is thrown.
+   */
+  cleanup?: (closing: Promise<void>) => void;
   /** Deadline of each diagnosis probe. @default DIAGNOSIS_PROBE_MS */
   probeTimeoutMs?: number;
 }
@@ -277,7 +283,11 @@ export async function openSession(
       throw new CancelledError(`connecting to server '${config.name}'`);
     }
     const failure = await diagnoseAttempt(config, session, error, timedOut, options);
-    await session.close();
+    // The failure is known now; ending the process (which may sit out its grace periods)
+    // need not delay reporting it.
+    const closing = session.close();
+    if (options.cleanup) options.cleanup(closing);
+    else await closing;
     throw failure;
   } finally {
     clearTimeout(timer);

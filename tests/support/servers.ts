@@ -8,16 +8,14 @@
  */
 
 import { fileURLToPath } from "node:url";
-import type {
-  HttpServerConfig,
-  ServerConfig,
-  StdioServerConfig,
-} from "../../lib/config/types.ts";
+import type { HttpServerConfig, ServerConfig, StdioServerConfig } from "../../lib/config/types.ts";
 import type { Log, LogLevel } from "../../lib/log.ts";
 import { DENO, everythingEntry, NODE } from "./deps.ts";
 
 /** The fixture server's path. */
-export const FIXTURE_SERVER = fileURLToPath(new URL("../fixtures/stdio_server.ts", import.meta.url));
+export const FIXTURE_SERVER = fileURLToPath(
+  new URL("../fixtures/stdio_server.ts", import.meta.url),
+);
 
 const COMMON = {
   timeoutSeconds: 10,
@@ -221,7 +219,9 @@ export function processesWith(marker: string): number[] {
     if (!/^\d+$/.test(entry.name)) continue;
     try {
       const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`);
-      if (cmdline.includes(marker) && processAlive(Number(entry.name))) found.push(Number(entry.name));
+      if (cmdline.includes(marker) && processAlive(Number(entry.name))) {
+        found.push(Number(entry.name));
+      }
     } catch {
       // Exited while listing.
     }
