@@ -8,9 +8,10 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
-import { everythingEntry, NODE } from "./support/deps.ts";
-import { freePort, processesWith } from "./support/servers.ts";
+import { DENO, everythingEntry, NODE } from "./support/deps.ts";
+import { eventually, FIXTURE_SERVER, freePort, processesWith } from "./support/servers.ts";
 
 Deno.test("start-up prints each server's state and every failure's cause and remedy", async () => {
   await using box = await sandbox();
@@ -86,5 +87,40 @@ Deno.test("with every server connected the session starts and ends cleanly (exit
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stderr, /Servers {2}1 of 1 server connected/);
   assert.ok(Date.now() - started < 10_000);
+  assert.deepEqual(processesWith(tag), []);
+});
+
+Deno.test("Ctrl+C during start-up closes every server and exits with 130", async () => {
+  await using box = await sandbox();
+  const tag = `patchbay-test-${crypto.randomUUID()}`;
+  const config = await writeConfig(
+    box,
+    configWith({
+      silent: {
+        command: DENO,
+        args: ["run", "--no-config", FIXTURE_SERVER, "--silent", `--tag=${tag}`],
+        timeout: 30,
+      },
+    }),
+  );
+  // `deno run` with the start task's own flags: the signal must reach patchbay itself,
+  // not the `deno task` wrapper.
+  const task = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)))
+    .tasks.start as string;
+  const args = task.replaceAll("$HOME", box.home).split(/\s+/).slice(1);
+  const child = new Deno.Command(DENO, {
+    args: [...args, "--config", config],
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
+    env: box.env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  await eventually(() => processesWith(tag).length === 1, "server started");
+  child.kill("SIGINT");
+  const started = Date.now();
+  const { code } = await child.output();
+  assert.equal(code, 130);
+  assert.ok(Date.now() - started < 5000, `exit took ${Date.now() - started} ms`);
   assert.deepEqual(processesWith(tag), []);
 });

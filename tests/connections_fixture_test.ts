@@ -394,3 +394,31 @@ Deno.test("events can be consumed as a stream until close", async () => {
   assert.deepEqual(seen, ["connecting", "connected", "closed"]);
   assert.deepEqual(processesWith(tag), []);
 });
+
+Deno.test("an HTTP server that goes away: calls fail naming it, it reconnects when back", async () => {
+  const port = freePort();
+  let fixture = startHttpFixture({}, port);
+  try {
+    await using session = await managed([
+      httpEntry("web", `http://127.0.0.1:${port}/mcp`, { timeoutSeconds: 2 }),
+    ], { backoff: { initialDelayMs: 100, factor: 1, maxDelayMs: 100, maxAttempts: 50 } });
+    const { manager } = session;
+    assert.equal(text(await manager.callTool("web__echo", { message: "up" })), "up");
+
+    await fixture[Symbol.asyncDispose]();
+    await assert.rejects(
+      () => manager.callTool("web__echo", { message: "down" }),
+      (error) =>
+        error instanceof ConnectionClosedError &&
+        error.message === "Connection closed: server 'web' went away during tools/call echo" &&
+        /connection failed/.test(error.reason),
+    );
+    assert.equal(manager.status("web")?.state, "reconnecting");
+
+    fixture = startHttpFixture({}, port);
+    await eventually(() => manager.status("web")?.state === "connected", "reconnected");
+    assert.equal(text(await manager.callTool("web__echo", { message: "back" })), "back");
+  } finally {
+    await fixture[Symbol.asyncDispose]();
+  }
+});

@@ -368,6 +368,14 @@ function watch(session: Session, hooks: SessionHooks, log: Log): void {
   });
   client.onerror = (error) => {
     log.debug(`protocol: ${error.message.slice(0, STDERR_LINE_MAX_CHARS)}`);
+    // An idle HTTP session has no request to fail: the event stream that cannot be
+    // reopened is how a server that went away shows.
+    if (
+      session.transport instanceof HttpTransport && session.established && !session.closing &&
+      /Maximum reconnection attempts/.test(error.message)
+    ) {
+      hooks.lost(`the server's event stream could not be reopened (${error.message})`);
+    }
   };
   client.onclose = () => {
     // Before the handshake completes, a close is the attempt's failure, reported there.

@@ -12,7 +12,12 @@
  * @module
  */
 
-import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
+import {
+  type JSONRPCMessage,
+  SdkError,
+  SdkErrorCode,
+  type Transport,
+} from "@modelcontextprotocol/client";
 import { type Log, silentLog } from "../log.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { LineSplitter, LineTooLongError } from "./lines.ts";
@@ -200,7 +205,9 @@ export class StdioTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    if (!this.#writer || this.#shutdown) throw new Error("the server process is not running");
+    if (!this.#writer || this.#shutdown) {
+      throw new SdkError(SdkErrorCode.NotConnected, "the server process is not running");
+    }
     await this.#writer.write(encoder.encode(JSON.stringify(message) + "\n"));
   }
 
