@@ -18,7 +18,10 @@ export interface StatusOptions {
 }
 
 /** One line per server (state, transport, what it offers), failures with cause and remedy. */
-export function renderServerStatus(states: readonly ServerStatus[], options: StatusOptions = {}) {
+export function renderServerStatus(
+  states: readonly ServerStatus[],
+  options: StatusOptions = {},
+): string {
   const style = options.style ?? createStyle(false);
   if (states.length === 0) {
     return `${style.bold("Servers")}  none configured (add entries to "mcpServers")`;

@@ -25,7 +25,14 @@ export async function chat(options: GlobalOptions): Promise<number> {
   const style = stderrStyle();
   const interrupt = new AbortController();
   const stop = () => interrupt.abort();
-  for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, stop);
+  const listening = STOP_SIGNALS.filter((signal) => {
+    try {
+      Deno.addSignalListener(signal, stop);
+      return true;
+    } catch {
+      return false; // Not every platform has every signal (Windows has no SIGTERM).
+    }
+  });
   try {
     for (const notice of runtime.notices) console.error(notice);
     console.error(
@@ -41,7 +48,7 @@ export async function chat(options: GlobalOptions): Promise<number> {
       await manager.close();
     }
   } finally {
-    for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, stop);
+    for (const signal of listening) Deno.removeSignalListener(signal, stop);
     runtime.logger.close();
   }
 }

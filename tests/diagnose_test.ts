@@ -291,3 +291,44 @@ Deno.test("a Deno permission denial names the flag to add", async () => {
   );
   assert.equal(error.remedy, "add --allow-run=node to the deno run / deno install command");
 });
+
+Deno.test("a server that requires OAuth: suggested when absent, reported when it fails", async () => {
+  await using protectedServer = serve((request) => {
+    const url = new URL(request.url);
+    if (url.pathname.startsWith("/.well-known/oauth-protected-resource")) {
+      return Response.json({
+        resource: `${url.origin}/mcp`,
+        authorization_servers: [`${url.origin}/auth`],
+      });
+    }
+    return new Response("login required", {
+      status: 401,
+      headers: {
+        "www-authenticate":
+          `Bearer resource_metadata="${url.origin}/.well-known/oauth-protected-resource/mcp"`,
+      },
+    });
+  });
+  const url = `${protectedServer.origin}/mcp`;
+
+  const withoutAuth = await diagnosed(httpEntry("guarded", url));
+  assert.equal(
+    withoutAuth.reason,
+    "the server requires OAuth authorization (HTTP 401 Unauthorized; metadata at WWW-Authenticate)",
+  );
+  assert.equal(withoutAuth.remedy, 'add "auth": {"method": "oauth"} to the server entry');
+
+  // OAuth configured, but this session has no way to log in (no provider): the
+  // contract's OAuth failure, not a connection diagnosis.
+  await using manager = new ConnectionManager({
+    servers: [httpEntry("guarded", url, { auth: { method: "oauth" } })],
+  });
+  const [status] = await manager.start();
+  assert.equal(status.state, "failed");
+  assert.equal(status.error!.message, "OAuth authentication failed for server 'guarded'");
+  assert.equal(
+    status.error!.reason,
+    "the server refused access (HTTP 401 Unauthorized) and the OAuth authorization did not complete",
+  );
+  assert.equal(status.error!.remedy, REMEDY.oauth);
+});

@@ -3,16 +3,23 @@
  * stdio transport collected (spawn error, exit status, stderr, stray stdout, listening
  * ports) and probes of the configured address (TCP, HTTP, MCP, OAuth metadata).
  *
- * The result is always a {@linkcode ServerConnectError} carrying CONTRACT.md section 7's
- * message, `Failed to connect to server '<name>': Session terminated`, with the probable
- * cause and remedy; raw runtime texts ("fetch failed", an HTML page) never reach it.
+ * The result is a {@linkcode ServerConnectError} carrying CONTRACT.md section 7's message,
+ * `Failed to connect to server '<name>': Session terminated`, with the probable cause and
+ * remedy (or `OAuth authentication failed` when a configured OAuth login did not
+ * succeed); raw runtime texts ("fetch failed", an HTML page) never reach it.
  *
  * @module
  */
 
 import { SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import type { HttpServerConfig, ServerConfig, StdioServerConfig } from "../config/types.ts";
-import { denoPermissionFlag, PatchbayError, REMEDY, ServerConnectError } from "../errors.ts";
+import {
+  denoPermissionFlag,
+  OAuthFailedError,
+  PatchbayError,
+  REMEDY,
+  ServerConnectError,
+} from "../errors.ts";
 import { abridge } from "../text.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
 import { hasProcFs, listeningPorts, processTree } from "../transports/process.ts";
@@ -274,7 +281,7 @@ function wrongTransportStdio(
 async function diagnoseHttp(
   server: HttpServerConfig,
   context: FailureContext,
-): Promise<ServerConnectError> {
+): Promise<PatchbayError> {
   const probeMs = context.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS;
   const url = new URL(server.url);
   const fail = (reason: string, remedy: string) =>
@@ -379,7 +386,7 @@ async function diagnoseAnswer(
   answer: HttpAnswer,
   context: FailureContext,
   probeMs: number,
-): Promise<ServerConnectError> {
+): Promise<PatchbayError> {
   const fail = (reason: string, remedy: string) =>
     new ServerConnectError(server.name, { reason, remedy, cause: context.error });
   const url = new URL(server.url);
@@ -454,9 +461,16 @@ async function authFailure(
   status: string,
   probeMs: number,
   cause: unknown,
-): Promise<ServerConnectError> {
+): Promise<PatchbayError> {
   const info = (reason: string, remedy: string) =>
     new ServerConnectError(server.name, { reason, remedy, cause });
+  if (server.auth?.method === "oauth") {
+    return new OAuthFailedError(server.name, {
+      reason: `the server refused access (${status}) and the OAuth authorization did not ` +
+        "complete",
+      cause,
+    });
+  }
   const hasToken = Object.keys(server.headers).some((h) => h.toLowerCase() === "authorization");
   if (hasToken) {
     return info(
