@@ -9,6 +9,14 @@
 
 import { Command, CommanderError } from "commander";
 import { runCommand } from "./commands/_boundary.ts";
+import {
+  authList,
+  type AuthListOptions,
+  authLogin,
+  type AuthLoginOptions,
+  authLogout,
+  type AuthLogoutOptions,
+} from "./commands/auth.ts";
 import { chat } from "./commands/chat.ts";
 import { configCheck } from "./commands/config_check.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
@@ -55,6 +63,31 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (options: { json?: boolean }, command: Command) => {
       const all = { ...command.optsWithGlobals<GlobalOptions>(), ...options };
       setExit(await runCommand(() => configCheck(all), { json: options.json }));
+    });
+
+  const auth = program.command("auth").description("OAuth logins to MCP servers");
+  auth.command("list")
+    .description("show OAuth servers and stored logins: issuer, expiry, scopes (never tokens)")
+    .option("--json", "print JSON")
+    .action(async (options: AuthListOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<GlobalOptions>(), ...options };
+      setExit(await runCommand(() => authList(all), { json: options.json }));
+    });
+  auth.command("login")
+    .description("log in to an OAuth server now, in the browser")
+    .argument("<server>", "server name in servers_config.json")
+    .option("--force", "log in again even if a valid login is stored")
+    .action(async (server: string, options: AuthLoginOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<GlobalOptions>(), ...options };
+      setExit(await runCommand(() => authLogin(server, all)));
+    });
+  auth.command("logout")
+    .description("revoke (where the server offers it) and delete a stored login")
+    .argument("[server]", "server name")
+    .option("--all", "log out of every stored login")
+    .action(async (server: string | undefined, options: AuthLogoutOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<GlobalOptions>(), ...options };
+      setExit(await runCommand(() => authLogout(server, all)));
     });
 
   return program;

@@ -66,7 +66,13 @@ export const DEFAULTS = {
   },
 
   /** The OAuth callback address is fixed by CONTRACT.md section 4. */
-  oauthCallback: { host: "localhost", port: 3000, path: "/callback" },
+  oauthCallback: {
+    host: "localhost",
+    port: 3000,
+    path: "/callback",
+    /** Seconds a browser login may take before patchbay stops waiting for its callback. */
+    timeoutSeconds: 300,
+  },
 
   log: {
     /** Log file rotated (one generation kept) once it exceeds this many bytes at start-up. */

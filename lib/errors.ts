@@ -22,6 +22,9 @@ export const EXIT = {
 /** Stable identifiers for `--json` output and tests; never shown as prose. */
 export type ErrorCode =
   | "server_connect_failed"
+  | "server_unavailable"
+  | "connection_closed"
+  | "server_request_failed"
   | "invalid_api_key"
   | "authentication_failed"
   | "oauth_failed"
@@ -381,5 +384,69 @@ export class SamplingRejectedError extends PatchbayError {
       remedy,
     });
     this.server = server;
+  }
+}
+
+// ── OAuth and bearer headers (issue 7) ──────────────────────────────────────────────────
+
+/**
+ * `auth.method: oauth` on a server that does not support OAuth (CONTRACT.md 5.3): it
+ * publishes neither protected-resource nor authorization-server metadata. Raised by the
+ * OAuth provider and recognised by the connection diagnosis, so both report it alike.
+ */
+export class OAuthUnsupportedError extends ServerConnectError {
+  constructor(server: string, reason: string, cause?: unknown) {
+    super(server, { reason, remedy: REMEDY.oauthUnsupported, cause });
+  }
+}
+
+/** The server refused the bearer token sent with `headers.Authorization`. */
+export class BearerRejectedError extends ServerConnectError {
+  /** The HTTP status the server answered with (401 or 403). */
+  readonly status: number;
+  constructor(server: string, status: number, reason: string, remedy: string) {
+    super(server, { reason, remedy });
+    this.status = status;
+  }
+}
+
+// Connections (issue 3): failures of servers after, or instead of, connecting.
+
+/** A server is configured but not connected now (failed, reconnecting, disabled, closed). */
+export class ServerUnavailableError extends PatchbayError {
+  readonly server: string;
+  constructor(server: string, state: string, info: Omit<ErrorDetails, "exitCode">) {
+    super("server_unavailable", `Server '${server}' is not connected (${state})`, info);
+    this.server = server;
+  }
+}
+
+/** The connection to a server closed while a request was waiting for its answer. */
+export class ConnectionClosedError extends PatchbayError {
+  readonly server: string;
+  constructor(server: string, what: string, info: Omit<ErrorDetails, "exitCode">) {
+    super(
+      "connection_closed",
+      `Connection closed: server '${server}' went away during ${what}`,
+      info,
+    );
+    this.server = server;
+  }
+}
+
+/** A server answered a request (other than a tool call) with an error. */
+export class ServerRequestError extends PatchbayError {
+  readonly server: string;
+  /** The JSON-RPC error code, when the server sent one. */
+  readonly rpcCode?: number;
+  constructor(
+    server: string,
+    what: string,
+    info: Omit<ErrorDetails, "exitCode">,
+    rpcCode?: number,
+  ) {
+    super("server_request_failed", `Server '${server}' could not ${what}`, info);
+    this.server = server;
+    this.rpcCode = rpcCode;
   }
 }

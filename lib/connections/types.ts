@@ -43,6 +43,8 @@ export interface ServerStatus {
   protocolVersion?: string;
   /** The server's `instructions`, if it sent any. */
   instructions?: string;
+  /** The entry has `disabled: true`: listed, never connected. */
+  disabled?: boolean;
 }
 
 /** One tool in the catalogue the model sees. */

@@ -1,0 +1,65 @@
+/**
+ * The block that shows each server's connection: at start-up, and for `/connections`.
+ *
+ * @module
+ */
+
+import type { ServerStatus } from "../lib/connections/types.ts";
+import type { Redactor } from "../lib/redact.ts";
+import { createStyle, type Style } from "../lib/style.ts";
+import { plural } from "../lib/text.ts";
+import { formatError } from "./_boundary.ts";
+
+/** Options of {@linkcode renderServerStatus}. */
+export interface StatusOptions {
+  /** @default no colour */
+  style?: Style;
+  redactor?: Redactor;
+}
+
+/** One line per server (state, transport, what it offers), failures with cause and remedy. */
+export function renderServerStatus(
+  states: readonly ServerStatus[],
+  options: StatusOptions = {},
+): string {
+  const style = options.style ?? createStyle(false);
+  if (states.length === 0) {
+    return `${style.bold("Servers")}  none configured (add entries to "mcpServers")`;
+  }
+  const enabled = states.filter((s) => !s.disabled);
+  const connected = enabled.filter((s) => s.state === "connected").length;
+  const lines = [
+    `${style.bold("Servers")}  ${connected} of ${plural(enabled.length, "server")} connected`,
+  ];
+  const nameWidth = Math.max(...states.map((s) => s.name.length));
+  const stateWidth = Math.max(...states.map((s) => label(s).length));
+  for (const status of states) {
+    const mark = status.disabled
+      ? style.dim("-")
+      : status.state === "connected"
+      ? style.green("✓")
+      : status.state === "failed"
+      ? style.red("✗")
+      : style.yellow("…");
+    const offers = status.state === "connected"
+      ? [
+        plural(status.counts.tools, "tool"),
+        plural(status.counts.prompts, "prompt"),
+        plural(status.counts.resources, "resource"),
+      ].join(", ")
+      : status.target;
+    lines.push(
+      `  ${mark} ${status.name.padEnd(nameWidth)}  ${label(status).padEnd(stateWidth)}  ` +
+        `${status.transport.padEnd(15)}  ${offers}`,
+    );
+    if (status.error && !status.disabled && status.state !== "connected") {
+      const text = formatError(status.error, { style, redactor: options.redactor });
+      for (const line of text.split("\n")) lines.push(`      ${line}`);
+    }
+  }
+  return lines.join("\n");
+}
+
+function label(status: ServerStatus): string {
+  return status.disabled ? "disabled" : status.state;
+}

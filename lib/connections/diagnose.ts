@@ -1,0 +1,582 @@
+/**
+ * Why a server did not connect, established by looking, never guessed: the evidence the
+ * stdio transport collected (spawn error, exit status, stderr, stray stdout, listening
+ * ports) and probes of the configured address (TCP, HTTP, MCP, OAuth metadata).
+ *
+ * The result is a {@linkcode ServerConnectError} carrying CONTRACT.md section 7's message,
+ * `Failed to connect to server '<name>': Session terminated`, with the probable cause and
+ * remedy (or `OAuth authentication failed` when a configured OAuth login did not
+ * succeed); raw runtime texts ("fetch failed", an HTML page) never reach it.
+ *
+ * @module
+ */
+
+import { SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
+import type { HttpServerConfig, ServerConfig, StdioServerConfig } from "../config/types.ts";
+import {
+  denoPermissionFlag,
+  OAuthFailedError,
+  PatchbayError,
+  REMEDY,
+  ServerConnectError,
+} from "../errors.ts";
+import { abridge } from "../text.ts";
+import type { StdioEvidence } from "../transports/stdio.ts";
+import { hasProcFs, listeningPorts, processTree } from "../transports/process.ts";
+import {
+  errorChain,
+  htmlTitle,
+  type HttpAnswer,
+  isJsonRpcAnswer,
+  jsonRpcErrorMessage,
+  type McpProbe,
+  type NetFailure,
+  probeOAuthMetadata,
+  probeRawHttp,
+  probeSse,
+  probeStreamable,
+  probeTcp,
+} from "./probe.ts";
+
+/** Stderr lines shown with a failure (the log keeps them all). */
+export const DIAGNOSIS_STDERR_LINES = 8;
+
+/** Deadline of each probe a diagnosis makes: diagnosis must stay quick. */
+export const DIAGNOSIS_PROBE_MS = 1000;
+
+/**
+ * A line announcing a listening port ("listening on port 3001", "running at
+ * http://localhost:8080"): where `/proc` cannot be read, the only hint of which port a
+ * process serves.
+ */
+const LISTENING_ANNOUNCEMENT =
+  /\b(?:listen\w*|running|serving|started|available)\b[^\n]*?(?:https?:\/\/[\w.[\]-]+:(\d{2,5})\b|\bport\s+(\d{2,5})\b)/gi;
+
+/** Ports of a stdio process probed for an HTTP server, at most. */
+const MAX_PORTS_PROBED = 4;
+
+/** What was known when a connection attempt failed. */
+export interface FailureContext {
+  server: ServerConfig;
+  /** What the attempt threw. */
+  error: unknown;
+  /** The attempt ran out of time (the server's `timeout`). */
+  timedOut: boolean;
+  /** For stdio entries: what the process did. */
+  stdio?: StdioEvidence;
+  /** @default DIAGNOSIS_PROBE_MS */
+  probeTimeoutMs?: number;
+}
+
+/** The diagnosed failure (an error already typed by patchbay is kept as it is). */
+export async function diagnose(context: FailureContext): Promise<PatchbayError> {
+  if (context.error instanceof PatchbayError) return context.error;
+  const flag = denoPermissionFlag(context.error) ??
+    denoPermissionFlag(context.stdio?.spawnError);
+  if (flag) return permissionDenied(context.server, flag, context.error);
+  return context.server.transport === "stdio"
+    ? await diagnoseStdio(context.server, context)
+    : await diagnoseHttp(context.server, context);
+}
+
+function permissionDenied(server: ServerConfig, flag: string, cause: unknown): ServerConnectError {
+  return new ServerConnectError(server.name, {
+    reason: `Permission denied: patchbay runs under explicit Deno permissions and ${flag} ` +
+      "was not granted",
+    remedy: `add ${flag} to the deno run / deno install command`,
+    cause,
+  });
+}
+
+// ---------------------------------------------------------------------------- stdio
+
+async function diagnoseStdio(
+  server: StdioServerConfig,
+  context: FailureContext,
+): Promise<ServerConnectError> {
+  const evidence = context.stdio ?? { stderrTail: [], stdoutNoise: [], messagesReceived: 0 };
+  const fail = (reason: string, remedy: string, details: string[] = []) =>
+    new ServerConnectError(server.name, {
+      reason,
+      remedy,
+      details: [...details, ...stderrDetails(evidence)],
+      cause: context.error,
+    });
+
+  if (evidence.spawnError) return spawnFailure(server, evidence.spawnError);
+  if (evidence.closeReason?.kind === "oversize") {
+    return fail(
+      `the server sent a message of more than ${megabytes(evidence.closeReason.limit)} ` +
+        "(patchbay's cap for one message)",
+      "the server produced an answer too large to handle; ask less of it at once, or report " +
+        "it to the server's authors",
+    );
+  }
+
+  const commandLine = shellLine(server.command, server.args);
+  const exit = evidence.exit ??
+    (evidence.closeReason?.kind === "exited" ? evidence.closeReason : undefined);
+  if (exit) {
+    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+    const noise = evidence.stdoutNoise.length > 0
+      ? `; it printed on stdout: "${abridge(evidence.stdoutNoise[0], 120)}"`
+      : "";
+    return fail(
+      `the server process ${how} before completing the MCP handshake${noise}` +
+        (evidence.stderrTail.length > 0 ? " (its last stderr lines are above)" : ""),
+      `run the command by hand to see why: ${commandLine}; fix what its error output says ` +
+        '(variables it needs go in the entry\'s "env")',
+    );
+  }
+
+  if (evidence.closeReason?.kind === "stdout_closed") {
+    return fail(
+      "the server process closed its stdout without answering",
+      `run the command by hand to see why: ${commandLine}`,
+    );
+  }
+
+  const http = await httpBehindProcess(evidence, context.probeTimeoutMs);
+  if (http) return wrongTransportStdio(server, http, evidence, context.error);
+
+  if (evidence.stdoutNoise.length > 0 && evidence.messagesReceived === 0) {
+    return fail(
+      `the process printed text that is not MCP JSON-RPC on stdout ` +
+        `("${abridge(evidence.stdoutNoise[0], 120)}") and never answered initialize` +
+        (context.timedOut ? ` within ${server.timeoutSeconds} s` : ""),
+      `${REMEDY.wrongTransport}; if the program does speak stdio, give it the option that ` +
+        "keeps its stdout for protocol messages only",
+    );
+  }
+  if (context.timedOut) {
+    return fail(
+      `Connection timeout: the process started but did not answer initialize within ` +
+        `${server.timeoutSeconds} s`,
+      `raise "timeout" in the server entry (a first \`npx -y\` run downloads the package), ` +
+        `and check that ${commandLine} starts an MCP server speaking stdio`,
+    );
+  }
+  return fail(
+    `the MCP handshake failed: ${protocolText(context.error)}`,
+    `run the command by hand to check it is an MCP server speaking stdio: ${commandLine}`,
+  );
+}
+
+/** Programs people run servers with, and where they come from. */
+const PROVIDERS: Readonly<Record<string, string>> = {
+  npx: "Node.js (npm)",
+  npm: "Node.js (npm)",
+  node: "Node.js",
+  uvx: "uv (https://docs.astral.sh/uv/)",
+  uv: "uv (https://docs.astral.sh/uv/)",
+  python: "Python",
+  python3: "Python",
+  pipx: "pipx",
+  docker: "Docker",
+  deno: "Deno",
+  bunx: "Bun",
+  bun: "Bun",
+};
+
+function spawnFailure(server: StdioServerConfig, error: Error): ServerConnectError {
+  const info = (reason: string, remedy: string) =>
+    new ServerConnectError(server.name, { reason, remedy, cause: error });
+  if (error instanceof Deno.errors.NotFound) {
+    if (server.cwd && !isDirectory(server.cwd)) {
+      return info(
+        `the working directory '${server.cwd}' does not exist`,
+        'create it, or fix "cwd" in the server entry',
+      );
+    }
+    if (server.command.includes("/")) {
+      return info(
+        `command '${server.command}' does not exist`,
+        'fix the path in "command", or install the server there',
+      );
+    }
+    const from = PROVIDERS[server.command];
+    return new ServerConnectError(server.name, {
+      reason: `command '${server.command}' not found on PATH`,
+      remedy: (from ? `install ${from}, ` : "install it, ") +
+        `or give the full path to '${server.command}' in "command"`,
+      details: [`PATH: ${Deno.env.get("PATH") ?? "(unset)"}`],
+      cause: error,
+    });
+  }
+  if (error instanceof Deno.errors.PermissionDenied) {
+    return info(
+      `command '${server.command}' cannot be executed (permission denied)`,
+      `make it executable (chmod +x ${server.command}) or point "command" at the right file`,
+    );
+  }
+  return info(
+    `command '${server.command}' could not be started: ${error.message}`,
+    'check "command", "args" and "cwd" in the server entry',
+  );
+}
+
+/** An MCP HTTP endpoint (or any HTTP server) run by the process instead of stdio. */
+interface HttpBehindProcess {
+  url: string;
+  mcp?: "streamable_http" | "sse";
+}
+
+/**
+ * Finds the ports the running process tree listens on (from `/proc` on Linux; elsewhere
+ * from ports its output announces) and probes them for MCP over HTTP.
+ */
+async function httpBehindProcess(
+  evidence: StdioEvidence,
+  probeMs = DIAGNOSIS_PROBE_MS,
+): Promise<HttpBehindProcess | undefined> {
+  if (evidence.pid === undefined || evidence.exit) return undefined;
+  const text = [...evidence.stdoutNoise, ...evidence.stderrTail].join("\n");
+  const ports = hasProcFs()
+    ? listeningPorts(processTree(evidence.pid))
+    : [...text.matchAll(LISTENING_ANNOUNCEMENT)].map((m) => Number(m[1] ?? m[2]));
+  let plainHttp: HttpBehindProcess | undefined;
+  for (const port of [...new Set(ports)].slice(0, MAX_PORTS_PROBED)) {
+    const origin = `http://127.0.0.1:${port}`;
+    for (const path of ["/mcp", "/"]) {
+      const probe = await probeStreamable(`${origin}${path}`, {}, probeMs);
+      if (probe.kind === "streamable") return { url: `${origin}${path}`, mcp: "streamable_http" };
+      if (probe.kind === "http") plainHttp ??= { url: `${origin}/` };
+      if (probe.kind === "failure") break;
+    }
+    const sse = await probeSse(`${origin}/sse`, {}, probeMs);
+    if (sse.kind === "sse") return { url: `${origin}/sse`, mcp: "sse" };
+  }
+  return plainHttp;
+}
+
+function wrongTransportStdio(
+  server: StdioServerConfig,
+  http: HttpBehindProcess,
+  evidence: StdioEvidence,
+  cause: unknown,
+): ServerConnectError {
+  const details = stderrDetails(evidence);
+  if (http.mcp) {
+    return new ServerConnectError(server.name, {
+      reason: `wrong transport_type: the process does not speak MCP on stdio; it serves MCP ` +
+        `over HTTP (${http.mcp}) at ${http.url}, found by probing`,
+      remedy: `${REMEDY.wrongTransport}: for this mode run the server separately and set ` +
+        `"transport_type": "${http.mcp}", "url": "${http.url}" — or start it in its stdio mode`,
+      details,
+      cause,
+    });
+  }
+  return new ServerConnectError(server.name, {
+    reason: "wrong transport_type: the process started an HTTP server" +
+      (http.url ? ` (${http.url})` : "") + " instead of speaking MCP on stdio",
+    remedy: `${REMEDY.wrongTransport}: start the program in its stdio mode, or run it ` +
+      'separately and connect with "transport_type": "streamable_http" and its "url"',
+    details,
+    cause,
+  });
+}
+
+// ----------------------------------------------------------------------------- http
+
+async function diagnoseHttp(
+  server: HttpServerConfig,
+  context: FailureContext,
+): Promise<PatchbayError> {
+  const probeMs = context.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS;
+  const url = new URL(server.url);
+  const fail = (reason: string, remedy: string) =>
+    new ServerConnectError(server.name, { reason, remedy, cause: context.error });
+  const address = `${url.hostname}:${port(url)}`;
+
+  const tcp = await probeTcp(url.hostname.replace(/^\[|\]$/g, ""), port(url), probeMs);
+  if (!tcp.ok) return networkFailure(server, tcp, address, context);
+
+  const primary = server.transport === "sse"
+    ? await probeSse(url, server.headers, probeMs)
+    : await probeStreamable(url, server.headers, probeMs);
+  if (primary.kind === "failure") {
+    const failure = primary.failure;
+    if (failure.kind === "timeout") {
+      return fail(
+        `Connection timeout: ${address} accepted the connection but sent no HTTP answer ` +
+          `within ${probeMs / 1000} s`,
+        REMEDY.timeout,
+      );
+    }
+    if (failure.kind === "tls") {
+      return fail(
+        `the TLS handshake with ${address} failed (${failure.message}); the server may not ` +
+          "speak HTTPS",
+        url.protocol === "https:"
+          ? `use http:// in "url" if the server speaks plain HTTP`
+          : REMEDY.wrongAddress,
+      );
+    }
+    const raw = await probeRawHttp(url.hostname, port(url), probeMs);
+    if ("speaksHttp" in raw && !raw.speaksHttp) {
+      const said = raw.firstBytes.trim()
+        ? `it answered "${abridge(printable(raw.firstBytes).trim(), 60)}"`
+        : "it sent nothing back";
+      return fail(
+        `wrong transport_type: ${address} accepts connections but does not speak HTTP (${said})`,
+        `${REMEDY.wrongTransport}; a server started as a local command speaks stdio: set ` +
+          '"transport_type": "stdio" with its "command"',
+      );
+    }
+    return fail(
+      `the HTTP request to ${server.url} failed: ${failure.message}`,
+      REMEDY.wrongAddress,
+    );
+  }
+
+  if (primary.kind === "streamable" || primary.kind === "sse") {
+    // The address speaks the configured transport: the failure was in the session.
+    if (context.timedOut) {
+      return fail(
+        `Connection timeout: ${server.url} answers MCP probes but the handshake did not ` +
+          `complete within ${server.timeoutSeconds} s`,
+        REMEDY.timeout,
+      );
+    }
+    return fail(
+      `the MCP session with ${server.url} failed: ${protocolText(context.error)}`,
+      "retry with /refresh; if it keeps failing, run /debug and check the server's own logs",
+    );
+  }
+
+  return await diagnoseAnswer(server, primary.answer, context, probeMs);
+}
+
+function networkFailure(
+  server: HttpServerConfig,
+  failure: NetFailure,
+  address: string,
+  context: FailureContext,
+): ServerConnectError {
+  const info = (reason: string, remedy: string) =>
+    new ServerConnectError(server.name, { reason, remedy, cause: context.error });
+  switch (failure.kind) {
+    case "refused":
+      return info(
+        `Connection refused: nothing is listening at ${address} (the server is not running ` +
+          "at the configured address)",
+        `${REMEDY.notRunning}; if it is running, check the port it listens on and fix "url"`,
+      );
+    case "dns":
+      return info(
+        `the host name '${new URL(server.url).hostname}' does not resolve (DNS lookup failed)`,
+        REMEDY.wrongAddress,
+      );
+    case "timeout":
+      return info(
+        `Connection timeout: no TCP connection to ${address} within ` +
+          `${(context.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS) / 1000} s (a host that is down, ` +
+          "or a firewall dropping packets)",
+        REMEDY.timeout,
+      );
+    case "unreachable":
+      return info(`Network unreachable: ${failure.message}`, REMEDY.network);
+    default:
+      return info(`could not connect to ${address}: ${failure.message}`, REMEDY.wrongAddress);
+  }
+}
+
+async function diagnoseAnswer(
+  server: HttpServerConfig,
+  answer: HttpAnswer,
+  context: FailureContext,
+  probeMs: number,
+): Promise<PatchbayError> {
+  const fail = (reason: string, remedy: string) =>
+    new ServerConnectError(server.name, { reason, remedy, cause: context.error });
+  const url = new URL(server.url);
+  const status = `HTTP ${answer.status}${answer.statusText ? ` ${answer.statusText}` : ""}`;
+
+  if (answer.status === 401 || answer.status === 403) {
+    return await authFailure(server, status, probeMs, context.error);
+  }
+
+  // The other transport at this very URL?
+  const other = server.transport === "sse"
+    ? await probeStreamable(url, server.headers, probeMs)
+    : await probeSse(url, server.headers, probeMs);
+  if (other.kind === "streamable" || other.kind === "sse") {
+    const speaks = other.kind === "sse" ? "sse" : "streamable_http";
+    return fail(
+      `wrong transport_type: ${server.url} speaks ${
+        speaks === "sse" ? "the legacy SSE transport" : "streamable HTTP"
+      }, not ${server.transport} (${status} to the ${server.transport} request)`,
+      `${REMEDY.wrongTransport}: set "transport_type": "${speaks}"`,
+    );
+  }
+
+  const elsewhere = await findEndpoint(url, server, probeMs);
+  const moveTo = elsewhere
+    ? `set "url" to ${elsewhere.url}` +
+      (elsewhere.transport !== server.transport
+        ? ` and "transport_type" to "${elsewhere.transport}"`
+        : "") +
+      " (found by probing)"
+    : undefined;
+
+  if (answer.status === 404) {
+    return fail(
+      `${status} at ${server.url}: nothing serves MCP at the path '${url.pathname}'`,
+      moveTo ?? `${REMEDY.wrongAddress}, including its path (often /mcp, or /sse for SSE)`,
+    );
+  }
+  if (answer.contentType.includes("text/html")) {
+    const title = htmlTitle(answer.body);
+    return fail(
+      `${server.url} answered with an HTML page${title ? ` ("${abridge(title, 80)}")` : ""} ` +
+        `(${status}) instead of MCP: this is a web page, not an MCP endpoint`,
+      moveTo ?? REMEDY.wrongAddress,
+    );
+  }
+  if (answer.status >= 500) {
+    const said = jsonRpcErrorMessage(answer) ?? printable(answer.body).trim();
+    return fail(
+      `the server failed with ${status}${said ? ` ("${abridge(said, 120)}")` : ""}`,
+      "check the server's own logs, then retry with /refresh",
+    );
+  }
+  if (isJsonRpcAnswer(answer)) {
+    const message = jsonRpcErrorMessage(answer);
+    return fail(
+      `the server refused the MCP handshake (${status}${
+        message ? `: ${abridge(message, 160)}` : ""
+      })`,
+      moveTo ?? "check the server's documentation for the headers or URL it expects",
+    );
+  }
+  const type = answer.contentType.split(";")[0] || "no content type";
+  return fail(
+    `${server.url} answered ${status} with ${type} that is not MCP (JSON-RPC)`,
+    moveTo ?? REMEDY.wrongAddress,
+  );
+}
+
+async function authFailure(
+  server: HttpServerConfig,
+  status: string,
+  probeMs: number,
+  cause: unknown,
+): Promise<PatchbayError> {
+  const info = (reason: string, remedy: string) =>
+    new ServerConnectError(server.name, { reason, remedy, cause });
+  if (server.auth?.method === "oauth") {
+    return new OAuthFailedError(server.name, {
+      reason: `the server refused access (${status}) and the OAuth authorization did not ` +
+        "complete",
+      cause,
+    });
+  }
+  const hasToken = Object.keys(server.headers).some((h) => h.toLowerCase() === "authorization");
+  if (hasToken) {
+    return info(
+      `the server rejected the credentials sent in "headers" (${status})`,
+      "check the token in the Authorization header (expired, revoked, or for another " +
+        "server); the value can come from .env with ${VAR}",
+    );
+  }
+  const oauth = await probeOAuthMetadata(server.url, probeMs);
+  if (oauth.found) {
+    return info(
+      `the server requires OAuth authorization (${status}; metadata at ${oauth.where})`,
+      'add "auth": {"method": "oauth"} to the server entry',
+    );
+  }
+  return info(
+    `the server requires credentials (${status}) and publishes no OAuth metadata`,
+    'send a token with "headers": {"Authorization": "Bearer <ACCESS_TOKEN>"}',
+  );
+}
+
+/** Looks for the MCP endpoint elsewhere on the same origin (the common paths). */
+async function findEndpoint(
+  url: URL,
+  server: HttpServerConfig,
+  probeMs: number,
+): Promise<{ url: string; transport: "streamable_http" | "sse" } | undefined> {
+  const candidates: [string, "streamable_http" | "sse"][] = [
+    ["/mcp", "streamable_http"],
+    ["/sse", "sse"],
+    ["/", "streamable_http"],
+  ];
+  for (const [path, transport] of candidates) {
+    const target = new URL(path, url.origin);
+    if (target.href === url.href && transport === server.transport) continue;
+    const probe: McpProbe = transport === "sse"
+      ? await probeSse(target, server.headers, probeMs)
+      : await probeStreamable(target, server.headers, probeMs);
+    if (probe.kind === "streamable" || probe.kind === "sse") return { url: target.href, transport };
+  }
+  return undefined;
+}
+
+/**
+ * For `auth.method: oauth`: the server must publish OAuth metadata (or challenge with
+ * one); a plain server fails the contract's way. `undefined` when OAuth looks possible or
+ * the address does not answer (the connection diagnosis then explains that).
+ */
+export async function checkOAuthSupport(
+  server: HttpServerConfig,
+  probeMs = DIAGNOSIS_PROBE_MS,
+): Promise<ServerConnectError | undefined> {
+  const probe = await probeOAuthMetadata(server.url, probeMs);
+  if (probe.found || probe.unreachable) return undefined;
+  const origin = new URL(server.url).origin;
+  return new ServerConnectError(server.name, {
+    reason: `auth.method is "oauth" but ${origin} publishes no OAuth metadata ` +
+      `(${probe.openWithoutAuth ? "it answered initialize without asking for credentials, " : ""}` +
+      `and found none at ${probe.probed.map((p) => new URL(p).pathname).join(", ")})`,
+    remedy: REMEDY.oauthUnsupported,
+  });
+}
+
+// -------------------------------------------------------------------------- helpers
+
+function stderrDetails(evidence: StdioEvidence): string[] {
+  return evidence.stderrTail.slice(-DIAGNOSIS_STDERR_LINES).map((line) => `stderr: ${line}`);
+}
+
+/** What an MCP-level failure said, without raw runtime noise. */
+function protocolText(error: unknown): string {
+  if (error instanceof SdkError) {
+    if (error.code === SdkErrorCode.ConnectionClosed) return "the server closed the connection";
+    if (error.code === SdkErrorCode.RequestTimeout) return "no answer in time";
+  }
+  const text = errorChain(error)
+    .replace(/<[^>]+>/g, " ")
+    .replace(/\b(?:TypeError: )?fetch failed(?: <- )?/gi, "")
+    .replace(/\s+/g, " ")
+    .trim();
+  return abridge(text || "unknown error", 240);
+}
+
+function port(url: URL): number {
+  if (url.port) return Number(url.port);
+  return url.protocol === "https:" ? 443 : 80;
+}
+
+function shellLine(command: string, args: readonly string[]): string {
+  const quote = (s: string) => /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+  return [command, ...args].map(quote).join(" ");
+}
+
+function megabytes(bytes: number): string {
+  return `${Math.round(bytes / 1024 / 1024)} MB`;
+}
+
+function printable(text: string): string {
+  // deno-lint-ignore no-control-regex -- replacing control characters is the point
+  return text.replace(/[\u0000-\u001f\u007f]+/g, " ");
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,375 @@
+/**
+ * The connection manager: every server of the configuration, connected in parallel,
+ * kept healthy for the whole session, and offered to the rest of patchbay as one
+ * catalogue of tools, prompts and resources.
+ *
+ * - Start-up connects all enabled servers at once and waits at most each server's own
+ *   `timeout` (plus {@linkcode START_GRACE_MS} to finish its diagnosis); a failed or
+ *   slow server never holds up the others.
+ * - A server that dies mid-session is marked `reconnecting`, its pending requests fail
+ *   with `Connection closed` naming it, and it is restarted with bounded exponential
+ *   backoff ({@linkcode RECONNECT_BACKOFF}).
+ * - Disabled entries are listed (state `disconnected`, `disabled: true`), never started.
+ * - Everything that happens is an event ({@linkcode ConnectionEvent}) and a log line.
+ *
+ * @module
+ */
+
+import type {
+  CallToolResult,
+  CompleteRequest,
+  CompleteResult,
+  GetPromptResult,
+  Implementation,
+  LoggingLevel,
+  OAuthClientProvider,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplateType,
+} from "@modelcontextprotocol/client";
+import type { HttpServerConfig, ServerConfig } from "../config/types.ts";
+import { ServerUnavailableError, ToolExecutionError } from "../errors.ts";
+import { type Log, silentLog } from "../log.ts";
+import { Redactor } from "../redact.ts";
+import { didYouMean } from "../text.ts";
+import { settlesWithin } from "../transports/timing.ts";
+import { buildCatalogue } from "./catalogue.ts";
+import { type BackoffPolicy, RECONNECT_BACKOFF, ServerConnection } from "./connection.ts";
+import { EventHub } from "./events.ts";
+import { rootsOf } from "./requests.ts";
+import type {
+  CatalogueTool,
+  ConnectionEvent,
+  ServerRequestHandlers,
+  ServerStatus,
+  ToolCallOptions,
+  ToolHost,
+} from "./types.ts";
+
+/** Time start-up gives a server beyond its `timeout`, to finish diagnosing a failure. */
+export const START_GRACE_MS = 2000;
+
+/** Options of {@linkcode ConnectionManager}. */
+export interface ConnectionManagerOptions {
+  servers: readonly ServerConfig[];
+  /** @default silentLog */
+  log?: Log;
+  /** Hides secrets in targets shown by {@linkcode ConnectionManager.states}. */
+  redactor?: Redactor;
+  /** Answers to sampling and elicitation requests (also settable later). */
+  handlers?: ServerRequestHandlers;
+  /** The OAuth provider of an entry with `auth.method: oauth`. */
+  authProviderFor?: (server: HttpServerConfig) => OAuthClientProvider | undefined;
+  /**
+   * Completes an interactive OAuth login: resolves with the callback's query parameters.
+   * Without it, a server that needs a login fails with the provider's error.
+   */
+  awaitAuthorization?: (server: HttpServerConfig, signal: AbortSignal) => Promise<URLSearchParams>;
+  /** Folders offered to servers as roots. @default [Deno.cwd()] */
+  roots?: readonly string[];
+  /** @default patchbay's name and version */
+  clientInfo?: Implementation;
+  /** @default RECONNECT_BACKOFF */
+  backoff?: Partial<BackoffPolicy>;
+  /** Where stdio servers' inherited variables come from. @default Deno.env.get */
+  parentEnv?: (name: string) => string | undefined;
+}
+
+/** A prompt, with the server offering it. */
+export interface CataloguePrompt extends Prompt {
+  server: string;
+}
+
+/** A resource, with the server offering it. */
+export interface CatalogueResource extends Resource {
+  server: string;
+}
+
+/** A resource template, with the server offering it. */
+export interface CatalogueResourceTemplate extends ResourceTemplateType {
+  server: string;
+}
+
+/** Options of requests other than tool calls. */
+export interface RequestSignalOptions {
+  signal?: AbortSignal;
+  /** @default the server's timeout */
+  timeoutSeconds?: number;
+}
+
+/** Every configured server, as one {@linkcode ToolHost} and more. */
+export class ConnectionManager implements ToolHost {
+  readonly #connections = new Map<string, ServerConnection>();
+  readonly #log: Log;
+  readonly #redactor: Redactor;
+  readonly #hub = new EventHub<ConnectionEvent>();
+  #handlers: ServerRequestHandlers;
+  #catalogue: CatalogueTool[] = [];
+  #routes = new Map<string, CatalogueTool>();
+  #logLevel?: LoggingLevel;
+  #started?: Promise<ServerStatus[]>;
+  #closing?: Promise<void>;
+
+  constructor(options: ConnectionManagerOptions) {
+    this.#log = options.log ?? silentLog;
+    this.#redactor = options.redactor ?? new Redactor();
+    this.#handlers = { ...options.handlers };
+    const roots = rootsOf(options.roots ?? [Deno.cwd()]);
+    const backoff = { ...RECONNECT_BACKOFF, ...options.backoff };
+    for (const config of options.servers) {
+      this.#connections.set(
+        config.name,
+        new ServerConnection({
+          config,
+          log: this.#log.child(`server:${config.name}`),
+          emit: (event) => this.#hub.emit(event),
+          changed: () => this.#rebuildCatalogue(),
+          backoff,
+          logLevel: () => this.#logLevel,
+          authProvider: config.transport === "stdio"
+            ? undefined
+            : options.authProviderFor?.(config),
+          session: {
+            clientInfo: options.clientInfo,
+            parentEnv: options.parentEnv,
+            requests: { handlers: () => this.#handlers, roots: () => roots },
+            awaitAuthorization: config.transport !== "stdio" && options.awaitAuthorization
+              ? (signal) => options.awaitAuthorization!(config, signal)
+              : undefined,
+          },
+        }),
+      );
+    }
+  }
+
+  /**
+   * Connects every enabled server in parallel. Resolves once each has connected, failed,
+   * or used up its `timeout` (+ {@linkcode START_GRACE_MS}); a server still connecting
+   * then (an OAuth login, a slow diagnosis) carries on and reports through events.
+   */
+  start(): Promise<ServerStatus[]> {
+    this.#started ??= (async () => {
+      const connections = [...this.#connections.values()].filter((c) => !c.config.disabled);
+      await Promise.all(connections.map((connection) =>
+        settlesWithin(
+          connection.connect(),
+          connection.config.timeoutSeconds * 1000 + START_GRACE_MS,
+        )
+      ));
+      return this.states();
+    })();
+    return this.#started;
+  }
+
+  /** One status per configured server, in configuration order. */
+  states(): ServerStatus[] {
+    return [...this.#connections.values()].map((c) => c.status(this.#target(c.config)));
+  }
+
+  /** The status of one server. */
+  status(server: string): ServerStatus | undefined {
+    const connection = this.#connections.get(server);
+    return connection?.status(this.#target(connection.config));
+  }
+
+  /** Tools of the connected servers, under their model-facing names. */
+  tools(): CatalogueTool[] {
+    return this.#catalogue.filter((tool) => this.#connections.get(tool.server)?.session);
+  }
+
+  /** Calls a tool by its model-facing name (see {@linkcode ToolHost.callTool}). */
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: ToolCallOptions = {},
+  ): Promise<CallToolResult> {
+    const tool = this.#routes.get(name);
+    if (!tool) return Promise.reject(this.#unknownTool(name));
+    const connection = this.#connections.get(tool.server)!;
+    return connection.request(
+      `tools/call ${tool.originalName}`,
+      (session, request) =>
+        session.client.callTool({ name: tool.originalName, arguments: args }, request),
+      {
+        tool: name,
+        timeoutSeconds: options.timeoutSeconds,
+        signal: options.signal,
+        onProgress: options.onProgress,
+      },
+    ) as Promise<CallToolResult>;
+  }
+
+  /** Prompts of the connected servers. */
+  prompts(): CataloguePrompt[] {
+    return this.#connected().flatMap((c) => c.lists.prompts.map((p) => ({ ...p, server: c.name })));
+  }
+
+  /** Resources of the connected servers. */
+  resources(): CatalogueResource[] {
+    return this.#connected().flatMap((c) =>
+      c.lists.resources.map((r) => ({ ...r, server: c.name }))
+    );
+  }
+
+  /** Resource templates of the connected servers. */
+  resourceTemplates(): CatalogueResourceTemplate[] {
+    return this.#connected().flatMap((c) =>
+      c.lists.templates.map((t) => ({ ...t, server: c.name }))
+    );
+  }
+
+  /** `prompts/get` on `server`. */
+  async getPrompt(
+    server: string,
+    name: string,
+    args: Record<string, string> = {},
+    options: RequestSignalOptions = {},
+  ): Promise<GetPromptResult> {
+    return await this.#connection(server).request(
+      `prompts/get ${name}`,
+      (session, request) => session.client.getPrompt({ name, arguments: args }, request),
+      options,
+    );
+  }
+
+  /** `resources/read` on `server`. */
+  async readResource(
+    server: string,
+    uri: string,
+    options: RequestSignalOptions = {},
+  ): Promise<ReadResourceResult> {
+    return await this.#connection(server).request(
+      `resources/read ${uri}`,
+      (session, request) => session.client.readResource({ uri }, request),
+      options,
+    );
+  }
+
+  /**
+   * Completion of a prompt or resource-template argument (MCP `completion/complete`).
+   * A server without the completions capability yields no values rather than an error:
+   * this serves tab completion, which must never fail loudly.
+   */
+  async complete(
+    server: string,
+    params: CompleteRequest["params"],
+    options: RequestSignalOptions = {},
+  ): Promise<CompleteResult["completion"]> {
+    const connection = this.#connection(server);
+    if (!connection.session?.capabilities.completions) return { values: [] };
+    const result = await connection.request(
+      "completion/complete",
+      (session, request) => session.client.complete(params, request),
+      options,
+    );
+    return result.completion;
+  }
+
+  /** Asks `server` for `notifications/resources/updated` about `uri`. */
+  async subscribeResource(server: string, uri: string, options: RequestSignalOptions = {}) {
+    await this.#connection(server).request(
+      `resources/subscribe ${uri}`,
+      (session, request) => session.client.subscribeResource({ uri }, request),
+      options,
+    );
+  }
+
+  /** Stops the updates {@linkcode subscribeResource} asked for. */
+  async unsubscribeResource(server: string, uri: string, options: RequestSignalOptions = {}) {
+    await this.#connection(server).request(
+      `resources/unsubscribe ${uri}`,
+      (session, request) => session.client.unsubscribeResource({ uri }, request),
+      options,
+    );
+  }
+
+  /** Asks every server with the logging capability for logs from `level` up, now and after reconnects. */
+  setLoggingLevel(level: LoggingLevel): void {
+    this.#logLevel = level;
+    for (const connection of this.#connections.values()) connection.applyLogLevel();
+  }
+
+  /** The answers to server requests (sampling, elicitation); absent ones refuse. */
+  setHandlers(handlers: ServerRequestHandlers): void {
+    this.#handlers = { ...handlers };
+  }
+
+  /** Calls `listener` for every event until the returned function is called. */
+  on(listener: (event: ConnectionEvent) => void): () => void {
+    return this.#hub.on(listener);
+  }
+
+  /** Every event from now on, until `signal` aborts or the manager closes. */
+  events(signal?: AbortSignal): AsyncGenerator<ConnectionEvent> {
+    return this.#hub.stream(signal);
+  }
+
+  /**
+   * `/refresh`: connected servers are listed again (`force`: reconnected), the others
+   * connect now. `server` limits it to one.
+   */
+  async refresh(server?: string, options: { force?: boolean } = {}): Promise<ServerStatus[]> {
+    const targets = server === undefined
+      ? [...this.#connections.values()]
+      : [this.#connection(server)];
+    await Promise.all(targets.map((c) => c.refresh(options.force ?? false)));
+    return this.states();
+  }
+
+  /** Closes every connection (stdio trees ended, HTTP sessions deleted); idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await Promise.all([...this.#connections.values()].map((c) => c.close()));
+      this.#hub.close();
+    })();
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  #connected(): ServerConnection[] {
+    return [...this.#connections.values()].filter((c) => c.session);
+  }
+
+  #connection(server: string): ServerConnection {
+    const connection = this.#connections.get(server);
+    if (connection) return connection;
+    const suggestion = didYouMean(server, [...this.#connections.keys()]);
+    throw new ServerUnavailableError(server, "not configured", {
+      reason: `there is no server named '${server}' in the configuration` +
+        (suggestion ? ` (did you mean '${suggestion}'?)` : ""),
+      remedy: `use one of: ${[...this.#connections.keys()].join(", ") || "(no servers)"}`,
+    });
+  }
+
+  #unknownTool(name: string): ToolExecutionError {
+    const names = this.tools().map((t) => t.name);
+    const suggestion = didYouMean(name, names);
+    return new ToolExecutionError(
+      name,
+      `no connected server offers a tool named '${name}'` +
+        (suggestion ? ` (did you mean '${suggestion}'?)` : ""),
+    );
+  }
+
+  #rebuildCatalogue(): void {
+    this.#catalogue = buildCatalogue(
+      [...this.#connections.values()].map((c) => ({ server: c.name, tools: c.lists.tools })),
+    );
+    this.#routes = new Map(this.#catalogue.map((tool) => [tool.name, tool]));
+  }
+
+  #target(config: ServerConfig): string {
+    const text = config.transport === "stdio"
+      ? [config.command, ...config.args].map(quote).join(" ")
+      : config.url;
+    return this.#redactor.redact(text);
+  }
+}
+
+function quote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}

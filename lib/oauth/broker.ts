@@ -1,0 +1,185 @@
+/**
+ * Browser logins, one at a time: several servers needing a login share the fixed callback
+ * port, so their logins are queued. For each one the broker binds the callback listener
+ * (only while a login is in progress: port 3000 is a common development port, and holding
+ * it for a whole session would break the person's other tools), shows the authorization
+ * URL, opens the browser, and waits for the callback.
+ *
+ * @module
+ */
+
+import { CancelledError } from "../errors.ts";
+import { type Log, silentLog } from "../log.ts";
+import { abortable } from "./abortable.ts";
+import { type BrowserOpener, openBrowser } from "./browser.ts";
+import {
+  type AuthorizationCallback,
+  CALLBACK_TIMEOUT_MS,
+  CallbackListener,
+  type ExpectedCallback,
+  type RejectedCallback,
+} from "./callback.ts";
+
+/** Why a browser login is needed. */
+export type AuthorizationReason =
+  /** First login: no usable tokens are stored. */
+  | "login"
+  /** The server refused the current token (401) and it could not be refreshed. */
+  | "reauthorize"
+  /** The server needs more scopes for a request (403 insufficient_scope). */
+  | "step_up";
+
+/** What happens during OAuth, for the interface to show. lib/ never prints. */
+export type OAuthEvent =
+  /** Another server's login is in progress; this one waits its turn. */
+  | { type: "queued"; server: string; behind: string }
+  /** A login starts: always show `url`, the browser may not open. */
+  | {
+    type: "authorization_started";
+    server: string;
+    url: string;
+    reason: AuthorizationReason;
+    scope?: string;
+  }
+  | { type: "browser_opened"; server: string; command: string }
+  /** No browser opened: the person must open `url` by hand. */
+  | { type: "browser_failed"; server: string; url: string; reason: string }
+  /** A callback was turned away (state mismatch, no login in progress). */
+  | { type: "callback_rejected"; server: string; reason: string }
+  /** Tokens were obtained or refreshed. */
+  | {
+    type: "authorized";
+    server: string;
+    how: "browser" | "refresh";
+    issuer: string;
+    scope?: string;
+    expiresAt?: number;
+  };
+
+/** One login to perform. */
+export interface AuthorizationRequest extends ExpectedCallback {
+  /** The authorization URL to open. */
+  url: URL;
+  reason: AuthorizationReason;
+  /** The scope requested, for the message. */
+  scope?: string;
+  signal?: AbortSignal;
+}
+
+/** Options of {@linkcode AuthorizationBroker}. */
+export interface AuthorizationBrokerOptions {
+  /** @default openBrowser */
+  opener?: BrowserOpener;
+  onEvent?: (event: OAuthEvent) => void;
+  log?: Log;
+  /** @default CALLBACK_TIMEOUT_MS (5 minutes) */
+  timeoutMs?: number;
+  /** Only tests pick another port. @default 3000 */
+  port?: number;
+}
+
+/** Queues browser logins and runs each through the callback listener. */
+export class AuthorizationBroker {
+  readonly listener: CallbackListener;
+  readonly #opener: BrowserOpener;
+  readonly #onEvent: (event: OAuthEvent) => void;
+  readonly #log: Log;
+  readonly #timeoutMs: number;
+  /** Settles when the login ahead of the newest one has finished. */
+  #tail: Promise<void> = Promise.resolve();
+  #waiting = 0;
+  #current: string | undefined;
+  #closed = false;
+
+  constructor(options: AuthorizationBrokerOptions = {}) {
+    this.#log = options.log ?? silentLog;
+    this.#onEvent = options.onEvent ?? (() => {});
+    this.#opener = options.opener ?? ((url) => openBrowser(url));
+    this.#timeoutMs = options.timeoutMs ?? CALLBACK_TIMEOUT_MS;
+    this.listener = new CallbackListener({
+      port: options.port,
+      log: this.#log,
+      onRejected: (event: RejectedCallback) =>
+        this.#onEvent({ type: "callback_rejected", ...event }),
+    });
+  }
+
+  /** The redirect URI registered with authorization servers. */
+  get redirectUri(): string {
+    return this.listener.redirectUri;
+  }
+
+  /**
+   * Runs one login when its turn comes. `finish` (the code exchange) runs within the turn,
+   * so what the person sees about one login is over before the next begins.
+   */
+  async authorize<T>(
+    request: AuthorizationRequest,
+    finish: (callback: AuthorizationCallback) => Promise<T>,
+  ): Promise<T> {
+    const ahead = this.#tail;
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => release = resolve);
+    // The next login starts only when this one and every one before it are over, even if
+    // this one is cancelled while it waits.
+    this.#tail = Promise.all([ahead, mine]).then(() => {});
+    this.#waiting++;
+    let running = false;
+    try {
+      if (this.#current !== undefined) {
+        this.#onEvent({ type: "queued", server: request.server, behind: this.#current });
+      }
+      await abortable(ahead, request.signal, `login to ${request.server}`);
+      if (this.#closed) throw new CancelledError(`login to ${request.server}`);
+      running = true;
+      this.#current = request.server;
+      return await finish(await this.#run(request));
+    } finally {
+      if (running) this.#current = undefined;
+      this.#waiting--;
+      if (this.#waiting === 0) await this.listener.close();
+      release();
+    }
+  }
+
+  /** Cancels the login in progress and stops the listener; later logins are refused. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.listener.cancel(new CancelledError("OAuth login (patchbay is closing)"));
+    await this.listener.close();
+  }
+
+  async #run(request: AuthorizationRequest): Promise<AuthorizationCallback> {
+    // Bound before the browser opens, so the redirect can never arrive at a closed port.
+    await this.listener.start(request.server);
+    const callback = this.listener.expect(request, {
+      signal: request.signal,
+      timeoutMs: this.#timeoutMs,
+    });
+    this.#onEvent({
+      type: "authorization_started",
+      server: request.server,
+      url: request.url.href,
+      reason: request.reason,
+      scope: request.scope,
+    });
+    this.#log.info("opening the browser for OAuth authorization", {
+      server: request.server,
+      reason: request.reason,
+      scope: request.scope,
+    });
+    const opened = await this.#opener(request.url);
+    if (opened.opened) {
+      this.#onEvent({ type: "browser_opened", server: request.server, command: opened.command! });
+    } else {
+      this.#log.warn("no browser opened", { server: request.server, reason: opened.reason });
+      this.#onEvent({
+        type: "browser_failed",
+        server: request.server,
+        url: request.url.href,
+        reason: opened.reason ?? "the opener failed",
+      });
+    }
+    return await callback;
+  }
+}

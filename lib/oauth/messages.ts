@@ -1,0 +1,109 @@
+/**
+ * OAuth events and stored logins as the sentences a person reads. Formatting only: the
+ * command layer and the REPL decide where the text goes.
+ *
+ * @module
+ */
+
+import type { OAuthEvent } from "./broker.ts";
+import type { ServerCredentials } from "./token_store.ts";
+
+const REASONS = {
+  login: "to log in",
+  reauthorize: "again: the server no longer accepts the stored login",
+  step_up: "again: the server needs more permissions for this request",
+} as const;
+
+/** The lines to show for an event, or `undefined` for events worth only the log. */
+export function describeOAuthEvent(event: OAuthEvent): string | undefined {
+  switch (event.type) {
+    case "queued":
+      return `Waiting for the login to '${event.behind}' to finish before logging in to ` +
+        `'${event.server}'…`;
+    case "authorization_started":
+      return `Authorize patchbay for '${event.server}' in your browser ${REASONS[event.reason]}` +
+        `${event.scope ? ` (scope: ${event.scope})` : ""}.\n` +
+        `If no browser opens, open this URL by hand:\n  ${event.url}`;
+    case "browser_opened":
+      return undefined;
+    case "browser_failed":
+      return `No browser opened (${event.reason}). Open the URL above by hand; patchbay is ` +
+        "waiting for the login.";
+    case "callback_rejected":
+      return `Ignored a login response for '${event.server}': ${event.reason}.`;
+    case "authorized":
+      return event.how === "browser"
+        ? `Logged in to '${event.server}'${event.scope ? ` (scope: ${event.scope})` : ""}.`
+        : undefined;
+  }
+}
+
+/** How a stored login stands at `now`. */
+export type LoginState =
+  | "logged_in"
+  | "expired_refreshable"
+  | "expired"
+  | "not_logged_in"
+  | "url_changed";
+
+/** A stored login, summarised without any secret. */
+export interface LoginSummary {
+  server: string;
+  /** The server is in the configuration (and uses OAuth). */
+  configured: boolean;
+  state: LoginState;
+  url?: string;
+  issuer?: string;
+  /** ISO time the access token expires, when known. */
+  expiresAt?: string;
+  refreshable: boolean;
+  scopes: string[];
+  clientId?: string;
+}
+
+/** Summarises a stored document (never a token value). */
+export function summarizeLogin(
+  server: string,
+  configuredUrl: string | undefined,
+  stored: ServerCredentials | undefined,
+  now: number,
+): LoginSummary {
+  const base = { server, configured: configuredUrl !== undefined, scopes: [], refreshable: false };
+  if (!stored) return { ...base, url: configuredUrl, state: "not_logged_in" };
+  const issuer = stored.issuer;
+  const entry = issuer ? stored.issuers[issuer] : undefined;
+  const tokens = entry?.tokens;
+  const summary: LoginSummary = {
+    ...base,
+    url: stored.serverUrl,
+    issuer,
+    expiresAt: entry?.expiresAt === undefined ? undefined : new Date(entry.expiresAt).toISOString(),
+    refreshable: tokens?.refresh_token !== undefined,
+    scopes: tokens?.scope?.split(" ").filter(Boolean) ?? [],
+    clientId: entry?.client?.client_id,
+    state: "not_logged_in",
+  };
+  if (configuredUrl !== undefined && new URL(configuredUrl).href !== stored.serverUrl) {
+    return { ...summary, state: "url_changed" };
+  }
+  if (!tokens) return summary;
+  const expired = entry?.expiresAt !== undefined && entry.expiresAt <= now;
+  return {
+    ...summary,
+    state: !expired ? "logged_in" : summary.refreshable ? "expired_refreshable" : "expired",
+  };
+}
+
+/** `in 58 min`, `3 h ago`, for expiry times. */
+export function relativeTime(at: number, now: number): string {
+  const seconds = Math.round((at - now) / 1000);
+  const magnitude = Math.abs(seconds);
+  const text = magnitude < 90
+    ? `${magnitude} s`
+    : magnitude < 90 * 60
+    ? `${Math.round(magnitude / 60)} min`
+    : magnitude < 36 * 3600
+    ? `${Math.round(magnitude / 3600)} h`
+    : `${Math.round(magnitude / 86400)} days`;
+  return seconds >= 0 ? `in ${text}` : `${text} ago`;
+}

@@ -1,0 +1,134 @@
+/**
+ * OAuth for MCP servers, and the seam the connection manager plugs into.
+ *
+ * ```ts
+ * // Once per session: undefined when no entry uses OAuth, and then no callback
+ * // listener ever exists (CONTRACT.md section 4).
+ * const oauth = createOAuthRuntime(config.servers, { log, redactor, onEvent });
+ *
+ * // Per HTTP server, when building its transport:
+ * const provider = oauth?.providerFor(server);           // OAuthClientProvider | undefined
+ * if (provider) await provider.ensureLogin({ signal });   // log in before connecting,
+ *                                                         // outside the request timeout
+ * const base = provider
+ *   ? provider.wrapFetch(fetch)                           // 401/403 on any request:
+ *   : bearerFetch(server, { log });                       // log in again and retry
+ * new StreamableHTTPClientTransport(new URL(server.url), {
+ *   authProvider: provider,
+ *   fetch: base,
+ *   requestInit: { headers: server.headers },
+ * });
+ *
+ * await oauth?.close();                                   // at exit
+ * ```
+ *
+ * @module
+ */
+
+import type { FetchLike } from "@modelcontextprotocol/client";
+import type { HttpServerConfig, OAuthSettings, ServerConfig } from "../config/types.ts";
+import type { Log } from "../log.ts";
+import type { Redactor } from "../redact.ts";
+import { type BrowserOpener, openBrowser } from "./browser.ts";
+import { AuthorizationBroker, type OAuthEvent } from "./broker.ts";
+import { PatchbayOAuthProvider } from "./provider.ts";
+import { FileTokenStore, type TokenStore } from "./token_store.ts";
+
+export { type AuthorizationReason, type OAuthEvent } from "./broker.ts";
+export { bearerFetch, hasAuthorizationHeader } from "./bearer.ts";
+export { type BrowserOpener, openBrowser } from "./browser.ts";
+export { CALLBACK_PORT, CALLBACK_TIMEOUT_MS, redirectUriFor } from "./callback.ts";
+export { logout, type LogoutResult } from "./logout.ts";
+export {
+  type LoginOutcome,
+  MAX_REAUTHORIZATIONS,
+  MAX_STEP_UP_ATTEMPTS,
+  PatchbayOAuthProvider,
+} from "./provider.ts";
+export { FileTokenStore, type ServerCredentials, type TokenStore } from "./token_store.ts";
+
+/** An HTTP server entry with `"auth": {"method": "oauth"}`. */
+export type OAuthServerConfig = HttpServerConfig & { auth: OAuthSettings };
+
+/** Whether `server` uses OAuth. */
+export function usesOAuth(server: ServerConfig): server is OAuthServerConfig {
+  return server.transport !== "stdio" && server.auth?.method === "oauth";
+}
+
+/** Options of {@linkcode createOAuthRuntime}. */
+export interface OAuthRuntimeOptions {
+  log: Log;
+  /** Tokens and secrets are registered here as soon as they exist. */
+  redactor?: Redactor;
+  /** What to show the person (authorization URLs, browser failures, completed logins). */
+  onEvent?: (event: OAuthEvent) => void;
+  /** @default FileTokenStore in ~/.config/patchbay/oauth */
+  store?: TokenStore;
+  /** @default openBrowser with `$BROWSER` read through `getEnv` */
+  opener?: BrowserOpener;
+  /** Reads `$BROWSER` (pass the Environment, so .env can set it). @default Deno.env.get */
+  getEnv?: (name: string) => string | undefined;
+  /** Fetch for discovery, registration and token requests. @default globalThis.fetch */
+  fetch?: FetchLike;
+  /** How long a browser login may take. @default CALLBACK_TIMEOUT_MS */
+  timeoutMs?: number;
+  /** Tests only: the contract fixes the port at 3000. */
+  port?: number;
+}
+
+/** OAuth for one session: the login queue, the token store, a provider per server. */
+export class OAuthRuntime {
+  readonly broker: AuthorizationBroker;
+  readonly store: TokenStore;
+  readonly #options: OAuthRuntimeOptions;
+  readonly #providers = new Map<string, PatchbayOAuthProvider>();
+
+  constructor(options: OAuthRuntimeOptions) {
+    this.#options = options;
+    this.store = options.store ?? new FileTokenStore();
+    this.broker = new AuthorizationBroker({
+      log: options.log.child("callback"),
+      onEvent: options.onEvent,
+      opener: options.opener ?? ((url) => openBrowser(url, { getEnv: options.getEnv })),
+      timeoutMs: options.timeoutMs,
+      port: options.port,
+    });
+  }
+
+  /**
+   * The provider for `server` (the same instance on every call), or `undefined` when the
+   * entry does not use OAuth. This is the connection manager's `authProviderFor`.
+   */
+  providerFor(server: ServerConfig): PatchbayOAuthProvider | undefined {
+    if (!usesOAuth(server)) return undefined;
+    const existing = this.#providers.get(server.name);
+    if (existing && existing.serverUrl.href === new URL(server.url).href) return existing;
+    const provider = new PatchbayOAuthProvider({
+      server,
+      store: this.store,
+      broker: this.broker,
+      log: this.#options.log.child(`oauth:${server.name}`),
+      redactor: this.#options.redactor,
+      onEvent: this.#options.onEvent,
+      fetch: this.#options.fetch,
+    });
+    this.#providers.set(server.name, provider);
+    return provider;
+  }
+
+  /** Stops the callback listener if a login left it open. */
+  async close(): Promise<void> {
+    await this.broker.close();
+  }
+}
+
+/**
+ * The session's OAuth support, or `undefined` when no entry uses OAuth, in which case
+ * nothing listens on the callback port.
+ */
+export function createOAuthRuntime(
+  servers: readonly ServerConfig[],
+  options: OAuthRuntimeOptions,
+): OAuthRuntime | undefined {
+  return servers.some(usesOAuth) ? new OAuthRuntime(options) : undefined;
+}

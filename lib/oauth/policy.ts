@@ -1,0 +1,79 @@
+/**
+ * What patchbay requires of a server's OAuth setup before it registers or sends anyone to
+ * a login page, beyond what the SDK checks: OAuth metadata at all (else the server does
+ * not support OAuth), PKCE with S256 advertised (the MCP authorization specification: a
+ * client MUST refuse to proceed without it; the SDK only refuses servers that advertise
+ * other methods), and some way to obtain a client ID.
+ *
+ * @module
+ */
+
+import { isHttpsUrl, type OAuthDiscoveryState } from "@modelcontextprotocol/client";
+import { OAuthFailedError, OAuthUnsupportedError } from "../errors.ts";
+
+/** What the checks need to know about the entry and the stored registration. */
+export interface DiscoveryContext {
+  server: string;
+  serverUrl: URL;
+  redirectUri: string;
+  /** A client ID is configured, or one is stored for the issuer being checked. */
+  hasClient: (issuer: string) => boolean;
+  clientMetadataUrl?: string;
+}
+
+/** Throws the typed error for discovery results patchbay will not work with. */
+export function checkDiscovery(state: OAuthDiscoveryState, context: DiscoveryContext): void {
+  const { server } = context;
+  const metadata = state.authorizationServerMetadata;
+  if (!state.resourceMetadata && !metadata) {
+    throw new OAuthUnsupportedError(
+      server,
+      `"auth": {"method": "oauth"} is set, but ${context.serverUrl.origin} publishes no OAuth ` +
+        "metadata: no protected-resource metadata (RFC 9728) and no authorization-server " +
+        `metadata at ${state.authorizationServerUrl} (RFC 8414 / OpenID discovery), so it ` +
+        "does not support OAuth",
+    );
+  }
+  if (!metadata) {
+    throw new OAuthFailedError(server, {
+      reason: `the authorization server ${state.authorizationServerUrl} named by the server ` +
+        "publishes no metadata (RFC 8414 / OpenID discovery)",
+      remedy: "check the server's OAuth setup with its operator; until it is fixed, remove " +
+        '"auth" and send a token with headers',
+    });
+  }
+  if (!metadata.code_challenge_methods_supported?.includes("S256")) {
+    throw new OAuthFailedError(server, {
+      reason: `the authorization server ${metadata.issuer} does not advertise PKCE with S256 ` +
+        "(code_challenge_methods_supported is " +
+        `${JSON.stringify(metadata.code_challenge_methods_supported ?? null)}), which the MCP ` +
+        "authorization specification requires; patchbay will not authorize without it",
+      remedy: 'ask the server\'s operator to enable PKCE S256; until then remove "auth" ' +
+        "and send a token with headers",
+    });
+  }
+  const metadataDocument = metadata.client_id_metadata_document_supported === true &&
+    context.clientMetadataUrl !== undefined;
+  if (!context.hasClient(metadata.issuer) && !metadataDocument && !metadata.registration_endpoint) {
+    throw new OAuthFailedError(server, {
+      reason: `the authorization server ${metadata.issuer} offers no way for patchbay to ` +
+        "register: no dynamic client registration" +
+        (metadata.client_id_metadata_document_supported
+          ? " (it accepts client ID metadata documents, but auth.client_metadata_url is not set)"
+          : " and no client ID metadata documents"),
+      remedy: `register patchbay with the service (redirect URI ${context.redirectUri}) and ` +
+        'set "client_id" (and "client_secret" if one was issued) in the entry\'s "auth"',
+    });
+  }
+}
+
+/** Entry settings that only matter once OAuth is used. */
+export function checkClientMetadataUrl(server: string, url: string | undefined): void {
+  if (url !== undefined && !isHttpsUrl(url)) {
+    throw new OAuthFailedError(server, {
+      reason: `auth.client_metadata_url must be an https URL with a path, got ${url}`,
+      remedy: "point client_metadata_url at the https address of patchbay's client ID " +
+        "metadata document, or remove it to use dynamic registration",
+    });
+  }
+}

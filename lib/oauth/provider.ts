@@ -1,0 +1,647 @@
+/**
+ * The OAuth client for one MCP server: an SDK `OAuthClientProvider` (persistence, client
+ * metadata, the browser redirect) plus the parts of the MCP authorization specification
+ * the SDK leaves to the host.
+ *
+ * The SDK's `auth()` orchestrator does discovery (RFC 9728 `resource_metadata` hint, then
+ * the path-based and root well-known URLs; RFC 8414 and OpenID discovery with issuer
+ * validation), client registration in the specification's order (pre-registered client,
+ * client ID metadata document, dynamic registration), PKCE S256, the RFC 8707 `resource`
+ * indicator, scope selection and refresh. This provider adds:
+ *
+ * - refusing an authorization server that does not advertise PKCE S256 (the SDK only
+ *   refuses one that advertises other methods), or that offers no way to register;
+ * - a typed `OAuthUnsupportedError` for a server with no OAuth metadata at all (policy.ts);
+ * - the browser login inline: {@linkcode PatchbayOAuthProvider.wrapFetch} answers a 401
+ *   (on any request, not only the first) or a 403 `insufficient_scope` by authorizing,
+ *   waiting for the browser, and retrying the request, so the transport never sees the
+ *   refusal (the SDK alone would fail the request and expect the host to reconnect);
+ * - bounded step-up ({@linkcode MAX_STEP_UP_ATTEMPTS}) and re-authorization
+ *   ({@linkcode MAX_REAUTHORIZATIONS}) per request, and refresh before expiry;
+ * - tokens and client secrets registered with the log's redactor the moment they exist.
+ *
+ * @module
+ */
+
+import {
+  auth,
+  type AuthOptions,
+  computeScopeUnion,
+  extractWWWAuthenticateParams,
+  type FetchLike,
+  isStrictScopeSuperset,
+  type OAuthClientInformationContext,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  OAuthError,
+  refreshAuthorization,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+} from "@modelcontextprotocol/client";
+import type { HttpServerConfig } from "../config/types.ts";
+import { OAuthFailedError } from "../errors.ts";
+import type { Log } from "../log.ts";
+import type { Redactor } from "../redact.ts";
+import { VERSION } from "../version.ts";
+import { abortable } from "./abortable.ts";
+import type { AuthorizationBroker, AuthorizationReason, OAuthEvent } from "./broker.ts";
+import { insufficientScopeError, rejectedAfterLoginError, typedOAuthFailure } from "./failures.ts";
+import { checkClientMetadataUrl, checkDiscovery } from "./policy.ts";
+import { probeServer } from "./probe.ts";
+import { withSdkWarningsLogged } from "./sdk_warnings.ts";
+import {
+  emptyCredentials,
+  type IssuerCredentials,
+  type ServerCredentials,
+  type TokenStore,
+} from "./token_store.ts";
+
+/** Browser step-ups one request may trigger before its 403 `insufficient_scope` stands. */
+export const MAX_STEP_UP_ATTEMPTS = 2;
+
+/**
+ * Authorizations one request may trigger after 401s: the first may be a silent refresh,
+ * the second is then a fresh browser login; a 401 after that is the server's final word.
+ */
+export const MAX_REAUTHORIZATIONS = 2;
+
+/**
+ * Access tokens expiring within this many milliseconds are refreshed before use (or within
+ * a tenth of their lifetime, for tokens that live less than ten minutes).
+ */
+export const REFRESH_MARGIN_MS = 60_000;
+
+/** What {@linkcode PatchbayOAuthProvider.ensureLogin} found or did. */
+export type LoginOutcome =
+  /** Stored tokens are valid. */
+  | "stored"
+  /** Stored tokens had expired and were refreshed. */
+  | "refreshed"
+  /** A browser login obtained new tokens. */
+  | "authorized"
+  /** The server answered without authorization: it needs no login. */
+  | "not_required";
+
+/** Options of {@linkcode PatchbayOAuthProvider}. */
+export interface OAuthProviderOptions {
+  /** The server entry; must have `auth`. */
+  server: HttpServerConfig;
+  store: TokenStore;
+  broker: AuthorizationBroker;
+  log: Log;
+  /** Tokens and secrets are registered here as soon as they are known. */
+  redactor?: Redactor;
+  onEvent?: (event: OAuthEvent) => void;
+  /** Fetch for discovery, registration and token requests. @default globalThis.fetch */
+  fetch?: FetchLike;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+interface AuthorizeRequest {
+  reason: AuthorizationReason;
+  scope?: string;
+  resourceMetadataUrl?: URL;
+  force?: boolean;
+  /** Stops this caller waiting. */
+  signal?: AbortSignal;
+  /**
+   * Also cancels the browser login itself when `signal` aborts: set for a person's own
+   * cancellation, never for a request timeout, which must not end a login half done.
+   */
+  cancelsLogin?: boolean;
+}
+
+/** The SDK OAuth client provider for one server, with patchbay's flow around it. */
+export class PatchbayOAuthProvider implements OAuthClientProvider {
+  readonly server: string;
+  readonly serverUrl: URL;
+  readonly #entry: HttpServerConfig;
+  readonly #store: TokenStore;
+  readonly #broker: AuthorizationBroker;
+  readonly #log: Log;
+  readonly #redactor?: Redactor;
+  readonly #onEvent: (event: OAuthEvent) => void;
+  readonly #fetch: FetchLike;
+  readonly #now: () => number;
+  #record: ServerCredentials | undefined;
+  #loaded = false;
+  #codeVerifier: string | undefined;
+  #state: string | undefined;
+  #reason: AuthorizationReason = "login";
+  #loginSignal: AbortSignal | undefined;
+  /** The union of configured and challenged scopes requested so far. */
+  #requestedScope: string | undefined;
+  #pendingLogin: Promise<void> | undefined;
+  #inflight: Promise<"refresh" | "browser"> | undefined;
+  #refreshing: Promise<void> | undefined;
+
+  constructor(options: OAuthProviderOptions) {
+    if (!options.server.auth) {
+      throw new Error(`PatchbayOAuthProvider: server '${options.server.name}' has no auth`);
+    }
+    this.#entry = options.server;
+    this.server = options.server.name;
+    this.serverUrl = new URL(options.server.url);
+    this.#store = options.store;
+    this.#broker = options.broker;
+    this.#log = options.log;
+    this.#redactor = options.redactor;
+    this.#onEvent = options.onEvent ?? (() => {});
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#now = options.now ?? Date.now;
+    this.#requestedScope = this.#configuredScope;
+    this.#redactor?.addSecret(options.server.auth.clientSecret);
+  }
+
+  // ── OAuthClientProvider ───────────────────────────────────────────────────────────
+
+  get redirectUrl(): string {
+    return this.#broker.redirectUri;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.#entry.auth!.clientMetadataUrl;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const secret = this.#entry.auth!.clientSecret;
+    return {
+      client_name: "patchbay",
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: secret ? "client_secret_basic" : "none",
+      scope: this.#configuredScope,
+      software_id: "patchbay",
+      software_version: VERSION,
+    };
+  }
+
+  state(): string {
+    this.#state = randomToken();
+    return this.#state;
+  }
+
+  async clientInformation(
+    ctx?: OAuthClientInformationContext,
+  ): Promise<StoredOAuthClientInformation | undefined> {
+    const record = await this.#current();
+    const issuer = ctx?.issuer ?? record?.issuer;
+    const { clientId, clientSecret } = this.#entry.auth!;
+    if (clientId) {
+      // Pre-registered in the entry: used with whichever authorization server the MCP
+      // server names, stamped with it so the SDK's per-issuer binding holds.
+      return { client_id: clientId, client_secret: clientSecret, issuer };
+    }
+    return issuer ? record?.issuers[issuer]?.client : undefined;
+  }
+
+  async saveClientInformation(
+    client: StoredOAuthClientInformation,
+    ctx?: OAuthClientInformationContext,
+  ): Promise<void> {
+    if (client.client_id === this.#entry.auth!.clientId) return;
+    const issuer = ctx?.issuer ?? client.issuer;
+    if (!issuer) return;
+    this.#redactor?.addSecret(client.client_secret);
+    await this.#update((record) => {
+      record.issuers[issuer] = { ...record.issuers[issuer], client: { ...client, issuer } };
+    });
+    this.#log.info("registered OAuth client", { issuer, client_id: client.client_id });
+  }
+
+  async tokens(ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
+    // With a context the SDK is about to decide on a refresh or a login: read the store
+    // again, in case another patchbay process refreshed meanwhile (refresh tokens may be
+    // single-use). Without one, it is the per-request read: memory suffices.
+    const record = ctx ? await this.#reload() : await this.#current();
+    const issuer = ctx?.issuer ?? record?.issuer;
+    return issuer ? record?.issuers[issuer]?.tokens : undefined;
+  }
+
+  async saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): Promise<void> {
+    const issuer = ctx?.issuer ?? tokens.issuer ?? this.#record?.issuer;
+    if (!issuer) throw new Error("PatchbayOAuthProvider: tokens without an issuer");
+    this.#registerTokens(tokens);
+    const now = this.#now();
+    await this.#update((record) => {
+      record.issuer = issuer;
+      record.issuers[issuer] = {
+        ...record.issuers[issuer],
+        tokens: { ...tokens, issuer },
+        obtainedAt: now,
+        expiresAt: tokens.expires_in === undefined ? undefined : now + tokens.expires_in * 1000,
+      };
+    });
+  }
+
+  redirectToAuthorization(authorizationUrl: URL): void {
+    const metadata = this.#record?.discovery?.authorizationServerMetadata;
+    const state = authorizationUrl.searchParams.get("state") ?? this.#state ?? "";
+    const login = this.#broker.authorize({
+      server: this.server,
+      url: authorizationUrl,
+      state,
+      issuer: metadata?.issuer,
+      issRequired: metadata?.authorization_response_iss_parameter_supported === true,
+      reason: this.#reason,
+      scope: authorizationUrl.searchParams.get("scope") ?? undefined,
+      signal: this.#loginSignal,
+    }, ({ code, iss }) => this.#redeem(code, iss));
+    // Whoever started the login awaits it; if nobody does (a transport used without
+    // wrapFetch), its failure is logged rather than left unhandled.
+    login.catch((error) => this.#log.warn("OAuth login failed", { error }));
+    this.#pendingLogin = login;
+  }
+
+  saveCodeVerifier(codeVerifier: string): void {
+    this.#redactor?.addSecret(codeVerifier);
+    this.#codeVerifier = codeVerifier;
+  }
+
+  codeVerifier(): string {
+    if (!this.#codeVerifier) throw new Error("PatchbayOAuthProvider: no PKCE code verifier");
+    return this.#codeVerifier;
+  }
+
+  async invalidateCredentials(
+    scope: "all" | "client" | "tokens" | "verifier" | "discovery",
+  ): Promise<void> {
+    this.#log.info("discarding stored OAuth credentials", { scope });
+    if (scope === "verifier" || scope === "all") this.#codeVerifier = undefined;
+    if (scope === "verifier") return;
+    if (scope === "all") {
+      await this.#store.delete(this.server);
+      this.#record = undefined;
+      return;
+    }
+    await this.#update((record) => {
+      if (scope === "discovery") {
+        record.discovery = undefined;
+        return;
+      }
+      const issuer = record.discovery?.authorizationServerMetadata?.issuer ?? record.issuer;
+      const entry: IssuerCredentials | undefined = issuer ? record.issuers[issuer] : undefined;
+      if (!entry) return;
+      if (scope === "client") entry.client = undefined;
+      if (scope === "tokens") {
+        entry.tokens = undefined;
+        entry.expiresAt = undefined;
+      }
+    });
+  }
+
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    return (await this.#current())?.discovery;
+  }
+
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    const record = await this.#current();
+    checkDiscovery(state, {
+      server: this.server,
+      serverUrl: this.serverUrl,
+      redirectUri: this.redirectUrl,
+      clientMetadataUrl: this.clientMetadataUrl,
+      hasClient: (issuer) =>
+        this.#entry.auth!.clientId !== undefined || record?.issuers[issuer]?.client !== undefined,
+    });
+    await this.#update((record) => {
+      record.discovery = state;
+    });
+  }
+
+  // ── patchbay's flow ───────────────────────────────────────────────────────────────
+
+  /** The browser login in progress, if any (for hosts that use the transport without wrapFetch). */
+  get pendingLogin(): Promise<void> | undefined {
+    return this.#pendingLogin;
+  }
+
+  /**
+   * Makes sure usable tokens exist before connecting, outside any request timeout: stored
+   * tokens are used as they are, expired ones refreshed; otherwise the server is asked
+   * (without a token) for its challenge and a browser login follows. Aborting `signal`
+   * cancels that login (and frees the callback port).
+   */
+  async ensureLogin(
+    options: { signal?: AbortSignal; force?: boolean } = {},
+  ): Promise<LoginOutcome> {
+    checkClientMetadataUrl(this.server, this.clientMetadataUrl);
+    if (!options.force) {
+      const tokens = await this.tokens();
+      if (tokens) {
+        if (!this.#expiresWithin(0)) return "stored";
+        if (tokens.refresh_token && await this.#refresh(options.signal)) return "refreshed";
+      }
+    }
+    const probe = await probeServer(this.#entry, this.#fetch, options.signal);
+    if (probe.ok) {
+      this.#log.info("server answered without asking for authorization", {
+        status: probe.status,
+      });
+      return "not_required";
+    }
+    const how = await this.#authorize({
+      reason: "login",
+      scope: probe.scope,
+      resourceMetadataUrl: probe.resourceMetadataUrl,
+      force: options.force,
+      signal: options.signal,
+      cancelsLogin: true,
+    });
+    return how === "browser" ? "authorized" : "refreshed";
+  }
+
+  /**
+   * Wraps the transport's fetch: presents a fresh token on every request to the server,
+   * and answers 401 and 403 `insufficient_scope` by authorizing and retrying, within
+   * {@linkcode MAX_REAUTHORIZATIONS} and {@linkcode MAX_STEP_UP_ATTEMPTS}. Requests to
+   * other addresses (metadata, token endpoints) pass through untouched.
+   */
+  wrapFetch(base: FetchLike = (input, init) => fetch(input, init)): FetchLike {
+    return async (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (!this.#isResourceRequest(url)) return base(input, init);
+      const signal = init?.signal ?? undefined;
+      await this.#current();
+      if (this.#expiresWithin(REFRESH_MARGIN_MS)) await this.#refresh(signal);
+      const send = async () => base(input, await this.#withCurrentToken(init));
+      let response = await send();
+      let reauthorizations = 0;
+      let stepUps = 0;
+      while (true) {
+        if (response.status === 401) {
+          const challenge = extractWWWAuthenticateParams(response);
+          await response.body?.cancel();
+          if (reauthorizations >= MAX_REAUTHORIZATIONS) {
+            throw rejectedAfterLoginError(this.server, challenge);
+          }
+          if (reauthorizations > 0 || this.#discoveryMovedTo(challenge.resourceMetadataUrl)) {
+            // Refused again, or pointed elsewhere: the cached metadata may be stale.
+            await this.invalidateCredentials("discovery");
+          }
+          const hadToken = (await this.tokens()) !== undefined;
+          await this.#authorize({
+            reason: hadToken ? "reauthorize" : "login",
+            scope: computeScopeUnion(this.#requestedScope, challenge.scope),
+            resourceMetadataUrl: challenge.resourceMetadataUrl,
+            // A token the server refused right after a refresh calls for a new login.
+            force: reauthorizations > 0,
+            signal,
+          });
+          reauthorizations++;
+        } else if (response.status === 403) {
+          const challenge = extractWWWAuthenticateParams(response);
+          if (challenge.error !== "insufficient_scope") return response;
+          await response.body?.cancel();
+          if (stepUps >= MAX_STEP_UP_ATTEMPTS) {
+            throw insufficientScopeError(this.server, challenge.scope);
+          }
+          await this.#stepUp(challenge, signal);
+          stepUps++;
+        } else {
+          return response;
+        }
+        response = await send();
+      }
+    };
+  }
+
+  // ── internals ─────────────────────────────────────────────────────────────────────
+
+  get #configuredScope(): string | undefined {
+    const scopes = this.#entry.auth!.scopes;
+    return scopes && scopes.length > 0 ? scopes.join(" ") : undefined;
+  }
+
+  /** Authorizes once for everyone waiting: concurrent 401s share one login. */
+  #authorize(request: AuthorizeRequest): Promise<"refresh" | "browser"> {
+    const what = `login to ${this.server}`;
+    if (this.#inflight) return abortable(this.#inflight, request.signal, what);
+    this.#inflight = this.#runAuthorization(request).finally(() => this.#inflight = undefined);
+    // A caller whose signal cancels the login hears of it once the login has wound down
+    // (callback port released); other callers just stop waiting.
+    return request.cancelsLogin ? this.#inflight : abortable(this.#inflight, request.signal, what);
+  }
+
+  async #runAuthorization(request: AuthorizeRequest): Promise<"refresh" | "browser"> {
+    checkClientMetadataUrl(this.server, this.clientMetadataUrl);
+    this.#reason = request.reason;
+    this.#loginSignal = request.cancelsLogin ? request.signal : undefined;
+    if (request.scope) {
+      this.#requestedScope = computeScopeUnion(this.#requestedScope, request.scope);
+    }
+    this.#pendingLogin = undefined;
+    const result = await this.#auth({
+      scope: this.#requestedScope,
+      resourceMetadataUrl: request.resourceMetadataUrl,
+      forceReauthorization: request.force,
+    });
+    if (result === "AUTHORIZED") {
+      await this.#announce("refresh");
+      return "refresh";
+    }
+    const login = this.#pendingLogin as Promise<void> | undefined;
+    if (!login) throw new Error("PatchbayOAuthProvider: the SDK redirected without a URL");
+    await login;
+    return "browser";
+  }
+
+  /** Exchanges the authorization code (the SDK checks `iss` and the PKCE binding). */
+  async #redeem(code: string, iss: string | undefined): Promise<void> {
+    this.#redactor?.addSecret(code);
+    const result = await this.#auth({ authorizationCode: code, iss });
+    if (result !== "AUTHORIZED") {
+      throw new OAuthFailedError(this.server, {
+        reason: "the authorization code could not be exchanged for tokens",
+        remedy: `retry the login (/refresh, or patchbay auth login ${this.server})`,
+      });
+    }
+    await this.#announce("browser");
+  }
+
+  async #announce(how: "browser" | "refresh"): Promise<void> {
+    const record = await this.#current();
+    const issuer = record?.issuer ?? "";
+    const entry = record?.issuers[issuer];
+    this.#log.info(how === "browser" ? "OAuth login complete" : "OAuth tokens refreshed", {
+      issuer,
+      scope: entry?.tokens?.scope,
+    });
+    this.#onEvent({
+      type: "authorized",
+      server: this.server,
+      how,
+      issuer,
+      scope: entry?.tokens?.scope,
+      expiresAt: entry?.expiresAt,
+    });
+  }
+
+  /** The SDK's `auth()` with patchbay's fetch, its warnings logged, its errors typed. */
+  async #auth(options: Omit<AuthOptions, "serverUrl" | "fetchFn">) {
+    try {
+      return await withSdkWarningsLogged(
+        this.#log,
+        () => auth(this, { serverUrl: this.serverUrl, fetchFn: this.#fetch, ...options }),
+      );
+    } catch (error) {
+      throw typedOAuthFailure(error, this.#failureContext);
+    }
+  }
+
+  async #stepUp(
+    challenge: ReturnType<typeof extractWWWAuthenticateParams>,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const granted = (await this.tokens())?.scope;
+    const union = computeScopeUnion(this.#requestedScope, granted, challenge.scope);
+    if (granted && !isStrictScopeSuperset(union, granted)) {
+      // Every scope asked for is already granted: another login cannot help.
+      throw insufficientScopeError(this.server, challenge.scope);
+    }
+    this.#log.info("step-up authorization", { required: challenge.scope, granted });
+    await this.#authorize({
+      reason: "step_up",
+      scope: union,
+      resourceMetadataUrl: challenge.resourceMetadataUrl,
+      force: true,
+      signal,
+    });
+    const now = (await this.tokens())?.scope;
+    if (now && challenge.scope && isStrictScopeSuperset(challenge.scope, now)) {
+      throw insufficientScopeError(this.server, challenge.scope, now);
+    }
+  }
+
+  /** Refreshes with the stored refresh token; `false` when a login is needed instead. */
+  async #refresh(signal: AbortSignal | undefined): Promise<boolean> {
+    this.#refreshing ??= this.#runRefresh().finally(() => this.#refreshing = undefined);
+    await abortable(this.#refreshing, signal, `refreshing the login to ${this.server}`);
+    return !this.#expiresWithin(0) && (await this.tokens()) !== undefined;
+  }
+
+  async #runRefresh(): Promise<void> {
+    const record = await this.#reload();
+    const issuer = record?.issuer;
+    const tokens = issuer ? record?.issuers[issuer]?.tokens : undefined;
+    const discovery = record?.discovery;
+    if (!issuer || !tokens?.refresh_token || !discovery) return;
+    const client = await this.clientInformation({ issuer });
+    if (!client) return;
+    try {
+      const fresh = await refreshAuthorization(discovery.authorizationServerUrl, {
+        metadata: discovery.authorizationServerMetadata,
+        clientInformation: client,
+        refreshToken: tokens.refresh_token,
+        resource: discovery.resourceMetadata?.resource,
+        fetchFn: this.#fetch,
+      });
+      await this.saveTokens({ ...fresh, issuer }, { issuer });
+      await this.#announce("refresh");
+    } catch (error) {
+      if (error instanceof OAuthError) {
+        // The refresh token is expired or revoked: forget the tokens so a login follows.
+        this.#log.info("OAuth refresh refused; a new login is needed", { error: error.code });
+        await this.invalidateCredentials("tokens");
+        return;
+      }
+      // The authorization server is unreachable: keep the tokens; the request decides.
+      this.#log.warn("OAuth refresh failed", { error });
+    }
+  }
+
+  async #withCurrentToken(init: RequestInit | undefined): Promise<RequestInit> {
+    const token = (await this.tokens())?.access_token;
+    if (!token) return init ?? {};
+    const headers = new Headers(init?.headers);
+    headers.set("authorization", `Bearer ${token}`);
+    return { ...init, headers };
+  }
+
+  /** Requests to the MCP server itself, not to metadata or authorization endpoints. */
+  #isResourceRequest(url: URL): boolean {
+    if (url.origin !== this.serverUrl.origin) return false;
+    if (url.pathname.startsWith("/.well-known/")) return false;
+    const metadata = this.#record?.discovery?.authorizationServerMetadata as
+      | Record<string, unknown>
+      | undefined;
+    const endpoints = [
+      metadata?.authorization_endpoint,
+      metadata?.token_endpoint,
+      metadata?.registration_endpoint,
+      metadata?.revocation_endpoint,
+    ].filter((endpoint): endpoint is string => typeof endpoint === "string")
+      .map((endpoint) => new URL(endpoint));
+    return !endpoints.some((endpoint) =>
+      endpoint.origin === url.origin && endpoint.pathname === url.pathname
+    );
+  }
+
+  /** The server names protected-resource metadata other than the cached one. */
+  #discoveryMovedTo(resourceMetadataUrl: URL | undefined): boolean {
+    const cached = this.#record?.discovery?.resourceMetadataUrl;
+    return resourceMetadataUrl !== undefined && cached !== undefined &&
+      cached !== resourceMetadataUrl.href;
+  }
+
+  #expiresWithin(ms: number): boolean {
+    const record = this.#record;
+    const entry = record?.issuer ? record.issuers[record.issuer] : undefined;
+    if (entry?.expiresAt === undefined) return false;
+    // Short-lived tokens get a proportionate margin, not one longer than their life.
+    const lifetime = entry.expiresAt - (entry.obtainedAt ?? entry.expiresAt);
+    const margin = Math.min(ms, lifetime / 10);
+    return entry.expiresAt - margin <= this.#now();
+  }
+
+  get #failureContext() {
+    return { server: this.server, serverUrl: this.serverUrl, redirectUri: this.redirectUrl };
+  }
+
+  #registerTokens(tokens: StoredOAuthTokens): void {
+    this.#redactor?.addSecret(tokens.access_token);
+    this.#redactor?.addSecret(tokens.refresh_token);
+    this.#redactor?.addSecret(tokens.id_token);
+  }
+
+  /** The record in memory (loaded once), or undefined if it is for another URL. */
+  async #current(): Promise<ServerCredentials | undefined> {
+    if (!this.#loaded) await this.#reload();
+    return this.#record;
+  }
+
+  async #reload(): Promise<ServerCredentials | undefined> {
+    const stored = await this.#store.load(this.server);
+    this.#loaded = true;
+    // Tokens are bound to the URL they were obtained for: never sent to a changed one.
+    this.#record = stored?.serverUrl === this.serverUrl.href ? stored : undefined;
+    if (stored && !this.#record) {
+      this.#log.info("stored OAuth credentials are for another URL; ignoring them", {
+        stored: stored.serverUrl,
+      });
+    }
+    for (const entry of Object.values(this.#record?.issuers ?? {})) {
+      if (entry.tokens) this.#registerTokens(entry.tokens);
+      this.#redactor?.addSecret(entry.client?.client_secret);
+    }
+    return this.#record;
+  }
+
+  async #update(change: (record: ServerCredentials) => void): Promise<void> {
+    const record = structuredClone(
+      (await this.#current()) ?? emptyCredentials(this.server, this.serverUrl.href),
+    );
+    change(record);
+    await this.#store.save(record);
+    this.#record = record;
+  }
+}
+
+function randomToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_")
+    .replace(/=+$/, "");
+}

@@ -1,0 +1,181 @@
+/**
+ * The `fetch` every HTTP transport uses: the configured `timeout` bounds the wait for
+ * response headers, `sse_read_timeout` bounds the silence of an event stream (a silent
+ * stream is cut, and the SDK reopens it with `Last-Event-ID`), and event-stream fields
+ * are observed on the way through (the legacy SSE transport needs the last event id and
+ * the announced endpoint, which the SDK does not expose).
+ *
+ * @module
+ */
+
+import type { FetchLike } from "@modelcontextprotocol/client";
+
+/** One event of a `text/event-stream`, as far as patchbay needs it. */
+export interface StreamEvent {
+  event: string;
+  data: string;
+  /** The `id:` field of this event, if it had one. */
+  id?: string;
+}
+
+/** Options of {@linkcode createTimedFetch}. */
+export interface TimedFetchOptions {
+  /** Longest wait for response headers (ms). */
+  headersTimeoutMs: number;
+  /** Longest silence on an event stream before it is cut (ms). */
+  readTimeoutMs: number;
+  /** Called for each event of every event stream. */
+  onEvent?: (event: StreamEvent) => void;
+  /** Called when a silent stream is cut. */
+  onReadTimeout?: (url: string) => void;
+  /** Adds headers to a request (e.g. `Last-Event-ID` on a stream reopened by the SDK). */
+  decorate?: (url: string, init: RequestInit) => RequestInit;
+  /** The underlying fetch. @default globalThis.fetch */
+  fetch?: FetchLike;
+}
+
+/** An HTTP response that did not arrive within the headers timeout. */
+export class HeadersTimeoutError extends Error {
+  constructor(url: string, ms: number) {
+    super(`no response from ${url} within ${ms / 1000} s`);
+    this.name = "HeadersTimeoutError";
+  }
+}
+
+/** A fetch with the timeouts and stream observation described in the module doc. */
+export function createTimedFetch(options: TimedFetchOptions): FetchLike {
+  const base: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
+  return async (input, init = {}) => {
+    const url = String(input);
+    const request = options.decorate ? options.decorate(url, init) : init;
+    // The caller's signal still aborts the request; ours adds the timeouts. (A combined
+    // signal instead of a listener on the caller's: that one lives as long as the
+    // transport, and a listener per request would pile up.)
+    const controller = new AbortController();
+    const signal = request.signal
+      ? AbortSignal.any([request.signal, controller.signal])
+      : controller.signal;
+    const timer = setTimeout(
+      () => controller.abort(new HeadersTimeoutError(url, options.headersTimeoutMs)),
+      options.headersTimeoutMs,
+    );
+    let response: Response;
+    try {
+      response = await base(input, { ...request, signal });
+    } catch (error) {
+      throw controller.signal.reason instanceof HeadersTimeoutError
+        ? controller.signal.reason
+        : error;
+    } finally {
+      clearTimeout(timer);
+    }
+    const type = response.headers.get("content-type") ?? "";
+    if (!response.body || !type.toLowerCase().startsWith("text/event-stream")) return response;
+    const body = watchStream(response.body, {
+      idleMs: options.readTimeoutMs,
+      onIdle: () => {
+        options.onReadTimeout?.(url);
+        controller.abort(new Error(`event stream silent for ${options.readTimeoutMs / 1000} s`));
+      },
+      onEvent: options.onEvent,
+    });
+    return new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+}
+
+interface WatchOptions {
+  idleMs: number;
+  onIdle: () => void;
+  onEvent?: (event: StreamEvent) => void;
+}
+
+/** Passes the stream through unchanged, timing its silences and parsing its events. */
+function watchStream(
+  source: ReadableStream<Uint8Array>,
+  options: WatchOptions,
+): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  const scanner = new EventStreamScanner((event) => options.onEvent?.(event));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(options.onIdle, options.idleMs);
+  };
+  const finish = () => clearTimeout(timer);
+  return new ReadableStream<Uint8Array>({
+    start: arm,
+    async pull(controller) {
+      try {
+        const { value, done } = await reader.read();
+        if (done) {
+          finish();
+          controller.close();
+          return;
+        }
+        arm();
+        scanner.push(value);
+        controller.enqueue(value);
+      } catch (error) {
+        finish();
+        controller.error(error);
+      }
+    },
+    async cancel(reason) {
+      finish();
+      await reader.cancel(reason).catch(() => {});
+    },
+  });
+}
+
+/**
+ * Incremental parser of `text/event-stream` fields (WHATWG HTML, server-sent events):
+ * lines of `field: value`, an empty line ends an event, `id` persists as given.
+ */
+export class EventStreamScanner {
+  #decoder = new TextDecoder();
+  #pending = "";
+  #event = "";
+  #data: string[] = [];
+  #id: string | undefined;
+  #onEvent: (event: StreamEvent) => void;
+
+  constructor(onEvent: (event: StreamEvent) => void) {
+    this.#onEvent = onEvent;
+  }
+
+  push(chunk: Uint8Array): void {
+    this.#pending += this.#decoder.decode(chunk, { stream: true });
+    const lines = this.#pending.split(/\r\n|\r|\n/);
+    // A chunk ending in \r may be followed by \n in the next chunk; keep it pending.
+    this.#pending = lines.pop() ?? "";
+    for (const line of lines) this.#line(line);
+  }
+
+  #line(line: string): void {
+    if (line === "") {
+      if (this.#data.length > 0 || this.#event !== "" || this.#id !== undefined) {
+        this.#onEvent({
+          event: this.#event || "message",
+          data: this.#data.join("\n"),
+          id: this.#id,
+        });
+      }
+      this.#event = "";
+      this.#data = [];
+      this.#id = undefined;
+      return;
+    }
+    if (line.startsWith(":")) return;
+    const colon = line.indexOf(":");
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "event") this.#event = value;
+    else if (field === "data") this.#data.push(value);
+    else if (field === "id" && !value.includes("\u0000")) this.#id = value;
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * What a server process tree needs beyond `Deno.Command`: a minimal environment, a
+ * process group that can be signalled as a whole (so `npx` → `sh` → `node` chains die
+ * together), and, on Linux, a look at which processes are still alive and which TCP
+ * ports they listen on (used to diagnose a stdio entry whose process serves HTTP).
+ *
+ * @module
+ */
+
+import { sleep } from "./timing.ts";
+
+/**
+ * The only variables a server process inherits from patchbay's environment. Everything
+ * else (LLM_API_KEY, REDIS_*, cloud credentials) stays out unless the entry's `env`
+ * names it: a server is third-party code.
+ */
+export const INHERITED_ENV_NAMES: readonly string[] = [
+  "HOME",
+  "LOGNAME",
+  "PATH",
+  "SHELL",
+  "TERM",
+  "USER",
+];
+
+/**
+ * The environment of a server process: the inherited names from `parent`, then the
+ * entry's own `env` (which wins).
+ */
+export function childEnvironment(
+  entryEnv: Readonly<Record<string, string>>,
+  parent: (name: string) => string | undefined,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of INHERITED_ENV_NAMES) {
+    const value = parent(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return { ...env, ...entryEnv };
+}
+
+/** How often a dying process group is checked. */
+const GROUP_POLL_MS = 25;
+
+let procFs: boolean | undefined;
+
+/**
+ * True when `/proc` can answer questions about processes: Linux, and a Deno allowed to
+ * read it (Deno requires `--allow-all` for `/proc`, so not under patchbay's own flags).
+ */
+export function hasProcFs(): boolean {
+  procFs ??= (() => {
+    try {
+      return Deno.statSync("/proc/self/stat").isFile;
+    } catch {
+      return false;
+    }
+  })();
+  return procFs;
+}
+
+/** One line of `/proc/<pid>/stat`, the fields patchbay reads. */
+interface ProcStat {
+  pid: number;
+  state: string;
+  ppid: number;
+  pgid: number;
+}
+
+function readStat(pid: number | "self"): ProcStat | undefined {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  } catch {
+    return undefined;
+  }
+  // The command name is in parentheses and may itself hold spaces or parentheses.
+  const close = text.lastIndexOf(")");
+  const fields = text.slice(close + 2).split(" ");
+  return {
+    pid: Number(text.slice(0, text.indexOf(" "))),
+    state: fields[0],
+    ppid: Number(fields[1]),
+    pgid: Number(fields[2]),
+  };
+}
+
+function allStats(): ProcStat[] {
+  const stats: ProcStat[] = [];
+  try {
+    for (const entry of Deno.readDirSync("/proc")) {
+      if (!/^\d+$/.test(entry.name)) continue;
+      const stat = readStat(Number(entry.name));
+      if (stat) stats.push(stat);
+    }
+  } catch {
+    // No /proc: callers fall back to signals alone.
+  }
+  return stats;
+}
+
+/** Living (not zombie) processes of process group `pgid`, Linux only. */
+export function groupMembers(pgid: number): number[] {
+  return allStats().filter((s) => s.pgid === pgid && s.state !== "Z").map((s) => s.pid);
+}
+
+/** `pid` and its living descendants, Linux only. */
+export function processTree(pid: number): number[] {
+  const stats = allStats().filter((s) => s.state !== "Z");
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) {
+    for (const s of stats) if (s.ppid === tree[i]) tree.push(s.pid);
+  }
+  return tree.filter((p) => stats.some((s) => s.pid === p));
+}
+
+/** Sends `signal` to every process of group `pgid`; false when the group is gone. */
+export function signalGroup(pgid: number, signal: Deno.Signal): boolean {
+  try {
+    Deno.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether any process of group `pgid` is left. With `/proc` (Linux, and only under
+ * `--allow-all`: Deno guards it) zombies are told apart; elsewhere a harmless SIGCONT
+ * probes the group (a zombie then still counts until it is reaped).
+ */
+export function groupAlive(pgid: number): boolean {
+  return hasProcFs() ? groupMembers(pgid).length > 0 : signalGroup(pgid, "SIGCONT");
+}
+
+/**
+ * Ends what is left of a process group: SIGTERM, then SIGKILL for whatever still runs
+ * after `graceMs`. Resolves once no member is left (or `graceMs` after the SIGKILL).
+ */
+export async function terminateGroup(pgid: number, graceMs: number): Promise<void> {
+  if (!groupAlive(pgid) || !signalGroup(pgid, "SIGTERM")) return;
+  if (await gone(pgid, graceMs)) return;
+  signalGroup(pgid, "SIGKILL");
+  // SIGKILL cannot be ignored; the wait lets the kernel finish.
+  await gone(pgid, graceMs);
+}
+
+async function gone(pgid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    await sleep(GROUP_POLL_MS);
+    if (!groupAlive(pgid)) return true;
+  }
+  return false;
+}
+
+/** TCP ports the processes `pids` listen on, from `/proc` (Linux only; else empty). */
+export function listeningPorts(pids: readonly number[]): number[] {
+  const inodes = new Set<string>();
+  for (const pid of pids) {
+    try {
+      for (const fd of Deno.readDirSync(`/proc/${pid}/fd`)) {
+        try {
+          const link = Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`);
+          const match = /^socket:\[(\d+)\]$/.exec(link);
+          if (match) inodes.add(match[1]);
+        } catch {
+          // The descriptor closed meanwhile.
+        }
+      }
+    } catch {
+      // Not ours to read, or gone.
+    }
+  }
+  if (inodes.size === 0) return [];
+  const ports = new Set<number>();
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(table);
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // fields: sl local_address rem_address st ... inode (index 9); st 0A = LISTEN
+      if (fields.length < 10 || fields[3] !== "0A" || !inodes.has(fields[9])) continue;
+      ports.add(parseInt(fields[1].split(":")[1], 16));
+    }
+  }
+  return [...ports].sort((a, b) => a - b);
+}

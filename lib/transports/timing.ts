@@ -1,0 +1,48 @@
+/**
+ * Waiting with a bound: the few timing helpers the transports and the connection manager
+ * share.
+ *
+ * @module
+ */
+
+type Timer = ReturnType<typeof setTimeout>;
+
+/** Resolves after `ms`; early (without error) when `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer: Timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** True when `promise` settles (either way) within `ms`. */
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: Timer | undefined;
+  const timeout = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
+  try {
+    return await Promise.race([promise.then(() => true, () => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `promise`, or a rejection with `error()` once `ms` have passed. */
+export async function withTimeout<T>(
+  promise: Promise<T>,
+  ms: number,
+  error: () => Error = () => new Error(`no answer within ${ms / 1000} s`),
+): Promise<T> {
+  let timer: Timer | undefined;
+  const timeout = new Promise<never>((_, reject) => timer = setTimeout(() => reject(error()), ms));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

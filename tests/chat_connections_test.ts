@@ -1,0 +1,126 @@
+/**
+ * The real entry point (`deno task start`, under the start task's permission flags)
+ * with a configuration mixing a good server and broken ones: the status block, the
+ * diagnoses, the exit code, and no process left behind.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+import { DENO, everythingEntry, NODE } from "./support/deps.ts";
+import { eventually, FIXTURE_SERVER, freePort, processesWith } from "./support/servers.ts";
+
+Deno.test("start-up prints each server's state and every failure's cause and remedy", async () => {
+  await using box = await sandbox();
+  const tag = `patchbay-test-${crypto.randomUUID()}`;
+  const closedPort = freePort();
+  const httpPort = freePort();
+  const config = await writeConfig(
+    box,
+    configWith({
+      good: { command: NODE, args: [everythingEntry(), "stdio", tag] },
+      offline: { transport_type: "streamable_http", url: `http://127.0.0.1:${closedPort}/mcp` },
+      // An HTTP server configured as stdio. Under the start task's permissions Deno
+      // refuses /proc, so the diagnosis works from what the process announces.
+      confused: {
+        command: NODE,
+        args: [everythingEntry(), "streamableHttp", tag],
+        env: { PORT: String(httpPort) },
+        timeout: 2,
+      },
+      parked: { command: "patchbay-never-started", disabled: true },
+    }),
+  );
+  const started = Date.now();
+  const result = await runPatchbay(box, ["--config", config]);
+  const elapsed = Date.now() - started;
+  const out = result.stderr;
+
+  assert.equal(result.code, 1, out);
+  assert.match(out, /Servers {2}1 of 3 servers connected/);
+  assert.match(out, /✓ good\s+connected\s+stdio\s+\d+ tools, 4 prompts, 7 resources/);
+  assert.match(out, /- parked\s+disabled/);
+
+  assert.match(out, /✗ offline\s+failed\s+streamable_http\s+http:\/\/127\.0\.0\.1:\d+\/mcp/);
+  assert.ok(out.includes("error: Failed to connect to server 'offline': Session terminated"), out);
+  assert.ok(
+    out.includes(
+      `cause:  Connection refused: nothing is listening at 127.0.0.1:${closedPort} (the server is not running at the configured address)`,
+    ),
+    out,
+  );
+  assert.match(out, /remedy: start the server first, then the client/);
+
+  assert.ok(out.includes("error: Failed to connect to server 'confused': Session terminated"), out);
+  assert.ok(
+    out.includes(
+      `cause:  wrong transport_type: the process does not speak MCP on stdio; it serves MCP over HTTP (streamable_http) at http://127.0.0.1:${httpPort}/mcp, found by probing`,
+    ),
+    out,
+  );
+  assert.doesNotMatch(out, /fetch failed|<html/i);
+
+  // The slow failure cost its own timeout (2 s), not more than that plus shutdown.
+  assert.ok(elapsed < 15_000, `took ${elapsed} ms`);
+  assert.deepEqual(processesWith(tag), [], "server processes left behind");
+
+  // The servers' stderr went to the log, not the terminal.
+  const logText = await Deno.readTextFile(
+    join(box.home, ".local", "state", "patchbay", "patchbay.log"),
+  );
+  assert.match(logText, /\[connections:server:good:stderr\] Starting default \(STDIO\) server/);
+  assert.doesNotMatch(out, /Starting default \(STDIO\) server/);
+});
+
+Deno.test("with every server connected the session starts and ends cleanly (exit 0)", async () => {
+  await using box = await sandbox();
+  const tag = `patchbay-test-${crypto.randomUUID()}`;
+  const config = await writeConfig(
+    box,
+    configWith({ good: { command: NODE, args: [everythingEntry(), "stdio", tag] } }),
+  );
+  const started = Date.now();
+  const result = await runPatchbay(box, ["--config", config]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stderr, /Servers {2}1 of 1 server connected/);
+  assert.ok(Date.now() - started < 10_000);
+  assert.deepEqual(processesWith(tag), []);
+});
+
+Deno.test("Ctrl+C during start-up closes every server and exits with 130", async () => {
+  await using box = await sandbox();
+  const tag = `patchbay-test-${crypto.randomUUID()}`;
+  const config = await writeConfig(
+    box,
+    configWith({
+      silent: {
+        command: DENO,
+        args: ["run", "--no-config", FIXTURE_SERVER, "--silent", `--tag=${tag}`],
+        timeout: 30,
+      },
+    }),
+  );
+  // `deno run` with the start task's own flags: the signal must reach patchbay itself,
+  // not the `deno task` wrapper.
+  const task = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)))
+    .tasks.start as string;
+  const args = task.replaceAll("$HOME", box.home).split(/\s+/).slice(1);
+  const child = new Deno.Command(DENO, {
+    args: [...args, "--config", config],
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
+    env: box.env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  await eventually(() => processesWith(tag).length === 1, "server started");
+  child.kill("SIGINT");
+  const started = Date.now();
+  const { code } = await child.output();
+  assert.equal(code, 130);
+  assert.ok(Date.now() - started < 5000, `exit took ${Date.now() - started} ms`);
+  assert.deepEqual(processesWith(tag), []);
+});

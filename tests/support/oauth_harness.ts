@@ -1,0 +1,135 @@
+/**
+ * What OAuth tests share: a temporary token store and debug log, a headless browser, the
+ * events shown to the person, and a real SDK client connected through a provider.
+ *
+ * @module
+ */
+
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { join } from "node:path";
+import type { HttpServerConfig, OAuthSettings } from "../../lib/config/types.ts";
+import { Logger } from "../../lib/log.ts";
+import type { OAuthEvent } from "../../lib/oauth/broker.ts";
+import {
+  createOAuthRuntime,
+  FileTokenStore,
+  type OAuthRuntime,
+  type PatchbayOAuthProvider,
+} from "../../lib/oauth/mod.ts";
+import { type FakeBrowser, fakeBrowser, type FakeBrowserOptions } from "./fake_browser.ts";
+
+/** An HTTP server entry as the config loader produces it. */
+export function httpEntry(
+  name: string,
+  url: string,
+  auth?: Partial<OAuthSettings> | null,
+  headers: Record<string, string> = {},
+): HttpServerConfig {
+  return {
+    name,
+    transport: "streamable_http",
+    url,
+    headers,
+    auth: auth === null ? undefined : { method: "oauth", ...auth },
+    timeoutSeconds: 30,
+    sseReadTimeoutSeconds: 300,
+    trusted: false,
+    sampling: "ask",
+    disabled: false,
+    transportInferred: false,
+  };
+}
+
+/** Options of {@linkcode oauthHarness}. */
+export interface HarnessOptions {
+  browser?: FakeBrowserOptions;
+  /** Callback timeout. @default 10 s */
+  timeoutMs?: number;
+}
+
+/** A temporary OAuth environment; `await using` removes it. */
+export interface Harness {
+  dir: string;
+  logFile: string;
+  logger: Logger;
+  store: FileTokenStore;
+  browser: FakeBrowser;
+  events: OAuthEvent[];
+  /** A fresh runtime (a "restart" is a second call). Closed with the harness. */
+  runtime(servers: HttpServerConfig[], browser?: FakeBrowser): OAuthRuntime;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Creates a harness with its own store and log. */
+export async function oauthHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const dir = await Deno.makeTempDir({ prefix: "patchbay-oauth-" });
+  const logFile = join(dir, "patchbay.log");
+  const logger = new Logger({ file: logFile, level: "debug" });
+  const store = new FileTokenStore({ dir: join(dir, "oauth") });
+  const browser = fakeBrowser(options.browser);
+  const events: OAuthEvent[] = [];
+  const runtimes: OAuthRuntime[] = [];
+  return {
+    dir,
+    logFile,
+    logger,
+    store,
+    browser,
+    events,
+    runtime(servers, other = browser) {
+      const runtime = createOAuthRuntime(servers, {
+        log: logger.child("test"),
+        redactor: logger.redactor,
+        onEvent: (event) => events.push(event),
+        store,
+        opener: other.opener,
+        timeoutMs: options.timeoutMs ?? 10_000,
+      });
+      if (!runtime) throw new Error("no server uses OAuth");
+      runtimes.push(runtime);
+      return runtime;
+    },
+    async [Symbol.asyncDispose]() {
+      await browser.settled();
+      for (const runtime of runtimes) await runtime.close();
+      logger.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** A connected SDK client whose transport authenticates through `provider`. */
+export interface Connection {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  /** Calls a tool and returns its first text. */
+  call(name: string, args?: Record<string, unknown>): Promise<string>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Connects the official client to `url` with `provider` wired as the manager will. */
+export async function connectWith(
+  url: string,
+  provider: PatchbayOAuthProvider,
+): Promise<Connection> {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    authProvider: provider,
+    fetch: provider.wrapFetch(fetch),
+  });
+  const client = new Client({ name: "patchbay-test", version: "0.0.0" });
+  await client.connect(transport);
+  return {
+    client,
+    transport,
+    async call(name, args = {}) {
+      const result = await client.callTool({ name, arguments: args });
+      const first = (result.content as Array<{ type: string; text?: string }>)[0];
+      return first?.text ?? "";
+    },
+    async [Symbol.asyncDispose]() {
+      // NOTES.md: terminating the session first lets Deno exit cleanly.
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    },
+  };
+}

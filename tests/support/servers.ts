@@ -1,0 +1,246 @@
+/**
+ * Real MCP servers for the connection tests: server-everything in its HTTP modes on a
+ * random loopback port, the fixture server of `tests/fixtures/`, normalized server
+ * entries, a log that records what it is told, and process checks through `/proc`
+ * (tests run with `--allow-all`).
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import type { HttpServerConfig, ServerConfig, StdioServerConfig } from "../../lib/config/types.ts";
+import type { Log, LogLevel } from "../../lib/log.ts";
+import { DENO, everythingEntry, NODE } from "./deps.ts";
+
+/** The fixture server's path. */
+export const FIXTURE_SERVER = fileURLToPath(
+  new URL("../fixtures/stdio_server.ts", import.meta.url),
+);
+
+const COMMON = {
+  timeoutSeconds: 10,
+  trusted: false,
+  sampling: "ask" as const,
+  disabled: false,
+  transportInferred: false,
+};
+
+/** A normalized stdio entry. */
+export function stdioEntry(
+  name: string,
+  command: string,
+  args: string[] = [],
+  extra: Partial<StdioServerConfig> = {},
+): StdioServerConfig {
+  return { ...COMMON, name, transport: "stdio", command, args, env: {}, ...extra };
+}
+
+/** A normalized streamable_http / sse entry. */
+export function httpEntry(
+  name: string,
+  url: string,
+  extra: Partial<HttpServerConfig> = {},
+): HttpServerConfig {
+  return {
+    ...COMMON,
+    name,
+    transport: "streamable_http",
+    url,
+    headers: {},
+    sseReadTimeoutSeconds: 300,
+    ...extra,
+  };
+}
+
+/** The fixture server as a stdio entry, with its flags (see the fixture's doc). */
+export function fixtureEntry(
+  name: string,
+  flags: string[] = [],
+  extra: Partial<StdioServerConfig> = {},
+): StdioServerConfig {
+  return stdioEntry(
+    name,
+    DENO,
+    ["run", "--quiet", "--no-config", "--allow-run", FIXTURE_SERVER, ...flags],
+    extra,
+  );
+}
+
+/** server-everything over stdio. */
+export function everythingStdio(name = "everything", extra: Partial<StdioServerConfig> = {}) {
+  return stdioEntry(name, NODE, [everythingEntry(), "stdio"], extra);
+}
+
+/** A free TCP port on 127.0.0.1 (bound, then released). */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** Waits until `port` accepts TCP connections. */
+export async function waitForPort(port: number, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const connection = await Deno.connect({ hostname: "127.0.0.1", port });
+      connection.close();
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  throw new Error(`nothing listened on port ${port} within ${timeoutMs} ms`);
+}
+
+/** A server process the test started; `await using` stops it. */
+export interface RunningServer {
+  port: number;
+  origin: string;
+  pid: number;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** server-everything in `streamableHttp` or `sse` mode on a random port. */
+export async function startEverythingHttp(
+  mode: "streamableHttp" | "sse",
+): Promise<RunningServer> {
+  const port = freePort();
+  const child = new Deno.Command(NODE, {
+    args: [everythingEntry(), mode],
+    env: { PORT: String(port), PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    await waitForPort(port);
+  } catch (error) {
+    child.kill("SIGKILL");
+    await child.status;
+    throw error;
+  }
+  return {
+    port,
+    origin: `http://127.0.0.1:${port}`,
+    pid: child.pid,
+    async [Symbol.asyncDispose]() {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // Already gone.
+      }
+      await child.status;
+    },
+  };
+}
+
+/** One line a {@linkcode RecordingLog} received. */
+export interface LogLine {
+  level: LogLevel;
+  component: string;
+  message: string;
+  fields?: Record<string, unknown>;
+}
+
+/** A {@linkcode Log} that keeps every line, for assertions. */
+export class RecordingLog implements Log {
+  readonly lines: LogLine[];
+  readonly #component: string;
+
+  constructor(component = "test", lines: LogLine[] = []) {
+    this.#component = component;
+    this.lines = lines;
+  }
+
+  debug(message: string, fields?: Record<string, unknown>): void {
+    this.lines.push({ level: "debug", component: this.#component, message, fields });
+  }
+  info(message: string, fields?: Record<string, unknown>): void {
+    this.lines.push({ level: "info", component: this.#component, message, fields });
+  }
+  warn(message: string, fields?: Record<string, unknown>): void {
+    this.lines.push({ level: "warn", component: this.#component, message, fields });
+  }
+  error(message: string, fields?: Record<string, unknown>): void {
+    this.lines.push({ level: "error", component: this.#component, message, fields });
+  }
+  child(component: string): Log {
+    return new RecordingLog(`${this.#component}:${component}`, this.lines);
+  }
+
+  /** Lines whose message matches `pattern`. */
+  matching(pattern: RegExp): LogLine[] {
+    return this.lines.filter((line) => pattern.test(line.message));
+  }
+}
+
+/** Whether `pid` is a living process (not a zombie). */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** `pid` and its living descendants. */
+export function descendants(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (fields[0] !== "Z") parents.set(Number(entry.name), Number(fields[1]));
+    } catch {
+      // Exited while listing.
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) {
+    for (const [child, parent] of parents) if (parent === tree[i]) tree.push(child);
+  }
+  return tree.filter((p) => parents.has(p));
+}
+
+/** Processes started by this test process (children and theirs), still alive. */
+export function ownDescendants(): number[] {
+  return descendants(Deno.pid).filter((pid) => pid !== Deno.pid);
+}
+
+/** Living processes whose command line contains `marker`. */
+export function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`);
+      if (cmdline.includes(marker) && processAlive(Number(entry.name))) {
+        found.push(Number(entry.name));
+      }
+    } catch {
+      // Exited while listing.
+    }
+  }
+  return found;
+}
+
+/** Waits until `check` holds (polling), failing with `what` after `timeoutMs`. */
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Server entries are plain data; this keeps a test's list readable. */
+export type Entries = ServerConfig[];
