@@ -50,11 +50,15 @@ export class LineEditor {
   readonly #output: NodeJS.WritableStream;
   readonly #historyFile?: string;
   readonly #historySize: number;
-  readonly #completer?: Completer;
+  #completer?: Completer;
   /** Most recent first, as readline keeps it. */
   #history: string[] = [];
   /** Piped input is read through one interface for the whole session. */
   #piped?: { rl: readline.Interface; lines: AsyncIterator<string> };
+  /** The interface of the prompt being shown, if any. */
+  #active?: readline.Interface;
+  /** Ctrl+C watchers of running turns; while any is set the terminal stays raw. */
+  #busy = new Set<(chunk: Uint8Array | string) => void>();
 
   constructor(options: LineEditorOptions = {}) {
     this.#input = options.input ?? process.stdin;
@@ -62,6 +66,11 @@ export class LineEditor {
     this.#historyFile = options.historyFile;
     this.#historySize = options.historySize ?? 1000;
     this.#completer = options.completer;
+  }
+
+  /** Sets the tab completion used by the following prompts. */
+  setCompleter(completer: Completer): void {
+    this.#completer = completer;
   }
 
   /** Whether a person is typing (a terminal), as opposed to piped input. */
@@ -133,6 +142,7 @@ export class LineEditor {
       tabSize: 4,
       completer: this.#completer ? this.#complete.bind(this) : undefined,
     } as readline.ReadLineOptions);
+    this.#active = rl;
     const ended = new Promise<ReadResult>((resolve) => {
       rl.once("SIGINT", () => {
         const hadText = rl.line.length > 0;
@@ -147,7 +157,9 @@ export class LineEditor {
         ended,
       ]);
     } finally {
+      this.#active = undefined;
       rl.close();
+      this.#settleTerminal();
     }
   }
 
@@ -198,16 +210,29 @@ export class LineEditor {
       const text = typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
       if (text.includes("\x03")) onInterrupt();
     };
-    this.#input.setRawMode(true);
+    this.#busy.add(onData);
     this.#input.on("data", onData);
-    this.#input.resume();
+    this.#settleTerminal();
     try {
       return await work();
     } finally {
       this.#input.off("data", onData);
-      this.#input.setRawMode(false);
-      this.#input.pause();
+      this.#busy.delete(onData);
+      this.#settleTerminal();
     }
+  }
+
+  /**
+   * Puts the terminal back in the mode the session needs after a question: raw while a
+   * turn runs (so Ctrl+C reaches the watcher instead of killing the process), cooked and
+   * paused otherwise.
+   */
+  #settleTerminal(): void {
+    if (!this.#input.setRawMode) return;
+    const busy = this.#busy.size > 0;
+    this.#input.setRawMode(busy);
+    if (busy) this.#input.resume();
+    else this.#input.pause();
   }
 
   /**
@@ -231,15 +256,13 @@ export class LineEditor {
       return chosen;
     }
     const input = this.#input;
-    const setRawMode = (on: boolean) => input.setRawMode?.(on);
     const chosen = await new Promise<string>((resolve) => {
       let settled = false;
       const finish = (value: string) => {
         if (settled) return;
         settled = true;
         input.off("data", onData);
-        setRawMode(false);
-        input.pause();
+        this.#settleTerminal();
         resolve(value);
       };
       const onData = (chunk: Uint8Array | string) => {
@@ -251,7 +274,7 @@ export class LineEditor {
       };
       if (signal?.aborted) return finish(cancel);
       signal?.addEventListener("abort", () => finish(cancel), { once: true });
-      setRawMode(true);
+      input.setRawMode?.(true);
       input.on("data", onData);
       input.resume();
     });
@@ -265,6 +288,12 @@ export class LineEditor {
       ? await this.#question(question, false)
       : await this.#readPiped();
     return result.kind === "line" ? result.text : undefined;
+  }
+
+  /** Ends the prompt being shown as if Ctrl+D was pressed (the session is closing). */
+  abortRead(): void {
+    this.#active?.close();
+    this.#piped?.rl.close();
   }
 
   /** Releases piped input. */
