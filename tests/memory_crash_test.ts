@@ -102,7 +102,7 @@ Deno.test("embedded store: SIGKILL of a writer mid-append keeps every acknowledg
     const store = new FileStore({ dir: join(dir.path, "sessions") });
     const records = (await store.load(run.session))!;
     assertAllAcked(records.map((r) => r.message.content!), run);
-    // The next writer repairs any torn tail and appends cleanly after it.
+    // The next writer seals off any torn tail and appends cleanly after it.
     const next = records.length;
     await store.append(run.session, {
       id: "after-crash",
@@ -114,8 +114,9 @@ Deno.test("embedded store: SIGKILL of a writer mid-append keeps every acknowledg
       },
     });
     await store.close();
-    const repaired = await Deno.readTextFile(path);
-    assert.equal(parseJsonLines(repaired).damaged, 0, "the torn tail was not repaired");
+    const sealed = await Deno.readTextFile(path);
+    assert.ok(sealed.endsWith("\n"));
+    assert.ok(parseJsonLines(sealed).damaged <= 1, "more than the one torn line is damaged");
     const again = (await new FileStore({ dir: join(dir.path, "sessions") }).load(run.session))!;
     assert.equal(again.length, records.length + 1);
   }

@@ -87,7 +87,7 @@ Deno.test("embedded store: files are owner-only and appends never rewrite earlie
   assert.deepEqual((await Deno.stat(join(dir.path, "sessions"))).mode! & 0o777, 0o700);
 });
 
-Deno.test("embedded store: a torn last line is skipped, then cut off by the next writer", async () => {
+Deno.test("embedded store: a torn last line is skipped, then sealed off by the next writer", async () => {
   await using dir = await tempDir();
   const memory = await open(dir.path);
   const session = memory.newSession();
@@ -110,7 +110,8 @@ Deno.test("embedded store: a torn last line is skipped, then cut off by the next
   const text = await Deno.readTextFile(path);
   assert.ok(text.endsWith("\n"));
   const parsed = parseJsonLines(text);
-  assert.deepEqual(parsed.damaged, 0, "the torn line is gone");
+  assert.equal(parsed.damaged, 1, "the torn line stands alone, skipped by readers");
+  assert.ok(text.includes('"role":"us\n{"id":'), "the new record starts on a line of its own");
   const check = await open(dir.path);
   assert.deepEqual((await check.load(session.id)).messages, [...messages, extra]);
   await check.close();
@@ -262,4 +263,34 @@ Deno.test("embedded store: a failed write is reported once, kept, and retried in
   const check = await open(dir.path);
   assert.deepEqual((await check.load(session.id)).messages, messages.slice(0, 3));
   await check.close();
+});
+
+Deno.test("embedded store: two writers on one session (two terminals) interleave whole lines", async () => {
+  await using dir = await tempDir();
+  const a = new FileStore({ dir: join(dir.path, "sessions") });
+  const b = new FileStore({ dir: join(dir.path, "sessions") });
+  const id = "twowriters01";
+  const write = (store: FileStore, name: string) =>
+    Promise.all(
+      Array.from({ length: 150 }, (_, n) =>
+        store.append(id, {
+          id: `${name}-${n}`,
+          seq: n,
+          message: {
+            role: "user",
+            content: `${name} ${n} ${"y".repeat(n * 50)}`,
+            timestamp: tick(),
+          },
+        })),
+    );
+  await Promise.all([write(a, "a"), write(b, "b")]);
+  await Promise.all([a.close(), b.close()]);
+  const text = await Deno.readTextFile(join(dir.path, "sessions", `${id}.jsonl`));
+  assert.equal(parseJsonLines(text).damaged, 0);
+  const records = (await new FileStore({ dir: join(dir.path, "sessions") }).load(id))!;
+  assert.equal(records.length, 300);
+  for (const name of ["a", "b"]) {
+    const mine = records.filter((r) => r.id.startsWith(`${name}-`)).map((r) => r.id);
+    assert.deepEqual(mine, Array.from({ length: 150 }, (_, n) => `${name}-${n}`), "order kept");
+  }
 });

@@ -156,11 +156,14 @@ export class FileStore implements MemoryStore {
     // Newest files first, so a limited listing reads only the files it shows.
     files.sort((a, b) => b.mtime - a.mtime);
     const summaries: SessionSummary[] = [];
-    for (const { id } of files) {
-      if (options.limit !== undefined && summaries.length >= options.limit) break;
+    const want = options.limit ?? files.length;
+    let next = 0;
+    while (summaries.length < want && next < files.length) {
       options.signal?.throwIfAborted();
-      const summary = await this.summary(id);
-      if (summary) summaries.push(summary);
+      const batch = files.slice(next, next + want - summaries.length);
+      next += batch.length;
+      const read = await Promise.all(batch.map(({ id }) => this.summary(id)));
+      for (const summary of read) if (summary) summaries.push(summary);
     }
     return summaries.sort((a, b) => b.lastMessageAt.localeCompare(a.lastMessageAt));
   }
@@ -228,8 +231,8 @@ export class FileStore implements MemoryStore {
 
   async #openTail(sessionId: string): Promise<SessionTail> {
     const path = this.pathOf(sessionId);
-    // Opened with lock mode "append", which never reports the file as taken.
-    const { file, created } = (await JsonLinesFile.open(path, "append"))!;
+    // Without a held lock, opening never reports the file as taken.
+    const { file, created } = (await JsonLinesFile.open(path))!;
     try {
       if (created) {
         const header: FileHeader = {
@@ -261,24 +264,29 @@ export class FileStore implements MemoryStore {
   }
 
   async #sessionFiles(): Promise<Array<{ id: string; mtime: number }>> {
-    const files: Array<{ id: string; mtime: number }> = [];
+    const ids: string[] = [];
     try {
       await ensurePrivateDir(this.dir);
       for await (const entry of Deno.readDir(this.dir)) {
         if (!entry.isFile || !entry.name.endsWith(".jsonl")) continue;
         const id = entry.name.slice(0, -".jsonl".length);
-        if (!isSessionId(id)) continue;
-        const info = await Deno.stat(join(this.dir, entry.name)).catch(() => undefined);
-        if (!info) continue;
-        const mtime = info.mtime?.getTime() ?? 0;
-        if (this.#ttlMs !== undefined && Date.now() - mtime > this.#ttlMs) {
-          await this.delete(id);
-          continue;
-        }
-        files.push({ id, mtime });
+        if (isSessionId(id)) ids.push(id);
       }
     } catch (error) {
       throw fileError("list the conversations in", this.dir, error);
+    }
+    const stats = await Promise.all(
+      ids.map((id) => Deno.stat(this.pathOf(id)).catch(() => undefined)),
+    );
+    const files: Array<{ id: string; mtime: number }> = [];
+    for (const [i, info] of stats.entries()) {
+      if (!info) continue;
+      const mtime = info.mtime?.getTime() ?? 0;
+      if (this.#ttlMs !== undefined && Date.now() - mtime > this.#ttlMs) {
+        await this.delete(ids[i]);
+        continue;
+      }
+      files.push({ id: ids[i], mtime });
     }
     return files;
   }

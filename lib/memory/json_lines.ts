@@ -6,9 +6,9 @@
  * - every append is one `write` of whole lines to a file opened with O_APPEND, followed by
  *   `fdatasync`; the caller is told "saved" only after both returned, so an acknowledged
  *   line is on the disk;
- * - a write cut short (the kernel stops a large write when the process is killed) leaves
- *   at most one torn line at the end; readers skip it and the next writer cuts it off
- *   before appending, so a torn line never glues itself to the next record;
+ * - a write cut short (the kernel stops a large write when the process is killed, or the
+ *   disk fills) leaves at most one torn line at the end; readers skip it, and the next
+ *   append starts with a newline that seals it off, so it never glues itself to a record;
  * - nothing is ever rewritten in place, so an old record cannot be damaged by a new one.
  *
  * @module
@@ -41,36 +41,35 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
 }
 
 /**
- * How an appender shares its file with other processes:
- * - `append`: an exclusive lock around each append, so two processes writing the same
- *   file never interleave a repair with a write (the session files);
- * - `hold`: the exclusive lock for as long as the file is open, which tells other
- *   processes the owner is alive (the journal); opening fails if someone else holds it.
+ * Whether an appender holds the file's exclusive lock for as long as it is open: the
+ * journal does, which tells other processes its owner is alive. Session files are not
+ * locked: appends with O_APPEND are whole-line writes that never interleave, and a torn
+ * line is sealed off rather than cut out, so a concurrent writer is never disturbed.
  */
-export type LockMode = "append" | "hold";
+export type LockMode = "none" | "hold";
 
 /** An open append-only JSON-lines file. Appends are serialised in call order. */
 export class JsonLinesFile {
   readonly path: string;
   #file: Deno.FsFile;
-  #lock: LockMode;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
+  /** The file may end in a torn line: the next append starts with a newline. */
+  #sealNext: boolean;
 
-  private constructor(path: string, file: Deno.FsFile, lock: LockMode) {
+  private constructor(path: string, file: Deno.FsFile, sealNext: boolean) {
     this.path = path;
     this.#file = file;
-    this.#lock = lock;
+    this.#sealNext = sealNext;
   }
 
   /**
-   * Opens (creating owner-only if needed) and repairs a torn last line, so the next
-   * append starts on a fresh line. `created` says whether the file was new or empty.
-   * With `lock: "hold"`, resolves to `undefined` when another process holds the file.
+   * Opens (creating owner-only if needed). `created` says whether the file was new or
+   * empty. With `lock: "hold"`, resolves to `undefined` when another process holds it.
    */
   static async open(
     path: string,
-    lock: LockMode = "append",
+    lock: LockMode = "none",
   ): Promise<{ file: JsonLinesFile; created: boolean } | undefined> {
     await ensurePrivateDir(dirname(path));
     const handle = await Deno.open(path, {
@@ -84,14 +83,11 @@ export class JsonLinesFile {
         handle.close();
         return undefined;
       }
-      const created = await withLock(handle, lock === "append", async () => {
-        const size = (await handle.stat()).size;
-        // A new file's name must survive a power cut too, not only its contents.
-        if (size === 0) await syncDirectory(dirname(path));
-        else await repairTail(handle, size);
-        return size === 0;
-      });
-      return { file: new JsonLinesFile(path, handle, lock), created };
+      const size = (await handle.stat()).size;
+      // A new file's name must survive a power cut too, not only its contents.
+      if (size === 0) await syncDirectory(dirname(path));
+      const torn = size > 0 && !(await endsWithNewline(handle, size));
+      return { file: new JsonLinesFile(path, handle, torn), created: size === 0 };
     } catch (error) {
       handle.close();
       throw error;
@@ -100,15 +96,16 @@ export class JsonLinesFile {
 
   /** Appends the values as lines in one write; resolves once they are on the disk. */
   append(values: readonly unknown[]): Promise<void> {
-    const bytes = encoder.encode(values.map((v) => JSON.stringify(v) + "\n").join(""));
-    return this.#enqueue(() =>
-      withLock(this.#file, this.#lock === "append", async () => {
-        // Another process may have been killed mid-append since we last wrote.
-        if (this.#lock === "append") await repairTail(this.#file, (await this.#file.stat()).size);
-        await writeAll(this.#file, bytes);
-        await this.#file.syncData();
-      })
-    );
+    const lines = values.map((v) => JSON.stringify(v) + "\n").join("");
+    return this.#enqueue(async () => {
+      // After a crash (ours or another writer's) the file may end mid-line: a newline
+      // first seals that torn line off, so readers skip it and this record stays whole.
+      const bytes = encoder.encode(this.#sealNext ? `\n${lines}` : lines);
+      this.#sealNext = true;
+      await writeAll(this.#file, bytes);
+      await this.#file.syncData();
+      this.#sealNext = false;
+    });
   }
 
   /** Empties the file (the journal after everything in it was delivered). */
@@ -116,6 +113,7 @@ export class JsonLinesFile {
     return this.#enqueue(async () => {
       await this.#file.truncate(0);
       await this.#file.syncData();
+      this.#sealNext = false;
     });
   }
 
@@ -127,11 +125,6 @@ export class JsonLinesFile {
     this.#file.close();
   }
 
-  /** Whether {@linkcode close} was called. */
-  get closed(): boolean {
-    return this.#closed;
-  }
-
   #enqueue(work: () => Promise<void>): Promise<void> {
     if (this.#closed) return Promise.reject(new Error(`${this.path} is closed`));
     const run = this.#queue.then(work);
@@ -141,14 +134,9 @@ export class JsonLinesFile {
   }
 }
 
-async function withLock<T>(file: Deno.FsFile, lock: boolean, work: () => Promise<T>): Promise<T> {
-  if (!lock) return await work();
-  await file.lock(true);
-  try {
-    return await work();
-  } finally {
-    await file.unlock();
-  }
+async function endsWithNewline(file: Deno.FsFile, size: number): Promise<boolean> {
+  const last = await readRange(file, size - 1, 1);
+  return last[0] === NEWLINE;
 }
 
 async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
@@ -164,44 +152,6 @@ async function syncDirectory(dir: string): Promise<void> {
     await handle.syncData();
   } finally {
     handle.close();
-  }
-}
-
-/**
- * A file that does not end in a newline was cut off mid-append. If the cut-off line is
- * nevertheless a whole JSON value (only the newline was lost) it is completed; otherwise
- * it is removed. Either way the next append starts on a line of its own.
- */
-async function repairTail(file: Deno.FsFile, size: number): Promise<void> {
-  if (size === 0) return;
-  const last = new Uint8Array(1);
-  await file.seek(size - 1, Deno.SeekMode.Start);
-  await file.read(last);
-  if (last[0] === NEWLINE) return;
-  const { start, text } = await readLastSegment(file, size);
-  if (parseJson(text) !== undefined) {
-    await writeAll(file, encoder.encode("\n"));
-  } else {
-    await file.truncate(start);
-  }
-  await file.syncData();
-}
-
-/** The bytes after the last newline (the unterminated tail) and where they start. */
-async function readLastSegment(
-  file: Deno.FsFile,
-  size: number,
-): Promise<{ start: number; text: string }> {
-  let chunk = TAIL_CHUNK_BYTES;
-  while (true) {
-    const from = Math.max(0, size - chunk);
-    const bytes = await readRange(file, from, size - from);
-    const newline = bytes.lastIndexOf(NEWLINE);
-    if (newline >= 0 || from === 0) {
-      const start = from + newline + 1;
-      return { start, text: decoder.decode(bytes.subarray(newline + 1)) };
-    }
-    chunk *= 2;
   }
 }
 

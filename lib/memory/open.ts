@@ -42,7 +42,7 @@ export interface OpenMemoryOptions {
   strict?: boolean;
   /** Where the embedded store and the journal live. @default dataDir() */
   dataDir?: string;
-  /** Milliseconds a first connection to Redis may take. @default 1800 */
+  /** Milliseconds a first connection to Redis may take. @default 1500 */
   connectBudgetMs?: number;
 }
 

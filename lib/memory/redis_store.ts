@@ -27,7 +27,7 @@ import type {
 } from "./types.ts";
 
 /** A first connection succeeds or is reported within this many milliseconds. */
-export const CONNECT_BUDGET_MS = 1800;
+export const CONNECT_BUDGET_MS = 1500;
 /** A command on an established connection that takes longer counts as an outage. */
 export const COMMAND_TIMEOUT_MS = 5000;
 /** First wait before retrying a store that is away; doubles up to the maximum. */
@@ -56,6 +56,7 @@ export interface RescueTarget {
   append(sessionId: string, record: MessageRecord): Promise<AppendStatus>;
   /** The file a session ends up in, for the message. */
   pathOf(sessionId: string): string;
+  close(): Promise<void>;
 }
 
 /** Options of {@linkcode RedisStore}. */
@@ -65,7 +66,7 @@ export interface RedisStoreOptions {
   journalDir: string;
   log?: Log;
   onEvent?: (event: RedisStoreEvent) => void;
-  /** At exit, sessions with undelivered messages are also written here. */
+  /** At exit, sessions with undelivered messages are also written here (closed with the store). */
   rescue?: RescueTarget;
   /** @default CONNECT_BUDGET_MS */
   connectBudgetMs?: number;
@@ -258,12 +259,14 @@ export class RedisStore implements MemoryStore {
     for (const claimed of this.#claimed) await claimed.release().catch(() => {});
     this.#claimed.clear();
     await this.#journal.close();
+    await this.#rescue?.close();
     await this.#disconnect();
   }
 
   // --- connection -------------------------------------------------------------------
 
-  async #connectOnce(signal?: AbortSignal): Promise<void> {
+  /** One connection attempt; `retry` attempts (in the background) log quietly. */
+  async #connectOnce(signal?: AbortSignal, retry = false): Promise<void> {
     const client = this.#client ?? await this.#createClient();
     this.#client = client;
     this.#lastError = undefined;
@@ -297,7 +300,9 @@ export class RedisStore implements MemoryStore {
         budgetMs: this.#budgetMs,
         databases,
       });
-      this.#log?.warn(diagnosed.message, { cause: String((cause as Error)?.message ?? cause) });
+      this.#log?.[retry ? "debug" : "warn"](diagnosed.message, {
+        cause: String((cause as Error)?.message ?? cause),
+      });
       throw diagnosed;
     } finally {
       clearTimeout(timer);
@@ -589,7 +594,7 @@ export class RedisStore implements MemoryStore {
       try {
         const status = this.#client?.status;
         if (!this.#verified || status === "end" || status === "wait" || status === undefined) {
-          await this.#connectOnce();
+          await this.#connectOnce(undefined, true);
           await this.#claimOrphans();
         }
         const client = this.#client;
@@ -652,7 +657,14 @@ export class RedisStore implements MemoryStore {
 
   /** Takes over journals of runs that ended before delivering them; they go first. */
   async #claimOrphans(): Promise<void> {
-    const claimed = await this.#journal.claimOrphans();
+    let claimed;
+    try {
+      claimed = await this.#journal.claimOrphans();
+    } catch (error) {
+      // Unreadable journals stay where they are for a later run; this one goes on.
+      this.#log?.warn(`could not read the journals in ${this.#journal.dir}: ${error}`);
+      return;
+    }
     const entries: PendingEntry[] = [];
     for (const journal of claimed) {
       if (journal.entries.length === 0) {

@@ -164,6 +164,17 @@ export class RedisServer {
     await Deno.remove(this.#root, { recursive: true }).catch(() => {});
   }
 
+  /** SIGKILL and folder removal without waiting, for `unload` handlers (benchmarks). */
+  disposeSync(): void {
+    try {
+      this.#child?.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+    this.#child = undefined;
+    Deno.removeSync(this.#root, { recursive: true });
+  }
+
   async #spawn(): Promise<void> {
     const o = this.options;
     const listen = o.tls
