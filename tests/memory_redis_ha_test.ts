@@ -2,12 +2,20 @@ import assert from "node:assert/strict";
 import type { MemorySettings } from "../lib/config/types.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { MemoryConfigError, StoreConnectError } from "../lib/errors.ts";
-import { openMemory } from "../lib/memory/mod.ts";
+import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
 import { conversation, tempDir } from "./support/conversation.ts";
 import { rejection } from "./support/errors.ts";
 import { freePort, RedisCluster, RedisSentinel, RedisServer } from "./support/redis.ts";
 
 const BASE: MemorySettings = { backend: "auto", keyPrefix: "patchbay" };
+
+async function waitUntil(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 Deno.test("Redis Sentinel: memory reaches the master the sentinels name", async () => {
   await using dir = await tempDir();
@@ -51,6 +59,50 @@ Deno.test("Redis Sentinel: memory reaches the master the sentinels name", async 
     wrong.message,
     /^Could not connect to Redis Sentinel at master .nosuchmaster. via [^:]+:\d+: the sentinels know no such master$/,
   );
+});
+
+Deno.test("Redis Sentinel: the master dies mid-session; after the failover every message is there once", async () => {
+  await using dir = await tempDir();
+  await using master = await RedisServer.start();
+  await using replica = await master.startReplica();
+  await using sentinel = await RedisSentinel.start(master, "failovermaster");
+  await sentinel.awaitReplica(replica);
+  const settings: MemorySettings = {
+    ...BASE,
+    sentinels: [`127.0.0.1:${sentinel.port}`],
+    sentinelName: "failovermaster",
+  };
+  const events: MemoryEvent[] = [];
+  const memory = await openMemory(settings, createEnvironment({}), {
+    dataDir: dir.path,
+    strict: true,
+    onEvent: (event) => events.push(event),
+  });
+  const session = memory.newSession();
+  const messages = conversation(3);
+  for (const message of messages.slice(0, 5)) {
+    assert.equal(await session.append(message), "written");
+  }
+
+  await master.kill();
+  for (const message of messages.slice(5, 9)) {
+    assert.equal(await session.append(message), "journaled");
+  }
+  await sentinel.awaitMaster(replica);
+  await waitUntil(() => Promise.resolve(events.some((e) => e.type === "restored")));
+  for (const message of messages.slice(9)) {
+    assert.equal(await session.append(message), "written");
+  }
+  await memory.close();
+
+  assert.deepEqual(events.map((e) => e.type), ["unavailable", "restored"]);
+  const stored = (await replica.cli(
+    "LRANGE",
+    `patchbay:v1:session:{${session.id}}:messages`,
+    "0",
+    "-1",
+  )).split("\n").map((line) => JSON.parse(line).message);
+  assert.deepEqual(stored, messages, "the new master does not hold the conversation exactly once");
 });
 
 Deno.test("Redis Sentinel: sentinels without sentinel_name is a configuration error", async () => {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { MemorySettings } from "../lib/config/types.ts";
 import { createEnvironment } from "../lib/env.ts";
-import { StoreFailedError } from "../lib/errors.ts";
+import { StoreConnectError, StoreFailedError } from "../lib/errors.ts";
 import { FileStore } from "../lib/memory/file_store.ts";
 import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
 import { journalFolder } from "../lib/memory/open.ts";
@@ -129,6 +129,12 @@ for (const fresh of [false, true]) {
       assert.equal(await session.append(message), "journaled");
     }
     assert.deepEqual(events.map((e) => e.type), ["unavailable"], "warned once, not per message");
+    const warning = events[0] as Extract<MemoryEvent, { type: "unavailable" }>;
+    assert.match(
+      warning.error.message,
+      /^Could not connect to Redis at 127\.0\.0\.1:\d+: (the connection was lost|connection refused)$/,
+    );
+    assert.match(warning.message, /^Memory continues in the local journal .*\.jsonl; /);
     const status = memory.status();
     assert.equal(status.available, false);
     assert.equal(status.pending, 4);
@@ -310,4 +316,20 @@ Deno.test("Redis over TLS: rediss:// with REDIS_TLS_CA_FILE", async () => {
   const again = await openWith(env, join(dir.path, "data"));
   assert.deepEqual((await again.resume()).messages, messages);
   await again.close();
+
+  // Without the CA the self-signed certificate is refused, and the message says so.
+  const untrusted = await rejection(
+    () =>
+      openMemory(SETTINGS, createEnvironment({ REDIS_URL: env.REDIS_URL }), {
+        dataDir: join(dir.path, "data"),
+        strict: true,
+      }),
+    StoreConnectError,
+  );
+  assert.equal(
+    untrusted.message,
+    `Could not connect to Redis at 127.0.0.1:${redis.port}: TLS handshake failed ` +
+      "(self-signed certificate)",
+  );
+  assert.match(untrusted.remedy, /REDIS_TLS_CA_FILE/);
 });

@@ -135,8 +135,10 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
     return fail(
       `no answer within ${(context.budgetMs / 1000).toFixed(1)} s`,
       "the host did not answer in time: it is unreachable or overloaded, a firewall drops " +
-        "the traffic, or the port belongs to something that is not Redis (a TLS-only port " +
-        "needs rediss://)",
+        "the traffic, or the port belongs to something that is not Redis" +
+        (settings.tls
+          ? " (or it does not speak TLS: use redis:// and unset REDIS_TLS for a plain port)"
+          : " (a TLS-only port needs rediss://)"),
     );
   }
   if (/No such master|master.*(not found|unknown)/i.test(message)) {

@@ -30,6 +30,8 @@ import type {
 export const CONNECT_BUDGET_MS = 1500;
 /** A command on an established connection that takes longer counts as an outage. */
 export const COMMAND_TIMEOUT_MS = 5000;
+/** Longest wait between ioredis' reconnection attempts once a connection had worked. */
+const RECONNECT_MAX_DELAY_MS = 2000;
 /** First wait before retrying a store that is away; doubles up to the maximum. */
 const RECOVERY_FIRST_DELAY_MS = 500;
 const RECOVERY_MAX_DELAY_MS = 15_000;
@@ -360,7 +362,7 @@ export class RedisStore implements MemoryStore {
     const { Redis, Cluster } = await import("ioredis");
     const settings = this.settings;
     const retry = (times: number) =>
-      this.#everReady && !this.#closed ? Math.min(100 * 2 ** times, 5000) : null;
+      this.#everReady && !this.#closed ? Math.min(100 * 2 ** times, RECONNECT_MAX_DELAY_MS) : null;
     const tls = settings.tls ? await tlsOptions(settings.tls.caFile) : undefined;
     const common: RedisOptions = {
       lazyConnect: true,
@@ -396,6 +398,8 @@ export class RedisStore implements MemoryStore {
         name: topology.name,
         sentinelRetryStrategy: retry,
         sentinelCommandTimeout: this.#budgetMs,
+        // Listen for +switch-master, so writes move to a new master as soon as it is named.
+        failoverDetector: true,
         ...(topology.sentinelUsername ? { sentinelUsername: topology.sentinelUsername } : {}),
         ...(topology.sentinelPassword ? { sentinelPassword: topology.sentinelPassword } : {}),
         ...(tls ? { enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
@@ -588,29 +592,36 @@ export class RedisStore implements MemoryStore {
     this.#recovery = undefined;
   }
 
-  /** Reconnects if needed and delivers the journal; reschedules itself on failure. */
+  /**
+   * Delivers the journal once the store answers; reschedules itself until then. A store
+   * that was never reached is reconnected here (ioredis does not retry a first connection,
+   * by our choice, to fail fast); once connected, ioredis reconnects by itself and its
+   * `ready` event brings us back, so this never touches a connection it is re-making.
+   */
   #recover(): Promise<void> {
-    this.#recovering ??= (async () => {
-      try {
+    this.#recovering ??= this.#recoverOnce().finally(() => this.#recovering = undefined);
+    return this.#recovering;
+  }
+
+  async #recoverOnce(): Promise<void> {
+    try {
+      if (!this.#everReady) {
         const status = this.#client?.status;
-        if (!this.#verified || status === "end" || status === "wait" || status === undefined) {
+        if (status === undefined || status === "end" || status === "wait") {
           await this.#connectOnce(undefined, true);
           await this.#claimOrphans();
         }
-        const client = this.#client;
-        if (client?.status !== "ready") throw new Error("Connection is closed.");
-        // The server may have come back empty: its layout version key goes back first.
-        await client.set(this.#layout.schema, String(REDIS_SCHEMA_VERSION), "NX");
-        await this.#flush();
-        this.#recoveryDelay = RECOVERY_FIRST_DELAY_MS;
-      } catch (error) {
-        this.#log?.debug(`store still away: ${(error as Error)?.message ?? error}`);
-        this.#scheduleRecovery();
-      } finally {
-        this.#recovering = undefined;
       }
-    })();
-    return this.#recovering;
+      const client = this.#client;
+      if (client?.status !== "ready") throw new Error("Connection is closed.");
+      // The server may have come back empty: its layout version key goes back first.
+      await client.set(this.#layout.schema, String(REDIS_SCHEMA_VERSION), "NX");
+      await this.#flush();
+      this.#recoveryDelay = RECOVERY_FIRST_DELAY_MS;
+    } catch (error) {
+      this.#log?.debug(`store still away: ${(error as Error)?.message ?? error}`);
+      this.#scheduleRecovery();
+    }
   }
 
   /** Delivers pending entries in order, one round at a time; throws at the first failure. */
@@ -721,9 +732,10 @@ async function tlsOptions(caFile: string | undefined): Promise<{ ca?: string[] }
     return { ca: [await Deno.readTextFile(caFile)] };
   } catch (error) {
     throw new MemoryConfigError(
-      `REDIS_TLS_CA_FILE is "${caFile}", which cannot be read (${(error as Error).message})`,
+      `REDIS_TLS_CA_FILE is "${caFile}", which cannot be read`,
       "set REDIS_TLS_CA_FILE to the path of the PEM file of the CA that signed the " +
         "server's certificate",
+      (error as Error).message,
     );
   }
 }

@@ -134,6 +134,24 @@ export class RedisServer {
     };
   }
 
+  /** Starts a replica of this server and waits until replication is up. */
+  async startReplica(): Promise<RedisServer> {
+    const replica = await RedisServer.start({
+      password: this.options.password,
+      args: [
+        "--replicaof",
+        HOST,
+        String(this.port),
+        ...(this.options.password ? ["--masterauth", this.options.password] : []),
+      ],
+    });
+    await waitFor(
+      `replication to port ${replica.port}`,
+      async () => (await replica.cli("INFO", "replication")).includes("master_link_status:up"),
+    );
+    return replica;
+  }
+
   /** Runs a command through redis-cli. */
   cli(...args: string[]): Promise<string> {
     return redisCli(this.port, args, this.options.password);
@@ -281,7 +299,7 @@ export class RedisSentinel {
         `dir ${dir}`,
         `logfile ${join(dir, "sentinel.log")}`,
         `sentinel monitor ${name} ${HOST} ${master.port} 1`,
-        `sentinel down-after-milliseconds ${name} 2000`,
+        `sentinel down-after-milliseconds ${name} 1000`,
         ...(password ? [`sentinel auth-pass ${name} ${password}`] : []),
         "",
       ].join("\n"),
@@ -304,6 +322,30 @@ export class RedisSentinel {
       throw error;
     }
     return sentinel;
+  }
+
+  /** Waits until the sentinel has connected to `replica` and found it in sync. */
+  async awaitReplica(replica: RedisServer): Promise<void> {
+    await waitFor(`sentinel to accept port ${replica.port} as a replica`, async () => {
+      const reply = await redisCli(this.port, ["SENTINEL", "replicas", this.masterName]);
+      const fields = reply.split("\n");
+      const value = (name: string) => fields[fields.indexOf(name) + 1];
+      return value("port") === String(replica.port) && value("flags") === "slave" &&
+        value("master-link-status") === "ok";
+    });
+  }
+
+  /** Waits until the sentinel names `server` as the master (after a failover). */
+  async awaitMaster(server: RedisServer): Promise<void> {
+    await waitFor(`failover to port ${server.port}`, async () => {
+      const reply = await redisCli(this.port, [
+        "SENTINEL",
+        "get-master-addr-by-name",
+        this.masterName,
+      ]);
+      return reply.split("\n")[1] === String(server.port) &&
+        (await server.cli("ROLE")).startsWith("master");
+    });
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
