@@ -120,6 +120,7 @@ export class Memory {
           this.#emit({ type: "write-recovered", message: "Saving the conversation works again." });
         }
       },
+      track: (session) => this.#sessions.add(session),
     };
   }
 
@@ -245,10 +246,7 @@ export class Memory {
 
   /** Starts a new conversation and makes it current (`/clear`). */
   newSession(): Session {
-    const session = new Session(this.#host, newSessionId());
-    this.#sessions.add(session);
-    this.#current = session;
-    return session;
+    return this.#adopt(new Session(this.#host, newSessionId()));
   }
 
   /**
@@ -259,9 +257,7 @@ export class Memory {
     const store = await this.#readableStore();
     const summary = target === true ? await this.#latest(store) : await this.find(target);
     const records = await store.load(summary.id) ?? [];
-    const session = new Session(this.#host, summary.id, records, true);
-    this.#sessions.add(session);
-    this.#current = session;
+    const session = this.#adopt(new Session(this.#host, summary.id, records, true));
     this.#log?.info(`resumed session ${summary.id} (${records.length} messages)`);
     return session;
   }
@@ -338,6 +334,14 @@ export class Memory {
     }
     await this.#opening?.catch(() => undefined);
     await this.#store?.close();
+  }
+
+  /** Makes `session` current; earlier sessions are kept only while they have writes. */
+  #adopt(session: Session): Session {
+    for (const earlier of this.#sessions) if (earlier.idle) this.#sessions.delete(earlier);
+    this.#sessions.add(session);
+    this.#current = session;
+    return session;
   }
 
   async #latest(store: MemoryStore): Promise<SessionSummary> {

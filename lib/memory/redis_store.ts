@@ -342,7 +342,7 @@ export class RedisStore implements MemoryStore {
   }
 
   async #countDatabases(): Promise<number | undefined> {
-    const probe = await this.#createClient({ db: 0 });
+    const probe = await this.#createClient({ db: 0 }, true);
     try {
       await withTimeout(probe.connect(), this.#budgetMs / 2);
       const reply = await withTimeout(
@@ -358,7 +358,8 @@ export class RedisStore implements MemoryStore {
     }
   }
 
-  async #createClient(override: Partial<RedisOptions> = {}): Promise<Client> {
+  /** A client as configured; a `probe` (one question, then closed) reports to nobody. */
+  async #createClient(override: Partial<RedisOptions> = {}, probe = false): Promise<Client> {
     const { Redis, Cluster } = await import("ioredis");
     const settings = this.settings;
     const retry = (times: number) =>
@@ -415,7 +416,12 @@ export class RedisStore implements MemoryStore {
       });
     }
     client.defineCommand("patchbayAppend", { numberOfKeys: 3, lua: APPEND_SCRIPT });
-    // Without a listener ioredis prints every failure; the last one is the useful cause.
+    // Without a listener ioredis prints every failure.
+    if (probe) {
+      client.on("error", () => {});
+      return client;
+    }
+    // The last failure is the useful cause of a failed connection.
     client.on("error", (error: unknown) => {
       this.#lastError = error;
       this.#log?.debug(`redis: ${(error as Error)?.message ?? error}`);

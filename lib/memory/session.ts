@@ -22,6 +22,8 @@ export interface SessionHost {
   redact(message: StoredMessage): StoredMessage;
   /** Reports that writes failed (`error`) or work again (`undefined`). */
   writeTrouble(session: Session, error: PatchbayError | undefined): void;
+  /** A write started: the host waits for it before closing. */
+  track(session: Session): void;
 }
 
 /** A conversation. The REPL appends every message; memory decides where it goes. */
@@ -36,6 +38,7 @@ export class Session {
   /** Records a failed write left behind, retried before the next one. */
   #unsaved: Array<{ store: MemoryStore; record: MessageRecord }> = [];
   #chain: Promise<unknown> = Promise.resolve();
+  #inflight = 0;
   #failing = false;
 
   constructor(
@@ -61,6 +64,11 @@ export class Session {
     return this.#unsaved.length;
   }
 
+  /** No write in progress and none waiting for a retry. */
+  get idle(): boolean {
+    return this.#inflight === 0 && this.#unsaved.length === 0;
+  }
+
   /**
    * Adds a message to the conversation and persists it (redacted) unless memory is off.
    * Resolves once the message is in the store or the crash-safe journal. Never rejects
@@ -76,7 +84,9 @@ export class Session {
       seq: this.#nextSeq++,
       message: this.#host.redact(message),
     };
-    const run = this.#chain.then(() => this.#write(store, record));
+    this.#inflight++;
+    this.#host.track(this);
+    const run = this.#chain.then(() => this.#write(store, record)).finally(() => this.#inflight--);
     this.#chain = run.catch(() => {});
     return run;
   }
