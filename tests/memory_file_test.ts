@@ -294,3 +294,26 @@ Deno.test("embedded store: two writers on one session (two terminals) interleave
     assert.deepEqual(mine, Array.from({ length: 150 }, (_, n) => `${name}-${n}`), "order kept");
   }
 });
+
+Deno.test("embedded store that cannot be created: the conversation goes on without memory, and says so", async () => {
+  await using dir = await tempDir();
+  // A file where the data folder should be: no folder can be made there, even by root.
+  const blocked = join(dir.path, "blocked");
+  await Deno.writeTextFile(blocked, "");
+  const events: MemoryEvent[] = [];
+  const memory = await open(blocked, FILE, events);
+  assert.deepEqual(events.map((e) => e.type), ["fallback"]);
+  const fallback = events[0] as Extract<MemoryEvent, { type: "fallback" }>;
+  assert.equal(fallback.message, "Memory is off for this session: nothing is saved.");
+  assert.match(fallback.error.message, /^Could not create .*blocked\/sessions$/);
+  assert.equal(memory.enabled, false);
+  assert.match(memory.status().text, /^Memory off: nothing can be saved \(Could not create /);
+  assert.equal(await memory.session.append(exchange("lost?")[0]), "off");
+  assert.equal((await memory.setEnabled(true)).enabled, false, "there is still nowhere to save");
+  await memory.close();
+
+  await rejection(
+    () => openMemory(FILE, noRedis, { dataDir: blocked, strict: true }),
+    PatchbayError,
+  );
+});

@@ -333,3 +333,30 @@ Deno.test("Redis over TLS: rediss:// with REDIS_TLS_CA_FILE", async () => {
   );
   assert.match(untrusted.remedy, /REDIS_TLS_CA_FILE/);
 });
+
+Deno.test("Redis: one session resumed in two terminals keeps both sides' messages", async () => {
+  await using dir = await tempDir();
+  await using redis = await RedisServer.start();
+  const first = await openWith(redis.env, dir.path);
+  const session = first.newSession();
+  const start = exchange("shared");
+  for (const message of start) await session.append(message);
+  await first.close();
+
+  const left = await openWith(redis.env, dir.path);
+  const right = await openWith(redis.env, dir.path);
+  const a = await left.resume(session.id);
+  const b = await right.resume(session.id);
+  const fromLeft = { role: "user" as const, content: "from the left", timestamp: tick() };
+  const fromRight = { role: "user" as const, content: "from the right", timestamp: tick() };
+  // Both think they are writing message 4.
+  assert.equal(await a.append(fromLeft), "written");
+  assert.equal(await b.append(fromRight), "written");
+  await Promise.all([left.close(), right.close()]);
+
+  const check = await openWith(redis.env, dir.path);
+  const { messages, summary } = await check.load(session.id);
+  assert.deepEqual(messages, [...start, fromLeft, fromRight]);
+  assert.equal(summary.turns, 3);
+  await check.close();
+});

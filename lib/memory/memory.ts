@@ -68,9 +68,10 @@ export interface StoreOpener {
   readonly location: string;
   /**
    * Opens it. A store that could not be reached but can keep messages meanwhile comes
-   * with a `problem`; `fallback` says the store is another one than configured.
+   * with a `problem`; `fallback` says the store is another one than configured (an
+   * `OffStore` when nothing can be saved anywhere).
    */
-  open(): Promise<{ store?: MemoryStore; problem?: PatchbayError; fallback?: boolean }>;
+  open(): Promise<{ store: MemoryStore; problem?: PatchbayError; fallback?: boolean }>;
 }
 
 /** Options of {@linkcode Memory}. */
@@ -92,7 +93,7 @@ export class Memory {
   readonly #host: SessionHost;
   #enabled: boolean;
   #store: MemoryStore | undefined;
-  #opening: Promise<MemoryStore | undefined> | undefined;
+  #opening: Promise<MemoryStore> | undefined;
   #problem: PatchbayError | undefined;
   #location: string;
   #kind: StoreKind;
@@ -200,7 +201,10 @@ export class Memory {
     const pending = store?.pending ?? 0;
     const journal = store?.journalPath;
     let text: string;
-    if (!this.#enabled) {
+    if (store?.kind === "off") {
+      text = "Memory off: nothing can be saved" +
+        (this.#problem ? ` (${this.#problem.message})` : "");
+    } else if (!this.#enabled) {
       text = `Memory off: this conversation is not saved (/memory saves it again, to ` +
         `${this.#location})`;
     } else if (!available) {
@@ -231,7 +235,7 @@ export class Memory {
   async setEnabled(on: boolean): Promise<MemoryStatus> {
     if (on) {
       const store = await this.#ensureStore();
-      this.#enabled = store !== undefined;
+      this.#enabled = store.kind !== "off";
     } else {
       this.#enabled = false;
     }
@@ -355,34 +359,33 @@ export class Memory {
   }
 
   /** The store for reading, opened even while memory is off (resuming reads only). */
-  async #readableStore(): Promise<MemoryStore> {
-    const store = await this.#ensureStore();
-    if (store) return store;
-    throw this.#problem ?? new Error("memory store unavailable");
+  #readableStore(): Promise<MemoryStore> {
+    return this.#ensureStore();
   }
 
-  #ensureStore(): Promise<MemoryStore | undefined> {
+  #ensureStore(): Promise<MemoryStore> {
     if (this.#store) return Promise.resolve(this.#store);
     this.#opening ??= this.#open().finally(() => this.#opening = undefined);
     return this.#opening;
   }
 
-  async #open(): Promise<MemoryStore | undefined> {
+  async #open(): Promise<MemoryStore> {
     const { store, problem, fallback } = await this.#opener.open();
     this.#store = store;
     this.#problem = problem;
-    if (store) {
+    if (store.kind !== "off") {
       this.#location = store.location;
       this.#kind = store.kind;
     }
     if (problem && fallback) {
+      const nowhere = store.kind === "off";
       this.#emit({
         type: "fallback",
         error: problem,
-        ...(store ? { location: store.location } : {}),
-        message: store
-          ? `Memory is saved to ${store.location} instead.`
-          : "Memory is off for this session: nothing is saved.",
+        ...(nowhere ? {} : { location: store.location }),
+        message: nowhere
+          ? "Memory is off for this session: nothing is saved."
+          : `Memory is saved to ${store.location} instead.`,
       });
     } else if (problem) {
       this.#emit({

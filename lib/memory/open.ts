@@ -22,6 +22,7 @@ import type { Redactor } from "../redact.ts";
 import { fileError, FileStore } from "./file_store.ts";
 import { ensurePrivateDir } from "./json_lines.ts";
 import { Memory, type MemoryEvent, type StoreOpener } from "./memory.ts";
+import { OffStore } from "./off_store.ts";
 import { redisConfigured, type RedisSettings, resolveRedisSettings } from "./redis_settings.ts";
 import { RedisStore, type RedisStoreEvent } from "./redis_store.ts";
 
@@ -80,7 +81,8 @@ function fileOpener(files: FileStore, options: OpenMemoryOptions): StoreOpener {
       } catch (error) {
         const problem = fileError("create", files.dir, error);
         if (options.strict) throw problem;
-        return { problem: problem as PatchbayError, fallback: true };
+        // Nowhere to save: the conversation goes on without memory, and says so.
+        return { store: new OffStore(), problem: problem as PatchbayError, fallback: true };
       }
     },
   };
