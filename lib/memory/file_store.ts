@@ -16,7 +16,6 @@ import {
   PermissionDeniedError,
   StoreFailedError,
 } from "../errors.ts";
-import { abridge } from "../text.ts";
 import { isSessionId } from "./ids.ts";
 import {
   ensurePrivateDir,
@@ -25,6 +24,7 @@ import {
   readJsonLines,
   readLastLine,
 } from "./json_lines.ts";
+import { titleOf } from "./title.ts";
 import type {
   AppendStatus,
   ListOptions,
@@ -41,8 +41,6 @@ export const FILE_SCHEMA_VERSION = 1;
 const RECORD_START = '{"id":"';
 /** Bytes read from a file's start to find the session's first user message. */
 const HEAD_BYTES = 64 * 1024;
-/** Characters of the first user message kept as a session's title. */
-export const TITLE_LENGTH = 72;
 
 /** The first line of a session file. */
 interface FileHeader {
@@ -76,13 +74,6 @@ export interface FileStoreOptions {
   dir: string;
   /** Sessions idle longer than this many seconds are deleted. @default kept forever */
   ttlSeconds?: number;
-}
-
-/** A session's title: its first user message on one line, shortened. */
-export function titleOf(message: StoredMessage): string | undefined {
-  if (message.role !== "user" || !message.content) return undefined;
-  const line = message.content.replace(/\s+/g, " ").trim();
-  return line === "" ? undefined : abridge(line, TITLE_LENGTH);
 }
 
 /** The embedded, file-backed {@linkcode MemoryStore}. */

@@ -54,16 +54,20 @@ export async function openMemory(
   options: OpenMemoryOptions = {},
 ): Promise<Memory> {
   const base = options.dataDir ?? defaultDataDir();
-  const log = options.log;
   const files = new FileStore({ dir: join(base, "sessions"), ttlSeconds: settings.ttlSeconds });
   const wantsRedis = settings.backend === "redis" ||
     (settings.backend !== "file" && redisConfigured(settings, env));
   // The store reports to the memory that is built around it.
   const relay: { to?: Memory } = {};
   const opener = wantsRedis
-    ? redisOpener(settings, env, files, base, options, log, (event) => relay.to?.relay(event))
+    ? redisOpener(settings, env, files, base, options, (event) => relay.to?.relay(event))
     : fileOpener(files, options);
-  const memory = new Memory({ opener, enabled: false, redactor: options.redactor, log });
+  const memory = new Memory({
+    opener,
+    enabled: false,
+    redactor: options.redactor,
+    log: options.log,
+  });
   relay.to = memory;
   if (options.onEvent) memory.subscribe(options.onEvent);
   if (settings.backend !== "off") await memory.setEnabled(true);
@@ -94,7 +98,6 @@ function redisOpener(
   files: FileStore,
   base: string,
   options: OpenMemoryOptions,
-  log: Log | undefined,
   relay: (event: RedisStoreEvent) => void,
 ): StoreOpener {
   let settings: RedisSettings | undefined;
@@ -118,7 +121,7 @@ function redisOpener(
       const store = new RedisStore({
         settings,
         journalDir: join(base, "journal", journalFolder(settings.identity)),
-        log: log?.child("redis"),
+        log: options.log?.child("redis"),
         onEvent: relay,
         rescue: files,
         connectBudgetMs: options.connectBudgetMs,

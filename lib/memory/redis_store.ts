@@ -13,7 +13,7 @@
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { MemoryConfigError, PatchbayError, StoreFailedError } from "../errors.ts";
 import type { Log } from "../log.ts";
-import { titleOf } from "./file_store.ts";
+import { titleOf } from "./title.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
 import { diagnoseCommandError, diagnoseConnectError, isConnectionProblem } from "./redis_errors.ts";
 import { APPEND_RESULT, APPEND_SCRIPT, REDIS_SCHEMA_VERSION, RedisLayout } from "./redis_layout.ts";
