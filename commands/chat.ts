@@ -16,11 +16,17 @@ import { renderServerStatus } from "./_status.ts";
 /** Signals that end the session in order (servers closed, process trees ended). */
 const STOP_SIGNALS: Deno.Signal[] = ["SIGINT", "SIGTERM"];
 
+/** Options of the interactive session. */
+export interface ChatOptions extends GlobalOptions {
+  /** `--resume`: `true` for the most recent conversation, or an id (prefix). */
+  resume?: string | true;
+}
+
 /**
  * Starts the interactive client. Exit code: 0 when every enabled server connected, 1
  * when one failed, 130 when interrupted.
  */
-export async function chat(options: GlobalOptions): Promise<number> {
+export async function chat(options: ChatOptions): Promise<number> {
   const runtime = await startUp(options);
   const style = stderrStyle();
   const interrupt = new AbortController();
