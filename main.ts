@@ -17,8 +17,16 @@ import {
   authLogout,
   type AuthLogoutOptions,
 } from "./commands/auth.ts";
-import { chat } from "./commands/chat.ts";
+import { chat, type ChatOptions } from "./commands/chat.ts";
 import { configCheck } from "./commands/config_check.ts";
+import {
+  DEFAULT_SESSION_LIMIT,
+  parseLimit,
+  sessionsDelete,
+  sessionsList,
+  type SessionsOptions,
+  sessionsShow,
+} from "./commands/sessions.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
 import type { GlobalOptions } from "./lib/startup.ts";
 import { stderrStyle } from "./lib/style.ts";
@@ -39,6 +47,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("--env-file <path>", "environment file (default: ./.env)")
     .option("--log-file <path>", "log file (default: ~/.local/state/patchbay/patchbay.log)")
     .option("-d, --debug", "verbose logging, mirrored to stderr")
+    .option(
+      "-r, --resume [id]",
+      "continue the most recent conversation, or the one with this id (a prefix is enough)",
+    )
     .allowExcessArguments(true)
     .showHelpAfterError(style.dim("(run patchbay --help for usage)"))
     .configureOutput({
@@ -51,7 +63,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     setExit(
       await runCommand(() => {
         if (words.length > 0) throw unknownCommand(words[0], program);
-        return chat(program.opts<GlobalOptions>());
+        return chat(program.opts<ChatOptions>());
       }),
     );
   });
@@ -90,15 +102,55 @@ export function buildProgram(setExit: (code: number) => void): Command {
       setExit(await runCommand(() => authLogout(server, all)));
     });
 
+  const sessions = program.command("sessions")
+    .description("list stored conversations, most recent first (show or delete one)");
+  const jsonOption = "print JSON instead of text";
+  sessions.command("list", { isDefault: true })
+    .description("list stored conversations, most recent first")
+    .allowExcessArguments(true)
+    .option("--json", jsonOption)
+    .option(
+      "-n, --limit <n>",
+      `how many to list (default ${DEFAULT_SESSION_LIMIT})`,
+      parseLimit,
+    )
+    .option("-a, --all", "list every stored conversation")
+    .action(async (options: SessionsOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<SessionsOptions>(), ...options };
+      const words = command.args;
+      setExit(
+        await runCommand(() => {
+          // `sessions` runs `list` by default, which would otherwise swallow a typo.
+          if (words.length > 0) throw unknownCommand(words[0], sessions, "patchbay sessions");
+          return sessionsList(all);
+        }, { json: options.json }),
+      );
+    });
+  sessions.command("show <id>")
+    .description("print a stored conversation (an id prefix is enough)")
+    .option("--json", jsonOption)
+    .action(async (id: string, options: SessionsOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<SessionsOptions>(), ...options };
+      setExit(await runCommand(() => sessionsShow(id, all), { json: options.json }));
+    });
+  sessions.command("delete <id>")
+    .alias("rm")
+    .description("delete a stored conversation (an id prefix is enough)")
+    .option("--json", jsonOption)
+    .action(async (id: string, options: SessionsOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<SessionsOptions>(), ...options };
+      setExit(await runCommand(() => sessionsDelete(id, all), { json: options.json }));
+    });
+
   return program;
 }
 
-function unknownCommand(word: string, program: Command): UsageError {
+function unknownCommand(word: string, program: Command, name = "patchbay"): UsageError {
   const names = program.commands.map((c) => c.name());
   const suggestion = didYouMean(word, names);
   return new UsageError(
     `unknown command '${word}'${suggestion ? ` (did you mean '${suggestion}'?)` : ""}`,
-    `commands: ${names.join(", ")}; run \`patchbay --help\` for usage`,
+    `commands: ${names.join(", ")}; run \`${name} --help\` for usage`,
   );
 }
 

@@ -21,6 +21,12 @@ export interface ChatOptions extends GlobalOptions {
   resume?: true | string;
 }
 
+/** Options of the interactive session. */
+export interface ChatOptions extends GlobalOptions {
+  /** `--resume`: `true` for the most recent conversation, or an id (prefix). */
+  resume?: string | true;
+}
+
 /**
  * Runs the interactive client until the person leaves. Exit code 0 when they leave,
  * 130 when start-up was interrupted; errors that stop start-up propagate to the boundary.

@@ -51,7 +51,10 @@ export const DEFAULTS = {
   },
 
   memory: {
-    /** `auto`: Redis when REDIS_HOST or REDIS_URL is set, else the embedded store. */
+    /**
+     * `auto`: Redis when REDIS_URL or REDIS_HOST is set (or Memory.sentinels /
+     * Memory.cluster_nodes), else the embedded store.
+     */
     backend: "auto" as "auto" | "redis" | "file" | "off",
     /** Seconds a stored conversation lives; `undefined` keeps it forever. */
     ttlSeconds: undefined as number | undefined,

@@ -36,6 +36,8 @@ export type ErrorCode =
   | "permission_denied"
   | "deno_permission"
   | "store_unreachable"
+  | "store_failed"
+  | "session_not_found"
   | "rate_limited"
   | "timeout"
   | "network"
@@ -259,14 +261,27 @@ export class DenoPermissionError extends PatchbayError {
   }
 }
 
-/** `Could not connect to <store>`: the memory store is unreachable or refused us. */
+/**
+ * `Could not connect to <store> at <target>: <problem>`: the memory store is unreachable or
+ * refused us. `explain` gives a longer probable cause and a remedy fitted to the problem.
+ */
 export class StoreConnectError extends PatchbayError {
-  constructor(store: string, target: string, reason: string, cause?: unknown) {
-    super("store_unreachable", `Could not connect to ${store} at ${target}: ${reason}`, {
-      reason,
-      remedy: REMEDY.store,
+  readonly store: string;
+  readonly target: string;
+  constructor(
+    store: string,
+    target: string,
+    problem: string,
+    cause?: unknown,
+    explain: { reason?: string; remedy?: string } = {},
+  ) {
+    super("store_unreachable", `Could not connect to ${store} at ${target}: ${problem}`, {
+      reason: explain.reason ?? problem,
+      remedy: explain.remedy ?? REMEDY.store,
       cause,
     });
+    this.store = store;
+    this.target = target;
   }
 }
 
@@ -448,5 +463,34 @@ export class ServerRequestError extends PatchbayError {
     super("server_request_failed", `Server '${server}' could not ${what}`, info);
     this.server = server;
     this.rpcCode = rpcCode;
+  }
+}
+
+// Conversation memory (lib/memory).
+
+/** The password (or ACL user) was rejected, or the store wants one and none was given. */
+export class StoreAuthError extends StoreConnectError {}
+
+/** `REDIS_DB` names a database the server does not have. */
+export class StoreDatabaseError extends StoreConnectError {}
+
+/** The memory settings (REDIS_* variables, `Memory` section) cannot be used as written. */
+export class MemoryConfigError extends PatchbayError {
+  constructor(problem: string, remedy: string, reason: string = problem) {
+    super("config_invalid", `Invalid configuration: ${problem}`, { reason, remedy });
+  }
+}
+
+/** The store works but refused an operation, or holds data this version cannot read. */
+export class StoreFailedError extends PatchbayError {
+  constructor(message: string, info: ErrorDetails) {
+    super("store_failed", message, info);
+  }
+}
+
+/** `--resume <id>` or `patchbay sessions show <id>` named no stored session. */
+export class SessionNotFoundError extends PatchbayError {
+  constructor(message: string, reason: string, remedy: string) {
+    super("session_not_found", message, { reason, remedy });
   }
 }

@@ -114,11 +114,18 @@ export const AgentSchema = z.strictObject({
 
 export const MemorySchema = z.strictObject({
   backend: z.enum(["auto", "redis", "file", "off"]).describe(
-    "auto (Redis when REDIS_HOST/REDIS_URL is set, else a local file), redis, file or off",
+    "auto (Redis when REDIS_URL or REDIS_HOST is set, or sentinels or cluster_nodes, else " +
+      "the embedded store in the data directory), redis, file or off (nothing saved; " +
+      "/memory turns it on)",
   ).optional(),
-  ttl_seconds: positiveInt("Lifetime of a stored conversation (default: forever)").optional(),
-  key_prefix: z.string().min(1).describe(
-    `Prefix of Redis keys (default ${DEFAULTS.memory.keyPrefix})`,
+  ttl_seconds: positiveInt(
+    "Seconds a conversation is kept after its last message (default: forever)",
+  ).optional(),
+  key_prefix: z.string().min(1).regex(
+    /^[^\s{}]+$/,
+    "no spaces or braces (braces would break Redis Cluster hash tags)",
+  ).describe(
+    `Prefix of Redis keys (default ${DEFAULTS.memory.keyPrefix}); keeps deployments apart`,
   ).optional(),
   sentinels: z.array(z.string().min(1)).describe(
     "Redis Sentinel addresses host:port; connects to the master named by sentinel_name",

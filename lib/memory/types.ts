@@ -33,3 +33,85 @@ export interface StoredMessage {
   /** ISO 8601 time the message was created. */
   timestamp: string;
 }
+
+/** Which kind of store holds the conversations. */
+export type StoreKind = "redis" | "file" | "off";
+
+/**
+ * A message as a store keeps it: the (redacted) message, a unique id that makes a retried
+ * write harmless, and its position in the stored session.
+ */
+export interface MessageRecord {
+  /** Unique id of this message; writing the same id twice stores it once. */
+  id: string;
+  /** Position in the stored session, from 0. */
+  seq: number;
+  message: StoredMessage;
+}
+
+/** What `patchbay sessions` shows about one conversation. */
+export interface SessionSummary {
+  id: string;
+  /** ISO 8601 time of the first stored message. */
+  started: string;
+  /** ISO 8601 time of the last stored message. */
+  lastMessageAt: string;
+  /** Stored messages of every role. */
+  messages: number;
+  /** User messages: one per exchange. */
+  turns: number;
+  /** The model of the latest assistant message, if any. */
+  model?: string;
+  /** The first user message, shortened: what the conversation is about. */
+  title?: string;
+}
+
+/** How an append ended. */
+export type AppendStatus =
+  /** In the store. */
+  | "written"
+  /** The store already held this message id (a retried write); nothing changed. */
+  | "duplicate"
+  /** The store is unreachable: kept in the local journal, written when it returns. */
+  | "journaled"
+  /** Memory is off: kept in this session only, never written. */
+  | "off";
+
+/** Options shared by the store operations. */
+export interface StoreCallOptions {
+  signal?: AbortSignal;
+}
+
+/** Options of {@linkcode MemoryStore.list}. */
+export interface ListOptions extends StoreCallOptions {
+  /** At most this many sessions, most recent first. @default every session */
+  limit?: number;
+}
+
+/**
+ * A place conversations live. Implementations: `RedisStore`, `FileStore`, `OffStore`.
+ * Records reach a store already redacted; a store never sees a secret.
+ */
+export interface MemoryStore {
+  readonly kind: StoreKind;
+  /** Where the conversations live, for people: `Redis at localhost:6379 db 0`, a path. */
+  readonly location: string;
+  /** Appends one record to a session (created on its first record). */
+  append(
+    sessionId: string,
+    record: MessageRecord,
+    options?: StoreCallOptions,
+  ): Promise<AppendStatus>;
+  /** The session's records in order, or `undefined` when there is no such session. */
+  load(sessionId: string, options?: StoreCallOptions): Promise<MessageRecord[] | undefined>;
+  /** Sessions, most recently active first. */
+  list(options?: ListOptions): Promise<SessionSummary[]>;
+  /** One session's summary, or `undefined`. */
+  summary(sessionId: string, options?: StoreCallOptions): Promise<SessionSummary | undefined>;
+  /** Ids of stored sessions that start with `prefix`. */
+  findIds(prefix: string, options?: StoreCallOptions): Promise<string[]>;
+  /** Removes a session; `false` when there was none. */
+  delete(sessionId: string, options?: StoreCallOptions): Promise<boolean>;
+  /** Releases connections and files. Safe to call twice. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,260 @@
+/**
+ * Turns what ioredis reports into `Could not connect to Redis at <host>:<port>: <problem>`
+ * with the probable cause and a remedy. ioredis rejects with "Connection is closed."; the
+ * useful cause is the last `error` event, which the caller passes here.
+ *
+ * @module
+ */
+
+import {
+  REMEDY,
+  StoreAuthError,
+  StoreConnectError,
+  StoreDatabaseError,
+  StoreFailedError,
+} from "../errors.ts";
+import type { RedisSettings } from "./redis_settings.ts";
+
+/** What the diagnosis needs besides the error. */
+export interface DiagnosisContext {
+  settings: RedisSettings;
+  /** The time the connection attempt was allowed, for the timeout message. */
+  budgetMs: number;
+  /** `CONFIG GET databases`, when the server told us. */
+  databases?: number;
+  /** A connection being made, or one that worked and broke. @default "connect" */
+  phase?: "connect" | "session";
+}
+
+const PASSWORD_REMEDY = "set REDIS_PASSWORD (and REDIS_USERNAME for an ACL user) to the " +
+  "store's credentials in .env or the environment and restart patchbay, or turn " +
+  "persistence off with /memory";
+
+/** The connection failure as a typed error. */
+export function diagnoseConnectError(error: unknown, context: DiagnosisContext): StoreConnectError {
+  const { settings } = context;
+  const message = errorText(error);
+  const code = errorCode(error);
+  const mode = settings.topology.mode;
+  const storeRemedy = mode === "standalone"
+    ? REMEDY.store
+    : `start the store, fix ${
+      mode === "sentinel" ? "Memory.sentinels and Memory.sentinel_name" : "Memory.cluster_nodes"
+    } in servers_config.json (and REDIS_PASSWORD if the store needs one), or turn persistence ` +
+      "off with /memory";
+  const fail = (problem: string, reason: string, remedy: string = storeRemedy) =>
+    new StoreConnectError(settings.store, settings.target, problem, error, { reason, remedy });
+  const vars = settings.source;
+
+  if (/WRONGPASS|invalid password|invalid username-password/i.test(message)) {
+    return new StoreAuthError(
+      settings.store,
+      settings.target,
+      settings.password ? "wrong password" : "wrong user name or password",
+      error,
+      {
+        reason: `the server rejected the credentials (${firstLine(message)})`,
+        remedy: PASSWORD_REMEDY,
+      },
+    );
+  }
+  if (/NOAUTH|Authentication required/i.test(message)) {
+    return new StoreAuthError(
+      settings.store,
+      settings.target,
+      "the server requires a password",
+      error,
+      {
+        reason: settings.password
+          ? `the server did not accept the password (${firstLine(message)})`
+          : "REDIS_PASSWORD is not set, and this server accepts no command without it",
+        remedy: PASSWORD_REMEDY,
+      },
+    );
+  }
+  if (/NOPERM/i.test(message)) {
+    return new StoreAuthError(
+      settings.store,
+      settings.target,
+      "permission denied",
+      error,
+      {
+        reason: `the user may not run what patchbay needs (${firstLine(message)})`,
+        remedy: `grant the ACL user read, write and scripting commands on keys ` +
+          `${settings.keyPrefix}:* (e.g. +@read +@write +@scripting ~${settings.keyPrefix}:*), ` +
+          "use another REDIS_USERNAME, or turn persistence off with /memory",
+      },
+    );
+  }
+  if (/DB index is out of range|invalid DB index/i.test(message)) {
+    const range = context.databases
+      ? ` (this server has ${context.databases}: 0-${context.databases - 1})`
+      : "";
+    return new StoreDatabaseError(
+      settings.store,
+      settings.target,
+      `database ${settings.db} does not exist${range}`,
+      error,
+      {
+        reason: `REDIS_DB is ${settings.db}, beyond the server's \`databases\` setting`,
+        remedy: `set REDIS_DB to a database the server has${
+          context.databases ? ` (0 to ${context.databases - 1})` : " (0 always exists)"
+        } and restart patchbay, or turn persistence off with /memory`,
+      },
+    );
+  }
+  if (code === "ECONNREFUSED" || /ECONNREFUSED/.test(message)) {
+    return fail(
+      "connection refused",
+      `nothing is listening there: the store is not running, or ${vars} point at the ` +
+        "wrong host or port",
+    );
+  }
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN" || /ENOTFOUND|EAI_AGAIN/.test(message)) {
+    return fail(
+      "host name not found",
+      `DNS has no address for the host named in ${vars.replace("/REDIS_PORT", "")}`,
+    );
+  }
+  if (/EHOSTUNREACH|ENETUNREACH/.test(`${code} ${message}`)) {
+    return fail(
+      /ENETUNREACH/.test(`${code} ${message}`) ? "network unreachable" : "host unreachable",
+      "no route to the host: it is down, on another network, or a firewall rejects the " +
+        "traffic",
+    );
+  }
+  if (isTlsProblem(code, message)) {
+    return fail(
+      `TLS handshake failed (${firstLine(message)})`,
+      "the server's certificate was not accepted, or the port does not speak TLS",
+      "set REDIS_TLS_CA_FILE to the CA certificate that signed the server's certificate, " +
+        "use redis:// for a port without TLS, or turn persistence off with /memory",
+    );
+  }
+  if (/timed? ?out|ETIMEDOUT/i.test(`${code} ${message}`)) {
+    return fail(
+      `no answer within ${(context.budgetMs / 1000).toFixed(1)} s`,
+      "the host did not answer in time: it is unreachable or overloaded, a firewall drops " +
+        "the traffic, or the port belongs to something that is not Redis" +
+        (settings.tls
+          ? " (or it does not speak TLS: use redis:// and unset REDIS_TLS for a plain port)"
+          : " (a TLS-only port needs rediss://)"),
+    );
+  }
+  if (/No such master|master.*(not found|unknown)/i.test(message)) {
+    return fail(
+      "the sentinels know no such master",
+      `the sentinels answered but do not monitor a master named in Memory.sentinel_name ` +
+        `(${firstLine(message)})`,
+      "set Memory.sentinel_name to the name in `sentinel monitor <name> ...`, or turn " +
+        "persistence off with /memory",
+    );
+  }
+  if (/All sentinels are unreachable/i.test(message)) {
+    return fail(
+      "no sentinel answered",
+      `none of the addresses in Memory.sentinels accepted a connection (${firstLine(message)})`,
+    );
+  }
+  if (/cluster support disabled/i.test(message)) {
+    return fail(
+      "the server is not part of a cluster",
+      "Memory.cluster_nodes names a standalone server (it answered: cluster support disabled)",
+      "remove Memory.cluster_nodes and use REDIS_HOST/REDIS_PORT for a standalone server, or " +
+        "list the cluster's own nodes",
+    );
+  }
+  if (/None of startup nodes|Failed to refresh slots|CLUSTERDOWN|cluster/i.test(message)) {
+    return fail(
+      /CLUSTERDOWN/.test(message) ? "the cluster is down" : "no cluster node answered",
+      `${firstLine(message)}; check Memory.cluster_nodes and that the cluster reports ` +
+        "cluster_state:ok",
+    );
+  }
+  if (/LOADING/.test(message)) {
+    return fail(
+      "the server is still loading its data",
+      "Redis answers LOADING while it reads its data set from disk after a restart",
+      "wait a moment; patchbay keeps retrying",
+    );
+  }
+  const lost = /ECONNRESET|EPIPE|Connection is closed|socket hang up|Stream isn't writeable/i;
+  if (context.phase === "session" && lost.test(`${code} ${message}`)) {
+    return fail(
+      "the connection was lost",
+      "the server closed the connection or stopped (a restart, a crash, a network cut)",
+    );
+  }
+  if (lost.test(`${code} ${message}`)) {
+    return fail(
+      "the connection was closed during the handshake",
+      "something accepted the connection and closed it: the port may belong to a service " +
+        "that is not Redis, the server may expect TLS (rediss://), or it is out of " +
+        "connections (maxclients)",
+    );
+  }
+  return fail(firstLine(message), `the store reported: ${message}`);
+}
+
+/** A failure of a command on a working connection (out of memory, wrong key type, ...). */
+export function diagnoseCommandError(
+  error: unknown,
+  settings: RedisSettings,
+): StoreFailedError | undefined {
+  const message = errorText(error);
+  if (/^OOM|maxmemory/i.test(message)) {
+    return new StoreFailedError(`${settings.description} is out of memory`, {
+      reason: `the server refused the write (${firstLine(message)})`,
+      remedy: "raise maxmemory or free space in the store; messages are kept in the " +
+        "local journal and written once it accepts them",
+      cause: error,
+    });
+  }
+  if (/WRONGTYPE/.test(message)) {
+    return new StoreFailedError(`${settings.description} holds other data under patchbay's keys`, {
+      reason: `a key under ${settings.keyPrefix}: is not what patchbay wrote (${
+        firstLine(message)
+      })`,
+      remedy: "set Memory.key_prefix to a prefix nothing else uses",
+      cause: error,
+    });
+  }
+  if (/READONLY/.test(message)) {
+    return new StoreFailedError(`${settings.description} is read-only`, {
+      reason: "the server is a replica (a failover may be in progress)",
+      remedy: "point patchbay at the master (or use Memory.sentinels); messages are kept " +
+        "in the local journal meanwhile",
+      cause: error,
+    });
+  }
+  return undefined;
+}
+
+/** Whether the failure is about the connection rather than the command. */
+export function isConnectionProblem(error: unknown): boolean {
+  const text = `${errorCode(error)} ${errorText(error)}`;
+  return /Connection is closed|Stream isn't writeable|timed? ?out|ECONN|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|MaxRetriesPerRequest|CLUSTERDOWN|TRYAGAIN|LOADING|None of startup nodes|All sentinels|Failed to refresh|enableOfflineQueue|not (?:yet )?connected|socket/i
+    .test(text);
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) {
+    const nested = (error as Error & { lastNodeError?: unknown }).lastNodeError;
+    return nested instanceof Error ? `${error.message} (${nested.message})` : error.message;
+  }
+  return String(error);
+}
+
+function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === "string" ? code : "";
+}
+
+function firstLine(text: string): string {
+  return text.split("\n")[0].replace(/\.$/, "");
+}
+
+function isTlsProblem(code: string, message: string): boolean {
+  return /^ERR_TLS|^ERR_SSL|CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code) ||
+    /certificate|SSL routines|TLS|wrong version number|self[- ]signed/i.test(message);
+}

@@ -1,0 +1,181 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { MemorySettings } from "../lib/config/types.ts";
+import { createEnvironment } from "../lib/env.ts";
+import {
+  MemoryConfigError,
+  REMEDY,
+  StoreAuthError,
+  StoreConnectError,
+  StoreDatabaseError,
+} from "../lib/errors.ts";
+import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
+import { exchange, tempDir } from "./support/conversation.ts";
+import { rejection } from "./support/errors.ts";
+import { freePort, RedisServer, SilentPort } from "./support/redis.ts";
+
+const SETTINGS: MemorySettings = { backend: "auto", keyPrefix: "patchbay" };
+/** "Reported within about 2 seconds", with room for a loaded CI machine. */
+const REPORT_BOUND_MS = 2500;
+
+/** Opens strictly and returns the error and how long it took to arrive. */
+async function failure<T extends Error>(
+  env: Record<string, string>,
+  type: new (...args: never[]) => T,
+): Promise<{ error: T; ms: number }> {
+  await using dir = await tempDir();
+  const started = performance.now();
+  const error = await rejection(
+    () => openMemory(SETTINGS, createEnvironment(env), { dataDir: dir.path, strict: true }),
+    type as never,
+  ) as T;
+  return { error, ms: performance.now() - started };
+}
+
+Deno.test("closed port: 'connection refused' at once", async () => {
+  const port = freePort();
+  const { error, ms } = await failure(
+    { REDIS_HOST: "127.0.0.1", REDIS_PORT: String(port) },
+    StoreConnectError,
+  );
+  assert.equal(
+    error.message,
+    `Could not connect to Redis at 127.0.0.1:${port}: connection refused`,
+  );
+  assert.match(error.reason, /nothing is listening there: the store is not running/);
+  assert.equal(error.remedy, REMEDY.store);
+  assert.match(error.remedy, /start the store.*REDIS_\*.*\/memory/);
+  assert.ok(ms < REPORT_BOUND_MS, `took ${ms} ms`);
+});
+
+Deno.test("unreachable host (accepts, never answers): reported within the bound", async () => {
+  await using silent = new SilentPort();
+  const { error, ms } = await failure(
+    { REDIS_HOST: "127.0.0.1", REDIS_PORT: String(silent.port) },
+    StoreConnectError,
+  );
+  assert.equal(
+    error.message,
+    `Could not connect to Redis at 127.0.0.1:${silent.port}: no answer within 1.5 s`,
+  );
+  assert.match(error.reason, /did not answer in time/);
+  assert.ok(ms < REPORT_BOUND_MS, `took ${ms} ms`);
+});
+
+Deno.test("wrong password and missing password get their own messages", async () => {
+  await using redis = await RedisServer.start({ password: "right-password-123" });
+  const wrong = await failure({ ...redis.env, REDIS_PASSWORD: "wrong-password" }, StoreAuthError);
+  assert.equal(
+    wrong.error.message,
+    `Could not connect to Redis at 127.0.0.1:${redis.port}: wrong password`,
+  );
+  assert.match(wrong.error.reason, /WRONGPASS/);
+  assert.match(wrong.error.remedy, /REDIS_PASSWORD/);
+  assert.ok(wrong.ms < REPORT_BOUND_MS, `took ${wrong.ms} ms`);
+
+  const missing = await failure(
+    { REDIS_HOST: "127.0.0.1", REDIS_PORT: String(redis.port) },
+    StoreAuthError,
+  );
+  assert.equal(
+    missing.error.message,
+    `Could not connect to Redis at 127.0.0.1:${redis.port}: the server requires a password`,
+  );
+  assert.match(missing.error.reason, /REDIS_PASSWORD is not set/);
+  assert.ok(missing.ms < REPORT_BOUND_MS, `took ${missing.ms} ms`);
+});
+
+Deno.test("wrong database index: says which databases exist", async () => {
+  await using redis = await RedisServer.start({ args: ["--databases", "4"] });
+  const { error, ms } = await failure({ ...redis.env, REDIS_DB: "9" }, StoreDatabaseError);
+  assert.equal(
+    error.message,
+    `Could not connect to Redis at 127.0.0.1:${redis.port}: database 9 does not exist ` +
+      "(this server has 4: 0-3)",
+  );
+  assert.match(error.remedy, /set REDIS_DB to a database the server has \(0 to 3\)/);
+  assert.ok(ms < REPORT_BOUND_MS, `took ${ms} ms`);
+  // Nothing was written to database 0 instead.
+  assert.equal(await redis.cli("DBSIZE"), "0");
+});
+
+Deno.test("bad REDIS_* values are configuration errors naming the variable", async () => {
+  const port = await failure({ REDIS_HOST: "127.0.0.1", REDIS_PORT: "63a79" }, MemoryConfigError);
+  assert.equal(
+    port.error.message,
+    'Invalid configuration: REDIS_PORT is "63a79", not a port number (1-65535)',
+  );
+  const db = await failure({ REDIS_HOST: "127.0.0.1", REDIS_DB: "-1" }, MemoryConfigError);
+  assert.match(db.error.message, /REDIS_DB is "-1", not a database number/);
+  const url = await failure({ REDIS_URL: "http://127.0.0.1:6379" }, MemoryConfigError);
+  assert.match(url.error.message, /REDIS_URL .* not a redis:\/\/ or rediss:\/\/ URL/);
+});
+
+Deno.test("store down at start: the client keeps working and the messages arrive once it is up", async () => {
+  await using dir = await tempDir();
+  const port = freePort();
+  const events: MemoryEvent[] = [];
+  const started = performance.now();
+  const memory = await openMemory(
+    SETTINGS,
+    createEnvironment({ REDIS_HOST: "127.0.0.1", REDIS_PORT: String(port) }),
+    { dataDir: dir.path, onEvent: (event) => events.push(event) },
+  );
+  assert.ok(performance.now() - started < REPORT_BOUND_MS);
+  assert.equal(memory.enabled, true);
+  assert.deepEqual(events.map((e) => e.type), ["unavailable"]);
+  const warning = events[0] as Extract<MemoryEvent, { type: "unavailable" }>;
+  assert.ok(warning.error instanceof StoreConnectError);
+  assert.equal(
+    warning.error.message,
+    `Could not connect to Redis at 127.0.0.1:${port}: connection refused`,
+  );
+  assert.match(warning.message, /^Memory continues in a local journal/);
+
+  const session = memory.newSession();
+  const messages = exchange("while Redis is down");
+  for (const message of messages) assert.equal(await session.append(message), "journaled");
+  assert.equal(events.length, 1, "warned once");
+
+  await using redis = await RedisServer.start({ port });
+  const deadline = Date.now() + 20_000;
+  while (!events.some((e) => e.type === "restored") && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.deepEqual(events.map((e) => e.type), ["unavailable", "restored"]);
+  assert.equal(memory.status().available, true);
+  assert.equal(await session.append(exchange("after")[0]), "written");
+  await memory.close();
+  const stored =
+    (await redis.cli("LRANGE", `patchbay:v1:session:{${session.id}}:messages`, "0", "-1"))
+      .split("\n").map((line) => JSON.parse(line).message.content);
+  assert.equal(stored.length, messages.length + 1);
+  assert.deepEqual(stored.slice(0, messages.length), messages.map((m) => m.content));
+  // The journal was emptied once delivered and removed at close.
+  const folders = await Array.fromAsync(Deno.readDir(join(dir.path, "journal")));
+  for (const folder of folders) {
+    assert.deepEqual(
+      await Array.fromAsync(Deno.readDir(join(dir.path, "journal", folder.name))),
+      [],
+    );
+  }
+});
+
+Deno.test("a REDIS_* value that cannot work: memory falls back to the embedded store and says so", async () => {
+  await using dir = await tempDir();
+  const events: MemoryEvent[] = [];
+  const memory = await openMemory(
+    SETTINGS,
+    createEnvironment({ REDIS_HOST: "127.0.0.1", REDIS_PORT: "not-a-port" }),
+    { dataDir: dir.path, onEvent: (event) => events.push(event) },
+  );
+  assert.deepEqual(events.map((e) => e.type), ["fallback"]);
+  const fallback = events[0] as Extract<MemoryEvent, { type: "fallback" }>;
+  assert.ok(fallback.error instanceof MemoryConfigError);
+  assert.equal(fallback.location, join(dir.path, "sessions"));
+  assert.equal(memory.status().kind, "file");
+  const session = memory.newSession();
+  assert.equal(await session.append(exchange("kept locally")[0]), "written");
+  await memory.close();
+  assert.ok((await Deno.stat(join(dir.path, "sessions", `${session.id}.jsonl`))).isFile);
+});
