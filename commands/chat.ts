@@ -7,7 +7,7 @@
 import { EXIT } from "../lib/errors.ts";
 import { banner, completerFor, runLoop } from "../lib/repl/loop.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
-import { InteractiveSession } from "../lib/repl/session.ts";
+import { ClientSession } from "../lib/repl/session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { stderrStyle, stdoutStyle } from "../lib/style.ts";
 import { formatError } from "./_boundary.ts";
@@ -21,12 +21,6 @@ export interface ChatOptions extends GlobalOptions {
   resume?: true | string;
 }
 
-/** Options of the interactive session. */
-export interface ChatOptions extends GlobalOptions {
-  /** `--resume`: `true` for the most recent conversation, or an id (prefix). */
-  resume?: string | true;
-}
-
 /**
  * Runs the interactive client until the person leaves. Exit code 0 when they leave,
  * 130 when start-up was interrupted; errors that stop start-up propagate to the boundary.
@@ -37,13 +31,13 @@ export async function chat(options: ChatOptions): Promise<number> {
   const output = new TerminalOutput({ spinner: Deno.stderr.isTerminal() });
   const presentError = (error: unknown) =>
     formatError(error, { style: errStyle, redactor: runtime.logger.redactor });
-  const renderServers = (s: InteractiveSession) =>
+  const renderServers = (s: ClientSession) =>
     renderServerStatus(s.manager.states(), { style: errStyle, redactor: runtime.logger.redactor });
 
   // The terminal is raw while patchbay reads keys, so Ctrl+C arrives as a key there; the
   // signal only arrives when it is not (start-up, shutdown): cancel what runs then.
   const startup = new AbortController();
-  let session: InteractiveSession | undefined;
+  let session: ClientSession | undefined;
   const onInterrupt = () => {
     if (!session?.interrupt()) startup.abort();
   };
@@ -54,7 +48,7 @@ export async function chat(options: ChatOptions): Promise<number> {
   const listeners = addSignalListeners({ SIGINT: onInterrupt, SIGTERM: onTerminate });
   try {
     for (const notice of runtime.notices) output.err(`${notice}\n`);
-    session = await InteractiveSession.open({
+    session = await ClientSession.open({
       runtime,
       output,
       style: stdoutStyle(),

@@ -5,32 +5,41 @@
  * @module
  */
 
-import type {
-  CallToolResult,
-  GetPromptResult,
-  ReadResourceResult,
-} from "@modelcontextprotocol/client";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { convertToolResult } from "../agent/content.ts";
 import { PatchbayError } from "../errors.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
-import { abridge, plural } from "../text.ts";
+import { abridge } from "../text.ts";
 import { VERSION } from "../version.ts";
-import { parseKeyValues, resolveNamed, resolveTool } from "./resolve.ts";
-import type { InteractiveSession } from "./session.ts";
+import {
+  formatPrompts,
+  formatResourceContents,
+  formatResources,
+  formatTools,
+  promptText,
+} from "./listing.ts";
+import {
+  parseJsonArgs,
+  parseKeyValues,
+  resolveNamed,
+  resolveTool,
+  resourceServer,
+} from "./resolve.ts";
+import type { ClientSession } from "./session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
 import { formatDuration } from "./terminal_ui.ts";
 
-type Command = SlashCommand<InteractiveSession>;
+type Command = SlashCommand<ClientSession>;
 
 /** Renders the server list; injected so lib/ does not depend on the command layer. */
-export type StatusRenderer = (session: InteractiveSession) => string;
+export type StatusRenderer = (session: ClientSession) => string;
 
-const out = (s: InteractiveSession, text: string) => s.output.out(`${text}\n`);
+const out = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
 const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
 
 /** Builds the registry; `renderServers` draws `/connections`. */
-export function slashCommands(renderServers: StatusRenderer): SlashRegistry<InteractiveSession> {
-  const registry = new SlashRegistry<InteractiveSession>();
+export function slashCommands(renderServers: StatusRenderer): SlashRegistry<ClientSession> {
+  const registry = new SlashRegistry<ClientSession>();
   const commands: Command[] = [
     {
       name: "help",
@@ -79,31 +88,8 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Inte
               ? `${args} offers no tools.`
               : "No tools: no connected server offers any (see /connections).",
           );
-          return Promise.resolve();
-        }
-        for (const [server, group] of groupBy(tools, (t) => t.server)) {
-          out(s, s.style.bold(`${clean(server)} (${plural(group.length, "tool")})`));
-          for (const tool of group) {
-            const schema = tool.inputSchema as {
-              properties?: Record<string, unknown>;
-              required?: string[];
-            };
-            const required = schema.required ?? [];
-            const optional = Object.keys(schema.properties ?? {}).filter((k) =>
-              !required.includes(k)
-            );
-            const signature = [...required, ...optional.map((o) => `${o}?`)].join(", ");
-            const alias = tool.name !== `${tool.server}__${tool.originalName}`
-              ? s.style.dim(` [${tool.name}]`)
-              : "";
-            out(s, `  ${s.style.cyan(clean(tool.originalName))}(${clean(signature)})${alias}`);
-            if (tool.description) {
-              out(
-                s,
-                `    ${s.style.dim(abridge(clean(tool.description).replace(/\s+/g, " "), 110))}`,
-              );
-            }
-          }
+        } else {
+          out(s, formatTools(tools, s.style).join("\n"));
         }
         return Promise.resolve();
       },
@@ -219,17 +205,7 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Inte
       run(s) {
         const prompts = s.manager.prompts();
         if (prompts.length === 0) out(s, "No prompts: no connected server offers any.");
-        for (const [server, group] of groupBy(prompts, (p) => p.server)) {
-          out(s, s.style.bold(`${clean(server)} (${plural(group.length, "prompt")})`));
-          for (const prompt of group) {
-            const args = (prompt.arguments ?? []).map((a) => `${a.name}${a.required ? "" : "?"}`)
-              .join(" ");
-            out(s, `  ${s.style.cyan(clean(prompt.name))}${args ? ` ${clean(args)}` : ""}`);
-            if (prompt.description) {
-              out(s, `    ${s.style.dim(abridge(clean(prompt.description), 110))}`);
-            }
-          }
-        }
+        else out(s, formatPrompts(prompts, s.style).join("\n"));
         return Promise.resolve();
       },
     },
@@ -264,23 +240,8 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Inte
         const templates = s.manager.resourceTemplates();
         if (resources.length + templates.length === 0) {
           out(s, "No resources: no connected server offers any.");
-        }
-        for (const [server, group] of groupBy(resources, (r) => r.server)) {
-          out(s, s.style.bold(`${clean(server)} (${plural(group.length, "resource")})`));
-          for (const r of group) {
-            out(
-              s,
-              `  ${s.style.cyan(clean(r.uri))}  ${s.style.dim(clean(r.name))}${
-                r.mimeType ? s.style.dim(` (${clean(r.mimeType)})`) : ""
-              }`,
-            );
-          }
-        }
-        for (const [server, group] of groupBy(templates, (t) => t.server)) {
-          out(s, s.style.bold(`${clean(server)} templates`));
-          for (const t of group) {
-            out(s, `  ${s.style.cyan(clean(t.uriTemplate))}  ${s.style.dim(clean(t.name))}`);
-          }
+        } else {
+          out(s, formatResources(resources, templates, s.style).join("\n"));
         }
         return Promise.resolve();
       },
@@ -296,9 +257,11 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Inte
           throw usage("/resource [server] <uri>", "see the URIs with /resources");
         }
         const uri = words.at(-1)!;
-        const server = words.length > 1 ? words[0] : serverForUri(s, uri);
+        const server = words.length > 1
+          ? words[0]
+          : resourceServer(uri, s.manager.resources(), s.manager.resourceTemplates());
         const result = await s.manager.readResource(server, uri);
-        printResource(s, result);
+        out(s, formatResourceContents(result, s.style).join("\n"));
       },
     },
     {
@@ -397,11 +360,11 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Inte
   return registry;
 }
 
-function serverNames(s: InteractiveSession): string[] {
+function serverNames(s: ClientSession): string[] {
   return s.manager.states().map((st) => st.name);
 }
 
-function unknownServer(s: InteractiveSession, name: string): PatchbayError {
+function unknownServer(s: ClientSession, name: string): PatchbayError {
   return new PatchbayError("usage", `Unknown server: ${name}`, {
     reason: `servers_config.json has no server named "${name}"`,
     remedy: `servers: ${serverNames(s).join(", ") || "none"}`,
@@ -415,101 +378,7 @@ function usage(synopsis: string, remedy: string): PatchbayError {
   });
 }
 
-function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
-  return groups;
-}
-
-function parseJsonArgs(json: string): Record<string, unknown> {
-  if (json === "") return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch (error) {
-    throw new PatchbayError("usage", "Tool arguments are not valid JSON", {
-      reason: (error as Error).message,
-      remedy: 'write them as a JSON object, e.g. {"message": "hi"}',
-    });
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new PatchbayError("usage", "Tool arguments must be a JSON object", {
-      reason: `got ${Array.isArray(value) ? "an array" : typeof value}`,
-      remedy: 'wrap them in braces, e.g. {"message": "hi"}',
-    });
-  }
-  return value as Record<string, unknown>;
-}
-
-/** The server that lists `uri`, or whose template matches it, or the only one with resources. */
-function serverForUri(s: InteractiveSession, uri: string): string {
-  const listed = s.manager.resources().find((r) => r.uri === uri);
-  if (listed) return listed.server;
-  const templated = s.manager.resourceTemplates().filter((t) =>
-    templateMatches(t.uriTemplate, uri)
-  );
-  const servers = new Set([...templated.map((t) => t.server)]);
-  if (servers.size === 1) return [...servers][0];
-  const offering = new Set(
-    [...s.manager.resources(), ...s.manager.resourceTemplates()].map((r) => r.server),
-  );
-  if (offering.size === 1 && servers.size === 0) return [...offering][0];
-  throw new PatchbayError("usage", `Which server has ${uri}?`, {
-    reason: servers.size > 1
-      ? `the templates of ${[...servers].join(" and ")} all match it`
-      : "no connected server lists it or has a template that matches it",
-    remedy: "name the server first: /resource <server> <uri>",
-  });
-}
-
-/** Whether `uri` fits an RFC 6570 template (each `{…}` matching one or more characters). */
-export function templateMatches(template: string, uri: string): boolean {
-  const pattern = template.split(/\{[^}]*\}/).map((part) =>
-    part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-  )
-    .join(".+");
-  return new RegExp(`^${pattern}$`).test(uri);
-}
-
-function printResource(s: InteractiveSession, result: ReadResourceResult): void {
-  for (const content of result.contents) {
-    const header = `${clean(content.uri)}${
-      content.mimeType ? ` (${clean(content.mimeType)})` : ""
-    }`;
-    out(s, s.style.dim(header));
-    if ("text" in content && typeof content.text === "string") {
-      out(s, clean(content.text));
-    } else if ("blob" in content && typeof content.blob === "string") {
-      const bytes = Math.floor(content.blob.length * 3 / 4);
-      out(
-        s,
-        `[binary content, ${bytes} bytes, base64: ${content.blob.slice(0, 60)}${
-          content.blob.length > 60 ? "…" : ""
-        }]`,
-      );
-    }
-  }
-}
-
-/** A prompt's messages as the text of one user turn. */
-export function promptText(result: GetPromptResult): string {
-  const parts = result.messages.map((message) => {
-    const content = message.content as {
-      type: string;
-      text?: string;
-      resource?: { uri: string; text?: string };
-    };
-    const text = content.type === "text"
-      ? content.text ?? ""
-      : content.type === "resource" && content.resource
-      ? `[resource ${content.resource.uri}]\n${content.resource.text ?? ""}`
-      : `[${content.type} content]`;
-    return result.messages.length === 1 ? text : `${message.role}: ${text}`;
-  });
-  return parts.join("\n\n");
-}
-
-async function completePrompt(s: InteractiveSession, partial: string): Promise<string[]> {
+async function completePrompt(s: ClientSession, partial: string): Promise<string[]> {
   const words = partial.split(/\s+/);
   if (words.length <= 1) return s.manager.prompts().map((p) => p.name);
   const prompt = s.manager.prompts().find((p) => p.name === words[0]);

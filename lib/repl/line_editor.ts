@@ -163,11 +163,14 @@ export class LineEditor {
     }
   }
 
-  #complete(line: string, callback: (error: Error | null, result: [string[], string]) => void) {
-    this.#completer!(line).then(
-      ({ candidates, replace }) => callback(null, [candidates, replace]),
-      () => callback(null, [[], line]),
-    );
+  /** readline's completer: candidates and the text they replace; never rejects. */
+  async #complete(line: string): Promise<[string[], string]> {
+    try {
+      const { candidates, replace } = await this.#completer!(line);
+      return [candidates, replace];
+    } catch {
+      return [[], line];
+    }
   }
 
   async #readPiped(): Promise<ReadResult> {
@@ -288,6 +291,17 @@ export class LineEditor {
       ? await this.#question(question, false)
       : await this.#readPiped();
     return result.kind === "line" ? result.text : undefined;
+  }
+
+  /**
+   * Prints text that arrived on its own (a server event) without garbling the prompt:
+   * above the line being typed, which is then drawn again as it was.
+   */
+  interject(text: string, write: (text: string) => void): void {
+    const rl = this.#active;
+    if (!rl) return write(text);
+    write(`\r\x1b[K${text}`);
+    rl.prompt(true);
   }
 
   /** Ends the prompt being shown as if Ctrl+D was pressed (the session is closing). */

@@ -7,14 +7,14 @@
 
 import { VERSION } from "../version.ts";
 import { slashCommands, type StatusRenderer } from "./commands.ts";
-import type { InteractiveSession } from "./session.ts";
+import type { ClientSession } from "./session.ts";
 import { parseSlash } from "./slash.ts";
 
 /** How the session ended. */
 export type LoopEnd = "exit" | "eof" | "interrupt";
 
 /** The banner: version, model, servers, memory, and how to get help. */
-export function banner(session: InteractiveSession, renderServers: StatusRenderer): string {
+export function banner(session: ClientSession, renderServers: StatusRenderer): string {
   const { style, runtime } = session;
   const { llm } = runtime.config;
   const model = session.modelError
@@ -34,7 +34,7 @@ export function banner(session: InteractiveSession, renderServers: StatusRendere
 
 /** Runs the session until the person leaves. */
 export async function runLoop(
-  session: InteractiveSession,
+  session: ClientSession,
   renderServers: StatusRenderer,
 ): Promise<LoopEnd> {
   const registry = slashCommands(renderServers);
@@ -85,7 +85,7 @@ export async function runLoop(
 }
 
 /** Tab completion for the session: slash commands and their arguments. */
-export function completerFor(session: InteractiveSession, renderServers: StatusRenderer) {
+export function completerFor(session: ClientSession, renderServers: StatusRenderer) {
   const registry = slashCommands(renderServers);
   return (line: string) => registry.complete(session, line);
 }

@@ -103,3 +103,58 @@ export function parseKeyValues(text: string): Record<string, string> {
   }
   return result;
 }
+
+/** Tool arguments typed as JSON: an object, or nothing for `{}`. */
+export function parseJsonArgs(json: string): Record<string, unknown> {
+  if (json.trim() === "") return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    throw new PatchbayError("usage", "Tool arguments are not valid JSON", {
+      reason: (error as Error).message,
+      remedy: 'write them as a JSON object, e.g. {"message": "hi"}',
+    });
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new PatchbayError("usage", "Tool arguments must be a JSON object", {
+      reason: `got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`,
+      remedy: 'wrap them in braces, e.g. {"message": "hi"}',
+    });
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Whether `uri` fits an RFC 6570 template (each `{…}` matching one or more characters). */
+export function templateMatches(template: string, uri: string): boolean {
+  const pattern = template.split(/\{[^}]*\}/)
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".+");
+  return new RegExp(`^${pattern}$`).test(uri);
+}
+
+/**
+ * The server to read `uri` from: the one that lists it, else the one whose template
+ * matches it, else the only server offering resources at all.
+ */
+export function resourceServer(
+  uri: string,
+  resources: readonly { server: string; uri: string }[],
+  templates: readonly { server: string; uriTemplate: string }[],
+): string {
+  const listed = resources.find((r) => r.uri === uri);
+  if (listed) return listed.server;
+  const matching = new Set(
+    templates.filter((t) => templateMatches(t.uriTemplate, uri)).map((t) => t.server),
+  );
+  if (matching.size === 1) return [...matching][0];
+  const offering = new Set([...resources, ...templates].map((r) => r.server));
+  if (matching.size === 0 && offering.size === 1) return [...offering][0];
+  throw new PatchbayError("usage", `Which server has ${uri}?`, {
+    reason: matching.size > 1
+      ? `the resource templates of ${[...matching].join(" and ")} all match it`
+      : "no connected server lists it or has a template that matches it",
+    remedy:
+      "name the server too (/resource <server> <uri>, or patchbay read --server <server> <uri>)",
+  });
+}

@@ -10,7 +10,9 @@
  * @module
  */
 
+import type { ElicitResult } from "@modelcontextprotocol/client";
 import type { Agent, TurnResult } from "../agent/agent.ts";
+import type { AgentUi } from "../agent/ui.ts";
 import { createModelSession, type ModelSession } from "../agent/session.ts";
 import { openConnections } from "../connections/open.ts";
 import type { ConnectionManager } from "../connections/manager.ts";
@@ -31,7 +33,7 @@ import { formatDuration, TerminalUi } from "./terminal_ui.ts";
 /** Server log levels shown in the terminal outside debug mode. */
 const LOUD_LOG_LEVELS = new Set(["warning", "error", "critical", "alert", "emergency"]);
 
-/** Options of {@linkcode InteractiveSession.open}. */
+/** Options of {@linkcode ClientSession.open}. */
 export interface SessionOptions {
   runtime: Runtime;
   output: TerminalOutput;
@@ -44,15 +46,27 @@ export interface SessionOptions {
   resume?: true | string;
   /** Aborting cancels start-up (Ctrl+C while servers connect). */
   signal?: AbortSignal;
+  /**
+   * The agent's UI. @default a {@linkcode TerminalUi} that asks its questions at the
+   * terminal when there is one
+   */
+  ui?: AgentUi;
+  /**
+   * Whether a person can answer questions (approvals, elicitation forms) at the terminal.
+   * @default stdin is a terminal
+   */
+  interactive?: boolean;
 }
 
 /** Everything one interactive session works with. */
-export class InteractiveSession {
+export class ClientSession {
   readonly runtime: Runtime;
   readonly output: TerminalOutput;
   readonly style: Style;
   readonly editor: LineEditor;
-  readonly ui: TerminalUi;
+  readonly ui: AgentUi;
+  /** A person can answer questions at the terminal. */
+  readonly interactive: boolean;
   readonly presentError: (error: unknown) => string;
   readonly startedAt = Date.now();
   manager!: ConnectionManager;
@@ -72,10 +86,11 @@ export class InteractiveSession {
     this.style = options.style;
     this.presentError = options.presentError;
     this.editor = new LineEditor({ historyFile: statePath("history") });
-    this.ui = new TerminalUi({
+    this.interactive = options.interactive ?? this.editor.interactive;
+    this.ui = options.ui ?? new TerminalUi({
       output: this.output,
       style: this.style,
-      editor: this.editor.interactive ? this.editor : undefined,
+      editor: this.interactive ? this.editor : undefined,
       autoApprove: options.yes,
       width: terminalWidth(),
       verbose: () => this.runtime.logger.debugMode,
@@ -83,15 +98,15 @@ export class InteractiveSession {
   }
 
   /** Starts the model side, the servers, and memory; resumes a conversation if asked. */
-  static async open(options: SessionOptions): Promise<InteractiveSession> {
-    const session = new InteractiveSession(options);
+  static async open(options: SessionOptions): Promise<ClientSession> {
+    const session = new ClientSession(options);
     await session.#open(options);
     return session;
   }
 
   async #open(options: SessionOptions): Promise<void> {
     const { runtime } = this;
-    this.runtime.logger.setMirrorSink((line) => this.output.err(`${line}\n`));
+    this.runtime.logger.setMirrorSink((line) => this.#notify(`${line}\n`));
     await this.editor.loadHistory();
     try {
       this.model = createModelSession({
@@ -107,11 +122,9 @@ export class InteractiveSession {
     }
     const handlers: ServerRequestHandlers = {
       sampling: this.model?.sampling ?? this.#refuseSampling(),
-      elicitation: createElicitationHandler({
-        editor: this.editor,
-        output: this.output,
-        style: this.style,
-      }),
+      elicitation: this.interactive
+        ? createElicitationHandler({ editor: this.editor, output: this.output, style: this.style })
+        : declineElicitation,
     };
     const enabled = runtime.config.servers.filter((s) => !s.disabled).length;
     if (enabled > 0) this.output.spin(`connecting to ${plural(enabled, "server")}…`);
@@ -123,6 +136,7 @@ export class InteractiveSession {
     } finally {
       this.output.stopSpinner();
     }
+    for (const status of this.manager.states()) this.#toolsChange(status.name);
     this.#unsubscribe.push(this.manager.on((event) => this.#onConnectionEvent(event)));
     this.memory = await openMemory(runtime.config.memory, runtime.env, {
       log: runtime.logger.child("memory"),
@@ -133,6 +147,13 @@ export class InteractiveSession {
     const conversation = options.resume
       ? await this.memory.resume(options.resume)
       : this.memory.newSession();
+    if (options.resume) {
+      this.output.err(
+        `Resuming session ${conversation.id} (${
+          plural(conversation.messages.length, "message")
+        })\n`,
+      );
+    }
     this.agent = this.model?.createAgent(this.manager, {
       history: conversation.messages,
       onMessage: (message) => void this.memory.session.append(message),
@@ -160,7 +181,7 @@ export class InteractiveSession {
     this.#turn = controller;
     const started = performance.now();
     try {
-      this.ui.thinking();
+      if (this.ui instanceof TerminalUi) this.ui.thinking();
       const result = await this.editor.whileBusy(
         () => agent.runTurn(text, { signal: controller.signal }),
         () => controller.abort(),
@@ -214,31 +235,58 @@ export class InteractiveSession {
     this.output.err(this.style.dim(`  ${parts.join(" · ")}\n`));
   }
 
+  /** Writes an unprompted notice (server and memory events) around the prompt. */
+  #notify(text: string): void {
+    this.editor.interject(text, (t) => this.output.err(t));
+  }
+
+  /** Tool names each server had when last shown, to report what a list_changed changed. */
+  #seenTools = new Map<string, Set<string>>();
+
+  #toolsChange(server: string): string | undefined {
+    const now = new Set(
+      this.manager.tools().filter((t) => t.server === server).map((t) => t.originalName),
+    );
+    const before = this.#seenTools.get(server) ?? new Set();
+    this.#seenTools.set(server, now);
+    const added = [...now].filter((n) => !before.has(n));
+    const removed = [...before].filter((n) => !now.has(n));
+    if (added.length + removed.length === 0) return undefined;
+    return [...added.map((n) => `+${n}`), ...removed.map((n) => `-${n}`)].join(" ");
+  }
+
   #onConnectionEvent(event: ConnectionEvent): void {
     const server = stripTerminalEscapes(event.server);
+    const say = (text: string) => this.#notify(text);
     switch (event.type) {
       case "state":
         if (event.state === "failed" && event.error) {
-          this.output.newline();
-          this.output.err(`${this.presentError(event.error)}\n`);
+          say(`${this.presentError(event.error)}\n`);
         } else if (event.state === "reconnecting") {
-          this.output.err(this.style.yellow(`⟳ ${server}: connection lost, reconnecting\n`));
+          say(this.style.yellow(`⟳ ${server}: connection lost, reconnecting\n`));
         } else if (event.state === "connected" && Date.now() - this.startedAt > 1000) {
-          this.output.err(this.style.dim(`✓ ${server}: connected\n`));
+          say(this.style.dim(`✓ ${server}: connected\n`));
         }
         break;
-      case "list_changed":
-        this.output.err(this.style.dim(`↻ ${server}: ${event.list} changed\n`));
+      case "list_changed": {
+        // Servers announce changes freely (server-everything right after connecting);
+        // only a real change of the tools is worth an interruption.
+        if (event.list !== "tools") break;
+        const change = this.#toolsChange(event.server);
+        if (change) {
+          say(this.style.dim(`↻ ${server}: tools changed (${stripTerminalEscapes(change)})\n`));
+        }
         break;
+      }
       case "resource_updated":
-        this.output.err(
+        say(
           this.style.dim(`↻ ${server}: ${stripTerminalEscapes(event.uri)} updated\n`),
         );
         break;
       case "log":
         if (LOUD_LOG_LEVELS.has(event.level) || this.runtime.logger.debugMode) {
           const data = typeof event.data === "string" ? event.data : JSON.stringify(event.data);
-          this.output.err(
+          say(
             this.style.dim(`[${server}] ${event.level}: ${stripTerminalEscapes(data)}\n`),
           );
         }
@@ -250,12 +298,12 @@ export class InteractiveSession {
     const error = "error" in event ? event.error : undefined;
     const quiet = event.type === "restored" || event.type === "replayed" ||
       event.type === "write-recovered";
-    this.output.err(
+    this.#notify(
       quiet ? this.style.dim(`${event.message}\n`) : this.style.yellow(`${event.message}\n`),
     );
-    if (error && event.type !== "unavailable") this.output.err(`${this.presentError(error)}\n`);
+    if (error && event.type !== "unavailable") this.#notify(`${this.presentError(error)}\n`);
     if (error && event.type === "unavailable") {
-      this.output.err(this.style.dim(`  cause:  ${error.reason}\n  remedy: ${error.remedy}\n`));
+      this.#notify(this.style.dim(`  cause:  ${error.reason}\n  remedy: ${error.remedy}\n`));
     }
   }
 
@@ -268,6 +316,11 @@ export class InteractiveSession {
     await this.memory?.close();
     this.model?.close();
   }
+}
+
+/** Without a person to fill in a form, a server's question is declined, not guessed. */
+function declineElicitation(): Promise<ElicitResult> {
+  return Promise.resolve({ action: "decline" });
 }
 
 function terminalWidth(): number {

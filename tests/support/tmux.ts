@@ -20,6 +20,9 @@ export interface TmuxOptions {
   height?: number;
 }
 
+/** Printed after the program ends, followed by its exit status. */
+const EXIT_MARKER = "<<exit status ";
+
 function shellQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
@@ -37,7 +40,21 @@ export class TmuxSession implements AsyncDisposable {
   static async start(options: TmuxOptions): Promise<TmuxSession> {
     const session = new TmuxSession(`patchbay-test-${crypto.randomUUID().slice(0, 8)}`);
     const env = Object.entries(options.env).map(([k, v]) => shellQuote(`${k}=${v}`));
-    const line = ["exec", "env", "-i", ...env, ...options.command.map(shellQuote)].join(" ");
+    // A shell runs the program and prints how it ended: tmux's own record of a dead pane
+    // was seen to lag (its child left a zombie) when the program exited quickly.
+    const script = `"$@"; status=$?; echo; echo "${EXIT_MARKER}$status"; exec sleep 86400`;
+    const line = [
+      "exec",
+      "env",
+      "-i",
+      ...env,
+      "sh",
+      "-c",
+      shellQuote(script),
+      "sh",
+      ...options.command.map(shellQuote),
+    ]
+      .join(" ");
     await session.#tmux(
       "new-session",
       "-d",
@@ -51,8 +68,6 @@ export class TmuxSession implements AsyncDisposable {
       options.cwd,
       line,
     );
-    // Keep the pane after the program exits so its last screen and status can be read.
-    await session.#tmux("set-option", "-t", session.#name, "remain-on-exit", "on");
     return session;
   }
 
@@ -110,19 +125,8 @@ export class TmuxSession implements AsyncDisposable {
 
   /** Waits for the program to exit and returns its exit status. */
   async exitCode(timeoutMs = 20_000): Promise<number> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const [dead, status] = (await this.#tmux(
-        "display-message",
-        "-t",
-        this.#name,
-        "-p",
-        "#{pane_dead} #{pane_dead_status}",
-      )).trim().split(" ");
-      if (dead === "1") return Number(status);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`the program did not exit within ${timeoutMs} ms:\n${await this.screen()}`);
+    const screen = await this.waitFor(new RegExp(`${EXIT_MARKER}(\\d+)`), { timeoutMs });
+    return Number(new RegExp(`${EXIT_MARKER}(\\d+)`).exec(screen)![1]);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
