@@ -8,7 +8,7 @@
  */
 
 import type { CatalogueTool } from "../connections/types.ts";
-import { PatchbayError } from "../errors.ts";
+import { EXIT, PatchbayError } from "../errors.ts";
 import { didYouMean } from "../text.ts";
 
 /** Something offered by a server under a name. */
@@ -20,7 +20,7 @@ export interface Named {
 /** A name that matched nothing or more than one thing. */
 export class NameResolutionError extends PatchbayError {
   constructor(kind: string, spec: string, reason: string, remedy: string) {
-    super("usage", `Unknown ${kind}: ${spec}`, { reason, remedy });
+    super("usage", `Unknown ${kind}: ${spec}`, { reason, remedy, exitCode: EXIT.usage });
   }
 }
 
