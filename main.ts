@@ -18,7 +18,15 @@ import {
   type AuthLogoutOptions,
 } from "./commands/auth.ts";
 import { chat, type ChatOptions } from "./commands/chat.ts";
+import { call } from "./commands/call.ts";
+import type { ScriptOptions } from "./commands/_connect.ts";
 import { configCheck } from "./commands/config_check.ts";
+import { prompt } from "./commands/prompt.ts";
+import { prompts } from "./commands/prompts.ts";
+import { read, type ReadOptions } from "./commands/read.ts";
+import { resources } from "./commands/resources.ts";
+import { run, type RunOptions } from "./commands/run.ts";
+import { tools } from "./commands/tools.ts";
 import {
   DEFAULT_SESSION_LIMIT,
   parseLimit,
@@ -47,6 +55,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("--env-file <path>", "environment file (default: ./.env)")
     .option("--log-file <path>", "log file (default: ~/.local/state/patchbay/patchbay.log)")
     .option("-d, --debug", "verbose logging, mirrored to stderr")
+    .option("-y, --yes", "run tool calls and sampling requests without asking")
     .option(
       "-r, --resume [id]",
       "continue the most recent conversation, or the one with this id (a prefix is enough)",
@@ -75,6 +84,68 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (options: { json?: boolean }, command: Command) => {
       const all = { ...command.optsWithGlobals<GlobalOptions>(), ...options };
       setExit(await runCommand(() => configCheck(all), { json: options.json }));
+    });
+
+  program.command("run")
+    .description("ask once and exit: the answer on stdout, status on stderr (prompt or stdin)")
+    .argument("[prompt...]", "what to ask; text piped on stdin is added to it")
+    .option("--json", "newline-delimited JSON events on stdout")
+    .action(async (words: string[], options: RunOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<RunOptions>(), ...options };
+      setExit(await runCommand(() => run(words, all), { json: options.json }));
+    });
+
+  const json = "print JSON instead of text";
+  program.command("tools")
+    .description("list the tools of the configured servers (exit 1 if a server failed)")
+    .argument("[server]", "only this server")
+    .option("--json", json)
+    .action(async (server: string | undefined, options: ScriptOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<ScriptOptions>(), ...options };
+      setExit(await runCommand(() => tools(server, all), { json: options.json }));
+    });
+  program.command("prompts")
+    .description("list the prompts of the configured servers")
+    .option("--json", json)
+    .action(async (options: ScriptOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<ScriptOptions>(), ...options };
+      setExit(await runCommand(() => prompts(all), { json: options.json }));
+    });
+  program.command("resources")
+    .description("list the resources and resource templates of the configured servers")
+    .option("--json", json)
+    .action(async (options: ScriptOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<ScriptOptions>(), ...options };
+      setExit(await runCommand(() => resources(all), { json: options.json }));
+    });
+  program.command("call")
+    .description("call a tool without the model and print its result")
+    .argument("<tool>", "server.tool (or a tool name that only one server has)")
+    .argument("[json-args]", "arguments as a JSON object; - reads them from stdin")
+    .option("--json", "print the whole result as JSON")
+    .action(
+      async (spec: string, args: string | undefined, options: ScriptOptions, command: Command) => {
+        const all = { ...command.optsWithGlobals<ScriptOptions>(), ...options };
+        setExit(await runCommand(() => call(spec, args, all), { json: options.json }));
+      },
+    );
+  program.command("read")
+    .description("print a resource exactly as the server sends it")
+    .argument("<uri>", "resource URI")
+    .option("--server <name>", "the server to read from (default: the one that lists it)")
+    .option("--json", "print the whole result as JSON")
+    .action(async (uri: string, options: ReadOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<ReadOptions>(), ...options };
+      setExit(await runCommand(() => read(uri, all), { json: options.json }));
+    });
+  program.command("prompt")
+    .description("fill in a server's prompt and print its messages")
+    .argument("<name>", "prompt name (server.name when several servers have it)")
+    .argument("[args...]", "arguments as name=value")
+    .option("--json", "print the whole result as JSON")
+    .action(async (name: string, words: string[], options: ScriptOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<ScriptOptions>(), ...options };
+      setExit(await runCommand(() => prompt(name, words, all), { json: options.json }));
     });
 
   const auth = program.command("auth").description("OAuth logins to MCP servers");

@@ -1,60 +1,83 @@
 /**
- * The default command: the interactive session. For now it connects every server,
- * shows how each one fared, and closes them all again; the REPL (issue 5) builds on the
- * same start-up and shutdown.
+ * The default command: the interactive session.
  *
  * @module
  */
 
-import { openConnections } from "../lib/connections/open.ts";
 import { EXIT } from "../lib/errors.ts";
+import { banner, completerFor, runLoop } from "../lib/repl/loop.ts";
+import { TerminalOutput } from "../lib/repl/output.ts";
+import { ClientSession } from "../lib/repl/session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
-import { stderrStyle } from "../lib/style.ts";
-import { VERSION } from "../lib/version.ts";
+import { stderrStyle, stdoutStyle } from "../lib/style.ts";
+import { formatError } from "./_boundary.ts";
 import { renderServerStatus } from "./_status.ts";
-
-/** Signals that end the session in order (servers closed, process trees ended). */
-const STOP_SIGNALS: Deno.Signal[] = ["SIGINT", "SIGTERM"];
 
 /** Options of the interactive session. */
 export interface ChatOptions extends GlobalOptions {
-  /** `--resume`: `true` for the most recent conversation, or an id (prefix). */
-  resume?: string | true;
+  /** Approve every tool call and sampling request. @default false */
+  yes?: boolean;
+  /** Continue the latest conversation (`true`) or the one with this id. */
+  resume?: true | string;
 }
 
 /**
- * Starts the interactive client. Exit code: 0 when every enabled server connected, 1
- * when one failed, 130 when interrupted.
+ * Runs the interactive client until the person leaves. Exit code 0 when they leave,
+ * 130 when start-up was interrupted; errors that stop start-up propagate to the boundary.
  */
 export async function chat(options: ChatOptions): Promise<number> {
   const runtime = await startUp(options);
-  const style = stderrStyle();
-  const interrupt = new AbortController();
-  const stop = () => interrupt.abort();
-  const listening = STOP_SIGNALS.filter((signal) => {
-    try {
-      Deno.addSignalListener(signal, stop);
-      return true;
-    } catch {
-      return false; // Not every platform has every signal (Windows has no SIGTERM).
-    }
-  });
+  const errStyle = stderrStyle();
+  const output = new TerminalOutput({ spinner: Deno.stderr.isTerminal() });
+  const presentError = (error: unknown) =>
+    formatError(error, { style: errStyle, redactor: runtime.logger.redactor });
+  const renderServers = (s: ClientSession) =>
+    renderServerStatus(s.manager.states(), { style: errStyle, redactor: runtime.logger.redactor });
+
+  // The terminal is raw while patchbay reads keys, so Ctrl+C arrives as a key there; the
+  // signal only arrives when it is not (start-up, shutdown): cancel what runs then.
+  const startup = new AbortController();
+  let session: ClientSession | undefined;
+  const onInterrupt = () => {
+    if (!session?.interrupt()) startup.abort();
+  };
+  const onTerminate = () => {
+    session?.requestExit();
+    startup.abort();
+  };
+  const listeners = addSignalListeners({ SIGINT: onInterrupt, SIGTERM: onTerminate });
   try {
-    for (const notice of runtime.notices) console.error(notice);
-    console.error(
-      `patchbay ${VERSION} — ${runtime.config.llm.provider}/${runtime.config.llm.model}`,
-    );
-    const { manager, states } = await openConnections(runtime, { signal: interrupt.signal });
-    try {
-      if (interrupt.signal.aborted) return EXIT.interrupted;
-      console.error(renderServerStatus(states, { style, redactor: runtime.logger.redactor }));
-      const failed = states.some((s) => !s.disabled && s.state !== "connected");
-      return failed ? EXIT.failure : EXIT.ok;
-    } finally {
-      await manager.close();
-    }
+    for (const notice of runtime.notices) output.err(`${notice}\n`);
+    session = await ClientSession.open({
+      runtime,
+      output,
+      style: stdoutStyle(),
+      presentError,
+      yes: options.yes,
+      resume: options.resume,
+      signal: startup.signal,
+    });
+    if (startup.signal.aborted) return EXIT.interrupted;
+    session.editor.setCompleter(completerFor(session, renderServers));
+    output.err(`${banner(session, renderServers)}\n`);
+    await runLoop(session, renderServers);
+    return EXIT.ok;
   } finally {
-    for (const signal of listening) Deno.removeSignalListener(signal, stop);
+    await session?.close();
+    listeners.remove();
     runtime.logger.close();
   }
+}
+
+function addSignalListeners(handlers: Partial<Record<Deno.Signal, () => void>>) {
+  const added: [Deno.Signal, () => void][] = [];
+  for (const [signal, handler] of Object.entries(handlers) as [Deno.Signal, () => void][]) {
+    try {
+      Deno.addSignalListener(signal, handler);
+      added.push([signal, handler]);
+    } catch {
+      // Not every platform has every signal (Windows has no SIGTERM).
+    }
+  }
+  return { remove: () => added.forEach(([s, h]) => Deno.removeSignalListener(s, h)) };
 }

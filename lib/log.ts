@@ -88,9 +88,14 @@ export class Logger {
     this.#mirror = on;
   }
 
-  /** Mirroring on/off independently of the level (the REPL pauses it while drawing). */
+  /** Mirroring on/off independently of the level. */
   setMirror(on: boolean): void {
     this.#mirror = on;
+  }
+
+  /** Where mirrored lines go from now on (the REPL routes them around its spinner). */
+  setMirrorSink(sink: (line: string) => void): void {
+    this.#mirrorTo = sink;
   }
 
   write(level: LogLevel, component: string, message: string, fields?: Record<string, unknown>) {

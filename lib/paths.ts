@@ -55,3 +55,8 @@ export function configDir(): string {
 export function defaultLogFile(): string {
   return join(stateDir(), "patchbay.log");
 }
+
+/** A file in the state directory, e.g. the REPL history. */
+export function statePath(name: string): string {
+  return join(stateDir(), name);
+}

@@ -1,0 +1,94 @@
+/**
+ * What the scriptable commands (`tools`, `prompts`, `resources`, `call`, `read`,
+ * `prompt`) share: start up, connect the servers they need (no model), act, close.
+ *
+ * @module
+ */
+
+import type { ConnectionManager } from "../lib/connections/manager.ts";
+import { openConnections } from "../lib/connections/open.ts";
+import type { ServerStatus } from "../lib/connections/types.ts";
+import { CancelledError } from "../lib/errors.ts";
+import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
+import { stderrStyle } from "../lib/style.ts";
+import { renderServerStatus } from "./_status.ts";
+
+/** Options every scriptable command takes. */
+export interface ScriptOptions extends GlobalOptions {
+  /** JSON on stdout instead of text. @default false */
+  json?: boolean;
+}
+
+/** What an action gets to work with. */
+export interface Connected {
+  runtime: Runtime;
+  manager: ConnectionManager;
+  states: ServerStatus[];
+  /** Enabled servers that did not connect. */
+  failed: ServerStatus[];
+  signal: AbortSignal;
+}
+
+/**
+ * Connects the servers (those `select` picks from the configured names, when given), runs
+ * `action`, and closes everything.
+ * Failed servers are shown on stderr (in text mode) with their diagnosis.
+ */
+export async function withServers<T>(
+  options: ScriptOptions,
+  action: (connected: Connected) => Promise<T>,
+  select?: (names: string[]) => string[],
+): Promise<T> {
+  const runtime = await startUp(options);
+  const controller = new AbortController();
+  const onInterrupt = () => controller.abort();
+  Deno.addSignalListener("SIGINT", onInterrupt);
+  try {
+    for (const notice of runtime.notices) console.error(notice);
+    if (select) {
+      const chosen = new Set(select(runtime.config.servers.map((s) => s.name)));
+      runtime.config.servers = runtime.config.servers.filter((s) => chosen.has(s.name));
+    }
+    const { manager, states } = await openConnections(runtime, { signal: controller.signal });
+    try {
+      if (controller.signal.aborted) throw new CancelledError("connecting");
+      const failed = states.filter((s) => !s.disabled && s.state !== "connected");
+      if (failed.length > 0 && !options.json) {
+        console.error(
+          renderServerStatus(failed, { style: stderrStyle(), redactor: runtime.logger.redactor }),
+        );
+      }
+      return await action({ runtime, manager, states, failed, signal: controller.signal });
+    } finally {
+      await manager.close();
+    }
+  } finally {
+    Deno.removeSignalListener("SIGINT", onInterrupt);
+    runtime.logger.close();
+  }
+}
+
+/** The server part of `server.tool` when it names a configured server. */
+export function serverPrefix(spec: string, servers: readonly string[]): string | undefined {
+  return servers.filter((name) => spec.startsWith(`${name}.`) || spec.startsWith(`${name}/`))
+    .sort((a, b) => b.length - a.length)[0];
+}
+
+/** Server states as JSON. */
+export function statesJson(states: readonly ServerStatus[]) {
+  return states.map((s) => ({
+    name: s.name,
+    transport: s.transport,
+    state: s.state,
+    ...(s.error
+      ? {
+        error: {
+          code: s.error.code,
+          message: s.error.message,
+          cause: s.error.reason,
+          remedy: s.error.remedy,
+        },
+      }
+      : {}),
+  }));
+}

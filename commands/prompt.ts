@@ -1,0 +1,24 @@
+/**
+ * `patchbay prompt <name> [k=v ...]`: fills in a server's prompt and prints its messages
+ * (`--json`: the server's result), without sending them to the model.
+ *
+ * @module
+ */
+
+import { EXIT } from "../lib/errors.ts";
+import { promptText } from "../lib/repl/listing.ts";
+import { parseKeyValues, resolveNamed } from "../lib/repl/resolve.ts";
+import { stripTerminalEscapes } from "../lib/terminal.ts";
+import { type ScriptOptions, withServers } from "./_connect.ts";
+
+/** Gets a prompt. */
+export function prompt(spec: string, words: string[], options: ScriptOptions): Promise<number> {
+  const values = parseKeyValues(words.join(" "));
+  return withServers(options, async ({ manager, signal }) => {
+    const found = resolveNamed("prompt", spec, manager.prompts());
+    const result = await manager.getPrompt(found.server, found.name, values, { signal });
+    if (options.json) console.log(JSON.stringify({ server: found.server, ...result }, null, 2));
+    else console.log(stripTerminalEscapes(promptText(result)));
+    return EXIT.ok;
+  });
+}

@@ -1,0 +1,139 @@
+/**
+ * `patchbay run "<prompt>"`: one turn, then exit. The prompt can also come on stdin
+ * (`echo question | patchbay run`); with both, stdin is appended to the prompt. The
+ * answer goes to stdout, status and errors to stderr; `--json` writes a stream of
+ * newline-delimited JSON events to stdout instead.
+ *
+ * Exit codes: 0 answered, 1 failed (model, configuration, limits), 2 usage, 130 interrupted.
+ *
+ * @module
+ */
+
+import { CancelledError, EXIT, UsageError } from "../lib/errors.ts";
+import { JsonEventsUi } from "../lib/repl/json_ui.ts";
+import { TerminalOutput } from "../lib/repl/output.ts";
+import { ClientSession } from "../lib/repl/session.ts";
+import { type GlobalOptions, startUp } from "../lib/startup.ts";
+import { stderrStyle, stdoutStyle } from "../lib/style.ts";
+import { errorJson, formatError } from "./_boundary.ts";
+import { renderServerStatus } from "./_status.ts";
+
+/** Options of `patchbay run`. */
+export interface RunOptions extends GlobalOptions {
+  /** Newline-delimited JSON events on stdout. @default false */
+  json?: boolean;
+  /** Approve tool calls and sampling without asking. @default false */
+  yes?: boolean;
+  /** Continue a stored conversation. */
+  resume?: true | string;
+}
+
+/** Reads all of stdin when it is not a terminal. */
+async function pipedInput(): Promise<string> {
+  if (Deno.stdin.isTerminal()) return "";
+  return (await new Response(Deno.stdin.readable).text()).trim();
+}
+
+/** The prompt from the arguments and/or stdin. */
+export function composePrompt(words: string[], piped: string): string {
+  const prompt = words.join(" ").trim();
+  if (prompt && piped) return `${prompt}\n\n${piped}`;
+  return prompt || piped;
+}
+
+/** Runs one turn and returns the exit code. */
+export async function run(words: string[], options: RunOptions): Promise<number> {
+  const prompt = composePrompt(words, await pipedInput());
+  if (!prompt) {
+    throw new UsageError(
+      "nothing to ask: give a prompt or pipe text on stdin",
+      'e.g. patchbay run "what tools do you have?"  or  git diff | patchbay run "review this"',
+    );
+  }
+  const runtime = await startUp(options);
+  const errStyle = stderrStyle();
+  const output = new TerminalOutput({ spinner: !options.json && Deno.stderr.isTerminal() });
+  const json = options.json
+    ? new JsonEventsUi({
+      write: (line) => output.out(`${line}\n`),
+      autoApprove: options.yes ?? false,
+      redactor: runtime.logger.redactor,
+    })
+    : undefined;
+  const presentError = (error: unknown) =>
+    formatError(error, { style: errStyle, redactor: runtime.logger.redactor });
+  const controller = new AbortController();
+  const onInterrupt = () => controller.abort();
+  Deno.addSignalListener("SIGINT", onInterrupt);
+  let session: ClientSession | undefined;
+  try {
+    for (const notice of runtime.notices) {
+      if (json) json.notice("info", notice);
+      else output.err(`${notice}\n`);
+    }
+    session = await ClientSession.open({
+      runtime,
+      output,
+      style: stdoutStyle(),
+      presentError,
+      yes: options.yes,
+      resume: options.resume,
+      signal: controller.signal,
+      ui: json,
+      // stdin is the prompt (or not a terminal): only a terminal on both ends can answer.
+      interactive: !json && Deno.stdin.isTerminal() && Deno.stderr.isTerminal(),
+    });
+    reportServers(session, json, output);
+    if (!session.agent) throw session.modelError;
+    const result = await session.agent.runTurn(prompt, { signal: controller.signal });
+    if (json) {
+      json.emit("done", {
+        text: result.text,
+        steps: result.steps,
+        tool_calls: result.toolCalls,
+        usage: {
+          prompt_tokens: result.usage.promptTokens,
+          completion_tokens: result.usage.completionTokens,
+          total_tokens: result.usage.totalTokens,
+          estimated: result.usage.estimated ?? false,
+        },
+        session: session.memory.session.id,
+      });
+    } else {
+      session.ui.textDone();
+    }
+    return EXIT.ok;
+  } catch (error) {
+    if (!json) throw error;
+    json.emit("error", { error: errorJson(error) });
+    return error instanceof CancelledError ? EXIT.interrupted : EXIT.failure;
+  } finally {
+    output.stopSpinner();
+    await session?.close();
+    Deno.removeSignalListener("SIGINT", onInterrupt);
+    runtime.logger.close();
+  }
+}
+
+/** Servers that failed are worth knowing about even in one-shot mode (stderr, or events). */
+function reportServers(
+  session: ClientSession,
+  json: JsonEventsUi | undefined,
+  output: TerminalOutput,
+): void {
+  const states = session.manager.states();
+  if (json) {
+    for (const status of states) {
+      json.emit("server", {
+        name: status.name,
+        state: status.state,
+        tools: status.counts.tools,
+        ...(status.error ? { error: errorJson(status.error) } : {}),
+      });
+    }
+    return;
+  }
+  const failed = states.filter((s) => !s.disabled && s.state !== "connected");
+  if (failed.length === 0) return;
+  output.err(`${renderServerStatus(failed, { style: stderrStyle() })}\n`);
+}

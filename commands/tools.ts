@@ -1,0 +1,50 @@
+/**
+ * `patchbay tools [server] [--json]`: the tools of every connected server. Exit code 1
+ * when a server failed to connect (its diagnosis is on stderr, or in the JSON).
+ *
+ * @module
+ */
+
+import { EXIT, UsageError } from "../lib/errors.ts";
+import { didYouMean } from "../lib/text.ts";
+import { formatTools } from "../lib/repl/listing.ts";
+import { stdoutStyle } from "../lib/style.ts";
+import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
+
+/** Lists tools. */
+export function tools(server: string | undefined, options: ScriptOptions): Promise<number> {
+  return withServers(options, ({ manager, states, failed }) => {
+    const list = manager.tools().filter((t) => !server || t.server === server);
+    if (options.json) {
+      console.log(JSON.stringify(
+        {
+          servers: statesJson(states),
+          tools: list.map((t) => ({
+            name: t.name,
+            server: t.server,
+            tool: t.originalName,
+            description: t.description ?? null,
+            input_schema: t.inputSchema,
+          })),
+        },
+        null,
+        2,
+      ));
+    } else if (list.length > 0) {
+      console.log(formatTools(list, stdoutStyle()).join("\n"));
+    } else {
+      console.error(server ? `${server} offers no tools.` : "No connected server offers tools.");
+    }
+    return Promise.resolve(failed.length > 0 ? EXIT.failure : EXIT.ok);
+  }, server ? (names) => only(server, names) : undefined);
+}
+
+/** Just `server`, which must be configured. */
+export function only(server: string, names: string[]): string[] {
+  if (names.includes(server)) return [server];
+  const close = didYouMean(server, names);
+  throw new UsageError(
+    `unknown server '${server}'${close ? ` (did you mean '${close}'?)` : ""}`,
+    `servers in the configuration: ${names.join(", ") || "none"}`,
+  );
+}

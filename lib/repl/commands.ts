@@ -1,0 +1,399 @@
+/**
+ * The slash commands of the interactive session (CONTRACT.md section 4 and more). Each
+ * has a one-line summary for /help; arguments are passed on exactly as typed.
+ *
+ * @module
+ */
+
+import type { CallToolResult } from "@modelcontextprotocol/client";
+import { convertToolResult } from "../agent/content.ts";
+import { PatchbayError } from "../errors.ts";
+import { stripTerminalEscapes } from "../terminal.ts";
+import { abridge } from "../text.ts";
+import { VERSION } from "../version.ts";
+import {
+  formatPrompts,
+  formatResourceContents,
+  formatResources,
+  formatTools,
+  promptText,
+} from "./listing.ts";
+import {
+  parseJsonArgs,
+  parseKeyValues,
+  resolveNamed,
+  resolveTool,
+  resourceServer,
+} from "./resolve.ts";
+import type { ClientSession } from "./session.ts";
+import { type SlashCommand, SlashRegistry } from "./slash.ts";
+import { formatDuration } from "./terminal_ui.ts";
+
+type Command = SlashCommand<ClientSession>;
+
+/** Renders the server list; injected so lib/ does not depend on the command layer. */
+export type StatusRenderer = (session: ClientSession) => string;
+
+const out = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
+const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
+
+/** Builds the registry; `renderServers` draws `/connections`. */
+export function slashCommands(renderServers: StatusRenderer): SlashRegistry<ClientSession> {
+  const registry = new SlashRegistry<ClientSession>();
+  const commands: Command[] = [
+    {
+      name: "help",
+      summary: "list the commands",
+      run(s) {
+        out(s, "Commands:");
+        out(s, registry.help().join("\n"));
+        out(
+          s,
+          s.style.dim(
+            'Anything else is sent to the model. End a line with \\ to continue it, or wrap several lines in """.',
+          ),
+        );
+        out(s, s.style.dim("Ctrl+C cancels a running answer; Ctrl+C twice or Ctrl+D exits."));
+        return Promise.resolve();
+      },
+    },
+    {
+      name: "debug",
+      summary: "toggle verbose logging (mirrored here) and say which state it is in",
+      run(s) {
+        const logger = s.runtime.logger;
+        logger.setDebug(!logger.debugMode);
+        s.manager.setLoggingLevel(logger.debugMode ? "debug" : "info");
+        out(
+          s,
+          `Debug logging ${logger.debugMode ? "on" : "off"}${
+            logger.path ? ` (log file ${logger.path})` : ""
+          }`,
+        );
+        return Promise.resolve();
+      },
+    },
+    {
+      name: "tools",
+      usage: "[server]",
+      summary: "list the tools, grouped by server, with their required arguments",
+      complete: (s) => serverNames(s),
+      run(s, args) {
+        const tools = s.manager.tools().filter((t) => !args || t.server === args);
+        if (args && !serverNames(s).includes(args)) throw unknownServer(s, args);
+        if (tools.length === 0) {
+          out(
+            s,
+            args
+              ? `${args} offers no tools.`
+              : "No tools: no connected server offers any (see /connections).",
+          );
+        } else {
+          out(s, formatTools(tools, s.style).join("\n"));
+        }
+        return Promise.resolve();
+      },
+    },
+    {
+      name: "memory",
+      summary: "toggle saving the conversation; says on/off and where memory lives",
+      async run(s) {
+        const status = await s.memory.setEnabled(!s.memory.enabled);
+        out(s, status.text);
+        if (status.problem) out(s, s.presentError(status.problem));
+      },
+    },
+    {
+      name: "api_stats",
+      summary: "requests, tokens per model, tool calls per server, and the limits left",
+      run(s) {
+        out(s, s.model ? s.model.formatStats() : `No model requests: ${s.modelError?.message}`);
+        return Promise.resolve();
+      },
+    },
+    {
+      name: "status",
+      summary: "model, servers, memory, limits, log file, version and uptime",
+      run(s) {
+        const { config, logger } = s.runtime;
+        const states = s.manager.states().filter((st) => !st.disabled);
+        const connected = states.filter((st) => st.state === "connected").length;
+        const failed = states.filter((st) => st.state === "failed").length;
+        const snapshot = s.model?.stats.snapshot();
+        const limits =
+          snapshot?.limits.map((l) => `${l.name} ${l.used}/${l.limit ?? "unlimited"}`).join(", ") ??
+            "";
+        const rows: [string, string][] = [
+          ["Version", `patchbay ${VERSION}`],
+          [
+            "Model",
+            `${config.llm.provider} / ${config.llm.model}${
+              s.modelError ? ` (unusable: ${s.modelError.message})` : ""
+            }`,
+          ],
+          [
+            "Servers",
+            `${connected} connected, ${failed} failed, ${
+              states.length - connected - failed
+            } other, of ${states.length}`,
+          ],
+          ["Memory", s.memory.status().text],
+          [
+            "Requests",
+            snapshot
+              ? `${snapshot.session.requests} (${snapshot.session.totalTokens} tokens)`
+              : "0",
+          ],
+          [
+            "Limits",
+            limits
+              ? `${limits}, max_steps ${config.agent.maxSteps}, tool_call_timeout ${config.agent.toolCallTimeoutSeconds} s`
+              : "-",
+          ],
+          ["Debug", logger.debugMode ? "on" : "off"],
+          ["Log file", logger.path ?? "none (not writable)"],
+          ["Config", s.runtime.configPath],
+          ["Uptime", formatDuration(Date.now() - s.startedAt)],
+        ];
+        for (const [label, value] of rows) out(s, `${s.style.bold(label.padEnd(9))} ${value}`);
+        return Promise.resolve();
+      },
+    },
+    {
+      name: "connections",
+      summary: "each server: transport, target, state, what it offers, last error and remedy",
+      run(s) {
+        out(s, renderServers(s));
+        for (const status of s.manager.states()) {
+          const info = status.serverInfo
+            ? `${clean(status.serverInfo.name)} ${clean(status.serverInfo.version)}`
+            : "";
+          const protocol = status.protocolVersion ? `protocol ${status.protocolVersion}` : "";
+          out(
+            s,
+            s.style.dim(
+              `  ${clean(status.name)}: ${status.transport} ${clean(status.target)}${
+                info ? ` · ${info}` : ""
+              }${
+                protocol ? ` · ${protocol}` : ""
+              } · ${status.state} since ${status.since.toLocaleTimeString()}`,
+            ),
+          );
+        }
+        return Promise.resolve();
+      },
+    },
+    {
+      name: "refresh",
+      usage: "[server]",
+      summary: "reconnect servers and list their tools, prompts and resources again",
+      complete: (s) => serverNames(s),
+      async run(s, args) {
+        if (args && !serverNames(s).includes(args)) throw unknownServer(s, args);
+        s.output.spin(args ? `refreshing ${args}…` : "refreshing every server…");
+        try {
+          await s.manager.refresh(args || undefined, { force: true });
+        } finally {
+          s.output.stopSpinner();
+        }
+        out(s, renderServers(s));
+      },
+    },
+    {
+      name: "prompts",
+      summary: "list the servers' prompts and their arguments",
+      run(s) {
+        const prompts = s.manager.prompts();
+        if (prompts.length === 0) out(s, "No prompts: no connected server offers any.");
+        else out(s, formatPrompts(prompts, s.style).join("\n"));
+        return Promise.resolve();
+      },
+    },
+    {
+      name: "prompt",
+      usage: "<name> [k=v ...]",
+      summary: "fill in a server's prompt and send it to the model",
+      complete: (s, partial) => completePrompt(s, partial),
+      async run(s, args) {
+        const [spec, ...rest] = args.split(/\s+/);
+        if (!spec) throw usage("/prompt <name> [k=v ...]", "see the names with /prompts");
+        const prompt = resolveNamed("prompt", spec, s.manager.prompts());
+        const values = parseKeyValues(rest.join(" "));
+        const missing = (prompt.arguments ?? []).filter((a) => a.required && !(a.name in values));
+        if (missing.length > 0) {
+          throw usage(
+            `/prompt ${spec} ${missing.map((m) => `${m.name}=…`).join(" ")}`,
+            `required: ${missing.map((m) => m.name).join(", ")}`,
+          );
+        }
+        const result = await s.manager.getPrompt(prompt.server, prompt.name, values);
+        const text = promptText(result);
+        out(s, s.style.dim(abridge(text, 600)));
+        await s.runTurn(text);
+      },
+    },
+    {
+      name: "resources",
+      summary: "list the servers' resources and resource templates",
+      run(s) {
+        const resources = s.manager.resources();
+        const templates = s.manager.resourceTemplates();
+        if (resources.length + templates.length === 0) {
+          out(s, "No resources: no connected server offers any.");
+        } else {
+          out(s, formatResources(resources, templates, s.style).join("\n"));
+        }
+        return Promise.resolve();
+      },
+    },
+    {
+      name: "resource",
+      usage: "[server] <uri>",
+      summary: "read a resource and show it exactly as the server sent it",
+      complete: (s) => s.manager.resources().map((r) => r.uri),
+      async run(s, args) {
+        const words = args.split(/\s+/).filter(Boolean);
+        if (words.length === 0) {
+          throw usage("/resource [server] <uri>", "see the URIs with /resources");
+        }
+        const uri = words.at(-1)!;
+        const server = words.length > 1
+          ? words[0]
+          : resourceServer(uri, s.manager.resources(), s.manager.resourceTemplates());
+        const result = await s.manager.readResource(server, uri);
+        out(s, formatResourceContents(result, s.style).join("\n"));
+      },
+    },
+    {
+      name: "call",
+      usage: "<tool> <json-args>",
+      summary: "call a tool directly, without the model, and show its result",
+      complete: (s) => s.manager.tools().map((t) => `${t.server}.${t.originalName}`),
+      async run(s, args) {
+        const space = args.search(/\s/);
+        const spec = space < 0 ? args : args.slice(0, space);
+        const json = space < 0 ? "" : args.slice(space + 1).trim();
+        if (!spec) {
+          throw usage("/call <tool> <json-args>", 'e.g. /call everything.echo {"message": "hi"}');
+        }
+        const tool = resolveTool(spec, s.manager.tools());
+        const toolArgs = parseJsonArgs(json);
+        const started = performance.now();
+        s.output.spin(`running ${tool.server} › ${tool.originalName}…`);
+        const controller = new AbortController();
+        let result: CallToolResult;
+        try {
+          result = await s.editor.whileBusy(
+            () =>
+              s.manager.callTool(tool.name, toolArgs, {
+                signal: controller.signal,
+                timeoutSeconds: s.runtime.config.agent.toolCallTimeoutSeconds,
+                onProgress: (p) =>
+                  s.output.spin(
+                    `${tool.originalName} ${p.progress}${p.total ? `/${p.total}` : ""}${
+                      p.message ? ` ${clean(p.message)}` : ""
+                    }`,
+                  ),
+              }),
+            () => controller.abort(),
+          );
+        } finally {
+          s.output.stopSpinner();
+        }
+        const mark = result.isError ? s.style.red("✗ error") : s.style.green("✓");
+        out(
+          s,
+          `${mark} ${clean(tool.server)} › ${clean(tool.originalName)} ${
+            s.style.dim(formatDuration(performance.now() - started))
+          }`,
+        );
+        out(s, clean(convertToolResult(result, Number.MAX_SAFE_INTEGER).text));
+      },
+    },
+    {
+      name: "clear",
+      summary: "start a new conversation (the old one stays in memory)",
+      run(s) {
+        s.agent?.clear();
+        const session = s.memory.newSession();
+        out(s, `New conversation ${session.id}.`);
+        return Promise.resolve();
+      },
+    },
+    {
+      name: "history",
+      summary: "show this conversation so far",
+      run(s) {
+        const messages = s.agent?.history ?? s.memory.session.messages;
+        if (messages.length === 0) out(s, "Nothing said yet.");
+        for (const m of messages) {
+          if (m.role === "system") continue;
+          const who = m.role === "user"
+            ? s.style.bold("you")
+            : m.role === "assistant"
+            ? s.style.cyan("model")
+            : s.style.dim("tool");
+          if (m.role === "assistant" && m.toolCalls?.length) {
+            for (const call of m.toolCalls) {
+              out(s, `${who}  → ${clean(call.name)}(${abridge(clean(call.arguments), 80)})`);
+            }
+          }
+          if (m.content) {
+            const label = m.role === "tool"
+              ? `${who}  ${clean(m.server)} › ${clean(m.tool)}:`
+              : `${who} `;
+            out(s, `${label} ${abridge(clean(m.content).replace(/\s+/g, " "), 160)}`);
+          }
+        }
+        out(s, s.style.dim(`conversation ${s.memory.session.id}`));
+        return Promise.resolve();
+      },
+    },
+    {
+      name: "exit",
+      aliases: ["quit"],
+      summary: "close the servers and memory, and leave (also /quit, Ctrl+D)",
+      run: () => Promise.resolve("exit" as const),
+    },
+  ];
+  for (const command of commands) registry.add(command);
+  return registry;
+}
+
+function serverNames(s: ClientSession): string[] {
+  return s.manager.states().map((st) => st.name);
+}
+
+function unknownServer(s: ClientSession, name: string): PatchbayError {
+  return new PatchbayError("usage", `Unknown server: ${name}`, {
+    reason: `servers_config.json has no server named "${name}"`,
+    remedy: `servers: ${serverNames(s).join(", ") || "none"}`,
+  });
+}
+
+function usage(synopsis: string, remedy: string): PatchbayError {
+  return new PatchbayError("usage", `Usage: ${synopsis}`, {
+    reason: "an argument is missing",
+    remedy,
+  });
+}
+
+async function completePrompt(s: ClientSession, partial: string): Promise<string[]> {
+  const words = partial.split(/\s+/);
+  if (words.length <= 1) return s.manager.prompts().map((p) => p.name);
+  const prompt = s.manager.prompts().find((p) => p.name === words[0]);
+  if (!prompt) return [];
+  const current = words.at(-1) ?? "";
+  const eq = current.indexOf("=");
+  if (eq < 0) return (prompt.arguments ?? []).map((a) => `${a.name}=`);
+  const name = current.slice(0, eq);
+  const context = Object.fromEntries(
+    words.slice(1, -1).map((w) => w.split("=")).filter((kv) => kv.length === 2),
+  );
+  const completion = await s.manager.complete(prompt.server, {
+    ref: { type: "ref/prompt", name: prompt.name },
+    argument: { name, value: current.slice(eq + 1) },
+    ...(Object.keys(context).length > 0 ? { context: { arguments: context } } : {}),
+  });
+  return completion.values.map((v) => `${name}=${v}`);
+}

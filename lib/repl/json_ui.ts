@@ -1,0 +1,131 @@
+/**
+ * The agent's UI seam as a stream of newline-delimited JSON events on stdout, for
+ * scripts (`patchbay run --json`). Every line is one JSON object with a `type`; the
+ * stream ends with `done` or `error`. Approvals cannot be asked here: `--yes` approves,
+ * otherwise calls are declined and a `notice` says why.
+ *
+ * @module
+ */
+
+import type { ProgressUpdate } from "../connections/types.ts";
+import type { RetryNotice } from "../llm/provider.ts";
+import type {
+  AgentUi,
+  NoticeLevel,
+  SamplingApprovalRequest,
+  SamplingEnd,
+  StepUsage,
+  ToolApproval,
+  ToolApprovalRequest,
+  ToolCallEnd,
+  ToolCallView,
+} from "../agent/ui.ts";
+import type { Redactor } from "../redact.ts";
+
+/** Options of {@linkcode JsonEventsUi}. */
+export interface JsonEventsOptions {
+  /** Receives one line of JSON (without the newline). */
+  write: (line: string) => void;
+  autoApprove: boolean;
+  /** Hides secrets that reach an event. */
+  redactor?: Redactor;
+}
+
+/** {@linkcode AgentUi} writing NDJSON events. */
+export class JsonEventsUi implements AgentUi {
+  readonly #options: JsonEventsOptions;
+
+  constructor(options: JsonEventsOptions) {
+    this.#options = options;
+  }
+
+  /** Writes one event. */
+  emit(type: string, fields: Record<string, unknown> = {}): void {
+    const line = JSON.stringify({ type, ...fields });
+    this.#options.write(this.#options.redactor ? this.#options.redactor.redact(line) : line);
+  }
+
+  textDelta(text: string): void {
+    this.emit("text_delta", { text });
+  }
+  textDone(): void {
+    this.emit("text_done");
+  }
+  retry(notice: RetryNotice): void {
+    this.emit("retry", {
+      attempt: notice.attempt,
+      max_retries: notice.maxRetries,
+      delay_ms: notice.delayMs,
+      reason: notice.reason,
+      discarded_partial: notice.discardedPartial,
+    });
+  }
+  toolStart(call: ToolCallView): void {
+    this.emit("tool_call", {
+      id: call.id,
+      server: call.server,
+      tool: call.tool,
+      arguments: call.args ?? null,
+    });
+  }
+  toolProgress(id: string, update: ProgressUpdate): void {
+    this.emit("tool_progress", { id, ...update });
+  }
+  toolEnd(id: string, end: ToolCallEnd): void {
+    this.emit("tool_result", {
+      id,
+      status: end.status,
+      duration_ms: Math.round(end.durationMs),
+      preview: end.preview,
+      omitted_chars: end.omittedChars,
+      ...(end.error
+        ? {
+          error: {
+            code: end.error.code,
+            message: end.error.message,
+            cause: end.error.reason,
+            remedy: end.error.remedy,
+          },
+        }
+        : {}),
+    });
+  }
+  notice(level: NoticeLevel, text: string): void {
+    this.emit("notice", { level, text });
+  }
+  usage(report: StepUsage): void {
+    this.emit("usage", {
+      step: report.step,
+      model: report.model,
+      prompt_tokens: report.usage.promptTokens,
+      completion_tokens: report.usage.completionTokens,
+      total_tokens: report.usage.totalTokens,
+      estimated: report.usage.estimated ?? false,
+      duration_ms: Math.round(report.durationMs),
+    });
+  }
+  approveToolCall(request: ToolApprovalRequest): Promise<ToolApproval> {
+    if (this.#options.autoApprove) return Promise.resolve("yes");
+    this.notice(
+      "warning",
+      `declined ${request.server}.${request.tool}: tool calls need approval; pass --yes or mark the server "trusted"`,
+    );
+    return Promise.resolve("no");
+  }
+  approveSampling(request: SamplingApprovalRequest): Promise<boolean> {
+    if (this.#options.autoApprove) return Promise.resolve(true);
+    this.notice(
+      "warning",
+      `declined sampling for ${request.server}: pass --yes or set "sampling": "allow"`,
+    );
+    return Promise.resolve(false);
+  }
+  samplingEnd(end: SamplingEnd): void {
+    this.emit("sampling", {
+      server: end.server,
+      status: end.status,
+      duration_ms: Math.round(end.durationMs),
+      ...(end.usage ? { total_tokens: end.usage.totalTokens } : {}),
+    });
+  }
+}

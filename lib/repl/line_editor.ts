@@ -1,0 +1,317 @@
+/**
+ * Reading what the person types: line editing, tab completion, persistent history,
+ * multi-line input, and the keyboard while a turn runs (Ctrl+C cancels it) or while a
+ * question waits for one key.
+ *
+ * A fresh `node:readline` interface is made for each prompt and closed after it: while a
+ * turn runs, nothing echoes typed keys into the streamed answer, and the terminal is in
+ * raw mode only to catch Ctrl+C. (NOTES.md: under Deno a pending `question()` never
+ * settles on Ctrl+D, so every question races the interface's `close` event.)
+ *
+ * @module
+ */
+
+import process from "node:process";
+import * as readline from "node:readline/promises";
+import { dirname } from "node:path";
+
+/** What one prompt produced. */
+export type ReadResult =
+  | { kind: "line"; text: string }
+  /** Ctrl+C at the prompt; `hadText` when it discarded typed text. */
+  | { kind: "interrupt"; hadText: boolean }
+  /** Ctrl+D on an empty line, or the end of piped input. */
+  | { kind: "eof" };
+
+/** Completion candidates for the text before the cursor. */
+export type Completer = (line: string) => Promise<{ candidates: string[]; replace: string }>;
+
+/** Options of {@linkcode LineEditor}. */
+export interface LineEditorOptions {
+  /** History file; `undefined` keeps history in memory only. */
+  historyFile?: string;
+  /** @default 1000 */
+  historySize?: number;
+  completer?: Completer;
+  /** @default process.stdin */
+  input?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
+  /** @default process.stdout */
+  output?: NodeJS.WritableStream;
+}
+
+/** Lines ending in a backslash continue on the next line. */
+const CONTINUATION = /\\$/;
+/** A line of just `"""` opens or closes a block of several lines. */
+const BLOCK_FENCE = '"""';
+
+/** Prompts, history and keys for the interactive session. */
+export class LineEditor {
+  readonly #input: NonNullable<LineEditorOptions["input"]>;
+  readonly #output: NodeJS.WritableStream;
+  readonly #historyFile?: string;
+  readonly #historySize: number;
+  #completer?: Completer;
+  /** Most recent first, as readline keeps it. */
+  #history: string[] = [];
+  /** Piped input is read through one interface for the whole session. */
+  #piped?: { rl: readline.Interface; lines: AsyncIterator<string> };
+  /** The interface of the prompt being shown, if any. */
+  #active?: readline.Interface;
+  /** Ctrl+C watchers of running turns; while any is set the terminal stays raw. */
+  #busy = new Set<(chunk: Uint8Array | string) => void>();
+
+  constructor(options: LineEditorOptions = {}) {
+    this.#input = options.input ?? process.stdin;
+    this.#output = options.output ?? process.stdout;
+    this.#historyFile = options.historyFile;
+    this.#historySize = options.historySize ?? 1000;
+    this.#completer = options.completer;
+  }
+
+  /** Sets the tab completion used by the following prompts. */
+  setCompleter(completer: Completer): void {
+    this.#completer = completer;
+  }
+
+  /** Whether a person is typing (a terminal), as opposed to piped input. */
+  get interactive(): boolean {
+    return Boolean(this.#input.isTTY);
+  }
+
+  /** Loads the history file; a missing or unreadable one starts an empty history. */
+  async loadHistory(): Promise<void> {
+    if (!this.#historyFile) return;
+    try {
+      const text = await Deno.readTextFile(this.#historyFile);
+      this.#history = text.split("\n").filter(Boolean).flatMap((line) => {
+        try {
+          return [JSON.parse(line) as string];
+        } catch {
+          return [];
+        }
+      }).reverse().slice(0, this.#historySize);
+    } catch {
+      this.#history = [];
+    }
+  }
+
+  /** History entries, most recent first. */
+  get history(): readonly string[] {
+    return this.#history;
+  }
+
+  /**
+   * Reads one input: a line, or several joined by `\` continuations or a `"""` block.
+   * `prompt` is shown first, `continuation` on following lines.
+   */
+  async read(prompt: string, continuation = "... "): Promise<ReadResult> {
+    if (!this.interactive) return this.#readPiped();
+    const first = await this.#question(prompt);
+    if (first.kind !== "line") return first;
+    const lines: string[] = [];
+    if (first.text.trim() === BLOCK_FENCE) {
+      for (;;) {
+        const next = await this.#question(continuation, false);
+        if (next.kind !== "line") return next;
+        if (next.text.trim() === BLOCK_FENCE) break;
+        lines.push(next.text);
+      }
+    } else {
+      let current = first.text;
+      while (CONTINUATION.test(current)) {
+        lines.push(current.replace(CONTINUATION, ""));
+        const next = await this.#question(continuation, false);
+        if (next.kind !== "line") return next;
+        current = next.text;
+      }
+      lines.push(current);
+    }
+    const text = lines.join("\n");
+    await this.#remember(text);
+    return { kind: "line", text };
+  }
+
+  async #question(prompt: string, useHistory = true): Promise<ReadResult> {
+    const rl = readline.createInterface({
+      input: this.#input,
+      output: this.#output,
+      terminal: true,
+      history: useHistory ? [...this.#history] : [],
+      historySize: this.#historySize,
+      removeHistoryDuplicates: true,
+      tabSize: 4,
+      completer: this.#completer ? this.#complete.bind(this) : undefined,
+    } as readline.ReadLineOptions);
+    this.#active = rl;
+    const ended = new Promise<ReadResult>((resolve) => {
+      rl.once("SIGINT", () => {
+        const hadText = rl.line.length > 0;
+        this.#output.write("^C\n");
+        resolve({ kind: "interrupt", hadText });
+      });
+      rl.once("close", () => resolve({ kind: "eof" }));
+    });
+    try {
+      return await Promise.race([
+        rl.question(prompt).then((text): ReadResult => ({ kind: "line", text })),
+        ended,
+      ]);
+    } finally {
+      this.#active = undefined;
+      rl.close();
+      this.#settleTerminal();
+    }
+  }
+
+  /** readline's completer: candidates and the text they replace; never rejects. */
+  async #complete(line: string): Promise<[string[], string]> {
+    try {
+      const { candidates, replace } = await this.#completer!(line);
+      return [candidates, replace];
+    } catch {
+      return [[], line];
+    }
+  }
+
+  async #readPiped(): Promise<ReadResult> {
+    if (!this.#piped) {
+      const rl = readline.createInterface({ input: this.#input, terminal: false });
+      this.#piped = { rl, lines: rl[Symbol.asyncIterator]() };
+    }
+    const next = await this.#piped.lines.next();
+    if (next.done) {
+      this.#piped.rl.close();
+      return { kind: "eof" };
+    }
+    return { kind: "line", text: next.value };
+  }
+
+  async #remember(text: string): Promise<void> {
+    if (text.trim() === "" || this.#history[0] === text) return;
+    this.#history.unshift(text);
+    this.#history.length = Math.min(this.#history.length, this.#historySize);
+    if (!this.#historyFile) return;
+    try {
+      await Deno.mkdir(dirname(this.#historyFile), { recursive: true });
+      // One JSON string per line keeps multi-line entries intact. 0600: people paste secrets.
+      await Deno.writeTextFile(this.#historyFile, JSON.stringify(text) + "\n", {
+        append: true,
+        mode: 0o600,
+      });
+    } catch {
+      // History is a convenience; failing to save it must not interrupt the session.
+    }
+  }
+
+  /**
+   * While `work` runs, watches the keyboard for Ctrl+C (calling `onInterrupt`) and
+   * discards other keys, so typing during a streamed answer does not garble it.
+   */
+  async whileBusy<T>(work: () => Promise<T>, onInterrupt: () => void): Promise<T> {
+    if (!this.interactive || !this.#input.setRawMode) return await work();
+    const onData = (chunk: Uint8Array | string) => {
+      const text = typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
+      if (text.includes("\x03")) onInterrupt();
+    };
+    this.#busy.add(onData);
+    this.#input.on("data", onData);
+    this.#settleTerminal();
+    try {
+      return await work();
+    } finally {
+      this.#input.off("data", onData);
+      this.#busy.delete(onData);
+      this.#settleTerminal();
+    }
+  }
+
+  /**
+   * Puts the terminal back in the mode the session needs after a question: raw while a
+   * turn runs (so Ctrl+C reaches the watcher instead of killing the process), cooked and
+   * paused otherwise.
+   */
+  #settleTerminal(): void {
+    if (!this.#input.setRawMode) return;
+    const busy = this.#busy.size > 0;
+    this.#input.setRawMode(busy);
+    if (busy) this.#input.resume();
+    else this.#input.pause();
+  }
+
+  /**
+   * Asks a question answered by one key among `keys` (lower case); Enter gives
+   * `fallback`, Ctrl+C or Ctrl+D give `cancel`, and so does aborting `signal` (the
+   * question was withdrawn). Piped input answers with a line.
+   */
+  async choose(
+    question: string,
+    keys: readonly string[],
+    fallback: string,
+    cancel: string,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    this.#output.write(question);
+    if (!this.interactive || !this.#input.setRawMode) {
+      const answer = await this.#readPiped();
+      const key = answer.kind === "line" ? answer.text.trim().toLowerCase()[0] : undefined;
+      const chosen = key && keys.includes(key) ? key : answer.kind === "eof" ? cancel : fallback;
+      this.#output.write(`${chosen}\n`);
+      return chosen;
+    }
+    const input = this.#input;
+    const chosen = await new Promise<string>((resolve) => {
+      let settled = false;
+      const finish = (value: string) => {
+        if (settled) return;
+        settled = true;
+        input.off("data", onData);
+        this.#settleTerminal();
+        resolve(value);
+      };
+      const onData = (chunk: Uint8Array | string) => {
+        const text = typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
+        const key = text.toLowerCase();
+        if (text === "\x03" || text === "\x04") finish(cancel);
+        else if (text === "\r" || text === "\n") finish(fallback);
+        else if (keys.includes(key)) finish(key);
+      };
+      if (signal?.aborted) return finish(cancel);
+      signal?.addEventListener("abort", () => finish(cancel), { once: true });
+      input.setRawMode?.(true);
+      input.on("data", onData);
+      input.resume();
+    });
+    this.#output.write(`${chosen}\n`);
+    return chosen;
+  }
+
+  /** Asks for a line of free text (elicitation forms); `undefined` when cancelled. */
+  async ask(question: string): Promise<string | undefined> {
+    const result = this.interactive
+      ? await this.#question(question, false)
+      : await this.#readPiped();
+    return result.kind === "line" ? result.text : undefined;
+  }
+
+  /**
+   * Prints text that arrived on its own (a server event) without garbling the prompt:
+   * above the line being typed, which is then drawn again as it was.
+   */
+  interject(text: string, write: (text: string) => void): void {
+    const rl = this.#active;
+    if (!rl) return write(text);
+    write(`\r\x1b[K${text}`);
+    rl.prompt(true);
+  }
+
+  /** Ends the prompt being shown as if Ctrl+D was pressed (the session is closing). */
+  abortRead(): void {
+    this.#active?.close();
+    this.#piped?.rl.close();
+  }
+
+  /** Releases piped input. */
+  close(): void {
+    this.#piped?.rl.close();
+  }
+}

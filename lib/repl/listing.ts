@@ -1,0 +1,128 @@
+/**
+ * How tools, prompts, resources and their results read on a terminal; shared by the
+ * slash commands and the scriptable commands so both print the same thing. Every text
+ * from a server is stripped of terminal escapes here.
+ *
+ * @module
+ */
+
+import type { GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
+import type {
+  CataloguePrompt,
+  CatalogueResource,
+  CatalogueResourceTemplate,
+} from "../connections/manager.ts";
+import type { CatalogueTool } from "../connections/types.ts";
+import type { Style } from "../style.ts";
+import { stripTerminalEscapes } from "../terminal.ts";
+import { abridge, plural } from "../text.ts";
+
+const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
+/** Descriptions are cut to one line of this length in listings. */
+const DESCRIPTION_CHARS = 110;
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+  return groups;
+}
+
+function description(style: Style, text: string | undefined): string[] {
+  return text
+    ? [`    ${style.dim(abridge(clean(text).replace(/\s+/g, " "), DESCRIPTION_CHARS))}`]
+    : [];
+}
+
+/** Tools grouped by server: `name(required, optional?)`, then the description. */
+export function formatTools(tools: readonly CatalogueTool[], style: Style): string[] {
+  const lines: string[] = [];
+  for (const [server, group] of groupBy(tools, (t) => t.server)) {
+    lines.push(style.bold(`${clean(server)} (${plural(group.length, "tool")})`));
+    for (const tool of group) {
+      const schema = tool.inputSchema as {
+        properties?: Record<string, unknown>;
+        required?: string[];
+      };
+      const required = schema.required ?? [];
+      const optional = Object.keys(schema.properties ?? {}).filter((k) => !required.includes(k));
+      const signature = [...required, ...optional.map((o) => `${o}?`)].join(", ");
+      lines.push(`  ${style.cyan(clean(tool.originalName))}(${clean(signature)})`);
+      lines.push(...description(style, tool.description));
+    }
+  }
+  return lines;
+}
+
+/** Prompts grouped by server, with their arguments (`?` marks optional ones). */
+export function formatPrompts(prompts: readonly CataloguePrompt[], style: Style): string[] {
+  const lines: string[] = [];
+  for (const [server, group] of groupBy(prompts, (p) => p.server)) {
+    lines.push(style.bold(`${clean(server)} (${plural(group.length, "prompt")})`));
+    for (const prompt of group) {
+      const args = (prompt.arguments ?? []).map((a) => `${a.name}${a.required ? "" : "?"}`).join(
+        " ",
+      );
+      lines.push(`  ${style.cyan(clean(prompt.name))}${args ? ` ${clean(args)}` : ""}`);
+      lines.push(...description(style, prompt.description));
+    }
+  }
+  return lines;
+}
+
+/** Resources and resource templates grouped by server. */
+export function formatResources(
+  resources: readonly CatalogueResource[],
+  templates: readonly CatalogueResourceTemplate[],
+  style: Style,
+): string[] {
+  const lines: string[] = [];
+  for (const [server, group] of groupBy(resources, (r) => r.server)) {
+    lines.push(style.bold(`${clean(server)} (${plural(group.length, "resource")})`));
+    for (const r of group) {
+      const mime = r.mimeType ? ` (${clean(r.mimeType)})` : "";
+      lines.push(`  ${style.cyan(clean(r.uri))}  ${style.dim(`${clean(r.name)}${mime}`)}`);
+    }
+  }
+  for (const [server, group] of groupBy(templates, (t) => t.server)) {
+    lines.push(style.bold(`${clean(server)} (${plural(group.length, "resource template")})`));
+    for (const t of group) {
+      lines.push(`  ${style.cyan(clean(t.uriTemplate))}  ${style.dim(clean(t.name))}`);
+    }
+  }
+  return lines;
+}
+
+/** A resource's contents as sent: text verbatim, binary as its size and a base64 start. */
+export function formatResourceContents(result: ReadResourceResult, style: Style): string[] {
+  const lines: string[] = [];
+  for (const content of result.contents) {
+    const mime = content.mimeType ? ` (${clean(content.mimeType)})` : "";
+    lines.push(style.dim(`${clean(content.uri)}${mime}`));
+    if ("text" in content && typeof content.text === "string") {
+      lines.push(clean(content.text));
+    } else if ("blob" in content && typeof content.blob === "string") {
+      const bytes = Math.floor(content.blob.length * 3 / 4);
+      const start = content.blob.slice(0, 60) + (content.blob.length > 60 ? "…" : "");
+      lines.push(`[binary content, ${bytes} bytes, base64: ${start}]`);
+    }
+  }
+  return lines;
+}
+
+/** A prompt's messages as the text of one user turn (`role: text` when there are several). */
+export function promptText(result: GetPromptResult): string {
+  const parts = result.messages.map((message) => {
+    const content = message.content as {
+      type: string;
+      text?: string;
+      resource?: { uri: string; text?: string };
+    };
+    const text = content.type === "text"
+      ? content.text ?? ""
+      : content.type === "resource" && content.resource
+      ? `[resource ${content.resource.uri}]\n${content.resource.text ?? ""}`
+      : `[${content.type} content]`;
+    return result.messages.length === 1 ? text : `${message.role}: ${text}`;
+  });
+  return parts.join("\n\n");
+}

@@ -1,0 +1,91 @@
+/**
+ * The read-eval loop: prompt, read, run a slash command or a model turn, repeat, until
+ * /exit, Ctrl+D, or Ctrl+C twice at an empty prompt.
+ *
+ * @module
+ */
+
+import { VERSION } from "../version.ts";
+import { slashCommands, type StatusRenderer } from "./commands.ts";
+import type { ClientSession } from "./session.ts";
+import { parseSlash } from "./slash.ts";
+
+/** How the session ended. */
+export type LoopEnd = "exit" | "eof" | "interrupt";
+
+/** The banner: version, model, servers, memory, and how to get help. */
+export function banner(session: ClientSession, renderServers: StatusRenderer): string {
+  const { style, runtime } = session;
+  const { llm } = runtime.config;
+  const model = session.modelError
+    ? `${llm.provider}/${llm.model} ${
+      style.yellow(`(${session.modelError.message}: ${session.modelError.reason})`)
+    }`
+    : `${llm.provider}/${llm.model}`;
+  const lines = [
+    `${style.bold("patchbay")} ${VERSION} · ${model}`,
+    renderServers(session),
+    style.dim(session.memory.status().text),
+  ];
+  if (session.modelError) lines.push(style.dim(`  remedy: ${session.modelError.remedy}`));
+  lines.push(style.dim("Type a message, or /help for commands. Ctrl+D exits."));
+  return lines.join("\n");
+}
+
+/** Runs the session until the person leaves. */
+export async function runLoop(
+  session: ClientSession,
+  renderServers: StatusRenderer,
+): Promise<LoopEnd> {
+  const registry = slashCommands(renderServers);
+  const { editor, output, style } = session;
+  const prompt = session.editor.interactive ? `${style.bold(style.green("›"))} ` : "";
+  let interruptedOnce = false;
+  for (;;) {
+    if (session.exitRequested) return "exit";
+    const input = await editor.read(prompt, style.dim("… "));
+    if (input.kind === "eof") {
+      if (editor.interactive) output.err("\n");
+      return "eof";
+    }
+    if (input.kind === "interrupt") {
+      if (input.hadText) {
+        interruptedOnce = false;
+        continue;
+      }
+      if (interruptedOnce) return "interrupt";
+      interruptedOnce = true;
+      output.err(style.dim("(Ctrl+C again to exit, or Ctrl+D)\n"));
+      continue;
+    }
+    interruptedOnce = false;
+    const text = input.text;
+    if (text.trim() === "") continue;
+    const slash = parseSlash(text);
+    if (!slash) {
+      await session.runTurn(text);
+      continue;
+    }
+    const command = registry.find(slash.name);
+    if (!command) {
+      const suggestion = registry.suggest(slash.name);
+      output.err(
+        `Unknown command /${slash.name}${suggestion ? ` — did you mean /${suggestion}?` : ""}` +
+          style.dim(" (/help lists the commands)\n"),
+      );
+      continue;
+    }
+    try {
+      if (await command.run(session, slash.args) === "exit") return "exit";
+    } catch (error) {
+      output.stopSpinner();
+      output.err(`${session.presentError(error)}\n`);
+    }
+  }
+}
+
+/** Tab completion for the session: slash commands and their arguments. */
+export function completerFor(session: ClientSession, renderServers: StatusRenderer) {
+  const registry = slashCommands(renderServers);
+  return (line: string) => registry.complete(session, line);
+}

@@ -1,0 +1,103 @@
+/**
+ * The terminal as patchbay writes to it: answers on stdout, status on stderr, and one
+ * spinner line that never collides with either. The spinner runs only when stderr is a
+ * terminal and only while the cursor is at the start of a line, so it never overwrites
+ * half a streamed line.
+ *
+ * @module
+ */
+
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+/** Redraws per second; fast enough to look alive, slow enough to cost nothing. */
+const SPINNER_INTERVAL_MS = 80;
+const CLEAR_LINE = "\r\x1b[K";
+
+/** A sink for text. */
+export type Sink = (text: string) => void;
+
+/** Options of {@linkcode TerminalOutput}. */
+export interface TerminalOutputOptions {
+  /** @default stdout */
+  stdout?: Sink;
+  /** @default stderr */
+  stderr?: Sink;
+  /** Draw the spinner (stderr is a terminal). @default false */
+  spinner?: boolean;
+}
+
+const encoder = new TextEncoder();
+const writeAll = (file: { writeSync(p: Uint8Array): number }) => (text: string) => {
+  const bytes = encoder.encode(text);
+  let written = 0;
+  while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+};
+
+/** Writes answers and status without the spinner ever garbling them. */
+export class TerminalOutput {
+  readonly #stdout: Sink;
+  readonly #stderr: Sink;
+  readonly #spinnerEnabled: boolean;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #label = "";
+  #frame = 0;
+  #spinnerShown = false;
+  /** Whether the last character written (to either stream) ended a line. */
+  #atLineStart = true;
+
+  constructor(options: TerminalOutputOptions = {}) {
+    this.#stdout = options.stdout ?? writeAll(Deno.stdout);
+    this.#stderr = options.stderr ?? writeAll(Deno.stderr);
+    this.#spinnerEnabled = options.spinner ?? false;
+  }
+
+  /** Writes answer text to stdout. */
+  out(text: string): void {
+    if (text === "") return;
+    this.#hideSpinner();
+    this.#stdout(text);
+    this.#atLineStart = text.endsWith("\n");
+  }
+
+  /** Writes status text to stderr. */
+  err(text: string): void {
+    if (text === "") return;
+    this.#hideSpinner();
+    this.#stderr(text);
+    this.#atLineStart = text.endsWith("\n");
+  }
+
+  /** Ends the current line if something is on it. */
+  newline(): void {
+    if (!this.#atLineStart) this.out("\n");
+  }
+
+  /** Shows (or relabels) the spinner. */
+  spin(label: string): void {
+    this.#label = label;
+    if (!this.#spinnerEnabled) return;
+    if (this.#timer === undefined) {
+      this.#timer = setInterval(() => this.#draw(), SPINNER_INTERVAL_MS);
+    }
+    this.#draw();
+  }
+
+  /** Removes the spinner. */
+  stopSpinner(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#hideSpinner();
+  }
+
+  #draw(): void {
+    if (!this.#atLineStart) return;
+    this.#frame = (this.#frame + 1) % FRAMES.length;
+    this.#stderr(`${CLEAR_LINE}${FRAMES[this.#frame]} ${this.#label}`);
+    this.#spinnerShown = true;
+  }
+
+  #hideSpinner(): void {
+    if (!this.#spinnerShown) return;
+    this.#stderr(CLEAR_LINE);
+    this.#spinnerShown = false;
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * Finding the tool, prompt or resource a person named. People write `echo`,
+ * `everything.echo`, `everything/echo` or the model-facing `everything__echo`; all of them
+ * work as long as they are unambiguous, and an ambiguous or unknown name gets an error
+ * listing what was meant or what is close.
+ *
+ * @module
+ */
+
+import type { CatalogueTool } from "../connections/types.ts";
+import { EXIT, PatchbayError } from "../errors.ts";
+import { didYouMean } from "../text.ts";
+
+/** Something offered by a server under a name. */
+export interface Named {
+  server: string;
+  name: string;
+}
+
+/** A name that matched nothing or more than one thing. */
+export class NameResolutionError extends PatchbayError {
+  constructor(kind: string, spec: string, reason: string, remedy: string) {
+    super("usage", `Unknown ${kind}: ${spec}`, { reason, remedy, exitCode: EXIT.usage });
+  }
+}
+
+/** Splits `server.name` / `server/name`; `undefined` server when there is no separator. */
+function split(spec: string, servers: ReadonlySet<string>): { server?: string; name: string }[] {
+  const options: { server?: string; name: string }[] = [{ name: spec }];
+  for (const separator of [".", "/", ":"]) {
+    let at = spec.indexOf(separator);
+    // Server names may themselves contain the separator: try every split point.
+    while (at > 0) {
+      const server = spec.slice(0, at);
+      if (servers.has(server)) options.push({ server, name: spec.slice(at + 1) });
+      at = spec.indexOf(separator, at + 1);
+    }
+  }
+  return options;
+}
+
+/** Finds one item by `spec` among `items` (prompts, or tools viewed by original name). */
+export function resolveNamed<T extends Named>(kind: string, spec: string, items: readonly T[]): T {
+  const servers = new Set(items.map((i) => i.server));
+  const matches = new Set<T>();
+  for (const { server, name } of split(spec, servers)) {
+    for (const item of items) {
+      if (item.name === name && (server === undefined || item.server === server)) matches.add(item);
+    }
+  }
+  if (matches.size === 1) return [...matches][0];
+  if (matches.size > 1) {
+    const names = [...matches].map((m) => `${m.server}.${m.name}`);
+    throw new NameResolutionError(
+      kind,
+      spec,
+      `${names.length} servers offer a ${kind} named "${spec}"`,
+      `name the server: ${names.join(" or ")}`,
+    );
+  }
+  const all = items.map((i) => `${i.server}.${i.name}`);
+  const close = didYouMean(spec, [...all, ...items.map((i) => i.name)]);
+  throw new NameResolutionError(
+    kind,
+    spec,
+    items.length === 0
+      ? `no connected server offers any ${kind}`
+      : `no connected server offers a ${kind} named "${spec}"`,
+    close
+      ? `did you mean "${close}"?`
+      : items.length === 0
+      ? "check /connections for servers that failed to connect"
+      : `see the list with /${kind}s`,
+  );
+}
+
+/** Finds a tool by catalogue name, `server.tool`, or its own name when unique. */
+export function resolveTool(spec: string, tools: readonly CatalogueTool[]): CatalogueTool {
+  const byCatalogueName = tools.find((t) => t.name === spec);
+  if (byCatalogueName) return byCatalogueName;
+  const views = tools.map((tool) => ({ server: tool.server, name: tool.originalName, tool }));
+  return resolveNamed("tool", spec, views).tool;
+}
+
+/** Parses `k=v` words (values may be quoted) into prompt arguments. */
+export function parseKeyValues(text: string): Record<string, string> {
+  const result: Record<string, string> = {};
+  const pattern = /([^\s=]+)=("(?:[^"\\]|\\.)*"|'[^']*'|\S*)/g;
+  for (const match of text.matchAll(pattern)) {
+    const [, key, raw] = match;
+    result[key] = raw.startsWith('"')
+      ? JSON.parse(raw)
+      : raw.startsWith("'")
+      ? raw.slice(1, -1)
+      : raw;
+  }
+  const leftover = text.replace(pattern, "").trim();
+  if (leftover) {
+    throw new PatchbayError("usage", `Cannot read the arguments: ${leftover}`, {
+      reason: "prompt arguments are written name=value (quote values with spaces)",
+      remedy: 'write e.g. /prompt greeting name="Ada Lovelace" style=formal',
+    });
+  }
+  return result;
+}
+
+/** Tool arguments typed as JSON: an object, or nothing for `{}`. */
+export function parseJsonArgs(json: string): Record<string, unknown> {
+  if (json.trim() === "") return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    throw new PatchbayError("usage", "Tool arguments are not valid JSON", {
+      reason: (error as Error).message,
+      remedy: 'write them as a JSON object, e.g. {"message": "hi"}',
+    });
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new PatchbayError("usage", "Tool arguments must be a JSON object", {
+      reason: `got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`,
+      remedy: 'wrap them in braces, e.g. {"message": "hi"}',
+    });
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Whether `uri` fits an RFC 6570 template (each `{…}` matching one or more characters). */
+export function templateMatches(template: string, uri: string): boolean {
+  const pattern = template.split(/\{[^}]*\}/)
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".+");
+  return new RegExp(`^${pattern}$`).test(uri);
+}
+
+/**
+ * The server to read `uri` from: the one that lists it, else the one whose template
+ * matches it, else the only server offering resources at all.
+ */
+export function resourceServer(
+  uri: string,
+  resources: readonly { server: string; uri: string }[],
+  templates: readonly { server: string; uriTemplate: string }[],
+): string {
+  const listed = resources.find((r) => r.uri === uri);
+  if (listed) return listed.server;
+  const matching = new Set(
+    templates.filter((t) => templateMatches(t.uriTemplate, uri)).map((t) => t.server),
+  );
+  if (matching.size === 1) return [...matching][0];
+  const offering = new Set([...resources, ...templates].map((r) => r.server));
+  if (matching.size === 0 && offering.size === 1) return [...offering][0];
+  throw new PatchbayError("usage", `Which server has ${uri}?`, {
+    reason: matching.size > 1
+      ? `the resource templates of ${[...matching].join(" and ")} all match it`
+      : "no connected server lists it or has a template that matches it",
+    remedy:
+      "name the server too (/resource <server> <uri>, or patchbay read --server <server> <uri>)",
+  });
+}

@@ -1,0 +1,268 @@
+/**
+ * The agent's UI seam for a person at a terminal: the answer streams as Markdown, each
+ * tool call gets a line with its server, tool, arguments and duration, a spinner shows
+ * progress, and approvals are asked with a single key (default No).
+ *
+ * Everything that comes from a server or the model is stripped of terminal escape
+ * sequences before it is printed: a tool result must not be able to rewrite the screen.
+ *
+ * @module
+ */
+
+import type { ProgressUpdate } from "../connections/types.ts";
+import type { RetryNotice } from "../llm/provider.ts";
+import type {
+  AgentUi,
+  NoticeLevel,
+  SamplingApprovalRequest,
+  SamplingEnd,
+  StepUsage,
+  ToolApproval,
+  ToolApprovalRequest,
+  ToolCallEnd,
+  ToolCallView,
+} from "../agent/ui.ts";
+import type { Style } from "../style.ts";
+import { stripTerminalEscapes } from "../terminal.ts";
+import { abridge } from "../text.ts";
+import type { LineEditor } from "./line_editor.ts";
+import { MarkdownStream } from "./markdown.ts";
+import type { TerminalOutput } from "./output.ts";
+
+/** Longest tool-argument preview shown on a tool line. */
+const ARGS_PREVIEW_CHARS = 80;
+/** Longest result preview shown after a tool line. */
+const RESULT_PREVIEW_CHARS = 100;
+
+/** Options of {@linkcode TerminalUi}. */
+export interface TerminalUiOptions {
+  output: TerminalOutput;
+  style: Style;
+  /** Asks approval questions; absent: nobody can answer, so calls are declined. */
+  editor?: LineEditor;
+  /** Approve every tool call and sampling request (`--yes`). @default false */
+  autoApprove?: boolean;
+  /** Terminal width for Markdown rules. @default 80 */
+  width?: number;
+  /** Show per-step token usage (debug mode). @default () => false */
+  verbose?: () => boolean;
+}
+
+/** {@linkcode AgentUi} for a terminal. */
+export class TerminalUi implements AgentUi {
+  readonly #out: TerminalOutput;
+  readonly #style: Style;
+  readonly #editor?: LineEditor;
+  readonly #autoApprove: boolean;
+  readonly #width: number;
+  readonly #verbose: () => boolean;
+  #markdown: MarkdownStream | undefined;
+  readonly #running = new Map<string, ToolCallView>();
+
+  constructor(options: TerminalUiOptions) {
+    this.#out = options.output;
+    this.#style = options.style;
+    this.#editor = options.editor;
+    this.#autoApprove = options.autoApprove ?? false;
+    this.#width = options.width ?? 80;
+    this.#verbose = options.verbose ?? (() => false);
+  }
+
+  /** Shows the spinner while the model is asked (the REPL calls this when a turn starts). */
+  thinking(): void {
+    this.#out.spin("thinking…");
+  }
+
+  textDelta(text: string): void {
+    this.#markdown ??= new MarkdownStream({ color: this.#style.enabled, width: this.#width });
+    this.#out.out(this.#markdown.push(stripTerminalEscapes(text)));
+  }
+
+  textDone(): void {
+    if (this.#markdown) this.#out.out(this.#markdown.end());
+    this.#markdown = undefined;
+    this.#out.newline();
+  }
+
+  retry(notice: RetryNotice): void {
+    this.textDone();
+    const seconds = (notice.delayMs / 1000).toFixed(1);
+    this.#out.err(
+      this.#style.yellow(
+        `⟳ ${notice.reason}; retry ${notice.attempt}/${notice.maxRetries} in ${seconds} s\n`,
+      ),
+    );
+    if (notice.discardedPartial) {
+      this.#out.err(this.#style.dim("  (the partial answer above is discarded)\n"));
+    }
+  }
+
+  toolStart(call: ToolCallView): void {
+    this.textDone();
+    this.#running.set(call.id, call);
+    const args = abridge(stripTerminalEscapes(call.argsPreview), ARGS_PREVIEW_CHARS);
+    this.#out.err(
+      `${this.#style.cyan("⚙")} ${this.#style.bold(this.#toolName(call))}${
+        this.#style.dim(`(${args})`)
+      }\n`,
+    );
+    this.#out.spin(`running ${this.#toolName(call)}…`);
+  }
+
+  toolProgress(id: string, update: ProgressUpdate): void {
+    const call = this.#running.get(id);
+    if (!call) return;
+    const amount = update.total ? `${update.progress}/${update.total}` : `${update.progress}`;
+    const message = update.message ? ` ${abridge(stripTerminalEscapes(update.message), 60)}` : "";
+    this.#out.spin(`${this.#toolName(call)} ${amount}${message}`);
+  }
+
+  toolEnd(id: string, end: ToolCallEnd): void {
+    const call = this.#running.get(id);
+    this.#running.delete(id);
+    if (this.#running.size === 0) this.#out.stopSpinner();
+    const name = call ? this.#toolName(call) : id;
+    const took = formatDuration(end.durationMs);
+    if (end.status === "ok") {
+      const preview = abridge(
+        stripTerminalEscapes(end.preview).replace(/\s+/g, " "),
+        RESULT_PREVIEW_CHARS,
+      );
+      this.#out.err(
+        `${this.#style.green("✓")} ${name} ${this.#style.dim(took)}${
+          preview ? this.#style.dim(`  ${preview}`) : ""
+        }\n`,
+      );
+    } else {
+      const mark = end.status === "declined" ? this.#style.yellow("⊘") : this.#style.red("✗");
+      this.#out.err(
+        `${mark} ${name} ${this.#style.dim(took)} ${end.error?.message ?? end.status}\n`,
+      );
+      if (end.error && end.status !== "declined") {
+        this.#out.err(
+          this.#style.dim(`    cause:  ${end.error.reason}\n    remedy: ${end.error.remedy}\n`),
+        );
+      }
+    }
+    if (end.omittedChars > 0) {
+      this.#out.err(
+        this.#style.dim(
+          `    (${end.omittedChars} characters of the result were cut before reaching the model)\n`,
+        ),
+      );
+    }
+    if (this.#running.size === 0) this.thinking();
+  }
+
+  notice(level: NoticeLevel, text: string): void {
+    this.textDone();
+    const line = stripTerminalEscapes(text);
+    this.#out.err(
+      level === "warning" ? this.#style.yellow(`warning: ${line}\n`) : this.#style.dim(`${line}\n`),
+    );
+  }
+
+  usage(report: StepUsage): void {
+    if (!this.#verbose()) return;
+    const { usage } = report;
+    this.#out.err(this.#style.dim(
+      `  step ${report.step}: ${usage.promptTokens} prompt + ${usage.completionTokens} completion tokens` +
+        `${usage.estimated ? " (estimated)" : ""}, ${formatDuration(report.durationMs)}\n`,
+    ));
+  }
+
+  async approveToolCall(request: ToolApprovalRequest, signal: AbortSignal): Promise<ToolApproval> {
+    if (this.#autoApprove) return "yes";
+    this.#out.stopSpinner();
+    this.textDone();
+    const why = {
+      "not-approved": "",
+      "new-tool": " (a new tool since you approved this server)",
+      "changed": " (its definition changed since you approved it)",
+    }[request.reason];
+    const args = abridge(stripTerminalEscapes(request.argsPreview), 400);
+    this.#out.err(
+      `${this.#style.yellow("?")} Run ${this.#style.bold(this.#toolName(request))}${why}\n` +
+        `    ${this.#style.dim(args)}\n`,
+    );
+    if (!this.#editor) {
+      this.#out.err(
+        this.#style.dim("    no one to ask: declined (use --yes, or mark the server trusted)\n"),
+      );
+      return "no";
+    }
+    const key = await this.#editor.choose(
+      `    ${this.#style.bold("[y]")}es  ${this.#style.bold("[n]")}o  ` +
+        `${this.#style.bold("[a]")}lways this tool  ${
+          this.#style.bold("[s]")
+        }erver: always  (default No) `,
+      ["y", "n", "a", "s"],
+      "n",
+      "n",
+      signal,
+    );
+    this.thinking();
+    return ({ y: "yes", n: "no", a: "always-tool", s: "always-server" } as const)[key as "y"] ??
+      "no";
+  }
+
+  async approveSampling(request: SamplingApprovalRequest, signal: AbortSignal): Promise<boolean> {
+    if (this.#autoApprove) return true;
+    this.#out.stopSpinner();
+    this.textDone();
+    const last = request.messages.at(-1);
+    this.#out.err(
+      `${this.#style.yellow("?")} Server ${
+        this.#style.bold(stripTerminalEscapes(request.server))
+      } asks the model ` +
+        `(${request.model}, up to ${request.maxTokens} tokens):\n` +
+        (request.systemPrompt
+          ? `    system: ${
+            this.#style.dim(abridge(stripTerminalEscapes(request.systemPrompt), 200))
+          }\n`
+          : "") +
+        (last
+          ? `    ${last.role}: ${this.#style.dim(abridge(stripTerminalEscapes(last.text), 400))}\n`
+          : ""),
+    );
+    if (!this.#editor) {
+      this.#out.err(
+        this.#style.dim('    no one to ask: declined (use --yes, or set "sampling": "allow")\n'),
+      );
+      return false;
+    }
+    const key = await this.#editor.choose(
+      `    Allow? ${this.#style.bold("[y]")}es  ${this.#style.bold("[n]")}o  (default No) `,
+      ["y", "n"],
+      "n",
+      "n",
+      signal,
+    );
+    return key === "y";
+  }
+
+  samplingEnd(end: SamplingEnd): void {
+    const took = formatDuration(end.durationMs);
+    const server = stripTerminalEscapes(end.server);
+    if (end.status === "ok") {
+      this.#out.err(`${this.#style.green("✓")} sampling for ${server} ${this.#style.dim(took)}\n`);
+    } else {
+      this.#out.err(
+        `${this.#style.yellow("⊘")} sampling for ${server} ${end.status}${
+          end.error ? `: ${end.error.message}` : ""
+        }\n`,
+      );
+    }
+  }
+
+  #toolName(call: Pick<ToolCallView, "server" | "tool">): string {
+    return `${stripTerminalEscapes(call.server)} › ${stripTerminalEscapes(call.tool)}`;
+  }
+}
+
+/** `340 ms`, `2.4 s`, `1 min 5 s`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
