@@ -1,7 +1,8 @@
 /**
  * The real entry point (`deno task start`, under the start task's permission flags)
  * with a configuration mixing a good server and broken ones: the status block, the
- * diagnoses, the exit code, and no process left behind.
+ * diagnoses, the session going on with the servers that connected, and no process left
+ * behind.
  *
  * @module
  */
@@ -39,7 +40,9 @@ Deno.test("start-up prints each server's state and every failure's cause and rem
   const elapsed = Date.now() - started;
   const out = result.stderr;
 
-  assert.equal(result.code, 1, out);
+  // Failed servers do not stop the session: it runs (stdin is empty, so it ends at once)
+  // with the servers that did connect, and ends normally.
+  assert.equal(result.code, 0, out);
   assert.match(out, /Servers {2}1 of 3 servers connected/);
   assert.match(out, /✓ good\s+connected\s+stdio\s+\d+ tools, 4 prompts, 7 resources/);
   assert.match(out, /- parked\s+disabled/);
