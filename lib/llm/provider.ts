@@ -111,6 +111,13 @@ export interface ModelProvider {
    * `ConnectionLostError` or `ProviderRequestError` after the bounded retries.
    */
   generate(request: GenerateRequest): Promise<GenerateResult>;
+  /**
+   * Lists the model ids the provider offers: one cheap authenticated request (no retries),
+   * which is how `patchbay doctor` learns whether the provider accepts the key. Rejects
+   * like {@linkcode generate}; a server without a model list rejects with a
+   * `ProviderRequestError` of status 404.
+   */
+  listModels(options?: { signal?: AbortSignal }): Promise<string[]>;
   /** Releases the HTTP client (proxy connections). */
   close(): void;
 }
