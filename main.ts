@@ -21,6 +21,7 @@ import { chat, type ChatOptions } from "./commands/chat.ts";
 import { call } from "./commands/call.ts";
 import type { ScriptOptions } from "./commands/_connect.ts";
 import { configCheck } from "./commands/config_check.ts";
+import { doctor, type DoctorCommandOptions } from "./commands/doctor.ts";
 import { permissions, type PermissionsOptions } from "./commands/permissions.ts";
 import { prompt } from "./commands/prompt.ts";
 import { prompts } from "./commands/prompts.ts";
@@ -85,6 +86,15 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (options: { json?: boolean }, command: Command) => {
       const all = { ...command.optsWithGlobals<GlobalOptions>(), ...options };
       setExit(await runCommand(() => configCheck(all), { json: options.json }));
+    });
+
+  program.command("doctor")
+    .description("check the configuration, key, provider, servers, memory and permissions")
+    .option("--json", "one JSON object per check (name, status, finding, remedy, details)")
+    .option("--offline", "skip the checks that need the internet (provider request, DNS)")
+    .action(async (options: DoctorCommandOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<DoctorCommandOptions>(), ...options };
+      setExit(await runCommand(() => doctor(all), { json: options.json }));
     });
 
   program.command("permissions")

@@ -36,6 +36,7 @@ import type {
   ChatMessage,
   GenerateRequest,
   GenerateResult,
+  ListModelsOptions,
   ModelProvider,
   TokenUsage,
   ToolDefinition,
@@ -219,11 +220,12 @@ class OpenAiProvider implements ModelProvider {
     }
   }
 
-  async listModels(options: { signal?: AbortSignal } = {}): Promise<string[]> {
+  async listModels(options: ListModelsOptions = {}): Promise<string[]> {
     const controller = new AbortController();
     const onAbort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", onAbort, { once: true });
-    const watchdog = new Watchdog(this.#llm.timeoutSeconds * 1000, () => controller.abort());
+    const timeoutSeconds = options.timeoutSeconds ?? this.#llm.timeoutSeconds;
+    const watchdog = new Watchdog(timeoutSeconds * 1000, () => controller.abort());
     try {
       const ids: string[] = [];
       // The list is paginated by some providers; the SDK follows the pages.
@@ -242,7 +244,7 @@ class OpenAiProvider implements ModelProvider {
         cancelled: options.signal?.aborted === true,
       });
       if (failure.kind === "cancelled") throw new CancelledError("listing the models");
-      throw failureError(failure, this.#failureContext(0, 0));
+      throw failureError(failure, { ...this.#failureContext(0, 0), timeoutSeconds });
     } finally {
       watchdog.stop();
       options.signal?.removeEventListener("abort", onAbort);
@@ -395,8 +397,11 @@ class OpenAiProvider implements ModelProvider {
   }
 }
 
-/** The API address for the entry: `base_url`, else the preset's (Azure: its endpoint). */
-function resolveBaseUrl(llm: LlmConfig): string {
+/**
+ * The API address for the entry: `base_url`, else the preset's (Azure: its endpoint).
+ * Throws `ProviderRequestError` when there is none.
+ */
+export function resolveBaseUrl(llm: LlmConfig): string {
   if (llm.baseUrl) return llm.baseUrl;
   if (llm.provider === "azure" && llm.endpoint) return `${llm.endpoint.replace(/\/+$/, "")}/openai`;
   const preset = PROVIDERS[llm.provider];

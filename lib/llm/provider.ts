@@ -96,6 +96,13 @@ export interface GenerateResult {
   retries: number;
 }
 
+/** Options of {@linkcode ModelProvider.listModels}. */
+export interface ListModelsOptions {
+  signal?: AbortSignal;
+  /** Seconds the request may take. @default LLM.timeout */
+  timeoutSeconds?: number;
+}
+
 /** A configured model behind one provider. */
 export interface ModelProvider {
   readonly provider: ProviderName;
@@ -117,7 +124,7 @@ export interface ModelProvider {
    * like {@linkcode generate}; a server without a model list rejects with a
    * `ProviderRequestError` of status 404.
    */
-  listModels(options?: { signal?: AbortSignal }): Promise<string[]>;
+  listModels(options?: ListModelsOptions): Promise<string[]>;
   /** Releases the HTTP client (proxy connections). */
   close(): void;
 }

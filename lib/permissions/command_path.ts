@@ -12,7 +12,11 @@ import { delimiter, join, resolve } from "node:path";
 /** Windows executables' extensions when PATHEXT is not readable. */
 const DEFAULT_PATHEXT = [".COM", ".EXE", ".BAT", ".CMD"];
 
-/** The path of `command`, or `undefined` when it is not there or not executable. */
+/**
+ * The path of `command`, or `undefined` when it is not there or not executable. Where
+ * this process may not look (no read permission for a PATH folder), a bare name is
+ * returned as it is: Deno resolves names in `--allow-run` itself.
+ */
 export function resolveCommandPath(
   command: string,
   searchPath: string | undefined,
@@ -28,19 +32,21 @@ export function resolveCommandPath(
     if (dir === "") continue;
     for (const extension of extensions) {
       const candidate = join(dir, command + extension);
-      if (isExecutable(candidate, os)) return candidate;
+      const found = isExecutable(candidate, os);
+      if (found === "unknown") return command;
+      if (found) return candidate;
     }
   }
   return undefined;
 }
 
-function isExecutable(path: string, os: typeof Deno.build.os): boolean {
+function isExecutable(path: string, os: typeof Deno.build.os): boolean | "unknown" {
   try {
     const info = Deno.statSync(path);
     if (!info.isFile) return false;
     // Windows has no execute bit; elsewhere some bit must be set for anyone to run it.
     return os === "windows" || info.mode === null || (info.mode & 0o111) !== 0;
-  } catch {
-    return false;
+  } catch (error) {
+    return error instanceof Deno.errors.NotCapable ? "unknown" : false;
   }
 }

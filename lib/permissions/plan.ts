@@ -12,6 +12,7 @@ import type { Config, HttpServerConfig, StdioServerConfig } from "../config/type
 import { DEFAULTS } from "../defaults.ts";
 import type { Environment } from "../env.ts";
 import { API_KEY_VARIABLE } from "../llm/api_key.ts";
+import { resolveBaseUrl } from "../llm/openai_provider.ts";
 import { PROVIDERS } from "../llm/presets.ts";
 import { proxyFor } from "../llm/proxy.ts";
 import { redisConfigured, resolveRedisSettings } from "../memory/redis_settings.ts";
@@ -143,11 +144,13 @@ function planFiles(
 function planProvider(plan: PlanBuilder, inputs: PermissionInputs): void {
   const { llm } = inputs.config;
   const preset = PROVIDERS[llm.provider];
-  const base = llm.baseUrl ??
-    (llm.provider === "azure" ? llm.endpoint : undefined) ??
-    preset.baseUrl;
   plan.add("env", API_KEY_VARIABLE, "the model provider's key");
-  if (!base) return;
+  let base: string;
+  try {
+    base = resolveBaseUrl(llm);
+  } catch {
+    return; // No address configured: the configuration check reports it.
+  }
   const label = `the model provider (${preset.label})`;
   plan.add("net", hostPort(base), label);
   for (const name of PROXY_VARIABLES[new URL(base).protocol] ?? []) {
