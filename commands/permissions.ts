@@ -57,7 +57,7 @@ export async function permissions(options: PermissionsOptions): Promise<number> 
       return EXIT.ok;
     }
     for (const notice of runtime.notices) console.error(notice);
-    console.log(renderPlan(plan, flags, notes, inputs.configFile));
+    console.log(renderPlan(plan, flags, notes, inputs.configFile, inputs.envFile));
     return EXIT.ok;
   } finally {
     runtime.logger.close();
@@ -70,6 +70,7 @@ export function renderPlan(
   flags: readonly string[],
   notes: readonly string[],
   configFile: string,
+  envFile: string,
 ): string {
   const width = Math.max(0, ...plan.grants.map((grant) => grant.value.length));
   const lines = [
@@ -88,15 +89,44 @@ export function renderPlan(
   lines.push("#", "#   sys    none: patchbay reads no system information");
   for (const note of notes) lines.push("#", ...wrap(`note: ${note}`, 96).map((l) => `# ${l}`));
   const line = flags.map(shellQuote).join(" ");
+  const main = shellQuote(MAIN_MODULE);
+  const manifest = shellQuote(new URL("deno.json", new URL(".", toUrl(MAIN_MODULE))).href
+    .replace(/^file:\/\//, ""));
+  // A local checkout's deno.json is found next to main.ts when running, but `deno install`
+  // ignores it unless named; from a URL it is the import map.
+  const remote = !MAIN_MODULE.startsWith("/");
+  const runConfig = remote ? `--import-map ${manifest} ` : "";
+  const installConfig = remote ? `--import-map ${manifest}` : `--config ${manifest}`;
+  // An explicit --env-file must exist; without one, .env is looked for wherever patchbay
+  // runs, which the grant above does not cover.
+  const baked = `-- --config ${shellQuote(configFile)}` +
+    (fileExists(envFile) ? ` --env-file ${shellQuote(envFile)}` : "");
   lines.push(
     "",
     line,
     "",
-    "# Run:     deno run <the flags above> " + shellQuote(MAIN_MODULE),
-    "# Install: deno install --global --force --name patchbay <the flags above> " +
-      shellQuote(MAIN_MODULE),
+    `# Run:     deno run ${runConfig}<the flags above> ${main}`,
+    `# Install: deno install --global --force --name patchbay ${installConfig} <the flags ` +
+      `above> ${main} ${baked}`,
+    "#          (the grants are for this configuration and .env: the install keeps using them)",
+    ...(fileExists(envFile) ? [] : [
+      `#          (there is no ${envFile}: an installed patchbay then reads .env from the folder`,
+      "#           it runs in, which needs --allow-read for it; create the file and run this again)",
+    ]),
   );
   return lines.join("\n");
+}
+
+function fileExists(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+function toUrl(module: string): URL {
+  return module.startsWith("/") ? new URL(`file://${module}`) : new URL(module);
 }
 
 function commaNotes(plan: PermissionPlan): string[] {

@@ -385,6 +385,6 @@ Deno.test("text output: one line per check, remedies under failures, exit code 1
   assert.ok(failed > 0, run.stdout);
   assert.match(lines[failed], /Invalid API key/);
   assert.match(lines[failed + 1], /^\s+remedy: set LLM_API_KEY/);
-  assert.ok(lines.some((l) => /^- skip  provider\s+not asked/.test(l)), run.stdout);
+  assert.ok(lines.some((l) => /^- skip {2}provider\s+not asked/.test(l)), run.stdout);
   assert.match(run.stdout, /\d+ checks? passed, \d+ warnings?, 1 failed, \d+ skipped/);
 });

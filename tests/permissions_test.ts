@@ -17,7 +17,7 @@ import { type CliResult, runPatchbay, type Sandbox, sandbox, writeConfig } from 
 import { DENO, everythingEntry, filesystemEntry, NODE } from "./support/deps.ts";
 import { parseDoctor } from "./support/doctor.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
-import { processesWith } from "./support/servers.ts";
+import { processesWith, startEverythingHttp } from "./support/servers.ts";
 
 const DIRS = {
   state: "/home/ada/.local/state/patchbay",
@@ -273,6 +273,7 @@ function without(flags: string[], kind: string, value: string): string[] {
 
 Deno.test("the client runs under exactly the printed flags; each removed flag is named", async () => {
   await using llm = await startScriptedLlm({ apiKey: KEY });
+  await using http = await startEverythingHttp("streamableHttp");
   // The key comes from the process environment: with its --allow-env taken away, a copy
   // in .env would still be read.
   await using box = await sandbox({ LLM_API_KEY: KEY });
@@ -281,6 +282,7 @@ Deno.test("the client runs under exactly the printed flags; each removed flag is
     mcpServers: {
       everything: { command: NODE, args: [everythingEntry(), "stdio"] },
       filesystem: { command: NODE, args: [filesystemEntry(), box.cwd] },
+      remote: { url: `${http.origin}/mcp` },
     },
   });
   const printed = await runPatchbay(box, ["permissions", "--json"]);
@@ -296,6 +298,7 @@ Deno.test("the client runs under exactly the printed flags; each removed flag is
   assert.equal(tools.code, 0, tools.stderr);
   assert.match(tools.stdout, /^everything \(\d+ tools\)/m);
   assert.match(tools.stdout, /^filesystem \(\d+ tools\)/m);
+  assert.match(tools.stdout, /^remote \(\d+ tools\)/m);
   assert.equal(tools.stderr, "", "nothing was refused");
   llm.enqueue(
     { toolCalls: [{ name: "everything__echo", arguments: { message: "under narrow flags" } }] },
@@ -322,6 +325,12 @@ Deno.test("the client runs under exactly the printed flags; each removed flag is
   assert.equal(noRun.code, 1);
   assert.match(noRun.stderr, /Permission denied: .*--allow-run=node was not granted/);
   assert.match(noRun.stderr, /remedy: add --allow-run=node to the deno run/);
+
+  const serverHost = new URL(http.origin).host;
+  const noServer = await runUnder(box, without(flags, "net", serverHost), ["tools", "remote"]);
+  assert.equal(noServer.code, 1);
+  assert.match(noServer.stderr, /Failed to connect to server 'remote': Session terminated/);
+  assert.ok(noServer.stderr.includes(`--allow-net=${serverHost} was not granted`), noServer.stderr);
 
   const providerHost = new URL(llm.baseUrl).host;
   const noNet = await runUnder(box, without(flags, "net", providerHost), ["run", "hello"]);

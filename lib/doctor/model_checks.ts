@@ -111,8 +111,8 @@ export async function checkProvider(
     const suggestion = didYouMean(llm.model, ids);
     return warn(
       name,
-      `${where} ${accepted}, but its ${plural(ids.length, "model")} do not include ` +
-        `"${llm.model}"`,
+      `${where} ${accepted}, but its ${plural(ids.length, "model")} ` +
+        `${ids.length === 1 ? "does" : "do"} not include "${llm.model}"`,
       `set LLM.model to a model the provider offers` +
         (suggestion ? ` (did you mean "${suggestion}"?)` : ""),
       [`models: ${ids.slice(0, MODELS_SHOWN).join(", ")}${ids.length > MODELS_SHOWN ? ", …" : ""}`],
