@@ -237,6 +237,8 @@ Deno.test("servers: not running, wrong path, wrong transport, timeout, missing c
   const run = await runDoctor(box, ["--offline"]);
   assert.equal(run.code, 1);
   const contract = /^Failed to connect to server '(\w+)': Session terminated — /;
+  // --offline skips the internet only: a provider on this machine is still asked.
+  assert.match(run.check("provider").finding, /^Connection refused — /);
 
   assert.equal(run.check("server:good").status, "pass");
 

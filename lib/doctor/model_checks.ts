@@ -10,7 +10,8 @@ import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { DenoPermissionError, ProviderRequestError } from "../errors.ts";
 import { API_KEY_VARIABLE, checkApiKey } from "../llm/api_key.ts";
-import { createOpenAiProvider } from "../llm/openai_provider.ts";
+import { isLoopback } from "../llm/failures.ts";
+import { createOpenAiProvider, resolveBaseUrl } from "../llm/openai_provider.ts";
 import { PROVIDERS } from "../llm/presets.ts";
 import type { Log } from "../log.ts";
 import type { Redactor } from "../redact.ts";
@@ -83,7 +84,9 @@ export async function checkProvider(
   options: ProviderCheckOptions,
 ): Promise<CheckResult> {
   const name = "provider";
-  if (options.offline) return skip(name, "not asked (--offline)");
+  if (options.offline && !onThisMachine(config)) {
+    return skip(name, "not asked (--offline)");
+  }
   if (!options.keyUsable) return skip(name, `not asked: ${API_KEY_VARIABLE} is not usable yet`);
   const { llm } = config;
   let provider;
@@ -130,5 +133,14 @@ export async function checkProvider(
     return failure(name, error);
   } finally {
     provider.close();
+  }
+}
+
+/** A provider on loopback (Ollama, LM Studio, a local gateway) needs no internet. */
+function onThisMachine(config: Config): boolean {
+  try {
+    return isLoopback(resolveBaseUrl(config.llm));
+  } catch {
+    return false;
   }
 }
