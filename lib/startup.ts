@@ -64,6 +64,7 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
     redactor,
   });
   if (logger.openError) notices.push(logFileNotice(logFile, logger.openError));
+  else if (options.debug) notices.push(`Debug logging on; log file ${logFile}`);
   const log = logger.child("startup");
   log.info(`patchbay ${VERSION} starting`, { deno: Deno.version.deno });
   if (env.file.loaded) {

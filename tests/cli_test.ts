@@ -188,7 +188,8 @@ Deno.test("the log goes to the state directory by default, redacted, and --log-f
   const log = await Deno.readTextFile(join(box.home, ".local/state/patchbay/patchbay.log"));
   assert.match(log, /patchbay \d+\.\d+\.\d+ starting/);
   assert.ok(!log.includes("sk-live-abcdefghijklmnop"));
-  // --debug mirrors log lines to stderr.
+  // --debug says where the log is, and mirrors log lines to stderr.
+  assert.match(result.stderr, /Debug logging on; log file .*\.local\/state\/patchbay\/patchbay\.log/);
   assert.match(result.stderr, /DEBUG|INFO/);
 
   const denied = await runPatchbay(box, [
