@@ -8,6 +8,7 @@
 
 import { openConnections } from "../lib/connections/open.ts";
 import { EXIT } from "../lib/errors.ts";
+import { describeOAuthEvent } from "../lib/oauth/messages.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { stderrStyle } from "../lib/style.ts";
 import { VERSION } from "../lib/version.ts";
@@ -38,7 +39,13 @@ export async function chat(options: GlobalOptions): Promise<number> {
     console.error(
       `patchbay ${VERSION} — ${runtime.config.llm.provider}/${runtime.config.llm.model}`,
     );
-    const { manager, states } = await openConnections(runtime, { signal: interrupt.signal });
+    const { manager, states } = await openConnections(runtime, {
+      signal: interrupt.signal,
+      onOAuthEvent: (event) => {
+        const text = describeOAuthEvent(event);
+        if (text) console.error(text);
+      },
+    });
     try {
       if (interrupt.signal.aborted) return EXIT.interrupted;
       console.error(renderServerStatus(states, { style, redactor: runtime.logger.redactor }));
