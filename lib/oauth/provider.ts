@@ -20,8 +20,8 @@
  * - bounded step-up ({@linkcode MAX_STEP_UP_ATTEMPTS}) and re-authorization
  *   ({@linkcode MAX_REAUTHORIZATIONS}) per request, and refresh before expiry;
  * - tokens and client secrets registered with the log's redactor the moment they exist;
- * - a {@linkcode LoginClock} of the time spent waiting for the person, which the
- *   connection layer's timeouts leave out.
+ * - a clock of the time spent waiting for the person (a `LoginClock`, see
+ *   lib/transports/timing.ts), which the connection layer's timeouts leave out.
  *
  * @module
  */
