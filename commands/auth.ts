@@ -152,8 +152,8 @@ export async function authLogin(name: string, options: AuthLoginOptions): Promis
         break;
       case "not_required":
         console.log(
-          `'${name}' answered without asking for authorization: it needs no login. ` +
-            'If it does not support OAuth, remove "auth" from its entry.',
+          `'${name}' answered without asking for authorization: no login is needed now ` +
+            "(it publishes OAuth metadata, so patchbay logs in whenever it asks).",
         );
         break;
     }

@@ -494,3 +494,13 @@ export class SessionNotFoundError extends PatchbayError {
     super("session_not_found", message, { reason, remedy });
   }
 }
+
+// OAuth wiring: OAuth and the connection layer together.
+
+/**
+ * An HTTP server found unusable by the request OAuth sends before a login (unreachable,
+ * no endpoint at the URL, a server error). Reported as it is by `patchbay auth login`; in
+ * a session the connection diagnosis looks further (which port, which path), so the
+ * failure reads the same as for an entry without OAuth.
+ */
+export class ServerProbeFailedError extends ServerConnectError {}

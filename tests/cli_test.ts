@@ -189,7 +189,10 @@ Deno.test("the log goes to the state directory by default, redacted, and --log-f
   assert.match(log, /patchbay \d+\.\d+\.\d+ starting/);
   assert.ok(!log.includes("sk-live-abcdefghijklmnop"));
   // --debug says where the log is, and mirrors log lines to stderr.
-  assert.match(result.stderr, /Debug logging on; log file .*\.local\/state\/patchbay\/patchbay\.log/);
+  assert.match(
+    result.stderr,
+    /Debug logging on; log file .*\.local\/state\/patchbay\/patchbay\.log/,
+  );
   assert.match(result.stderr, /DEBUG|INFO/);
 
   const denied = await runPatchbay(box, [

@@ -20,6 +20,7 @@ import type { ConnectionEvent, ServerRequestHandlers } from "../connections/type
 import { CancelledError, PatchbayError } from "../errors.ts";
 import type { Memory, MemoryEvent } from "../memory/mod.ts";
 import { openMemory } from "../memory/mod.ts";
+import { describeOAuthEvent } from "../oauth/messages.ts";
 import { statePath } from "../paths.ts";
 import type { Runtime } from "../startup.ts";
 import type { Style } from "../style.ts";
@@ -132,6 +133,10 @@ export class ClientSession {
       ({ manager: this.manager } = await openConnections(runtime, {
         signal: options.signal,
         handlers,
+        onOAuthEvent: (event) => {
+          const text = describeOAuthEvent(event);
+          if (text) this.#notify(`${text}\n`);
+        },
       }));
     } finally {
       this.output.stopSpinner();
