@@ -36,7 +36,7 @@ import {
   sessionsShow,
 } from "./commands/sessions.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
-import type { GlobalOptions } from "./lib/startup.ts";
+import { type GlobalOptions, sessionLogger } from "./lib/startup.ts";
 import { stderrStyle } from "./lib/style.ts";
 import { didYouMean } from "./lib/text.ts";
 import { NAME, VERSION } from "./lib/version.ts";
@@ -253,5 +253,7 @@ function adoptTaskWorkingDirectory(): void {
 
 if (import.meta.main) {
   adoptTaskWorkingDirectory();
-  Deno.exit(await main(Deno.args));
+  const code = await main(Deno.args);
+  sessionLogger()?.close();
+  Deno.exit(code);
 }

@@ -72,7 +72,6 @@ export async function withServers<T>(
     }
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
-    runtime.logger.close();
   }
 }
 

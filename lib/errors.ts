@@ -17,6 +17,10 @@ export const EXIT = {
   usage: 2,
   /** Interrupted by the user (Ctrl+C), as shells report SIGINT. */
   interrupted: 130,
+  /** The reader of our output went away (`| head`), as shells report SIGPIPE. */
+  brokenPipe: 141,
+  /** Asked to stop (SIGTERM), as shells report it. */
+  terminated: 143,
 } as const;
 
 /** Stable identifiers for `--json` output and tests; never shown as prose. */
@@ -215,10 +219,11 @@ export class ConfigValidationError extends PatchbayError {
 
 /** The configuration file does not exist. */
 export class ConfigNotFoundError extends PatchbayError {
-  constructor(file: string, remedy: string) {
+  constructor(file: string, reason: string, remedy: string, cause?: unknown) {
     super("config_not_found", `Invalid configuration: ${file} not found`, {
-      reason: `no file at ${file}`,
+      reason,
       remedy,
+      cause,
     });
   }
 }
