@@ -38,7 +38,7 @@ import {
   sessionsShow,
 } from "./commands/sessions.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
-import type { GlobalOptions } from "./lib/startup.ts";
+import { type GlobalOptions, sessionLogger } from "./lib/startup.ts";
 import { stderrStyle } from "./lib/style.ts";
 import { didYouMean } from "./lib/text.ts";
 import { NAME, VERSION } from "./lib/version.ts";
@@ -281,5 +281,7 @@ function taskVariable(name: string): string | undefined {
 
 if (import.meta.main) {
   adoptTaskWorkingDirectory();
-  Deno.exit(await main(Deno.args));
+  const code = await main(Deno.args);
+  sessionLogger()?.close();
+  Deno.exit(code);
 }

@@ -16,7 +16,9 @@ import {
   PatchbayError,
 } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
+import { sessionLogger } from "../lib/startup.ts";
 import { Redactor } from "../lib/redact.ts";
+import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { createStyle, stderrStyle, type Style } from "../lib/style.ts";
 
 /** Anything thrown, as a {@linkcode PatchbayError} (unknown errors become internal ones). */
@@ -48,11 +50,13 @@ export function formatError(error: unknown, options: FormatOptions = {}): string
   const e = toPatchbayError(error);
   const style = options.style ?? createStyle(false);
   const redactor = options.redactor ?? new Redactor();
-  const lines = [`${style.red(style.bold("error:"))} ${style.bold(e.message)}`];
-  for (const detail of e.details) lines.push(`  ${detail}`);
-  lines.push(`  ${style.yellow("cause:")}  ${e.reason}`);
-  lines.push(`  ${style.green("remedy:")} ${e.remedy}`);
-  return redactor.redact(lines.join("\n"));
+  // Messages can quote what a server said: strip escapes before adding our own colours.
+  const clean = (text: string) => redactor.redact(stripTerminalEscapes(text));
+  const lines = [`${style.red(style.bold("error:"))} ${style.bold(clean(e.message))}`];
+  for (const detail of e.details) lines.push(`  ${clean(detail)}`);
+  lines.push(`  ${style.yellow("cause:")}  ${clean(e.reason)}`);
+  lines.push(`  ${style.green("remedy:")} ${clean(e.remedy)}`);
+  return lines.join("\n");
 }
 
 /** The error as one JSON object, for `--json` output. */
@@ -69,10 +73,32 @@ export function errorJson(error: unknown): Record<string, unknown> {
 
 /** Where {@linkcode runCommand} reports. */
 export interface BoundaryOptions {
-  /** The log, once start-up has opened it. */
+  /** The log, once start-up has opened it. @default the process's log (sessionLogger) */
   logger?: () => Logger | undefined;
   /** Print errors as JSON on stdout instead of text on stderr. @default false */
   json?: boolean;
+}
+
+/**
+ * The formatter the interactive session shows errors with: each error is logged as it is
+ * shown (CONTRACT.md 1.7: errors go to the log file too).
+ */
+export function errorPresenter(logger: Logger): (error: unknown) => string {
+  const style = stderrStyle();
+  return (error) => {
+    logError(logger, error);
+    return formatError(error, { style, redactor: logger.redactor });
+  };
+}
+
+/** Records an error in the log (internal errors with their stack, to be reported). */
+export function logError(logger: Logger | undefined, error: unknown): void {
+  const e = toPatchbayError(error);
+  logger?.write("error", "cli", e.message, {
+    code: e.code,
+    reason: e.reason,
+    stack: e.code === "internal" && e.cause instanceof Error ? e.cause.stack : undefined,
+  });
 }
 
 /**
@@ -86,13 +112,11 @@ export async function runCommand(
   try {
     return (await action()) ?? EXIT.ok;
   } catch (error) {
+    // Whoever read our output stopped (`patchbay run … | head -1`): nothing to tell them.
+    if (error instanceof Deno.errors.BrokenPipe) return EXIT.brokenPipe;
     const e = toPatchbayError(error);
-    const logger = options.logger?.();
-    logger?.write("error", "cli", e.message, {
-      code: e.code,
-      reason: e.reason,
-      stack: e.code === "internal" && e.cause instanceof Error ? e.cause.stack : undefined,
-    });
+    const logger = (options.logger ?? sessionLogger)();
+    logError(logger, e);
     if (options.json) {
       const text = JSON.stringify({ type: "error", error: errorJson(e) });
       console.log(logger ? logger.redactor.redact(text) : text);

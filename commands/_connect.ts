@@ -9,6 +9,7 @@ import type { ConnectionManager } from "../lib/connections/manager.ts";
 import { openConnections } from "../lib/connections/open.ts";
 import type { ServerStatus } from "../lib/connections/types.ts";
 import { CancelledError } from "../lib/errors.ts";
+import { describeOAuthEvent } from "../lib/oauth/messages.ts";
 import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { stderrStyle } from "../lib/style.ts";
 import { renderServerStatus } from "./_status.ts";
@@ -49,7 +50,14 @@ export async function withServers<T>(
       const chosen = new Set(select(runtime.config.servers.map((s) => s.name)));
       runtime.config.servers = runtime.config.servers.filter((s) => chosen.has(s.name));
     }
-    const { manager, states } = await openConnections(runtime, { signal: controller.signal });
+    const { manager, states } = await openConnections(runtime, {
+      signal: controller.signal,
+      // The authorization URL must always be shown, so a login can finish by hand.
+      onOAuthEvent: (event) => {
+        const text = describeOAuthEvent(event);
+        if (text) console.error(text);
+      },
+    });
     try {
       if (controller.signal.aborted) throw new CancelledError("connecting");
       const failed = states.filter((s) => !s.disabled && s.state !== "connected");
@@ -64,7 +72,6 @@ export async function withServers<T>(
     }
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
-    runtime.logger.close();
   }
 }
 

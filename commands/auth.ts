@@ -33,19 +33,15 @@ export interface AuthListOptions extends GlobalOptions {
 
 /** `patchbay auth list`: stored logins and configured OAuth servers. */
 export async function authList(options: AuthListOptions): Promise<number> {
-  const { config, logger } = await startUp(options);
-  try {
-    const store = new FileTokenStore();
-    const summaries = await loginSummaries(config, store, Date.now());
-    if (options.json) {
-      console.log(JSON.stringify({ store: store.location, logins: summaries }, null, 2));
-      return EXIT.ok;
-    }
-    console.log(renderSummaries(summaries, store.location, Date.now()));
+  const { config } = await startUp(options);
+  const store = new FileTokenStore();
+  const summaries = await loginSummaries(config, store, Date.now());
+  if (options.json) {
+    console.log(JSON.stringify({ store: store.location, logins: summaries }, null, 2));
     return EXIT.ok;
-  } finally {
-    logger.close();
   }
+  console.log(renderSummaries(summaries, store.location, Date.now()));
+  return EXIT.ok;
 }
 
 /** Every OAuth server in the configuration and every stored login, by server name. */
@@ -152,8 +148,8 @@ export async function authLogin(name: string, options: AuthLoginOptions): Promis
         break;
       case "not_required":
         console.log(
-          `'${name}' answered without asking for authorization: it needs no login. ` +
-            'If it does not support OAuth, remove "auth" from its entry.',
+          `'${name}' answered without asking for authorization: no login is needed now ` +
+            "(it publishes OAuth metadata, so patchbay logs in whenever it asks).",
         );
         break;
     }
@@ -161,7 +157,6 @@ export async function authLogin(name: string, options: AuthLoginOptions): Promis
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
     await oauth?.close();
-    logger.close();
   }
 }
 
@@ -177,47 +172,43 @@ export async function authLogout(
   options: AuthLogoutOptions,
 ): Promise<number> {
   const { config, logger } = await startUp(options);
-  try {
-    const store = new FileTokenStore();
-    const stored = (await store.list()).map((record) => record.server);
-    if (options.all && name !== undefined) {
-      throw new UsageError("give a server name or --all, not both");
-    }
-    const names = options.all ? stored : [requireKnown(config, stored, name)];
-    if (names.length === 0) {
-      console.log("No login is stored.");
-      return EXIT.ok;
-    }
-    const style = stdoutStyle();
-    for (const server of names) {
-      const entry = config.servers.find((s) => s.name === server);
-      const result = await logout(store, server, {
-        auth: entry && usesOAuth(entry) ? entry.auth : undefined,
-        log: logger.child("auth"),
-      });
-      if (!result.deleted) {
-        console.log(`Not logged in to '${server}': nothing to delete.`);
-        continue;
-      }
-      if (result.revocationProblem) {
-        console.log(
-          `${style.yellow("warning:")} could not revoke the tokens of '${server}' at its ` +
-            `authorization server (${result.revocationProblem}); they stay valid there until ` +
-            "they expire.",
-        );
-      }
-      const how = result.revoked.length > 0
-        ? "tokens revoked at the authorization server and deleted"
-        : result.revocationSupported
-        ? "stored login deleted"
-        : "stored login deleted (the authorization server offers no revocation, so the " +
-          "tokens stay valid there until they expire)";
-      console.log(`${style.green("✓")} Logged out of '${server}': ${how}.`);
-    }
-    return EXIT.ok;
-  } finally {
-    logger.close();
+  const store = new FileTokenStore();
+  const stored = (await store.list()).map((record) => record.server);
+  if (options.all && name !== undefined) {
+    throw new UsageError("give a server name or --all, not both");
   }
+  const names = options.all ? stored : [requireKnown(config, stored, name)];
+  if (names.length === 0) {
+    console.log("No login is stored.");
+    return EXIT.ok;
+  }
+  const style = stdoutStyle();
+  for (const server of names) {
+    const entry = config.servers.find((s) => s.name === server);
+    const result = await logout(store, server, {
+      auth: entry && usesOAuth(entry) ? entry.auth : undefined,
+      log: logger.child("auth"),
+    });
+    if (!result.deleted) {
+      console.log(`Not logged in to '${server}': nothing to delete.`);
+      continue;
+    }
+    if (result.revocationProblem) {
+      console.log(
+        `${style.yellow("warning:")} could not revoke the tokens of '${server}' at its ` +
+          `authorization server (${result.revocationProblem}); they stay valid there until ` +
+          "they expire.",
+      );
+    }
+    const how = result.revoked.length > 0
+      ? "tokens revoked at the authorization server and deleted"
+      : result.revocationSupported
+      ? "stored login deleted"
+      : "stored login deleted (the authorization server offers no revocation, so the " +
+        "tokens stay valid there until they expire)";
+    console.log(`${style.green("✓")} Logged out of '${server}': ${how}.`);
+  }
+  return EXIT.ok;
 }
 
 /** The named server, which must be configured with OAuth. */

@@ -10,7 +10,7 @@ import { TerminalOutput } from "../lib/repl/output.ts";
 import { ClientSession } from "../lib/repl/session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { stderrStyle, stdoutStyle } from "../lib/style.ts";
-import { formatError } from "./_boundary.ts";
+import { errorPresenter } from "./_boundary.ts";
 import { renderServerStatus } from "./_status.ts";
 
 /** Options of the interactive session. */
@@ -22,15 +22,15 @@ export interface ChatOptions extends GlobalOptions {
 }
 
 /**
- * Runs the interactive client until the person leaves. Exit code 0 when they leave,
- * 130 when start-up was interrupted; errors that stop start-up propagate to the boundary.
+ * Runs the interactive client until the person leaves. Exit code 0 when they leave, 130
+ * when start-up was interrupted, 143 on SIGTERM; errors that stop start-up propagate to
+ * the boundary.
  */
 export async function chat(options: ChatOptions): Promise<number> {
   const runtime = await startUp(options);
   const errStyle = stderrStyle();
   const output = new TerminalOutput({ spinner: Deno.stderr.isTerminal() });
-  const presentError = (error: unknown) =>
-    formatError(error, { style: errStyle, redactor: runtime.logger.redactor });
+  const presentError = errorPresenter(runtime.logger);
   const renderServers = (s: ClientSession) =>
     renderServerStatus(s.manager.states(), { style: errStyle, redactor: runtime.logger.redactor });
 
@@ -41,7 +41,9 @@ export async function chat(options: ChatOptions): Promise<number> {
   const onInterrupt = () => {
     if (!session?.interrupt()) startup.abort();
   };
+  let terminated = false;
   const onTerminate = () => {
+    terminated = true;
     session?.requestExit();
     startup.abort();
   };
@@ -57,15 +59,14 @@ export async function chat(options: ChatOptions): Promise<number> {
       resume: options.resume,
       signal: startup.signal,
     });
-    if (startup.signal.aborted) return EXIT.interrupted;
+    if (startup.signal.aborted) return terminated ? EXIT.terminated : EXIT.interrupted;
     session.editor.setCompleter(completerFor(session, renderServers));
     output.err(`${banner(session, renderServers)}\n`);
     await runLoop(session, renderServers);
-    return EXIT.ok;
+    return terminated ? EXIT.terminated : EXIT.ok;
   } finally {
     await session?.close();
     listeners.remove();
-    runtime.logger.close();
   }
 }
 

@@ -22,17 +22,14 @@ export interface ConfigCheckOptions extends GlobalOptions {
 export async function configCheck(options: ConfigCheckOptions): Promise<number> {
   const runtime = await startUp(options);
   const { config, logger } = runtime;
-  try {
-    if (options.json) {
-      console.log(JSON.stringify(logger.redactor.redactValue({ valid: true, config }), null, 2));
-      return EXIT.ok;
-    }
-    for (const notice of runtime.notices) console.error(notice);
-    console.log(summarize(config, stdoutStyle()));
+  if (options.json) {
+    console.log(JSON.stringify(logger.redactor.redactValue({ valid: true, config }), null, 2));
     return EXIT.ok;
-  } finally {
-    logger.close();
   }
+  for (const notice of runtime.notices) console.error(notice);
+  // Server URLs and commands can carry credentials (user:password@, ?api_key=).
+  console.log(logger.redactor.redact(summarize(config, stdoutStyle())));
+  return EXIT.ok;
 }
 
 /** A readable summary of a valid configuration. */

@@ -7,6 +7,7 @@
 
 import { EXIT } from "../lib/errors.ts";
 import { resourceServer } from "../lib/repl/resolve.ts";
+import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";
 import { only } from "./tools.ts";
 
@@ -29,9 +30,13 @@ export function read(uri: string, options: ReadOptions): Promise<number> {
       console.log(JSON.stringify({ server, ...result }, null, 2));
       return EXIT.ok;
     }
+    // Piped, the text is passed on byte for byte; on a terminal, a server's escape
+    // sequences could rewrite the screen, so they are removed.
+    const toTerminal = Deno.stdout.isTerminal();
     for (const content of result.contents) {
       if ("text" in content && typeof content.text === "string") {
-        await writeAll(new TextEncoder().encode(content.text));
+        const text = toTerminal ? stripTerminalEscapes(content.text) : content.text;
+        await writeAll(new TextEncoder().encode(text));
       } else if ("blob" in content && typeof content.blob === "string") {
         await writeAll(Uint8Array.from(atob(content.blob), (c) => c.charCodeAt(0)));
       }

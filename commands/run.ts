@@ -10,12 +10,13 @@
  */
 
 import { CancelledError, EXIT, UsageError } from "../lib/errors.ts";
+import type { Redactor } from "../lib/redact.ts";
 import { JsonEventsUi } from "../lib/repl/json_ui.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
 import { ClientSession } from "../lib/repl/session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { stderrStyle, stdoutStyle } from "../lib/style.ts";
-import { errorJson, formatError } from "./_boundary.ts";
+import { errorJson, errorPresenter } from "./_boundary.ts";
 import { renderServerStatus } from "./_status.ts";
 
 /** Options of `patchbay run`. */
@@ -51,7 +52,6 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     );
   }
   const runtime = await startUp(options);
-  const errStyle = stderrStyle();
   const output = new TerminalOutput({ spinner: !options.json && Deno.stderr.isTerminal() });
   const json = options.json
     ? new JsonEventsUi({
@@ -60,8 +60,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
       redactor: runtime.logger.redactor,
     })
     : undefined;
-  const presentError = (error: unknown) =>
-    formatError(error, { style: errStyle, redactor: runtime.logger.redactor });
+  const presentError = errorPresenter(runtime.logger);
   const controller = new AbortController();
   const onInterrupt = () => controller.abort();
   Deno.addSignalListener("SIGINT", onInterrupt);
@@ -83,7 +82,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
       // stdin is the prompt (or not a terminal): only a terminal on both ends can answer.
       interactive: !json && Deno.stdin.isTerminal() && Deno.stderr.isTerminal(),
     });
-    reportServers(session, json, output);
+    reportServers(session, json, output, runtime.logger.redactor);
     if (!session.agent) throw session.modelError;
     const result = await session.agent.runTurn(prompt, { signal: controller.signal });
     if (json) {
@@ -111,7 +110,6 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     output.stopSpinner();
     await session?.close();
     Deno.removeSignalListener("SIGINT", onInterrupt);
-    runtime.logger.close();
   }
 }
 
@@ -120,6 +118,7 @@ function reportServers(
   session: ClientSession,
   json: JsonEventsUi | undefined,
   output: TerminalOutput,
+  redactor: Redactor,
 ): void {
   const states = session.manager.states();
   if (json) {
@@ -135,5 +134,5 @@ function reportServers(
   }
   const failed = states.filter((s) => !s.disabled && s.state !== "connected");
   if (failed.length === 0) return;
-  output.err(`${renderServerStatus(failed, { style: stderrStyle() })}\n`);
+  output.err(`${renderServerStatus(failed, { style: stderrStyle(), redactor })}\n`);
 }

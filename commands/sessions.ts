@@ -106,20 +106,16 @@ async function withMemory(
 ): Promise<number> {
   const runtime = await startUp(options);
   const { logger } = runtime;
+  if (!options.json) { for (const notice of runtime.notices) console.error(notice); }
+  const memory = await openMemory(runtime.config.memory, runtime.env, {
+    log: logger.child("memory"),
+    redactor: logger.redactor,
+    strict: true,
+  });
   try {
-    if (!options.json) { for (const notice of runtime.notices) console.error(notice); }
-    const memory = await openMemory(runtime.config.memory, runtime.env, {
-      log: logger.child("memory"),
-      redactor: logger.redactor,
-      strict: true,
-    });
-    try {
-      return await work(memory, runtime);
-    } finally {
-      await memory.close();
-    }
+    return await work(memory, runtime);
   } finally {
-    logger.close();
+    await memory.close();
   }
 }
 

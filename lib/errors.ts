@@ -19,6 +19,10 @@ export const EXIT = {
   usage: 2,
   /** Interrupted by the user (Ctrl+C), as shells report SIGINT. */
   interrupted: 130,
+  /** The reader of our output went away (`| head`), as shells report SIGPIPE. */
+  brokenPipe: 141,
+  /** Asked to stop (SIGTERM), as shells report it. */
+  terminated: 143,
 } as const;
 
 /** Stable identifiers for `--json` output and tests; never shown as prose. */
@@ -217,10 +221,11 @@ export class ConfigValidationError extends PatchbayError {
 
 /** The configuration file does not exist. */
 export class ConfigNotFoundError extends PatchbayError {
-  constructor(file: string, remedy: string) {
+  constructor(file: string, reason: string, remedy: string, cause?: unknown) {
     super("config_not_found", `Invalid configuration: ${file} not found`, {
-      reason: `no file at ${file}`,
+      reason,
       remedy,
+      cause,
     });
   }
 }
@@ -524,3 +529,13 @@ export class SessionNotFoundError extends PatchbayError {
     super("session_not_found", message, { reason, remedy });
   }
 }
+
+// OAuth wiring: OAuth and the connection layer together.
+
+/**
+ * An HTTP server found unusable by the request OAuth sends before a login (unreachable,
+ * no endpoint at the URL, a server error). Reported as it is by `patchbay auth login`; in
+ * a session the connection diagnosis looks further (which port, which path), so the
+ * failure reads the same as for an entry without OAuth.
+ */
+export class ServerProbeFailedError extends ServerConnectError {}

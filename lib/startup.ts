@@ -45,7 +45,19 @@ export const PROJECT_DIR: string = import.meta.url.startsWith("file:")
   ? fileURLToPath(new URL("..", import.meta.url))
   : Deno.cwd();
 
-/** Loads the environment, then opens the log, then reads the configuration. */
+/** The log opened by the last {@linkcode startUp}: the command boundary logs errors to it. */
+let sessionLog: Logger | undefined;
+
+/** The process's log, once start-up has opened it. */
+export function sessionLogger(): Logger | undefined {
+  return sessionLog;
+}
+
+/**
+ * Loads the environment, then opens the log, then reads the configuration. The log stays
+ * open until the process ends (`main.ts` closes it), so errors that end a command are
+ * logged too.
+ */
 export async function startUp(options: GlobalOptions): Promise<Runtime> {
   const notices: string[] = [];
   const env = await loadEnvironment({
@@ -61,7 +73,10 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
     mirror: options.debug ?? false,
     redactor,
   });
+  sessionLog?.close();
+  sessionLog = logger;
   if (logger.openError) notices.push(logFileNotice(logFile, logger.openError));
+  else if (options.debug) notices.push(`Debug logging on; log file ${logFile}`);
   const log = logger.child("startup");
   log.info(`patchbay ${VERSION} starting`, { deno: Deno.version.deno });
   if (env.file.loaded) {
@@ -91,8 +106,13 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
 
 function logFileNotice(path: string, error: Error): string {
   const flag = denoPermissionFlag(error);
-  const why = flag ? `patchbay has no Deno write permission there; add ${flag}` : error.message;
-  return `Cannot write the log file ${path} (${why}); logging is off. ` +
+  if (flag) {
+    return `Cannot write the log file ${path}: patchbay runs without Deno write permission ` +
+      `there; logging is off. Add ${flag} to the deno command (\`patchbay permissions\` ` +
+      "prints the flags for your configuration), or use a log file under " +
+      "~/.local/state/patchbay.";
+  }
+  return `Cannot write the log file ${path} (${error.message}); logging is off. ` +
     "Pass --log-file with a writable path to keep a log.";
 }
 

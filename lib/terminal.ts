@@ -22,3 +22,52 @@ export function stripTerminalEscapes(text: string): string {
     // Remaining C0 (except \t \n) and C1 controls, and lone ESC
     .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "");
 }
+
+/** A complete escape sequence starting at the match position (OSC, CSI, two-character). */
+const COMPLETE_SEQUENCE = /\u001b(?:\][\s\S]*?(?:\u0007|\u001b\\)|\[[0-?]*[ -/]*[@-~]|[@-Z\\^_])/y;
+/** Longest unfinished sequence held back; longer is not an escape worth waiting for. */
+const MAX_HELD = 4096;
+
+/** Whether `tail` (starting with ESC) could still become a complete sequence. */
+function unfinished(tail: string): boolean {
+  return tail === "\u001b" ||
+    /^\u001b\[[0-?]*[ -/]*$/.test(tail) ||
+    /^\u001b\][^\u0007]*$/.test(tail);
+}
+
+/**
+ * {@linkcode stripTerminalEscapes} for text that arrives in pieces (a streamed answer): a
+ * sequence split between two pieces is held back until it is complete, then removed,
+ * instead of leaving its printable half (`[31m`, `]0;title`) on the screen.
+ */
+export class TerminalEscapeFilter {
+  #held = "";
+
+  /** The piece, stripped, minus any unfinished sequence at its end. */
+  push(piece: string): string {
+    let text = this.#held + piece;
+    this.#held = "";
+    let at = text.indexOf("\u001b");
+    while (at >= 0) {
+      COMPLETE_SEQUENCE.lastIndex = at;
+      const match = COMPLETE_SEQUENCE.exec(text);
+      if (match) {
+        at = text.indexOf("\u001b", at + match[0].length);
+      } else if (unfinished(text.slice(at)) && text.length - at <= MAX_HELD) {
+        this.#held = text.slice(at);
+        text = text.slice(0, at);
+        break;
+      } else {
+        at = text.indexOf("\u001b", at + 1);
+      }
+    }
+    return stripTerminalEscapes(text);
+  }
+
+  /** Whatever was held back, stripped (the stream ended). */
+  end(): string {
+    const rest = stripTerminalEscapes(this.#held);
+    this.#held = "";
+    return rest;
+  }
+}

@@ -11,7 +11,14 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { ConnectionManager } from "../lib/connections/manager.ts";
 import type { ServerConfig } from "../lib/config/types.ts";
-import { type PatchbayError, REMEDY } from "../lib/errors.ts";
+import {
+  BearerRejectedError,
+  OAuthUnsupportedError,
+  type PatchbayError,
+  REMEDY,
+} from "../lib/errors.ts";
+import { silentLog } from "../lib/log.ts";
+import { createOAuthRuntime, FileTokenStore, type OAuthRuntime } from "../lib/oauth/mod.ts";
 import { everythingEntry, NODE } from "./support/deps.ts";
 import { DENO } from "./support/deps.ts";
 import {
@@ -24,8 +31,8 @@ import {
 } from "./support/servers.ts";
 
 /** Connects one entry and returns its diagnosed error (asserting the common shape). */
-async function diagnosed(entry: ServerConfig): Promise<PatchbayError> {
-  await using manager = new ConnectionManager({ servers: [entry] });
+async function diagnosed(entry: ServerConfig, oauth?: OAuthRuntime): Promise<PatchbayError> {
+  await using manager = new ConnectionManager({ servers: [entry], oauth });
   const [status] = await manager.start();
   assert.equal(status.state, "failed", `expected a failure, got ${status.state}`);
   const error = status.error!;
@@ -98,19 +105,75 @@ Deno.test("a JSON answer that is not MCP", async () => {
   assert.equal(error.remedy, REMEDY.wrongAddress);
 });
 
+/**
+ * The session's OAuth runtime, as start-up creates it, with its own token store; no
+ * login may ever open a browser in these tests.
+ */
+async function oauthFor(entry: ServerConfig) {
+  const dir = await Deno.makeTempDir({ prefix: "patchbay-diagnose-" });
+  const runtime = createOAuthRuntime([entry], {
+    log: silentLog,
+    store: new FileTokenStore({ dir }),
+    opener: (url) => Promise.reject(new Error(`no browser may open here (${url.href})`)),
+  })!;
+  return {
+    runtime,
+    async [Symbol.asyncDispose]() {
+      await runtime.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
 Deno.test("OAuth configured for a server that publishes no OAuth metadata", async () => {
+  // A server that answers without asking for credentials: OAuth is not what it speaks.
   await using server = await startEverythingHttp("streamableHttp");
-  const error = await diagnosed(
-    httpEntry("everything", `${server.origin}/mcp`, { auth: { method: "oauth" } }),
-  );
-  assert.match(
+  const open = httpEntry("everything", `${server.origin}/mcp`, { auth: { method: "oauth" } });
+  await using oauth = await oauthFor(open);
+  const error = await diagnosed(open, oauth.runtime);
+  assert.ok(error instanceof OAuthUnsupportedError, String(error));
+  assert.equal(
     error.reason,
-    /^auth\.method is "oauth" but http:\/\/127\.0\.0\.1:\d+ publishes no OAuth metadata/,
+    `"auth": {"method": "oauth"} is set, but ${server.origin}/mcp answered initialize without ` +
+      `asking for credentials and ${server.origin} publishes no OAuth metadata: no ` +
+      `protected-resource metadata (RFC 9728) and no authorization-server metadata at ` +
+      `${server.origin}/ (RFC 8414 / OpenID discovery), so it does not support OAuth`,
   );
-  assert.match(error.reason, /answered initialize without asking for credentials/);
-  assert.match(error.reason, /\/\.well-known\/oauth-protected-resource/);
-  assert.match(error.reason, /\/\.well-known\/oauth-authorization-server/);
   assert.equal(error.remedy, REMEDY.oauthUnsupported);
+
+  // One that demands a token but publishes no OAuth metadata: the same answer.
+  await using guarded = serve(() =>
+    new Response("unauthorized", { status: 401, headers: { "www-authenticate": "Bearer" } })
+  );
+  const closed = httpEntry("api", `${guarded.origin}/mcp`, { auth: { method: "oauth" } });
+  await using oauth2 = await oauthFor(closed);
+  const refused = await diagnosed(closed, oauth2.runtime);
+  assert.ok(refused instanceof OAuthUnsupportedError, String(refused));
+  assert.match(
+    refused.reason,
+    /^"auth": \{"method": "oauth"\} is set, but http:\/\/127\.0\.0\.1:\d+ publishes no OAuth metadata/,
+  );
+  assert.equal(refused.remedy, REMEDY.oauthUnsupported);
+});
+
+Deno.test("an OAuth entry the server behind cannot serve is diagnosed like any entry", async () => {
+  // The request OAuth sends before a login finds the problem; the diagnosis names it.
+  const port = freePort();
+  const offline = httpEntry("api", `http://127.0.0.1:${port}/mcp`, { auth: { method: "oauth" } });
+  await using oauth = await oauthFor(offline);
+  const refused = await diagnosed(offline, oauth.runtime);
+  assert.equal(
+    refused.reason,
+    `Connection refused: nothing is listening at 127.0.0.1:${port} (the server is not running at the configured address)`,
+  );
+  assert.ok(refused.remedy.startsWith(REMEDY.notRunning), refused.remedy);
+
+  await using server = await startEverythingHttp("streamableHttp");
+  const typo = httpEntry("everything", `${server.origin}/wrong`, { auth: { method: "oauth" } });
+  await using oauth2 = await oauthFor(typo);
+  const wrongPath = await diagnosed(typo, oauth2.runtime);
+  assert.match(wrongPath.reason, /^HTTP 404 Not Found at .*\/wrong: nothing serves MCP/);
+  assert.equal(wrongPath.remedy, `set "url" to ${server.origin}/mcp (found by probing)`);
 });
 
 Deno.test("credentials required: without a token, and with a rejected one", async () => {
@@ -131,10 +194,13 @@ Deno.test("credentials required: without a token, and with a rejected one", asyn
       headers: { Authorization: "Bearer expired-token" },
     }),
   );
+  assert.ok(withToken instanceof BearerRejectedError, String(withToken));
   assert.equal(
     withToken.reason,
-    'the server rejected the credentials sent in "headers" (HTTP 401 Unauthorized)',
+    "the server refused the token in headers.Authorization (HTTP 401); it is wrong, expired " +
+      "or revoked",
   );
+  assert.match(withToken.remedy, /^put a current token in headers\.Authorization/);
 });
 
 Deno.test("a server error (HTTP 500)", async () => {

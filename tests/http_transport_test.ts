@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/client";
 import { HttpTransport, type HttpTransportOptions } from "../lib/transports/http.ts";
 import { type HttpFixture, startHttpFixture } from "./fixtures/http_server.ts";
+import { DENO } from "./support/deps.ts";
 import { eventually, RecordingLog } from "./support/servers.ts";
 
 /** A connected SDK client over {@linkcode HttpTransport} to the fixture. */
@@ -180,4 +181,17 @@ Deno.test("timeout bounds the wait for response headers", async () => {
   listener.close();
   for (const connection of held) connection.close();
   await accepting.catch(() => {});
+});
+
+Deno.test("closing ends an event stream even after garbage collection", async () => {
+  // In a subprocess: collecting garbage on demand needs a V8 flag this test run lacks.
+  const fixture = new URL("./fixtures/stream_close_after_gc.ts", import.meta.url).pathname;
+  const output = await new Deno.Command(DENO, {
+    args: ["run", "--allow-net=127.0.0.1", "--v8-flags=--expose-gc", fixture],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(output.stderr);
+  assert.equal(output.code, 0, stderr);
+  assert.equal(new TextDecoder().decode(output.stdout).trim(), "cancelled", stderr);
 });

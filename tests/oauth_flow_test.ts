@@ -3,7 +3,10 @@
  * SDK's server behind a test authorization server), with the real callback listener on
  * the contract's port 3000 and a headless browser that follows the authorization URL.
  *
- * Every test that binds port 3000 lives in this file, so they never run concurrently.
+ * Port 3000: the tests here bind it, and so do some in oauth_session_test.ts (OAuth
+ * through the connection manager and the entry point). Deno runs the tests of a file in
+ * order and test files one after another (the `test` task never passes `--parallel`), so
+ * no two logins ever compete for the port. Never run these files with `--parallel`.
  *
  * @module
  */
@@ -369,8 +372,15 @@ Deno.test("several servers needing login are handled one after another on port 3
     runtime.providerFor(a)!.ensureLogin(),
     runtime.providerFor(b)!.ensureLogin(),
   ]);
-  while (!h.events.some((e) => e.type === "queued")) {
-    await new Promise((resolve) => setTimeout(resolve, 5));
+  // The logins are watched while the test waits, so that one failing meanwhile is this
+  // test's failure, not an unhandled rejection that ends the whole file.
+  let over = false;
+  logins.then(() => over = true, () => over = true);
+  const isQueued = () => h.events.some((e) => e.type === "queued");
+  while (!over && !isQueued()) await new Promise((resolve) => setTimeout(resolve, 5));
+  if (!isQueued()) {
+    await logins;
+    assert.fail("both logins finished without one waiting for the other");
   }
   assert.equal(h.browser.opened.length, 1, "the second login waits before opening a browser");
   release();

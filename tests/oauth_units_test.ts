@@ -10,13 +10,17 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { CancelledError, OAuthFailedError } from "../lib/errors.ts";
-import { Logger } from "../lib/log.ts";
+import { Logger, silentLog } from "../lib/log.ts";
 import { browserCommands, openBrowser, splitWords } from "../lib/oauth/browser.ts";
+import { AuthorizationBroker, type OAuthEvent } from "../lib/oauth/broker.ts";
+import { type BrowserOpener } from "../lib/oauth/browser.ts";
 import { CallbackListener } from "../lib/oauth/callback.ts";
 import { describeOAuthEvent } from "../lib/oauth/messages.ts";
 import { findPortHolder, listeningInodes } from "../lib/oauth/port_holder.ts";
+import { FileTokenStore, PatchbayOAuthProvider } from "../lib/oauth/mod.ts";
 import { withSdkWarningsLogged } from "../lib/oauth/sdk_warnings.ts";
 import { DENO } from "./support/deps.ts";
+import { httpEntry } from "./support/oauth_harness.ts";
 
 async function tempDir() {
   const path = await Deno.makeTempDir({ prefix: "patchbay-units-" });
@@ -202,6 +206,127 @@ Deno.test("callback listener: issuer checks (RFC 9207), timeout and cancellation
   } finally {
     await listener.close();
   }
+});
+
+/** A broker on a random port whose "browser" only records the URLs it was given. */
+function quietBroker(
+  opener: BrowserOpener = () => Promise.resolve({ opened: true, command: "x" }),
+) {
+  const events: OAuthEvent[] = [];
+  const broker = new AuthorizationBroker({
+    port: freePort(),
+    onEvent: (event) => events.push(event),
+    opener,
+    timeoutMs: 5_000,
+  });
+  const login = (server: string, signal?: AbortSignal) =>
+    broker.authorize({
+      server,
+      url: new URL(`http://127.0.0.1:9/authorize?state=${server}`),
+      state: server,
+      issRequired: false,
+      reason: "login",
+      signal,
+    }, (callback) => Promise.resolve(callback.code));
+  const answer = async (state: string) => {
+    const response = await fetch(`${broker.redirectUri}?state=${state}&code=code-${state}`);
+    await response.body?.cancel();
+  };
+  const started = () =>
+    events.filter((e) => e.type === "authorization_started").map((e) => e.server);
+  return { broker, events, login, answer, started };
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+Deno.test("broker: a login requested before the one ahead has started is still queued behind it", async () => {
+  const t = quietBroker();
+  // Requested in the same tick: the first has not reached its browser yet. The second
+  // must say it waits (the person sees why nothing opens) and take its turn after.
+  const first = t.login("alpha");
+  const second = t.login("beta");
+  const both = Promise.allSettled([first, second]);
+  try {
+    assert.deepEqual(t.events.filter((e) => e.type === "queued"), [
+      { type: "queued", server: "beta", behind: "alpha" },
+    ]);
+    await until(() => t.started().length === 1);
+    assert.deepEqual(t.started(), ["alpha"]);
+    await t.answer("alpha");
+    assert.equal(await first, "code-alpha");
+    await until(() => t.started().length === 2);
+    await t.answer("beta");
+    assert.equal(await second, "code-beta");
+    assert.deepEqual(t.started(), ["alpha", "beta"]);
+  } finally {
+    await t.broker.close();
+    await both;
+  }
+});
+
+Deno.test("broker: a login cancelled while the browser opener still runs fails that login only", async () => {
+  let openerDone!: () => void;
+  const openerFinished = new Promise<void>((resolve) => openerDone = resolve);
+  // A slow opener that then reports no browser, as xdg-open can after its grace period.
+  const t = quietBroker(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    openerDone();
+    return { opened: false, reason: "no browser" };
+  });
+  try {
+    const controller = new AbortController();
+    const login = t.login("alpha", controller.signal);
+    await until(() => t.started().length === 1);
+    controller.abort();
+    // Before the fix the callback was awaited only after the opener returned: this
+    // cancellation was an unhandled rejection, which ends a Deno process (and this file).
+    await assert.rejects(login, CancelledError);
+    await openerFinished;
+    assert.ok(
+      !t.events.some((e) => e.type === "browser_failed"),
+      "no 'open the URL by hand' once the login is over",
+    );
+    // The port is free again.
+    Deno.listen({ hostname: "127.0.0.1", port: t.broker.listener.port }).close();
+  } finally {
+    await t.broker.close();
+  }
+});
+
+Deno.test("provider: a request already cancelled when refused starts no login", async () => {
+  await using dir = await tempDir();
+  const opened: string[] = [];
+  let oauthRequests = 0;
+  const provider = new PatchbayOAuthProvider({
+    server: httpEntry("notes", "http://127.0.0.1:9/mcp"),
+    store: new FileTokenStore({ dir: join(dir.path, "oauth") }),
+    broker: new AuthorizationBroker({
+      port: freePort(),
+      opener: (url) => {
+        opened.push(url.href);
+        return Promise.resolve({ opened: true, command: "x" });
+      },
+    }),
+    log: silentLog,
+    fetch: () => {
+      oauthRequests++;
+      return Promise.reject(new TypeError("no network in this test"));
+    },
+  });
+  const refusing = provider.wrapFetch(() => Promise.resolve(new Response("", { status: 401 })));
+  const controller = new AbortController();
+  controller.abort();
+  await assert.rejects(
+    refusing("http://127.0.0.1:9/mcp", { method: "POST", signal: controller.signal }),
+    CancelledError,
+  );
+  // Nobody would have awaited that login: its failure would have gone unheard (or, once
+  // it timed out, unhandled).
+  assert.equal(oauthRequests, 0, "no discovery");
+  assert.deepEqual(opened, []);
+  assert.equal(provider.loginInProgress, undefined);
 });
 
 Deno.test("SDK warnings go to the log while patchbay runs the SDK's auth code", async () => {

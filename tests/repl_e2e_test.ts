@@ -95,7 +95,11 @@ Deno.test("every slash command, through a real terminal", async () => {
   const history = await repl.send("/history", "conversation ");
   assert.match(history, /you\s+hi there/);
   assert.match(history, /model\s+Hello from the \*\*model\*\*\./);
-  assert.match(await repl.send("/api_stats", "total"), /request/i);
+  const stats = await repl.send("/api_stats", "tool_call_timeout");
+  assert.match(stats, /Requests: +2/);
+  assert.match(stats, /Total tokens: +220/);
+  assert.match(stats, /scripted-model: 2 requests, 200 prompt \+ 20 completion = 220 tokens/);
+  assert.match(stats, /request_limit: unlimited \(2 used\)/);
 
   const status = await repl.send("/status", "Uptime");
   assert.match(status, /Version\s+patchbay/);
@@ -276,12 +280,20 @@ Deno.test("an elicitation request is a form in the terminal", async () => {
     () => repl.tmux.submit("1815-12-10"),
     "Integer (whole number, default 42):",
   );
-  for (let i = 0; i < 7; i++) {
-    // The remaining fields keep their defaults.
-    await repl.tmux.press("Enter");
-    await new Promise((r) => setTimeout(r, 150));
+  // The remaining fields keep their defaults: Enter at each prompt, as it appears.
+  for (
+    const field of [
+      "Number in range 1-1000 (number, default 3.14):",
+      "Untitled Single Select Enum",
+      "Untitled Multiple Select Enum",
+      "Titled Single Select Enum",
+      "Titled Multiple Select Enum",
+      "Legacy Titled Single Select Enum",
+    ]
+  ) {
+    await repl.expectNext(() => repl.tmux.press("Enter"), field);
   }
-  await repl.tmux.waitFor("Thanks for the details.");
+  await repl.expectNext(() => repl.tmux.press("Enter"), "Thanks for the details.");
   const result =
     llm.requests.at(-1)!.body.messages.find((m: { role: string }) => m.role === "tool").content;
   assert.match(result, /User provided the requested information/);
@@ -289,4 +301,20 @@ Deno.test("an elicitation request is a form in the terminal", async () => {
   assert.match(result, /Agreed to terms: true/);
   assert.match(result, /Email: ada@example\.org/);
   assert.match(result, /Favorite Integer: 42/);
+});
+
+Deno.test("Ctrl+C during a form withdraws it: the prompt is clean and nothing typed leaks", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, replConfig(box, llm));
+  await using repl = await startRepl(box, { args: ["--yes"] });
+  llm.enqueue({ toolCalls: [{ name: "everything__trigger-elicitation-request", arguments: {} }] });
+  await repl.expectNext(() => repl.tmux.submit("ask me things"), "ccept and fill in");
+  await repl.expectNext(() => repl.tmux.press("a"), "String*:");
+  await repl.tmux.type("half typed");
+  await repl.expectNext(() => repl.tmux.press("C-c"), "⊘ cancelled");
+  await repl.send("/status", "Uptime");
+  // One echo of what was typed: no second reader of the keyboard is left behind.
+  assert.match(await repl.tmux.screen(), /^› \/status$/m);
+  assert.equal(llm.requests.length, 1, "nothing typed into the form reached the model");
 });

@@ -42,6 +42,6 @@ Deno.test("the entry point runs under the start task's flags: granted folders wo
   // The working directory is not writable under the start task: the log cannot go there.
   const refused = await runPatchbay(box, ["--log-file", "here.log", "config", "check"]);
   assert.equal(refused.code, 0, refused.stderr);
-  assert.match(refused.stderr, /add --allow-write=.*here\.log/);
+  assert.match(refused.stderr, /Add --allow-write=.*here\.log/);
   await assert.rejects(Deno.stat(`${box.cwd}/here.log`), Deno.errors.NotFound);
 });

@@ -11,6 +11,7 @@ import type { z } from "zod";
 import { DEFAULTS } from "../defaults.ts";
 import type { Environment } from "../env.ts";
 import {
+  ConfigNotFoundError,
   type ConfigProblem,
   ConfigSyntaxError,
   ConfigValidationError,
@@ -87,11 +88,12 @@ function readError(path: string, error: unknown): PatchbayError {
   const flag = denoPermissionFlag(error);
   if (flag) return new DenoPermissionError(flag, `reading ${path}`, error);
   if (error instanceof Deno.errors.NotFound) {
-    return new PatchbayError("config_not_found", `Invalid configuration: ${path} not found`, {
-      reason: `there is no file at ${resolve(path)}`,
-      remedy: `create it (copy ${DEFAULTS.exampleConfigFile} to start) or pass --config <path>`,
-      cause: error,
-    });
+    return new ConfigNotFoundError(
+      path,
+      `there is no file at ${resolve(path)}`,
+      `create it (copy ${DEFAULTS.exampleConfigFile} to start) or pass --config <path>`,
+      error,
+    );
   }
   if (error instanceof Deno.errors.PermissionDenied) {
     return new PermissionDeniedError(

@@ -9,7 +9,6 @@
 import type {
   LoggingLevel,
   LoggingMessageNotification,
-  OAuthClientProvider,
   RequestOptions,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
@@ -21,7 +20,9 @@ import {
   ServerUnavailableError,
 } from "../errors.ts";
 import type { Log, LogLevel } from "../log.ts";
+import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { HttpTransport } from "../transports/http.ts";
+import { startDeadline } from "../transports/timing.ts";
 import { cleanText, isConnectionLoss, RECONNECT_REMEDY, requestError } from "./failures.ts";
 import { type ListName, type Lists, openSession, Session, type SessionOptions } from "./session.ts";
 import { assertTransition } from "./state.ts";
@@ -70,8 +71,12 @@ export interface ConnectionOptions {
   emit: (event: ConnectionEvent) => void;
   /** Called whenever this server's lists or connectedness change. */
   changed: () => void;
-  session: Omit<SessionOptions, "log" | "hooks" | "signal" | "authProvider" | "cleanup">;
-  authProvider?: OAuthClientProvider;
+  session: Omit<SessionOptions, "log" | "hooks" | "signal" | "oauth" | "cleanup">;
+  /**
+   * The OAuth provider of an entry with `auth.method: oauth`: the same one for every
+   * attempt, so reconnects and `/refresh` reuse its tokens (no second browser login).
+   */
+  oauth?: PatchbayOAuthProvider;
   backoff: BackoffPolicy;
   /** Log level to ask of the server once connected, if any. */
   logLevel: () => LoggingLevel | undefined;
@@ -126,6 +131,11 @@ export class ServerConnection {
   /** The last lists the server gave (kept while it is away, so names stay stable). */
   get lists(): Lists {
     return this.#lists;
+  }
+
+  /** Time spent in this server's browser logins, which its timeouts leave out. */
+  get oauth(): PatchbayOAuthProvider | undefined {
+    return this.#options.oauth;
   }
 
   /** The live session, when connected. */
@@ -228,17 +238,18 @@ export class ServerConnection {
     const controller = new AbortController();
     const timedOut = new Error(`${what} timed out`);
     const cancelled = new Error(`${what} cancelled`);
-    // The SDK's own timers reset on progress; this one does not: the bound holds.
-    const timer = setTimeout(() => controller.abort(timedOut), ms);
+    // The SDK's own timers reset on progress; this one does not: the bound holds. It
+    // stops while the person logs in again (a refused token mid-session).
+    const cancelDeadline = startDeadline(ms, () => controller.abort(timedOut), session.oauth);
     const onAbort = () => controller.abort(cancelled);
     options.signal?.addEventListener("abort", onAbort, { once: true });
     const onProgress = options.onProgress;
     try {
       return await run(session, {
         signal: controller.signal,
-        timeout: ms,
+        timeout: session.sdkTimeoutMs(ms),
         resetTimeoutOnProgress: true,
-        maxTotalTimeout: ms,
+        maxTotalTimeout: session.sdkTimeoutMs(ms),
         onprogress: onProgress &&
           ((p) => onProgress({ progress: p.progress, total: p.total, message: p.message })),
       });
@@ -262,7 +273,7 @@ export class ServerConnection {
       }
       throw failure;
     } finally {
-      clearTimeout(timer);
+      cancelDeadline();
       options.signal?.removeEventListener("abort", onAbort);
     }
   }
@@ -314,7 +325,7 @@ export class ServerConnection {
         ...this.#options.session,
         log: this.#log,
         signal: this.#closed.signal,
-        authProvider: this.#options.authProvider,
+        oauth: this.#options.oauth,
         cleanup: (closing) => this.#cleanup(closing),
         hooks: {
           listChanged: (list) =>

@@ -19,6 +19,7 @@ import {
   PatchbayError,
   REMEDY,
   ServerConnectError,
+  ServerProbeFailedError,
 } from "../errors.ts";
 import { abridge } from "../text.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
@@ -68,9 +69,14 @@ export interface FailureContext {
   probeTimeoutMs?: number;
 }
 
-/** The diagnosed failure (an error already typed by patchbay is kept as it is). */
+/**
+ * The diagnosed failure. An error already typed by patchbay is kept as it is (the OAuth
+ * provider's, a refused bearer token), except a server found unusable by the request OAuth
+ * sends before a login: that one is diagnosed like any other entry's.
+ */
 export async function diagnose(context: FailureContext): Promise<PatchbayError> {
-  if (context.error instanceof PatchbayError) return context.error;
+  const error = context.error;
+  if (error instanceof PatchbayError && !(error instanceof ServerProbeFailedError)) return error;
   const flag = denoPermissionFlag(context.error) ??
     denoPermissionFlag(context.stdio?.spawnError);
   if (flag) return permissionDenied(context.server, flag, context.error);
@@ -512,26 +518,6 @@ async function findEndpoint(
     if (probe.kind === "streamable" || probe.kind === "sse") return { url: target.href, transport };
   }
   return undefined;
-}
-
-/**
- * For `auth.method: oauth`: the server must publish OAuth metadata (or challenge with
- * one); a plain server fails the contract's way. `undefined` when OAuth looks possible or
- * the address does not answer (the connection diagnosis then explains that).
- */
-export async function checkOAuthSupport(
-  server: HttpServerConfig,
-  probeMs = DIAGNOSIS_PROBE_MS,
-): Promise<ServerConnectError | undefined> {
-  const probe = await probeOAuthMetadata(server.url, probeMs);
-  if (probe.found || probe.unreachable) return undefined;
-  const origin = new URL(server.url).origin;
-  return new ServerConnectError(server.name, {
-    reason: `auth.method is "oauth" but ${origin} publishes no OAuth metadata ` +
-      `(${probe.openWithoutAuth ? "it answered initialize without asking for credentials, " : ""}` +
-      `and found none at ${probe.probed.map((p) => new URL(p).pathname).join(", ")})`,
-    remedy: REMEDY.oauthUnsupported,
-  });
 }
 
 // -------------------------------------------------------------------------- helpers

@@ -4,8 +4,12 @@
  * catalogue of tools, prompts and resources.
  *
  * - Start-up connects all enabled servers at once and waits at most each server's own
- *   `timeout` (plus {@linkcode START_GRACE_MS} to finish its diagnosis); a failed or
- *   slow server never holds up the others.
+ *   `timeout` (plus {@linkcode START_GRACE_MS} to finish its diagnosis), not counting
+ *   the time a person spends logging in to it (OAuth); a failed or slow server never
+ *   holds up the others.
+ * - Entries with `auth.method: oauth` authenticate through the session's
+ *   {@linkcode OAuthRuntime}: one provider per server for the manager's whole life, so
+ *   reconnects and `/refresh` reuse its tokens. The manager closes the runtime.
  * - A server that dies mid-session is marked `reconnecting`, its pending requests fail
  *   with `Connection closed` naming it, and it is restarted with bounded exponential
  *   backoff ({@linkcode RECONNECT_BACKOFF}).
@@ -22,15 +26,15 @@ import type {
   GetPromptResult,
   Implementation,
   LoggingLevel,
-  OAuthClientProvider,
   Prompt,
   ReadResourceResult,
   Resource,
   ResourceTemplateType,
 } from "@modelcontextprotocol/client";
-import type { HttpServerConfig, ServerConfig } from "../config/types.ts";
+import type { ServerConfig } from "../config/types.ts";
 import { ServerUnavailableError, ToolExecutionError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
+import type { OAuthRuntime } from "../oauth/mod.ts";
 import { Redactor } from "../redact.ts";
 import { didYouMean } from "../text.ts";
 import { settlesWithin } from "../transports/timing.ts";
@@ -59,13 +63,12 @@ export interface ConnectionManagerOptions {
   redactor?: Redactor;
   /** Answers to sampling and elicitation requests (also settable later). */
   handlers?: ServerRequestHandlers;
-  /** The OAuth provider of an entry with `auth.method: oauth`. */
-  authProviderFor?: (server: HttpServerConfig) => OAuthClientProvider | undefined;
   /**
-   * Completes an interactive OAuth login: resolves with the callback's query parameters.
-   * Without it, a server that needs a login fails with the provider's error.
+   * OAuth for the entries with `auth.method: oauth` (`createOAuthRuntime`); closed with
+   * the manager. Without it such an entry connects without a token, and a server that
+   * asks for one fails with "OAuth authentication failed".
    */
-  awaitAuthorization?: (server: HttpServerConfig, signal: AbortSignal) => Promise<URLSearchParams>;
+  oauth?: OAuthRuntime;
   /** Folders offered to servers as roots. @default [Deno.cwd()] */
   roots?: readonly string[];
   /** @default patchbay's name and version */
@@ -110,11 +113,13 @@ export class ConnectionManager implements ToolHost {
   #logLevel?: LoggingLevel;
   #started?: Promise<ServerStatus[]>;
   #closing?: Promise<void>;
+  readonly #oauth?: OAuthRuntime;
 
   constructor(options: ConnectionManagerOptions) {
     this.#log = options.log ?? silentLog;
     this.#redactor = options.redactor ?? new Redactor();
     this.#handlers = { ...options.handlers };
+    this.#oauth = options.oauth;
     const roots = rootsOf(options.roots ?? [Deno.cwd()]);
     const backoff = { ...RECONNECT_BACKOFF, ...options.backoff };
     for (const config of options.servers) {
@@ -127,16 +132,11 @@ export class ConnectionManager implements ToolHost {
           changed: () => this.#rebuildCatalogue(),
           backoff,
           logLevel: () => this.#logLevel,
-          authProvider: config.transport === "stdio"
-            ? undefined
-            : options.authProviderFor?.(config),
+          oauth: options.oauth?.providerFor(config),
           session: {
             clientInfo: options.clientInfo,
             parentEnv: options.parentEnv,
             requests: { handlers: () => this.#handlers, roots: () => roots },
-            awaitAuthorization: config.transport !== "stdio" && options.awaitAuthorization
-              ? (signal) => options.awaitAuthorization!(config, signal)
-              : undefined,
           },
         }),
       );
@@ -145,8 +145,9 @@ export class ConnectionManager implements ToolHost {
 
   /**
    * Connects every enabled server in parallel. Resolves once each has connected, failed,
-   * or used up its `timeout` (+ {@linkcode START_GRACE_MS}); a server still connecting
-   * then (an OAuth login, a slow diagnosis) carries on and reports through events.
+   * or used up its `timeout` (+ {@linkcode START_GRACE_MS}), time spent logging in to it
+   * not counted (the person was shown where to log in, and Ctrl+C cancels); a server
+   * still connecting then (a slow diagnosis) carries on and reports through events.
    */
   start(): Promise<ServerStatus[]> {
     this.#started ??= (async () => {
@@ -155,6 +156,7 @@ export class ConnectionManager implements ToolHost {
         settlesWithin(
           connection.connect(),
           connection.config.timeoutSeconds * 1000 + START_GRACE_MS,
+          connection.oauth,
         )
       ));
       return this.states();
@@ -317,10 +319,14 @@ export class ConnectionManager implements ToolHost {
     return this.states();
   }
 
-  /** Closes every connection (stdio trees ended, HTTP sessions deleted); idempotent. */
+  /**
+   * Closes every connection (stdio trees ended, HTTP sessions deleted, a login in
+   * progress cancelled) and the OAuth runtime; idempotent.
+   */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.all([...this.#connections.values()].map((c) => c.close()));
+      await this.#oauth?.close();
       this.#hub.close();
     })();
     return this.#closing;

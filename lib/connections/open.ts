@@ -1,30 +1,35 @@
 /**
  * The start of every session that talks to servers (the interactive client now, the
- * REPL and one-shot mode later): a connection manager for the configuration, started,
- * and closed again on request or when `signal` aborts (Ctrl+C during start-up).
+ * REPL and one-shot mode later): the session's OAuth runtime (only when an entry uses
+ * OAuth: otherwise nothing ever listens on the callback port), a connection manager for
+ * the configuration, started, and closed again on request or when `signal` aborts
+ * (Ctrl+C during start-up, a pending browser login included).
  *
  * @module
  */
 
-import type { HttpServerConfig } from "../config/types.ts";
-import type { OAuthClientProvider } from "@modelcontextprotocol/client";
+import { createOAuthRuntime, type OAuthEvent } from "../oauth/mod.ts";
 import type { Runtime } from "../startup.ts";
 import { ConnectionManager } from "./manager.ts";
 import type { ServerRequestHandlers, ServerStatus } from "./types.ts";
 
 /** Options of {@linkcode openConnections}. */
 export interface OpenConnectionsOptions {
-  /** Aborting closes every connection (start-up included). */
+  /** Aborting closes every connection (start-up included) and cancels a login. */
   signal?: AbortSignal;
   handlers?: ServerRequestHandlers;
-  authProviderFor?: (server: HttpServerConfig) => OAuthClientProvider | undefined;
-  awaitAuthorization?: (server: HttpServerConfig, signal: AbortSignal) => Promise<URLSearchParams>;
+  /**
+   * What OAuth has to tell the person (the authorization URL, which must always be shown,
+   * a browser that did not open, a completed login): `describeOAuthEvent` words it.
+   */
+  onOAuthEvent?: (event: OAuthEvent) => void;
   /** Folders offered to servers as roots. @default [Deno.cwd()] */
   roots?: string[];
 }
 
 /** A started manager and the state of every server after start-up. */
 export interface OpenConnections {
+  /** Closing it also closes the session's OAuth runtime. */
   manager: ConnectionManager;
   states: ServerStatus[];
 }
@@ -34,13 +39,19 @@ export async function openConnections(
   runtime: Runtime,
   options: OpenConnectionsOptions = {},
 ): Promise<OpenConnections> {
+  const oauth = createOAuthRuntime(runtime.config.servers, {
+    log: runtime.logger.child("oauth"),
+    redactor: runtime.logger.redactor,
+    onEvent: options.onOAuthEvent,
+    // $BROWSER may come from .env, like every other setting.
+    getEnv: (name) => runtime.env.get(name),
+  });
   const manager = new ConnectionManager({
     servers: runtime.config.servers,
     log: runtime.logger.child("connections"),
     redactor: runtime.logger.redactor,
     handlers: options.handlers,
-    authProviderFor: options.authProviderFor,
-    awaitAuthorization: options.awaitAuthorization,
+    oauth,
     roots: options.roots,
     // Servers inherit HOME, PATH and the like as patchbay sees them (.env included).
     parentEnv: (name) => runtime.env.get(name),

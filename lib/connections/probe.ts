@@ -295,37 +295,27 @@ export interface OAuthMetadataProbe {
   found: boolean;
   /** Where it was found. */
   where?: string;
-  /** The URLs asked (for the error message). */
-  probed: string[];
-  /** The server answered an unauthenticated `initialize` without asking for credentials. */
-  openWithoutAuth: boolean;
-  /** No HTTP answer at all (then the connection diagnosis says why). */
-  unreachable?: NetFailure;
 }
 
 /**
  * Looks for OAuth support the way the MCP authorization specification discovers it: a
  * `WWW-Authenticate` challenge naming `resource_metadata`, protected-resource metadata
  * (RFC 9728) at the path-aware and root well-known URLs, and authorization-server
- * metadata (RFC 8414, OpenID Connect discovery) on the same origin.
+ * metadata (RFC 8414, OpenID Connect discovery) on the same origin. The connection
+ * diagnosis uses it to suggest `auth.method: oauth` for a server that demands a token.
  */
 export async function probeOAuthMetadata(
   serverUrl: string | URL,
   timeoutMs = PROBE_TIMEOUT_MS,
 ): Promise<OAuthMetadataProbe> {
   const url = new URL(serverUrl);
-  const probed: string[] = [];
   const challenge = await probeStreamable(url, {}, timeoutMs);
-  if (challenge.kind === "failure") {
-    return { found: false, probed, openWithoutAuth: false, unreachable: challenge.failure };
-  }
-  let openWithoutAuth = challenge.kind === "streamable" || challenge.kind === "sse";
+  if (challenge.kind === "failure") return { found: false };
   if (challenge.kind === "http") {
     const www = challenge.answer.headers.get("www-authenticate") ?? "";
     if (challenge.answer.status === 401 && /resource_metadata=/i.test(www)) {
-      return { found: true, where: "WWW-Authenticate", probed, openWithoutAuth };
+      return { found: true, where: "WWW-Authenticate" };
     }
-    openWithoutAuth = false;
   }
   const path = url.pathname === "/" ? "" : url.pathname.replace(/\/$/, "");
   const candidates = [
@@ -340,19 +330,18 @@ export async function probeOAuthMetadata(
     const target = new URL(path, url.origin).href;
     if (seen.has(target)) continue;
     seen.add(target);
-    probed.push(target);
     const answer = await probeHttp(target, { headers: { accept: "application/json" } }, timeoutMs);
     if (!answer.ok || answer.status !== 200) continue;
     try {
       const document = JSON.parse(answer.body);
       if (document && typeof document === "object" && field in document) {
-        return { found: true, where: target, probed, openWithoutAuth };
+        return { found: true, where: target };
       }
     } catch {
       // Not JSON: an HTML catch-all page, not metadata.
     }
   }
-  return { found: false, probed, openWithoutAuth };
+  return { found: false };
 }
 
 /** An error and its causes, as one line of text. */

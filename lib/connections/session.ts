@@ -5,6 +5,12 @@
  * (the process still running, its ports still open), then cleaned up, and thrown as a
  * typed error.
  *
+ * An entry with `auth.method: oauth` logs in first (stored tokens, a refresh, or a
+ * browser login) and sends every request through its OAuth provider, which logs in again
+ * and retries when the server refuses a token mid-session. The time a person spends in
+ * the browser never counts against the server's `timeout`. Other HTTP entries send their
+ * `headers` through `bearerFetch`, which logs each exchange and types a refused token.
+ *
  * @module
  */
 
@@ -12,22 +18,21 @@ import {
   Client,
   type Implementation,
   type LoggingMessageNotification,
-  type OAuthClientProvider,
   type Prompt,
   type Resource,
   type ResourceTemplateType as ResourceTemplate,
   type ServerCapabilities,
   type Tool,
-  UnauthorizedError,
 } from "@modelcontextprotocol/client";
-import type { HttpServerConfig, ServerConfig } from "../config/types.ts";
+import type { ServerConfig } from "../config/types.ts";
 import { CancelledError, type PatchbayError } from "../errors.ts";
 import type { Log } from "../log.ts";
+import { bearerFetch, CALLBACK_TIMEOUT_MS, type PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { STDERR_LINE_MAX_CHARS, StdioTransport } from "../transports/stdio.ts";
-import { settlesWithin } from "../transports/timing.ts";
+import { settlesWithin, startDeadline } from "../transports/timing.ts";
 import { NAME, VERSION } from "../version.ts";
-import { checkOAuthSupport, diagnose, DIAGNOSIS_PROBE_MS } from "./diagnose.ts";
+import { diagnose } from "./diagnose.ts";
 import { CLIENT_CAPABILITIES, installRequestHandlers, type RequestContext } from "./requests.ts";
 
 /** How patchbay introduces itself to servers. */
@@ -41,6 +46,13 @@ const SDK_TIMER_SLACK_MS = 10_000;
 
 /** How long a failed attempt waits for the process's exit status and last output. */
 const EXIT_EVIDENCE_WAIT_MS = 1500;
+
+/**
+ * Extra time the SDK's own request timers get on an OAuth server, whose requests may
+ * wait for a browser login (one queued behind another's, each up to the callback
+ * timeout). patchbay's own deadlines, which stop while a login runs, are the real bound.
+ */
+export const OAUTH_LOGIN_ALLOWANCE_MS = 2 * CALLBACK_TIMEOUT_MS;
 
 /** What a server offers. */
 export interface Lists {
@@ -71,13 +83,9 @@ export interface SessionOptions {
   clientInfo?: Implementation;
   requests: Omit<RequestContext, "server" | "log">;
   hooks: SessionHooks;
-  authProvider?: OAuthClientProvider;
-  /**
-   * Completes an interactive OAuth authorization: resolves with the callback's query
-   * parameters once the person has logged in.
-   */
-  awaitAuthorization?: (signal: AbortSignal) => Promise<URLSearchParams>;
-  /** Aborts the attempt (the manager is closing). */
+  /** The OAuth provider of an HTTP entry with `auth.method: oauth`. */
+  oauth?: PatchbayOAuthProvider;
+  /** Aborts the attempt (the manager is closing): a pending login is cancelled too. */
   signal?: AbortSignal;
   /** Where stdio servers' inherited variables come from. @default Deno.env.get */
   parentEnv?: (name: string) => string | undefined;
@@ -98,15 +106,31 @@ export class Session {
   readonly config: ServerConfig;
   readonly client: Client;
   readonly transport: AnyTransport;
+  /** The OAuth provider, also the clock of logins that deadlines leave out. */
+  readonly oauth?: PatchbayOAuthProvider;
   lists: Lists = { tools: [], prompts: [], resources: [], templates: [] };
   /** The handshake and first listing succeeded. */
   established = false;
   #closing = false;
 
-  constructor(config: ServerConfig, client: Client, transport: AnyTransport) {
+  constructor(
+    config: ServerConfig,
+    client: Client,
+    transport: AnyTransport,
+    oauth?: PatchbayOAuthProvider,
+  ) {
     this.config = config;
     this.client = client;
     this.transport = transport;
+    this.oauth = oauth;
+  }
+
+  /**
+   * The SDK's own timer for a request patchbay bounds by `ms`: on an OAuth server it
+   * leaves room for a browser login, which patchbay's deadline does not count.
+   */
+  sdkTimeoutMs(ms: number): number {
+    return this.oauth ? ms + OAUTH_LOGIN_ALLOWANCE_MS : ms;
   }
 
   get capabilities(): ServerCapabilities {
@@ -130,11 +154,33 @@ export class Session {
     return this.#closing;
   }
 
-  /** Fetches the lists again (all, or the one named), each bounded by `timeout`. */
+  /** Fetches the lists again (all, or the one named), bounded by `timeout`. */
   async relist(which?: ListName): Promise<Lists> {
     const caps = this.capabilities;
     const timeout = this.config.timeoutSeconds * 1000;
-    const options = { timeout, cacheMode: "refresh" as const };
+    const deadline = new AbortController();
+    const cancelDeadline = startDeadline(
+      timeout,
+      () => deadline.abort(new DeadlineError(this.config.timeoutSeconds)),
+      this.oauth,
+    );
+    const options = {
+      timeout: this.sdkTimeoutMs(timeout),
+      signal: deadline.signal,
+      cacheMode: "refresh" as const,
+    };
+    try {
+      return await this.#list(which, caps, options);
+    } finally {
+      cancelDeadline();
+    }
+  }
+
+  async #list(
+    which: ListName | undefined,
+    caps: ServerCapabilities,
+    options: { timeout: number; signal: AbortSignal; cacheMode: "refresh" },
+  ): Promise<Lists> {
     const want = (name: ListName) => which === undefined || which === name;
     const [tools, prompts, resources, templates] = await Promise.all([
       want("tools") && caps.tools
@@ -196,6 +242,7 @@ export class Session {
 function createTransport(
   config: ServerConfig,
   options: SessionOptions,
+  oauth: PatchbayOAuthProvider | undefined,
 ): AnyTransport {
   if (config.transport === "stdio") {
     return new StdioTransport({
@@ -207,14 +254,19 @@ function createTransport(
       log: options.log.child("stderr"),
     });
   }
+  const log = options.log.child("http");
   return new HttpTransport({
     kind: config.transport,
     url: config.url,
     headers: config.headers,
     timeoutSeconds: config.timeoutSeconds,
     sseReadTimeoutSeconds: config.sseReadTimeoutSeconds,
-    authProvider: options.authProvider,
-    log: options.log.child("http"),
+    // The SDK reads tokens from the provider; the wrapper logs in and retries on a
+    // refusal, which the SDK alone would only report.
+    authProvider: oauth,
+    authorize: oauth && ((fetch) => oauth.wrapFetch(fetch)),
+    fetch: oauth ? undefined : bearerFetch(config, { log }),
+    log,
   });
 }
 
@@ -228,55 +280,46 @@ class DeadlineError extends Error {
 
 /**
  * Connects to `config`'s server and loads its lists, within `config.timeoutSeconds`
- * (an interactive OAuth login, when one is needed, is not counted). Throws the
- * diagnosed {@linkcode PatchbayError} on failure.
+ * (a browser login, when one is needed, is not counted). Throws the diagnosed
+ * {@linkcode PatchbayError} on failure.
  */
-export async function openSession(
-  config: ServerConfig,
-  options: SessionOptions,
-  authorized = false,
-): Promise<Session> {
+export async function openSession(config: ServerConfig, options: SessionOptions): Promise<Session> {
   const log = options.log;
-  if (config.transport !== "stdio" && config.auth?.method === "oauth" && !authorized) {
-    const unsupported = await checkOAuthSupport(
-      config,
-      options.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS,
-    );
-    if (unsupported) throw unsupported;
-  }
-  const transport = createTransport(config, options);
+  const oauth = config.transport === "stdio" ? undefined : options.oauth;
+  const transport = createTransport(config, options, oauth);
   const client = new Client(options.clientInfo ?? CLIENT_INFO, {
     capabilities: CLIENT_CAPABILITIES,
   });
-  const session = new Session(config, client, transport);
+  const session = new Session(config, client, transport, oauth);
   installRequestHandlers(client, { ...options.requests, server: config, log });
   watch(session, options.hooks, log);
 
   const timeoutMs = config.timeoutSeconds * 1000;
   const started = Date.now();
   const deadline = new AbortController();
-  const timer = setTimeout(
-    () => deadline.abort(new DeadlineError(config.timeoutSeconds)),
+  const cancelDeadline = startDeadline(
     timeoutMs,
+    () => deadline.abort(new DeadlineError(config.timeoutSeconds)),
+    oauth,
   );
   const onAbort = () => deadline.abort(options.signal?.reason);
   options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
+    if (oauth) {
+      // Tokens before the handshake: stored ones as they are, expired ones refreshed,
+      // else a browser login. Aborting (closing, Ctrl+C, or the deadline while the
+      // servers are being asked) cancels a login and frees the callback port.
+      const outcome = await race(oauth.ensureLogin({ signal: deadline.signal }), deadline.signal);
+      log.debug(`OAuth: ${outcome}`);
+    }
     await race(
-      client.connect(transport, { timeout: timeoutMs + SDK_TIMER_SLACK_MS }),
+      client.connect(transport, { timeout: session.sdkTimeoutMs(timeoutMs + SDK_TIMER_SLACK_MS) }),
       deadline.signal,
     );
     await race(session.relist(), deadline.signal);
     session.established = true;
   } catch (error) {
     const timedOut = deadline.signal.reason instanceof DeadlineError;
-    if (
-      error instanceof UnauthorizedError && options.awaitAuthorization && !authorized &&
-      transport instanceof HttpTransport && config.transport !== "stdio"
-    ) {
-      clearTimeout(timer);
-      return await authorizeThenRetry(config, options, session, transport);
-    }
     if (options.signal?.aborted) {
       // Closing, not failing: nothing to diagnose, and nobody waiting for a diagnosis.
       await session.close();
@@ -290,7 +333,7 @@ export async function openSession(
     else await closing;
     throw failure;
   } finally {
-    clearTimeout(timer);
+    cancelDeadline();
     options.signal?.removeEventListener("abort", onAbort);
   }
   log.info(`connected in ${Date.now() - started} ms`, {
@@ -300,23 +343,6 @@ export async function openSession(
     tools: session.lists.tools.length,
   });
   return session;
-}
-
-async function authorizeThenRetry(
-  config: HttpServerConfig,
-  options: SessionOptions,
-  session: Session,
-  transport: HttpTransport,
-): Promise<Session> {
-  options.log.info("the server asks for OAuth authorization; waiting for the login to finish");
-  try {
-    const signal = options.signal ?? new AbortController().signal;
-    const params = await options.awaitAuthorization!(signal);
-    await transport.finishAuth(params);
-  } finally {
-    await session.close();
-  }
-  return await openSession(config, options, true);
 }
 
 async function diagnoseAttempt(

@@ -11,7 +11,7 @@
 import { CancelledError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
 import { abortable } from "./abortable.ts";
-import { type BrowserOpener, openBrowser } from "./browser.ts";
+import { type BrowserOpener, type BrowserOpenResult, openBrowser } from "./browser.ts";
 import {
   type AuthorizationCallback,
   CALLBACK_TIMEOUT_MS,
@@ -87,8 +87,12 @@ export class AuthorizationBroker {
   readonly #timeoutMs: number;
   /** Settles when the login ahead of the newest one has finished. */
   #tail: Promise<void> = Promise.resolve();
-  #waiting = 0;
-  #current: string | undefined;
+  /**
+   * Servers whose logins are queued or running, oldest first. Kept from the moment a
+   * login is requested, so one requested while another is about to start is still
+   * seen as queued behind it.
+   */
+  #queue: { server: string }[] = [];
   #closed = false;
 
   constructor(options: AuthorizationBrokerOptions = {}) {
@@ -123,21 +127,19 @@ export class AuthorizationBroker {
     // The next login starts only when this one and every one before it are over, even if
     // this one is cancelled while it waits.
     this.#tail = Promise.all([ahead, mine]).then(() => {});
-    this.#waiting++;
-    let running = false;
+    const behind = this.#queue[0]?.server;
+    const entry = { server: request.server };
+    this.#queue.push(entry);
     try {
-      if (this.#current !== undefined) {
-        this.#onEvent({ type: "queued", server: request.server, behind: this.#current });
+      if (behind !== undefined) {
+        this.#onEvent({ type: "queued", server: request.server, behind });
       }
       await abortable(ahead, request.signal, `login to ${request.server}`);
       if (this.#closed) throw new CancelledError(`login to ${request.server}`);
-      running = true;
-      this.#current = request.server;
       return await finish(await this.#run(request));
     } finally {
-      if (running) this.#current = undefined;
-      this.#waiting--;
-      if (this.#waiting === 0) await this.listener.close();
+      this.#queue.splice(this.#queue.indexOf(entry), 1);
+      if (this.#queue.length === 0) await this.listener.close();
       release();
     }
   }
@@ -168,18 +170,38 @@ export class AuthorizationBroker {
       reason: request.reason,
       scope: request.scope,
     });
-    const opened = await this.#opener(request.url);
+    // The callback is awaited from now on, while the opener runs: a login cancelled (or
+    // timed out) before the opener returns must fail this login, not the process.
+    let waiting = true;
+    const opening = this.#openBrowser(request, () => waiting);
+    try {
+      return await callback;
+    } finally {
+      waiting = false;
+      // The opener is bounded (OPENER_GRACE_MS): nothing of this login outlives it.
+      await opening;
+    }
+  }
+
+  /** Runs the opener and reports how it went while the login still waits; never rejects. */
+  async #openBrowser(request: AuthorizationRequest, waiting: () => boolean): Promise<void> {
+    let opened: BrowserOpenResult;
+    try {
+      opened = await this.#opener(request.url);
+    } catch (error) {
+      opened = { opened: false, reason: `the opener failed: ${(error as Error)?.message}` };
+    }
     if (opened.opened) {
       this.#onEvent({ type: "browser_opened", server: request.server, command: opened.command! });
-    } else {
-      this.#log.warn("no browser opened", { server: request.server, reason: opened.reason });
-      this.#onEvent({
-        type: "browser_failed",
-        server: request.server,
-        url: request.url.href,
-        reason: opened.reason ?? "the opener failed",
-      });
+      return;
     }
-    return await callback;
+    this.#log.warn("no browser opened", { server: request.server, reason: opened.reason });
+    if (!waiting()) return;
+    this.#onEvent({
+      type: "browser_failed",
+      server: request.server,
+      url: request.url.href,
+      reason: opened.reason ?? "the opener failed",
+    });
   }
 }

@@ -1,25 +1,26 @@
 /**
- * OAuth for MCP servers, and the seam the connection manager plugs into.
+ * OAuth for MCP servers, and the seam the connection layer plugs into.
  *
  * ```ts
- * // Once per session: undefined when no entry uses OAuth, and then no callback
- * // listener ever exists (CONTRACT.md section 4).
- * const oauth = createOAuthRuntime(config.servers, { log, redactor, onEvent });
+ * // Once per session (lib/connections/open.ts): undefined when no entry uses OAuth, and
+ * // then no callback listener ever exists (CONTRACT.md section 4).
+ * const oauth = createOAuthRuntime(config.servers, { log, redactor, onEvent, getEnv });
  *
- * // Per HTTP server, when building its transport:
- * const provider = oauth?.providerFor(server);           // OAuthClientProvider | undefined
- * if (provider) await provider.ensureLogin({ signal });   // log in before connecting,
- *                                                         // outside the request timeout
- * const base = provider
- *   ? provider.wrapFetch(fetch)                           // 401/403 on any request:
- *   : bearerFetch(server, { log });                       // log in again and retry
+ * // Per HTTP server, for every connection attempt (lib/connections/session.ts):
+ * const provider = oauth?.providerFor(server);           // the same instance each time
+ * if (provider) await provider.ensureLogin({ signal });   // stored, refreshed or a browser
+ *                                                         // login; abort cancels it
  * new StreamableHTTPClientTransport(new URL(server.url), {
  *   authProvider: provider,
- *   fetch: base,
+ *   fetch: provider
+ *     ? provider.wrapFetch(fetch)                         // 401/403 on any request:
+ *     : bearerFetch(server, { log }),                     // log in again and retry
  *   requestInit: { headers: server.headers },
  * });
+ * // Deadlines leave out provider.loginMs (a LoginClock): a person logging in is not a
+ * // server timing out.
  *
- * await oauth?.close();                                   // at exit
+ * await oauth?.close();                                   // at exit (the manager does it)
  * ```
  *
  * @module
@@ -97,7 +98,7 @@ export class OAuthRuntime {
 
   /**
    * The provider for `server` (the same instance on every call), or `undefined` when the
-   * entry does not use OAuth. This is the connection manager's `authProviderFor`.
+   * entry does not use OAuth. The connection manager asks once per server.
    */
   providerFor(server: ServerConfig): PatchbayOAuthProvider | undefined {
     if (!usesOAuth(server)) return undefined;

@@ -26,13 +26,7 @@ export function checkDiscovery(state: OAuthDiscoveryState, context: DiscoveryCon
   const { server } = context;
   const metadata = state.authorizationServerMetadata;
   if (!state.resourceMetadata && !metadata) {
-    throw new OAuthUnsupportedError(
-      server,
-      `"auth": {"method": "oauth"} is set, but ${context.serverUrl.origin} publishes no OAuth ` +
-        "metadata: no protected-resource metadata (RFC 9728) and no authorization-server " +
-        `metadata at ${state.authorizationServerUrl} (RFC 8414 / OpenID discovery), so it ` +
-        "does not support OAuth",
-    );
+    throw oauthUnsupportedError(server, context.serverUrl, state.authorizationServerUrl);
   }
   if (!metadata) {
     throw new OAuthFailedError(server, {
@@ -65,6 +59,30 @@ export function checkDiscovery(state: OAuthDiscoveryState, context: DiscoveryCon
         'set "client_id" (and "client_secret" if one was issued) in the entry\'s "auth"',
     });
   }
+}
+
+/**
+ * The contract's answer to `auth.method: oauth` on a server without OAuth (CONTRACT.md
+ * 5.3): `Failed to connect to server '<name>': Session terminated`, remedy "remove auth;
+ * use headers". The one place this is decided: after discovery found no metadata, whether
+ * the server refused the request without a token (a 401 without OAuth) or answered it.
+ */
+export function oauthUnsupportedError(
+  server: string,
+  serverUrl: URL,
+  authorizationServerUrl: string | URL,
+  answeredWithoutCredentials = false,
+): OAuthUnsupportedError {
+  return new OAuthUnsupportedError(
+    server,
+    `"auth": {"method": "oauth"} is set, but ` +
+      (answeredWithoutCredentials
+        ? `${serverUrl.href} answered initialize without asking for credentials and `
+        : "") +
+      `${serverUrl.origin} publishes no OAuth metadata: no protected-resource metadata ` +
+      `(RFC 9728) and no authorization-server metadata at ${authorizationServerUrl} ` +
+      "(RFC 8414 / OpenID discovery), so it does not support OAuth",
+  );
 }
 
 /** Entry settings that only matter once OAuth is used. */

@@ -14,7 +14,7 @@ import {
   LATEST_PROTOCOL_VERSION,
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
-import { REMEDY, ServerConnectError } from "../errors.ts";
+import { REMEDY, ServerProbeFailedError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 
 /** What the server answered an unauthenticated request. */
@@ -36,7 +36,7 @@ export async function probeServer(
     response = await fetchFn(url, probeRequest(entry, signal));
   } catch (error) {
     if (error instanceof DOMException && error.name === "AbortError") throw error;
-    throw new ServerConnectError(entry.name, {
+    throw new ServerProbeFailedError(entry.name, {
       reason: `${url.href} could not be reached: ${describeFetchError(error)}`,
       remedy: REMEDY.notRunning,
       cause: error,
@@ -45,13 +45,13 @@ export async function probeServer(
   await response.body?.cancel();
   const { status } = response;
   if (status === 404 || status === 410) {
-    throw new ServerConnectError(entry.name, {
+    throw new ServerProbeFailedError(entry.name, {
       reason: `${url.href} answered HTTP ${status}: there is no MCP endpoint at this address`,
       remedy: REMEDY.wrongAddress,
     });
   }
   if (status >= 500) {
-    throw new ServerConnectError(entry.name, {
+    throw new ServerProbeFailedError(entry.name, {
       reason: `${url.href} answered HTTP ${status} (a server error)`,
       remedy: "check the server's own logs; retry with /refresh once it is healthy",
     });

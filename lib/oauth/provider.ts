@@ -11,14 +11,17 @@
  *
  * - refusing an authorization server that does not advertise PKCE S256 (the SDK only
  *   refuses one that advertises other methods), or that offers no way to register;
- * - a typed `OAuthUnsupportedError` for a server with no OAuth metadata at all (policy.ts);
+ * - a typed `OAuthUnsupportedError` for a server with no OAuth metadata at all, whether it
+ *   refuses requests without a token or answers them (policy.ts);
  * - the browser login inline: {@linkcode PatchbayOAuthProvider.wrapFetch} answers a 401
  *   (on any request, not only the first) or a 403 `insufficient_scope` by authorizing,
  *   waiting for the browser, and retrying the request, so the transport never sees the
  *   refusal (the SDK alone would fail the request and expect the host to reconnect);
  * - bounded step-up ({@linkcode MAX_STEP_UP_ATTEMPTS}) and re-authorization
  *   ({@linkcode MAX_REAUTHORIZATIONS}) per request, and refresh before expiry;
- * - tokens and client secrets registered with the log's redactor the moment they exist.
+ * - tokens and client secrets registered with the log's redactor the moment they exist;
+ * - a clock of the time spent waiting for the person (a `LoginClock`, see
+ *   lib/transports/timing.ts), which the connection layer's timeouts leave out.
  *
  * @module
  */
@@ -27,6 +30,7 @@ import {
   auth,
   type AuthOptions,
   computeScopeUnion,
+  discoverOAuthServerInfo,
   extractWWWAuthenticateParams,
   type FetchLike,
   isStrictScopeSuperset,
@@ -40,14 +44,14 @@ import {
   type StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
-import { OAuthFailedError } from "../errors.ts";
+import { CancelledError, OAuthFailedError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import type { Redactor } from "../redact.ts";
 import { VERSION } from "../version.ts";
 import { abortable } from "./abortable.ts";
 import type { AuthorizationBroker, AuthorizationReason, OAuthEvent } from "./broker.ts";
 import { insufficientScopeError, rejectedAfterLoginError, typedOAuthFailure } from "./failures.ts";
-import { checkClientMetadataUrl, checkDiscovery } from "./policy.ts";
+import { checkClientMetadataUrl, checkDiscovery, oauthUnsupportedError } from "./policy.ts";
 import { probeServer } from "./probe.ts";
 import { withSdkWarningsLogged } from "./sdk_warnings.ts";
 import {
@@ -134,6 +138,9 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   /** The union of configured and challenged scopes requested so far. */
   #requestedScope: string | undefined;
   #pendingLogin: Promise<void> | undefined;
+  /** The browser login in progress (queued or waiting for the person), for the clock. */
+  #browserLogin: { started: number; done: Promise<void> } | undefined;
+  #loginMs = 0;
   #inflight: Promise<"refresh" | "browser"> | undefined;
   #refreshing: Promise<void> | undefined;
 
@@ -254,6 +261,12 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     // wrapFetch), its failure is logged rather than left unhandled.
     login.catch((error) => this.#log.warn("OAuth login failed", { error }));
     this.#pendingLogin = login;
+    const started = Date.now();
+    const done = login.then(() => {}, () => {}).then(() => {
+      this.#loginMs += Date.now() - started;
+      if (this.#browserLogin?.done === done) this.#browserLogin = undefined;
+    });
+    this.#browserLogin = { started, done };
   }
 
   saveCodeVerifier(codeVerifier: string): void {
@@ -314,9 +327,20 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
 
   // ── patchbay's flow ───────────────────────────────────────────────────────────────
 
-  /** The browser login in progress, if any (for hosts that use the transport without wrapFetch). */
-  get pendingLogin(): Promise<void> | undefined {
-    return this.#pendingLogin;
+  /**
+   * Milliseconds this server's browser logins have taken so far (queued behind another
+   * server's, or waiting for the person), the one in progress included. With
+   * {@linkcode loginInProgress} this is a `LoginClock`: the connection layer's timeouts
+   * leave this time out, so a person logging in never makes a server "time out".
+   */
+  get loginMs(): number {
+    const current = this.#browserLogin;
+    return this.#loginMs + (current ? Date.now() - current.started : 0);
+  }
+
+  /** Settles (never rejects) when the browser login in progress ends; `undefined` if none. */
+  get loginInProgress(): Promise<void> | undefined {
+    return this.#browserLogin?.done;
   }
 
   /**
@@ -338,6 +362,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     }
     const probe = await probeServer(this.#entry, this.#fetch, options.signal);
     if (probe.ok) {
+      await this.#requireOAuthMetadata();
       this.#log.info("server answered without asking for authorization", {
         status: probe.status,
       });
@@ -419,6 +444,8 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   /** Authorizes once for everyone waiting: concurrent 401s share one login. */
   #authorize(request: AuthorizeRequest): Promise<"refresh" | "browser"> {
     const what = `login to ${this.server}`;
+    // A caller already gone starts nothing: a login nobody awaits would fail unheard.
+    if (request.signal?.aborted) return Promise.reject(new CancelledError(what));
     if (this.#inflight) return abortable(this.#inflight, request.signal, what);
     this.#inflight = this.#runAuthorization(request).finally(() => this.#inflight = undefined);
     // A caller whose signal cancels the login hears of it once the login has wound down
@@ -460,6 +487,26 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
       });
     }
     await this.#announce("browser");
+  }
+
+  /**
+   * A server that answered without a token must still publish OAuth metadata: one that
+   * does not, does not support OAuth, and `auth.method: oauth` on it is a configuration
+   * error (CONTRACT.md 5.3), not a server that needs no login.
+   */
+  async #requireOAuthMetadata(): Promise<void> {
+    let found: Awaited<ReturnType<typeof discoverOAuthServerInfo>>;
+    try {
+      found = await withSdkWarningsLogged(
+        this.#log,
+        () => discoverOAuthServerInfo(this.serverUrl, { fetchFn: this.#fetch }),
+      );
+    } catch (error) {
+      throw typedOAuthFailure(error, this.#failureContext);
+    }
+    if (!found.resourceMetadata && !found.authorizationServerMetadata) {
+      throw oauthUnsupportedError(this.server, this.serverUrl, found.authorizationServerUrl, true);
+    }
   }
 
   async #announce(how: "browser" | "refresh"): Promise<void> {
@@ -518,6 +565,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
 
   /** Refreshes with the stored refresh token; `false` when a login is needed instead. */
   async #refresh(signal: AbortSignal | undefined): Promise<boolean> {
+    if (signal?.aborted) throw new CancelledError(`refreshing the login to ${this.server}`);
     this.#refreshing ??= this.#runRefresh().finally(() => this.#refreshing = undefined);
     await abortable(this.#refreshing, signal, `refreshing the login to ${this.server}`);
     return !this.#expiresWithin(0) && (await this.tokens()) !== undefined;

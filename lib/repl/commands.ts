@@ -190,12 +190,7 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
       complete: (s) => serverNames(s),
       async run(s, args) {
         if (args && !serverNames(s).includes(args)) throw unknownServer(s, args);
-        s.output.spin(args ? `refreshing ${args}…` : "refreshing every server…");
-        try {
-          await s.manager.refresh(args || undefined, { force: true });
-        } finally {
-          s.output.stopSpinner();
-        }
+        await s.refresh(args || undefined);
         out(s, renderServers(s));
       },
     },
@@ -226,9 +221,12 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
             `required: ${missing.map((m) => m.name).join(", ")}`,
           );
         }
-        const result = await s.manager.getPrompt(prompt.server, prompt.name, values);
+        const result = await s.request(
+          `getting ${prompt.name}…`,
+          (signal) => s.manager.getPrompt(prompt.server, prompt.name, values, { signal }),
+        );
         const text = promptText(result);
-        out(s, s.style.dim(abridge(text, 600)));
+        out(s, s.style.dim(abridge(clean(text), 600)));
         await s.runTurn(text);
       },
     },
@@ -260,7 +258,10 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
         const server = words.length > 1
           ? words[0]
           : resourceServer(uri, s.manager.resources(), s.manager.resourceTemplates());
-        const result = await s.manager.readResource(server, uri);
+        const result = await s.request(
+          `reading ${uri}…`,
+          (signal) => s.manager.readResource(server, uri, { signal }),
+        );
         out(s, formatResourceContents(result, s.style).join("\n"));
       },
     },
@@ -279,27 +280,20 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
         const tool = resolveTool(spec, s.manager.tools());
         const toolArgs = parseJsonArgs(json);
         const started = performance.now();
-        s.output.spin(`running ${tool.server} › ${tool.originalName}…`);
-        const controller = new AbortController();
-        let result: CallToolResult;
-        try {
-          result = await s.editor.whileBusy(
-            () =>
-              s.manager.callTool(tool.name, toolArgs, {
-                signal: controller.signal,
-                timeoutSeconds: s.runtime.config.agent.toolCallTimeoutSeconds,
-                onProgress: (p) =>
-                  s.output.spin(
-                    `${tool.originalName} ${p.progress}${p.total ? `/${p.total}` : ""}${
-                      p.message ? ` ${clean(p.message)}` : ""
-                    }`,
-                  ),
-              }),
-            () => controller.abort(),
-          );
-        } finally {
-          s.output.stopSpinner();
-        }
+        const result: CallToolResult = await s.request(
+          `running ${tool.server} › ${tool.originalName}…`,
+          (signal) =>
+            s.manager.callTool(tool.name, toolArgs, {
+              signal,
+              timeoutSeconds: s.runtime.config.agent.toolCallTimeoutSeconds,
+              onProgress: (p) =>
+                s.output.spin(
+                  `${tool.originalName} ${p.progress}${p.total ? `/${p.total}` : ""}${
+                    p.message ? ` ${clean(p.message)}` : ""
+                  }`,
+                ),
+            }),
+        );
         const mark = result.isError ? s.style.red("✗ error") : s.style.green("✓");
         out(
           s,

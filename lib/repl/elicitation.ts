@@ -145,9 +145,22 @@ export function createElicitationHandler(
 ): NonNullable<ServerRequestHandlers["elicitation"]> {
   const { editor, output, style } = options;
   return async (server, params, signal): Promise<ElicitResult> => {
+    const request = params as ElicitRequest["params"] & { mode?: string; url?: string };
+    if (editor.prompting) {
+      // Nothing of the person's is running: a form now would fight the prompt for the
+      // keyboard, and an unprompted question is not one to answer blind.
+      editor.interject(
+        style.dim(
+          `${stripTerminalEscapes(server)} asked for input while idle (${
+            text(request.message)
+          }); declined\n`,
+        ),
+        (t) => output.err(t),
+      );
+      return { action: "decline" };
+    }
     output.stopSpinner();
     output.newline();
-    const request = params as ElicitRequest["params"] & { mode?: string; url?: string };
     output.err(
       `${style.yellow("?")} ${style.bold(stripTerminalEscapes(server))} asks: ${
         text(request.message)
@@ -202,6 +215,7 @@ export function createElicitationHandler(
         if (signal.aborted) return { action: "cancel" };
         const typed = await editor.ask(
           `    ${text(field.title) || name}${required ? "*" : ""}${fieldHint(field)}: `,
+          signal,
         );
         if (typed === undefined) return { action: "cancel" };
         answer = parseFieldAnswer(field, typed, required);

@@ -37,6 +37,8 @@ export interface LineEditorOptions {
   input?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
   /** @default process.stdout */
   output?: NodeJS.WritableStream;
+  /** Applied to an entry before it is written to the history file (hides secrets). */
+  redact?: (text: string) => string;
 }
 
 /** Lines ending in a backslash continue on the next line. */
@@ -50,6 +52,13 @@ export class LineEditor {
   readonly #output: NodeJS.WritableStream;
   readonly #historyFile?: string;
   readonly #historySize: number;
+  readonly #redact: (text: string) => string;
+  /** Questions (approvals, forms) waiting for an answer, and how to withdraw each. */
+  readonly #questions = new Set<() => void>();
+  /** The session's own prompt is being shown (not a question). */
+  #prompting = false;
+  /** A tab completion is being computed; further Tabs wait for it. */
+  #completing = false;
   #completer?: Completer;
   /** Most recent first, as readline keeps it. */
   #history: string[] = [];
@@ -65,6 +74,7 @@ export class LineEditor {
     this.#output = options.output ?? process.stdout;
     this.#historyFile = options.historyFile;
     this.#historySize = options.historySize ?? 1000;
+    this.#redact = options.redact ?? ((text) => text);
     this.#completer = options.completer;
   }
 
@@ -78,20 +88,39 @@ export class LineEditor {
     return Boolean(this.#input.isTTY);
   }
 
-  /** Loads the history file; a missing or unreadable one starts an empty history. */
+  /**
+   * Loads the history file; a missing or unreadable one starts an empty history. A file
+   * grown past the history size is cut back to it (the newest entries).
+   */
   async loadHistory(): Promise<void> {
     if (!this.#historyFile) return;
+    let lines: string[];
     try {
-      const text = await Deno.readTextFile(this.#historyFile);
-      this.#history = text.split("\n").filter(Boolean).flatMap((line) => {
-        try {
-          return [JSON.parse(line) as string];
-        } catch {
-          return [];
-        }
-      }).reverse().slice(0, this.#historySize);
+      lines = (await Deno.readTextFile(this.#historyFile)).split("\n").filter(Boolean);
     } catch {
       this.#history = [];
+      return;
+    }
+    this.#history = lines.flatMap((line) => {
+      try {
+        return [JSON.parse(line) as string];
+      } catch {
+        return [];
+      }
+    }).reverse().slice(0, this.#historySize);
+    if (lines.length > this.#historySize) await this.#rewriteHistory();
+  }
+
+  /** Replaces the history file with the kept entries (temporary file, then rename). */
+  async #rewriteHistory(): Promise<void> {
+    const file = this.#historyFile!;
+    const temporary = `${file}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+    const text = [...this.#history].reverse().map((entry) => JSON.stringify(entry)).join("\n");
+    try {
+      await Deno.writeTextFile(temporary, text + "\n", { mode: 0o600 });
+      await Deno.rename(temporary, file);
+    } catch {
+      await Deno.remove(temporary).catch(() => {});
     }
   }
 
@@ -105,7 +134,29 @@ export class LineEditor {
    * `prompt` is shown first, `continuation` on following lines.
    */
   async read(prompt: string, continuation = "... "): Promise<ReadResult> {
+    // A question left over from a turn that ended (a form whose tool timed out) must not
+    // read the keyboard alongside the prompt: withdraw it first.
+    this.withdrawQuestions();
     if (!this.interactive) return this.#readPiped();
+    this.#prompting = true;
+    try {
+      return await this.#readInput(prompt, continuation);
+    } finally {
+      this.#prompting = false;
+    }
+  }
+
+  /** Whether the session's prompt is showing (so a question cannot be asked now). */
+  get prompting(): boolean {
+    return this.#prompting;
+  }
+
+  /** Withdraws every question still waiting for an answer (they resolve as cancelled). */
+  withdrawQuestions(): void {
+    for (const withdraw of [...this.#questions]) withdraw();
+  }
+
+  async #readInput(prompt: string, continuation: string): Promise<ReadResult> {
     const first = await this.#question(prompt);
     if (first.kind !== "line") return first;
     const lines: string[] = [];
@@ -165,11 +216,16 @@ export class LineEditor {
 
   /** readline's completer: candidates and the text they replace; never rejects. */
   async #complete(line: string): Promise<[string[], string]> {
+    // Two quick Tabs would otherwise both insert the same completion.
+    if (this.#completing) return [[], line];
+    this.#completing = true;
     try {
       const { candidates, replace } = await this.#completer!(line);
       return [candidates, replace];
     } catch {
       return [[], line];
+    } finally {
+      this.#completing = false;
     }
   }
 
@@ -194,7 +250,7 @@ export class LineEditor {
     try {
       await Deno.mkdir(dirname(this.#historyFile), { recursive: true });
       // One JSON string per line keeps multi-line entries intact. 0600: people paste secrets.
-      await Deno.writeTextFile(this.#historyFile, JSON.stringify(text) + "\n", {
+      await Deno.writeTextFile(this.#historyFile, JSON.stringify(this.#redact(text)) + "\n", {
         append: true,
         mode: 0o600,
       });
@@ -264,6 +320,7 @@ export class LineEditor {
       const finish = (value: string) => {
         if (settled) return;
         settled = true;
+        this.#questions.delete(withdraw);
         input.off("data", onData);
         this.#settleTerminal();
         resolve(value);
@@ -275,8 +332,10 @@ export class LineEditor {
         else if (text === "\r" || text === "\n") finish(fallback);
         else if (keys.includes(key)) finish(key);
       };
-      if (signal?.aborted) return finish(cancel);
-      signal?.addEventListener("abort", () => finish(cancel), { once: true });
+      const withdraw = () => finish(cancel);
+      if (signal?.aborted) return withdraw();
+      signal?.addEventListener("abort", withdraw, { once: true });
+      this.#questions.add(withdraw);
       input.setRawMode?.(true);
       input.on("data", onData);
       input.resume();
@@ -286,11 +345,22 @@ export class LineEditor {
   }
 
   /** Asks for a line of free text (elicitation forms); `undefined` when cancelled. */
-  async ask(question: string): Promise<string | undefined> {
-    const result = this.interactive
-      ? await this.#question(question, false)
-      : await this.#readPiped();
-    return result.kind === "line" ? result.text : undefined;
+  async ask(question: string, signal?: AbortSignal): Promise<string | undefined> {
+    if (!this.interactive) {
+      const piped = await this.#readPiped();
+      return piped.kind === "line" ? piped.text : undefined;
+    }
+    if (signal?.aborted) return undefined;
+    const withdraw = () => this.#active?.close();
+    this.#questions.add(withdraw);
+    signal?.addEventListener("abort", withdraw, { once: true });
+    try {
+      const result = await this.#question(question, false);
+      return result.kind === "line" && !signal?.aborted ? result.text : undefined;
+    } finally {
+      this.#questions.delete(withdraw);
+      signal?.removeEventListener("abort", withdraw);
+    }
   }
 
   /**

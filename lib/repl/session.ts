@@ -20,6 +20,7 @@ import type { ConnectionEvent, ServerRequestHandlers } from "../connections/type
 import { CancelledError, PatchbayError } from "../errors.ts";
 import type { Memory, MemoryEvent } from "../memory/mod.ts";
 import { openMemory } from "../memory/mod.ts";
+import { describeOAuthEvent } from "../oauth/messages.ts";
 import { statePath } from "../paths.ts";
 import type { Runtime } from "../startup.ts";
 import type { Style } from "../style.ts";
@@ -78,6 +79,7 @@ export class ClientSession {
   agent?: Agent;
   #turn?: AbortController;
   #exitRequested = false;
+  #refreshing = false;
   #unsubscribe: (() => void)[] = [];
 
   private constructor(options: SessionOptions) {
@@ -85,7 +87,11 @@ export class ClientSession {
     this.output = options.output;
     this.style = options.style;
     this.presentError = options.presentError;
-    this.editor = new LineEditor({ historyFile: statePath("history") });
+    this.editor = new LineEditor({
+      historyFile: statePath("history"),
+      // People paste keys into prompts; the history file gets what the log would show.
+      redact: (text) => options.runtime.logger.redactor.redact(text),
+    });
     this.interactive = options.interactive ?? this.editor.interactive;
     this.ui = options.ui ?? new TerminalUi({
       output: this.output,
@@ -100,7 +106,13 @@ export class ClientSession {
   /** Starts the model side, the servers, and memory; resumes a conversation if asked. */
   static async open(options: SessionOptions): Promise<ClientSession> {
     const session = new ClientSession(options);
-    await session.#open(options);
+    try {
+      await session.#open(options);
+    } catch (error) {
+      // Whatever started (servers, memory, the model client) must not outlive the error.
+      await session.close();
+      throw error;
+    }
     return session;
   }
 
@@ -120,24 +132,7 @@ export class ClientSession {
       if (!(error instanceof PatchbayError)) throw error;
       this.modelError = error;
     }
-    const handlers: ServerRequestHandlers = {
-      sampling: this.model?.sampling ?? this.#refuseSampling(),
-      elicitation: this.interactive
-        ? createElicitationHandler({ editor: this.editor, output: this.output, style: this.style })
-        : declineElicitation,
-    };
-    const enabled = runtime.config.servers.filter((s) => !s.disabled).length;
-    if (enabled > 0) this.output.spin(`connecting to ${plural(enabled, "server")}…`);
-    try {
-      ({ manager: this.manager } = await openConnections(runtime, {
-        signal: options.signal,
-        handlers,
-      }));
-    } finally {
-      this.output.stopSpinner();
-    }
-    for (const status of this.manager.states()) this.#toolsChange(status.name);
-    this.#unsubscribe.push(this.manager.on((event) => this.#onConnectionEvent(event)));
+    // Memory first: a --resume that cannot be honoured fails before any server starts.
     this.memory = await openMemory(runtime.config.memory, runtime.env, {
       log: runtime.logger.child("memory"),
       redactor: runtime.logger.redactor,
@@ -154,10 +149,37 @@ export class ClientSession {
         })\n`,
       );
     }
+    await this.#connect(options.signal);
     this.agent = this.model?.createAgent(this.manager, {
       history: conversation.messages,
       onMessage: (message) => void this.memory.session.append(message),
     });
+  }
+
+  async #connect(signal: AbortSignal | undefined): Promise<void> {
+    const { runtime } = this;
+    const handlers: ServerRequestHandlers = {
+      sampling: this.model?.sampling ?? this.#refuseSampling(),
+      elicitation: this.interactive
+        ? createElicitationHandler({ editor: this.editor, output: this.output, style: this.style })
+        : declineElicitation,
+    };
+    const enabled = runtime.config.servers.filter((s) => !s.disabled).length;
+    if (enabled > 0) this.output.spin(`connecting to ${plural(enabled, "server")}…`);
+    try {
+      ({ manager: this.manager } = await openConnections(runtime, {
+        signal,
+        handlers,
+        onOAuthEvent: (event) => {
+          const text = describeOAuthEvent(event);
+          if (text) this.#notify(`${text}\n`);
+        },
+      }));
+    } finally {
+      this.output.stopSpinner();
+    }
+    for (const status of this.manager.states()) this.#toolsChange(status.name);
+    this.#unsubscribe.push(this.manager.on((event) => this.#onConnectionEvent(event)));
   }
 
   /** Sampling needs the model; without a usable key every request is refused, saying why. */
@@ -216,6 +238,32 @@ export class ClientSession {
     this.editor.abortRead();
   }
 
+  /**
+   * Runs a request for a slash command with a spinner; Ctrl+C aborts `work`'s signal.
+   */
+  async request<T>(label: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    this.output.spin(label);
+    try {
+      return await this.editor.whileBusy(() => work(controller.signal), () => controller.abort());
+    } finally {
+      this.output.stopSpinner();
+    }
+  }
+
+  /** Reconnects servers; failures are left to the caller's status block, not printed twice. */
+  async refresh(server?: string): Promise<void> {
+    this.#refreshing = true;
+    try {
+      await this.request(
+        server ? `refreshing ${server}…` : "refreshing every server…",
+        () => this.manager.refresh(server, { force: true }),
+      );
+    } finally {
+      this.#refreshing = false;
+    }
+  }
+
   /** Cancels the running turn; `false` when none runs. */
   interrupt(): boolean {
     if (!this.#turn) return false;
@@ -260,7 +308,7 @@ export class ClientSession {
     const say = (text: string) => this.#notify(text);
     switch (event.type) {
       case "state":
-        if (event.state === "failed" && event.error) {
+        if (event.state === "failed" && event.error && !this.#refreshing) {
           say(`${this.presentError(event.error)}\n`);
         } else if (event.state === "reconnecting") {
           say(this.style.yellow(`⟳ ${server}: connection lost, reconnecting\n`));
@@ -307,7 +355,7 @@ export class ClientSession {
     }
   }
 
-  /** Closes servers, memory, the model client and the log, in that order. */
+  /** Closes servers, memory and the model client, in that order. */
   async close(): Promise<void> {
     this.interrupt();
     for (const unsubscribe of this.#unsubscribe) unsubscribe();

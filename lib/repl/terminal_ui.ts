@@ -23,7 +23,7 @@ import type {
   ToolCallView,
 } from "../agent/ui.ts";
 import type { Style } from "../style.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import { stripTerminalEscapes, TerminalEscapeFilter } from "../terminal.ts";
 import { abridge } from "../text.ts";
 import type { LineEditor } from "./line_editor.ts";
 import { MarkdownStream } from "./markdown.ts";
@@ -57,6 +57,8 @@ export class TerminalUi implements AgentUi {
   readonly #width: number;
   readonly #verbose: () => boolean;
   #markdown: MarkdownStream | undefined;
+  /** Escapes split across streamed pieces are held until they can be removed whole. */
+  #escapes = new TerminalEscapeFilter();
   readonly #running = new Map<string, ToolCallView>();
 
   constructor(options: TerminalUiOptions) {
@@ -75,11 +77,13 @@ export class TerminalUi implements AgentUi {
 
   textDelta(text: string): void {
     this.#markdown ??= new MarkdownStream({ color: this.#style.enabled, width: this.#width });
-    this.#out.out(this.#markdown.push(stripTerminalEscapes(text)));
+    this.#out.out(this.#markdown.push(this.#escapes.push(text)));
   }
 
   textDone(): void {
-    if (this.#markdown) this.#out.out(this.#markdown.end());
+    if (this.#markdown) {
+      this.#out.out(this.#markdown.push(this.#escapes.end()) + this.#markdown.end());
+    }
     this.#markdown = undefined;
     this.#out.newline();
   }
@@ -135,12 +139,17 @@ export class TerminalUi implements AgentUi {
       );
     } else {
       const mark = end.status === "declined" ? this.#style.yellow("⊘") : this.#style.red("✗");
-      this.#out.err(
-        `${mark} ${name} ${this.#style.dim(took)} ${end.error?.message ?? end.status}\n`,
-      );
+      const what = end.status === "declined"
+        ? "declined"
+        : stripTerminalEscapes(end.error?.message ?? end.status);
+      this.#out.err(`${mark} ${name} ${this.#style.dim(took)} ${what}\n`);
       if (end.error && end.status !== "declined") {
         this.#out.err(
-          this.#style.dim(`    cause:  ${end.error.reason}\n    remedy: ${end.error.remedy}\n`),
+          this.#style.dim(
+            stripTerminalEscapes(
+              `    cause:  ${end.error.reason}\n    remedy: ${end.error.remedy}\n`,
+            ),
+          ),
         );
       }
     }

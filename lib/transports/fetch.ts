@@ -48,21 +48,26 @@ export function createTimedFetch(options: TimedFetchOptions): FetchLike {
   return async (input, init = {}) => {
     const url = String(input);
     const request = options.decorate ? options.decorate(url, init) : init;
-    // The caller's signal still aborts the request; ours adds the timeouts. (A combined
-    // signal instead of a listener on the caller's: that one lives as long as the
-    // transport, and a listener per request would pile up.)
+    // The caller's signal still aborts the request; ours adds the timeouts. The caller's
+    // is forwarded by a listener removed once the exchange is over: it lives as long as
+    // the transport, so listeners must not pile up. Not by AbortSignal.any: its combined
+    // signal is held only weakly by the caller's, and once garbage-collected the caller's
+    // abort no longer reached an open event stream, which then stayed open after close.
     const controller = new AbortController();
-    const signal = request.signal
-      ? AbortSignal.any([request.signal, controller.signal])
-      : controller.signal;
+    const caller = request.signal;
+    const forward = () => controller.abort(caller?.reason);
+    const release = () => caller?.removeEventListener("abort", forward);
+    if (caller?.aborted) forward();
+    else caller?.addEventListener("abort", forward, { once: true });
     const timer = setTimeout(
       () => controller.abort(new HeadersTimeoutError(url, options.headersTimeoutMs)),
       options.headersTimeoutMs,
     );
     let response: Response;
     try {
-      response = await base(input, { ...request, signal });
+      response = await base(input, { ...request, signal: controller.signal });
     } catch (error) {
+      release();
       throw controller.signal.reason instanceof HeadersTimeoutError
         ? controller.signal.reason
         : error;
@@ -70,7 +75,11 @@ export function createTimedFetch(options: TimedFetchOptions): FetchLike {
       clearTimeout(timer);
     }
     const type = response.headers.get("content-type") ?? "";
-    if (!response.body || !type.toLowerCase().startsWith("text/event-stream")) return response;
+    if (!response.body || !type.toLowerCase().startsWith("text/event-stream")) {
+      // A plain answer is read at once; the event streams are what a close must end.
+      release();
+      return response;
+    }
     const body = watchStream(response.body, {
       idleMs: options.readTimeoutMs,
       onIdle: () => {
@@ -78,6 +87,8 @@ export function createTimedFetch(options: TimedFetchOptions): FetchLike {
         controller.abort(new Error(`event stream silent for ${options.readTimeoutMs / 1000} s`));
       },
       onEvent: options.onEvent,
+      onEnd: release,
+      signal: controller.signal,
     });
     return new Response(body, {
       status: response.status,
@@ -91,6 +102,10 @@ interface WatchOptions {
   idleMs: number;
   onIdle: () => void;
   onEvent?: (event: StreamEvent) => void;
+  /** Called once when the stream ends, fails or is cancelled. */
+  onEnd?: () => void;
+  /** Aborting ends the stream with its reason and releases the connection. */
+  signal: AbortSignal;
 }
 
 /** Passes the stream through unchanged, timing its silences and parsing its events. */
@@ -101,13 +116,35 @@ function watchStream(
   const reader = source.getReader();
   const scanner = new EventStreamScanner((event) => options.onEvent?.(event));
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let output!: ReadableStreamDefaultController<Uint8Array>;
   const arm = () => {
     clearTimeout(timer);
     timer = setTimeout(options.onIdle, options.idleMs);
   };
-  const finish = () => clearTimeout(timer);
+  // The response is cancelled here, not left to fetch's own abort handling: under Deno
+  // that did not always close a stream whose reading had moved to this wrapper (seen
+  // after garbage collection), and the server kept the event stream open after close.
+  const onAbort = () => {
+    finish();
+    try {
+      output.error(options.signal.reason);
+    } catch {
+      // Already closed or errored.
+    }
+    reader.cancel(options.signal.reason).catch(() => {});
+  };
+  const finish = () => {
+    clearTimeout(timer);
+    options.signal.removeEventListener("abort", onAbort);
+    options.onEnd?.();
+  };
   return new ReadableStream<Uint8Array>({
-    start: arm,
+    start(controller) {
+      output = controller;
+      if (options.signal.aborted) return onAbort();
+      options.signal.addEventListener("abort", onAbort, { once: true });
+      arm();
+    },
     async pull(controller) {
       try {
         const { value, done } = await reader.read();

@@ -72,11 +72,17 @@ export interface HttpTransportOptions {
   timeoutSeconds: number;
   /** Longest silence of an event stream before it is reopened, in seconds. */
   sseReadTimeoutSeconds: number;
-  /** OAuth, when the entry has `auth.method: oauth`. */
+  /** OAuth, when the entry has `auth.method: oauth` (with {@linkcode authorize}). */
   authProvider?: OAuthClientProvider;
+  /**
+   * Wraps every request for OAuth (the provider's `wrapFetch`: a fresh token on each
+   * request, a login and a retry on 401/403). Applied outside the `timeout` on response
+   * headers, which bounds each exchange with the server, not a person logging in.
+   */
+  authorize?: (fetch: FetchLike) => FetchLike;
   /** @default silentLog */
   log?: Log;
-  /** The network. @default globalThis.fetch */
+  /** The network (e.g. `bearerFetch` for a header-authenticated entry). @default globalThis.fetch */
   fetch?: FetchLike;
 }
 
@@ -126,15 +132,16 @@ export class HttpTransport implements Transport {
       decorate: options.kind === "sse" ? (_url, init) => this.#resumeHeaders(init) : undefined,
     });
     const requestInit: RequestInit = { headers: { ...options.headers } };
+    const fetch = options.authorize ? options.authorize(timed) : timed;
     this.#inner = options.kind === "sse"
       ? new SSEClientTransport(this.url, {
         requestInit,
-        fetch: timed,
+        fetch,
         authProvider: options.authProvider,
       })
       : new StreamableHTTPClientTransport(this.url, {
         requestInit,
-        fetch: timed,
+        fetch,
         authProvider: options.authProvider,
         reconnectionOptions: { ...STREAM_RECONNECTION },
       });
@@ -177,11 +184,6 @@ export class HttpTransport implements Transport {
 
   start(): Promise<void> {
     return this.#inner.start();
-  }
-
-  /** Completes an interactive OAuth authorization with the callback's parameters. */
-  finishAuth(callbackParams: URLSearchParams): Promise<void> {
-    return this.#inner.finishAuth(callbackParams);
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {

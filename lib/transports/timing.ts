@@ -21,14 +21,61 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** True when `promise` settles (either way) within `ms`. */
-export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+/**
+ * Where a person's time goes while patchbay waits on a server: a browser login (OAuth).
+ * Timeouts measure the server, never the person, so deadlines stop while a login runs.
+ */
+export interface LoginClock {
+  /** Milliseconds spent in logins so far, the one in progress included. */
+  readonly loginMs: number;
+  /** Settles (never rejects) when the login in progress ends; `undefined` when none runs. */
+  readonly loginInProgress: Promise<void> | undefined;
+}
+
+/**
+ * Calls `expire` once `ms` have passed, not counting the time `clock` spent in logins.
+ * Returns the function that cancels it.
+ */
+export function startDeadline(ms: number, expire: () => void, clock?: LoginClock): () => void {
+  const started = Date.now();
+  const loginMsAtStart = clock?.loginMs ?? 0;
   let timer: Timer | undefined;
-  const timeout = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
+  let cancelled = false;
+  const check = async () => {
+    const login = clock?.loginInProgress;
+    if (login) {
+      await login;
+      if (cancelled) return;
+    }
+    const loginMs = (clock?.loginMs ?? 0) - loginMsAtStart;
+    const left = ms - (Date.now() - started - loginMs);
+    if (left <= 0) return expire();
+    timer = setTimeout(check, left);
+  };
+  timer = setTimeout(check, ms);
+  return () => {
+    cancelled = true;
+    clearTimeout(timer);
+  };
+}
+
+/**
+ * True when `promise` settles (either way) within `ms`, not counting the time `clock`
+ * spent in logins.
+ */
+export async function settlesWithin(
+  promise: Promise<unknown>,
+  ms: number,
+  clock?: LoginClock,
+): Promise<boolean> {
+  let cancel: (() => void) | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    cancel = startDeadline(ms, () => resolve(false), clock);
+  });
   try {
     return await Promise.race([promise.then(() => true, () => true), timeout]);
   } finally {
-    clearTimeout(timer);
+    cancel?.();
   }
 }
 

@@ -48,6 +48,8 @@ export interface ProtectedServerOptions {
   checkAudience?: boolean;
   /** Act as a server without OAuth: a bare 401 and no metadata. */
   noOAuth?: boolean;
+  /** The port to listen on (a restart at the same address). @default a random free port */
+  port?: number;
 }
 
 /** One request the server received. */
@@ -69,7 +71,7 @@ export interface ProtectedServer {
 
 const PATH = "/mcp";
 
-/** Starts the server on 127.0.0.1 with a random port. */
+/** Starts the server on 127.0.0.1, on a random port unless `options.port` names one. */
 export function startProtectedMcpServer(options: ProtectedServerOptions): ProtectedServer {
   const requests: SeenRequest[] = [];
   const handler = createMcpHandler(() => {
@@ -120,7 +122,7 @@ export function startProtectedMcpServer(options: ProtectedServerOptions): Protec
   };
 
   const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    { hostname: "127.0.0.1", port: options.port ?? 0, onListen: () => {} },
     async (request) => {
       const response = await route(request);
       requests.push({

@@ -1,0 +1,271 @@
+/**
+ * OAuth and bearer headers through the connection layer: the connection manager with the
+ * session's OAuth runtime (login before connecting, reconnects and `/refresh` on stored
+ * tokens, login time not counted against `timeout`), and the real entry point
+ * (`deno task start`, under the start task's permission flags) with a headless `$BROWSER`.
+ * The servers are real: the official SDK's server behind a test authorization server.
+ *
+ * Port 3000: some tests here bind the contract's callback port, like
+ * oauth_flow_test.ts. Deno runs test files one after another (the `test` task runs
+ * `deno test` without `--parallel`), and the tests of a file in order, so no two logins
+ * ever compete for the port. Never run this file with `--parallel`.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { CallToolResult } from "@modelcontextprotocol/client";
+import { ConnectionManager } from "../lib/connections/manager.ts";
+import { ConnectionClosedError } from "../lib/errors.ts";
+import { CALLBACK_PORT } from "../lib/oauth/callback.ts";
+import type { OAuthEvent } from "../lib/oauth/mod.ts";
+import { startSseAuthProxy } from "./support/auth_proxy.ts";
+import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+import { DENO } from "./support/deps.ts";
+import { httpEntry, oauthHarness } from "./support/oauth_harness.ts";
+import { startAuthorizationServer } from "./support/oauth_server.ts";
+import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
+import { eventually, freePort, startEverythingHttp } from "./support/servers.ts";
+
+const FAKE_BROWSER_CLI = fileURLToPath(new URL("./support/fake_browser_cli.ts", import.meta.url));
+
+/** Quick retries, so a reconnect test does not sit out the production backoff. */
+const FAST_BACKOFF = { initialDelayMs: 100, factor: 1, maxDelayMs: 100, maxAttempts: 50 };
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function text(result: CallToolResult): string {
+  return (result.content as Array<{ type: string; text?: string }>)[0]?.text ?? "";
+}
+
+function authorizationReasons(events: OAuthEvent[]): string[] {
+  return events.flatMap((e) => e.type === "authorization_started" ? [e.reason] : []);
+}
+
+// ── the connection manager with the session's OAuth runtime ───────────────────────────
+
+Deno.test("manager: logs in before connecting; /refresh and reconnects reuse the stored tokens", async () => {
+  await using as = startAuthorizationServer({ scopesSupported: ["mcp"] });
+  const port = freePort();
+  let rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"], port });
+  try {
+    await using h = await oauthHarness();
+    const entry = httpEntry("prot", rs.url);
+    await using manager = new ConnectionManager({
+      servers: [entry],
+      oauth: h.runtime([entry]),
+      backoff: FAST_BACKOFF,
+    });
+    const [status] = await manager.start();
+    assert.equal(status.state, "connected", status.error?.reason);
+    assert.equal(text(await manager.callTool("prot__whoami", {})), "mcp");
+    assert.equal(h.browser.opened.length, 1);
+    assert.deepEqual(authorizationReasons(h.events), ["login"]);
+    const tokenRequests = as.log.token.length;
+
+    // /refresh, forced: a new session on the same provider, hence the same tokens.
+    const [refreshed] = await manager.refresh("prot", { force: true });
+    assert.equal(refreshed.state, "connected", refreshed.error?.reason);
+
+    // The server goes away: the call fails naming it, and the manager reconnects alone.
+    await rs.close();
+    await assert.rejects(
+      () => manager.callTool("prot__echo", { text: "down" }),
+      (error) => error instanceof ConnectionClosedError && error.server === "prot",
+    );
+    rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"], port });
+    await eventually(() => manager.status("prot")?.state === "connected", "reconnected");
+    assert.equal(text(await manager.callTool("prot__echo", { text: "back" })), "back");
+
+    assert.equal(h.browser.opened.length, 1, "no second browser login");
+    assert.equal(as.log.authorize.length, 1);
+    assert.equal(as.log.token.length, tokenRequests, "the stored access token was used as it is");
+  } finally {
+    await rs.close();
+  }
+});
+
+Deno.test("manager: time spent logging in never counts against the server's timeout", async () => {
+  await using as = startAuthorizationServer();
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  // The person is slower than the whole start-up bound (timeout 1 s + 2 s of grace) the
+  // first time, and slower than the timeout when a reconnect needs a new login.
+  const slowness = [3_200, 1_500];
+  await using h = await oauthHarness({ browser: { before: () => delay(slowness.shift() ?? 0) } });
+  const entry = { ...httpEntry("prot", rs.url), timeoutSeconds: 1 };
+  await using manager = new ConnectionManager({ servers: [entry], oauth: h.runtime([entry]) });
+
+  const [status] = await manager.start();
+  assert.equal(status.state, "connected", status.error?.reason);
+
+  // Every token revoked: the stored ones look valid, so the login now happens inside the
+  // handshake (401 on initialize, the refresh refused, a browser login), within `timeout`
+  // by the clock of the server, not of the person.
+  as.revokeAll();
+  const [again] = await manager.refresh("prot", { force: true });
+  assert.equal(again.state, "connected", again.error?.reason);
+  assert.deepEqual(authorizationReasons(h.events), ["login", "reauthorize"]);
+  assert.equal(text(await manager.callTool("prot__echo", { text: "still here" })), "still here");
+});
+
+Deno.test("manager: an OAuth server over the legacy SSE transport", async () => {
+  await using as = startAuthorizationServer();
+  await using proxy = await startSseAuthProxy(as);
+  await using h = await oauthHarness();
+  const entry = { ...httpEntry("legacy", proxy.url), transport: "sse" as const };
+  await using manager = new ConnectionManager({ servers: [entry], oauth: h.runtime([entry]) });
+  const [status] = await manager.start();
+  assert.equal(status.state, "connected", status.error?.reason);
+  assert.equal(
+    text(await manager.callTool("legacy__echo", { message: "over sse" })),
+    "Echo: over sse",
+  );
+  assert.equal(proxy.requests[0], "GET /sse 401", "the event stream asked for a token first");
+  assert.equal(h.browser.opened.length, 1);
+});
+
+// ── the real entry point ──────────────────────────────────────────────────────────────
+
+Deno.test("entry point: an OAuth server logs in through $BROWSER; the next run reuses the tokens", async () => {
+  await using as = startAuthorizationServer({ scopesSupported: ["mcp"] });
+  await using rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"] });
+  await using box = await sandbox({ BROWSER: `${DENO} run --allow-net ${FAKE_BROWSER_CLI}` });
+  const config = await writeConfig(
+    box,
+    configWith({ prot: { url: rs.url, auth: { method: "oauth" } } }),
+  );
+
+  const first = await runPatchbay(box, ["--config", config]);
+  assert.equal(first.code, 0, first.stderr);
+  // The URL is printed whether or not a browser opens (CONTRACT.md 5.2).
+  assert.match(
+    first.stderr,
+    /Authorize patchbay for 'prot' in your browser to log in \(scope: mcp\)\.\nIf no browser opens, open this URL by hand:\n {2}http:\/\/127\.0\.0\.1:\d+\/authorize\?\S*state=/,
+  );
+  assert.match(first.stderr, /Logged in to 'prot' \(scope: mcp\)\./);
+  assert.match(first.stderr, /Servers {2}1 of 1 server connected/);
+  assert.match(first.stderr, /✓ prot\s+connected\s+streamable_http\s+4 tools/);
+  assert.equal(as.log.authorize.length, 1);
+  const tokenRequests = as.log.token.length;
+
+  const second = await runPatchbay(box, ["--config", config]);
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stderr, /✓ prot\s+connected\s+streamable_http\s+4 tools/);
+  assert.doesNotMatch(second.stderr, /Authorize patchbay|open this URL/);
+  assert.equal(as.log.authorize.length, 1, "no second browser login");
+  assert.equal(as.log.token.length, tokenRequests, "the stored access token was used as it is");
+
+  const oauthDir = join(box.home, ".config", "patchbay", "oauth");
+  const [file] = [...Deno.readDirSync(oauthDir)].map((entry) => join(oauthDir, entry.name));
+  const tokens = JSON.parse(Deno.readTextFileSync(file)).issuers[as.issuer].tokens;
+  const log = Deno.readTextFileSync(join(box.home, ".local", "state", "patchbay", "patchbay.log"));
+  for (const output of [first.stderr, second.stderr, log]) {
+    assert.ok(!output.includes(tokens.access_token) && !output.includes(tokens.refresh_token));
+  }
+});
+
+Deno.test("entry point: auth.method oauth on a plain MCP server: Session terminated, remove auth", async () => {
+  await using plain = await startEverythingHttp("streamableHttp");
+  await using box = await sandbox({ BROWSER: `${DENO} run --allow-net ${FAKE_BROWSER_CLI}` });
+  const config = await writeConfig(
+    box,
+    configWith({ plain: { url: `${plain.origin}/mcp`, auth: { method: "oauth" } } }),
+  );
+  const result = await runPatchbay(box, ["--config", config]);
+  // The session goes on without the failed server (stdin is empty, so it ends at once).
+  assert.equal(result.code, 0, result.stderr);
+  const out = result.stderr;
+  assert.match(out, /✗ plain\s+failed\s+streamable_http/);
+  assert.ok(out.includes("error: Failed to connect to server 'plain': Session terminated"), out);
+  assert.ok(
+    out.includes(
+      `cause:  "auth": {"method": "oauth"} is set, but ${plain.origin}/mcp answered initialize ` +
+        `without asking for credentials and ${plain.origin} publishes no OAuth metadata`,
+    ),
+    out,
+  );
+  assert.ok(
+    out.includes(
+      'remedy: remove "auth" from the server entry and send a token with "headers": ' +
+        '{"Authorization": "Bearer <ACCESS_TOKEN>"} instead',
+    ),
+    out,
+  );
+  assert.doesNotMatch(out, /Authorize patchbay|open this URL/, "no login was attempted");
+});
+
+Deno.test("entry point: a bearer header connects; a refused token names the cause and the fix", async () => {
+  const token = "api-token-7f3a9c1e5b";
+  await using rs = startProtectedMcpServer({ staticTokens: [token] });
+  await using box = await sandbox();
+  await Deno.writeTextFile(join(box.cwd, ".env"), `API_TOKEN=${token}\n`);
+  const config = await writeConfig(
+    box,
+    configWith({
+      api: { url: rs.url, headers: { Authorization: "Bearer ${API_TOKEN}" } },
+      stale: { url: rs.url, headers: { Authorization: "Bearer expired-token-0000" } },
+    }),
+  );
+  const result = await runPatchbay(box, ["--config", config]);
+  const out = result.stderr;
+  assert.equal(result.code, 0, out);
+  assert.match(out, /✓ api\s+connected\s+streamable_http\s+4 tools/);
+  assert.match(out, /✗ stale\s+failed\s+streamable_http/);
+  assert.ok(out.includes("error: Failed to connect to server 'stale': Session terminated"), out);
+  assert.match(
+    out,
+    /cause: {2}the server refused the token in headers\.Authorization \(HTTP 401 invalid_token[^\n]*\); it is wrong, expired or revoked/,
+  );
+  assert.match(out, /remedy: [^\n]*put a current token in the header/);
+  const log = Deno.readTextFileSync(join(box.home, ".local", "state", "patchbay", "patchbay.log"));
+  assert.ok(!out.includes(token) && !log.includes(token), "the token never shows");
+  assert.ok(
+    rs.requests.some((r) => r.authorization === `Bearer ${token}` && r.status === 200),
+    "the header went with the requests",
+  );
+});
+
+Deno.test("entry point: Ctrl+C during a pending browser login cancels it and frees port 3000", async () => {
+  await using as = startAuthorizationServer();
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  // A "browser" that opens and is never used: the login waits for the person.
+  await using box = await sandbox({ BROWSER: "true" });
+  const config = await writeConfig(
+    box,
+    configWith({ prot: { url: rs.url, auth: { method: "oauth" } } }),
+  );
+  // `deno run` with the start task's own flags: the signal must reach patchbay itself,
+  // not the `deno task` wrapper.
+  const task = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)))
+    .tasks.start as string;
+  const args = task.replaceAll("$HOME", box.home).split(/\s+/).slice(1);
+  const child = new Deno.Command(DENO, {
+    args: [...args, "--config", config],
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
+    env: box.env,
+    clearEnv: true,
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let stderr = "";
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  while (!/open this URL by hand:\n {2}\S+\n/.test(stderr)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    stderr += value;
+  }
+  assert.match(stderr, /Authorize patchbay for 'prot'/);
+  child.kill("SIGINT");
+  const started = Date.now();
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+    stderr += chunk.value;
+  }
+  const { code } = await child.status;
+  assert.equal(code, 130, stderr);
+  assert.ok(Date.now() - started < 5_000, `exit took ${Date.now() - started} ms`);
+  assert.equal(as.log.token.length, 0, "no tokens were obtained");
+  // The callback listener is gone with the login.
+  Deno.listen({ hostname: "127.0.0.1", port: CALLBACK_PORT }).close();
+});
