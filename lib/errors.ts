@@ -539,3 +539,19 @@ export class SessionNotFoundError extends PatchbayError {
  * failure reads the same as for an entry without OAuth.
  */
 export class ServerProbeFailedError extends ServerConnectError {}
+
+// The doctor and Deno permissions (issue 8).
+
+/**
+ * An OAuth server needs a browser login, and this run may not start one: `patchbay doctor`
+ * checks what a session would meet but never logs in.
+ */
+export class OAuthLoginRequiredError extends OAuthFailedError {
+  constructor(server: string, reason: string) {
+    super(server, {
+      reason,
+      remedy: `log in now with \`patchbay auth login ${server}\`, or let the next session open ` +
+        "the browser (the callback arrives at http://localhost:3000/callback)",
+    });
+  }
+}

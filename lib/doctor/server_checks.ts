@@ -3,21 +3,20 @@
  * carries the manager's diagnosis (command on PATH, transport, port, path, OAuth support),
  * never a second opinion.
  *
- * The doctor never logs in: an OAuth server that answers with a demand for authorization
- * has shown that it is up and speaks OAuth, and the stored login says whether the client
- * will need the browser.
+ * OAuth entries go through the client's OAuth runtime too (stored tokens, a refresh,
+ * OAuth-support detection), made non-interactive: where a session would open the browser
+ * the doctor stops and says so. It never binds the callback port or opens a browser.
  *
  * @module
  */
 
-import type { Config, HttpServerConfig, ServerConfig } from "../config/types.ts";
+import type { Config, ServerConfig } from "../config/types.ts";
 import { ConnectionManager } from "../connections/manager.ts";
 import type { ServerStatus } from "../connections/types.ts";
 import type { Environment } from "../env.ts";
-import { OAuthFailedError } from "../errors.ts";
+import { OAuthLoginRequiredError } from "../errors.ts";
 import type { Log } from "../log.ts";
-import { relativeTime, summarizeLogin } from "../oauth/messages.ts";
-import { FileTokenStore, type TokenStore, usesOAuth } from "../oauth/mod.ts";
+import { createOAuthRuntime, type TokenStore, usesOAuth } from "../oauth/mod.ts";
 import type { Redactor } from "../redact.ts";
 import { plural } from "../text.ts";
 import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
@@ -39,10 +38,18 @@ export async function checkServers(
   options: ServerCheckOptions,
 ): Promise<CheckResult[]> {
   if (config.servers.length === 0) return [];
+  const oauth = createOAuthRuntime(config.servers, {
+    log: options.log.child("oauth"),
+    redactor: options.redactor,
+    store: options.tokenStore,
+    getEnv: (name) => options.env.get(name),
+    interactive: false,
+  });
   const manager = new ConnectionManager({
     servers: config.servers,
     log: options.log,
     redactor: options.redactor,
+    oauth,
     // Servers inherit HOME, PATH and the like exactly as in a session (.env included).
     parentEnv: (name) => options.env.get(name),
   });
@@ -51,12 +58,9 @@ export async function checkServers(
   const started = Date.now();
   try {
     const states = await manager.start();
-    const results: CheckResult[] = [];
-    for (const server of config.servers) {
-      const state = states.find((s) => s.name === server.name);
-      results.push(await serverResult(server, state, started, options));
-    }
-    return results;
+    return config.servers.map((server) =>
+      serverResult(server, states.find((s) => s.name === server.name), started)
+    );
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
     await manager.close();
@@ -68,12 +72,11 @@ export function serverCheckName(server: string): string {
   return `server:${server}`;
 }
 
-async function serverResult(
+function serverResult(
   server: ServerConfig,
   state: ServerStatus | undefined,
   started: number,
-  options: ServerCheckOptions,
-): Promise<CheckResult> {
+): CheckResult {
   const name = serverCheckName(server.name);
   if (server.disabled || state?.disabled) {
     return skip(name, 'not connected: "disabled": true in the configuration');
@@ -86,14 +89,20 @@ async function serverResult(
     const { tools, prompts, resources } = state.counts;
     return pass(
       name,
-      `connected over ${server.transport} in ${ms} ms: ${info} offers ` +
-        `${plural(tools, "tool")}, ${plural(prompts, "prompt")}, ${plural(resources, "resource")}`,
+      `connected over ${server.transport}${usesOAuth(server) ? " with OAuth" : ""} in ${ms} ms: ` +
+        `${info} offers ${plural(tools, "tool")}, ${plural(prompts, "prompt")}, ` +
+        plural(resources, "resource"),
     );
   }
-  if (usesOAuth(server) && state?.error instanceof OAuthFailedError) {
-    return await oauthServerResult(server, options.tokenStore ?? new FileTokenStore());
+  const error = state?.error;
+  if (error instanceof OAuthLoginRequiredError && usesOAuth(server)) {
+    return warn(
+      name,
+      `${server.url} supports OAuth, and ${error.reason}: the doctor never logs in`,
+      error.remedy,
+    );
   }
-  if (state?.error) return failure(name, state.error);
+  if (error) return failure(name, error);
   return {
     name,
     status: "fail",
@@ -101,49 +110,4 @@ async function serverResult(
     remedy: "run `patchbay --debug tools` and read the log for this server",
     details: [],
   };
-}
-
-/**
- * The server demanded authorization, so it is up and speaks OAuth (a server without OAuth
- * support fails earlier, with the contract's "remove auth; use headers").
- */
-async function oauthServerResult(
-  server: HttpServerConfig,
-  store: TokenStore,
-): Promise<CheckResult> {
-  const name = serverCheckName(server.name);
-  const answered = `${server.url} answers and asks for OAuth authorization`;
-  let summary;
-  try {
-    summary = summarizeLogin(server.name, server.url, await store.load(server.name), Date.now());
-  } catch (error) {
-    return failure(name, error);
-  }
-  const expires = summary.expiresAt
-    ? `, expires ${relativeTime(Date.parse(summary.expiresAt), Date.now())}`
-    : "";
-  switch (summary.state) {
-    case "logged_in":
-    case "expired_refreshable":
-      return pass(
-        name,
-        `${answered}; a login is stored (issuer ${summary.issuer ?? "unknown"}${expires}` +
-          `${summary.state === "expired_refreshable" ? ", refreshed on use" : ""}); the doctor ` +
-          "does not use it",
-      );
-    case "url_changed":
-      return warn(
-        name,
-        `${answered}; the stored login is for ${summary.url}, not this URL, so it is not used`,
-        `log in again: patchbay auth login ${server.name}`,
-      );
-    default:
-      return warn(
-        name,
-        `${answered}; no usable login is stored` +
-          (summary.state === "expired" ? " (the stored one expired and cannot be refreshed)" : ""),
-        `log in now with \`patchbay auth login ${server.name}\` (or let the first session open ` +
-          "the browser); the callback arrives at http://localhost:3000/callback",
-      );
-  }
 }

@@ -199,8 +199,9 @@ function planOAuth(
     plan.note(
       `OAuth: the authorization server of ${unknown.map((n) => `'${n}'`).join(", ")} is ` +
         "known only after the first login, and may be on another host than the MCP server. " +
-        "Log in once (`patchbay auth login <server>` under broader flags) and run " +
-        "`patchbay permissions` again to include it, or add its host:port to --allow-net.",
+        "Log in once (`patchbay auth login <server>`), or run `patchbay doctor`, which " +
+        "discovers it, then run `patchbay permissions` again to include it; or add its " +
+        "host:port to --allow-net.",
     );
   }
 }
