@@ -21,6 +21,8 @@ import { chat, type ChatOptions } from "./commands/chat.ts";
 import { call } from "./commands/call.ts";
 import type { ScriptOptions } from "./commands/_connect.ts";
 import { configCheck } from "./commands/config_check.ts";
+import { doctor, type DoctorCommandOptions } from "./commands/doctor.ts";
+import { permissions, type PermissionsOptions } from "./commands/permissions.ts";
 import { prompt } from "./commands/prompt.ts";
 import { prompts } from "./commands/prompts.ts";
 import { read, type ReadOptions } from "./commands/read.ts";
@@ -84,6 +86,23 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (options: { json?: boolean }, command: Command) => {
       const all = { ...command.optsWithGlobals<GlobalOptions>(), ...options };
       setExit(await runCommand(() => configCheck(all), { json: options.json }));
+    });
+
+  program.command("doctor")
+    .description("check the configuration, key, provider, servers, memory and permissions")
+    .option("--json", "one JSON object per check (name, status, finding, remedy, details)")
+    .option("--offline", "skip the checks that need the internet (provider request, DNS)")
+    .action(async (options: DoctorCommandOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<DoctorCommandOptions>(), ...options };
+      setExit(await runCommand(() => doctor(all), { json: options.json }));
+    });
+
+  program.command("permissions")
+    .description("print the narrowest Deno permission flags for the configuration")
+    .option("--json", "print the flags, each grant and its reason as JSON")
+    .action(async (options: PermissionsOptions, command: Command) => {
+      const all = { ...command.optsWithGlobals<PermissionsOptions>(), ...options };
+      setExit(await runCommand(() => permissions(all), { json: options.json }));
     });
 
   program.command("run")
@@ -246,9 +265,18 @@ export async function main(args: string[]): Promise<number> {
  * user's own servers_config.json and .env, as npm scripts do.
  */
 function adoptTaskWorkingDirectory(): void {
-  const invokedFrom = Deno.env.get("INIT_CWD");
-  const viaDenoTask = Deno.env.get("npm_config_user_agent")?.startsWith("deno/");
+  const invokedFrom = taskVariable("INIT_CWD");
+  const viaDenoTask = taskVariable("npm_config_user_agent")?.startsWith("deno/");
   if (invokedFrom && viaDenoTask && invokedFrom !== Deno.cwd()) Deno.chdir(invokedFrom);
+}
+
+/** A variable `deno task` sets; unreadable under `--allow-env=<list>` outside a task. */
+function taskVariable(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
 }
 
 if (import.meta.main) {

@@ -12,6 +12,7 @@ import {
   DenoPermissionError,
   denoPermissionFlag,
   EXIT,
+  findDenoDenial,
   PatchbayError,
 } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
@@ -24,7 +25,9 @@ import { createStyle, stderrStyle, type Style } from "../lib/style.ts";
 export function toPatchbayError(error: unknown): PatchbayError {
   if (error instanceof PatchbayError) return error;
   const flag = denoPermissionFlag(error);
-  if (flag) return new DenoPermissionError(flag, (error as Error).message.split(",")[0], error);
+  if (flag) {
+    return new DenoPermissionError(flag, findDenoDenial(error)!.message.split(",")[0], error);
+  }
   if (error instanceof DOMException && error.name === "AbortError") return new CancelledError();
   const message = error instanceof Error ? error.message : String(error);
   return new PatchbayError("internal", `Internal error: ${message}`, {

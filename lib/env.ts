@@ -9,7 +9,7 @@
  * @module
  */
 
-import { PatchbayError } from "./errors.ts";
+import { DenoPermissionError, denoPermissionFlag, PatchbayError } from "./errors.ts";
 
 /** One line of a .env file that could not be understood. */
 export interface DotenvProblem {
@@ -100,9 +100,75 @@ export type VariableSource = "process" | "file";
 export interface Environment {
   get(name: string): string | undefined;
   source(name: string): VariableSource | undefined;
+  /**
+   * Every name set, when Deno allows enumerating the environment; under a list of allowed
+   * variables, the .env file's names and the process variables read so far.
+   */
   names(): string[];
+  /**
+   * Deno refused reading `name` from the process (patchbay was granted a list of
+   * variables without it), so an unset value may not really be unset.
+   */
+  denied(name: string): boolean;
   /** The .env file consulted and what became of it. */
   readonly file: EnvFileStatus;
+}
+
+/** The process environment as Deno lets patchbay read it. */
+export interface ProcessVariables {
+  get(name: string): string | undefined;
+  /** Every name when the environment can be enumerated; else the names found so far. */
+  names(): string[];
+  /** Deno refused reading `name`. */
+  denied(name: string): boolean;
+}
+
+/**
+ * The process environment: the whole of it under `--allow-env`, or variable by variable
+ * under `--allow-env=<names>`, where enumerating is refused. Reading by name is what lets
+ * patchbay run with only the variables its configuration needs; a variable outside the
+ * grant reads as unset and is remembered, so messages can name the flag that would allow it.
+ */
+export function readProcessVariables(): ProcessVariables {
+  try {
+    return recordVariables(Deno.env.toObject());
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotCapable)) throw error;
+    return namedVariables();
+  }
+}
+
+function recordVariables(values: Record<string, string>): ProcessVariables {
+  return {
+    get: (name) => Object.hasOwn(values, name) ? values[name] : undefined,
+    names: () => Object.keys(values),
+    denied: () => false,
+  };
+}
+
+function namedVariables(): ProcessVariables {
+  const found = new Map<string, string | undefined>();
+  const refused = new Set<string>();
+  const read = (name: string): string | undefined => {
+    if (found.has(name)) return found.get(name);
+    let value: string | undefined;
+    try {
+      value = Deno.env.get(name);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotCapable)) throw error;
+      refused.add(name);
+    }
+    found.set(name, value);
+    return value;
+  };
+  return {
+    get: read,
+    names: () => [...found].filter(([, value]) => value !== undefined).map(([name]) => name),
+    denied: (name) => {
+      read(name);
+      return refused.has(name);
+    },
+  };
 }
 
 /** What happened to the .env file at start-up. */
@@ -120,8 +186,8 @@ export interface LoadEnvironmentOptions {
   path: string;
   /** The user named the file explicitly: a missing file is then an error. @default false */
   required?: boolean;
-  /** The process environment. @default Deno.env.toObject() */
-  processEnv?: Record<string, string>;
+  /** The process environment. @default readProcessVariables() */
+  processEnv?: Record<string, string> | ProcessVariables;
 }
 
 /**
@@ -129,11 +195,13 @@ export interface LoadEnvironmentOptions {
  * a variable set in both keeps its process value, as with every dotenv tool.
  */
 export async function loadEnvironment(options: LoadEnvironmentOptions): Promise<Environment> {
-  const processEnv = options.processEnv ?? Deno.env.toObject();
+  const processEnv = options.processEnv ?? readProcessVariables();
   let text: string | undefined;
   try {
     text = await Deno.readTextFile(options.path);
   } catch (error) {
+    const flag = denoPermissionFlag(error);
+    if (flag) throw new DenoPermissionError(flag, `reading the environment file ${options.path}`);
     if (!(error instanceof Deno.errors.NotFound) || options.required) {
       throw new PatchbayError(
         "config_not_found",
@@ -159,16 +227,25 @@ export async function loadEnvironment(options: LoadEnvironmentOptions): Promise<
 
 /** Builds an {@linkcode Environment} from explicit maps (tests, and `loadEnvironment`). */
 export function createEnvironment(
-  processEnv: Record<string, string>,
+  processEnv: Record<string, string> | ProcessVariables,
   fileValues: Map<string, string> = new Map(),
   file: EnvFileStatus = { path: "", loaded: false, count: 0, problems: [] },
 ): Environment {
+  const process = isProcessVariables(processEnv) ? processEnv : recordVariables(processEnv);
   return {
-    get: (name) => processEnv[name] ?? fileValues.get(name),
-    source: (name) => name in processEnv ? "process" : fileValues.has(name) ? "file" : undefined,
-    names: () => [...new Set([...Object.keys(processEnv), ...fileValues.keys()])],
+    get: (name) => process.get(name) ?? fileValues.get(name),
+    source: (name) =>
+      process.get(name) !== undefined ? "process" : fileValues.has(name) ? "file" : undefined,
+    names: () => [...new Set([...process.names(), ...fileValues.keys()])],
+    denied: (name) => process.denied(name),
     file,
   };
+}
+
+function isProcessVariables(
+  value: Record<string, string> | ProcessVariables,
+): value is ProcessVariables {
+  return typeof value.get === "function" && typeof value.denied === "function";
 }
 
 /** Variable names whose values are secrets wherever they come from. */

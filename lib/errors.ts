@@ -8,6 +8,8 @@
  * @module
  */
 
+import { isAbsolute, resolve } from "node:path";
+
 /** Exit codes shared by every command. */
 export const EXIT = {
   ok: 0,
@@ -358,10 +360,38 @@ export class UsageError extends PatchbayError {
  * it, e.g. `--allow-net=127.0.0.1:8080`. Returns `undefined` for any other error.
  */
 export function denoPermissionFlag(error: unknown): string | undefined {
-  if (!(error instanceof Deno.errors.NotCapable)) return undefined;
-  const match = /Requires (\w+) access to "([^"]+)"/.exec(error.message);
-  if (!match) return /--allow-[a-z-]+/.exec(error.message)?.[0];
-  return `--allow-${match[1]}=${match[2]}`;
+  const denial = findDenoDenial(error);
+  if (!denial) return undefined;
+  const match = /Requires (\w+) access to "([^"]+)"/.exec(denial.message);
+  if (!match) return /--allow-[a-z-]+/.exec(denial.message)?.[0];
+  const [, kind, value] = match;
+  // A relative path in the flag would be resolved against wherever deno is started next.
+  const absolute = (kind === "read" || kind === "write") && !isAbsolute(value)
+    ? resolve(value)
+    : value;
+  return `--allow-${kind}=${absolute}`;
+}
+
+/** How deep {@linkcode findDenoDenial} follows `cause` chains (they can be cyclic). */
+const CAUSE_DEPTH_LIMIT = 8;
+
+/**
+ * The sandbox refusal behind `error`, if any: libraries (fetch, the SDKs, node:net) wrap
+ * it in errors of their own, so `cause` chains and aggregated errors are searched too.
+ */
+export function findDenoDenial(
+  error: unknown,
+  depth = 0,
+): InstanceType<typeof Deno.errors.NotCapable> | undefined {
+  if (depth > CAUSE_DEPTH_LIMIT || error === null || typeof error !== "object") return undefined;
+  if (error instanceof Deno.errors.NotCapable) return error;
+  if (error instanceof AggregateError) {
+    for (const inner of error.errors) {
+      const found = findDenoDenial(inner, depth + 1);
+      if (found) return found;
+    }
+  }
+  return findDenoDenial((error as { cause?: unknown }).cause, depth + 1);
 }
 
 // ---- The model provider, the agent loop and sampling (issue 4) ----
@@ -509,3 +539,19 @@ export class SessionNotFoundError extends PatchbayError {
  * failure reads the same as for an entry without OAuth.
  */
 export class ServerProbeFailedError extends ServerConnectError {}
+
+// The doctor and Deno permissions (issue 8).
+
+/**
+ * An OAuth server needs a browser login, and this run may not start one: `patchbay doctor`
+ * checks what a session would meet but never logs in.
+ */
+export class OAuthLoginRequiredError extends OAuthFailedError {
+  constructor(server: string, reason: string) {
+    super(server, {
+      reason,
+      remedy: `log in now with \`patchbay auth login ${server}\`, or let the next session open ` +
+        "the browser (the callback arrives at http://localhost:3000/callback)",
+    });
+  }
+}

@@ -9,6 +9,7 @@
  */
 
 import { join } from "node:path";
+import { DenoPermissionError } from "./errors.ts";
 
 const APP = "patchbay";
 
@@ -22,7 +23,15 @@ function env(name: string): string | undefined {
 }
 
 function home(): string {
-  return env("HOME") ?? env("USERPROFILE") ?? Deno.cwd();
+  const found = env("HOME") ?? env("USERPROFILE");
+  if (found) return found;
+  // Without HOME the folders would land in the working directory: under a grant of named
+  // variables that leaves HOME out, say which flag is missing instead.
+  const variable = Deno.build.os === "windows" ? "USERPROFILE" : "HOME";
+  if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") {
+    throw new DenoPermissionError(`--allow-env=${variable}`, `reading ${variable}`);
+  }
+  return Deno.cwd();
 }
 
 function base(kind: "state" | "data" | "config"): string {

@@ -65,9 +65,7 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
     required: options.envFile !== undefined,
   });
   const redactor = new Redactor();
-  for (const name of env.names()) {
-    if (isSecretName(name)) redactor.addSecret(env.get(name));
-  }
+  registerEnvironmentSecrets(env, redactor);
   const logFile = options.logFile ?? defaultLogFile();
   const logger = new Logger({
     file: logFile,
@@ -118,8 +116,17 @@ function logFileNotice(path: string, error: Error): string {
     "Pass --log-file with a writable path to keep a log.";
 }
 
+/** Values of secret-named variables (`*_KEY`, `*_TOKEN`, ...) are secrets. */
+export function registerEnvironmentSecrets(env: Environment, redactor: Redactor): void {
+  for (const name of env.names()) {
+    if (isSecretName(name)) redactor.addSecret(env.get(name));
+  }
+  // Under a grant of named variables, names() holds only those read so far.
+  redactor.addSecret(env.get("LLM_API_KEY"));
+}
+
 /** Header values, OAuth client secrets and secret-named server variables are secrets. */
-function registerConfigSecrets(config: Config, redactor: Redactor): void {
+export function registerConfigSecrets(config: Config, redactor: Redactor): void {
   for (const server of config.servers) {
     if (server.transport === "stdio") {
       for (const [name, value] of Object.entries(server.env)) {

@@ -41,3 +41,9 @@ export function expandVariables(
   }).replaceAll("\u0000", "${");
   return { value, missing, malformed };
 }
+
+/** Names of the variables `input` refers to (`$${` escapes excluded), in order, once each. */
+export function referencedVariables(input: string): string[] {
+  const escaped = input.replaceAll("$${", "\u0000");
+  return [...new Set([...escaped.matchAll(REFERENCE)].map((match) => match[1]))];
+}

@@ -534,6 +534,15 @@ class Validator {
   #expand(value: string, path: Path): string {
     const result = expandVariables(value, (name) => this.env.get(name));
     for (const { name } of result.missing) {
+      if (this.env.denied(name)) {
+        this.#add(
+          path,
+          `environment variable ${name} cannot be read: Deno did not grant --allow-env=${name}`,
+          `add --allow-env=${name} to the deno run / deno install command, or set ${name} ` +
+            "in .env",
+        );
+        continue;
+      }
       this.#add(
         path,
         `environment variable ${name} is not set`,

@@ -11,7 +11,12 @@
  */
 
 import OpenAI, { AzureOpenAI } from "openai";
-import { CancelledError, ProviderRequestError } from "../errors.ts";
+import {
+  CancelledError,
+  DenoPermissionError,
+  denoPermissionFlag,
+  ProviderRequestError,
+} from "../errors.ts";
 import type { LlmConfig } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { type Log, silentLog } from "../log.ts";
@@ -22,6 +27,7 @@ import {
   type AttemptFailure,
   classifyFailure,
   describeFailure,
+  type FailureContext,
   failureError,
   isRetryable,
 } from "./failures.ts";
@@ -30,6 +36,7 @@ import type {
   ChatMessage,
   GenerateRequest,
   GenerateResult,
+  ListModelsOptions,
   ModelProvider,
   TokenUsage,
   ToolDefinition,
@@ -91,6 +98,14 @@ class OpenAiProvider implements ModelProvider {
       ? preset.maxTokensField
       : "max_tokens";
 
+    if (
+      preset.keyRequired && env.get(API_KEY_VARIABLE) === undefined && env.denied(API_KEY_VARIABLE)
+    ) {
+      throw new DenoPermissionError(
+        `--allow-env=${API_KEY_VARIABLE}`,
+        `reading ${API_KEY_VARIABLE}`,
+      );
+    }
     const key = checkApiKey(llm.provider, env.get(API_KEY_VARIABLE), {
       baseUrlOverridden: llm.baseUrl !== undefined,
     });
@@ -185,16 +200,7 @@ class OpenAiProvider implements ModelProvider {
         retry: retryable ? retries + 1 : undefined,
       });
       if (!retryable) {
-        throw failureError(failure, {
-          label: this.label,
-          provider: this.provider,
-          model: this.model,
-          baseUrl: this.baseUrl,
-          timeoutSeconds: this.#llm.timeoutSeconds,
-          retries,
-          waitedMs,
-          proxy: this.#proxy,
-        });
+        throw failureError(failure, this.#failureContext(retries, waitedMs));
       }
       retries++;
       const delayMs = backoffMs(retries, asked, this.#random);
@@ -212,6 +218,50 @@ class OpenAiProvider implements ModelProvider {
       }
       waitedMs += delayMs;
     }
+  }
+
+  async listModels(options: ListModelsOptions = {}): Promise<string[]> {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    const timeoutSeconds = options.timeoutSeconds ?? this.#llm.timeoutSeconds;
+    const watchdog = new Watchdog(timeoutSeconds * 1000, () => controller.abort());
+    try {
+      const ids: string[] = [];
+      // The list is paginated by some providers; the SDK follows the pages.
+      for await (const model of this.#client.models.list({ signal: controller.signal })) {
+        ids.push(model.id);
+      }
+      return ids;
+    } catch (error) {
+      const flag = denoPermissionFlag(error);
+      if (flag) {
+        throw new DenoPermissionError(flag, `connecting to ${this.label} at ${this.baseUrl}`);
+      }
+      const failure = classifyFailure(error, {
+        timedOut: watchdog.fired,
+        responded: false,
+        cancelled: options.signal?.aborted === true,
+      });
+      if (failure.kind === "cancelled") throw new CancelledError("listing the models");
+      throw failureError(failure, { ...this.#failureContext(0, 0), timeoutSeconds });
+    } finally {
+      watchdog.stop();
+      options.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  #failureContext(retries: number, waitedMs: number): FailureContext {
+    return {
+      label: this.label,
+      provider: this.provider,
+      model: this.model,
+      baseUrl: this.baseUrl,
+      timeoutSeconds: this.#llm.timeoutSeconds,
+      retries,
+      waitedMs,
+      proxy: this.#proxy,
+    };
   }
 
   /** One HTTP exchange under a watchdog: no byte for `timeout` seconds ends it. */
@@ -257,6 +307,11 @@ class OpenAiProvider implements ModelProvider {
       if (controller.signal.aborted) throw controller.signal.reason;
       return { ok: true, result: assembler.result() };
     } catch (error) {
+      // A sandbox refusal is not a network failure: retrying cannot help, the flag can.
+      const flag = denoPermissionFlag(error);
+      if (flag) {
+        throw new DenoPermissionError(flag, `connecting to ${this.label} at ${this.baseUrl}`);
+      }
       const failure = classifyFailure(error, {
         timedOut: watchdog.fired,
         responded,
@@ -342,8 +397,11 @@ class OpenAiProvider implements ModelProvider {
   }
 }
 
-/** The API address for the entry: `base_url`, else the preset's (Azure: its endpoint). */
-function resolveBaseUrl(llm: LlmConfig): string {
+/**
+ * The API address for the entry: `base_url`, else the preset's (Azure: its endpoint).
+ * Throws `ProviderRequestError` when there is none.
+ */
+export function resolveBaseUrl(llm: LlmConfig): string {
   if (llm.baseUrl) return llm.baseUrl;
   if (llm.provider === "azure" && llm.endpoint) return `${llm.endpoint.replace(/\/+$/, "")}/openai`;
   const preset = PROVIDERS[llm.provider];

@@ -96,6 +96,13 @@ export interface GenerateResult {
   retries: number;
 }
 
+/** Options of {@linkcode ModelProvider.listModels}. */
+export interface ListModelsOptions {
+  signal?: AbortSignal;
+  /** Seconds the request may take. @default LLM.timeout */
+  timeoutSeconds?: number;
+}
+
 /** A configured model behind one provider. */
 export interface ModelProvider {
   readonly provider: ProviderName;
@@ -111,6 +118,13 @@ export interface ModelProvider {
    * `ConnectionLostError` or `ProviderRequestError` after the bounded retries.
    */
   generate(request: GenerateRequest): Promise<GenerateResult>;
+  /**
+   * Lists the model ids the provider offers: one cheap authenticated request (no retries),
+   * which is how `patchbay doctor` learns whether the provider accepts the key. Rejects
+   * like {@linkcode generate}; a server without a model list rejects with a
+   * `ProviderRequestError` of status 404.
+   */
+  listModels(options?: ListModelsOptions): Promise<string[]>;
   /** Releases the HTTP client (proxy connections). */
   close(): void;
 }

@@ -7,6 +7,7 @@
  */
 
 import {
+  denoPermissionFlag,
   REMEDY,
   StoreAuthError,
   StoreConnectError,
@@ -45,6 +46,17 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
   const fail = (problem: string, reason: string, remedy: string = storeRemedy) =>
     new StoreConnectError(settings.store, settings.target, problem, error, { reason, remedy });
   const vars = settings.source;
+
+  const flag = denoPermissionFlag(error);
+  if (flag) {
+    return fail(
+      `Permission denied: ${flag} was not granted`,
+      `patchbay runs under explicit Deno permissions and ${flag} was not granted, so the ` +
+        "connection to the store was refused before it was made",
+      `add ${flag} to the deno run / deno install command (\`patchbay permissions\` prints ` +
+        "the full set for your configuration), or turn persistence off with /memory",
+    );
+  }
 
   if (/WRONGPASS|invalid password|invalid username-password/i.test(message)) {
     return new StoreAuthError(

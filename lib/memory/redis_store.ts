@@ -11,7 +11,13 @@
  */
 
 import type { Cluster, Redis, RedisOptions } from "ioredis";
-import { MemoryConfigError, PatchbayError, StoreFailedError } from "../errors.ts";
+import {
+  DenoPermissionError,
+  denoPermissionFlag,
+  MemoryConfigError,
+  PatchbayError,
+  StoreFailedError,
+} from "../errors.ts";
 import type { Log } from "../log.ts";
 import { titleOf } from "./title.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
@@ -360,7 +366,7 @@ export class RedisStore implements MemoryStore {
 
   /** A client as configured; a `probe` (one question, then closed) reports to nobody. */
   async #createClient(override: Partial<RedisOptions> = {}, probe = false): Promise<Client> {
-    const { Redis, Cluster } = await import("ioredis");
+    const { Redis, Cluster } = await importIoredis();
     const settings = this.settings;
     const retry = (times: number) =>
       this.#everReady && !this.#closed ? Math.min(100 * 2 ** times, RECONNECT_MAX_DELAY_MS) : null;
@@ -797,4 +803,24 @@ function toSummary(id: string, meta: Record<string, string>): SessionSummary | u
     ...(meta.model ? { model: meta.model } : {}),
     ...(meta.title ? { title: meta.title } : {}),
   };
+}
+
+/**
+ * Loads ioredis on first use, so configurations without Redis never load it. Its `debug`
+ * dependency enumerates the environment on import, which a grant of named variables
+ * (`--allow-env=A,B`) refuses: that refusal is reported with the flag that allows it.
+ */
+async function importIoredis(): Promise<{ Redis: typeof Redis; Cluster: typeof Cluster }> {
+  try {
+    const { Redis, Cluster } = await import("ioredis");
+    return { Redis, Cluster };
+  } catch (error) {
+    const flag = denoPermissionFlag(error);
+    if (!flag) throw error;
+    throw new DenoPermissionError(
+      flag,
+      "loading the Redis client (ioredis reads the whole environment when it loads)",
+      error,
+    );
+  }
 }

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { CancelledError } from "../errors.ts";
+import { CancelledError, OAuthLoginRequiredError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
 import { abortable } from "./abortable.ts";
 import { type BrowserOpener, type BrowserOpenResult, openBrowser } from "./browser.ts";
@@ -28,6 +28,13 @@ export type AuthorizationReason =
   | "reauthorize"
   /** The server needs more scopes for a request (403 insufficient_scope). */
   | "step_up";
+
+/** Why a login is needed, in words. */
+const REASON_TEXT: Record<AuthorizationReason, string> = {
+  login: "no usable login is stored",
+  reauthorize: "it refused the stored login",
+  step_up: "it needs more scopes than the stored login has",
+};
 
 /** What happens during OAuth, for the interface to show. lib/ never prints. */
 export type OAuthEvent =
@@ -76,6 +83,12 @@ export interface AuthorizationBrokerOptions {
   timeoutMs?: number;
   /** Only tests pick another port. @default 3000 */
   port?: number;
+  /**
+   * `false`: a login that needs the person fails at once with `OAuthLoginRequiredError`,
+   * before the callback port is bound or a browser opened (`patchbay doctor`).
+   * @default true
+   */
+  interactive?: boolean;
 }
 
 /** Queues browser logins and runs each through the callback listener. */
@@ -85,6 +98,7 @@ export class AuthorizationBroker {
   readonly #onEvent: (event: OAuthEvent) => void;
   readonly #log: Log;
   readonly #timeoutMs: number;
+  readonly #interactive: boolean;
   /** Settles when the login ahead of the newest one has finished. */
   #tail: Promise<void> = Promise.resolve();
   /**
@@ -100,6 +114,7 @@ export class AuthorizationBroker {
     this.#onEvent = options.onEvent ?? (() => {});
     this.#opener = options.opener ?? ((url) => openBrowser(url));
     this.#timeoutMs = options.timeoutMs ?? CALLBACK_TIMEOUT_MS;
+    this.#interactive = options.interactive ?? true;
     this.listener = new CallbackListener({
       port: options.port,
       log: this.#log,
@@ -121,6 +136,13 @@ export class AuthorizationBroker {
     request: AuthorizationRequest,
     finish: (callback: AuthorizationCallback) => Promise<T>,
   ): Promise<T> {
+    if (!this.#interactive) {
+      throw new OAuthLoginRequiredError(
+        request.server,
+        `a browser login is needed (${REASON_TEXT[request.reason]}) and this run does ` +
+          "not start one",
+      );
+    }
     const ahead = this.#tail;
     let release!: () => void;
     const mine = new Promise<void>((resolve) => release = resolve);

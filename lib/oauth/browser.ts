@@ -12,6 +12,8 @@
  * @module
  */
 
+import { denoPermissionFlag } from "../errors.ts";
+
 /** What became of an attempt to open a URL. */
 export interface BrowserOpenResult {
   opened: boolean;
@@ -124,8 +126,8 @@ async function runOpener(argv: string[], graceMs: number): Promise<BrowserOpenRe
   } catch (error) {
     const reason = error instanceof Deno.errors.NotFound
       ? `${program} is not installed`
-      : error instanceof Deno.errors.NotCapable
-      ? `patchbay may not run ${program} (add --allow-run)`
+      : denoPermissionFlag(error)
+      ? `patchbay may not run ${program} (add ${denoPermissionFlag(error)})`
       : `${program} could not start: ${(error as Error).message}`;
     return { opened: false, reason };
   }

@@ -14,7 +14,12 @@
 
 import { validateAuthorizationResponseIssuer } from "@modelcontextprotocol/client";
 import { DEFAULTS } from "../defaults.ts";
-import { CancelledError, OAuthFailedError } from "../errors.ts";
+import {
+  CancelledError,
+  DenoPermissionError,
+  denoPermissionFlag,
+  OAuthFailedError,
+} from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
 import { describeHolder, findPortHolder } from "./port_holder.ts";
 
@@ -133,6 +138,14 @@ export class CallbackListener {
           continue;
         }
         await this.close();
+        const flag = denoPermissionFlag(error);
+        if (flag) {
+          throw new DenoPermissionError(
+            flag,
+            `listening on ${hostname}:${this.port} for the OAuth callback of server '${server}'`,
+            error,
+          );
+        }
         throw busy ? await portBusyError(server, this.port, error) : new OAuthFailedError(server, {
           reason: `could not listen on ${hostname}:${this.port} for the OAuth callback: ` +
             (error as Error).message,

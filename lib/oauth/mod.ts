@@ -75,6 +75,11 @@ export interface OAuthRuntimeOptions {
   timeoutMs?: number;
   /** Tests only: the contract fixes the port at 3000. */
   port?: number;
+  /**
+   * `false`: logins that need the person fail at once (`OAuthLoginRequiredError`); stored
+   * tokens and refreshes still work (`patchbay doctor`). @default true
+   */
+  interactive?: boolean;
 }
 
 /** OAuth for one session: the login queue, the token store, a provider per server. */
@@ -93,6 +98,7 @@ export class OAuthRuntime {
       opener: options.opener ?? ((url) => openBrowser(url, { getEnv: options.getEnv })),
       timeoutMs: options.timeoutMs,
       port: options.port,
+      interactive: options.interactive,
     });
   }
 

@@ -134,6 +134,31 @@ export function groupAlive(pgid: number): boolean {
 }
 
 /**
+ * Whether this process may signal process groups. `Deno.kill` needs `--allow-run` for
+ * every program; under `--allow-run=<commands>` only a child's own handle can signal it.
+ */
+export function canSignalGroups(): boolean {
+  return Deno.permissions.querySync({ name: "run" }).state === "granted";
+}
+
+/**
+ * Ends one child through its own handle, where process groups cannot be signalled:
+ * SIGTERM, then SIGKILL after `graceMs`. Its descendants are not reached (they see their
+ * stdin close when it dies).
+ */
+export async function terminateChild(child: Deno.ChildProcess, graceMs: number): Promise<void> {
+  const exited = child.status.then(() => true);
+  for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+    try {
+      child.kill(signal);
+    } catch {
+      return; // Already exited.
+    }
+    if (await Promise.race([exited, sleep(graceMs).then(() => false)])) return;
+  }
+}
+
+/**
  * Ends what is left of a process group: SIGTERM, then SIGKILL for whatever still runs
  * after `graceMs`. Resolves once no member is left (or `graceMs` after the SIGKILL).
  */

@@ -21,7 +21,7 @@ import {
 import { type Log, silentLog } from "../log.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { LineSplitter, LineTooLongError } from "./lines.ts";
-import { childEnvironment, terminateGroup } from "./process.ts";
+import { canSignalGroups, childEnvironment, terminateChild, terminateGroup } from "./process.ts";
 import { settlesWithin } from "./timing.ts";
 
 /** Largest message a server may send in one line (bytes); larger ones close the server. */
@@ -240,11 +240,12 @@ export class StdioTransport implements Transport {
           ? `pid ${child.pid} sent a request after its stdin closed; sending SIGTERM`
           : `pid ${child.pid} ignored the end of stdin; sending SIGTERM`,
       );
-      await terminateGroup(child.pid, termGrace);
+      if (canSignalGroups()) await terminateGroup(child.pid, termGrace);
+      else await terminateChild(child, termGrace);
     }
     await this.#exited;
     // The leader is gone; descendants it left behind are ended too (no orphans).
-    await terminateGroup(child.pid, termGrace);
+    if (canSignalGroups()) await terminateGroup(child.pid, termGrace);
     if (!(await settlesWithin(Promise.all(this.#pumps), OUTPUT_DRAIN_MS))) {
       await Promise.all([this.#stdout?.cancel(), this.#stderr?.cancel()]).catch(() => {});
       await Promise.all(this.#pumps);

@@ -74,6 +74,16 @@ export interface ScriptedLlmOptions {
   fallback?: (request: RecordedRequest) => ScriptedReply;
   /** Models listed by `/v1/models`. @default ["scripted-model"] */
   models?: string[];
+  /**
+   * Answers to `GET /v1/models`, in order (only `status`, `errorMessage`, `errorCode`,
+   * `headers` and `delayMs` apply); when they run out, the list of `models`.
+   */
+  modelsReplies?: ScriptedReply[];
+  /**
+   * The only key accepted (`Authorization: Bearer <apiKey>`); every other request gets an
+   * OpenAI-style 401. @default any key, or none
+   */
+  apiKey?: string;
 }
 
 /** A running scripted server. */
@@ -96,6 +106,7 @@ const DROP = Symbol("scripted drop");
 /** Starts the server. */
 export function startScriptedLlm(options: ScriptedLlmOptions = {}): Promise<ScriptedLlm> {
   const queue: ScriptedReply[] = [...(options.replies ?? [])];
+  const modelsQueue: ScriptedReply[] = [...(options.modelsReplies ?? [])];
   const requests: RecordedRequest[] = [];
   const controller = new AbortController();
   let completionCounter = 0;
@@ -103,7 +114,21 @@ export function startScriptedLlm(options: ScriptedLlmOptions = {}): Promise<Scri
 
   const handle = async (req: Request, info: Deno.ServeHandlerInfo): Promise<Response> => {
     const url = new URL(req.url);
+    if (
+      options.apiKey !== undefined &&
+      req.headers.get("authorization") !== `Bearer ${options.apiKey}`
+    ) {
+      await req.body?.cancel();
+      return errorResponse({
+        status: 401,
+        errorMessage: "Incorrect API key provided.",
+        errorCode: "invalid_api_key",
+      });
+    }
     if (req.method === "GET" && url.pathname.endsWith("/models")) {
+      const scripted = modelsQueue.shift();
+      if (scripted?.delayMs) await delay(scripted.delayMs, controller.signal);
+      if (scripted?.status && scripted.status !== 200) return errorResponse(scripted);
       return Response.json({
         object: "list",
         data: (options.models ?? ["scripted-model"]).map((id) => ({
@@ -146,13 +171,7 @@ export function startScriptedLlm(options: ScriptedLlmOptions = {}): Promise<Scri
 
     if (reply.status && reply.status !== 200) {
       finish();
-      return Response.json({
-        error: {
-          message: reply.errorMessage ?? `scripted error ${reply.status}`,
-          type: "scripted_error",
-          code: reply.errorCode ?? null,
-        },
-      }, { status: reply.status, headers: reply.headers });
+      return errorResponse(reply);
     }
 
     const id = `chatcmpl-${++completionCounter}`;
@@ -300,6 +319,17 @@ function streamChunks(reply: ScriptedReply, calls: Call[], finishReason: string)
   });
   chunks.push({ index: 0, delta: {}, finish_reason: finishReason });
   return chunks;
+}
+
+/** An OpenAI-style error answer. */
+function errorResponse(reply: ScriptedReply): Response {
+  return Response.json({
+    error: {
+      message: reply.errorMessage ?? `scripted error ${reply.status}`,
+      type: "scripted_error",
+      code: reply.errorCode ?? null,
+    },
+  }, { status: reply.status, headers: reply.headers });
 }
 
 function withTotal(usage: { prompt_tokens: number; completion_tokens: number }) {

@@ -1,0 +1,152 @@
+/**
+ * `patchbay permissions`: the narrowest Deno permission flags for a configuration, ready
+ * to paste after `deno run` or `deno install`, with the reason for each grant.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import { DEFAULTS } from "../lib/defaults.ts";
+import { EXIT } from "../lib/errors.ts";
+import { permissionFlags, shellQuote, unlistableValues } from "../lib/permissions/flags.ts";
+import { gatherInputs } from "../lib/permissions/inputs.ts";
+import { type PermissionPlan, planPermissions } from "../lib/permissions/plan.ts";
+import { defaultLogFile } from "../lib/paths.ts";
+import { type GlobalOptions, startUp } from "../lib/startup.ts";
+import { VERSION } from "../lib/version.ts";
+
+/** Options of `patchbay permissions`. */
+export interface PermissionsOptions extends GlobalOptions {
+  /** Print JSON (flags as separate arguments, grants with reasons). @default false */
+  json?: boolean;
+}
+
+/** The entry point the flags are for: a local path, or the URL patchbay was run from. */
+export const MAIN_MODULE: string = (() => {
+  const url = new URL("../main.ts", import.meta.url);
+  return url.protocol === "file:" ? fileURLToPath(url) : url.href;
+})();
+
+/** Prints the plan for the configuration. */
+export async function permissions(options: PermissionsOptions): Promise<number> {
+  const runtime = await startUp(options);
+  try {
+    const inputs = await gatherInputs({
+      config: runtime.config,
+      env: runtime.env,
+      configPath: runtime.configPath,
+      envFile: options.envFile ?? DEFAULTS.envFile,
+      logFile: options.logFile ?? defaultLogFile(),
+    });
+    const plan = planPermissions(inputs);
+    const flags = permissionFlags(plan);
+    const notes = [...plan.notes, ...commaNotes(plan)];
+    if (options.json) {
+      console.log(JSON.stringify(
+        {
+          config: inputs.configFile,
+          main: MAIN_MODULE,
+          flags,
+          grants: plan.grants,
+          all_env: plan.allEnv?.why ?? null,
+          notes,
+        },
+        null,
+        2,
+      ));
+      return EXIT.ok;
+    }
+    for (const notice of runtime.notices) console.error(notice);
+    console.log(renderPlan(plan, flags, notes, inputs.configFile, inputs.envFile));
+    return EXIT.ok;
+  } finally {
+    runtime.logger.close();
+  }
+}
+
+/** The listing: every grant with its reason as comments, then the flags on one line. */
+export function renderPlan(
+  plan: PermissionPlan,
+  flags: readonly string[],
+  notes: readonly string[],
+  configFile: string,
+  envFile: string,
+): string {
+  const width = Math.max(0, ...plan.grants.map((grant) => grant.value.length));
+  const lines = [
+    `# Deno permissions for ${configFile} (patchbay ${VERSION})`,
+    "#",
+  ];
+  if (plan.allEnv) {
+    lines.push(`#   env    (all)${" ".repeat(Math.max(1, width - 3))}  ${plan.allEnv.why}`);
+  }
+  const order = ["env", "read", "write", "net", "run", "sys"];
+  const sorted = [...plan.grants].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
+  for (const grant of sorted) {
+    if (grant.kind === "env" && plan.allEnv) continue;
+    lines.push(`#   ${grant.kind.padEnd(5)}  ${grant.value.padEnd(width)}  ${grant.why}`);
+  }
+  lines.push("#", "#   sys    none: patchbay reads no system information");
+  for (const note of notes) lines.push("#", ...wrap(`note: ${note}`, 96).map((l) => `# ${l}`));
+  const line = flags.map(shellQuote).join(" ");
+  const main = shellQuote(MAIN_MODULE);
+  const manifest = shellQuote(new URL("deno.json", new URL(".", toUrl(MAIN_MODULE))).href
+    .replace(/^file:\/\//, ""));
+  // A local checkout's deno.json is found next to main.ts when running, but `deno install`
+  // ignores it unless named; from a URL it is the import map.
+  const remote = !MAIN_MODULE.startsWith("/");
+  const runConfig = remote ? `--import-map ${manifest} ` : "";
+  const installConfig = remote ? `--import-map ${manifest}` : `--config ${manifest}`;
+  // An explicit --env-file must exist; without one, .env is looked for wherever patchbay
+  // runs, which the grant above does not cover.
+  const baked = `-- --config ${shellQuote(configFile)}` +
+    (fileExists(envFile) ? ` --env-file ${shellQuote(envFile)}` : "");
+  lines.push(
+    "",
+    line,
+    "",
+    `# Run:     deno run ${runConfig}<the flags above> ${main}`,
+    `# Install: deno install --global --force --name patchbay ${installConfig} <the flags ` +
+      `above> ${main} ${baked}`,
+    "#          (the grants are for this configuration and .env: the install keeps using them)",
+    ...(fileExists(envFile) ? [] : [
+      `#          (there is no ${envFile}: an installed patchbay then reads .env from the folder`,
+      "#           it runs in, which needs --allow-read for it; create the file and run this again)",
+    ]),
+  );
+  return lines.join("\n");
+}
+
+function fileExists(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+function toUrl(module: string): URL {
+  return module.startsWith("/") ? new URL(`file://${module}`) : new URL(module);
+}
+
+function commaNotes(plan: PermissionPlan): string[] {
+  return unlistableValues(plan).map((grant) =>
+    `${grant.value} contains a comma, which Deno's --allow-${grant.kind} list cannot hold; ` +
+    "move or rename it, or grant its parent folder"
+  );
+}
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let current = "";
+  for (const word of text.split(" ")) {
+    if (current && current.length + word.length + 1 > width) {
+      lines.push(current);
+      current = "  " + word;
+    } else {
+      current = current ? `${current} ${word}` : word;
+    }
+  }
+  if (current) lines.push(current);
+  return lines;
+}

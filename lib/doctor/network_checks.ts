@@ -1,0 +1,162 @@
+/**
+ * The way to the model provider: the proxy variables that apply to it (from the process
+ * environment and .env, as the client reads them) and whether its host name resolves.
+ *
+ * @module
+ */
+
+import type { Config } from "../config/types.ts";
+import type { Environment } from "../env.ts";
+import { denoPermissionFlag, NetworkError, REMEDY } from "../errors.ts";
+import { resolveBaseUrl } from "../llm/openai_provider.ts";
+import { bypassesProxy, proxyFor, type ProxySettings } from "../llm/proxy.ts";
+import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
+
+/** How long a DNS lookup may take. */
+const DNS_TIMEOUT_MS = 5000;
+
+/** Programs that download what they run on first use, and so need a proxy to reach npm/PyPI. */
+const DOWNLOADERS = new Set(["npx", "uvx", "bunx", "pipx", "docker"]);
+
+/** The provider's address, or `undefined` when the configuration names none. */
+function providerUrl(config: Config): URL | undefined {
+  try {
+    return new URL(resolveBaseUrl(config.llm));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The proxy variables that apply to model requests, and what they do. */
+export function checkProxy(config: Config, env: Environment): CheckResult {
+  const name = "proxy";
+  const url = providerUrl(config);
+  if (!url) return skip(name, "the configuration names no provider address");
+  let proxy: ProxySettings | undefined;
+  try {
+    proxy = proxyFor(url.href, env);
+  } catch (error) {
+    return failure(
+      name,
+      new NetworkError(
+        "Network unreachable",
+        (error as Error).message,
+        "set the proxy " +
+          "variable to a URL such as http://proxy.example.com:3128, in .env or the environment, " +
+          "then restart patchbay",
+      ),
+    );
+  }
+  const noProxy = env.get("no_proxy") ?? env.get("NO_PROXY");
+  const otherScheme = url.protocol === "https:"
+    ? ["http_proxy", "HTTP_PROXY"]
+    : ["https_proxy", "HTTPS_PROXY"];
+  const strayVariable = otherScheme.find((v) => env.get(v)?.trim());
+  const downloaders = config.servers.filter((s) =>
+    !s.disabled && s.transport === "stdio" && DOWNLOADERS.has(s.command) &&
+    !Object.keys(s.env).some((k) => /^(https?|all)_proxy$/i.test(k))
+  ).map((s) => s.name);
+
+  if (proxy) {
+    const through = `model requests to ${url.host} go through the proxy ${proxy.url} ` +
+      `(${proxy.variable}${proxy.basicAuth ? ", with credentials" : ""})`;
+    if (downloaders.length > 0) {
+      return warn(
+        name,
+        `${through}; stdio servers get a minimal environment without it, so ` +
+          `${downloaders.map((s) => `'${s}'`).join(", ")} cannot download through the proxy`,
+        `add "env": {"HTTPS_PROXY": "${proxy.url}"} to those server entries (a first \`npx -y\` ` +
+          "run downloads the server)",
+      );
+    }
+    return pass(name, through);
+  }
+  const direct = noProxy && bypassesProxy(url, noProxy)
+    ? `NO_PROXY covers ${url.hostname}: model requests go directly to ${url.host}`
+    : `no proxy variable applies: model requests go directly to ${url.host}`;
+  if (strayVariable) {
+    return warn(
+      name,
+      `${direct}, although ${strayVariable} is set (it applies to ${
+        url.protocol === "https:" ? "http" : "https"
+      } addresses only)`,
+      `if a proxy is needed, set ${url.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY"} ` +
+        "as well",
+    );
+  }
+  return pass(name, direct);
+}
+
+/** Options of {@linkcode checkDns}. */
+export interface DnsCheckOptions {
+  offline?: boolean;
+  signal?: AbortSignal;
+}
+
+/**
+ * Resolves the host model requests connect to: the proxy's when one applies, else the
+ * provider's. Loopback names and IP addresses need no lookup.
+ */
+export async function checkDns(
+  config: Config,
+  env: Environment,
+  options: DnsCheckOptions = {},
+): Promise<CheckResult> {
+  const name = "dns";
+  const url = providerUrl(config);
+  if (!url) return skip(name, "the configuration names no provider address");
+  let proxy: ProxySettings | undefined;
+  try {
+    proxy = proxyFor(url.href, env);
+  } catch {
+    return skip(name, "not checked: the proxy variable is not a URL (see proxy)");
+  }
+  const host = (proxy ? new URL(proxy.url) : url).hostname.replace(/^\[|\]$/g, "");
+  const what = proxy ? `the proxy host ${host}` : host;
+  if (isAddress(host)) return pass(name, `${what} is an IP address: nothing to resolve`);
+  if (host === "localhost" || host.endsWith(".localhost")) {
+    return pass(name, `${what} is this machine: nothing to resolve`);
+  }
+  if (options.offline) return skip(name, `${what} not resolved (--offline)`);
+  const signal = options.signal
+    ? AbortSignal.any([options.signal, AbortSignal.timeout(DNS_TIMEOUT_MS)])
+    : AbortSignal.timeout(DNS_TIMEOUT_MS);
+  const lookups = await Promise.allSettled([
+    Deno.resolveDns(host, "A", { signal }),
+    Deno.resolveDns(host, "AAAA", { signal }),
+  ]);
+  const addresses = lookups.flatMap((l) => l.status === "fulfilled" ? l.value : []);
+  if (addresses.length > 0) {
+    return pass(name, `${what} resolves to ${addresses.slice(0, 3).join(", ")}`);
+  }
+  const errors = lookups.map((l) => l.status === "rejected" ? l.reason : undefined);
+  const flag = errors.map(denoPermissionFlag).find(Boolean);
+  if (flag) {
+    return skip(
+      name,
+      `${what} not resolved: asking the DNS server directly needs ${flag}, which this ` +
+        "process lacks (the provider check above tried the connection itself)",
+    );
+  }
+  const notFound = errors.every((e) => e instanceof Deno.errors.NotFound);
+  if (notFound) {
+    return failure(
+      name,
+      new NetworkError(
+        "Network unreachable",
+        `the host name ${host} does not resolve (no DNS record)`,
+        proxy ? `check ${proxy.variable}` : `check the address (LLM.base_url or the provider); ` +
+          REMEDY.network,
+      ),
+    );
+  }
+  return warn(
+    name,
+    `${what} could not be resolved: ${(errors[0] as Error)?.message ?? "no answer"}`,
+    REMEDY.network,
+  );
+}
+
+function isAddress(host: string): boolean {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(":");
+}

@@ -1,0 +1,47 @@
+/**
+ * The Deno permissions this process has, against those the configuration needs
+ * (`patchbay permissions` computes the same plan).
+ *
+ * @module
+ */
+
+import { grantFlag } from "../permissions/flags.ts";
+import { compareGrants } from "../permissions/grants.ts";
+import type { PermissionPlan } from "../permissions/plan.ts";
+import { plural } from "../text.ts";
+import { type CheckResult, pass } from "./check.ts";
+
+/** Compares the grants in effect with `plan`. */
+export function checkPermissions(
+  plan: PermissionPlan,
+  query?: (descriptor: Deno.PermissionDescriptor) => Deno.PermissionState,
+): CheckResult {
+  const name = "permissions";
+  const report = compareGrants(plan, query);
+  const missing = report.missing.map(grantFlag);
+  if (report.missingAllEnv) missing.unshift("--allow-env");
+  if (missing.length > 0) {
+    const details = [
+      ...(report.missingAllEnv ? [`--allow-env  ${plan.allEnv!.why}`] : []),
+      ...report.missing.map((grant) => `${grantFlag(grant)}  ${grant.why}`),
+    ];
+    return {
+      name,
+      status: "fail",
+      finding: `Permission denied: Deno does not grant ${plural(missing.length, "permission")} ` +
+        `the configuration needs: ${missing.join(" ")}`,
+      remedy: "add them to the deno run / deno install command (`patchbay permissions` prints " +
+        "the full set)",
+      details,
+    };
+  }
+  if (report.broader.length > 0) {
+    return pass(
+      name,
+      "every permission the configuration needs is granted; broader than needed: " +
+        report.broader.map((kind) => `--allow-${kind}`).join(" ") +
+        " (`patchbay permissions` prints the narrowest set)",
+    );
+  }
+  return pass(name, "every permission the configuration needs is granted, and no more");
+}

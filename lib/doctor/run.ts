@@ -1,0 +1,197 @@
+/**
+ * `patchbay doctor`'s checks in order. The quick ones run first; the ones that wait on
+ * the network (the provider, DNS, the servers, the callback port, the memory store) then
+ * run at the same time, and results are handed out in a fixed order as soon as each one,
+ * and every one before it, is known.
+ *
+ * @module
+ */
+
+import { DEFAULTS } from "../defaults.ts";
+import type { Config } from "../config/types.ts";
+import type { Environment } from "../env.ts";
+import { type Log, Logger } from "../log.ts";
+import type { TokenStore } from "../oauth/mod.ts";
+import { defaultLogFile } from "../paths.ts";
+import { gatherInputs } from "../permissions/inputs.ts";
+import { planPermissions } from "../permissions/plan.ts";
+import { Redactor } from "../redact.ts";
+import {
+  type GlobalOptions,
+  PROJECT_DIR,
+  registerConfigSecrets,
+  registerEnvironmentSecrets,
+} from "../startup.ts";
+import { VERSION } from "../version.ts";
+import { type CheckResult, failure, skip } from "./check.ts";
+import { checkMemory } from "./memory_check.ts";
+import { checkApiKeyPresent, checkProvider } from "./model_checks.ts";
+import { checkDns, checkProxy } from "./network_checks.ts";
+import { checkBrowser, checkCallbackPort } from "./oauth_checks.ts";
+import { checkPermissions } from "./permission_check.ts";
+import { checkServers, serverCheckName } from "./server_checks.ts";
+import { checkConfig, checkEnvFile, checkLogFile } from "./setup_checks.ts";
+
+/** Options of {@linkcode runDoctor}. */
+export interface DoctorOptions extends GlobalOptions {
+  /** Skip the checks that need the internet: the provider request and DNS. @default false */
+  offline?: boolean;
+  /** Aborting stops the checks and closes what they opened. */
+  signal?: AbortSignal;
+  /** Tests only: the contract fixes the OAuth callback port at 3000. */
+  callbackPort?: number;
+  /** Stored OAuth logins. @default FileTokenStore in ~/.config/patchbay/oauth */
+  tokenStore?: TokenStore;
+}
+
+/** Checks that need a valid configuration, skipped without one. */
+const NEEDS_CONFIG = [
+  "permissions",
+  "api_key",
+  "provider",
+  "proxy",
+  "dns",
+  "oauth_port",
+  "browser",
+  "memory",
+] as const;
+
+/** What {@linkcode runDoctor} tells its caller before the first result. */
+export interface DoctorStart {
+  /** The configuration file checked (as found). */
+  configPath: string;
+  /** Names of the checks to come (for aligning columns). */
+  checks: string[];
+  logFile: string;
+  version: string;
+}
+
+/** Runs every check; `onStart` hears where the configuration is before any result. */
+export async function* runDoctor(
+  options: DoctorOptions,
+  onStart?: (start: DoctorStart) => void,
+): AsyncGenerator<CheckResult> {
+  const envFile = options.envFile ?? DEFAULTS.envFile;
+  const { env, fileValues, result: envResult } = await checkEnvFile(options.envFile);
+  const redactor = new Redactor();
+  registerEnvironmentSecrets(env, redactor);
+  const logFile = options.logFile ?? defaultLogFile();
+  const logger = new Logger({
+    file: logFile,
+    level: options.debug ? "debug" : "info",
+    mirror: options.debug ?? false,
+    redactor,
+  });
+  const log = logger.child("doctor");
+  try {
+    log.info(`patchbay ${VERSION} doctor`, { offline: options.offline ?? false });
+    const configOutcome = await checkConfig(options.config, env, PROJECT_DIR);
+    onStart?.({
+      configPath: configOutcome.path,
+      checks: [
+        "config",
+        "env_file",
+        "log_file",
+        ...NEEDS_CONFIG,
+        ...(configOutcome.config?.servers ?? []).map((s) => serverCheckName(s.name)),
+      ],
+      logFile,
+      version: VERSION,
+    });
+    yield configOutcome.result;
+    yield envResult;
+    yield checkLogFile(logger, logFile);
+    const config = configOutcome.config;
+    if (!config) {
+      for (const name of NEEDS_CONFIG) {
+        yield skip(name, "not checked: the configuration is not valid");
+      }
+      return;
+    }
+    registerConfigSecrets(config, redactor);
+    yield await settle("permissions", async () => {
+      const inputs = await gatherInputs({
+        config,
+        env,
+        configPath: configOutcome.path,
+        envFile,
+        logFile,
+        tokenStore: options.tokenStore,
+        signal: options.signal,
+      });
+      return checkPermissions(planPermissions(inputs));
+    });
+    const key = checkApiKeyPresent(config, env, fileValues);
+    yield key;
+    yield* networkChecks(config, options, {
+      env,
+      keyUsable: key.status !== "fail",
+      log,
+      redactor,
+    });
+  } finally {
+    logger.close();
+  }
+}
+
+/** The slow checks, started together, reported in order. */
+async function* networkChecks(
+  config: Config,
+  options: DoctorOptions,
+  context: { env: Environment; keyUsable: boolean; log: Log; redactor: Redactor },
+): AsyncGenerator<CheckResult> {
+  const { env, log, redactor } = context;
+  const signal = options.signal;
+  const provider = settle("provider", () =>
+    checkProvider(config, env, {
+      keyUsable: context.keyUsable,
+      offline: options.offline,
+      log: log.child("llm"),
+      redactor,
+      signal,
+    }));
+  const dns = settle("dns", () => checkDns(config, env, { offline: options.offline, signal }));
+  const servers = settleAll("servers", () =>
+    checkServers(config, {
+      env,
+      log: log.child("connections"),
+      redactor,
+      tokenStore: options.tokenStore,
+      signal,
+    }));
+  const port = settle(
+    "oauth_port",
+    () => checkCallbackPort(config, { port: options.callbackPort, signal }),
+  );
+  const memory = settle(
+    "memory",
+    () => checkMemory(config, env, { log: log.child("memory"), redactor, signal }),
+  );
+  yield await provider;
+  yield checkProxy(config, env);
+  yield await dns;
+  yield* await servers;
+  yield await port;
+  yield checkBrowser(config, env);
+  yield await memory;
+}
+
+/** A check's result; a check that throws after all becomes a failed result. */
+async function settle(name: string, run: () => Promise<CheckResult>): Promise<CheckResult> {
+  try {
+    return await run();
+  } catch (error) {
+    return failure(name, error);
+  }
+}
+
+async function settleAll(
+  name: string,
+  run: () => Promise<CheckResult[]>,
+): Promise<CheckResult[]> {
+  try {
+    return await run();
+  } catch (error) {
+    return [failure(name, error)];
+  }
+}

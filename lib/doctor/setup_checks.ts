@@ -1,0 +1,169 @@
+/**
+ * The doctor's first checks: the environment file, the configuration file and the log
+ * file. Each loads its part with the same code the client uses, so a finding here is what
+ * the client would meet.
+ *
+ * @module
+ */
+
+import { resolve } from "node:path";
+import { loadConfig, locateConfig } from "../config/load.ts";
+import type { Config } from "../config/types.ts";
+import { DEFAULTS } from "../defaults.ts";
+import {
+  createEnvironment,
+  type EnvFileStatus,
+  type Environment,
+  loadEnvironment,
+  parseDotenv,
+  readProcessVariables,
+} from "../env.ts";
+import { DenoPermissionError, denoPermissionFlag } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { PROVIDERS } from "../llm/presets.ts";
+import { plural } from "../text.ts";
+import { type CheckResult, failure, pass, warn } from "./check.ts";
+
+/** The environment, and how reading .env went. */
+export interface EnvOutcome {
+  env: Environment;
+  /** What the file itself says (the process environment may override it). */
+  fileValues: Map<string, string>;
+  result: CheckResult;
+}
+
+/**
+ * Loads `.env` under the process environment. When the file cannot be read the process
+ * environment alone is used, as far as the remaining checks are concerned.
+ */
+export async function checkEnvFile(
+  path: string | undefined,
+  processEnv = readProcessVariables(),
+): Promise<EnvOutcome> {
+  const file = path ?? DEFAULTS.envFile;
+  try {
+    const env = await loadEnvironment({ path: file, required: path !== undefined, processEnv });
+    const fileValues = env.file.loaded
+      ? parseDotenv(await Deno.readTextFile(file).catch(() => "")).values
+      : new Map<string, string>();
+    return { env, fileValues, result: envFileResult(env.file) };
+  } catch (error) {
+    const env = createEnvironment(processEnv, new Map(), {
+      path: file,
+      loaded: false,
+      count: 0,
+      problems: [],
+    });
+    return { env, fileValues: new Map(), result: failure("env_file", error) };
+  }
+}
+
+function envFileResult(file: EnvFileStatus): CheckResult {
+  const where = resolve(file.path);
+  if (!file.loaded) {
+    return pass(
+      "env_file",
+      `no environment file at ${where}; variables come from the process environment only`,
+    );
+  }
+  const loaded = `${where} loaded: ${plural(file.count, "variable")}`;
+  if (file.problems.length === 0) return pass("env_file", loaded);
+  return warn(
+    "env_file",
+    `${loaded}; ${plural(file.problems.length, "line")} could not be read and ` +
+      `${file.problems.length === 1 ? "was" : "were"} ignored`,
+    "write each line as NAME=value (quote values with spaces or #), then restart patchbay",
+    file.problems.map((p) => `line ${p.line}: ${p.message}`),
+  );
+}
+
+/** The configuration, and how reading it went. */
+export interface ConfigOutcome {
+  config?: Config;
+  /** Where it was read from (or looked for). */
+  path: string;
+  result: CheckResult;
+}
+
+/** Locates, parses and validates the configuration as the client does. */
+export async function checkConfig(
+  explicit: string | undefined,
+  env: Environment,
+  projectDir: string,
+): Promise<ConfigOutcome> {
+  const location = locateConfig(explicit, projectDir);
+  let config: Config;
+  try {
+    config = await loadConfig(location.path, env);
+  } catch (error) {
+    return { path: location.path, result: failure("config", error) };
+  }
+  const enabled = config.servers.filter((s) => !s.disabled).length;
+  const disabled = config.servers.length - enabled;
+  const summary = `${resolve(location.path)} is valid: ${plural(enabled, "server")}` +
+    (disabled > 0 ? ` (and ${disabled} disabled)` : "") +
+    `, model ${config.llm.model} from ${PROVIDERS[config.llm.provider].label}`;
+  const warnings = config.warnings.map((w) =>
+    `${w.path}: ${w.message}${w.hint ? ` (${w.hint})` : ""}`
+  );
+  if (location.usedExample) {
+    return {
+      config,
+      path: location.path,
+      result: warn(
+        "config",
+        `no ${DEFAULTS.configFile} in ${Deno.cwd()}; using the example configuration: ${summary}`,
+        `copy ${location.path} to ./${DEFAULTS.configFile} and make it your own, or pass --config`,
+        warnings,
+      ),
+    };
+  }
+  if (warnings.length > 0) {
+    return {
+      config,
+      path: location.path,
+      result: warn(
+        "config",
+        `${summary}, with ${plural(warnings.length, "warning")}`,
+        "see each warning below",
+        warnings,
+      ),
+    };
+  }
+  return { config, path: location.path, result: pass("config", summary) };
+}
+
+/** Whether the log file could be opened for appending (the logger tried at creation). */
+export function checkLogFile(logger: Logger, path: string): CheckResult {
+  const error = logger.openError;
+  if (!error) return pass("log_file", `writing to ${resolve(path)}`);
+  const flag = denoPermissionFlag(error);
+  if (flag) {
+    return failure(
+      "log_file",
+      new DenoPermissionError(flag, `writing the log file ${resolve(path)}`, error),
+    );
+  }
+  return {
+    name: "log_file",
+    status: "fail",
+    finding: `Cannot write the log file ${resolve(path)} — ${describeFileError(error)}`,
+    remedy: "fix the permissions of the file and its folder, or pass --log-file with a " +
+      "writable path (patchbay keeps running without a log, but says so at every start)",
+    details: [],
+  };
+}
+
+function describeFileError(error: Error): string {
+  if (error instanceof Deno.errors.PermissionDenied) {
+    return "the operating system refused to open it for writing (permission denied)";
+  }
+  if (error instanceof Deno.errors.IsADirectory) return "the path is a folder, not a file";
+  if (error instanceof Deno.errors.NotADirectory || /not a directory/i.test(error.message)) {
+    return "a part of the path that should be a folder is a file";
+  }
+  if (error instanceof Deno.errors.AlreadyExists) {
+    return "a part of the path that should be a folder is a file";
+  }
+  return error.message;
+}

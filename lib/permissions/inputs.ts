@@ -1,0 +1,110 @@
+/**
+ * Gathers what {@linkcode planPermissions} needs from the machine: absolute paths, the
+ * variables the configuration file refers to, where commands are, and the authorization
+ * servers of stored OAuth logins.
+ *
+ * @module
+ */
+
+import { resolve } from "node:path";
+import { referencedVariables } from "../config/expand.ts";
+import type { Config } from "../config/types.ts";
+import type { Environment } from "../env.ts";
+import {
+  FileTokenStore,
+  type ServerCredentials,
+  type TokenStore,
+  usesOAuth,
+} from "../oauth/mod.ts";
+import { configDir, dataDir, stateDir } from "../paths.ts";
+import { resolveCommandPath } from "./command_path.ts";
+import { hostPort, type PermissionInputs } from "./plan.ts";
+
+/** Options of {@linkcode gatherInputs}. */
+export interface GatherOptions {
+  config: Config;
+  env: Environment;
+  /** As given (relative paths are resolved against `cwd`). */
+  configPath: string;
+  envFile: string;
+  logFile: string;
+  /** @default Deno.cwd() */
+  cwd?: string;
+  /** Stored OAuth logins. @default FileTokenStore in ~/.config/patchbay/oauth */
+  tokenStore?: TokenStore;
+  signal?: AbortSignal;
+}
+
+/** The inputs of the plan for a loaded configuration. */
+export async function gatherInputs(options: GatherOptions): Promise<PermissionInputs> {
+  const cwd = options.cwd ?? Deno.cwd();
+  const configFile = resolve(cwd, options.configPath);
+  let text = "";
+  try {
+    text = await Deno.readTextFile(configFile);
+  } catch {
+    // The configuration was just loaded from here; a vanished file only loses variables.
+  }
+  return {
+    config: options.config,
+    configFile,
+    envFile: resolve(cwd, options.envFile),
+    logFile: resolve(cwd, options.logFile),
+    dirs: { state: stateDir(), data: dataDir(), config: configDir() },
+    env: options.env,
+    configVariables: referencedVariables(text),
+    resolveCommand: (command, searchPath, dir) => resolveCommandPath(command, searchPath, dir),
+    cwd,
+    oauthHosts: await storedAuthorizationHosts(
+      options.config,
+      options.tokenStore ?? new FileTokenStore(),
+      options.signal,
+    ),
+  };
+}
+
+/**
+ * `host:port` of the authorization-server endpoints patchbay talks to (metadata, token,
+ * registration, revocation), from each OAuth server's stored login. The authorization
+ * page itself is opened by the browser, not by patchbay.
+ */
+export async function storedAuthorizationHosts(
+  config: Config,
+  store: TokenStore,
+  signal?: AbortSignal,
+): Promise<Map<string, string[]>> {
+  const hosts = new Map<string, string[]>();
+  const servers = config.servers.filter(usesOAuth);
+  if (servers.length === 0) return hosts;
+  let records: ServerCredentials[];
+  try {
+    records = await store.list(signal);
+  } catch {
+    return hosts; // Unreadable logins: the plan then says the hosts are unknown.
+  }
+  for (const server of servers) {
+    const record = records.find((r) => r.server === server.name && r.serverUrl === server.url);
+    const discovery = record?.discovery;
+    if (!discovery) continue;
+    const metadata = discovery.authorizationServerMetadata;
+    const urls = [
+      discovery.authorizationServerUrl,
+      metadata?.issuer,
+      metadata?.token_endpoint,
+      metadata?.registration_endpoint,
+      // OpenID metadata has no revocation endpoint; RFC 8414 metadata may.
+      (metadata as { revocation_endpoint?: string } | undefined)?.revocation_endpoint,
+    ];
+    const found = new Set<string>();
+    for (const url of urls) {
+      if (!url) continue;
+      try {
+        found.add(hostPort(url));
+      } catch {
+        // Not a URL: nothing to allow.
+      }
+    }
+    hosts.set(server.name, [...found]);
+  }
+  return hosts;
+}

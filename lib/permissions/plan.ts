@@ -1,0 +1,320 @@
+/**
+ * The narrowest Deno permissions a configuration needs, each with the reason it is
+ * needed. Pure: every fact about the machine (paths, the command lookup, stored OAuth
+ * logins) comes in through {@linkcode PermissionInputs}, so the plan is testable and
+ * `patchbay permissions` and `patchbay doctor` compute the same one.
+ *
+ * @module
+ */
+
+import { isAbsolute, relative, resolve } from "node:path";
+import type { Config, HttpServerConfig, StdioServerConfig } from "../config/types.ts";
+import { DEFAULTS } from "../defaults.ts";
+import type { Environment } from "../env.ts";
+import { API_KEY_VARIABLE } from "../llm/api_key.ts";
+import { resolveBaseUrl } from "../llm/openai_provider.ts";
+import { PROVIDERS } from "../llm/presets.ts";
+import { proxyFor } from "../llm/proxy.ts";
+import { redisConfigured, resolveRedisSettings } from "../memory/redis_settings.ts";
+import { browserCommands } from "../oauth/browser.ts";
+import { usesOAuth } from "../oauth/mod.ts";
+import { INHERITED_ENV_NAMES } from "../transports/process.ts";
+
+/** The permission kinds patchbay can need, as Deno names them. */
+export type PermissionKind = "read" | "write" | "net" | "run" | "env" | "sys";
+
+/** One value of one permission (a path, `host:port`, a command, a variable). */
+export interface Grant {
+  kind: PermissionKind;
+  value: string;
+  /** Why patchbay needs it, for the listing and the doctor's findings. */
+  why: string;
+}
+
+/** Everything a configuration needs, narrowest first. */
+export interface PermissionPlan {
+  grants: Grant[];
+  /**
+   * The whole environment rather than named variables (ioredis enumerates it on import);
+   * `why` says so. `undefined`: the named `env` grants suffice.
+   */
+  allEnv?: { why: string };
+  /** What cannot be known in advance, and what to do about it. */
+  notes: string[];
+}
+
+/** What the plan is computed from. */
+export interface PermissionInputs {
+  config: Config;
+  /** Absolute paths of the files patchbay reads and writes. */
+  configFile: string;
+  envFile: string;
+  logFile: string;
+  /** patchbay's own folders (`lib/paths.ts`). */
+  dirs: { state: string; data: string; config: string };
+  /** Process environment over .env: proxies, REDIS_*, $BROWSER, the servers' PATH. */
+  env: Environment;
+  /** @default Deno.build.os */
+  os?: typeof Deno.build.os;
+  /** Names written as `${NAME}` in the configuration file. */
+  configVariables: readonly string[];
+  /**
+   * The path Deno checks for a stdio server's command: found on `searchPath` (the PATH
+   * the server process gets), relative paths against `cwd`. `undefined`: not found.
+   */
+  resolveCommand(command: string, searchPath: string | undefined, cwd: string): string | undefined;
+  /** The working directory, for relative commands of entries without `cwd`. */
+  cwd: string;
+  /** Authorization-server addresses from stored OAuth logins, by server name. */
+  oauthHosts?: ReadonlyMap<string, readonly string[]>;
+}
+
+/** Variables that choose patchbay's folders on each platform (`lib/paths.ts`). */
+const FOLDER_VARIABLES: Readonly<Record<"unix" | "windows", readonly string[]>> = {
+  unix: ["HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"],
+  windows: ["USERPROFILE", "LOCALAPPDATA", "APPDATA"],
+};
+
+/** Proxy variables consulted for the model provider, per scheme (`lib/llm/proxy.ts`). */
+const PROXY_VARIABLES: Readonly<Record<string, readonly string[]>> = {
+  "https:": ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"],
+  "http:": ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"],
+};
+
+/** Variables `Memory.backend: auto` (and `/memory` from `off`) read to choose the store. */
+const REDIS_SELECTORS = ["REDIS_URL", "REDIS_HOST"] as const;
+
+/** Computes the plan. */
+export function planPermissions(inputs: PermissionInputs): PermissionPlan {
+  const plan = new PlanBuilder();
+  const { config } = inputs;
+  const os = inputs.os ?? Deno.build.os;
+  const servers = config.servers.filter((server) => !server.disabled);
+  const stdio = servers.filter((s): s is StdioServerConfig => s.transport === "stdio");
+  const http = servers.filter((s): s is HttpServerConfig => s.transport !== "stdio");
+  const oauth = http.filter(usesOAuth);
+
+  planFiles(plan, inputs, stdio, oauth.length > 0);
+  planProvider(plan, inputs);
+  for (const server of http) {
+    plan.add("net", hostPort(server.url), `MCP server '${server.name}' (${server.transport})`);
+  }
+  planOAuth(plan, inputs, oauth, os);
+  planMemory(plan, inputs);
+  planStdio(plan, inputs, stdio);
+
+  for (const name of FOLDER_VARIABLES[os === "windows" ? "windows" : "unix"]) {
+    plan.add("env", name, "where patchbay's folders are");
+  }
+  plan.add("env", "NO_COLOR", "turns colours off when set");
+  for (const name of inputs.configVariables) {
+    plan.add("env", name, `\${${name}} in ${inputs.configFile}`);
+  }
+  return plan.build();
+}
+
+function planFiles(
+  plan: PlanBuilder,
+  inputs: PermissionInputs,
+  stdio: readonly StdioServerConfig[],
+  oauth: boolean,
+): void {
+  const { dirs } = inputs;
+  plan.add("read", inputs.configFile, "the configuration");
+  plan.add("read", inputs.envFile, "the environment file (read at start-up)");
+  plan.add("read", dirs.state, "the log and the prompt history");
+  plan.add("write", dirs.state, "the log and the prompt history");
+  if (!isInside(inputs.logFile, dirs.state)) {
+    plan.add("read", inputs.logFile, "the log file (--log-file)");
+    plan.add("write", inputs.logFile, "the log file (--log-file)");
+  }
+  plan.add("read", dirs.data, "stored conversations");
+  plan.add("write", dirs.data, "stored conversations");
+  if (oauth) {
+    plan.add("read", dirs.config, "OAuth logins");
+    plan.add("write", dirs.config, "OAuth logins");
+  }
+  for (const server of stdio) {
+    if (server.cwd) {
+      plan.add("read", server.cwd, `working directory of server '${server.name}'`);
+    }
+  }
+}
+
+function planProvider(plan: PlanBuilder, inputs: PermissionInputs): void {
+  const { llm } = inputs.config;
+  const preset = PROVIDERS[llm.provider];
+  plan.add("env", API_KEY_VARIABLE, "the model provider's key");
+  let base: string;
+  try {
+    base = resolveBaseUrl(llm);
+  } catch {
+    return; // No address configured: the configuration check reports it.
+  }
+  const label = `the model provider (${preset.label})`;
+  plan.add("net", hostPort(base), label);
+  for (const name of PROXY_VARIABLES[new URL(base).protocol] ?? []) {
+    plan.add("env", name, "proxy settings for model requests");
+  }
+  try {
+    const proxy = proxyFor(base, inputs.env);
+    if (proxy) {
+      plan.add("net", hostPort(proxy.url), `the proxy for model requests (${proxy.variable})`);
+    }
+  } catch {
+    // An unusable proxy variable is the doctor's finding, not a permission.
+  }
+}
+
+function planOAuth(
+  plan: PlanBuilder,
+  inputs: PermissionInputs,
+  oauth: readonly HttpServerConfig[],
+  os: typeof Deno.build.os,
+): void {
+  if (oauth.length === 0) return;
+  const port = DEFAULTS.oauthCallback.port;
+  const why = `the OAuth callback listener (CONTRACT: http://localhost:${port})`;
+  plan.add("net", `127.0.0.1:${port}`, why);
+  plan.add("net", `[::1]:${port}`, why);
+  plan.add("net", `localhost:${port}`, why);
+  plan.add("env", "BROWSER", "the command that opens the authorization page");
+  for (const argv of browserCommands("https://example.invalid/", inputs.env.get("BROWSER"), os)) {
+    const program = argv[0];
+    const path = inputs.resolveCommand(program, inputs.env.get("PATH"), inputs.cwd);
+    plan.add("run", path ?? program, "opens the OAuth authorization page in the browser");
+  }
+  if (os === "darwin") {
+    plan.add("run", "lsof", "names the process holding port 3000 when it is taken");
+  }
+  const unknown: string[] = [];
+  for (const server of oauth) {
+    const hosts = inputs.oauthHosts?.get(server.name) ?? [];
+    for (const host of hosts) {
+      plan.add("net", host, `authorization server of '${server.name}' (from its stored login)`);
+    }
+    if (hosts.length === 0) unknown.push(server.name);
+  }
+  if (unknown.length > 0) {
+    plan.note(
+      `OAuth: the authorization server of ${unknown.map((n) => `'${n}'`).join(", ")} is ` +
+        "known only after the first login, and may be on another host than the MCP server. " +
+        "Log in once (`patchbay auth login <server>`), or run `patchbay doctor`, which " +
+        "discovers it, then run `patchbay permissions` again to include it; or add its " +
+        "host:port to --allow-net.",
+    );
+  }
+}
+
+function planMemory(plan: PlanBuilder, inputs: PermissionInputs): void {
+  const { memory } = inputs.config;
+  if (memory.backend === "file") return;
+  for (const name of REDIS_SELECTORS) plan.add("env", name, "selects Redis for memory");
+  const wantsRedis = memory.backend === "redis" || redisConfigured(memory, inputs.env);
+  if (!wantsRedis) return;
+  plan.allEnv(
+    "memory is kept in Redis, and its client (ioredis) reads the whole environment when it " +
+      "loads, which a list of variables does not allow",
+  );
+  let settings;
+  try {
+    settings = resolveRedisSettings(memory, inputs.env);
+  } catch {
+    return; // The doctor's memory check reports unusable REDIS_* values.
+  }
+  const topology = settings.topology;
+  if (topology.mode === "standalone") {
+    plan.add("net", address(topology.address), "the Redis memory store");
+  } else if (topology.mode === "sentinel") {
+    for (const sentinel of topology.sentinels) {
+      plan.add("net", address(sentinel), "a Redis sentinel");
+    }
+    plan.note(
+      "Redis Sentinel: the master's address comes from the sentinels at run time; add the " +
+        "host:port of every server that can become master to --allow-net.",
+    );
+  } else {
+    for (const node of topology.nodes) plan.add("net", address(node), "a Redis Cluster node");
+    plan.note(
+      "Redis Cluster: the other nodes are discovered at run time; add the host:port of " +
+        "every node to --allow-net.",
+    );
+  }
+  if (settings.tls?.caFile) {
+    plan.add("read", settings.tls.caFile, "the CA certificate of Redis (REDIS_TLS_CA_FILE)");
+  }
+}
+
+function planStdio(
+  plan: PlanBuilder,
+  inputs: PermissionInputs,
+  stdio: readonly StdioServerConfig[],
+): void {
+  if (stdio.length === 0) return;
+  for (const name of INHERITED_ENV_NAMES) {
+    plan.add("env", name, "passed on to stdio servers");
+  }
+  for (const server of stdio) {
+    const searchPath = server.env.PATH ?? inputs.env.get("PATH");
+    const path = inputs.resolveCommand(server.command, searchPath, server.cwd ?? inputs.cwd);
+    plan.add("run", path ?? server.command, `starts server '${server.name}'`);
+    if (!path) {
+      plan.note(
+        `'${server.command}' (server '${server.name}') is not on the PATH the server gets; ` +
+          "Deno allows a command by the file it resolves to, so install it (or fix " +
+          '"command") and run `patchbay permissions` again.',
+      );
+    }
+  }
+}
+
+/** `host:port` of a URL as Deno's net permission names it (default ports filled in). */
+export function hostPort(url: string): string {
+  const parsed = new URL(url);
+  const port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
+  return `${parsed.hostname}:${port}`;
+}
+
+function address(address: { host: string; port: number }): string {
+  return `${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}`;
+}
+
+function isInside(path: string, folder: string): boolean {
+  const rel = relative(folder, path);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+}
+
+/** Collects grants without duplicates, with every reason given for each. */
+class PlanBuilder {
+  #grants = new Map<string, Grant>();
+  #notes: string[] = [];
+  #allEnv?: { why: string };
+
+  add(kind: PermissionKind, value: string, why: string): void {
+    const key = `${kind}\u0000${value}`;
+    const existing = this.#grants.get(key);
+    if (!existing) this.#grants.set(key, { kind, value, why });
+    else if (!existing.why.split("; ").includes(why)) existing.why += `; ${why}`;
+  }
+
+  allEnv(why: string): void {
+    this.#allEnv ??= { why };
+  }
+
+  note(text: string): void {
+    this.#notes.push(text);
+  }
+
+  build(): PermissionPlan {
+    return {
+      grants: [...this.#grants.values()],
+      ...(this.#allEnv ? { allEnv: this.#allEnv } : {}),
+      notes: this.#notes,
+    };
+  }
+}
+
+/** Absolute form of a path the user gave, for grants (Deno resolves relative ones too). */
+export function absolutePath(path: string, cwd: string): string {
+  return resolve(cwd, path);
+}
