@@ -21,7 +21,7 @@
 
 import { Agent } from "../lib/agent/agent.ts";
 import { ApprovalPolicy } from "../lib/agent/approval.ts";
-import { ScriptedUi, type UiEvent } from "../lib/agent/scripted_ui.ts";
+import { ScriptedUi, type UiEvent } from "../tests/support/scripted_ui.ts";
 import { UsageStats } from "../lib/agent/stats.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";

@@ -39,6 +39,7 @@ export type ErrorCode =
   | "config_not_found"
   | "tool_failed"
   | "tool_timeout"
+  | "tool_declined"
   | "permission_denied"
   | "deno_permission"
   | "store_unreachable"
@@ -230,19 +231,22 @@ export class ConfigNotFoundError extends PatchbayError {
   }
 }
 
-/** A tool call failed or the server reported an error result. */
+/**
+ * A tool call failed or the server reported an error result. `remedy` fits the kind of
+ * failure when the caller knows it (the agent does); the contract's general one otherwise.
+ */
 export class ToolExecutionError extends PatchbayError {
-  constructor(tool: string, reason: string, cause?: unknown) {
-    super("tool_failed", `Tool execution failed: ${tool}`, { reason, remedy: REMEDY.tool, cause });
+  constructor(tool: string, reason: string, cause?: unknown, remedy: string = REMEDY.tool) {
+    super("tool_failed", `Tool execution failed: ${tool}`, { reason, remedy, cause });
   }
 }
 
 /** A tool call ran past `AgentConfig.tool_call_timeout`. */
 export class ToolTimeoutError extends PatchbayError {
-  constructor(tool: string, seconds: number) {
+  constructor(tool: string, seconds: number, remedy: string = REMEDY.tool) {
     super("tool_timeout", `Tool timeout: ${tool} did not finish within ${seconds} s`, {
       reason: `the call exceeded AgentConfig.tool_call_timeout (${seconds} s) and was cancelled`,
-      remedy: REMEDY.tool,
+      remedy,
     });
   }
 }
@@ -553,5 +557,14 @@ export class OAuthLoginRequiredError extends OAuthFailedError {
       remedy: `log in now with \`patchbay auth login ${server}\`, or let the next session open ` +
         "the browser (the callback arrives at http://localhost:3000/callback)",
     });
+  }
+}
+
+// The agent's tool calls.
+
+/** A tool call that was not approved, so it never ran. */
+export class ToolDeclinedError extends PatchbayError {
+  constructor(tool: string, reason: string, remedy: string) {
+    super("tool_declined", `Tool call declined: ${tool}`, { reason, remedy });
   }
 }

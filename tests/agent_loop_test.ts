@@ -9,13 +9,14 @@ import { join } from "node:path";
 import { formatError } from "../commands/_boundary.ts";
 import { INTERRUPTED_NOTE } from "../lib/agent/agent.ts";
 import { formatStats } from "../lib/agent/stats.ts";
-import { CANCELLED_RESULT, DECLINED_RESULT } from "../lib/agent/tool_runner.ts";
+import { CANCELLED_RESULT, DECLINED_RESULT, TOOL_REMEDY } from "../lib/agent/tool_runner.ts";
 import {
   AuthenticationFailedError,
   CancelledError,
   LimitReachedError,
   type PatchbayError,
   PermissionDeniedError,
+  ToolDeclinedError,
   ToolExecutionError,
   ToolTimeoutError,
 } from "../lib/errors.ts";
@@ -206,17 +207,19 @@ Deno.test("a tool error goes back to the model, and the user sees cause and reme
     assert.equal(end.status, "error");
     assert.ok(end.error instanceof ToolExecutionError);
     assert.equal(end.error.message, "Tool execution failed: fs/read_text_file");
-    assert.match(end.error.reason, /Access denied - path outside allowed directories/);
     assert.match(
-      formatError(end.error),
-      /remedy: raise AgentConfig\.tool_call_timeout.*\/debug.*\/tools/,
+      end.error.reason,
+      /^server 'fs' reported: Access denied - path outside allowed directories/,
     );
+    assert.equal(end.error.remedy, TOOL_REMEDY.serverError);
+    assert.match(formatError(end.error), /remedy: the cause is the server's own message.*\/debug/);
 
     const tool = f.stored[2];
     assert.equal(tool.isError, true);
-    assert.match(tool.content!, /^Tool execution failed: .*Access denied/);
+    // Named as the user sees it, with the contract's words once.
+    assert.match(tool.content!, /^Tool execution failed: fs\/read_text_file: Access denied/);
     const sent = llm.requests[1].body.messages.find((m: { role: string }) => m.role === "tool");
-    assert.match(sent.content, /trust="untrusted">\nTool execution failed: /);
+    assert.match(sent.content, /trust="untrusted">\nTool execution failed: fs\/read_text_file: /);
     assert.equal(f.stats.snapshot().tools.fs.errors, 1);
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -283,7 +286,11 @@ Deno.test("a tool past tool_call_timeout is cancelled and the model told Tool ti
     end.error.message,
     /^Tool timeout: everything\/trigger-long-running-operation did not finish within 0.5 s/,
   );
-  assert.match(end.error.remedy, /raise AgentConfig\.tool_call_timeout/);
+  assert.equal(
+    end.error.remedy,
+    "raise AgentConfig.tool_call_timeout (now 0.5 s) if the tool is slow; /debug shows how " +
+      "far it got",
+  );
   assert.ok(end.durationMs >= 450 && end.durationMs < 3000, `ended after ${end.durationMs} ms`);
 
   assert.equal(
@@ -576,6 +583,11 @@ Deno.test("a declined call is not run; the model is told so", async () => {
 
   const end = f.ui.ofType("toolEnd")[0].end;
   assert.equal(end.status, "declined");
+  assert.ok(end.error instanceof ToolDeclinedError);
+  assert.equal(end.error.message, "Tool call declined: everything/get-env");
+  assert.match(end.error.reason, /^it was not approved: you answered no/);
+  assert.match(end.error.remedy, /--yes.*"trusted"/);
+  assert.doesNotMatch(formatError(end.error), /Tool execution failed/);
   assert.equal(f.stored[2].content, DECLINED_RESULT);
   assert.equal(f.stats.snapshot().tools.everything.declined, 1);
 });
@@ -596,12 +608,26 @@ Deno.test("invalid arguments and unknown tools are answered, not run", async () 
   using f = buildAgent({ baseUrl: llm.baseUrl, host, trusted: ["everything"] });
   await f.agent.runTurn("Echo");
 
-  assert.match(f.stored[2].content!, /^Tool execution failed: the arguments are not a JSON object/);
+  assert.match(
+    f.stored[2].content!,
+    /^Tool execution failed: everything\/echo: the arguments are not a JSON object/,
+  );
   assert.match(
     f.stored[3].content!,
-    /no tool named "everything_ecko"\. Did you mean "everything_echo"\?/,
+    /^Tool execution failed: there is no tool named "everything_ecko"\. Did you mean "everything_echo"\?/,
   );
-  assert.deepEqual(f.ui.ofType("toolEnd").map((e) => e.end.status), ["error", "error"]);
+  const ends = f.ui.ofType("toolEnd").map((e) => e.end);
+  assert.deepEqual(ends.map((end) => end.status), ["error", "error"]);
+  assert.equal(ends[0].error?.message, "Tool execution failed: everything/echo");
+  assert.equal(ends[0].error?.remedy, TOOL_REMEDY.invalidArguments);
+  assert.equal(ends[1].error?.message, "Tool execution failed: everything_ecko");
+  assert.equal(
+    ends[1].error?.reason,
+    'the model asked for a tool named "everything_ecko", which no connected server offers ' +
+      "(closest: everything/echo)",
+  );
+  assert.equal(ends[1].error?.remedy, TOOL_REMEDY.unknownTool);
+  assert.match(ends[1].error!.remedy, /tool list changed.*invented the name.*\/tools/);
   assertConsistent(f.stored);
 });
 

@@ -46,7 +46,10 @@ Deno.test("always-server covers the tools seen then; later or changed tools are 
 
 Deno.test("limits: unlimited passes; request_limit stops at the limit", () => {
   const stats = new UsageStats({ toolCallTimeoutSeconds: 30, maxSteps: 5 });
-  assert.equal(admitRequest(stats, stats.limits, 1_000_000, 4096), 4096);
+  const unlimited = admitRequest(stats, stats.limits, 1_000_000, 4096);
+  assert.equal(unlimited.maxTokens, 4096);
+  assert.equal(unlimited.capped, false);
+  unlimited.release();
   const limits = { toolCallTimeoutSeconds: 30, maxSteps: 5, requestLimit: 1 };
   stats.recordRequest("chat", "m", usage(10, 5));
   assert.throws(() => admitRequest(stats, limits, 10, 100), (e: unknown) => {
@@ -60,20 +63,94 @@ Deno.test("limits: total_tokens_limit caps the answer to the room left", () => {
   const limits = { toolCallTimeoutSeconds: 30, maxSteps: 5, totalTokensLimit: 1000 };
   const stats = new UsageStats(limits);
   stats.recordRequest("chat", "m", usage(500, 100));
-  assert.equal(admitRequest(stats, limits, 200, 4096), 200);
-  assert.equal(admitRequest(stats, limits, 100, 50), 50);
+  const capped = admitRequest(stats, limits, 200, 4096);
+  assert.equal(capped.maxTokens, 200);
+  assert.equal(capped.capped, true);
+  capped.release();
+  const small = admitRequest(stats, limits, 100, 50);
+  assert.equal(small.maxTokens, 50);
+  assert.equal(small.capped, false);
+  small.release();
   assert.throws(
     () => admitRequest(stats, limits, 400 - MIN_ANSWER_TOKENS + 1, 4096),
     LimitReachedError,
   );
 });
 
-Deno.test("stats: per model, chat and sampling apart, tools per server, limits never negative", () => {
+Deno.test("limits: requests under way hold their share, so concurrent ones cannot overrun", () => {
+  const limits = {
+    toolCallTimeoutSeconds: 30,
+    maxSteps: 5,
+    requestLimit: 3,
+    totalTokensLimit: 1000,
+  };
+  const stats = new UsageStats(limits);
+  stats.recordRequest("chat", "m", usage(300, 50));
+  // Two sampling requests arrive while nothing has finished: the first holds 100 + 200.
+  const first = admitRequest(stats, limits, 100, 200);
+  assert.deepEqual([stats.heldRequests, stats.heldTokens], [1, 300]);
+  // The second gets only what the first leaves: 1000 - 350 - 300 - 100.
+  const second = admitRequest(stats, limits, 100, 400);
+  assert.equal(second.maxTokens, 250);
+  // A third would pass request_limit counting the two under way.
+  assert.throws(() => admitRequest(stats, limits, 10, 10), (e: unknown) => {
+    assert.ok(e instanceof LimitReachedError);
+    assert.equal(
+      e.reason,
+      "this session has made 3 model requests (2 of them still under way) and " +
+        "AgentConfig.request_limit is 3",
+    );
+    return true;
+  });
+  stats.recordRequest("sampling", "m", usage(100, 200), { server: "s" });
+  first.release();
+  stats.recordRequest("sampling", "m", usage(100, 250), { server: "s" });
+  second.release();
+  second.release();
+  assert.deepEqual([stats.heldRequests, stats.heldTokens], [0, 0], "released once each");
+  assert.equal(stats.totalTokens, 1000, "the limit is reached, never passed");
+});
+
+Deno.test("limits: a retry counts what the failed attempt may have cost", () => {
+  const limits = { toolCallTimeoutSeconds: 30, maxSteps: 5, totalTokensLimit: 1000 };
+  const stats = new UsageStats(limits);
+  const admission = admitRequest(stats, limits, 300, 400);
+  const notice = {
+    attempt: 1,
+    maxRetries: 2,
+    delayMs: 500,
+    reason: "the connection dropped mid-answer",
+    discardedPartial: true,
+    billable: true,
+  };
+  // 300 prompt + 100 streamed tokens were probably billed; the retry's prompt is 300 more.
+  assert.equal(admission.retry(notice, "x".repeat(400)), 300);
+  assert.equal(stats.heldTokens, 400 + 300 + 300);
+  // A refusal (HTTP 503: not billable) costs nothing: the next retry gets the same room.
+  assert.equal(admission.retry({ ...notice, billable: false }, ""), 300);
+  // A second cut: 400 more spent, and the next prompt no longer fits.
+  assert.throws(() => admission.retry(notice, "x".repeat(400)), (e: unknown) => {
+    assert.ok(e instanceof LimitReachedError);
+    assert.equal(e.message, "Limit reached: total_tokens_limit");
+    assert.match(e.reason, /^the model request failed \(the connection dropped mid-answer\)/);
+    return true;
+  });
+  assert.deepEqual(admission.withSpent(), {
+    promptTokens: 600,
+    completionTokens: 200,
+    totalTokens: 800,
+    estimated: true,
+  });
+  admission.release();
+  assert.equal(stats.heldTokens, 0);
+});
+
+Deno.test("stats: per model, chat and sampling apart, tools per server, what limits leave", () => {
   const limits = {
     toolCallTimeoutSeconds: 30,
     maxSteps: 10,
-    requestLimit: 2,
-    totalTokensLimit: 100,
+    requestLimit: 3,
+    totalTokensLimit: 1000,
   };
   const stats = new UsageStats(limits, new Date("2026-03-01T10:00:00Z"));
   stats.recordRequest("chat", "gpt-a", usage(100, 20), { retries: 1 });
@@ -86,8 +163,8 @@ Deno.test("stats: per model, chat and sampling apart, tools per server, limits n
   stats.recordFailure(2);
   const snapshot = stats.snapshot();
   assert.deepEqual(snapshot.limits, [
-    { name: "request_limit", used: 3, limit: 2, remaining: 0 },
-    { name: "total_tokens_limit", used: 185, limit: 100, remaining: 0 },
+    { name: "request_limit", used: 3, limit: 3, remaining: 0 },
+    { name: "total_tokens_limit", used: 185, limit: 1000, remaining: 815 },
   ]);
   assert.equal(
     formatStats(snapshot, { now: new Date("2026-03-01T10:05:30Z") }),
@@ -111,12 +188,26 @@ Deno.test("stats: per model, chat and sampling apart, tools per server, limits n
       "  web: 1 call (1 declined)",
       "",
       "Limits (AgentConfig)",
-      "  request_limit: 3 of 2 used, 0 remaining",
-      "  total_tokens_limit: 185 of 100 used, 0 remaining",
+      "  request_limit: 3 of 3 used, 0 remaining",
+      "  total_tokens_limit: 185 of 1,000 used, 815 remaining",
       "  max_steps: 10 per turn",
       "  tool_call_timeout: 30 s",
     ].join("\n"),
   );
+});
+
+Deno.test("stats: a prompt larger than its estimate shows no negative remainder", () => {
+  // The token limit can be passed only by the prompt estimate's error: the provider reports
+  // more prompt tokens than were estimated for the last request admitted.
+  const limits = { toolCallTimeoutSeconds: 30, maxSteps: 10, totalTokensLimit: 1000 };
+  const stats = new UsageStats(limits);
+  const admission = admitRequest(stats, limits, 400, 4096);
+  assert.equal(admission.maxTokens, 600);
+  stats.recordRequest("chat", "m", usage(430, 600));
+  admission.release();
+  const tokens = stats.snapshot().limits.find((l) => l.name === "total_tokens_limit")!;
+  assert.deepEqual(tokens, { name: "total_tokens_limit", used: 1030, limit: 1000, remaining: 0 });
+  assert.throws(() => admitRequest(stats, limits, 10, 100), LimitReachedError);
 });
 
 Deno.test("stats: unset limits read unlimited; a fresh session says no tool calls yet", () => {

@@ -15,7 +15,7 @@ import {
 } from "./support/agent_fixtures.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 import { SdkToolHost } from "./support/sdk_tool_host.ts";
-import { ScriptedUi } from "../lib/agent/scripted_ui.ts";
+import { ScriptedUi } from "./support/scripted_ui.ts";
 import { UsageStats } from "../lib/agent/stats.ts";
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
 import { createEnvironment } from "../lib/env.ts";

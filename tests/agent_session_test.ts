@@ -8,7 +8,7 @@ import { parseConfig } from "../lib/config/load.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { InvalidApiKeyError } from "../lib/errors.ts";
 import { createModelSession } from "../lib/agent/session.ts";
-import { ScriptedUi } from "../lib/agent/scripted_ui.ts";
+import { ScriptedUi } from "./support/scripted_ui.ts";
 import type { StoredMessage } from "../lib/memory/types.ts";
 import { Redactor } from "../lib/redact.ts";
 import { everythingEntry } from "./support/deps.ts";

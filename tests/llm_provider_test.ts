@@ -254,6 +254,89 @@ Deno.test("a connection dropped mid-stream is retried, and the partial answer vo
   assert.ok(deltas.join("").startsWith("This"), "the first attempt had started streaming");
 });
 
+Deno.test("what onDelta throws (a closed pipe) ends the request as it is, unretried", async () => {
+  await using server = await startScriptedLlm({
+    replies: [{ text: "An answer nobody can print.", chunkDelayMs: 5 }, { text: "retried" }],
+  });
+  const provider = createOpenAiProvider({ llm: llm(server.baseUrl), env: env(), random: () => 0 });
+  const broken = new Deno.errors.BrokenPipe("Broken pipe (os error 32)");
+  const notices: RetryNotice[] = [];
+  let deltas = 0;
+  const error = await captureAny(provider.generate({
+    messages: user("hi"),
+    onDelta: () => {
+      if (++deltas === 2) throw broken;
+    },
+    onRetry: (n) => notices.push(n),
+  }));
+  provider.close();
+  assert.equal(error, broken, "the very error the callback threw");
+  assert.equal(deltas, 2, "no text was delivered after the failure");
+  assert.equal(notices.length, 0, "not retried");
+  assert.equal(server.requests.length, 1);
+  await waitFor(() => server.requests[0].serviceMs !== undefined);
+  assert.equal(server.requests[0].clientAborted, true, "the stream was abandoned at once");
+});
+
+Deno.test("what onRetry or admitRetry throws ends the request as it is", async () => {
+  await using server = await startScriptedLlm({
+    replies: [{ status: 503, errorMessage: "busy" }, { status: 503, errorMessage: "busy" }],
+  });
+  const provider = createOpenAiProvider({ llm: llm(server.baseUrl), env: env(), random: () => 0 });
+  const fromUi = new Error("the terminal went away");
+  const error = await captureAny(provider.generate({
+    messages: user("hi"),
+    onDelta: () => {},
+    onRetry: () => {
+      throw fromUi;
+    },
+  }));
+  assert.equal(error, fromUi);
+  assert.equal(server.requests.length, 1);
+
+  const refusal = new Error("no budget for a retry");
+  const refused = await captureAny(provider.generate({
+    messages: user("hi"),
+    onDelta: () => {},
+    admitRetry: () => {
+      throw refusal;
+    },
+  }));
+  provider.close();
+  assert.equal(refused, refusal);
+  assert.equal(server.requests.length, 2);
+});
+
+Deno.test("admitRetry learns what the failed attempt may have cost and sets the next cap", async () => {
+  await using server = await startScriptedLlm({
+    replies: [
+      { status: 503, errorMessage: "busy" },
+      { text: "This answer will be cut", dropAfterChunks: 3 },
+      { text: "Complete." },
+    ],
+  });
+  const provider = createOpenAiProvider({ llm: llm(server.baseUrl), env: env(), random: () => 0 });
+  const asked: RetryNotice[] = [];
+  const result = await provider.generate({
+    messages: user("hi"),
+    maxTokens: 200,
+    onDelta: () => {},
+    admitRetry: (notice) => {
+      asked.push(notice);
+      return 200 - 50 * asked.length;
+    },
+  });
+  provider.close();
+  assert.equal(result.content, "Complete.");
+  // A refusal (503) cost nothing; an answer cut off mid-stream may have been billed.
+  assert.deepEqual(asked.map((n) => [n.attempt, n.billable]), [[1, false], [2, true]]);
+  assert.deepEqual(server.requests.map((r) => r.body.max_completion_tokens ?? r.body.max_tokens), [
+    200,
+    150,
+    100,
+  ]);
+});
+
 Deno.test("a dropped connection with no retries left ends in Connection lost", async () => {
   await using server = await startScriptedLlm({
     replies: [{ text: "cut short", dropAfterChunks: 2 }],
@@ -437,11 +520,71 @@ Deno.test("HTTPS_PROXY from .env tunnels https requests with CONNECT", async () 
   assert.match(error.remedy, /credentials \(user:password@ in HTTPS_PROXY\)/);
 });
 
+Deno.test("a proxy that is down is named as the cause, with the proxy's remedy", async () => {
+  // The model server is up; the proxy the requests must go through is not.
+  await using server = await startScriptedLlm({ replies: [{ text: "never asked" }] });
+  const proxyPort = closedPort();
+  const proxyUrl = `http://127.0.0.1:${proxyPort}`;
+  const provider = createOpenAiProvider({
+    llm: llm(server.baseUrl, { maxRetries: 0 }),
+    env: env({ LLM_API_KEY: KEY, HTTP_PROXY: proxyUrl }),
+  });
+  const error = await capture(provider.generate({ messages: user("hi"), onDelta: () => {} }));
+  provider.close();
+  assert.equal(server.requests.length, 0);
+  assert.ok(error instanceof NetworkError);
+  assert.equal(error.message, "Connection refused");
+  assert.equal(
+    error.reason,
+    `nothing accepted the connection to the proxy ${proxyUrl} (HTTP_PROXY) (no retry was ` +
+      `made); requests to OpenAI at ${new URL(server.baseUrl).host} go through it`,
+  );
+  assert.equal(
+    error.remedy,
+    `start the proxy at ${proxyUrl}, or correct HTTP_PROXY (in .env or the environment); if ` +
+      "127.0.0.1 should be reached directly, add it to NO_PROXY (or unset HTTP_PROXY); then " +
+      "restart patchbay",
+  );
+  assert.doesNotMatch(error.remedy, /start OpenAI/);
+});
+
+Deno.test("NO_PROXY bypasses a proxy that is down", async () => {
+  await using server = await startScriptedLlm({ replies: [{ text: "direct" }] });
+  const provider = createOpenAiProvider({
+    llm: llm(server.baseUrl),
+    env: env({
+      LLM_API_KEY: KEY,
+      HTTP_PROXY: `http://127.0.0.1:${closedPort()}`,
+      NO_PROXY: "127.0.0.1",
+    }),
+  });
+  const result = await provider.generate({ messages: user("hi"), onDelta: () => {} });
+  provider.close();
+  assert.equal(result.content, "direct");
+});
+
+/** A loopback port nothing listens on. */
+function closedPort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
 async function capture(promise: Promise<unknown>): Promise<PatchbayError> {
   try {
     await promise;
   } catch (error) {
     return error as PatchbayError;
+  }
+  throw new assert.AssertionError({ message: "expected a rejection" });
+}
+
+async function captureAny(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
   }
   throw new assert.AssertionError({ message: "expected a rejection" });
 }

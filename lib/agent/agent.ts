@@ -6,7 +6,8 @@
  * the tool catalogue; streams the answer to the UI; and runs the tool calls it asks for
  * (see `tool_runner.ts`). Every message that becomes part of the conversation is passed to
  * `onMessage` as it is made, in order, so the caller can persist it; the history is
- * consistent after every turn, however it ended (answered, limited, failed, cancelled).
+ * consistent after every turn, however it ended (answered, limited, failed, cancelled, or
+ * the UI failed: its error is rethrown as it was thrown, see `ui_guard.ts`).
  *
  * @module
  */
@@ -26,11 +27,12 @@ import { type Log, silentLog } from "../log.ts";
 import type { StoredMessage } from "../memory/types.ts";
 import type { ApprovalPolicy } from "./approval.ts";
 import { repairHistory, toChatMessage, trimHistory } from "./history.ts";
-import { admitRequest, maxStepsError } from "./limits.ts";
+import { type Admission, admitRequest, maxStepsError } from "./limits.ts";
 import type { UsageStats } from "./stats.ts";
 import { systemPrompt } from "./system_prompt.ts";
 import { runToolCalls } from "./tool_runner.ts";
 import type { AgentUi } from "./ui.ts";
+import { UiGuard } from "./ui_guard.ts";
 
 /** Appended to an answer the user interrupted, so the model knows on the next turn. */
 export const INTERRUPTED_NOTE = "[answer interrupted by the user]";
@@ -105,8 +107,9 @@ export class Agent {
   /**
    * Runs one turn. Resolves with the answer; rejects with a `PatchbayError`:
    * `LimitReachedError` (a session limit or max_steps), `CancelledError` (the signal), or the
-   * provider's error (`AuthenticationFailedError`, `RateLimitError`, ...). The history is
-   * consistent in every case: each tool call has its result.
+   * provider's error (`AuthenticationFailedError`, `RateLimitError`, ...); or with exactly
+   * what the UI threw (EPIPE when stdout is a closed pipe). The history is consistent in
+   * every case: each tool call has its result.
    */
   async runTurn(input: string, options: TurnOptions = {}): Promise<TurnResult> {
     if (this.#running) throw new Error("Agent.runTurn called while a turn is running");
@@ -119,8 +122,9 @@ export class Agent {
   }
 
   async #turn(input: string, signal: AbortSignal): Promise<TurnResult> {
-    const { limits, ui, stats } = this.#options;
+    const { limits, stats } = this.#options;
     if (signal.aborted) throw new CancelledError("the turn");
+    const guard = new UiGuard();
     // The user's message joins the history at once (the first request needs it) but is
     // only reported to `onMessage` once that request is admitted: a turn refused by a limit
     // leaves no trace.
@@ -147,7 +151,12 @@ export class Agent {
       for (let step = 1; step <= limits.maxSteps; step++) {
         if (signal.aborted) throw new CancelledError("the turn");
         const catalogue = this.#options.tools.tools();
-        const result = await this.#step(step, catalogue, signal, commit);
+        const { result, streamed, durationMs } = await this.#step(
+          catalogue,
+          signal,
+          guard,
+          commit,
+        );
         addUsage(turnUsage, result.usage);
         this.#append({
           role: "assistant",
@@ -156,14 +165,30 @@ export class Agent {
           model: result.model,
           timestamp: this.#now().toISOString(),
         });
+        // Told once the answer is in the conversation, so a failing UI loses nothing.
+        const { ui } = this.#options;
+        if (streamed) guard.tell(() => ui.textDone());
+        guard.tell(() =>
+          ui.usage({
+            step,
+            model: result.model,
+            usage: result.usage,
+            durationMs,
+            session: { requests: stats.requests, totalTokens: stats.totalTokens },
+          })
+        );
         if (result.toolCalls.length === 0) {
-          this.#warnAboutFinish(result);
+          this.#warnAboutFinish(result, guard);
+          guard.throwIfFailed();
           return { text: result.content, steps: step, toolCalls, usage: turnUsage };
         }
         toolCalls += result.toolCalls.length;
+        // Run even when the UI has failed: every call then ends cancelled, so each has its
+        // result in the history.
         const messages = await runToolCalls(result.toolCalls, catalogue, {
           host: this.#options.tools,
           ui,
+          guard,
           stats,
           approval: this.#options.approval,
           timeoutSeconds: limits.toolCallTimeoutSeconds,
@@ -172,6 +197,7 @@ export class Agent {
           now: this.#now,
         });
         for (const message of messages) this.#append(message);
+        guard.throwIfFailed();
         if (signal.aborted) throw new CancelledError("the turn");
       }
       throw maxStepsError(limits.maxSteps);
@@ -181,91 +207,105 @@ export class Agent {
     }
   }
 
-  #warnAboutFinish(result: GenerateResult): void {
+  #warnAboutFinish(result: GenerateResult, guard: UiGuard): void {
+    const { ui } = this.#options;
     if (result.finishReason === "length") {
-      this.#options.ui.notice(
-        "warning",
-        this.#lastCapped
-          ? "The answer was cut off to stay within AgentConfig.total_tokens_limit; raise " +
-            "the limit to let the session go on."
-          : "The answer was cut off at LLM.max_tokens; raise it in servers_config.json for " +
-            "longer answers, or ask the model to continue.",
-      );
+      const text = this.#lastCapped
+        ? "The answer was cut off to stay within AgentConfig.total_tokens_limit; raise " +
+          "the limit to let the session go on."
+        : "The answer was cut off at LLM.max_tokens; raise it in servers_config.json for " +
+          "longer answers, or ask the model to continue.";
+      guard.tell(() => ui.notice("warning", text));
     } else if (result.finishReason === "content_filter") {
-      this.#options.ui.notice("warning", "The provider's content filter stopped the answer.");
+      guard.tell(() => ui.notice("warning", "The provider's content filter stopped the answer."));
     }
   }
 
-  /** One model request: admitted by the limits, streamed to the UI, accounted. */
+  /**
+   * One model request: admitted by the limits (holding its share until it ends), streamed
+   * to the UI, accounted.
+   */
   async #step(
-    step: number,
     catalogue: readonly CatalogueTool[],
     signal: AbortSignal,
+    guard: UiGuard,
     onAdmitted: () => void,
-  ): Promise<GenerateResult> {
+  ): Promise<{ result: GenerateResult; streamed: boolean; durationMs: number }> {
     const { provider, ui, stats, limits, llm } = this.#options;
     const tools = catalogue.map(toDefinition);
-    const messages = this.#requestMessages(tools);
+    const messages = this.#requestMessages(tools, guard);
+    guard.throwIfFailed();
     const rawPrompt = this.#estimator.raw(messages, tools);
-    const maxTokens = admitRequest(
+    const admission = admitRequest(
       stats,
       limits,
       this.#estimator.scale(rawPrompt),
       llm.maxTokens,
     );
-    this.#lastCapped = maxTokens < llm.maxTokens;
-    onAdmitted();
-
-    let partial = "";
-    // Whether the UI has text on the current line, which `textDone` ends.
-    let streamed = false;
-    const started = performance.now();
-    let result: GenerateResult;
     try {
-      result = await provider.generate({
-        messages,
-        tools,
-        maxTokens,
-        temperature: llm.temperature,
-        signal,
-        onDelta: (text) => {
-          partial += text;
-          streamed = true;
-          ui.textDelta(text);
-        },
-        onRetry: (notice) => {
-          if (notice.discardedPartial) partial = "";
-          ui.retry(notice);
-        },
-      });
-    } catch (error) {
-      if (streamed) ui.textDone();
-      if (error instanceof CancelledError || signal.aborted) {
-        this.#recordInterrupted(rawPrompt, partial);
-        throw error instanceof CancelledError ? error : new CancelledError("the turn");
+      onAdmitted();
+      let partial = "";
+      // Whether the UI has text on the current line, which `textDone` ends.
+      let streamed = false;
+      let retries = 0;
+      const started = performance.now();
+      let result: GenerateResult;
+      try {
+        result = await provider.generate({
+          messages,
+          tools,
+          maxTokens: admission.maxTokens,
+          temperature: llm.temperature,
+          signal,
+          onDelta: (text) => {
+            partial += text;
+            streamed = true;
+            guard.call(() => ui.textDelta(text));
+          },
+          // Before `onRetry`: the text of the failed attempt is still in `partial`.
+          admitRetry: (notice) => admission.retry(notice, partial),
+          onRetry: (notice) => {
+            retries++;
+            if (notice.discardedPartial) partial = "";
+            guard.call(() => ui.retry(notice));
+          },
+        });
+      } catch (error) {
+        if (guard.failed) {
+          // The UI's own error (rethrown by the turn); the request was abandoned with it.
+          this.#recordInterrupted(rawPrompt, partial, admission, retries);
+          throw error;
+        }
+        if (streamed) guard.tell(() => ui.textDone());
+        if (error instanceof CancelledError || signal.aborted) {
+          this.#recordInterrupted(rawPrompt, partial, admission, retries);
+          throw error instanceof CancelledError ? error : new CancelledError("the turn");
+        }
+        // Attempts that reached the model before failing may have been billed.
+        const spent = admission.withSpent();
+        if (spent) stats.recordRequest("chat", provider.model, spent);
+        stats.recordFailure(retries);
+        throw error instanceof PatchbayError
+          ? error
+          : new PatchbayError("internal", String(error), {
+            reason: "the model request failed in an unexpected way",
+            remedy: "run /debug and try again; report the log if it repeats",
+            cause: error,
+          });
       }
-      stats.recordFailure();
-      throw error instanceof PatchbayError ? error : new PatchbayError("internal", String(error), {
-        reason: "the model request failed in an unexpected way",
-        remedy: "run /debug and try again; report the log if it repeats",
-        cause: error,
+      if (!result.usage.estimated) this.#estimator.calibrate(rawPrompt, result.usage.promptTokens);
+      stats.recordRequest("chat", result.model, admission.withSpent(result.usage)!, {
+        retries: result.retries,
       });
+      this.#lastCapped = admission.capped;
+      return { result, streamed, durationMs: performance.now() - started };
+    } finally {
+      admission.release();
     }
-    if (streamed) ui.textDone();
-    if (!result.usage.estimated) this.#estimator.calibrate(rawPrompt, result.usage.promptTokens);
-    stats.recordRequest("chat", result.model, result.usage, { retries: result.retries });
-    ui.usage({
-      step,
-      model: result.model,
-      usage: result.usage,
-      durationMs: performance.now() - started,
-      session: { requests: stats.requests, totalTokens: stats.totalTokens },
-    });
-    return result;
   }
 
   /** The system prompt and as much of the history as fits the context budget. */
-  #requestMessages(tools: ToolDefinition[]): ChatMessage[] {
+  #requestMessages(tools: ToolDefinition[], guard: UiGuard): ChatMessage[] {
     const { llm, ui } = this.#options;
     const system: ChatMessage = { role: "system", content: systemPrompt(llm.systemPrompt) };
     const fixed = this.#estimator.prompt([system], tools);
@@ -273,33 +313,43 @@ export class Agent {
     const trimmed = trimHistory(this.#history, Math.max(0, budget), this.#estimator);
     if (trimmed.dropped > 0 && !this.#trimNoticeShown) {
       this.#trimNoticeShown = true;
-      ui.notice(
-        "info",
-        `The conversation is longer than LLM.max_context_length (${llm.maxContextLength} ` +
-          "tokens); older messages are no longer sent to the model.",
+      guard.tell(() =>
+        ui.notice(
+          "info",
+          `The conversation is longer than LLM.max_context_length (${llm.maxContextLength} ` +
+            "tokens); older messages are no longer sent to the model.",
+        )
       );
     }
     if (trimmed.overBudget) {
-      ui.notice(
-        "warning",
-        `The latest exchange alone needs about ${trimmed.tokens + fixed} tokens, more than ` +
-          `LLM.max_context_length (${llm.maxContextLength}); the provider may reject it.`,
+      guard.tell(() =>
+        ui.notice(
+          "warning",
+          `The latest exchange alone needs about ${trimmed.tokens + fixed} tokens, more than ` +
+            `LLM.max_context_length (${llm.maxContextLength}); the provider may reject it.`,
+        )
       );
     }
     return [system, ...trimmed.messages.map(toChatMessage)];
   }
 
   /** An interrupted answer: its text (marked) joins the history, its usage is estimated. */
-  #recordInterrupted(rawPrompt: number, partial: string): void {
+  #recordInterrupted(
+    rawPrompt: number,
+    partial: string,
+    admission: Admission,
+    retries: number,
+  ): void {
     const completion = estimateTextTokens(partial);
     const promptTokens = this.#estimator.scale(rawPrompt);
     // The provider billed the prompt and whatever it streamed, though it never said how much.
-    this.#options.stats.recordRequest("chat", this.#options.provider.model, {
+    const usage = admission.withSpent({
       promptTokens,
       completionTokens: completion,
       totalTokens: promptTokens + completion,
       estimated: true,
-    });
+    })!;
+    this.#options.stats.recordRequest("chat", this.#options.provider.model, usage, { retries });
     if (partial.trim() === "") return;
     this.#append({
       role: "assistant",

@@ -5,8 +5,9 @@
  * Each server's `sampling` setting decides: `deny` refuses, `allow` answers, `ask` (the
  * default) asks the user first, showing what the server wants to send. Requests are
  * accounted as sampling in the statistics, per server, and count toward the session limits
- * like any other model request. The server's model preferences are hints only: the
- * configured model answers.
+ * like any other model request, from the moment they are admitted (see `limits.ts`). The
+ * server's model preferences are hints only: the configured model answers. What the UI
+ * throws is rethrown as it is, not reported as the request's failure.
  *
  * @module
  */
@@ -22,6 +23,7 @@ import { abridge } from "../text.ts";
 import { admitRequest } from "./limits.ts";
 import type { UsageStats } from "./stats.ts";
 import type { AgentUi, SamplingApprovalRequest } from "./ui.ts";
+import { UiGuard } from "./ui_guard.ts";
 import { base64Bytes, formatBytes } from "./content.ts";
 import type { ModelProvider } from "../llm/provider.ts";
 
@@ -50,8 +52,11 @@ export function createSamplingHandler(options: SamplingHandlerOptions): Sampling
   return async (server, params, signal) => {
     const started = performance.now();
     const { ui, provider, stats } = options;
+    const guard = new UiGuard();
     const end = (fields: Omit<Parameters<AgentUi["samplingEnd"]>[0], "server" | "durationMs">) =>
-      ui.samplingEnd({ server, durationMs: performance.now() - started, ...fields });
+      guard.call(() =>
+        ui.samplingEnd({ server, durationMs: performance.now() - started, ...fields })
+      );
     try {
       const setting = policy.get(server) ?? "ask";
       if (setting === "deny") {
@@ -84,7 +89,7 @@ export function createSamplingHandler(options: SamplingHandlerOptions): Sampling
         };
         let approved: boolean;
         try {
-          approved = await ui.approveSampling(request, signal);
+          approved = await guard.ask(() => ui.approveSampling(request, signal), signal);
         } catch (error) {
           if (signal.aborted) throw new CancelledError(`the sampling request from '${server}'`);
           throw error;
@@ -99,24 +104,32 @@ export function createSamplingHandler(options: SamplingHandlerOptions): Sampling
         }
       }
       const estimate = new TokenEstimator().raw(messages);
-      const cap = admitRequest(stats, options.limits, estimate, maxTokens);
+      const admission = admitRequest(stats, options.limits, estimate, maxTokens);
       let result: GenerateResult;
+      let retries = 0;
       try {
         result = await provider.generate({
           messages,
-          maxTokens: cap,
+          maxTokens: admission.maxTokens,
           temperature: params.temperature,
           stop: params.stopSequences,
           signal,
+          admitRetry: (notice) => admission.retry(notice, ""),
+          onRetry: () => retries++,
+        });
+        stats.recordRequest("sampling", result.model, admission.withSpent(result.usage)!, {
+          retries: result.retries,
+          server,
         });
       } catch (error) {
-        if (!(error instanceof CancelledError)) stats.recordFailure();
+        // Attempts that reached the model before failing may have been billed.
+        const spent = admission.withSpent();
+        if (spent) stats.recordRequest("sampling", provider.model, spent, { server });
+        if (!(error instanceof CancelledError)) stats.recordFailure(retries);
         throw error;
+      } finally {
+        admission.release();
       }
-      stats.recordRequest("sampling", result.model, result.usage, {
-        retries: result.retries,
-        server,
-      });
       end({
         status: "ok",
         model: result.model,
@@ -135,6 +148,8 @@ export function createSamplingHandler(options: SamplingHandlerOptions): Sampling
         stopReason: stopReason(result.finishReason),
       } satisfies CreateMessageResult;
     } catch (error) {
+      // The UI's own failure is not the request's: rethrown as it is, not reported to it.
+      if (guard.failed) throw error;
       const status = error instanceof SamplingRejectedError
         ? "denied"
         : error instanceof CancelledError || signal.aborted

@@ -94,6 +94,8 @@ export class UsageStats {
   #tools = new Map<string, ToolTotals>();
   #retries = 0;
   #failed = 0;
+  /** The share of the limits held by admitted requests that have not ended (limits.ts). */
+  #held = { requests: 0, tokens: 0 };
 
   constructor(limits: AgentLimits, startedAt = new Date()) {
     this.limits = limits;
@@ -130,6 +132,22 @@ export class UsageStats {
     if (outcome === "timeout") totals.timeouts++;
     if (outcome === "cancelled") totals.cancelled++;
     if (outcome === "declined") totals.declined++;
+  }
+
+  /** Adds to (or, negative, gives back) the share held by requests under way. */
+  hold(requests: number, tokens: number): void {
+    this.#held.requests += requests;
+    this.#held.tokens += tokens;
+  }
+
+  /** Admitted requests that have not ended yet. */
+  get heldRequests(): number {
+    return this.#held.requests;
+  }
+
+  /** Tokens held by requests under way: their estimated prompts and answer caps. */
+  get heldTokens(): number {
+    return this.#held.tokens;
   }
 
   /** Requests made in the session (chat and sampling), as the limits count them. */

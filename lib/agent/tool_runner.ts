@@ -5,13 +5,22 @@
  * exactly one tool message, whatever happened, so the conversation never holds a tool
  * call without its result; failures become text the model can act on, never exceptions.
  *
+ * A failed call is named the same way for the person and for the model: its server and
+ * the tool's own name (`fs/read_text_file`), not the catalogue name the model calls it by.
+ * Each kind of failure gets its own remedy. When the UI fails (see `ui_guard.ts`), the
+ * calls still running are cancelled and every call still gets its result; the agent then
+ * rethrows the UI's error.
+ *
  * @module
  */
 
 import type { CatalogueTool, ToolHost } from "../connections/types.ts";
 import {
+  ConnectionClosedError,
   PatchbayError,
   PermissionDeniedError,
+  ServerUnavailableError,
+  ToolDeclinedError,
   ToolExecutionError,
   ToolTimeoutError,
 } from "../errors.ts";
@@ -23,6 +32,7 @@ import type { ApprovalPolicy } from "./approval.ts";
 import { convertToolResult } from "./content.ts";
 import type { ToolOutcome, UsageStats } from "./stats.ts";
 import type { AgentUi, ToolCallView } from "./ui.ts";
+import type { UiGuard } from "./ui_guard.ts";
 
 /**
  * Time past `tool_call_timeout` after which the agent abandons a call itself, in case the
@@ -40,10 +50,29 @@ export const CANCELLED_RESULT = "Cancelled by the user before the tool finished.
 export const DECLINED_RESULT = "The user declined to run this tool call. Do not retry it " +
   "unless the user asks; continue without it or ask the user how to proceed.";
 
+/** What the person can do about each kind of tool-call failure. */
+export const TOOL_REMEDY = {
+  unknownTool: "the model named a tool no connected server offers: the tool list changed " +
+    "since it was sent, or the model invented the name; /tools lists the tools connected now",
+  invalidArguments: "nothing to do unless it repeats: the model is asked to call again with " +
+    "valid arguments; if it keeps failing, this model does not handle the tool's schema well",
+  serverError: "the cause is the server's own message: it says what went wrong (often the " +
+    "arguments); /debug logs the whole exchange with the server",
+  timeout: (seconds: number) =>
+    `raise AgentConfig.tool_call_timeout (now ${seconds} s) if the tool is slow; /debug ` +
+    "shows how far it got",
+  connectionLost: "the server stopped or its connection broke: /connections shows its state " +
+    "(patchbay reconnects it by itself), /refresh reconnects it now",
+  declined: 'approve it when asked, pass --yes, or mark the server "trusted" in ' +
+    "servers_config.json",
+} as const;
+
 /** Everything {@linkcode runToolCalls} works with. */
 export interface ToolRunOptions {
   host: ToolHost;
   ui: AgentUi;
+  /** The turn's guard around `ui`: what the UI throws stops the calls, not the bookkeeping. */
+  guard: UiGuard;
   stats: UsageStats;
   approval: ApprovalPolicy;
   /** `AgentConfig.tool_call_timeout`. */
@@ -72,15 +101,23 @@ interface Planned {
   early?: Finished;
 }
 
-/** Runs one step's calls; returns their tool messages in the order of `calls`. */
+/**
+ * Runs one step's calls; returns their tool messages in the order of `calls`. Never throws
+ * for a failed call; a UI failure is left in `options.guard` for the agent to rethrow.
+ */
 export async function runToolCalls(
   calls: readonly ToolCall[],
   catalogue: readonly CatalogueTool[],
   options: ToolRunOptions,
 ): Promise<StoredMessage[]> {
+  // The calls see one signal: the turn's abort, or the UI failing.
+  const context: ToolRunOptions = {
+    ...options,
+    signal: AbortSignal.any([options.signal, options.guard.signal]),
+  };
   const planned = calls.map((call) => plan(call, catalogue));
-  await askApprovals(planned, catalogue, options);
-  const finished = await Promise.all(planned.map((p) => settle(p, options)));
+  await askApprovals(planned, catalogue, context);
+  const finished = await Promise.all(planned.map((p) => settle(p, context)));
   const now = options.now ?? (() => new Date());
   return planned.map((p, i) => ({
     role: "tool" as const,
@@ -106,43 +143,22 @@ function plan(call: ToolCall, catalogue: readonly CatalogueTool[]): Planned {
       PREVIEW_CHARS,
     ),
   };
-  if (!tool) {
-    const names = catalogue.map((t) => t.name);
-    const guess = didYouMean(call.name, names);
-    const text = `Tool execution failed: there is no tool named "${call.name}".` +
-      (guess ? ` Did you mean "${guess}"?` : "") +
-      (names.length > 0
-        ? ` Available tools: ${abridge(names.join(", "), 2000)}.`
-        : " No tools are available.");
-    return {
-      call,
-      view,
-      early: {
-        status: "error",
-        text,
-        error: new ToolExecutionError(
-          call.name,
-          `the model asked for a tool that does not exist` +
-            (guess ? ` (closest: ${guess})` : ""),
-        ),
-        durationMs: 0,
-        omittedChars: 0,
-      },
-    };
-  }
+  if (!tool) return { call, view, early: unknownTool(call.name, catalogue) };
   if (!parsed.ok) {
-    const qualified = `${tool.server}/${tool.originalName}`;
+    const qualified = qualifiedName(tool);
     return {
       call,
       view,
       tool,
       early: {
         status: "error",
-        text: `Tool execution failed: the arguments are not a JSON object (${parsed.error}). ` +
-          "Call the tool again with a JSON object matching its input schema.",
+        text: `Tool execution failed: ${qualified}: the arguments are not a JSON object ` +
+          `(${parsed.error}). Call the tool again with a JSON object matching its input schema.`,
         error: new ToolExecutionError(
           qualified,
-          `the model sent invalid arguments: ${parsed.error}`,
+          `the model sent arguments that are not a JSON object: ${parsed.error}`,
+          undefined,
+          TOOL_REMEDY.invalidArguments,
         ),
         durationMs: 0,
         omittedChars: 0,
@@ -150,6 +166,38 @@ function plan(call: ToolCall, catalogue: readonly CatalogueTool[]): Planned {
     };
   }
   return { call, view, tool, args: parsed.value };
+}
+
+/** `server/tool`: how a call is named to the person and to the model alike. */
+function qualifiedName(tool: Pick<CatalogueTool, "server" | "originalName">): string {
+  return `${tool.server}/${tool.originalName}`;
+}
+
+/**
+ * A name no connected server offers. The model is given the names it can call; the person
+ * is shown the closest tool as server and tool name.
+ */
+function unknownTool(name: string, catalogue: readonly CatalogueTool[]): Finished {
+  const names = catalogue.map((t) => t.name);
+  const guess = didYouMean(name, names);
+  const closest = catalogue.find((t) => t.name === guess);
+  return {
+    status: "error",
+    text: `Tool execution failed: there is no tool named "${name}".` +
+      (guess ? ` Did you mean "${guess}"?` : "") +
+      (names.length > 0
+        ? ` Available tools: ${abridge(names.join(", "), 2000)}.`
+        : " No tools are available."),
+    error: new ToolExecutionError(
+      name,
+      `the model asked for a tool named "${name}", which no connected server offers` +
+        (closest ? ` (closest: ${qualifiedName(closest)})` : ""),
+      undefined,
+      TOOL_REMEDY.unknownTool,
+    ),
+    durationMs: 0,
+    omittedChars: 0,
+  };
 }
 
 function parseArguments(
@@ -180,30 +228,33 @@ async function askApprovals(
     }
     const reason = options.approval.check(p.tool);
     if (!reason) continue;
+    const tool = p.tool;
     let answer;
     try {
-      answer = await options.ui.approveToolCall({
-        ...p.view,
-        title: p.tool.title,
-        description: p.tool.description,
-        reason,
-        annotations: p.tool.annotations as Record<string, unknown> | undefined,
-      }, options.signal);
-    } catch (error) {
-      if (options.signal.aborted) {
-        p.early = cancelled(0);
-        continue;
-      }
-      throw error;
+      answer = await options.guard.ask(() =>
+        options.ui.approveToolCall({
+          ...p.view,
+          title: tool.title,
+          description: tool.description,
+          reason,
+          annotations: tool.annotations as Record<string, unknown> | undefined,
+        }, options.signal), options.signal);
+    } catch {
+      // Withdrawn by the turn's abort, or the UI failed (the guard keeps its error): this
+      // call and the ones after it are cancelled.
+      p.early = cancelled(0);
+      continue;
     }
-    options.approval.record(answer, p.tool, catalogue);
+    options.approval.record(answer, tool, catalogue);
     if (answer === "no") {
       p.early = {
         status: "declined",
         text: DECLINED_RESULT,
-        error: new ToolExecutionError(
-          `${p.tool.server}/${p.tool.originalName}`,
-          "you declined the call",
+        error: new ToolDeclinedError(
+          qualifiedName(tool),
+          "it was not approved: you answered no, or no one could be asked (no terminal, " +
+            'and neither --yes nor "trusted" applied)',
+          TOOL_REMEDY.declined,
         ),
         durationMs: 0,
         omittedChars: 0,
@@ -214,16 +265,20 @@ async function askApprovals(
 
 /** Runs (or reports) one call, and tells the UI and the statistics how it ended. */
 async function settle(p: Planned, options: ToolRunOptions): Promise<Finished> {
-  options.ui.toolStart(p.view);
-  const finished = p.early ?? await execute(p, options);
+  const { guard, ui } = options;
+  guard.tell(() => ui.toolStart(p.view));
+  const finished = p.early ??
+    (options.signal.aborted ? cancelled(0) : await execute(p, options));
   if (p.tool) options.stats.recordToolCall(p.tool.server, finished.status, finished.durationMs);
-  options.ui.toolEnd(p.call.id, {
-    status: finished.status,
-    durationMs: finished.durationMs,
-    preview: abridge(finished.text.replace(/\s+/g, " ").trim(), PREVIEW_CHARS),
-    error: finished.error,
-    omittedChars: finished.omittedChars,
-  });
+  guard.tell(() =>
+    ui.toolEnd(p.call.id, {
+      status: finished.status,
+      durationMs: finished.durationMs,
+      preview: abridge(finished.text.replace(/\s+/g, " ").trim(), PREVIEW_CHARS),
+      error: finished.error,
+      omittedChars: finished.omittedChars,
+    })
+  );
   options.log.debug("tool call ended", {
     tool: p.call.name,
     status: finished.status,
@@ -234,7 +289,7 @@ async function settle(p: Planned, options: ToolRunOptions): Promise<Finished> {
 
 async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
   const tool = p.tool!;
-  const qualified = `${tool.server}/${tool.originalName}`;
+  const qualified = qualifiedName(tool);
   const seconds = options.timeoutSeconds;
   const started = performance.now();
   const elapsed = () => performance.now() - started;
@@ -253,7 +308,8 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
       options.host.callTool(tool.name, p.args!, {
         signal: controller.signal,
         timeoutSeconds: seconds,
-        onProgress: (update) => options.ui.toolProgress(p.call.id, update),
+        onProgress: (update) =>
+          options.guard.tell(() => options.ui.toolProgress(p.call.id, update)),
       }),
       rejectOnAbort(controller.signal),
     ]);
@@ -268,8 +324,8 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
     }
     return {
       status: "error",
-      text: `Tool execution failed: ${converted.text}`,
-      error: toolError(qualified, converted.text),
+      text: `Tool execution failed: ${qualified}: ${converted.text}`,
+      error: serverError(tool, `server '${tool.server}' reported: ${oneLine(converted.text)}`),
       durationMs: elapsed(),
       omittedChars: converted.omittedChars,
     };
@@ -279,30 +335,72 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
         status: "timeout",
         text: `Tool timeout: ${qualified} did not finish within ${seconds} s ` +
           "(AgentConfig.tool_call_timeout) and was cancelled.",
-        error: error instanceof ToolTimeoutError ? error : new ToolTimeoutError(qualified, seconds),
+        error: new ToolTimeoutError(qualified, seconds, TOOL_REMEDY.timeout(seconds)),
         durationMs: elapsed(),
         omittedChars: 0,
       };
     }
     if (options.signal.aborted) return cancelled(elapsed());
-    const described = error instanceof PatchbayError
-      ? `${error.message}: ${error.reason}`
-      : error instanceof Error
-      ? error.message
-      : String(error);
-    return {
-      status: "error",
-      text: `Tool execution failed: ${described}`,
-      error: error instanceof PatchbayError && !looksLikePermissionError(described)
-        ? error
-        : toolError(qualified, described, error),
-      durationMs: elapsed(),
-      omittedChars: 0,
-    };
+    return { ...callFailure(tool, error, options.host), durationMs: elapsed() };
   } finally {
     clearTimeout(guard);
     options.signal.removeEventListener("abort", onTurnAbort);
   }
+}
+
+/** A call the host could not complete: the connection, a vanished tool, or the server. */
+function callFailure(
+  tool: CatalogueTool,
+  error: unknown,
+  host: ToolHost,
+): Omit<Finished, "durationMs"> {
+  const qualified = qualifiedName(tool);
+  const said = error instanceof PatchbayError
+    ? error.reason
+    : error instanceof Error
+    ? error.message
+    : String(error);
+  if (error instanceof ConnectionClosedError || error instanceof ServerUnavailableError) {
+    const reason = `${error.message}: ${error.reason}`;
+    return {
+      status: "error",
+      text: `Tool execution failed: ${qualified}: ${reason}. Whether the call took effect ` +
+        "is unknown.",
+      error: new ToolExecutionError(qualified, reason, error, TOOL_REMEDY.connectionLost),
+      omittedChars: 0,
+    };
+  }
+  if (!host.tools().some((t) => t.name === tool.name)) {
+    // The catalogue changed under the call (tools/list_changed, a server gone): the host no
+    // longer knows the name.
+    const reason = `server '${tool.server}' no longer offers ${tool.originalName}: ${said}`;
+    return {
+      status: "error",
+      text: `Tool execution failed: ${qualified}: the tool is no longer available. ` +
+        "Use the tools offered in the next request.",
+      error: new ToolExecutionError(qualified, reason, error, TOOL_REMEDY.unknownTool),
+      omittedChars: 0,
+    };
+  }
+  return {
+    status: "error",
+    text: `Tool execution failed: ${qualified}: ${said}`,
+    error: serverError(tool, said, error),
+    omittedChars: 0,
+  };
+}
+
+/** `Permission denied` when the server's words say the OS refused a file; else a tool failure. */
+function serverError(tool: CatalogueTool, reason: string, cause?: unknown): PatchbayError {
+  const qualified = qualifiedName(tool);
+  if (looksLikePermissionError(reason)) {
+    return new PermissionDeniedError(`${qualified} could not access a file`, oneLine(reason));
+  }
+  return new ToolExecutionError(qualified, oneLine(reason), cause, TOOL_REMEDY.serverError);
+}
+
+function oneLine(text: string): string {
+  return abridge(text.replace(/\s+/g, " ").trim(), 300);
 }
 
 function cancelled(durationMs: number): Finished {
@@ -312,18 +410,6 @@ function cancelled(durationMs: number): Finished {
     durationMs,
     omittedChars: 0,
   };
-}
-
-/** `Permission denied` when the server's words say the OS refused a file; else a tool failure. */
-function toolError(qualified: string, text: string, cause?: unknown): PatchbayError {
-  const reason = abridge(text.replace(/\s+/g, " ").trim(), 300);
-  if (looksLikePermissionError(text)) {
-    return new PermissionDeniedError(
-      `${qualified} could not access a file`,
-      `the server reported: ${reason}`,
-    );
-  }
-  return new ToolExecutionError(qualified, reason, cause);
 }
 
 /** The wording operating systems and runtimes use for refused file access. */

@@ -9,6 +9,10 @@
  * between. Text and names that come from servers or the model are passed on raw: the UI
  * must strip terminal escape sequences before printing them (`lib/terminal.ts`).
  *
+ * A method that throws (stdout is a closed pipe) ends the turn: the agent stops the stream
+ * and the running tool calls, keeps the conversation consistent, and rejects the turn with
+ * exactly that error, never retried nor told to the model (`ui_guard.ts`).
+ *
  * @module
  */
 

@@ -117,6 +117,15 @@ export function isRetryable(failure: AttemptFailure): boolean {
   }
 }
 
+/**
+ * Whether the failed attempt may have cost tokens: it reached the model and was not refused
+ * (a timeout after the request was sent, or an answer cut off mid-stream). Refusals (HTTP
+ * errors) and connections never made cost nothing.
+ */
+export function mayHaveBeenBilled(failure: AttemptFailure): boolean {
+  return failure.kind === "dropped" || (failure.kind === "timeout" && failure.phase !== "connect");
+}
+
 /** One line for a retry notice and the log ("HTTP 429 Too Many Requests"). */
 export function describeFailure(failure: AttemptFailure): string {
   switch (failure.kind) {
@@ -169,6 +178,14 @@ export function failureError(failure: AttemptFailure, context: FailureContext): 
     case "status":
       return statusError(failure, context, host, tries);
     case "timeout": {
+      if (failure.phase === "connect" && context.proxy) {
+        return new TimeoutError(
+          "Connection timeout",
+          `no connection to the proxy ${proxyName(context.proxy)} could be made (${tries}); ` +
+            `requests to ${label} at ${host} go through it`,
+          proxyRemedy(context.proxy, host),
+        );
+      }
       const remedy = `raise LLM.timeout (now ${context.timeoutSeconds} s) if the model is slow, ` +
         `and test that ${host} is reachable` + proxyHint(context);
       if (failure.phase === "connect") {
@@ -286,6 +303,9 @@ function networkError(
   tries: string,
 ): PatchbayError {
   const { label } = context;
+  if (context.proxy && failure.problem !== "tunnel" && failure.problem !== "tls") {
+    return proxyUnreachable(failure, context.proxy, label, host, tries);
+  }
   const via = context.proxy
     ? ` through the proxy ${context.proxy.url} (${context.proxy.variable})`
     : "";
@@ -335,6 +355,67 @@ function networkError(
         remedy,
         failure.message,
       );
+  }
+}
+
+/**
+ * With a proxy, the only connection patchbay makes itself is the one to the proxy (the
+ * proxy connects onwards and reports its own failures as HTTP answers), so a connection
+ * that cannot be made is the proxy's, whatever the model server is doing.
+ */
+function proxyUnreachable(
+  failure: Extract<AttemptFailure, { kind: "network" }>,
+  proxy: ProxySettings,
+  label: string,
+  host: string,
+  tries: string,
+): PatchbayError {
+  const name = proxyName(proxy);
+  const carries = `; requests to ${label} at ${host} go through it`;
+  const remedy = proxyRemedy(proxy, host);
+  switch (failure.problem) {
+    case "refused":
+      return new NetworkError(
+        "Connection refused",
+        `nothing accepted the connection to the proxy ${name} (${tries})${carries}`,
+        remedy,
+        failure.message,
+      );
+    case "dns":
+      return new NetworkError(
+        "Network unreachable",
+        `the proxy's host name ${hostnameOf(proxy.url)} (from ${proxy.variable}) could not be ` +
+          `resolved${carries}`,
+        remedy,
+        failure.message,
+      );
+    default:
+      return new NetworkError(
+        "Network unreachable",
+        `the proxy ${name} could not be reached (${tries}): ${abridge(failure.message, 200)}` +
+          carries,
+        remedy,
+        failure.message,
+      );
+  }
+}
+
+/** `http://proxy:3128 (HTTPS_PROXY)`. */
+function proxyName(proxy: ProxySettings): string {
+  return `${proxy.url} (${proxy.variable})`;
+}
+
+function proxyRemedy(proxy: ProxySettings, host: string): string {
+  return `start the proxy at ${proxy.url}, or correct ${proxy.variable} (in .env or the ` +
+    `environment); if ${hostnameOf(`http://${host}`)} should be reached directly, add it to ` +
+    `NO_PROXY (or unset ${proxy.variable}); then restart patchbay`;
+}
+
+function hostnameOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return url;
   }
 }
 

@@ -30,6 +30,7 @@ import {
   type FailureContext,
   failureError,
   isRetryable,
+  mayHaveBeenBilled,
 } from "./failures.ts";
 import { PROVIDERS } from "./presets.ts";
 import type {
@@ -38,6 +39,7 @@ import type {
   GenerateResult,
   ListModelsOptions,
   ModelProvider,
+  RetryNotice,
   TokenUsage,
   ToolDefinition,
 } from "./provider.ts";
@@ -174,12 +176,13 @@ class OpenAiProvider implements ModelProvider {
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     const maxRetries = this.#llm.maxRetries;
+    let maxTokens = request.maxTokens ?? this.#llm.maxTokens;
     let retries = 0;
     let waitedMs = 0;
     let adjustments = 0;
     while (true) {
       if (request.signal?.aborted) throw new CancelledError("the model request");
-      const attempt = await this.#attempt(request);
+      const attempt = await this.#attempt(request, maxTokens);
       if (attempt.ok) {
         return { ...this.#finish(attempt.result, request), retries };
       }
@@ -202,15 +205,20 @@ class OpenAiProvider implements ModelProvider {
       if (!retryable) {
         throw failureError(failure, this.#failureContext(retries, waitedMs));
       }
-      retries++;
-      const delayMs = backoffMs(retries, asked, this.#random);
-      request.onRetry?.({
-        attempt: retries,
+      const notice: RetryNotice = {
+        attempt: retries + 1,
         maxRetries,
-        delayMs,
+        delayMs: backoffMs(retries + 1, asked, this.#random),
         reason: describeFailure(failure),
         discardedPartial: attempt.emitted,
-      });
+        billable: mayHaveBeenBilled(failure),
+      };
+      // The caller's budget decides whether the retry may go out, and with what answer cap;
+      // its refusal (a session limit) propagates as it is.
+      maxTokens = request.admitRetry?.(notice) ?? maxTokens;
+      retries++;
+      const delayMs = notice.delayMs;
+      request.onRetry?.(notice);
       try {
         await sleep(delayMs, request.signal);
       } catch {
@@ -265,7 +273,7 @@ class OpenAiProvider implements ModelProvider {
   }
 
   /** One HTTP exchange under a watchdog: no byte for `timeout` seconds ends it. */
-  async #attempt(request: GenerateRequest): Promise<
+  async #attempt(request: GenerateRequest, maxTokens: number): Promise<
     | { ok: true; result: AssembledCompletion }
     | { ok: false; failure: AttemptFailure; emitted: boolean }
   > {
@@ -277,7 +285,7 @@ class OpenAiProvider implements ModelProvider {
     let emitted = false;
     const started = performance.now();
     try {
-      const body = this.#body(request);
+      const body = this.#body(request, maxTokens);
       const options = { signal: controller.signal, maxRetries: 0 };
       if (!request.onDelta) {
         const completion = await this.#client.chat.completions.create(
@@ -300,13 +308,22 @@ class OpenAiProvider implements ModelProvider {
         const delta = assembler.push(chunk);
         if (delta !== "") {
           emitted = true;
-          request.onDelta(delta);
+          deliver(request.onDelta, delta);
         }
       }
       // The SDK ends the iteration quietly when its request is aborted: the abort was ours.
       if (controller.signal.aborted) throw controller.signal.reason;
       return { ok: true, result: assembler.result() };
     } catch (error) {
+      if (error instanceof CallerFailure) {
+        // The caller's own code failed (its UI could not print: a closed pipe): that is
+        // neither the model's failure nor worth a retry, so it goes back as it was thrown.
+        controller.abort();
+        this.#log.debug("the caller's onDelta threw; the request is abandoned", {
+          error: error.error,
+        });
+        throw error.error;
+      }
       // A sandbox refusal is not a network failure: retrying cannot help, the flag can.
       const flag = denoPermissionFlag(error);
       if (flag) {
@@ -329,8 +346,7 @@ class OpenAiProvider implements ModelProvider {
     }
   }
 
-  #body(request: GenerateRequest): Omit<Params, "stream"> {
-    const maxTokens = request.maxTokens ?? this.#llm.maxTokens;
+  #body(request: GenerateRequest, maxTokens: number): Omit<Params, "stream"> {
     const temperature = request.temperature ?? this.#llm.temperature;
     return {
       model: this.#llm.provider === "azure" ? (this.#llm.deployment ?? this.model) : this.model,
@@ -462,6 +478,19 @@ function toToolParam(tool: ToolDefinition): OpenAI.Chat.Completions.ChatCompleti
       parameters: { type: "object", properties: {}, ...parameters },
     },
   };
+}
+
+/** Carries an error thrown by the caller's callback past the failure classification. */
+class CallerFailure {
+  constructor(readonly error: unknown) {}
+}
+
+function deliver(onDelta: (text: string) => void, text: string): void {
+  try {
+    onDelta(text);
+  } catch (error) {
+    throw new CallerFailure(error);
+  }
 }
 
 /** Fires once when `reset` has not been called for `ms`. */

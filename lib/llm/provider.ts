@@ -63,6 +63,11 @@ export interface RetryNotice {
   reason: string;
   /** Text already passed to `onDelta` belongs to the failed attempt and is void. */
   discardedPartial: boolean;
+  /**
+   * The failed attempt reached the model and was not refused (it timed out or broke off
+   * mid-answer), so its prompt and any streamed text may have been billed.
+   */
+  billable: boolean;
 }
 
 /** Everything one model request needs. */
@@ -75,9 +80,21 @@ export interface GenerateRequest {
   /** @default LLM.temperature (not sent when unset) */
   temperature?: number;
   stop?: string[];
-  /** Streams the answer: called with each piece of text as it arrives. Absent: one response. */
+  /**
+   * Streams the answer: called with each piece of text as it arrives. Absent: one response.
+   * What it throws ends the request at once and is rethrown as it is, never retried.
+   */
   onDelta?: (text: string) => void;
-  /** Told before each retry, so the UI can say why it is waiting. */
+  /**
+   * Asked before each retry for the answer cap of the next attempt (`undefined`: keep it),
+   * so that a session budget can account for what the failed attempt may have cost. What
+   * it throws (a session limit) ends the request and is rethrown as it is.
+   */
+  admitRetry?: (notice: RetryNotice) => number | undefined;
+  /**
+   * Told before each retry, so the UI can say why it is waiting. What it throws ends the
+   * request and is rethrown as it is.
+   */
   onRetry?: (notice: RetryNotice) => void;
   /** Aborting stops the request (and the stream) at once. */
   signal?: AbortSignal;
@@ -115,7 +132,8 @@ export interface ModelProvider {
   /**
    * Sends one request. Rejects with a `PatchbayError`: `CancelledError` when `signal`
    * aborts, `AuthenticationFailedError`, `RateLimitError`, `TimeoutError`, `NetworkError`,
-   * `ConnectionLostError` or `ProviderRequestError` after the bounded retries.
+   * `ConnectionLostError` or `ProviderRequestError` after the bounded retries; or with
+   * exactly what a callback of the request threw.
    */
   generate(request: GenerateRequest): Promise<GenerateResult>;
   /**

@@ -190,6 +190,22 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
       "wait a moment; patchbay keeps retrying",
     );
   }
+  const foreign = foreignProtocol(message);
+  if (foreign?.tls) {
+    return fail(
+      "the port expects TLS",
+      `the service at ${settings.target} answered with a TLS alert: it speaks TLS, and ` +
+        "patchbay connected without it",
+      "set REDIS_TLS=true (or use a rediss:// REDIS_URL) if it is Redis over TLS, otherwise " +
+        "point the REDIS_* variables at the Redis server, or turn persistence off with /memory",
+    );
+  }
+  if (foreign) {
+    return fail(
+      "not a Redis server",
+      `something that is not Redis answers at ${settings.target} (${foreign.said})`,
+    );
+  }
   const lost = /ECONNRESET|EPIPE|Connection is closed|socket hang up|Stream isn't writeable/i;
   if (context.phase === "session" && lost.test(`${code} ${message}`)) {
     return fail(
@@ -205,7 +221,37 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
         "connections (maxclients)",
     );
   }
-  return fail(firstLine(message), `the store reported: ${message}`);
+  return fail(firstLine(message), `the store reported: ${firstLine(message)}`);
+}
+
+/**
+ * What the first byte of a reply that is not RESP says about the service that sent it
+ * (ioredis's parser reports no more than that byte: `Unknown RESP type 72 "H"`).
+ */
+const FOREIGN_FIRST_BYTES: Readonly<Record<string, string>> = {
+  "H": "it sent HTTP: a web server listens there",
+  "<": "it sent HTML: a web server listens there",
+  "{": "it sent JSON: an HTTP or JSON-RPC service listens there",
+  "S": "it sent what looks like an SSH banner",
+};
+
+/** TLS records open with their content type: 0x15 alert, 0x16 handshake. */
+const TLS_FIRST_BYTES = new Set(["\u0015", "\u0016"]);
+
+/** What the reply's first byte says about the service, when the reply was not RESP. */
+function foreignProtocol(message: string): { said: string; tls: boolean } | undefined {
+  const match = /Unknown RESP type (\d+)/.exec(message);
+  if (!match) return undefined;
+  const byte = String.fromCharCode(Number(match[1]));
+  const printable = /^[\x21-\x7e]$/.test(byte)
+    ? `"${byte}"`
+    : `0x${byte.charCodeAt(0).toString(16).padStart(2, "0")}`;
+  if (TLS_FIRST_BYTES.has(byte)) return { said: "a TLS alert", tls: true };
+  return {
+    said: FOREIGN_FIRST_BYTES[byte] ??
+      `its reply began with ${printable}, which no Redis reply begins with`,
+    tls: false,
+  };
 }
 
 /** A failure of a command on a working connection (out of memory, wrong key type, ...). */
@@ -262,8 +308,9 @@ function errorCode(error: unknown): string {
   return typeof code === "string" ? code : "";
 }
 
+/** The message's first line, without ioredis's "Please report this." (not a bug to report). */
 function firstLine(text: string): string {
-  return text.split("\n")[0].replace(/\.$/, "");
+  return text.split("\n")[0].replace(/\.?\s*Please report this\.?$/i, "").replace(/\.$/, "");
 }
 
 function isTlsProblem(code: string, message: string): boolean {

@@ -10,7 +10,7 @@ import type { AgentLimits, LlmConfig } from "../../lib/config/types.ts";
 import { createEnvironment } from "../../lib/env.ts";
 import { Agent } from "../../lib/agent/agent.ts";
 import { ApprovalPolicy } from "../../lib/agent/approval.ts";
-import { ScriptedUi, type ScriptedUiOptions } from "../../lib/agent/scripted_ui.ts";
+import { ScriptedUi, type ScriptedUiOptions } from "./scripted_ui.ts";
 import { UsageStats } from "../../lib/agent/stats.ts";
 import { createSamplingHandler } from "../../lib/agent/sampling.ts";
 import { createOpenAiProvider } from "../../lib/llm/openai_provider.ts";

@@ -1,12 +1,14 @@
 /**
- * An {@linkcode AgentUi} that records everything and answers questions from a script:
- * for tests, and for non-interactive runs that approve by rule.
+ * An {@linkcode AgentUi} that records everything and answers questions from a script, so
+ * that tests (and the agent benchmark) can drive the agent without a terminal and assert on
+ * what a person would have seen. The program itself never uses it: runs use the REPL's
+ * terminal UI, or `lib/repl/json_ui.ts` with `--json`.
  *
  * @module
  */
 
-import type { ProgressUpdate } from "../connections/types.ts";
-import type { RetryNotice } from "../llm/provider.ts";
+import type { ProgressUpdate } from "../../lib/connections/types.ts";
+import type { RetryNotice } from "../../lib/llm/provider.ts";
 import type {
   AgentUi,
   NoticeLevel,
@@ -17,7 +19,7 @@ import type {
   ToolApprovalRequest,
   ToolCallEnd,
   ToolCallView,
-} from "./ui.ts";
+} from "../../lib/agent/ui.ts";
 
 /** One recorded call. */
 export type UiEvent =
