@@ -151,12 +151,17 @@ export class FileStore implements MemoryStore {
     let next = 0;
     while (summaries.length < want && next < files.length) {
       options.signal?.throwIfAborted();
-      const batch = files.slice(next, next + want - summaries.length);
-      next += batch.length;
+      // Files written within the same clock tick have equal times, which do not say which
+      // is newer: take all of them, and let the messages' own times decide below.
+      let end = Math.min(files.length, next + want - summaries.length);
+      while (end < files.length && files[end].mtime === files[end - 1].mtime) end++;
+      const batch = files.slice(next, end);
+      next = end;
       const read = await Promise.all(batch.map(({ id }) => this.summary(id)));
       for (const summary of read) if (summary) summaries.push(summary);
     }
-    return summaries.sort((a, b) => b.lastMessageAt.localeCompare(a.lastMessageAt));
+    return summaries.sort((a, b) => b.lastMessageAt.localeCompare(a.lastMessageAt))
+      .slice(0, want);
   }
 
   async summary(sessionId: string): Promise<SessionSummary | undefined> {
