@@ -104,5 +104,5 @@ Deno.test("JSON events are one object per line, redacted, and declines say how t
   const parsed = lines.map((l) => JSON.parse(l));
   assert.deepEqual(parsed[0], { type: "text_delta", text: "key is [REDACTED]" });
   assert.equal(parsed[1].type, "notice");
-  assert.match(parsed[1].text, /declined s\.t: tool calls need approval; pass --yes/);
+  assert.match(parsed[1].text, /declined s\/t: tool calls need approval; pass --yes/);
 });

@@ -108,7 +108,7 @@ export class JsonEventsUi implements AgentUi {
     if (this.#options.autoApprove) return Promise.resolve("yes");
     this.notice(
       "warning",
-      `declined ${request.server}.${request.tool}: tool calls need approval; pass --yes or mark the server "trusted"`,
+      `declined ${request.server}/${request.tool}: tool calls need approval; pass --yes or mark the server "trusted"`,
     );
     return Promise.resolve("no");
   }

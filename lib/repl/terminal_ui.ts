@@ -265,7 +265,9 @@ export class TerminalUi implements AgentUi {
   }
 
   #toolName(call: Pick<ToolCallView, "server" | "tool">): string {
-    return `${stripTerminalEscapes(call.server)} › ${stripTerminalEscapes(call.tool)}`;
+    // A tool the model invented belongs to no server.
+    const tool = stripTerminalEscapes(call.tool);
+    return call.server ? `${stripTerminalEscapes(call.server)} › ${tool}` : tool;
   }
 }
 
