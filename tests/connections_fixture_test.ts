@@ -255,6 +255,20 @@ Deno.test("server log messages and list_changed reach the log and the events", a
   await eventually(() => log.matching(/^log level set to debug$/).length === 1, "setLevel sent");
 });
 
+Deno.test("a re-listing cut short by close stops quietly: no warning after the session ends", async () => {
+  const tag = newTag();
+  const session = await managed([tagged("lagging", tag, ["--slow-relist-ms=2000"])]);
+  const { manager, log } = session;
+  // The notification precedes the call's answer, so the re-listing is pending by now.
+  await manager.callTool("lagging__change", {});
+  await manager.close();
+  const relists = log.matching(/^re-listing/);
+  assert.ok(relists.length > 0, "the pending re-listing was not cut short by close");
+  assert.deepEqual(relists.filter((l) => l.level === "warn"), []);
+  assert.match(relists[0].message, /^re-listing tools stopped: the session ended/);
+  assert.deepEqual(processesWith(tag), []);
+});
+
 Deno.test("an oversized answer closes only that server, which then restarts", async () => {
   const tag = newTag();
   {

@@ -112,6 +112,8 @@ export class ServerConnection {
   #relisting = new Map<ListName, { again: boolean }>();
   /** Shutdowns of dead or failed sessions still running; `close()` waits for them. */
   #cleanups = new Set<Promise<void>>();
+  /** Re-listings in flight; `close()` waits for them, so none reports after it. */
+  #relists = new Set<Promise<void>>();
   readonly #closed = new AbortController();
 
   constructor(options: ConnectionOptions) {
@@ -213,7 +215,7 @@ export class ServerConnection {
     this.#session = undefined;
     this.#enter("closed");
     await Promise.all([session?.close(), this.#attempt]);
-    await Promise.all(this.#cleanups);
+    await Promise.all([...this.#cleanups, ...this.#relists]);
   }
 
   #cleanup(closing: Promise<void>): void {
@@ -428,7 +430,7 @@ export class ServerConnection {
   }
 
   /** Re-lists after `list_changed`; notifications arriving meanwhile cause one more pass. */
-  async #listChanged(session: Session, list: ListName): Promise<void> {
+  #listChanged(session: Session, list: ListName): void {
     const running = this.#relisting.get(list);
     if (running) {
       running.again = true;
@@ -436,34 +438,43 @@ export class ServerConnection {
     }
     const entry = { again: true };
     this.#relisting.set(list, entry);
+    this.#trackRelist(this.#relistOne(session, list, entry));
+  }
+
+  async #relistOne(session: Session, list: ListName, entry: { again: boolean }): Promise<void> {
     try {
-      while (entry.again && session === this.#session) {
+      while (entry.again && this.#isCurrent(session)) {
         entry.again = false;
         await session.relist(list);
+        if (!this.#isCurrent(session)) return;
         this.#lists = session.lists;
         this.#options.changed();
         this.#options.emit({ type: "list_changed", server: this.name, list });
       }
     } catch (error) {
-      this.#log.warn(`re-listing ${list} failed: ${cleanText(error)}`);
+      this.#relistFailed(session, `re-listing ${list}`, error);
     } finally {
       this.#relisting.delete(list);
     }
   }
 
-  async #relistAll(session: Session): Promise<void> {
+  #relistAll(session: Session): Promise<void> {
+    return this.#trackRelist(this.#relistEverything(session));
+  }
+
+  async #relistEverything(session: Session): Promise<void> {
     const before = this.#lists;
     try {
       await session.relist();
     } catch (error) {
-      if (isConnectionLoss(error) && session === this.#session) {
+      if (isConnectionLoss(error) && this.#isCurrent(session)) {
         this.#lost(session, `re-listing failed: ${cleanText(error)}`);
       } else {
-        this.#log.warn(`re-listing failed: ${cleanText(error)}`);
+        this.#relistFailed(session, "re-listing", error);
       }
       return;
     }
-    if (session !== this.#session) return;
+    if (!this.#isCurrent(session)) return;
     this.#lists = session.lists;
     this.#options.changed();
     const differs = (a: unknown[], b: unknown[]) => JSON.stringify(a) !== JSON.stringify(b);
@@ -479,6 +490,26 @@ export class ServerConnection {
     ) {
       this.#options.emit({ type: "list_changed", server: this.name, list: "resources" });
     }
+  }
+
+  /** Whether `session` is still the one this connection serves (not closing, lost or replaced). */
+  #isCurrent(session: Session): boolean {
+    return session === this.#session && !session.closing && this.#state === "connected";
+  }
+
+  /**
+   * A re-listing that failed because its session ended (patchbay closing, the server lost
+   * or replaced) is no news: the end itself is reported where it happens.
+   */
+  #relistFailed(session: Session, what: string, error: unknown): void {
+    if (this.#isCurrent(session)) this.#log.warn(`${what} failed: ${cleanText(error)}`);
+    else this.#log.debug(`${what} stopped: the session ended (${cleanText(error)})`);
+  }
+
+  #trackRelist(relist: Promise<void>): Promise<void> {
+    const tracked = relist.finally(() => this.#relists.delete(tracked));
+    this.#relists.add(tracked);
+    return tracked;
   }
 
   #serverLog(params: LoggingMessageNotification["params"]): void {
