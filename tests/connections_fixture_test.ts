@@ -289,9 +289,9 @@ Deno.test("server requests: refusals without handlers, answers with them, roots,
   const dir = await Deno.makeTempDir({ prefix: "patchbay-roots-" });
   try {
     await using session = await managed([
-      tagged("asker", tag),
+      tagged("asker", tag, [], { roots: [dir] }),
       tagged("denied", tag, [], { sampling: "deny" }),
-    ], { roots: [dir] });
+    ]);
     const { manager } = session;
 
     assert.match(

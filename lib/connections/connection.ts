@@ -10,6 +10,7 @@ import type {
   LoggingLevel,
   LoggingMessageNotification,
   RequestOptions,
+  Root,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
 import {
@@ -24,9 +25,16 @@ import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { startDeadline } from "../transports/timing.ts";
 import { cleanText, isConnectionLoss, RECONNECT_REMEDY, requestError } from "./failures.ts";
+import { rootsOf } from "./requests.ts";
 import { type ListName, type Lists, openSession, Session, type SessionOptions } from "./session.ts";
 import { assertTransition } from "./state.ts";
-import type { ConnectionEvent, ConnectionState, ProgressUpdate, ServerStatus } from "./types.ts";
+import type {
+  ConnectionEvent,
+  ConnectionState,
+  ProgressUpdate,
+  ServerRequestHandlers,
+  ServerStatus,
+} from "./types.ts";
 
 /** Restarts after a lost connection. */
 export interface BackoffPolicy {
@@ -71,7 +79,9 @@ export interface ConnectionOptions {
   emit: (event: ConnectionEvent) => void;
   /** Called whenever this server's lists or connectedness change. */
   changed: () => void;
-  session: Omit<SessionOptions, "log" | "hooks" | "signal" | "oauth" | "cleanup">;
+  session: Omit<SessionOptions, "log" | "hooks" | "signal" | "oauth" | "cleanup" | "requests">;
+  /** The current answers to sampling and elicitation requests. */
+  handlers: () => ServerRequestHandlers;
   /**
    * The OAuth provider of an entry with `auth.method: oauth`: the same one for every
    * attempt, so reconnects and `/refresh` reuse its tokens (no second browser login).
@@ -115,11 +125,14 @@ export class ServerConnection {
   /** Re-listings in flight; `close()` waits for them, so none reports after it. */
   #relists = new Set<Promise<void>>();
   readonly #closed = new AbortController();
+  /** The roots offered to the server; `undefined`: none, and no roots capability. */
+  #roots?: Root[];
 
   constructor(options: ConnectionOptions) {
     this.config = options.config;
     this.#options = options;
     this.#log = options.log;
+    this.#roots = options.config.roots && rootsOf(options.config.roots);
   }
 
   get name(): string {
@@ -204,6 +217,30 @@ export class ServerConnection {
     if (!(await this.#runAttempt()) && this.#state === "connecting") {
       this.#enter("failed", this.#error);
     }
+  }
+
+  /**
+   * Replaces the folders offered as roots (absolute paths; `undefined` offers none). A
+   * session that declared the roots capability is told with `notifications/roots/list_changed`
+   * and asks again; one whose declaration must change (roots appearing or vanishing) is
+   * reconnected, since capabilities are fixed by the handshake. Not connected: the next
+   * connection uses them.
+   */
+  async setRoots(folders: readonly string[] | undefined): Promise<void> {
+    this.#roots = folders && rootsOf(folders);
+    const session = this.session;
+    if (!session) return;
+    if (session.offersRoots && this.#roots) {
+      this.#log.info(`roots changed: ${folders!.join(", ") || "(none)"}`);
+      // A session that ends meanwhile loses nothing: the next one is offered these roots.
+      await session.client.sendRootsListChanged().catch((error) =>
+        this.#log.debug(`roots/list_changed not sent: ${cleanText(error)}`)
+      );
+      return;
+    }
+    if (session.offersRoots === (this.#roots !== undefined)) return;
+    this.#log.info("roots capability changed; reconnecting to declare it");
+    await this.refresh(true);
   }
 
   /** Ends the session and every pending attempt; the state becomes `closed`. */
@@ -325,6 +362,7 @@ export class ServerConnection {
     try {
       session = await openSession(this.config, {
         ...this.#options.session,
+        requests: { handlers: this.#options.handlers, roots: () => this.#roots },
         log: this.#log,
         signal: this.#closed.signal,
         oauth: this.#options.oauth,

@@ -41,7 +41,6 @@ import { settlesWithin } from "../transports/timing.ts";
 import { buildCatalogue } from "./catalogue.ts";
 import { type BackoffPolicy, RECONNECT_BACKOFF, ServerConnection } from "./connection.ts";
 import { EventHub } from "./events.ts";
-import { rootsOf } from "./requests.ts";
 import type {
   CatalogueTool,
   ConnectionEvent,
@@ -69,8 +68,6 @@ export interface ConnectionManagerOptions {
    * asks for one fails with "OAuth authentication failed".
    */
   oauth?: OAuthRuntime;
-  /** Folders offered to servers as roots. @default [Deno.cwd()] */
-  roots?: readonly string[];
   /** @default patchbay's name and version */
   clientInfo?: Implementation;
   /** @default RECONNECT_BACKOFF */
@@ -120,7 +117,6 @@ export class ConnectionManager implements ToolHost {
     this.#redactor = options.redactor ?? new Redactor();
     this.#handlers = { ...options.handlers };
     this.#oauth = options.oauth;
-    const roots = rootsOf(options.roots ?? [Deno.cwd()]);
     const backoff = { ...RECONNECT_BACKOFF, ...options.backoff };
     for (const config of options.servers) {
       this.#connections.set(
@@ -133,11 +129,8 @@ export class ConnectionManager implements ToolHost {
           backoff,
           logLevel: () => this.#logLevel,
           oauth: options.oauth?.providerFor(config),
-          session: {
-            clientInfo: options.clientInfo,
-            parentEnv: options.parentEnv,
-            requests: { handlers: () => this.#handlers, roots: () => roots },
-          },
+          handlers: () => this.#handlers,
+          session: { clientInfo: options.clientInfo, parentEnv: options.parentEnv },
         }),
       );
     }
@@ -290,6 +283,15 @@ export class ConnectionManager implements ToolHost {
   setLoggingLevel(level: LoggingLevel): void {
     this.#logLevel = level;
     for (const connection of this.#connections.values()) connection.applyLogLevel();
+  }
+
+  /**
+   * Replaces the folders `server` is offered as roots (absolute paths; `undefined` offers
+   * none), telling a connected server at once (see {@linkcode ServerConnection.setRoots}).
+   * The entry's `roots` are the starting point.
+   */
+  async setRoots(server: string, folders: readonly string[] | undefined): Promise<void> {
+    await this.#connection(server).setRoots(folders);
   }
 
   /** The answers to server requests (sampling, elicitation); absent ones refuse. */

@@ -23,8 +23,6 @@ export interface OpenConnectionsOptions {
    * a browser that did not open, a completed login): `describeOAuthEvent` words it.
    */
   onOAuthEvent?: (event: OAuthEvent) => void;
-  /** Folders offered to servers as roots. @default [Deno.cwd()] */
-  roots?: string[];
 }
 
 /** A started manager and the state of every server after start-up. */
@@ -52,7 +50,6 @@ export async function openConnections(
     redactor: runtime.logger.redactor,
     handlers: options.handlers,
     oauth,
-    roots: options.roots,
     // Servers inherit HOME, PATH and the like as patchbay sees them (.env included).
     parentEnv: (name) => runtime.env.get(name),
   });

@@ -33,7 +33,7 @@ import { STDERR_LINE_MAX_CHARS, StdioTransport } from "../transports/stdio.ts";
 import { settlesWithin, startDeadline } from "../transports/timing.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
-import { CLIENT_CAPABILITIES, installRequestHandlers, type RequestContext } from "./requests.ts";
+import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
 
 /** How patchbay introduces itself to servers. */
 export const CLIENT_INFO: Implementation = { name: NAME, version: VERSION };
@@ -109,6 +109,8 @@ export class Session {
   /** The OAuth provider, also the clock of logins that deadlines leave out. */
   readonly oauth?: PatchbayOAuthProvider;
   lists: Lists = { tools: [], prompts: [], resources: [], templates: [] };
+  /** The roots capability was declared in this session's handshake. */
+  readonly offersRoots: boolean;
   /** The handshake and first listing succeeded. */
   established = false;
   #closing = false;
@@ -117,12 +119,13 @@ export class Session {
     config: ServerConfig,
     client: Client,
     transport: AnyTransport,
-    oauth?: PatchbayOAuthProvider,
+    options: { oauth?: PatchbayOAuthProvider; offersRoots: boolean },
   ) {
     this.config = config;
     this.client = client;
     this.transport = transport;
-    this.oauth = oauth;
+    this.oauth = options.oauth;
+    this.offersRoots = options.offersRoots;
   }
 
   /**
@@ -287,11 +290,14 @@ export async function openSession(config: ServerConfig, options: SessionOptions)
   const log = options.log;
   const oauth = config.transport === "stdio" ? undefined : options.oauth;
   const transport = createTransport(config, options, oauth);
+  // Capabilities are fixed by the handshake: a server whose roots appear or vanish later
+  // needs a new session (ServerConnection.setRoots).
+  const offersRoots = options.requests.roots() !== undefined;
   const client = new Client(options.clientInfo ?? CLIENT_INFO, {
-    capabilities: CLIENT_CAPABILITIES,
+    capabilities: clientCapabilities(offersRoots),
   });
-  const session = new Session(config, client, transport, oauth);
-  installRequestHandlers(client, { ...options.requests, server: config, log });
+  const session = new Session(config, client, transport, { oauth, offersRoots });
+  installRequestHandlers(client, { ...options.requests, server: config, log }, offersRoots);
   watch(session, options.hooks, log);
 
   const timeoutMs = config.timeoutSeconds * 1000;
