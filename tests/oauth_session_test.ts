@@ -18,15 +18,17 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { ConnectionManager } from "../lib/connections/manager.ts";
+import { createEnvironment } from "../lib/env.ts";
 import { ConnectionClosedError } from "../lib/errors.ts";
 import { CALLBACK_PORT } from "../lib/oauth/callback.ts";
-import type { OAuthEvent } from "../lib/oauth/mod.ts";
+import { logout, type OAuthEvent } from "../lib/oauth/mod.ts";
 import { startSseAuthProxy } from "./support/auth_proxy.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
 import { httpEntry, oauthHarness } from "./support/oauth_harness.ts";
 import { startAuthorizationServer } from "./support/oauth_server.ts";
 import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
+import { startTestProxy } from "./support/proxy.ts";
 import { eventually, freePort, startEverythingHttp } from "./support/servers.ts";
 
 const FAKE_BROWSER_CLI = fileURLToPath(new URL("./support/fake_browser_cli.ts", import.meta.url));
@@ -124,6 +126,42 @@ Deno.test("manager: an OAuth server over the legacy SSE transport", async () => 
   );
   assert.equal(proxy.requests[0], "GET /sse 401", "the event stream asked for a token first");
   assert.equal(h.browser.opened.length, 1);
+});
+
+Deno.test("manager: OAuth discovery, registration, tokens and revocation go through the proxy in .env", async () => {
+  await using as = startAuthorizationServer();
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  await using proxy = startTestProxy();
+  // The proxy exists only in .env, never in the process environment Deno reads itself.
+  const env = createEnvironment({}, new Map([["HTTP_PROXY", proxy.url]]));
+  await using h = await oauthHarness({ getEnv: (name) => env.get(name) });
+  const entry = httpEntry("prot", rs.url);
+  {
+    await using manager = new ConnectionManager({
+      servers: [entry],
+      oauth: h.runtime([entry]),
+      env,
+    });
+    const [status] = await manager.start();
+    assert.equal(status.state, "connected", status.error?.reason);
+  }
+  const through = (method: string, url: string) =>
+    proxy.requestLines.some((line) => line.startsWith(`${method} ${url}`));
+  const seen = proxy.requestLines.join("\n");
+  const origin = new URL(rs.url).origin;
+  // The protected-resource metadata its 401 names (resource_metadata).
+  assert.ok(through("GET", `${origin}/metadata/protected-resource`), seen);
+  assert.ok(through("GET", `${as.issuer}/.well-known/`), seen);
+  assert.ok(through("POST", `${as.issuer}/register`), seen);
+  assert.ok(through("POST", `${as.issuer}/token`), seen);
+  assert.ok(through("POST", rs.url), seen);
+  // The browser has its own network settings: the authorization page is not fetched here.
+  assert.ok(!through("GET", `${as.issuer}/authorize`), seen);
+  assert.equal(h.browser.opened.length, 1);
+
+  const result = await logout(h.store, "prot", { getEnv: (name) => env.get(name) });
+  assert.deepEqual(result.revoked, ["refresh_token", "access_token"]);
+  assert.ok(through("POST", `${as.issuer}/revoke`), proxy.requestLines.join("\n"));
 });
 
 // ── the real entry point ──────────────────────────────────────────────────────────────

@@ -35,6 +35,7 @@ import type { ServerConfig } from "../config/types.ts";
 import { ServerUnavailableError, ToolExecutionError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
 import type { OAuthRuntime } from "../oauth/mod.ts";
+import { type EnvLookup, ProxyRouter } from "../proxy.ts";
 import { Redactor } from "../redact.ts";
 import { didYouMean } from "../text.ts";
 import { settlesWithin } from "../transports/timing.ts";
@@ -72,8 +73,12 @@ export interface ConnectionManagerOptions {
   clientInfo?: Implementation;
   /** @default RECONNECT_BACKOFF */
   backoff?: Partial<BackoffPolicy>;
-  /** Where stdio servers' inherited variables come from. @default Deno.env.get */
-  parentEnv?: (name: string) => string | undefined;
+  /**
+   * The session's environment (process over .env): what stdio servers inherit (HOME,
+   * PATH, …) and the proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY) that
+   * streamable HTTP and SSE connections honour. @default Deno.env
+   */
+  env?: EnvLookup;
 }
 
 /** A prompt, with the server offering it. */
@@ -111,9 +116,12 @@ export class ConnectionManager implements ToolHost {
   #started?: Promise<ServerStatus[]>;
   #closing?: Promise<void>;
   readonly #oauth?: OAuthRuntime;
+  readonly #network: ProxyRouter;
 
   constructor(options: ConnectionManagerOptions) {
     this.#log = options.log ?? silentLog;
+    const env = options.env ?? Deno.env;
+    this.#network = new ProxyRouter({ env, log: this.#log.child("network") });
     this.#redactor = options.redactor ?? new Redactor();
     this.#handlers = { ...options.handlers };
     this.#oauth = options.oauth;
@@ -130,7 +138,11 @@ export class ConnectionManager implements ToolHost {
           logLevel: () => this.#logLevel,
           oauth: options.oauth?.providerFor(config),
           handlers: () => this.#handlers,
-          session: { clientInfo: options.clientInfo, parentEnv: options.parentEnv },
+          session: {
+            clientInfo: options.clientInfo,
+            parentEnv: (name) => env.get(name),
+            network: this.#network,
+          },
         }),
       );
     }
@@ -329,6 +341,7 @@ export class ConnectionManager implements ToolHost {
     this.#closing ??= (async () => {
       await Promise.all([...this.#connections.values()].map((c) => c.close()));
       await this.#oauth?.close();
+      this.#network.close();
       this.#hub.close();
     })();
     return this.#closing;

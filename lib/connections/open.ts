@@ -41,7 +41,7 @@ export async function openConnections(
     log: runtime.logger.child("oauth"),
     redactor: runtime.logger.redactor,
     onEvent: options.onOAuthEvent,
-    // $BROWSER may come from .env, like every other setting.
+    // $BROWSER and the proxy variables may come from .env, like every other setting.
     getEnv: (name) => runtime.env.get(name),
   });
   const manager = new ConnectionManager({
@@ -50,8 +50,9 @@ export async function openConnections(
     redactor: runtime.logger.redactor,
     handlers: options.handlers,
     oauth,
-    // Servers inherit HOME, PATH and the like as patchbay sees them (.env included).
-    parentEnv: (name) => runtime.env.get(name),
+    // Servers inherit HOME, PATH and the like, and HTTP connections honour the proxy
+    // variables, as patchbay sees them (.env included).
+    env: runtime.env,
   });
   const onAbort = () => manager.close();
   options.signal?.addEventListener("abort", onAbort, { once: true });

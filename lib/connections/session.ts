@@ -28,6 +28,7 @@ import type { ServerConfig } from "../config/types.ts";
 import { CancelledError, type PatchbayError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { bearerFetch, CALLBACK_TIMEOUT_MS, type PatchbayOAuthProvider } from "../oauth/mod.ts";
+import { type Network, PROCESS_NETWORK } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { STDERR_LINE_MAX_CHARS, StdioTransport } from "../transports/stdio.ts";
 import { settlesWithin, startDeadline } from "../transports/timing.ts";
@@ -89,6 +90,11 @@ export interface SessionOptions {
   signal?: AbortSignal;
   /** Where stdio servers' inherited variables come from. @default Deno.env.get */
   parentEnv?: (name: string) => string | undefined;
+  /**
+   * How HTTP servers are reached: the session's proxy settings (.env included), for the
+   * connection, its OAuth requests and the diagnosis of a failure. @default PROCESS_NETWORK
+   */
+  network?: Network;
   /**
    * Receives the shutdown of a failed attempt's transport, to finish in the background
    * (the caller must await it before it is done itself). Without it, the shutdown is
@@ -258,6 +264,7 @@ function createTransport(
     });
   }
   const log = options.log.child("http");
+  const network = options.network ?? PROCESS_NETWORK;
   return new HttpTransport({
     kind: config.transport,
     url: config.url,
@@ -268,7 +275,7 @@ function createTransport(
     // refusal, which the SDK alone would only report.
     authProvider: oauth,
     authorize: oauth && ((fetch) => oauth.wrapFetch(fetch)),
-    fetch: oauth ? undefined : bearerFetch(config, { log }),
+    fetch: oauth ? network.fetch : bearerFetch(config, { log, base: network.fetch }),
     log,
   });
 }
@@ -371,6 +378,7 @@ async function diagnoseAttempt(
     timedOut,
     stdio: transport instanceof StdioTransport ? transport.evidence() : undefined,
     probeTimeoutMs: options.probeTimeoutMs,
+    network: options.network,
   });
   options.log.warn(`connection failed: ${failure.reason}`, { remedy: failure.remedy });
   return failure;

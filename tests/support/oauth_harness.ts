@@ -45,6 +45,8 @@ export interface HarnessOptions {
   browser?: FakeBrowserOptions;
   /** Callback timeout. @default 10 s */
   timeoutMs?: number;
+  /** Where runtimes read `$BROWSER` and the proxy variables. @default Deno.env.get */
+  getEnv?: (name: string) => string | undefined;
 }
 
 /** A temporary OAuth environment; `await using` removes it. */
@@ -84,6 +86,7 @@ export async function oauthHarness(options: HarnessOptions = {}): Promise<Harnes
         store,
         opener: other.opener,
         timeoutMs: options.timeoutMs ?? 10_000,
+        getEnv: options.getEnv,
       });
       if (!runtime) throw new Error("no server uses OAuth");
       runtimes.push(runtime);
