@@ -186,6 +186,47 @@ Deno.test("a proxy that cannot reach the server, and a proxy variable that is no
   assert.match(status.error!.remedy, /^set the variable to the proxy's address/);
 });
 
+Deno.test("a proxy that refuses: a tunnel it will not open, HTTP 407, HTTP 502", async () => {
+  {
+    // The loopback proxy opens tunnels to 127.0.0.1 only: this CONNECT is refused (403).
+    await using proxy = startTestProxy();
+    await using session = await started(
+      [httpEntry("far", "https://mcp.example.com/mcp", { timeoutSeconds: 3 })],
+      dotenv({ HTTPS_PROXY: proxy.url }),
+    );
+    const [status] = session.states;
+    assert.equal(status.state, "failed");
+    assert.equal(
+      status.error?.reason,
+      `the proxy ${proxy.url} (HTTPS_PROXY) refused to open a connection to mcp.example.com:443`,
+    );
+    assert.match(status.error!.remedy, /its credentials \(user:password@ in HTTPS_PROXY\)/);
+    assert.ok(proxy.requestLines.every((line) => line === "CONNECT mcp.example.com:443 HTTP/1.1"));
+  }
+  for (
+    const [answer, reason] of [
+      [
+        "407 Proxy Authentication Required",
+        /^the proxy \S+ \(HTTP_PROXY\) requires authentication \(HTTP 407 Proxy Authentication Required\)$/,
+      ],
+      [
+        "502 Bad Gateway",
+        /^the proxy \S+ \(HTTP_PROXY\) answered HTTP 502 Bad Gateway: it could not reach 127\.0\.0\.1:\d+$/,
+      ],
+    ] as const
+  ) {
+    await using proxy = startTestProxy({ answerAll: answer });
+    await using session = await started(
+      [httpEntry("behind", `http://127.0.0.1:${freePort()}/mcp`, { timeoutSeconds: 3 })],
+      dotenv({ HTTP_PROXY: proxy.url }),
+    );
+    const [status] = session.states;
+    assert.equal(status.state, "failed");
+    assert.match(status.error!.reason, reason);
+    assert.match(status.error!.remedy, /add it to NO_PROXY$/);
+  }
+});
+
 Deno.test("patchbay call reaches a server through the proxy in .env; NO_PROXY there beats the process's proxy", async () => {
   await using server = await startEverythingHttp("streamableHttp");
   const hidden = freePort();

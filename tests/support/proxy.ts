@@ -19,6 +19,11 @@ export interface TestProxyOptions {
    * a server reachable only through the proxy.
    */
   routes?: Readonly<Record<string, number>>;
+  /**
+   * Answers every request itself with this status line (e.g. `407 Proxy Authentication
+   * Required`, `502 Bad Gateway`) instead of forwarding it: a proxy that refuses.
+   */
+  answerAll?: string;
 }
 
 /** A running proxy. */
@@ -67,6 +72,15 @@ export function startTestProxy(options: TestProxyOptions = {}): TestProxy {
     const auth = lines.find((l) => /^proxy-authorization:/i.test(l));
     if (auth) authorizations.push(auth.slice(auth.indexOf(":") + 1).trim());
     const encoder = new TextEncoder();
+    if (options.answerAll) {
+      await client.write(
+        encoder.encode(
+          `HTTP/1.1 ${options.answerAll}\r\nproxy-authenticate: Basic realm="test"\r\n` +
+            "content-length: 0\r\nconnection: close\r\n\r\n",
+        ),
+      );
+      return;
+    }
     if (method === "CONNECT") {
       const [host, port] = target.split(":");
       if (host !== "127.0.0.1") {
