@@ -8,7 +8,8 @@
  * Port 3000: some tests here bind the contract's callback port, like
  * oauth_flow_test.ts. Deno runs test files one after another (the `test` task runs
  * `deno test` without `--parallel`), and the tests of a file in order, so no two logins
- * ever compete for the port. Never run this file with `--parallel`.
+ * ever compete for the port. Never run this file with `--parallel`. Another program
+ * holding the port fails the file at once, naming that program (`requireFreeCallbackPort`).
  *
  * @module
  */
@@ -25,11 +26,18 @@ import { logout, type OAuthEvent } from "../lib/oauth/mod.ts";
 import { startSseAuthProxy } from "./support/auth_proxy.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
-import { httpEntry, oauthHarness } from "./support/oauth_harness.ts";
+import {
+  httpEntry,
+  LOGIN_STEP_TIMEOUT_MS,
+  oauthHarness,
+  requireFreeCallbackPort,
+} from "./support/oauth_harness.ts";
 import { startAuthorizationServer } from "./support/oauth_server.ts";
 import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
 import { startTestProxy } from "./support/proxy.ts";
 import { eventually, freePort, startEverythingHttp } from "./support/servers.ts";
+
+await requireFreeCallbackPort();
 
 const FAKE_BROWSER_CLI = fileURLToPath(new URL("./support/fake_browser_cli.ts", import.meta.url));
 
@@ -289,11 +297,14 @@ Deno.test("entry point: Ctrl+C during a pending browser login cancels it and fre
   }).spawn();
   let stderr = "";
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  // A patchbay that never shows the URL is ended, so the read below cannot wait forever.
+  const stuck = setTimeout(() => child.kill("SIGKILL"), LOGIN_STEP_TIMEOUT_MS);
   while (!/open this URL by hand:\n {2}\S+\n/.test(stderr)) {
     const { value, done } = await reader.read();
     if (done) break;
     stderr += value;
   }
+  clearTimeout(stuck);
   assert.match(stderr, /Authorize patchbay for 'prot'/);
   child.kill("SIGINT");
   const started = Date.now();
