@@ -22,11 +22,13 @@ import {
 } from "../lib/errors.ts";
 import { startHttpFixture } from "./fixtures/http_server.ts";
 import {
+  assumingClosed,
   eventually,
   fixtureEntry,
   freePort,
   httpEntry,
   processesWith,
+  rebind,
   RecordingLog,
   stdioEntry,
 } from "./support/servers.ts";
@@ -370,29 +372,31 @@ Deno.test("unknown tools and servers, and disabled entries, give errors that say
 Deno.test("refresh: a server that was down connects once it is up; a forced refresh reconnects", async () => {
   const tag = newTag();
   const port = freePort();
-  await using session = await managed([
-    httpEntry("web", `http://127.0.0.1:${port}/mcp`, { timeoutSeconds: 2 }),
-    tagged("local", tag),
-  ]);
-  const { manager } = session;
-  assert.equal(manager.status("web")?.state, "failed");
-  assert.match(manager.status("web")!.error!.reason, /^Connection refused/);
+  await assumingClosed(port, async () => {
+    await using session = await managed([
+      httpEntry("web", `http://127.0.0.1:${port}/mcp`, { timeoutSeconds: 2 }),
+      tagged("local", tag),
+    ]);
+    const { manager } = session;
+    assert.equal(manager.status("web")?.state, "failed");
+    assert.match(manager.status("web")!.error!.reason, /^Connection refused/);
 
-  await using _fixture = startHttpFixture({}, port);
-  const states = await manager.refresh();
-  assert.equal(states.find((s) => s.name === "web")?.state, "connected");
-  assert.equal(text(await manager.callTool("web__echo", { message: "up" })), "up");
+    await using _fixture = startHttpFixture({}, port);
+    const states = await manager.refresh();
+    assert.equal(states.find((s) => s.name === "web")?.state, "connected");
+    assert.equal(text(await manager.callTool("web__echo", { message: "up" })), "up");
 
-  const pidBefore = processesWith(tag);
-  await manager.refresh("local", { force: true });
-  assert.equal(manager.status("local")?.state, "connected");
-  assert.notDeepEqual(processesWith(tag), pidBefore);
-  assert.deepEqual(session.statesOf("local"), [
-    "connecting",
-    "connected",
-    "connecting",
-    "connected",
-  ]);
+    const pidBefore = processesWith(tag);
+    await manager.refresh("local", { force: true });
+    assert.equal(manager.status("local")?.state, "connected");
+    assert.notDeepEqual(processesWith(tag), pidBefore);
+    assert.deepEqual(session.statesOf("local"), [
+      "connecting",
+      "connected",
+      "connecting",
+      "connected",
+    ]);
+  });
 });
 
 Deno.test("events can be consumed as a stream until close", async () => {
@@ -410,8 +414,8 @@ Deno.test("events can be consumed as a stream until close", async () => {
 });
 
 Deno.test("an HTTP server that goes away: calls fail naming it, it reconnects when back", async () => {
-  const port = freePort();
-  let fixture = startHttpFixture({}, port);
+  let fixture = startHttpFixture();
+  const port = Number(new URL(fixture.origin).port);
   try {
     await using session = await managed([
       httpEntry("web", `http://127.0.0.1:${port}/mcp`, { timeoutSeconds: 2 }),
@@ -429,7 +433,7 @@ Deno.test("an HTTP server that goes away: calls fail naming it, it reconnects wh
     );
     assert.equal(manager.status("web")?.state, "reconnecting");
 
-    fixture = startHttpFixture({}, port);
+    fixture = rebind(port, () => startHttpFixture({}, port));
     await eventually(() => manager.status("web")?.state === "connected", "reconnected");
     assert.equal(text(await manager.callTool("web__echo", { message: "back" })), "back");
   } finally {

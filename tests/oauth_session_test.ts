@@ -35,7 +35,7 @@ import {
 import { startAuthorizationServer } from "./support/oauth_server.ts";
 import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
 import { startTestProxy } from "./support/proxy.ts";
-import { eventually, freePort, startEverythingHttp } from "./support/servers.ts";
+import { eventually, rebind, startEverythingHttp } from "./support/servers.ts";
 
 await requireFreeCallbackPort();
 
@@ -58,8 +58,8 @@ function authorizationReasons(events: OAuthEvent[]): string[] {
 
 Deno.test("manager: logs in before connecting; /refresh and reconnects reuse the stored tokens", async () => {
   await using as = startAuthorizationServer({ scopesSupported: ["mcp"] });
-  const port = freePort();
-  let rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"], port });
+  let rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"] });
+  const port = Number(new URL(rs.url).port);
   try {
     await using h = await oauthHarness();
     const entry = httpEntry("prot", rs.url);
@@ -85,7 +85,10 @@ Deno.test("manager: logs in before connecting; /refresh and reconnects reuse the
       () => manager.callTool("prot__echo", { text: "down" }),
       (error) => error instanceof ConnectionClosedError && error.server === "prot",
     );
-    rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"], port });
+    rs = rebind(
+      port,
+      () => startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"], port }),
+    );
     await eventually(() => manager.status("prot")?.state === "connected", "reconnected");
     assert.equal(text(await manager.callTool("prot__echo", { text: "back" })), "back");
 

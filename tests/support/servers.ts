@@ -116,32 +116,20 @@ export async function assumingClosed<T>(port: number, check: () => Promise<T>): 
 }
 
 /**
- * Binds with `bind(port)` on a port from {@linkcode freePort}, again on a fresh one when
- * another program took it in between (`AddrInUse`); at most `attempts` times.
+ * Starts a server again on the port it had. Another program may take a port while the
+ * test's server is down, which no test can prevent: that is then said plainly.
  */
-export function bindFreePort<T>(bind: (port: number) => T, attempts = 5): T {
-  for (let attempt = 1;; attempt++) {
-    try {
-      return bind(freePort());
-    } catch (error) {
-      if (!(error instanceof Deno.errors.AddrInUse) || attempt >= attempts) throw error;
-    }
+export function rebind<T>(port: number, start: () => T): T {
+  try {
+    return start();
+  } catch (error) {
+    if (!(error instanceof Deno.errors.AddrInUse)) throw error;
+    throw new Error(
+      `port ${port} was taken by another program while the test's server was down; ` +
+        "run the test again",
+      { cause: error },
+    );
   }
-}
-
-/** Waits until `port` accepts TCP connections. */
-export async function waitForPort(port: number, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const connection = await Deno.connect({ hostname: "127.0.0.1", port });
-      connection.close();
-      return;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-  throw new Error(`nothing listened on port ${port} within ${timeoutMs} ms`);
 }
 
 /** A server process the test started; `await using` stops it. */
