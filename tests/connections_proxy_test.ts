@@ -124,6 +124,26 @@ Deno.test("NO_PROXY in .env wins over a proxy in the process environment (plain 
   });
 });
 
+Deno.test("NO_PROXY in .env cannot beat a process proxy for https: patchbay says so once", async () => {
+  const [deadProxy, closed] = [freePort(), freePort()];
+  const processEnv = { HTTPS_PROXY: `http://127.0.0.1:${deadProxy}` };
+  const log = new RecordingLog();
+  using router = new ProxyRouter({
+    env: createEnvironment(processEnv, new Map([["NO_PROXY", "127.0.0.1"]])),
+    processEnv: { get: (name) => processEnv[name as keyof typeof processEnv] },
+    log,
+  });
+  const url = `https://127.0.0.1:${closed}/mcp`;
+  assert.equal(router.route(url), undefined);
+  for (let i = 0; i < 2; i++) await router.fetch(url).then((r) => r.body?.cancel(), () => {});
+  assert.deepEqual(log.lines.map((l) => [l.level, l.message]), [[
+    "warn",
+    `NO_PROXY exempts 127.0.0.1:${closed}, but Deno sends HTTPS requests through the proxy ` +
+    "of the process environment (HTTPS_PROXY) regardless; set NO_PROXY in the environment, " +
+    "not only in .env, to reach it directly",
+  ]]);
+});
+
 Deno.test("a dead proxy is named as the cause, not the server", async () => {
   await using server = await startEverythingHttp("streamableHttp");
   const deadProxy = freePort();

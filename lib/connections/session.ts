@@ -91,8 +91,9 @@ export interface SessionOptions {
   /** Where stdio servers' inherited variables come from. @default Deno.env.get */
   parentEnv?: (name: string) => string | undefined;
   /**
-   * How HTTP servers are reached: the session's proxy settings (.env included), for the
-   * connection, its OAuth requests and the diagnosis of a failure. @default PROCESS_NETWORK
+   * How HTTP servers are reached: the session's proxy settings (.env included), for every
+   * request to the server (through OAuth's wrapper too) and the diagnosis of a failure.
+   * @default PROCESS_NETWORK
    */
   network?: Network;
   /**
