@@ -37,6 +37,11 @@ export const DEFAULTS = {
     trusted: false,
     /** `ask`: server sampling requests need the user's approval. */
     sampling: "ask" as "ask" | "allow" | "deny",
+    /**
+     * No roots: the roots capability is not declared, so a server keeps the folders it was
+     * given (server-filesystem's arguments) instead of being handed the working directory.
+     */
+    roots: undefined as string[] | undefined,
   },
 
   agent: {

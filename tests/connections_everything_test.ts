@@ -25,9 +25,9 @@ type Text = { type: string; text: string };
 const text = (result: { content?: unknown }) => ((result.content ?? []) as Text[])[0]?.text;
 
 /** A started manager with its events recorded; `await using` closes it. */
-async function managed(servers: ServerConfig[], roots?: string[]) {
+async function managed(servers: ServerConfig[]) {
   const log = new RecordingLog();
-  const manager = new ConnectionManager({ servers, log, roots });
+  const manager = new ConnectionManager({ servers, log });
   const events: ConnectionEvent[] = [];
   manager.on((event) => events.push(event));
   const states = await manager.start();
@@ -159,15 +159,72 @@ Deno.test("server-everything over SSE", async () => {
   await exerciseEverything(httpEntry("everything", `${server.origin}/sse`, { transport: "sse" }));
 });
 
-Deno.test("roots: servers are told the session's folder as a file:// URL", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-roots-" });
-  try {
-    await using session = await managed([everythingStdio()], [dir]);
-    const result = await session.manager.callTool("everything__get-roots-list", {});
-    assert.ok(JSON.stringify(result).includes(`file://${dir}`), JSON.stringify(result));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+/** A temporary folder per name, removed by `await using`. */
+async function folders(...names: string[]) {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "patchbay-roots-" }));
+  const paths = names.map((name) => join(base, name));
+  for (const path of paths) await Deno.mkdir(path);
+  return {
+    paths,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(base, { recursive: true });
+    },
+  };
+}
+
+/** The folders server-filesystem says it may use. */
+async function allowedDirectories(manager: ConnectionManager, server: string): Promise<string[]> {
+  const result = await manager.callTool(`${server}__list_allowed_directories`, {});
+  return text(result)!.split("\n").slice(1).filter(Boolean);
+}
+
+Deno.test("roots: a server whose entry has none is offered none (no capability)", async () => {
+  await using session = await managed([everythingStdio()]);
+  const names = session.manager.tools().map((t) => t.name);
+  assert.ok(names.includes("everything__echo"), names.join(" "));
+  // server-everything registers get-roots-list only for clients declaring roots.
+  assert.ok(!names.includes("everything__get-roots-list"), names.join(" "));
+});
+
+Deno.test("roots: the entry's folders reach the server as file:// URLs", async () => {
+  await using dirs = await folders("one", "two words");
+  await using session = await managed([everythingStdio("everything", { roots: dirs.paths })]);
+  const result = JSON.stringify(await session.manager.callTool("everything__get-roots-list", {}));
+  assert.ok(result.includes(`file://${dirs.paths[0]}`), result);
+  assert.ok(result.includes(`file://${dirs.paths[1].replace(" ", "%20")}`), result);
+  assert.ok(!result.includes(`file://${Deno.cwd()}"`), result);
+});
+
+Deno.test("roots: server-filesystem keeps its folder without roots, uses the entry's roots with them", async () => {
+  await using dirs = await folders("given", "rooted", "later");
+  const [given, rooted, later] = dirs.paths;
+  const files = (name: string, extra: Partial<ServerConfig> = {}) =>
+    stdioEntry(name, NODE, [filesystemEntry(), given], extra as never);
+  await using session = await managed([files("plain"), files("rooted", { roots: [rooted] })]);
+  const { manager } = session;
+  assert.deepEqual(await allowedDirectories(manager, "plain"), [given]);
+  // The server asks for roots after initialization, and then replaces its folders.
+  await eventually(
+    async () => (await allowedDirectories(manager, "rooted")).join() === rooted,
+    "server-filesystem adopting the configured root",
+  );
+  // The working directory is never offered.
+  const outside = await manager.callTool("plain__list_directory", { path: Deno.cwd() });
+  assert.equal(outside.isError, true);
+
+  // Roots changed mid-session: roots/list_changed, and the server asks again.
+  await manager.setRoots("rooted", [later]);
+  await eventually(
+    async () => (await allowedDirectories(manager, "rooted")).join() === later,
+    "server-filesystem adopting the changed root",
+  );
+  // Roots for a server that had none: a new handshake declares the capability.
+  await manager.setRoots("plain", [later]);
+  assert.equal(manager.status("plain")?.state, "connected");
+  await eventually(
+    async () => (await allowedDirectories(manager, "plain")).join() === later,
+    "server-filesystem reconnected with roots",
+  );
 });
 
 Deno.test("server-filesystem over stdio", async () => {
@@ -175,7 +232,7 @@ Deno.test("server-filesystem over stdio", async () => {
   try {
     await Deno.writeTextFile(join(dir, "hello.txt"), "hello from the test\n");
     const entry = stdioEntry("files", NODE, [filesystemEntry(), dir]);
-    await using session = await managed([entry], [dir]);
+    await using session = await managed([entry]);
     const { manager } = session;
     const [status] = session.states;
     assert.equal(status.state, "connected", status.error?.reason);

@@ -22,11 +22,13 @@ import {
 } from "../lib/errors.ts";
 import { startHttpFixture } from "./fixtures/http_server.ts";
 import {
+  assumingClosed,
   eventually,
   fixtureEntry,
   freePort,
   httpEntry,
   processesWith,
+  rebind,
   RecordingLog,
   stdioEntry,
 } from "./support/servers.ts";
@@ -255,6 +257,20 @@ Deno.test("server log messages and list_changed reach the log and the events", a
   await eventually(() => log.matching(/^log level set to debug$/).length === 1, "setLevel sent");
 });
 
+Deno.test("a re-listing cut short by close stops quietly: no warning after the session ends", async () => {
+  const tag = newTag();
+  const session = await managed([tagged("lagging", tag, ["--slow-relist-ms=2000"])]);
+  const { manager, log } = session;
+  // The notification precedes the call's answer, so the re-listing is pending by now.
+  await manager.callTool("lagging__change", {});
+  await manager.close();
+  const relists = log.matching(/^re-listing/);
+  assert.ok(relists.length > 0, "the pending re-listing was not cut short by close");
+  assert.deepEqual(relists.filter((l) => l.level === "warn"), []);
+  assert.match(relists[0].message, /^re-listing tools stopped: the session ended/);
+  assert.deepEqual(processesWith(tag), []);
+});
+
 Deno.test("an oversized answer closes only that server, which then restarts", async () => {
   const tag = newTag();
   {
@@ -275,9 +291,9 @@ Deno.test("server requests: refusals without handlers, answers with them, roots,
   const dir = await Deno.makeTempDir({ prefix: "patchbay-roots-" });
   try {
     await using session = await managed([
-      tagged("asker", tag),
+      tagged("asker", tag, [], { roots: [dir] }),
       tagged("denied", tag, [], { sampling: "deny" }),
-    ], { roots: [dir] });
+    ]);
     const { manager } = session;
 
     assert.match(
@@ -356,29 +372,31 @@ Deno.test("unknown tools and servers, and disabled entries, give errors that say
 Deno.test("refresh: a server that was down connects once it is up; a forced refresh reconnects", async () => {
   const tag = newTag();
   const port = freePort();
-  await using session = await managed([
-    httpEntry("web", `http://127.0.0.1:${port}/mcp`, { timeoutSeconds: 2 }),
-    tagged("local", tag),
-  ]);
-  const { manager } = session;
-  assert.equal(manager.status("web")?.state, "failed");
-  assert.match(manager.status("web")!.error!.reason, /^Connection refused/);
+  await assumingClosed(port, async () => {
+    await using session = await managed([
+      httpEntry("web", `http://127.0.0.1:${port}/mcp`, { timeoutSeconds: 2 }),
+      tagged("local", tag),
+    ]);
+    const { manager } = session;
+    assert.equal(manager.status("web")?.state, "failed");
+    assert.match(manager.status("web")!.error!.reason, /^Connection refused/);
 
-  await using _fixture = startHttpFixture({}, port);
-  const states = await manager.refresh();
-  assert.equal(states.find((s) => s.name === "web")?.state, "connected");
-  assert.equal(text(await manager.callTool("web__echo", { message: "up" })), "up");
+    await using _fixture = startHttpFixture({}, port);
+    const states = await manager.refresh();
+    assert.equal(states.find((s) => s.name === "web")?.state, "connected");
+    assert.equal(text(await manager.callTool("web__echo", { message: "up" })), "up");
 
-  const pidBefore = processesWith(tag);
-  await manager.refresh("local", { force: true });
-  assert.equal(manager.status("local")?.state, "connected");
-  assert.notDeepEqual(processesWith(tag), pidBefore);
-  assert.deepEqual(session.statesOf("local"), [
-    "connecting",
-    "connected",
-    "connecting",
-    "connected",
-  ]);
+    const pidBefore = processesWith(tag);
+    await manager.refresh("local", { force: true });
+    assert.equal(manager.status("local")?.state, "connected");
+    assert.notDeepEqual(processesWith(tag), pidBefore);
+    assert.deepEqual(session.statesOf("local"), [
+      "connecting",
+      "connected",
+      "connecting",
+      "connected",
+    ]);
+  });
 });
 
 Deno.test("events can be consumed as a stream until close", async () => {
@@ -396,8 +414,8 @@ Deno.test("events can be consumed as a stream until close", async () => {
 });
 
 Deno.test("an HTTP server that goes away: calls fail naming it, it reconnects when back", async () => {
-  const port = freePort();
-  let fixture = startHttpFixture({}, port);
+  let fixture = startHttpFixture();
+  const port = Number(new URL(fixture.origin).port);
   try {
     await using session = await managed([
       httpEntry("web", `http://127.0.0.1:${port}/mcp`, { timeoutSeconds: 2 }),
@@ -415,7 +433,7 @@ Deno.test("an HTTP server that goes away: calls fail naming it, it reconnects wh
     );
     assert.equal(manager.status("web")?.state, "reconnecting");
 
-    fixture = startHttpFixture({}, port);
+    fixture = rebind(port, () => startHttpFixture({}, port));
     await eventually(() => manager.status("web")?.state === "connected", "reconnected");
     assert.equal(text(await manager.callTool("web__echo", { message: "back" })), "back");
   } finally {

@@ -22,6 +22,7 @@ import { createOAuthRuntime, FileTokenStore, type OAuthRuntime } from "../lib/oa
 import { everythingEntry, NODE } from "./support/deps.ts";
 import { DENO } from "./support/deps.ts";
 import {
+  assumingClosed,
   fixtureEntry,
   freePort,
   httpEntry,
@@ -53,12 +54,14 @@ function serve(respond: (request: Request) => Response) {
 
 Deno.test("closed port: the server is not running there", async () => {
   const port = freePort();
-  const error = await diagnosed(httpEntry("api", `http://127.0.0.1:${port}/mcp`));
-  assert.equal(
-    error.reason,
-    `Connection refused: nothing is listening at 127.0.0.1:${port} (the server is not running at the configured address)`,
-  );
-  assert.ok(error.remedy.startsWith(REMEDY.notRunning), error.remedy);
+  await assumingClosed(port, async () => {
+    const error = await diagnosed(httpEntry("api", `http://127.0.0.1:${port}/mcp`));
+    assert.equal(
+      error.reason,
+      `Connection refused: nothing is listening at 127.0.0.1:${port} (the server is not running at the configured address)`,
+    );
+    assert.ok(error.remedy.startsWith(REMEDY.notRunning), error.remedy);
+  });
 });
 
 Deno.test("DNS failure: the host name does not resolve", async () => {
@@ -159,14 +162,16 @@ Deno.test("OAuth configured for a server that publishes no OAuth metadata", asyn
 Deno.test("an OAuth entry the server behind cannot serve is diagnosed like any entry", async () => {
   // The request OAuth sends before a login finds the problem; the diagnosis names it.
   const port = freePort();
-  const offline = httpEntry("api", `http://127.0.0.1:${port}/mcp`, { auth: { method: "oauth" } });
-  await using oauth = await oauthFor(offline);
-  const refused = await diagnosed(offline, oauth.runtime);
-  assert.equal(
-    refused.reason,
-    `Connection refused: nothing is listening at 127.0.0.1:${port} (the server is not running at the configured address)`,
-  );
-  assert.ok(refused.remedy.startsWith(REMEDY.notRunning), refused.remedy);
+  await assumingClosed(port, async () => {
+    const offline = httpEntry("api", `http://127.0.0.1:${port}/mcp`, { auth: { method: "oauth" } });
+    await using oauth = await oauthFor(offline);
+    const refused = await diagnosed(offline, oauth.runtime);
+    assert.equal(
+      refused.reason,
+      `Connection refused: nothing is listening at 127.0.0.1:${port} (the server is not running at the configured address)`,
+    );
+    assert.ok(refused.remedy.startsWith(REMEDY.notRunning), refused.remedy);
+  });
 
   await using server = await startEverythingHttp("streamableHttp");
   const typo = httpEntry("everything", `${server.origin}/wrong`, { auth: { method: "oauth" } });
@@ -298,12 +303,16 @@ Deno.test("command not found (ENOENT), and a missing working directory", async (
 });
 
 Deno.test("a stdio entry whose process serves HTTP: wrong transport_type, the URL found", async () => {
-  const port = freePort();
+  // PORT=0: the server takes a port no other program holds; the diagnosis finds it through
+  // the process's listening sockets (/proc, readable under --allow-all).
   const entry = stdioEntry("everything", NODE, [everythingEntry(), "streamableHttp"], {
-    env: { PORT: String(port) },
+    env: { PORT: "0" },
     timeoutSeconds: 2,
   });
   const error = await diagnosed(entry);
+  const found = /at http:\/\/127\.0\.0\.1:(\d+)\/mcp, found by probing$/.exec(error.reason);
+  assert.ok(found, error.reason);
+  const port = Number(found[1]);
   assert.equal(
     error.reason,
     `wrong transport_type: the process does not speak MCP on stdio; it serves MCP over HTTP (streamable_http) at http://127.0.0.1:${port}/mcp, found by probing`,

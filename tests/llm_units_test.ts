@@ -14,7 +14,7 @@ import {
 import { checkApiKey } from "../lib/llm/api_key.ts";
 import { CompletionAssembler } from "../lib/llm/assemble.ts";
 import { classifyFailure, failureError, isLoopback, isRetryable } from "../lib/llm/failures.ts";
-import { bypassesProxy, proxyFor } from "../lib/llm/proxy.ts";
+import { bypassesProxy, proxyFor } from "../lib/proxy.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "../lib/llm/retry.ts";
 
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;

@@ -6,6 +6,7 @@ import { parseJsonLines } from "../lib/memory/json_lines.ts";
 import { openMemory } from "../lib/memory/open.ts";
 import { DENO } from "./support/deps.ts";
 import { tempDir } from "./support/conversation.ts";
+import { assumingClosed } from "./support/servers.ts";
 import { freePort, RedisServer } from "./support/redis.ts";
 
 const WRITER = new URL("./fixtures/memory_writer.ts", import.meta.url).pathname;
@@ -125,30 +126,32 @@ Deno.test("embedded store: SIGKILL of a writer mid-append keeps every acknowledg
 Deno.test("Redis journal: messages of a writer SIGKILLed during an outage reach Redis exactly once", async () => {
   await using dir = await tempDir();
   const port = freePort();
-  const env = { REDIS_HOST: "127.0.0.1", REDIS_PORT: String(port) };
-  // Redis is down the whole time the writer runs: everything goes to its journal.
-  const run = await runAndKill(dir.path, 20_000, 30, env);
-  assert.deepEqual([...run.statuses], ["journaled"]);
+  await assumingClosed(port, async () => {
+    const env = { REDIS_HOST: "127.0.0.1", REDIS_PORT: String(port) };
+    // Redis is down the whole time the writer runs: everything goes to its journal.
+    const run = await runAndKill(dir.path, 20_000, 30, env);
+    assert.deepEqual([...run.statuses], ["journaled"]);
 
-  await using redis = await RedisServer.start({ port });
-  const memory = await openMemory(
-    { backend: "auto", keyPrefix: "patchbay" },
-    createEnvironment(env),
-    { dataDir: dir.path, strict: true },
-  );
-  const { messages } = await memory.load(run.session);
-  assertAllAcked(messages.map((m) => m.content!), run);
-  await memory.close();
-  // The journal was delivered and removed.
-  const journals: string[] = [];
-  for await (const folder of Deno.readDir(join(dir.path, "journal"))) {
-    for await (const file of Deno.readDir(join(dir.path, "journal", folder.name))) {
-      journals.push(file.name);
+    await using redis = await RedisServer.start({ port });
+    const memory = await openMemory(
+      { backend: "auto", keyPrefix: "patchbay" },
+      createEnvironment(env),
+      { dataDir: dir.path, strict: true },
+    );
+    const { messages } = await memory.load(run.session);
+    assertAllAcked(messages.map((m) => m.content!), run);
+    await memory.close();
+    // The journal was delivered and removed.
+    const journals: string[] = [];
+    for await (const folder of Deno.readDir(join(dir.path, "journal"))) {
+      for await (const file of Deno.readDir(join(dir.path, "journal", folder.name))) {
+        journals.push(file.name);
+      }
     }
-  }
-  assert.deepEqual(journals, []);
-  assert.equal(
-    Number(await redis.cli("LLEN", `patchbay:v1:session:{${run.session}}:messages`)),
-    messages.length,
-  );
+    assert.deepEqual(journals, []);
+    assert.equal(
+      Number(await redis.cli("LLEN", `patchbay:v1:session:{${run.session}}:messages`)),
+      messages.length,
+    );
+  });
 });

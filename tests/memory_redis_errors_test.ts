@@ -12,6 +12,7 @@ import {
 import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
 import { exchange, tempDir } from "./support/conversation.ts";
 import { rejection } from "./support/errors.ts";
+import { assumingClosed } from "./support/servers.ts";
 import { freePort, RedisServer, SilentPort } from "./support/redis.ts";
 
 const SETTINGS: MemorySettings = { backend: "auto", keyPrefix: "patchbay" };
@@ -34,18 +35,20 @@ async function failure<T extends Error>(
 
 Deno.test("closed port: 'connection refused' at once", async () => {
   const port = freePort();
-  const { error, ms } = await failure(
-    { REDIS_HOST: "127.0.0.1", REDIS_PORT: String(port) },
-    StoreConnectError,
-  );
-  assert.equal(
-    error.message,
-    `Could not connect to Redis at 127.0.0.1:${port}: connection refused`,
-  );
-  assert.match(error.reason, /nothing is listening there: the store is not running/);
-  assert.equal(error.remedy, REMEDY.store);
-  assert.match(error.remedy, /start the store.*REDIS_\*.*\/memory/);
-  assert.ok(ms < REPORT_BOUND_MS, `took ${ms} ms`);
+  await assumingClosed(port, async () => {
+    const { error, ms } = await failure(
+      { REDIS_HOST: "127.0.0.1", REDIS_PORT: String(port) },
+      StoreConnectError,
+    );
+    assert.equal(
+      error.message,
+      `Could not connect to Redis at 127.0.0.1:${port}: connection refused`,
+    );
+    assert.match(error.reason, /nothing is listening there: the store is not running/);
+    assert.equal(error.remedy, REMEDY.store);
+    assert.match(error.remedy, /start the store.*REDIS_\*.*\/memory/);
+    assert.ok(ms < REPORT_BOUND_MS, `took ${ms} ms`);
+  });
 });
 
 Deno.test("unreachable host (accepts, never answers): reported within the bound", async () => {
@@ -114,51 +117,53 @@ Deno.test("bad REDIS_* values are configuration errors naming the variable", asy
 Deno.test("store down at start: the client keeps working and the messages arrive once it is up", async () => {
   await using dir = await tempDir();
   const port = freePort();
-  const events: MemoryEvent[] = [];
-  const started = performance.now();
-  const memory = await openMemory(
-    SETTINGS,
-    createEnvironment({ REDIS_HOST: "127.0.0.1", REDIS_PORT: String(port) }),
-    { dataDir: dir.path, onEvent: (event) => events.push(event) },
-  );
-  assert.ok(performance.now() - started < REPORT_BOUND_MS);
-  assert.equal(memory.enabled, true);
-  assert.deepEqual(events.map((e) => e.type), ["unavailable"]);
-  const warning = events[0] as Extract<MemoryEvent, { type: "unavailable" }>;
-  assert.ok(warning.error instanceof StoreConnectError);
-  assert.equal(
-    warning.error.message,
-    `Could not connect to Redis at 127.0.0.1:${port}: connection refused`,
-  );
-  assert.match(warning.message, /^Memory continues in a local journal/);
-
-  const session = memory.newSession();
-  const messages = exchange("while Redis is down");
-  for (const message of messages) assert.equal(await session.append(message), "journaled");
-  assert.equal(events.length, 1, "warned once");
-
-  await using redis = await RedisServer.start({ port });
-  const deadline = Date.now() + 20_000;
-  while (!events.some((e) => e.type === "restored") && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.deepEqual(events.map((e) => e.type), ["unavailable", "restored"]);
-  assert.equal(memory.status().available, true);
-  assert.equal(await session.append(exchange("after")[0]), "written");
-  await memory.close();
-  const stored =
-    (await redis.cli("LRANGE", `patchbay:v1:session:{${session.id}}:messages`, "0", "-1"))
-      .split("\n").map((line) => JSON.parse(line).message.content);
-  assert.equal(stored.length, messages.length + 1);
-  assert.deepEqual(stored.slice(0, messages.length), messages.map((m) => m.content));
-  // The journal was emptied once delivered and removed at close.
-  const folders = await Array.fromAsync(Deno.readDir(join(dir.path, "journal")));
-  for (const folder of folders) {
-    assert.deepEqual(
-      await Array.fromAsync(Deno.readDir(join(dir.path, "journal", folder.name))),
-      [],
+  await assumingClosed(port, async () => {
+    const events: MemoryEvent[] = [];
+    const started = performance.now();
+    const memory = await openMemory(
+      SETTINGS,
+      createEnvironment({ REDIS_HOST: "127.0.0.1", REDIS_PORT: String(port) }),
+      { dataDir: dir.path, onEvent: (event) => events.push(event) },
     );
-  }
+    assert.ok(performance.now() - started < REPORT_BOUND_MS);
+    assert.equal(memory.enabled, true);
+    assert.deepEqual(events.map((e) => e.type), ["unavailable"]);
+    const warning = events[0] as Extract<MemoryEvent, { type: "unavailable" }>;
+    assert.ok(warning.error instanceof StoreConnectError);
+    assert.equal(
+      warning.error.message,
+      `Could not connect to Redis at 127.0.0.1:${port}: connection refused`,
+    );
+    assert.match(warning.message, /^Memory continues in a local journal/);
+
+    const session = memory.newSession();
+    const messages = exchange("while Redis is down");
+    for (const message of messages) assert.equal(await session.append(message), "journaled");
+    assert.equal(events.length, 1, "warned once");
+
+    await using redis = await RedisServer.start({ port });
+    const deadline = Date.now() + 20_000;
+    while (!events.some((e) => e.type === "restored") && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.deepEqual(events.map((e) => e.type), ["unavailable", "restored"]);
+    assert.equal(memory.status().available, true);
+    assert.equal(await session.append(exchange("after")[0]), "written");
+    await memory.close();
+    const stored =
+      (await redis.cli("LRANGE", `patchbay:v1:session:{${session.id}}:messages`, "0", "-1"))
+        .split("\n").map((line) => JSON.parse(line).message.content);
+    assert.equal(stored.length, messages.length + 1);
+    assert.deepEqual(stored.slice(0, messages.length), messages.map((m) => m.content));
+    // The journal was emptied once delivered and removed at close.
+    const folders = await Array.fromAsync(Deno.readDir(join(dir.path, "journal")));
+    for (const folder of folders) {
+      assert.deepEqual(
+        await Array.fromAsync(Deno.readDir(join(dir.path, "journal", folder.name))),
+        [],
+      );
+    }
+  });
 });
 
 Deno.test("a REDIS_* value that cannot work: memory falls back to the embedded store and says so", async () => {

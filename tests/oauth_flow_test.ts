@@ -7,6 +7,8 @@
  * through the connection manager and the entry point). Deno runs the tests of a file in
  * order and test files one after another (the `test` task never passes `--parallel`), so
  * no two logins ever compete for the port. Never run these files with `--parallel`.
+ * Another program holding the port fails the file at once, naming that program
+ * (`requireFreeCallbackPort`); every wait for a login step is bounded.
  *
  * @module
  */
@@ -31,10 +33,19 @@ import { join } from "node:path";
 import { startSseAuthProxy } from "./support/auth_proxy.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
-import { connectWith, httpEntry, oauthHarness } from "./support/oauth_harness.ts";
+import {
+  browserOpened,
+  connectWith,
+  httpEntry,
+  oauthHarness,
+  requireFreeCallbackPort,
+} from "./support/oauth_harness.ts";
 import { startAuthorizationServer } from "./support/oauth_server.ts";
 import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
 import { fakeBrowser } from "./support/fake_browser.ts";
+import { eventually } from "./support/servers.ts";
+
+await requireFreeCallbackPort();
 
 const authorizeCount = (as: { log: { authorize: unknown[] } }) => as.log.authorize.length;
 const grants = (as: { log: { token: Array<{ params: URLSearchParams }> } }, type: string) =>
@@ -297,7 +308,7 @@ Deno.test("no browser: the URL is shown and opened by hand; the listener is loop
     () => undefined,
     (e) => e,
   );
-  while (h.browser.opened.length === 0) await new Promise((r) => setTimeout(r, 10));
+  await browserOpened(h.browser, 1, login);
 
   const other = await fetch(`http://127.0.0.1:${CALLBACK_PORT}/favicon.ico`);
   assert.equal(other.status, 404);
@@ -337,13 +348,9 @@ Deno.test("cancelling: ensureLogin's signal, or closing the runtime, ends the lo
   await using rs = startProtectedMcpServer({ authorizationServer: as });
   await using h = await oauthHarness({ browser: { idle: true } });
   const entry = httpEntry("protected", rs.url);
-  const waitForBrowser = async (count: number) => {
-    while (h.browser.opened.length < count) await new Promise((r) => setTimeout(r, 5));
-  };
-
   const controller = new AbortController();
   const login = h.runtime([entry]).providerFor(entry)!.ensureLogin({ signal: controller.signal });
-  await waitForBrowser(1);
+  await browserOpened(h.browser, 1, login);
   controller.abort();
   await assert.rejects(login, CancelledError);
   Deno.listen({ hostname: "127.0.0.1", port: CALLBACK_PORT }).close();
@@ -351,7 +358,7 @@ Deno.test("cancelling: ensureLogin's signal, or closing the runtime, ends the lo
   // A login started by a request (no signal of its own) ends when the session closes.
   const runtime = h.runtime([entry]);
   const request = connectWith(rs.url, runtime.providerFor(entry)!).then(() => undefined, (e) => e);
-  await waitForBrowser(2);
+  await browserOpened(h.browser, 2, request);
   await runtime.close();
   assert.ok((await request) instanceof CancelledError);
   Deno.listen({ hostname: "127.0.0.1", port: CALLBACK_PORT }).close();
@@ -377,7 +384,7 @@ Deno.test("several servers needing login are handled one after another on port 3
   let over = false;
   logins.then(() => over = true, () => over = true);
   const isQueued = () => h.events.some((e) => e.type === "queued");
-  while (!over && !isQueued()) await new Promise((resolve) => setTimeout(resolve, 5));
+  await eventually(() => over || isQueued(), "the second login to queue behind the first");
   if (!isQueued()) {
     await logins;
     assert.fail("both logins finished without one waiting for the other");

@@ -8,7 +8,8 @@
  * Port 3000: some tests here bind the contract's callback port, like
  * oauth_flow_test.ts. Deno runs test files one after another (the `test` task runs
  * `deno test` without `--parallel`), and the tests of a file in order, so no two logins
- * ever compete for the port. Never run this file with `--parallel`.
+ * ever compete for the port. Never run this file with `--parallel`. Another program
+ * holding the port fails the file at once, naming that program (`requireFreeCallbackPort`).
  *
  * @module
  */
@@ -18,16 +19,25 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { ConnectionManager } from "../lib/connections/manager.ts";
+import { createEnvironment } from "../lib/env.ts";
 import { ConnectionClosedError } from "../lib/errors.ts";
 import { CALLBACK_PORT } from "../lib/oauth/callback.ts";
-import type { OAuthEvent } from "../lib/oauth/mod.ts";
+import { logout, type OAuthEvent } from "../lib/oauth/mod.ts";
 import { startSseAuthProxy } from "./support/auth_proxy.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
-import { httpEntry, oauthHarness } from "./support/oauth_harness.ts";
+import {
+  httpEntry,
+  LOGIN_STEP_TIMEOUT_MS,
+  oauthHarness,
+  requireFreeCallbackPort,
+} from "./support/oauth_harness.ts";
 import { startAuthorizationServer } from "./support/oauth_server.ts";
 import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
-import { eventually, freePort, startEverythingHttp } from "./support/servers.ts";
+import { startTestProxy } from "./support/proxy.ts";
+import { eventually, rebind, startEverythingHttp } from "./support/servers.ts";
+
+await requireFreeCallbackPort();
 
 const FAKE_BROWSER_CLI = fileURLToPath(new URL("./support/fake_browser_cli.ts", import.meta.url));
 
@@ -48,8 +58,8 @@ function authorizationReasons(events: OAuthEvent[]): string[] {
 
 Deno.test("manager: logs in before connecting; /refresh and reconnects reuse the stored tokens", async () => {
   await using as = startAuthorizationServer({ scopesSupported: ["mcp"] });
-  const port = freePort();
-  let rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"], port });
+  let rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"] });
+  const port = Number(new URL(rs.url).port);
   try {
     await using h = await oauthHarness();
     const entry = httpEntry("prot", rs.url);
@@ -75,7 +85,10 @@ Deno.test("manager: logs in before connecting; /refresh and reconnects reuse the
       () => manager.callTool("prot__echo", { text: "down" }),
       (error) => error instanceof ConnectionClosedError && error.server === "prot",
     );
-    rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"], port });
+    rs = rebind(
+      port,
+      () => startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"], port }),
+    );
     await eventually(() => manager.status("prot")?.state === "connected", "reconnected");
     assert.equal(text(await manager.callTool("prot__echo", { text: "back" })), "back");
 
@@ -124,6 +137,42 @@ Deno.test("manager: an OAuth server over the legacy SSE transport", async () => 
   );
   assert.equal(proxy.requests[0], "GET /sse 401", "the event stream asked for a token first");
   assert.equal(h.browser.opened.length, 1);
+});
+
+Deno.test("manager: OAuth discovery, registration, tokens and revocation go through the proxy in .env", async () => {
+  await using as = startAuthorizationServer();
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  await using proxy = startTestProxy();
+  // The proxy exists only in .env, never in the process environment Deno reads itself.
+  const env = createEnvironment({}, new Map([["HTTP_PROXY", proxy.url]]));
+  await using h = await oauthHarness({ getEnv: (name) => env.get(name) });
+  const entry = httpEntry("prot", rs.url);
+  {
+    await using manager = new ConnectionManager({
+      servers: [entry],
+      oauth: h.runtime([entry]),
+      env,
+    });
+    const [status] = await manager.start();
+    assert.equal(status.state, "connected", status.error?.reason);
+  }
+  const through = (method: string, url: string) =>
+    proxy.requestLines.some((line) => line.startsWith(`${method} ${url}`));
+  const seen = proxy.requestLines.join("\n");
+  const origin = new URL(rs.url).origin;
+  // The protected-resource metadata its 401 names (resource_metadata).
+  assert.ok(through("GET", `${origin}/metadata/protected-resource`), seen);
+  assert.ok(through("GET", `${as.issuer}/.well-known/`), seen);
+  assert.ok(through("POST", `${as.issuer}/register`), seen);
+  assert.ok(through("POST", `${as.issuer}/token`), seen);
+  assert.ok(through("POST", rs.url), seen);
+  // The browser has its own network settings: the authorization page is not fetched here.
+  assert.ok(!through("GET", `${as.issuer}/authorize`), seen);
+  assert.equal(h.browser.opened.length, 1);
+
+  const result = await logout(h.store, "prot", { getEnv: (name) => env.get(name) });
+  assert.deepEqual(result.revoked, ["refresh_token", "access_token"]);
+  assert.ok(through("POST", `${as.issuer}/revoke`), proxy.requestLines.join("\n"));
 });
 
 // ── the real entry point ──────────────────────────────────────────────────────────────
@@ -251,11 +300,14 @@ Deno.test("entry point: Ctrl+C during a pending browser login cancels it and fre
   }).spawn();
   let stderr = "";
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  // A patchbay that never shows the URL is ended, so the read below cannot wait forever.
+  const stuck = setTimeout(() => child.kill("SIGKILL"), LOGIN_STEP_TIMEOUT_MS);
   while (!/open this URL by hand:\n {2}\S+\n/.test(stderr)) {
     const { value, done } = await reader.read();
     if (done) break;
     stderr += value;
   }
+  clearTimeout(stuck);
   assert.match(stderr, /Authorize patchbay for 'prot'/);
   child.kill("SIGINT");
   const started = Date.now();

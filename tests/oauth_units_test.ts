@@ -21,6 +21,7 @@ import { FileTokenStore, PatchbayOAuthProvider } from "../lib/oauth/mod.ts";
 import { withSdkWarningsLogged } from "../lib/oauth/sdk_warnings.ts";
 import { DENO } from "./support/deps.ts";
 import { httpEntry } from "./support/oauth_harness.ts";
+import { freePort } from "./support/servers.ts";
 
 async function tempDir() {
   const path = await Deno.makeTempDir({ prefix: "patchbay-units-" });
@@ -130,16 +131,29 @@ async function rawGet(port: number, path: string, host: string): Promise<string>
   return new TextDecoder().decode(buffer.subarray(0, read ?? 0));
 }
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
+/** Ports tried for a listener when another program takes the first one meanwhile. */
+const LISTEN_ATTEMPTS = 5;
+
+/**
+ * A started callback listener on a free port. It binds one port on two addresses (127.0.0.1
+ * and ::1), so it cannot ask the system for one (port 0); a port another program takes
+ * between the choice and the bind is given up for another.
+ */
+async function startedListener(): Promise<CallbackListener> {
+  for (let attempt = 1;; attempt++) {
+    const listener = new CallbackListener({ port: freePort() });
+    try {
+      await listener.start("notes");
+      return listener;
+    } catch (error) {
+      const taken = error instanceof OAuthFailedError && /in use/.test(error.reason);
+      if (!taken || attempt >= LISTEN_ATTEMPTS) throw error;
+    }
+  }
 }
 
 Deno.test("callback listener: other paths, methods and hosts are refused; state is checked", async () => {
-  const listener = new CallbackListener({ port: freePort() });
-  await listener.start("notes");
+  const listener = await startedListener();
   try {
     const base = `http://127.0.0.1:${listener.port}`;
     const expected = { server: "notes <b>", state: "s-123", issRequired: false };
@@ -175,8 +189,7 @@ Deno.test("callback listener: other paths, methods and hosts are refused; state 
 });
 
 Deno.test("callback listener: issuer checks (RFC 9207), timeout and cancellation", async () => {
-  const listener = new CallbackListener({ port: freePort() });
-  await listener.start("notes");
+  const listener = await startedListener();
   const base = `http://localhost:${listener.port}/callback`;
   try {
     const issuer = "https://auth.example";
@@ -208,7 +221,11 @@ Deno.test("callback listener: issuer checks (RFC 9207), timeout and cancellation
   }
 });
 
-/** A broker on a random port whose "browser" only records the URLs it was given. */
+/**
+ * A broker on a random port whose "browser" only records the URLs it was given. (A port
+ * another program takes before a login binds it fails that login with patchbay's own
+ * "port N ... in use by <process>", which says what happened.)
+ */
 function quietBroker(
   opener: BrowserOpener = () => Promise.resolve({ opened: true, command: "x" }),
 ) {

@@ -8,6 +8,7 @@ import type { StoredMessage } from "../lib/memory/types.ts";
 // servers_config.json in the sandbox's working directory would not be found.
 import { configWith, runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
 import { exchange } from "./support/conversation.ts";
+import { assumingClosed } from "./support/servers.ts";
 import { freePort, RedisServer } from "./support/redis.ts";
 
 const SETTINGS: MemorySettings = { backend: "auto", keyPrefix: "patchbay" };
@@ -136,25 +137,27 @@ Deno.test("patchbay sessions against Redis, and against a Redis that is not runn
   );
 
   const port = freePort();
-  const down = { REDIS_HOST: "127.0.0.1", REDIS_PORT: String(port) };
-  const failed = await runPatchbay(box, ["--config", config, "sessions"], { env: down });
-  assert.equal(failed.code, 1);
-  assert.equal(
-    failed.stderr,
-    [
-      `error: Could not connect to Redis at 127.0.0.1:${port}: connection refused`,
-      "  cause:  nothing is listening there: the store is not running, or REDIS_HOST/REDIS_PORT " +
-      "point at the wrong host or port",
-      "  remedy: start the store, fix the REDIS_* variables (host, port, db, password), or turn " +
-      "persistence off with /memory",
-      "",
-    ].join("\n"),
-  );
-  const failedJson = await runPatchbay(box, ["--config", config, "sessions", "--json"], {
-    env: down,
+  await assumingClosed(port, async () => {
+    const down = { REDIS_HOST: "127.0.0.1", REDIS_PORT: String(port) };
+    const failed = await runPatchbay(box, ["--config", config, "sessions"], { env: down });
+    assert.equal(failed.code, 1);
+    assert.equal(
+      failed.stderr,
+      [
+        `error: Could not connect to Redis at 127.0.0.1:${port}: connection refused`,
+        "  cause:  nothing is listening there: the store is not running, or REDIS_HOST/REDIS_PORT " +
+        "point at the wrong host or port",
+        "  remedy: start the store, fix the REDIS_* variables (host, port, db, password), or turn " +
+        "persistence off with /memory",
+        "",
+      ].join("\n"),
+    );
+    const failedJson = await runPatchbay(box, ["--config", config, "sessions", "--json"], {
+      env: down,
+    });
+    assert.equal(failedJson.code, 1);
+    const error = JSON.parse(failedJson.stdout);
+    assert.equal(error.type, "error");
+    assert.equal(error.error.code, "store_unreachable");
   });
-  assert.equal(failedJson.code, 1);
-  const error = JSON.parse(failedJson.stdout);
-  assert.equal(error.type, "error");
-  assert.equal(error.error.code, "store_unreachable");
 });

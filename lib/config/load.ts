@@ -65,6 +65,15 @@ export function locateConfig(explicit: string | undefined, projectDir: string): 
   return { path: DEFAULTS.configFile, usedExample: false };
 }
 
+/** What is at `path`; `missing` also when it cannot be looked at. */
+function fileKind(path: string): "folder" | "file" | "missing" {
+  try {
+    return Deno.statSync(path).isDirectory ? "folder" : "file";
+  } catch {
+    return "missing";
+  }
+}
+
 function exists(path: string): boolean {
   try {
     return Deno.statSync(path).isFile;
@@ -121,7 +130,10 @@ function readError(path: string, error: unknown): PatchbayError {
   });
 }
 
-/** Validates configuration text. Pure apart from `env` lookups; throws on any problem. */
+/**
+ * Validates configuration text. Pure apart from `env` lookups and a look at each `roots`
+ * folder; throws on any problem.
+ */
 export function parseConfig(text: string, file: string, env: Environment): Config {
   const parsed = parseJson(text);
   if (parsed.faults.length > 0) {
@@ -380,6 +392,9 @@ class Validator {
       trusted: entry.trusted ?? DEFAULTS.server.trusted,
       sampling: entry.sampling ?? DEFAULTS.server.sampling,
       disabled: entry.disabled ?? false,
+      roots: entry.roots === undefined
+        ? DEFAULTS.server.roots
+        : this.#roots(entry.roots, [...path, "roots"]),
       transportInferred: entry.transport_type === undefined,
     };
     const stdioOnly = ["command", "args", "env", "cwd"] as const;
@@ -488,6 +503,67 @@ class Validator {
   #cwd(value: string, path: Path): string {
     const expanded = this.#expand(value, path);
     return isAbsolute(expanded) ? expanded : resolve(this.#dir, expanded);
+  }
+
+  /**
+   * Root folders: expanded, made absolute against the file's folder, and checked, since a
+   * server silently skips a root it cannot use and then keeps folders the person meant to
+   * replace. A folder that does not exist (yet) is only a warning: the file may be shared.
+   */
+  #roots(values: readonly string[], path: Path): string[] {
+    const folders: string[] = [];
+    values.forEach((value, i) => {
+      const at = [...path, i];
+      const known = this.problems.length;
+      const expanded = this.#expand(value, at);
+      // An unset variable is already reported; its empty value is no second problem.
+      if (this.problems.length > known) return;
+      if (expanded === "") {
+        this.#add(at, `root ${JSON.stringify(value)} expands to an empty path`);
+        return;
+      }
+      if (/^[a-z][a-z0-9+.-]*:\/\//i.test(expanded)) {
+        this.#add(
+          at,
+          `"${expanded}" is a URL; roots are local folder paths`,
+          expanded.startsWith("file://")
+            ? `write the path itself, e.g. ${new URL(expanded).pathname}`
+            : "give the folder on this machine the server may work in",
+        );
+        return;
+      }
+      if (expanded === "~" || expanded.startsWith("~/")) {
+        this.#add(
+          at,
+          `"${expanded}": ~ is not expanded in the configuration`,
+          `write \${HOME}${expanded.slice(1)}`,
+        );
+        return;
+      }
+      const folder = isAbsolute(expanded) ? resolve(expanded) : resolve(this.#dir, expanded);
+      if (folders.includes(folder)) {
+        this.warnings.push({
+          path: formatPath(at),
+          message: `the root ${folder} is listed twice`,
+          hint: "remove the repetition",
+        });
+        return;
+      }
+      const kind = fileKind(folder);
+      if (kind === "file") {
+        this.#add(at, `the root ${folder} is a file, not a folder`, "name the folder around it");
+        return;
+      }
+      if (kind === "missing") {
+        this.warnings.push({
+          path: formatPath(at),
+          message: `the root folder ${folder} does not exist`,
+          hint: "servers skip roots they cannot find; create it or fix the path",
+        });
+      }
+      folders.push(folder);
+    });
+    return folders;
   }
 
   #header(name: string, value: string, path: Path): string {

@@ -91,6 +91,10 @@ export const ServerSchema = z.strictObject({
     "Time an event stream may stay silent before it is reopened",
     DEFAULTS.server.sseReadTimeoutSeconds,
   ).optional(),
+  roots: z.array(z.string().min(1)).min(1).describe(
+    "Folders offered to the server as MCP roots (paths; relative ones against this file's " +
+      "folder). Without it the server is not offered roots and keeps its own settings",
+  ).optional(),
   trusted: z.boolean().describe("Run this server's tools without asking (default false)")
     .optional(),
   sampling: z.enum(["ask", "allow", "deny"]).describe(
@@ -159,6 +163,9 @@ export const FIELD_ALIASES: Readonly<Record<string, string>> = {
   argv: "args",
   environment: "env",
   workdir: "cwd",
+  root: "roots",
+  folders: "roots",
+  directories: "roots",
   working_directory: "cwd",
   serverurl: "url",
   endpoint: "url",

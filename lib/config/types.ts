@@ -46,6 +46,11 @@ interface ServerCommon {
   trusted: boolean;
   sampling: "ask" | "allow" | "deny";
   disabled: boolean;
+  /**
+   * Absolute folders offered to the server as MCP roots; `undefined`: the roots capability
+   * is not declared to this server at all.
+   */
+  roots?: string[];
   /** transport_type was not written and was inferred from the other fields. */
   transportInferred: boolean;
 }

@@ -10,6 +10,7 @@ import type {
   LoggingLevel,
   LoggingMessageNotification,
   RequestOptions,
+  Root,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
 import {
@@ -24,9 +25,16 @@ import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { startDeadline } from "../transports/timing.ts";
 import { cleanText, isConnectionLoss, RECONNECT_REMEDY, requestError } from "./failures.ts";
+import { rootsOf } from "./requests.ts";
 import { type ListName, type Lists, openSession, Session, type SessionOptions } from "./session.ts";
 import { assertTransition } from "./state.ts";
-import type { ConnectionEvent, ConnectionState, ProgressUpdate, ServerStatus } from "./types.ts";
+import type {
+  ConnectionEvent,
+  ConnectionState,
+  ProgressUpdate,
+  ServerRequestHandlers,
+  ServerStatus,
+} from "./types.ts";
 
 /** Restarts after a lost connection. */
 export interface BackoffPolicy {
@@ -71,7 +79,9 @@ export interface ConnectionOptions {
   emit: (event: ConnectionEvent) => void;
   /** Called whenever this server's lists or connectedness change. */
   changed: () => void;
-  session: Omit<SessionOptions, "log" | "hooks" | "signal" | "oauth" | "cleanup">;
+  session: Omit<SessionOptions, "log" | "hooks" | "signal" | "oauth" | "cleanup" | "requests">;
+  /** The current answers to sampling and elicitation requests. */
+  handlers: () => ServerRequestHandlers;
   /**
    * The OAuth provider of an entry with `auth.method: oauth`: the same one for every
    * attempt, so reconnects and `/refresh` reuse its tokens (no second browser login).
@@ -112,12 +122,17 @@ export class ServerConnection {
   #relisting = new Map<ListName, { again: boolean }>();
   /** Shutdowns of dead or failed sessions still running; `close()` waits for them. */
   #cleanups = new Set<Promise<void>>();
+  /** Re-listings in flight; `close()` waits for them, so none reports after it. */
+  #relists = new Set<Promise<void>>();
   readonly #closed = new AbortController();
+  /** The roots offered to the server; `undefined`: none, and no roots capability. */
+  #roots?: Root[];
 
   constructor(options: ConnectionOptions) {
     this.config = options.config;
     this.#options = options;
     this.#log = options.log;
+    this.#roots = options.config.roots && rootsOf(options.config.roots);
   }
 
   get name(): string {
@@ -204,6 +219,30 @@ export class ServerConnection {
     }
   }
 
+  /**
+   * Replaces the folders offered as roots (absolute paths; `undefined` offers none). A
+   * session that declared the roots capability is told with `notifications/roots/list_changed`
+   * and asks again; one whose declaration must change (roots appearing or vanishing) is
+   * reconnected, since capabilities are fixed by the handshake. Not connected: the next
+   * connection uses them.
+   */
+  async setRoots(folders: readonly string[] | undefined): Promise<void> {
+    this.#roots = folders && rootsOf(folders);
+    const session = this.session;
+    if (!session) return;
+    if (session.offersRoots && this.#roots) {
+      this.#log.info(`roots changed: ${folders!.join(", ") || "(none)"}`);
+      // A session that ends meanwhile loses nothing: the next one is offered these roots.
+      await session.client.sendRootsListChanged().catch((error) =>
+        this.#log.debug(`roots/list_changed not sent: ${cleanText(error)}`)
+      );
+      return;
+    }
+    if (session.offersRoots === (this.#roots !== undefined)) return;
+    this.#log.info("roots capability changed; reconnecting to declare it");
+    await this.refresh(true);
+  }
+
   /** Ends the session and every pending attempt; the state becomes `closed`. */
   async close(): Promise<void> {
     if (this.#state === "closed") return;
@@ -213,7 +252,7 @@ export class ServerConnection {
     this.#session = undefined;
     this.#enter("closed");
     await Promise.all([session?.close(), this.#attempt]);
-    await Promise.all(this.#cleanups);
+    await Promise.all([...this.#cleanups, ...this.#relists]);
   }
 
   #cleanup(closing: Promise<void>): void {
@@ -323,6 +362,7 @@ export class ServerConnection {
     try {
       session = await openSession(this.config, {
         ...this.#options.session,
+        requests: { handlers: this.#options.handlers, roots: () => this.#roots },
         log: this.#log,
         signal: this.#closed.signal,
         oauth: this.#options.oauth,
@@ -428,7 +468,7 @@ export class ServerConnection {
   }
 
   /** Re-lists after `list_changed`; notifications arriving meanwhile cause one more pass. */
-  async #listChanged(session: Session, list: ListName): Promise<void> {
+  #listChanged(session: Session, list: ListName): void {
     const running = this.#relisting.get(list);
     if (running) {
       running.again = true;
@@ -436,34 +476,43 @@ export class ServerConnection {
     }
     const entry = { again: true };
     this.#relisting.set(list, entry);
+    this.#trackRelist(this.#relistOne(session, list, entry));
+  }
+
+  async #relistOne(session: Session, list: ListName, entry: { again: boolean }): Promise<void> {
     try {
-      while (entry.again && session === this.#session) {
+      while (entry.again && this.#isCurrent(session)) {
         entry.again = false;
         await session.relist(list);
+        if (!this.#isCurrent(session)) return;
         this.#lists = session.lists;
         this.#options.changed();
         this.#options.emit({ type: "list_changed", server: this.name, list });
       }
     } catch (error) {
-      this.#log.warn(`re-listing ${list} failed: ${cleanText(error)}`);
+      this.#relistFailed(session, `re-listing ${list}`, error);
     } finally {
       this.#relisting.delete(list);
     }
   }
 
-  async #relistAll(session: Session): Promise<void> {
+  #relistAll(session: Session): Promise<void> {
+    return this.#trackRelist(this.#relistEverything(session));
+  }
+
+  async #relistEverything(session: Session): Promise<void> {
     const before = this.#lists;
     try {
       await session.relist();
     } catch (error) {
-      if (isConnectionLoss(error) && session === this.#session) {
+      if (isConnectionLoss(error) && this.#isCurrent(session)) {
         this.#lost(session, `re-listing failed: ${cleanText(error)}`);
       } else {
-        this.#log.warn(`re-listing failed: ${cleanText(error)}`);
+        this.#relistFailed(session, "re-listing", error);
       }
       return;
     }
-    if (session !== this.#session) return;
+    if (!this.#isCurrent(session)) return;
     this.#lists = session.lists;
     this.#options.changed();
     const differs = (a: unknown[], b: unknown[]) => JSON.stringify(a) !== JSON.stringify(b);
@@ -479,6 +528,26 @@ export class ServerConnection {
     ) {
       this.#options.emit({ type: "list_changed", server: this.name, list: "resources" });
     }
+  }
+
+  /** Whether `session` is still the one this connection serves (not closing, lost or replaced). */
+  #isCurrent(session: Session): boolean {
+    return session === this.#session && !session.closing && this.#state === "connected";
+  }
+
+  /**
+   * A re-listing that failed because its session ended (patchbay closing, the server lost
+   * or replaced) is no news: the end itself is reported where it happens.
+   */
+  #relistFailed(session: Session, what: string, error: unknown): void {
+    if (this.#isCurrent(session)) this.#log.warn(`${what} failed: ${cleanText(error)}`);
+    else this.#log.debug(`${what} stopped: the session ended (${cleanText(error)})`);
+  }
+
+  #trackRelist(relist: Promise<void>): Promise<void> {
+    const tracked = relist.finally(() => this.#relists.delete(tracked));
+    this.#relists.add(tracked);
+    return tracked;
   }
 
   #serverLog(params: LoggingMessageNotification["params"]): void {

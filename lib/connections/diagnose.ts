@@ -21,6 +21,7 @@ import {
   ServerConnectError,
   ServerProbeFailedError,
 } from "../errors.ts";
+import { type Network, PROCESS_NETWORK, type ProxySettings } from "../proxy.ts";
 import { abridge } from "../text.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
 import { hasProcFs, listeningPorts, processTree } from "../transports/process.ts";
@@ -67,6 +68,8 @@ export interface FailureContext {
   stdio?: StdioEvidence;
   /** @default DIAGNOSIS_PROBE_MS */
   probeTimeoutMs?: number;
+  /** How the server is reached (its proxy); the probes go the same way. @default PROCESS_NETWORK */
+  network?: Network;
 }
 
 /**
@@ -289,17 +292,47 @@ async function diagnoseHttp(
   context: FailureContext,
 ): Promise<PatchbayError> {
   const probeMs = context.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS;
+  const network = context.network ?? PROCESS_NETWORK;
   const url = new URL(server.url);
   const fail = (reason: string, remedy: string) =>
     new ServerConnectError(server.name, { reason, remedy, cause: context.error });
   const address = `${url.hostname}:${port(url)}`;
 
-  const tcp = await probeTcp(url.hostname.replace(/^\[|\]$/g, ""), port(url), probeMs);
-  if (!tcp.ok) return networkFailure(server, tcp, address, context);
+  let proxy: ProxySettings | undefined;
+  try {
+    proxy = network.route(url);
+  } catch (error) {
+    return fail(
+      `${(error as Error).message}: patchbay cannot send requests for ${url.origin} through it`,
+      "set the variable to the proxy's address, e.g. http://proxy.example.com:3128 (in .env " +
+        "or the environment), or remove it; NO_PROXY lists hosts to reach directly",
+    );
+  }
+  if (proxy) {
+    // Requests go to the proxy, not the server: a proxy that is down must be named as
+    // such, never mistaken for the server not running.
+    const proxyUrl = new URL(proxy.url);
+    const reach = await probeTcp(
+      proxyUrl.hostname.replace(/^\[|\]$/g, ""),
+      port(proxyUrl),
+      probeMs,
+    );
+    if (!reach.ok) return proxyUnreachable(server, proxy, reach, context);
+  } else {
+    const tcp = await probeTcp(url.hostname.replace(/^\[|\]$/g, ""), port(url), probeMs);
+    if (!tcp.ok) return networkFailure(server, tcp, address, context);
+  }
 
   const primary = server.transport === "sse"
-    ? await probeSse(url, server.headers, probeMs)
-    : await probeStreamable(url, server.headers, probeMs);
+    ? await probeSse(url, server.headers, probeMs, network.fetch)
+    : await probeStreamable(url, server.headers, probeMs, network.fetch);
+  if (primary.kind === "failure" && proxy) {
+    return proxiedFailure(server, proxy, primary.failure, context);
+  }
+  if (primary.kind === "http" && proxy) {
+    const fromProxy = proxyAnswer(server, proxy, primary.answer, context);
+    if (fromProxy) return fromProxy;
+  }
   if (primary.kind === "failure") {
     const failure = primary.failure;
     if (failure.kind === "timeout") {
@@ -350,7 +383,110 @@ async function diagnoseHttp(
     );
   }
 
-  return await diagnoseAnswer(server, primary.answer, context, probeMs);
+  return await diagnoseAnswer(server, primary.answer, context, probeMs, network);
+}
+
+/** The remedy for every proxy problem, ending with the way around the proxy. */
+function proxyRemedy(first: string, url: URL): string {
+  return `${first}; to reach ${url.hostname} without the proxy, add it to NO_PROXY`;
+}
+
+function proxyUnreachable(
+  server: HttpServerConfig,
+  proxy: ProxySettings,
+  failure: NetFailure,
+  context: FailureContext,
+): ServerConnectError {
+  const url = new URL(server.url);
+  const named = `the proxy ${proxy.url} (${proxy.variable})`;
+  const via = `through which patchbay reaches ${url.origin}`;
+  const reason = failure.kind === "refused"
+    ? `Connection refused: nothing is listening at ${named}, ${via}`
+    : failure.kind === "dns"
+    ? `the host name of ${named} does not resolve (DNS lookup failed)`
+    : failure.kind === "timeout"
+    ? `Connection timeout: no TCP connection to ${named} within ` +
+      `${(context.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS) / 1000} s`
+    : `could not connect to ${named}: ${failure.message}`;
+  return new ServerConnectError(server.name, {
+    reason,
+    remedy: proxyRemedy(
+      `start the proxy, or correct ${proxy.variable} (in .env or the environment)`,
+      url,
+    ),
+    cause: context.error,
+  });
+}
+
+function proxiedFailure(
+  server: HttpServerConfig,
+  proxy: ProxySettings,
+  failure: NetFailure,
+  context: FailureContext,
+): ServerConnectError {
+  const url = new URL(server.url);
+  const address = `${url.hostname}:${port(url)}`;
+  const named = `the proxy ${proxy.url} (${proxy.variable})`;
+  const info = (reason: string, remedy: string) =>
+    new ServerConnectError(server.name, { reason, remedy, cause: context.error });
+  if (/unsuccessful tunnel/i.test(failure.message)) {
+    return info(
+      `${named} refused to open a connection to ${address}`,
+      proxyRemedy(
+        `check that the proxy allows connections to ${address} and that its credentials ` +
+          `(user:password@ in ${proxy.variable}) are right`,
+        url,
+      ),
+    );
+  }
+  if (failure.kind === "timeout") {
+    return info(
+      `Connection timeout: the request to ${server.url} through ${named} got no answer ` +
+        `within ${(context.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS) / 1000} s`,
+      proxyRemedy(REMEDY.timeout, url),
+    );
+  }
+  return info(
+    `the request to ${server.url} through ${named} failed (${netDetail(failure.message)}): ` +
+      "the proxy could not reach the server, or dropped the connection",
+    proxyRemedy(
+      `check that the server runs at ${address} and that the proxy can reach it`,
+      url,
+    ),
+  );
+}
+
+/** Answers the proxy gives itself: a demand for credentials, or a server it could not reach. */
+function proxyAnswer(
+  server: HttpServerConfig,
+  proxy: ProxySettings,
+  answer: HttpAnswer,
+  context: FailureContext,
+): ServerConnectError | undefined {
+  const url = new URL(server.url);
+  const named = `the proxy ${proxy.url} (${proxy.variable})`;
+  const status = `HTTP ${answer.status}${answer.statusText ? ` ${answer.statusText}` : ""}`;
+  if (answer.status === 407) {
+    return new ServerConnectError(server.name, {
+      reason: `${named} requires authentication (${status})`,
+      remedy: proxyRemedy(
+        `put the proxy's credentials in ${proxy.variable}: http://user:password@host:port`,
+        url,
+      ),
+      cause: context.error,
+    });
+  }
+  if ([502, 503, 504].includes(answer.status) && !isJsonRpcAnswer(answer)) {
+    return new ServerConnectError(server.name, {
+      reason: `${named} answered ${status}: it could not reach ${url.hostname}:${port(url)}`,
+      remedy: proxyRemedy(
+        `${REMEDY.notRunning}; check the address in "url" and that the proxy can reach it`,
+        url,
+      ),
+      cause: context.error,
+    });
+  }
+  return undefined;
 }
 
 function networkFailure(
@@ -392,6 +528,7 @@ async function diagnoseAnswer(
   answer: HttpAnswer,
   context: FailureContext,
   probeMs: number,
+  network: Network,
 ): Promise<PatchbayError> {
   const fail = (reason: string, remedy: string) =>
     new ServerConnectError(server.name, { reason, remedy, cause: context.error });
@@ -399,13 +536,13 @@ async function diagnoseAnswer(
   const status = `HTTP ${answer.status}${answer.statusText ? ` ${answer.statusText}` : ""}`;
 
   if (answer.status === 401 || answer.status === 403) {
-    return await authFailure(server, status, probeMs, context.error);
+    return await authFailure(server, status, probeMs, context.error, network);
   }
 
   // The other transport at this very URL?
   const other = server.transport === "sse"
-    ? await probeStreamable(url, server.headers, probeMs)
-    : await probeSse(url, server.headers, probeMs);
+    ? await probeStreamable(url, server.headers, probeMs, network.fetch)
+    : await probeSse(url, server.headers, probeMs, network.fetch);
   if (other.kind === "streamable" || other.kind === "sse") {
     const speaks = other.kind === "sse" ? "sse" : "streamable_http";
     return fail(
@@ -416,7 +553,7 @@ async function diagnoseAnswer(
     );
   }
 
-  const elsewhere = await findEndpoint(url, server, probeMs);
+  const elsewhere = await findEndpoint(url, server, probeMs, network);
   const moveTo = elsewhere
     ? `set "url" to ${elsewhere.url}` +
       (elsewhere.transport !== server.transport
@@ -467,6 +604,7 @@ async function authFailure(
   status: string,
   probeMs: number,
   cause: unknown,
+  network: Network,
 ): Promise<PatchbayError> {
   const info = (reason: string, remedy: string) =>
     new ServerConnectError(server.name, { reason, remedy, cause });
@@ -485,7 +623,7 @@ async function authFailure(
         "server); the value can come from .env with ${VAR}",
     );
   }
-  const oauth = await probeOAuthMetadata(server.url, probeMs);
+  const oauth = await probeOAuthMetadata(server.url, probeMs, network.fetch);
   if (oauth.found) {
     return info(
       `the server requires OAuth authorization (${status}; metadata at ${oauth.where})`,
@@ -503,6 +641,7 @@ async function findEndpoint(
   url: URL,
   server: HttpServerConfig,
   probeMs: number,
+  network: Network,
 ): Promise<{ url: string; transport: "streamable_http" | "sse" } | undefined> {
   const candidates: [string, "streamable_http" | "sse"][] = [
     ["/mcp", "streamable_http"],
@@ -513,8 +652,8 @@ async function findEndpoint(
     const target = new URL(path, url.origin);
     if (target.href === url.href && transport === server.transport) continue;
     const probe: McpProbe = transport === "sse"
-      ? await probeSse(target, server.headers, probeMs)
-      : await probeStreamable(target, server.headers, probeMs);
+      ? await probeSse(target, server.headers, probeMs, network.fetch)
+      : await probeStreamable(target, server.headers, probeMs, network.fetch);
     if (probe.kind === "streamable" || probe.kind === "sse") return { url: target.href, transport };
   }
   return undefined;
@@ -538,6 +677,12 @@ function protocolText(error: unknown): string {
     .replace(/\s+/g, " ")
     .trim();
   return abridge(text || "unknown error", 240);
+}
+
+/** The runtime's own words at the end of a fetch failure ("connection closed before …"). */
+function netDetail(message: string): string {
+  const last = message.split(" <- ").at(-1) ?? message;
+  return /client error \([^)]*\): (.+)$/.exec(last)?.[1] ?? last.replace(/^\w*Error: /, "");
 }
 
 function port(url: URL): number {

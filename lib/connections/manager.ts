@@ -35,13 +35,13 @@ import type { ServerConfig } from "../config/types.ts";
 import { ServerUnavailableError, ToolExecutionError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
 import type { OAuthRuntime } from "../oauth/mod.ts";
+import { type EnvLookup, ProxyRouter } from "../proxy.ts";
 import { Redactor } from "../redact.ts";
 import { didYouMean } from "../text.ts";
 import { settlesWithin } from "../transports/timing.ts";
 import { buildCatalogue } from "./catalogue.ts";
 import { type BackoffPolicy, RECONNECT_BACKOFF, ServerConnection } from "./connection.ts";
 import { EventHub } from "./events.ts";
-import { rootsOf } from "./requests.ts";
 import type {
   CatalogueTool,
   ConnectionEvent,
@@ -69,14 +69,16 @@ export interface ConnectionManagerOptions {
    * asks for one fails with "OAuth authentication failed".
    */
   oauth?: OAuthRuntime;
-  /** Folders offered to servers as roots. @default [Deno.cwd()] */
-  roots?: readonly string[];
   /** @default patchbay's name and version */
   clientInfo?: Implementation;
   /** @default RECONNECT_BACKOFF */
   backoff?: Partial<BackoffPolicy>;
-  /** Where stdio servers' inherited variables come from. @default Deno.env.get */
-  parentEnv?: (name: string) => string | undefined;
+  /**
+   * The session's environment (process over .env): what stdio servers inherit (HOME,
+   * PATH, …) and the proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY) that
+   * streamable HTTP and SSE connections honour. @default Deno.env
+   */
+  env?: EnvLookup;
 }
 
 /** A prompt, with the server offering it. */
@@ -114,13 +116,15 @@ export class ConnectionManager implements ToolHost {
   #started?: Promise<ServerStatus[]>;
   #closing?: Promise<void>;
   readonly #oauth?: OAuthRuntime;
+  readonly #network: ProxyRouter;
 
   constructor(options: ConnectionManagerOptions) {
     this.#log = options.log ?? silentLog;
+    const env = options.env ?? Deno.env;
+    this.#network = new ProxyRouter({ env, log: this.#log.child("network") });
     this.#redactor = options.redactor ?? new Redactor();
     this.#handlers = { ...options.handlers };
     this.#oauth = options.oauth;
-    const roots = rootsOf(options.roots ?? [Deno.cwd()]);
     const backoff = { ...RECONNECT_BACKOFF, ...options.backoff };
     for (const config of options.servers) {
       this.#connections.set(
@@ -133,10 +137,11 @@ export class ConnectionManager implements ToolHost {
           backoff,
           logLevel: () => this.#logLevel,
           oauth: options.oauth?.providerFor(config),
+          handlers: () => this.#handlers,
           session: {
             clientInfo: options.clientInfo,
-            parentEnv: options.parentEnv,
-            requests: { handlers: () => this.#handlers, roots: () => roots },
+            parentEnv: (name) => env.get(name),
+            network: this.#network,
           },
         }),
       );
@@ -292,6 +297,15 @@ export class ConnectionManager implements ToolHost {
     for (const connection of this.#connections.values()) connection.applyLogLevel();
   }
 
+  /**
+   * Replaces the folders `server` is offered as roots (absolute paths; `undefined` offers
+   * none), telling a connected server at once (see {@linkcode ServerConnection.setRoots}).
+   * The entry's `roots` are the starting point.
+   */
+  async setRoots(server: string, folders: readonly string[] | undefined): Promise<void> {
+    await this.#connection(server).setRoots(folders);
+  }
+
   /** The answers to server requests (sampling, elicitation); absent ones refuse. */
   setHandlers(handlers: ServerRequestHandlers): void {
     this.#handlers = { ...handlers };
@@ -327,6 +341,7 @@ export class ConnectionManager implements ToolHost {
     this.#closing ??= (async () => {
       await Promise.all([...this.#connections.values()].map((c) => c.close()));
       await this.#oauth?.close();
+      this.#network.close();
       this.#hub.close();
     })();
     return this.#closing;

@@ -23,8 +23,6 @@ export interface OpenConnectionsOptions {
    * a browser that did not open, a completed login): `describeOAuthEvent` words it.
    */
   onOAuthEvent?: (event: OAuthEvent) => void;
-  /** Folders offered to servers as roots. @default [Deno.cwd()] */
-  roots?: string[];
 }
 
 /** A started manager and the state of every server after start-up. */
@@ -43,7 +41,7 @@ export async function openConnections(
     log: runtime.logger.child("oauth"),
     redactor: runtime.logger.redactor,
     onEvent: options.onOAuthEvent,
-    // $BROWSER may come from .env, like every other setting.
+    // $BROWSER and the proxy variables may come from .env, like every other setting.
     getEnv: (name) => runtime.env.get(name),
   });
   const manager = new ConnectionManager({
@@ -52,9 +50,9 @@ export async function openConnections(
     redactor: runtime.logger.redactor,
     handlers: options.handlers,
     oauth,
-    roots: options.roots,
-    // Servers inherit HOME, PATH and the like as patchbay sees them (.env included).
-    parentEnv: (name) => runtime.env.get(name),
+    // Servers inherit HOME, PATH and the like, and HTTP connections honour the proxy
+    // variables, as patchbay sees them (.env included).
+    env: runtime.env,
   });
   const onAbort = () => manager.close();
   options.signal?.addEventListener("abort", onAbort, { once: true });

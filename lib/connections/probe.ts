@@ -9,12 +9,15 @@
  * @module
  */
 
-import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/client";
+import { type FetchLike, LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/client";
 import { denoPermissionFlag } from "../errors.ts";
 import { VERSION } from "../version.ts";
 
 /** Deadline of one probe. */
 export const PROBE_TIMEOUT_MS = 3000;
+
+/** Plain fetch: what probes use unless given the session's (proxy-aware) fetch. */
+const plainFetch: FetchLike = (input, init) => fetch(input, init);
 
 /** Bytes of a response body read for classification. */
 const BODY_SAMPLE_BYTES = 16 * 1024;
@@ -130,16 +133,20 @@ export interface HttpAnswer {
   body: string;
 }
 
-/** Sends one request and samples the answer (the body is never read past the sample). */
+/**
+ * Sends one request and samples the answer (the body is never read past the sample).
+ * `fetchFn` is the way the session reaches servers (its proxy). @default plain fetch
+ */
 export async function probeHttp(
   url: string | URL,
   init: RequestInit,
   timeoutMs = PROBE_TIMEOUT_MS,
+  fetchFn: FetchLike = plainFetch,
 ): Promise<HttpAnswer | NetFailure> {
   const signal = AbortSignal.timeout(timeoutMs);
   let response: Response;
   try {
-    response = await fetch(url, { ...init, redirect: "manual", signal });
+    response = await fetchFn(url, { ...init, redirect: "manual", signal });
   } catch (error) {
     return classifyNetError(error);
   }
@@ -208,16 +215,22 @@ export async function probeStreamable(
   url: string | URL,
   headers: Readonly<Record<string, string>> = {},
   timeoutMs = PROBE_TIMEOUT_MS,
+  fetchFn: FetchLike = plainFetch,
 ): Promise<McpProbe> {
-  const answer = await probeHttp(url, {
-    method: "POST",
-    headers: {
-      ...headers,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
+  const answer = await probeHttp(
+    url,
+    {
+      method: "POST",
+      headers: {
+        ...headers,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: INITIALIZE_BODY,
     },
-    body: INITIALIZE_BODY,
-  }, timeoutMs);
+    timeoutMs,
+    fetchFn,
+  );
   if (!answer.ok) return { kind: "failure", failure: answer };
   const session = answer.headers.get("mcp-session-id");
   if (session) {
@@ -225,6 +238,7 @@ export async function probeStreamable(
       url,
       { method: "DELETE", headers: { ...headers, "mcp-session-id": session } },
       timeoutMs,
+      fetchFn,
     );
   }
   const message = answer.status === 200 ? jsonRpcFrom(answer) : undefined;
@@ -242,11 +256,17 @@ export async function probeSse(
   url: string | URL,
   headers: Readonly<Record<string, string>> = {},
   timeoutMs = PROBE_TIMEOUT_MS,
+  fetchFn: FetchLike = plainFetch,
 ): Promise<McpProbe> {
-  const answer = await probeHttp(url, {
-    method: "GET",
-    headers: { ...headers, accept: "text/event-stream" },
-  }, timeoutMs);
+  const answer = await probeHttp(
+    url,
+    {
+      method: "GET",
+      headers: { ...headers, accept: "text/event-stream" },
+    },
+    timeoutMs,
+    fetchFn,
+  );
   if (!answer.ok) return { kind: "failure", failure: answer };
   if (answer.status === 200 && answer.contentType.startsWith("text/event-stream")) {
     const match = /(?:^|\n)event:\s*endpoint\r?\ndata:\s*(.+)/.exec(answer.body);
@@ -307,9 +327,10 @@ export interface OAuthMetadataProbe {
 export async function probeOAuthMetadata(
   serverUrl: string | URL,
   timeoutMs = PROBE_TIMEOUT_MS,
+  fetchFn: FetchLike = plainFetch,
 ): Promise<OAuthMetadataProbe> {
   const url = new URL(serverUrl);
-  const challenge = await probeStreamable(url, {}, timeoutMs);
+  const challenge = await probeStreamable(url, {}, timeoutMs, fetchFn);
   if (challenge.kind === "failure") return { found: false };
   if (challenge.kind === "http") {
     const www = challenge.answer.headers.get("www-authenticate") ?? "";
@@ -330,7 +351,12 @@ export async function probeOAuthMetadata(
     const target = new URL(path, url.origin).href;
     if (seen.has(target)) continue;
     seen.add(target);
-    const answer = await probeHttp(target, { headers: { accept: "application/json" } }, timeoutMs);
+    const answer = await probeHttp(
+      target,
+      { headers: { accept: "application/json" } },
+      timeoutMs,
+      fetchFn,
+    );
     if (!answer.ok || answer.status !== 200) continue;
     try {
       const document = JSON.parse(answer.body);

@@ -1,13 +1,17 @@
 /**
  * Answers to the requests servers send to patchbay: sampling (the server asks the
- * model), elicitation (the server asks the person) and roots (the folders the session
- * works in).
+ * model), elicitation (the server asks the person) and roots (the folders the server may
+ * work in).
  *
- * The client declares all three capabilities from the start, so servers enable the
- * features that depend on them; the sampling and elicitation answers come from
- * {@linkcode ServerRequestHandlers} supplied later by the agent or the REPL. Until then,
- * or when the entry says `sampling: deny`, the server gets a clear refusal instead of a
- * request that hangs.
+ * Sampling and elicitation are declared to every server, so servers enable the features
+ * that depend on them; their answers come from {@linkcode ServerRequestHandlers} supplied
+ * later by the agent or the REPL. Until then, or when the entry says `sampling: deny`, the
+ * server gets a clear refusal instead of a request that hangs.
+ *
+ * Roots are declared only to a server whose entry lists `roots`. A server offered roots
+ * uses them instead of its own settings (server-filesystem replaces the folders of its
+ * arguments with them), so offering a folder nobody configured, such as the working
+ * directory, would widen what the server can reach without anyone asking for it.
  *
  * @module
  */
@@ -27,14 +31,16 @@ import type { ServerRequestHandlers } from "./types.ts";
 /** JSON-RPC error code of a refusal (the code MCP's examples use for a rejected request). */
 export const REFUSAL_CODE = -1;
 
-/** What patchbay declares to every server. */
-export const CLIENT_CAPABILITIES: ClientCapabilities = {
-  sampling: {},
-  elicitation: { form: {} },
-  roots: { listChanged: true },
-};
+/** What patchbay declares to a server: roots only when it has some to offer. */
+export function clientCapabilities(offersRoots: boolean): ClientCapabilities {
+  return {
+    sampling: {},
+    elicitation: { form: {} },
+    ...(offersRoots ? { roots: { listChanged: true } } : {}),
+  };
+}
 
-/** The roots of a session: folders as `file://` URLs. */
+/** Folders as MCP roots: `file://` URLs named by their last segment. */
 export function rootsOf(directories: readonly string[]): Root[] {
   return directories.map((dir) => ({ uri: pathToFileURL(dir).href, name: basename(dir) || dir }));
 }
@@ -44,16 +50,26 @@ export interface RequestContext {
   server: ServerConfig;
   /** The current handlers (they may be set after connecting). */
   handlers: () => ServerRequestHandlers;
-  roots: () => Root[];
+  /** The server's current roots; `undefined`: it is offered none (no capability). */
+  roots: () => Root[] | undefined;
   log: Log;
 }
 
-/** Registers the answers to server requests on `client`. */
-export function installRequestHandlers(client: Client, context: RequestContext): void {
+/**
+ * Registers the answers to server requests on `client`; `offersRoots` must match the
+ * capabilities the client was created with (the SDK refuses a roots handler otherwise).
+ */
+export function installRequestHandlers(
+  client: Client,
+  context: RequestContext,
+  offersRoots: boolean,
+): void {
   const { server, log } = context;
-  // Answered at once and without I/O: some servers ask right after initialize and
-  // wait for the answer before they will shut down (see NOTES.md).
-  client.setRequestHandler("roots/list", () => ({ roots: context.roots() }));
+  if (offersRoots) {
+    // Answered at once and without I/O: some servers ask right after initialize and
+    // wait for the answer before they will shut down (see NOTES.md).
+    client.setRequestHandler("roots/list", () => ({ roots: context.roots() ?? [] }));
+  }
 
   client.setRequestHandler("sampling/createMessage", async (request, ctx) => {
     if (server.sampling === "deny") {

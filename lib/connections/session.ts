@@ -28,12 +28,13 @@ import type { ServerConfig } from "../config/types.ts";
 import { CancelledError, type PatchbayError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { bearerFetch, CALLBACK_TIMEOUT_MS, type PatchbayOAuthProvider } from "../oauth/mod.ts";
+import { type Network, PROCESS_NETWORK } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { STDERR_LINE_MAX_CHARS, StdioTransport } from "../transports/stdio.ts";
 import { settlesWithin, startDeadline } from "../transports/timing.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
-import { CLIENT_CAPABILITIES, installRequestHandlers, type RequestContext } from "./requests.ts";
+import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
 
 /** How patchbay introduces itself to servers. */
 export const CLIENT_INFO: Implementation = { name: NAME, version: VERSION };
@@ -90,6 +91,12 @@ export interface SessionOptions {
   /** Where stdio servers' inherited variables come from. @default Deno.env.get */
   parentEnv?: (name: string) => string | undefined;
   /**
+   * How HTTP servers are reached: the session's proxy settings (.env included), for every
+   * request to the server (through OAuth's wrapper too) and the diagnosis of a failure.
+   * @default PROCESS_NETWORK
+   */
+  network?: Network;
+  /**
    * Receives the shutdown of a failed attempt's transport, to finish in the background
    * (the caller must await it before it is done itself). Without it, the shutdown is
    * awaited before the failure is thrown.
@@ -109,6 +116,8 @@ export class Session {
   /** The OAuth provider, also the clock of logins that deadlines leave out. */
   readonly oauth?: PatchbayOAuthProvider;
   lists: Lists = { tools: [], prompts: [], resources: [], templates: [] };
+  /** The roots capability was declared in this session's handshake. */
+  readonly offersRoots: boolean;
   /** The handshake and first listing succeeded. */
   established = false;
   #closing = false;
@@ -117,12 +126,13 @@ export class Session {
     config: ServerConfig,
     client: Client,
     transport: AnyTransport,
-    oauth?: PatchbayOAuthProvider,
+    options: { oauth?: PatchbayOAuthProvider; offersRoots: boolean },
   ) {
     this.config = config;
     this.client = client;
     this.transport = transport;
-    this.oauth = oauth;
+    this.oauth = options.oauth;
+    this.offersRoots = options.offersRoots;
   }
 
   /**
@@ -255,6 +265,7 @@ function createTransport(
     });
   }
   const log = options.log.child("http");
+  const network = options.network ?? PROCESS_NETWORK;
   return new HttpTransport({
     kind: config.transport,
     url: config.url,
@@ -265,7 +276,7 @@ function createTransport(
     // refusal, which the SDK alone would only report.
     authProvider: oauth,
     authorize: oauth && ((fetch) => oauth.wrapFetch(fetch)),
-    fetch: oauth ? undefined : bearerFetch(config, { log }),
+    fetch: oauth ? network.fetch : bearerFetch(config, { log, base: network.fetch }),
     log,
   });
 }
@@ -287,11 +298,14 @@ export async function openSession(config: ServerConfig, options: SessionOptions)
   const log = options.log;
   const oauth = config.transport === "stdio" ? undefined : options.oauth;
   const transport = createTransport(config, options, oauth);
+  // Capabilities are fixed by the handshake: a server whose roots appear or vanish later
+  // needs a new session (ServerConnection.setRoots).
+  const offersRoots = options.requests.roots() !== undefined;
   const client = new Client(options.clientInfo ?? CLIENT_INFO, {
-    capabilities: CLIENT_CAPABILITIES,
+    capabilities: clientCapabilities(offersRoots),
   });
-  const session = new Session(config, client, transport, oauth);
-  installRequestHandlers(client, { ...options.requests, server: config, log });
+  const session = new Session(config, client, transport, { oauth, offersRoots });
+  installRequestHandlers(client, { ...options.requests, server: config, log }, offersRoots);
   watch(session, options.hooks, log);
 
   const timeoutMs = config.timeoutSeconds * 1000;
@@ -365,6 +379,7 @@ async function diagnoseAttempt(
     timedOut,
     stdio: transport instanceof StdioTransport ? transport.evidence() : undefined,
     probeTimeoutMs: options.probeTimeoutMs,
+    network: options.network,
   });
   options.log.warn(`connection failed: ${failure.reason}`, { remedy: failure.remedy });
   return failure;

@@ -20,7 +20,7 @@ import {
   TimeoutError,
 } from "../errors.ts";
 import { abridge } from "../text.ts";
-import type { ProxySettings } from "./proxy.ts";
+import type { ProxySettings } from "../proxy.ts";
 import { isRetryableStatus, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
 
 /** One failed attempt, reduced to what decides retrying and wording. */

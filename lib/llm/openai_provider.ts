@@ -43,7 +43,7 @@ import type {
   TokenUsage,
   ToolDefinition,
 } from "./provider.ts";
-import { proxyFor, type ProxySettings } from "./proxy.ts";
+import { proxyFor, type ProxySettings } from "../proxy.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs, sleep } from "./retry.ts";
 import { estimateTextTokens, TokenEstimator } from "./tokens.ts";
 

@@ -18,6 +18,7 @@ import {
 } from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types.ts";
 import { type Log, silentLog } from "../log.ts";
+import { ProxyRouter } from "../proxy.ts";
 import type { ServerCredentials, TokenStore } from "./token_store.ts";
 
 /** What {@linkcode logout} did. */
@@ -37,8 +38,13 @@ export interface LogoutResult {
 export interface LogoutOptions {
   /** The entry's `auth` settings, for a pre-registered client's credentials. */
   auth?: OAuthSettings;
-  /** @default globalThis.fetch */
+  /** @default a {@linkcode ProxyRouter} over `getEnv`, closed when done */
   fetch?: FetchLike;
+  /**
+   * Reads the proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY); pass the
+   * Environment, so .env can set them. @default Deno.env.get
+   */
+  getEnv?: (name: string) => string | undefined;
   log?: Log;
   signal?: AbortSignal;
 }
@@ -53,11 +59,17 @@ export async function logout(
   const record = await store.load(server, options.signal);
   const result: LogoutResult = { server, deleted: false, revoked: [], revocationSupported: false };
   if (!record) return result;
+  const network = options.fetch ? undefined : new ProxyRouter({
+    env: { get: options.getEnv ?? ((name) => Deno.env.get(name)) },
+    log: log.child("network"),
+  });
   try {
-    await revokeAll(record, options, result);
+    await revokeAll(record, options.fetch ?? network!.fetch, options, result);
   } catch (error) {
     result.revocationProblem = (error as Error).message;
     log.warn("token revocation failed", { server, error });
+  } finally {
+    network?.close();
   }
   result.deleted = await store.delete(server, options.signal);
   log.info("logged out", { server, revoked: result.revoked });
@@ -66,10 +78,10 @@ export async function logout(
 
 async function revokeAll(
   record: ServerCredentials,
+  fetchFn: FetchLike,
   options: LogoutOptions,
   result: LogoutResult,
 ): Promise<void> {
-  const fetchFn = options.fetch ?? ((input, init) => fetch(input, init));
   for (const [issuer, entry] of Object.entries(record.issuers)) {
     const tokens = entry.tokens;
     if (!tokens) continue;

@@ -29,6 +29,7 @@
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { HttpServerConfig, OAuthSettings, ServerConfig } from "../config/types.ts";
 import type { Log } from "../log.ts";
+import { ProxyRouter } from "../proxy.ts";
 import type { Redactor } from "../redact.ts";
 import { type BrowserOpener, openBrowser } from "./browser.ts";
 import { AuthorizationBroker, type OAuthEvent } from "./broker.ts";
@@ -67,9 +68,15 @@ export interface OAuthRuntimeOptions {
   store?: TokenStore;
   /** @default openBrowser with `$BROWSER` read through `getEnv` */
   opener?: BrowserOpener;
-  /** Reads `$BROWSER` (pass the Environment, so .env can set it). @default Deno.env.get */
+  /**
+   * Reads `$BROWSER` and the proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY);
+   * pass the Environment, so .env can set them. @default Deno.env.get
+   */
   getEnv?: (name: string) => string | undefined;
-  /** Fetch for discovery, registration and token requests. @default globalThis.fetch */
+  /**
+   * Fetch for discovery, registration and token requests.
+   * @default a {@linkcode ProxyRouter} over `getEnv`, closed with the runtime
+   */
   fetch?: FetchLike;
   /** How long a browser login may take. @default CALLBACK_TIMEOUT_MS */
   timeoutMs?: number;
@@ -88,9 +95,18 @@ export class OAuthRuntime {
   readonly store: TokenStore;
   readonly #options: OAuthRuntimeOptions;
   readonly #providers = new Map<string, PatchbayOAuthProvider>();
+  /** The proxy-aware fetch, unless one was given. */
+  readonly #network?: ProxyRouter;
 
   constructor(options: OAuthRuntimeOptions) {
     this.#options = options;
+    const getEnv = options.getEnv ?? ((name: string) => Deno.env.get(name));
+    if (!options.fetch) {
+      this.#network = new ProxyRouter({
+        env: { get: getEnv },
+        log: options.log.child("network"),
+      });
+    }
     this.store = options.store ?? new FileTokenStore();
     this.broker = new AuthorizationBroker({
       log: options.log.child("callback"),
@@ -117,15 +133,16 @@ export class OAuthRuntime {
       log: this.#options.log.child(`oauth:${server.name}`),
       redactor: this.#options.redactor,
       onEvent: this.#options.onEvent,
-      fetch: this.#options.fetch,
+      fetch: this.#options.fetch ?? this.#network!.fetch,
     });
     this.#providers.set(server.name, provider);
     return provider;
   }
 
-  /** Stops the callback listener if a login left it open. */
+  /** Stops the callback listener if a login left it open, and releases proxy connections. */
   async close(): Promise<void> {
     await this.broker.close();
+    this.#network?.close();
   }
 }
 

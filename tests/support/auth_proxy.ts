@@ -9,8 +9,8 @@
  */
 
 import { requireBearerAuth } from "@modelcontextprotocol/server";
-import { everythingEntry, NODE } from "./deps.ts";
 import type { AuthorizationServer } from "./oauth_server.ts";
+import { startEverythingHttp } from "./servers.ts";
 
 /** A running proxy and the server behind it. */
 export interface AuthProxy {
@@ -23,16 +23,8 @@ export interface AuthProxy {
 
 /** Starts server-everything (SSE) on a random port and the proxy in front of it. */
 export async function startSseAuthProxy(as: AuthorizationServer): Promise<AuthProxy> {
-  const port = freePort();
-  const child = new Deno.Command(NODE, {
-    args: [everythingEntry(), "sse"],
-    env: { PORT: String(port), PATH: Deno.env.get("PATH") ?? "" },
-    clearEnv: true,
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  const target = `http://127.0.0.1:${port}`;
-  await waitUntilListening(port);
+  const everything = await startEverythingHttp("sse");
+  const target = everything.origin;
 
   const requests: string[] = [];
   const state = { origin: "" };
@@ -74,28 +66,7 @@ export async function startSseAuthProxy(as: AuthorizationServer): Promise<AuthPr
     requests,
     async [Symbol.asyncDispose]() {
       await proxy.shutdown();
-      child.kill("SIGTERM");
-      await child.status;
+      await everything[Symbol.asyncDispose]();
     },
   };
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
-async function waitUntilListening(port: number): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    try {
-      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-      conn.close();
-      return;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-  throw new Error(`server-everything did not listen on ${port}`);
 }

@@ -1,6 +1,7 @@
 /**
  * What OAuth tests share: a temporary token store and debug log, a headless browser, the
- * events shown to the person, and a real SDK client connected through a provider.
+ * events shown to the person, a real SDK client connected through a provider, and the
+ * check that the contract's callback port is free before any login is tried.
  *
  * @module
  */
@@ -10,6 +11,8 @@ import { join } from "node:path";
 import type { HttpServerConfig, OAuthSettings } from "../../lib/config/types.ts";
 import { Logger } from "../../lib/log.ts";
 import type { OAuthEvent } from "../../lib/oauth/broker.ts";
+import { CALLBACK_PORT } from "../../lib/oauth/callback.ts";
+import { describeHolder, findPortHolder } from "../../lib/oauth/port_holder.ts";
 import {
   createOAuthRuntime,
   FileTokenStore,
@@ -17,6 +20,63 @@ import {
   type PatchbayOAuthProvider,
 } from "../../lib/oauth/mod.ts";
 import { type FakeBrowser, fakeBrowser, type FakeBrowserOptions } from "./fake_browser.ts";
+import { eventually } from "./servers.ts";
+
+/** Longest wait for a browser page or a login step in these tests. */
+export const LOGIN_STEP_TIMEOUT_MS = 10_000;
+
+/**
+ * Throws, naming the process that holds it, when the OAuth callback port (3000, fixed by
+ * CONTRACT.md) is taken on loopback: every browser login of these tests needs it, and each
+ * would otherwise fail on its own, far from the cause. Call it at the top of a test file.
+ */
+export async function requireFreeCallbackPort(): Promise<void> {
+  for (const hostname of ["127.0.0.1", "::1"]) {
+    let listener: Deno.Listener;
+    try {
+      listener = Deno.listen({ hostname, port: CALLBACK_PORT });
+    } catch (error) {
+      // A host without IPv6 cannot bind ::1; only a holder matters.
+      if (!(error instanceof Deno.errors.AddrInUse)) continue;
+      const holder = await findPortHolder(CALLBACK_PORT);
+      const who = holder
+        ? describeHolder(holder) + (holder.commandLine ? ` (${holder.commandLine})` : "")
+        : "another program (its process could not be identified)";
+      throw new Error(
+        `port ${CALLBACK_PORT} on ${hostname}, the OAuth callback port these tests log in ` +
+          `through, is in use by ${who}; stop it, then run the tests again`,
+      );
+    }
+    listener.close();
+  }
+}
+
+/**
+ * Waits until `browser` has opened `count` pages. A login that ends first (failed, or
+ * done without a browser) fails the wait at once with what it ended with; so does
+ * `timeoutMs` passing.
+ */
+export async function browserOpened(
+  browser: FakeBrowser,
+  count: number,
+  login?: Promise<unknown>,
+  timeoutMs = LOGIN_STEP_TIMEOUT_MS,
+): Promise<void> {
+  let ended: { value: unknown } | undefined;
+  login?.then((value) => ended = { value }, (value) => ended = { value });
+  await eventually(
+    () => browser.opened.length >= count || ended !== undefined,
+    `the browser to open page ${count}`,
+    timeoutMs,
+  );
+  if (browser.opened.length >= count) return;
+  const value = ended!.value;
+  throw new Error(
+    `the login ended before the browser opened page ${count}: ` +
+      (value instanceof Error ? value.message : `it resolved with ${String(value)}`),
+    { cause: value },
+  );
+}
 
 /** An HTTP server entry as the config loader produces it. */
 export function httpEntry(
@@ -45,6 +105,8 @@ export interface HarnessOptions {
   browser?: FakeBrowserOptions;
   /** Callback timeout. @default 10 s */
   timeoutMs?: number;
+  /** Where runtimes read `$BROWSER` and the proxy variables. @default Deno.env.get */
+  getEnv?: (name: string) => string | undefined;
 }
 
 /** A temporary OAuth environment; `await using` removes it. */
@@ -84,6 +146,7 @@ export async function oauthHarness(options: HarnessOptions = {}): Promise<Harnes
         store,
         opener: other.opener,
         timeoutMs: options.timeoutMs ?? 10_000,
+        getEnv: options.getEnv,
       });
       if (!runtime) throw new Error("no server uses OAuth");
       runtimes.push(runtime);

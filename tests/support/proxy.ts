@@ -4,8 +4,27 @@
  * connects onward to 127.0.0.1, so that no test traffic leaves the machine. A request for
  * any other host is refused with 403 after it has been recorded.
  *
+ * A forwarded request gets `Connection: close` on its way on, so each one has its own
+ * connection (and its own recorded line); a tunnel carries whatever the client sends.
+ * `routes` stand in for a network only the proxy reaches: a request for one of their
+ * addresses goes to another port instead.
+ *
  * @module
  */
+
+/** Options of {@linkcode startTestProxy}. */
+export interface TestProxyOptions {
+  /**
+   * `"127.0.0.1:<port>"` as requested → the port on 127.0.0.1 the proxy really connects to:
+   * a server reachable only through the proxy.
+   */
+  routes?: Readonly<Record<string, number>>;
+  /**
+   * Answers every request itself with this status line (e.g. `407 Proxy Authentication
+   * Required`, `502 Bad Gateway`) instead of forwarding it: a proxy that refuses.
+   */
+  answerAll?: string;
+}
 
 /** A running proxy. */
 export interface TestProxy {
@@ -22,7 +41,9 @@ export interface TestProxy {
 const HEAD_END = new TextEncoder().encode("\r\n\r\n");
 
 /** Starts the proxy on 127.0.0.1, port chosen by the system. */
-export function startTestProxy(): TestProxy {
+export function startTestProxy(options: TestProxyOptions = {}): TestProxy {
+  const routes = options.routes ?? {};
+  const onward = (host: string, port: number) => routes[`${host}:${port}`] ?? port;
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const requestLines: string[] = [];
   const authorizations: string[] = [];
@@ -51,13 +72,22 @@ export function startTestProxy(): TestProxy {
     const auth = lines.find((l) => /^proxy-authorization:/i.test(l));
     if (auth) authorizations.push(auth.slice(auth.indexOf(":") + 1).trim());
     const encoder = new TextEncoder();
+    if (options.answerAll) {
+      await client.write(
+        encoder.encode(
+          `HTTP/1.1 ${options.answerAll}\r\nproxy-authenticate: Basic realm="test"\r\n` +
+            "content-length: 0\r\nconnection: close\r\n\r\n",
+        ),
+      );
+      return;
+    }
     if (method === "CONNECT") {
       const [host, port] = target.split(":");
       if (host !== "127.0.0.1") {
         await client.write(encoder.encode("HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n"));
         return;
       }
-      const upstream = await Deno.connect({ hostname: host, port: Number(port) });
+      const upstream = await Deno.connect({ hostname: host, port: onward(host, Number(port)) });
       open.add(upstream);
       await client.write(encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
       if (rest.length > 0) await upstream.write(rest);
@@ -69,35 +99,60 @@ export function startTestProxy(): TestProxy {
       await client.write(encoder.encode("HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n"));
       return;
     }
-    const upstream = await Deno.connect({ hostname: url.hostname, port: Number(url.port || 80) });
+    const upstream = await Deno.connect({
+      hostname: url.hostname,
+      port: onward(url.hostname, Number(url.port || 80)),
+    });
     open.add(upstream);
+    // The head ends with an empty line; the connection header goes in before it.
+    const headers = lines.slice(1, -2).filter((l) => !/^(?:proxy-|connection:)/i.test(l));
     const forwarded = [`${method} ${url.pathname}${url.search} ${lines[0].split(" ")[2]}`]
-      .concat(lines.slice(1).filter((l) => !/^proxy-/i.test(l)))
+      .concat(headers, "Connection: close", "", "")
       .join("\r\n");
     await upstream.write(encoder.encode(forwarded));
     if (rest.length > 0) await upstream.write(rest);
-    await pipeBoth(client, upstream);
+    // The rest of the request body flows on while the answer is awaited.
+    const sending = copy(client, upstream);
+    // The client must not send a second request on this connection (it would reach the
+    // server unrecorded, in absolute form): the answer says the connection closes.
+    const answer = await readHead(upstream);
+    const answerLines = new TextDecoder().decode(answer.head).split("\r\n");
+    const answerHead = [answerLines[0]]
+      .concat(answerLines.slice(1, -2).filter((l) => !/^(?:connection|keep-alive):/i.test(l)))
+      .concat("Connection: close", "", "")
+      .join("\r\n");
+    await client.write(encoder.encode(answerHead));
+    if (answer.rest.length > 0) await client.write(answer.rest);
+    await copy(upstream, client);
+    end(upstream);
+    end(client);
+    await sending;
+  };
+
+  const copy = async (from: Deno.Conn, to: Deno.Conn) => {
+    const buffer = new Uint8Array(16 * 1024);
+    try {
+      while (true) {
+        const n = await from.read(buffer);
+        if (n === null) break;
+        await to.write(buffer.subarray(0, n));
+      }
+    } catch { /* the other side went away */ }
+    try {
+      await to.closeWrite();
+    } catch { /* already closed */ }
+  };
+
+  const end = (conn: Deno.Conn) => {
+    open.delete(conn);
+    try {
+      conn.close();
+    } catch { /* already closed */ }
   };
 
   const pipeBoth = async (a: Deno.Conn, b: Deno.Conn) => {
-    const copy = async (from: Deno.Conn, to: Deno.Conn) => {
-      const buffer = new Uint8Array(16 * 1024);
-      try {
-        while (true) {
-          const n = await from.read(buffer);
-          if (n === null) break;
-          await to.write(buffer.subarray(0, n));
-        }
-      } catch { /* the other side went away */ }
-      try {
-        await to.closeWrite();
-      } catch { /* already closed */ }
-    };
     await Promise.all([copy(a, b), copy(b, a)]);
-    open.delete(b);
-    try {
-      b.close();
-    } catch { /* already closed */ }
+    end(b);
   };
 
   const serving = serve().catch(() => {});

@@ -3,14 +3,61 @@
  * Debian's `redis-server` on random loopback ports in a temporary folder, and removed with
  * `await using`. A server can be stopped, SIGKILLed and restarted on the same port.
  *
+ * redis-server cannot be told to pick its own port (`--port 0` turns TCP off), so a port
+ * is chosen free and released first; when another program takes it in between, the
+ * server fails to bind and is started again on another port ({@linkcode PORT_ATTEMPTS}),
+ * unless the test asked for that very port, which then fails with
+ * {@linkcode RedisPortTakenError} saying so.
+ *
  * @module
  */
 
 import { join } from "node:path";
+import { hasProcFs, listeningPorts } from "../../lib/transports/process.ts";
 
 const HOST = "127.0.0.1";
 const READY_TIMEOUT_MS = 10_000;
+/** Ports tried for a server whose port the test left to the helper. */
+const PORT_ATTEMPTS = 5;
 const decoder = new TextDecoder();
+
+/** redis-server could not listen: another program holds the port. */
+export class RedisPortTakenError extends Error {
+  readonly port: number;
+  constructor(port: number, what = "redis-server") {
+    super(
+      `${what} could not listen on port ${port}: another program holds it (it took the port ` +
+        "after the test chose it, or while the server was down); run the test again",
+    );
+    this.name = "RedisPortTakenError";
+    this.port = port;
+  }
+}
+
+/** Whether the log of a redis-server that exited says its port was taken. */
+async function bindFailed(logFile: string): Promise<boolean> {
+  const log = await Deno.readTextFile(logFile).catch(() => "");
+  return /Address already in use/i.test(log);
+}
+
+/**
+ * Whether the port answering is `child`'s own (where `/proc` tells): another program
+ * that took the port must not pass for the server.
+ */
+function owns(child: Deno.ChildProcess, port: number): boolean {
+  return !hasProcFs() || listeningPorts([child.pid]).includes(port);
+}
+
+/** Retries `start` on fresh ports while their port turns out taken. */
+async function onFreePort<T>(start: (port: number) => Promise<T>, spread?: number): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await start(freePort(spread));
+    } catch (error) {
+      if (!(error instanceof RedisPortTakenError) || attempt >= PORT_ATTEMPTS) throw error;
+    }
+  }
+}
 
 /** A free TCP port on the loopback interface (and, with `spread`, port + spread too). */
 export function freePort(spread?: number): number {
@@ -47,11 +94,17 @@ export async function redisCli(
   return decoder.decode(stdout).replace(/\n$/, "");
 }
 
+/** Longest wait for a PING's answer: a program that took the port may never answer. */
+const PING_TIMEOUT_MS = 500;
+
 /** Whether something answers RESP on the port (a PING reply, or an auth refusal). */
 async function answers(port: number): Promise<boolean> {
   let conn: Deno.TcpConn | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     conn = await Deno.connect({ hostname: HOST, port });
+    const open = conn;
+    timer = setTimeout(() => open.close(), PING_TIMEOUT_MS);
     await conn.write(new TextEncoder().encode("PING\r\n"));
     const buffer = new Uint8Array(64);
     const n = await conn.read(buffer);
@@ -60,7 +113,12 @@ async function answers(port: number): Promise<boolean> {
   } catch {
     return false;
   } finally {
-    conn?.close();
+    clearTimeout(timer);
+    try {
+      conn?.close();
+    } catch {
+      // Closed by the timer.
+    }
   }
 }
 
@@ -82,7 +140,11 @@ export interface RedisServerOptions {
    * the data survives SIGKILL; `none`: memory only. @default "none"
    */
   persistence?: "aof" | "none";
-  /** @default a free port */
+  /**
+   * This port and no other: a test that needs it (a store that was down, then comes up)
+   * gets {@linkcode RedisPortTakenError} when another program holds it.
+   * @default a free port, another one if that is taken meanwhile
+   */
   port?: number;
   /** Serve TLS on the port instead of plain TCP. */
   tls?: { cert: string; key: string };
@@ -109,10 +171,25 @@ export class RedisServer {
 
   /** Starts a server and waits until it answers. */
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
+    if (options.port !== undefined) return await RedisServer.#startOn(options.port, options);
+    return await onFreePort((port) => RedisServer.#startOn(port, options));
+  }
+
+  /** Starts a cluster node: its port and port + 10000 (the bus) must both be free. */
+  static async startClusterNode(options: RedisServerOptions): Promise<RedisServer> {
+    return await onFreePort((port) => RedisServer.#startOn(port, options), 10000);
+  }
+
+  static async #startOn(port: number, options: RedisServerOptions): Promise<RedisServer> {
     const root = await Deno.makeTempDir({ prefix: "patchbay-redis-" });
-    const server = new RedisServer(options.port ?? freePort(), root, options);
-    await Deno.mkdir(server.#dir);
-    await server.#spawn();
+    const server = new RedisServer(port, root, options);
+    try {
+      await Deno.mkdir(server.#dir);
+      await server.#spawn();
+    } catch (error) {
+      await server[Symbol.asyncDispose]();
+      throw error;
+    }
     return server;
   }
 
@@ -234,12 +311,15 @@ export class RedisServer {
     }).spawn();
     const child = this.#child;
     const exited = child.status.then(() => true);
+    const logFile = join(this.#dir, "redis.log");
     await waitFor(`redis-server on port ${this.port}`, async () => {
       if (await Promise.race([exited, Promise.resolve(false)])) {
-        throw new Error(`redis-server exited; see ${join(this.#dir, "redis.log")}`);
+        this.#child = undefined;
+        if (await bindFailed(logFile)) throw new RedisPortTakenError(this.port);
+        throw new Error(`redis-server exited; see ${logFile}`);
       }
-      if (o.tls) return await this.#tlsAnswers();
-      return await answers(this.port);
+      const answered = o.tls ? await this.#tlsAnswers() : await answers(this.port);
+      return answered && owns(child, this.port);
     });
   }
 
@@ -286,9 +366,12 @@ export class RedisSentinel {
   }
 
   /** Starts a sentinel monitoring `master` as `name` and waits until it knows it. */
-  static async start(master: RedisServer, name = "mymaster"): Promise<RedisSentinel> {
+  static start(master: RedisServer, name = "mymaster"): Promise<RedisSentinel> {
+    return onFreePort((port) => RedisSentinel.#startOn(port, master, name));
+  }
+
+  static async #startOn(port: number, master: RedisServer, name: string): Promise<RedisSentinel> {
     const dir = await Deno.makeTempDir({ prefix: "patchbay-sentinel-" });
-    const port = freePort();
     const conf = join(dir, "sentinel.conf");
     const password = master.options.password;
     await Deno.writeTextFile(
@@ -311,9 +394,16 @@ export class RedisSentinel {
       stderr: "null",
     }).spawn();
     const sentinel = new RedisSentinel(port, name, child, dir);
+    const exited = child.status.then(() => true);
     try {
       await waitFor(`sentinel on port ${port}`, async () => {
-        if (!(await answers(port))) return false;
+        if (await Promise.race([exited, Promise.resolve(false)])) {
+          if (await bindFailed(join(dir, "sentinel.log"))) {
+            throw new RedisPortTakenError(port, "redis-sentinel");
+          }
+          throw new Error(`redis-sentinel exited; see ${join(dir, "sentinel.log")}`);
+        }
+        if (!(await answers(port)) || !owns(child, port)) return false;
         const reply = await redisCli(port, ["SENTINEL", "get-master-addr-by-name", name]);
         return reply.includes(String(master.port));
       });
@@ -374,8 +464,7 @@ export class RedisCluster {
     try {
       for (let i = 0; i < size; i++) {
         nodes.push(
-          await RedisServer.start({
-            port: freePort(10000),
+          await RedisServer.startClusterNode({
             args: [
               "--cluster-enabled",
               "yes",

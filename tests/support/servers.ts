@@ -10,6 +10,7 @@
 import { fileURLToPath } from "node:url";
 import type { HttpServerConfig, ServerConfig, StdioServerConfig } from "../../lib/config/types.ts";
 import type { Log, LogLevel } from "../../lib/log.ts";
+import { listeningPorts } from "../../lib/transports/process.ts";
 import { DENO, everythingEntry, NODE } from "./deps.ts";
 
 /** The fixture server's path. */
@@ -71,7 +72,12 @@ export function everythingStdio(name = "everything", extra: Partial<StdioServerC
   return stdioEntry(name, NODE, [everythingEntry(), "stdio"], extra);
 }
 
-/** A free TCP port on 127.0.0.1 (bound, then released). */
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago (bound, then released). Another
+ * program may take it before the test uses it: a server the test starts should pick its
+ * own port instead (port 0, then read the port it reports), or retry on `AddrInUse`. For a
+ * port the test needs closed, wrap the check in {@linkcode assumingClosed}.
+ */
 export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
@@ -79,19 +85,51 @@ export function freePort(): number {
   return port;
 }
 
-/** Waits until `port` accepts TCP connections. */
-export async function waitForPort(port: number, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const connection = await Deno.connect({ hostname: "127.0.0.1", port });
-      connection.close();
-      return;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+/** Whether something accepts TCP connections on 127.0.0.1:`port` right now. */
+export async function portOpen(port: number): Promise<boolean> {
+  try {
+    const connection = await Deno.connect({ hostname: "127.0.0.1", port });
+    connection.close();
+    return true;
+  } catch {
+    return false;
   }
-  throw new Error(`nothing listened on port ${port} within ${timeoutMs} ms`);
+}
+
+/**
+ * Runs `check`, which relies on nothing listening on `port` (from {@linkcode freePort}). If
+ * it fails while something does listen there, the failure says so: another program took
+ * the port after it was released, which no assertion of the test could have foreseen.
+ */
+export async function assumingClosed<T>(port: number, check: () => Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (error) {
+    if (!(await portOpen(port))) throw error;
+    throw new Error(
+      `port ${port} was assumed closed, but another program listens on it now (it took the ` +
+        "port after the test released it); the failure below is about that, not patchbay: " +
+        "run the test again",
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Starts a server again on the port it had. Another program may take a port while the
+ * test's server is down, which no test can prevent: that is then said plainly.
+ */
+export function rebind<T>(port: number, start: () => T): T {
+  try {
+    return start();
+  } catch (error) {
+    if (!(error instanceof Deno.errors.AddrInUse)) throw error;
+    throw new Error(
+      `port ${port} was taken by another program while the test's server was down; ` +
+        "run the test again",
+      { cause: error },
+    );
+  }
 }
 
 /** A server process the test started; `await using` stops it. */
@@ -102,23 +140,35 @@ export interface RunningServer {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** server-everything in `streamableHttp` or `sse` mode on a random port. */
+/** How long a server process may take to start listening. */
+const LISTEN_TIMEOUT_MS = 15_000;
+
+/**
+ * server-everything in `streamableHttp` or `sse` mode, on a port the system picks (`PORT=0`:
+ * no other program can take it between a check and the bind). The server prints the port
+ * it was given, not the one it got, so the port is read from its listening socket
+ * (`/proc`; tests run with `--allow-all`).
+ */
 export async function startEverythingHttp(
   mode: "streamableHttp" | "sse",
 ): Promise<RunningServer> {
-  const port = freePort();
   const child = new Deno.Command(NODE, {
     args: [everythingEntry(), mode],
-    env: { PORT: String(port), PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+    env: { PORT: "0", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
     clearEnv: true,
     stdin: "null",
     stdout: "null",
     stderr: "null",
   }).spawn();
+  let port: number;
   try {
-    await waitForPort(port);
+    port = await listeningPort(child);
   } catch (error) {
-    child.kill("SIGKILL");
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // It exited by itself.
+    }
     await child.status;
     throw error;
   }
@@ -135,6 +185,23 @@ export async function startEverythingHttp(
       await child.status;
     },
   };
+}
+
+/** The TCP port `child` listens on, once it does. */
+export async function listeningPort(child: Deno.ChildProcess): Promise<number> {
+  let exited = false;
+  child.status.then(() => exited = true);
+  const deadline = Date.now() + LISTEN_TIMEOUT_MS;
+  while (Date.now() < deadline && !exited) {
+    const [port] = listeningPorts([child.pid]);
+    if (port !== undefined) return port;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(
+    exited
+      ? `process ${child.pid} exited before it listened on a port`
+      : `process ${child.pid} listened on no port within ${LISTEN_TIMEOUT_MS} ms`,
+  );
 }
 
 /** One line a {@linkcode RecordingLog} received. */
