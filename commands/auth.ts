@@ -171,7 +171,7 @@ export async function authLogout(
   name: string | undefined,
   options: AuthLogoutOptions,
 ): Promise<number> {
-  const { config, logger } = await startUp(options);
+  const { config, logger, env } = await startUp(options);
   const store = new FileTokenStore();
   const stored = (await store.list()).map((record) => record.server);
   if (options.all && name !== undefined) {
@@ -188,6 +188,8 @@ export async function authLogout(
     const result = await logout(store, server, {
       auth: entry && usesOAuth(entry) ? entry.auth : undefined,
       log: logger.child("auth"),
+      // Revocation goes through the proxy .env names, like every other request.
+      getEnv: (name) => env.get(name),
     });
     if (!result.deleted) {
       console.log(`Not logged in to '${server}': nothing to delete.`);

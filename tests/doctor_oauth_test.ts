@@ -17,30 +17,15 @@ import { DENO, NODE } from "./support/deps.ts";
 import { runDoctor } from "./support/doctor.ts";
 import { startAuthorizationServer } from "./support/oauth_server.ts";
 import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
-import { startEverythingHttp, waitForPort } from "./support/servers.ts";
+import { requireFreeCallbackPort } from "./support/oauth_harness.ts";
+import { eventually, portOpen, startEverythingHttp } from "./support/servers.ts";
 
 const KEY = "sk-doctor-oauth-test";
 
-/** How long a test waits for another program on this machine to let go of port 3000. */
-const PORT_WAIT_MS = 30_000;
-
-async function assertPortFree(port: number): Promise<void> {
-  const deadline = Date.now() + PORT_WAIT_MS;
-  while (true) {
-    try {
-      Deno.listen({ hostname: "127.0.0.1", port }).close();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) {
-        assert.fail(`port ${port} must be free for this test (${(error as Error).message})`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-}
+// Every test here needs port 3000 (fixed by CONTRACT.md): fail at once, naming its holder.
+await requireFreeCallbackPort();
 
 Deno.test("OAuth on a server without OAuth: Session terminated, remove auth; port 3000 free; no browser", async () => {
-  await assertPortFree(CALLBACK_PORT);
   await using http = await startEverythingHttp("streamableHttp");
   await using box = await sandbox({ BROWSER: "patchbay-no-such-browser" });
   await writeConfig(
@@ -71,7 +56,6 @@ Deno.test("OAuth on a server without OAuth: Session terminated, remove auth; por
 });
 
 Deno.test("OAuth authentication failed: port 3000 busy, naming the process that holds it", async () => {
-  await assertPortFree(CALLBACK_PORT);
   const holder = new Deno.Command(NODE, {
     args: [
       "-e",
@@ -82,7 +66,7 @@ Deno.test("OAuth authentication failed: port 3000 busy, naming the process that 
     stderr: "null",
   }).spawn();
   try {
-    await waitForPort(CALLBACK_PORT);
+    await eventually(() => portOpen(CALLBACK_PORT), "the holder to listen on port 3000");
     const config = {
       servers: [{
         name: "notion",
@@ -114,7 +98,6 @@ Deno.test("OAuth authentication failed: port 3000 busy, naming the process that 
 });
 
 Deno.test("an OAuth server before and after a login; permissions learn its authorization server", async () => {
-  await assertPortFree(CALLBACK_PORT);
   await using as = startAuthorizationServer({ scopesSupported: ["mcp"] });
   await using rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"] });
   const fakeBrowserCli = new URL("./support/fake_browser_cli.ts", import.meta.url).pathname;

@@ -9,7 +9,7 @@ import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { denoPermissionFlag, NetworkError, REMEDY } from "../errors.ts";
 import { resolveBaseUrl } from "../llm/openai_provider.ts";
-import { bypassesProxy, proxyFor, type ProxySettings } from "../llm/proxy.ts";
+import { bypassesProxy, proxyFor, type ProxySettings } from "../proxy.ts";
 import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
 
 /** How long a DNS lookup may take. */

@@ -51,7 +51,7 @@ export async function checkServers(
     redactor: options.redactor,
     oauth,
     // Servers inherit HOME, PATH and the like exactly as in a session (.env included).
-    parentEnv: (name) => options.env.get(name),
+    env: options.env,
   });
   const onAbort = () => manager.close();
   options.signal?.addEventListener("abort", onAbort, { once: true });

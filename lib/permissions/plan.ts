@@ -14,7 +14,7 @@ import type { Environment } from "../env.ts";
 import { API_KEY_VARIABLE } from "../llm/api_key.ts";
 import { resolveBaseUrl } from "../llm/openai_provider.ts";
 import { PROVIDERS } from "../llm/presets.ts";
-import { proxyFor } from "../llm/proxy.ts";
+import { proxyFor } from "../proxy.ts";
 import { redisConfigured, resolveRedisSettings } from "../memory/redis_settings.ts";
 import { browserCommands } from "../oauth/browser.ts";
 import { usesOAuth } from "../oauth/mod.ts";
@@ -75,7 +75,7 @@ const FOLDER_VARIABLES: Readonly<Record<"unix" | "windows", readonly string[]>> 
   windows: ["USERPROFILE", "LOCALAPPDATA", "APPDATA"],
 };
 
-/** Proxy variables consulted for the model provider, per scheme (`lib/llm/proxy.ts`). */
+/** Proxy variables consulted per scheme, for the model and HTTP servers (`lib/proxy.ts`). */
 const PROXY_VARIABLES: Readonly<Record<string, readonly string[]>> = {
   "https:": ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"],
   "http:": ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"],
@@ -97,7 +97,9 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
   planFiles(plan, inputs, stdio, oauth.length > 0);
   planProvider(plan, inputs);
   for (const server of http) {
-    plan.add("net", hostPort(server.url), `MCP server '${server.name}' (${server.transport})`);
+    const what = `MCP server '${server.name}' (${server.transport})`;
+    plan.add("net", hostPort(server.url), what);
+    planProxy(plan, inputs, server.url, `requests to ${what}`);
   }
   planOAuth(plan, inputs, oauth, os);
   planMemory(plan, inputs);
@@ -153,14 +155,17 @@ function planProvider(plan: PlanBuilder, inputs: PermissionInputs): void {
   }
   const label = `the model provider (${preset.label})`;
   plan.add("net", hostPort(base), label);
-  for (const name of PROXY_VARIABLES[new URL(base).protocol] ?? []) {
-    plan.add("env", name, "proxy settings for model requests");
+  planProxy(plan, inputs, base, "model requests");
+}
+
+/** The proxy variables read for requests to `target`, and the proxy they name, if any. */
+function planProxy(plan: PlanBuilder, inputs: PermissionInputs, target: string, what: string) {
+  for (const name of PROXY_VARIABLES[new URL(target).protocol] ?? []) {
+    plan.add("env", name, `proxy settings for ${what}`);
   }
   try {
-    const proxy = proxyFor(base, inputs.env);
-    if (proxy) {
-      plan.add("net", hostPort(proxy.url), `the proxy for model requests (${proxy.variable})`);
-    }
+    const proxy = proxyFor(target, inputs.env);
+    if (proxy) plan.add("net", hostPort(proxy.url), `the proxy for ${what} (${proxy.variable})`);
   } catch {
     // An unusable proxy variable is the doctor's finding, not a permission.
   }
