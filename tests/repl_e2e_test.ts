@@ -318,3 +318,45 @@ Deno.test("Ctrl+C during a form withdraws it: the prompt is clean and nothing ty
   assert.match(await repl.tmux.screen(), /^› \/status$/m);
   assert.equal(llm.requests.length, 1, "nothing typed into the form reached the model");
 });
+
+Deno.test("time spent filling in a form does not count against tool_call_timeout", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, replConfig(box, llm, { AgentConfig: { tool_call_timeout: 2 } }));
+  await using repl = await startRepl(box, { args: ["--yes"] });
+  llm.enqueue(
+    { toolCalls: [{ name: "everything__trigger-elicitation-request", arguments: {} }] },
+    { text: "Got your name." },
+  );
+  await repl.expectNext(() => repl.tmux.submit("ask me"), "ccept and fill in");
+  await repl.expectNext(() => repl.tmux.press("a"), "String*:");
+  // Longer than the whole tool_call_timeout, spent by the person, not the server.
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  await repl.expectNext(() => repl.tmux.submit("Grace Hopper"), "Boolean (y/n):");
+  await repl.expectNext(() => repl.tmux.submit("y"), "String with default");
+  // Every other field is optional or has a default: Enter at each prompt as it appears.
+  for (
+    const next of [
+      "String with email format",
+      "String with uri format",
+      "String with date format",
+      "Integer (whole number",
+      "Number in range",
+      "Untitled Single Select Enum",
+      "Untitled Multiple Select Enum",
+      "Titled Single Select Enum",
+      "Titled Multiple Select Enum",
+      "Legacy Titled Single Select Enum",
+      "Got your name.",
+    ]
+  ) {
+    await repl.expectNext(() => repl.tmux.press("Enter"), next);
+  }
+  const screen = await repl.tmux.screen();
+  assert.doesNotMatch(screen, /Tool timeout/);
+  const result = llm.requests.at(-1)!.body.messages.find((m: { role: string }) =>
+    m.role === "tool"
+  );
+  assert.match(result.content, /User provided the requested information/);
+  assert.match(result.content, /Name: Grace Hopper/);
+});

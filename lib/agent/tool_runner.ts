@@ -15,6 +15,7 @@
  */
 
 import type { CatalogueTool, ToolHost } from "../connections/types.ts";
+import { startDeadline } from "../deadline.ts";
 import {
   ConnectionClosedError,
   PatchbayError,
@@ -297,10 +298,16 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
   const onTurnAbort = () => controller.abort(options.signal.reason);
   options.signal.addEventListener("abort", onTurnAbort, { once: true });
   let guardFired = false;
-  const guard = setTimeout(() => {
-    guardFired = true;
-    controller.abort(new ToolTimeoutError(qualified, seconds));
-  }, seconds * 1000 + TOOL_TIMEOUT_GRACE_MS);
+  // Like the host's own deadline, this one leaves out the time the server waits on us
+  // (a form the person fills in mid-call).
+  const cancelGuard = startDeadline(
+    seconds * 1000 + TOOL_TIMEOUT_GRACE_MS,
+    () => {
+      guardFired = true;
+      controller.abort(new ToolTimeoutError(qualified, seconds));
+    },
+    options.host.waitClock?.(tool.server),
+  );
   try {
     // The race makes an abort take effect at once even if a host is slow to honour it; the
     // host still receives the signal and cancels the request on the server.
@@ -343,7 +350,7 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
     if (options.signal.aborted) return cancelled(elapsed());
     return { ...callFailure(tool, error, options.host), durationMs: elapsed() };
   } finally {
-    clearTimeout(guard);
+    cancelGuard();
     options.signal.removeEventListener("abort", onTurnAbort);
   }
 }

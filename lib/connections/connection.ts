@@ -23,7 +23,7 @@ import {
 import type { Log, LogLevel } from "../log.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { HttpTransport } from "../transports/http.ts";
-import { startDeadline } from "../transports/timing.ts";
+import { combineClocks, type LoginClock, startDeadline, WaitClock } from "../deadline.ts";
 import { cleanText, isConnectionLoss, RECONNECT_REMEDY, requestError } from "./failures.ts";
 import { rootsOf } from "./requests.ts";
 import { type ListName, type Lists, openSession, Session, type SessionOptions } from "./session.ts";
@@ -36,6 +36,12 @@ import type {
   ServerStatus,
 } from "./types.ts";
 
+/**
+ * Room the SDK's own request timers get beyond a request's timeout for the time the
+ * server waits on patchbay (a person filling in its form); patchbay's deadline, which
+ * leaves that time out, is the real bound.
+ */
+const SERVER_WAITS_ON_US_ALLOWANCE_MS = 60 * 60 * 1000;
 /** Restarts after a lost connection. */
 export interface BackoffPolicy {
   /** Wait before the first attempt. */
@@ -117,6 +123,16 @@ export class ServerConnection {
   #info: Pick<ServerStatus, "serverInfo" | "protocolVersion" | "instructions"> = {};
   #attempt?: Promise<boolean>;
   #retryTimer?: ReturnType<typeof setTimeout>;
+  /**
+   * When this server waits on patchbay (its sampling or elicitation request is being
+   * answered): its deadlines leave that time out.
+   */
+  readonly waiting = new WaitClock();
+
+  /** The time this server's deadlines leave out: logins, and the server waiting on us. */
+  get clock(): LoginClock {
+    return combineClocks(this.session?.oauth, this.waiting);
+  }
   #retries = 0;
   #connectedAt = 0;
   #relisting = new Map<ListName, { again: boolean }>();
@@ -278,17 +294,23 @@ export class ServerConnection {
     const timedOut = new Error(`${what} timed out`);
     const cancelled = new Error(`${what} cancelled`);
     // The SDK's own timers reset on progress; this one does not: the bound holds. It
-    // stops while the person logs in again (a refused token mid-session).
-    const cancelDeadline = startDeadline(ms, () => controller.abort(timedOut), session.oauth);
+    // stops while the person logs in again (a refused token mid-session), and while the
+    // server waits on us (a form the person fills in, a sampling answer): the SDK's timers
+    // get room for that, and this deadline is the one that counts.
+    const cancelDeadline = startDeadline(
+      ms,
+      () => controller.abort(timedOut),
+      this.clock,
+    );
     const onAbort = () => controller.abort(cancelled);
     options.signal?.addEventListener("abort", onAbort, { once: true });
     const onProgress = options.onProgress;
     try {
       return await run(session, {
         signal: controller.signal,
-        timeout: session.sdkTimeoutMs(ms),
+        timeout: session.sdkTimeoutMs(ms) + SERVER_WAITS_ON_US_ALLOWANCE_MS,
         resetTimeoutOnProgress: true,
-        maxTotalTimeout: session.sdkTimeoutMs(ms),
+        maxTotalTimeout: session.sdkTimeoutMs(ms) + SERVER_WAITS_ON_US_ALLOWANCE_MS,
         onprogress: onProgress &&
           ((p) => onProgress({ progress: p.progress, total: p.total, message: p.message })),
       });
@@ -362,7 +384,11 @@ export class ServerConnection {
     try {
       session = await openSession(this.config, {
         ...this.#options.session,
-        requests: { handlers: this.#options.handlers, roots: () => this.#roots },
+        requests: {
+          handlers: this.#options.handlers,
+          roots: () => this.#roots,
+          waiting: this.waiting,
+        },
         log: this.#log,
         signal: this.#closed.signal,
         oauth: this.#options.oauth,

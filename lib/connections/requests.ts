@@ -25,6 +25,7 @@ import {
   type Root,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
+import type { WaitClock } from "../deadline.ts";
 import type { Log } from "../log.ts";
 import type { ServerRequestHandlers } from "./types.ts";
 
@@ -52,6 +53,8 @@ export interface RequestContext {
   handlers: () => ServerRequestHandlers;
   /** The server's current roots; `undefined`: it is offered none (no capability). */
   roots: () => Root[] | undefined;
+  /** Where the time the server waits on our answers is counted (its deadlines skip it). */
+  waiting: WaitClock;
   log: Log;
 }
 
@@ -89,7 +92,7 @@ export function installRequestHandlers(
           "server requests in this session",
       );
     }
-    return await handler(server.name, request.params, ctx.mcpReq.signal);
+    return await answering(context, () => handler(server.name, request.params, ctx.mcpReq.signal));
   });
 
   client.setRequestHandler("elicitation/create", async (request, ctx) => {
@@ -102,6 +105,16 @@ export function installRequestHandlers(
           "session (it is not interactive)",
       );
     }
-    return await handler(server.name, request.params, ctx.mcpReq.signal);
+    return await answering(context, () => handler(server.name, request.params, ctx.mcpReq.signal));
   });
+}
+
+/** Runs a handler while the server's clock knows it is waiting on us. */
+async function answering<T>(context: RequestContext, handle: () => Promise<T>): Promise<T> {
+  const done = context.waiting.begin();
+  try {
+    return await handle();
+  } finally {
+    done();
+  }
 }

@@ -31,7 +31,8 @@ import { bearerFetch, CALLBACK_TIMEOUT_MS, type PatchbayOAuthProvider } from "..
 import { type Network, PROCESS_NETWORK } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { STDERR_LINE_MAX_CHARS, StdioTransport } from "../transports/stdio.ts";
-import { settlesWithin, startDeadline } from "../transports/timing.ts";
+import { startDeadline } from "../deadline.ts";
+import { settlesWithin } from "../transports/timing.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
 import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";

@@ -15,6 +15,7 @@ import type {
   LoggingLevel,
   Tool,
 } from "@modelcontextprotocol/client";
+import type { LoginClock } from "../deadline.ts";
 import type { PatchbayError } from "../errors.ts";
 import type { TransportType } from "../config/types.ts";
 
@@ -92,6 +93,12 @@ export interface ToolHost {
     args: Record<string, unknown>,
     options?: ToolCallOptions,
   ): Promise<CallToolResult>;
+  /**
+   * The time a server's deadlines leave out (a person logging in or filling in the
+   * server's form, the model answering its sampling request), for callers that keep a
+   * deadline of their own on a call.
+   */
+  waitClock?(server: string): LoginClock;
 }
 
 /** Answers to requests that servers send to the client. Absent: a clear refusal. */

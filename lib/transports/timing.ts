@@ -5,6 +5,8 @@
  * @module
  */
 
+import { type LoginClock, startDeadline } from "../deadline.ts";
+
 type Timer = ReturnType<typeof setTimeout>;
 
 /** Resolves after `ms`; early (without error) when `signal` aborts. */
@@ -19,44 +21,6 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     const timer: Timer = setTimeout(done, ms);
     signal?.addEventListener("abort", done, { once: true });
   });
-}
-
-/**
- * Where a person's time goes while patchbay waits on a server: a browser login (OAuth).
- * Timeouts measure the server, never the person, so deadlines stop while a login runs.
- */
-export interface LoginClock {
-  /** Milliseconds spent in logins so far, the one in progress included. */
-  readonly loginMs: number;
-  /** Settles (never rejects) when the login in progress ends; `undefined` when none runs. */
-  readonly loginInProgress: Promise<void> | undefined;
-}
-
-/**
- * Calls `expire` once `ms` have passed, not counting the time `clock` spent in logins.
- * Returns the function that cancels it.
- */
-export function startDeadline(ms: number, expire: () => void, clock?: LoginClock): () => void {
-  const started = Date.now();
-  const loginMsAtStart = clock?.loginMs ?? 0;
-  let timer: Timer | undefined;
-  let cancelled = false;
-  const check = async () => {
-    const login = clock?.loginInProgress;
-    if (login) {
-      await login;
-      if (cancelled) return;
-    }
-    const loginMs = (clock?.loginMs ?? 0) - loginMsAtStart;
-    const left = ms - (Date.now() - started - loginMs);
-    if (left <= 0) return expire();
-    timer = setTimeout(check, left);
-  };
-  timer = setTimeout(check, ms);
-  return () => {
-    cancelled = true;
-    clearTimeout(timer);
-  };
 }
 
 /**
