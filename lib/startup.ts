@@ -45,6 +45,21 @@ export const PROJECT_DIR: string = import.meta.url.startsWith("file:")
   ? fileURLToPath(new URL("..", import.meta.url))
   : Deno.cwd();
 
+/** Opens the log `options` ask for (default file, level, mirror), hiding `redactor`'s secrets. */
+export function openLog(
+  options: Pick<GlobalOptions, "logFile" | "debug">,
+  redactor: Redactor,
+): { logger: Logger; logFile: string } {
+  const logFile = options.logFile ?? defaultLogFile();
+  const logger = new Logger({
+    file: logFile,
+    level: options.debug ? "debug" : "info",
+    mirror: options.debug ?? false,
+    redactor,
+  });
+  return { logger, logFile };
+}
+
 /** The log opened by the last {@linkcode startUp}: the command boundary logs errors to it. */
 let sessionLog: Logger | undefined;
 
@@ -66,13 +81,7 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
   });
   const redactor = new Redactor();
   registerEnvironmentSecrets(env, redactor);
-  const logFile = options.logFile ?? defaultLogFile();
-  const logger = new Logger({
-    file: logFile,
-    level: options.debug ? "debug" : "info",
-    mirror: options.debug ?? false,
-    redactor,
-  });
+  const { logger, logFile } = openLog(options, redactor);
   sessionLog?.close();
   sessionLog = logger;
   if (logger.openError) notices.push(logFileNotice(logFile, logger.openError));

@@ -10,14 +10,14 @@
 import { DEFAULTS } from "../defaults.ts";
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import { type Log, Logger } from "../log.ts";
+import type { Log } from "../log.ts";
 import type { TokenStore } from "../oauth/mod.ts";
-import { defaultLogFile } from "../paths.ts";
 import { gatherInputs } from "../permissions/inputs.ts";
 import { planPermissions } from "../permissions/plan.ts";
 import { Redactor } from "../redact.ts";
 import {
   type GlobalOptions,
+  openLog,
   PROJECT_DIR,
   registerConfigSecrets,
   registerEnvironmentSecrets,
@@ -75,13 +75,7 @@ export async function* runDoctor(
   const { env, fileValues, result: envResult } = await checkEnvFile(options.envFile);
   const redactor = new Redactor();
   registerEnvironmentSecrets(env, redactor);
-  const logFile = options.logFile ?? defaultLogFile();
-  const logger = new Logger({
-    file: logFile,
-    level: options.debug ? "debug" : "info",
-    mirror: options.debug ?? false,
-    redactor,
-  });
+  const { logger, logFile } = openLog(options, redactor);
   const log = logger.child("doctor");
   try {
     log.info(`patchbay ${VERSION} doctor`, { offline: options.offline ?? false });

@@ -132,6 +132,25 @@ function fieldHint(schema: FieldSchema): string {
   return parts.length > 0 ? ` (${parts.join(", ")})` : "";
 }
 
+type Action = ElicitResult["action"];
+
+/** Asks accept / decline / cancel with one key; Enter declines, Ctrl+C cancels. */
+async function chooseAction(
+  { editor, style }: ElicitationOptions,
+  accept: string,
+  signal: AbortSignal,
+): Promise<Action> {
+  const key = await editor.choose(
+    `    ${accept.replace("[a]", style.bold("[a]"))}  ${style.bold("[d]")}ecline  ` +
+      `${style.bold("[c]")}ancel (default decline) `,
+    ["a", "d", "c"],
+    "d",
+    "c",
+    signal,
+  );
+  return key === "a" ? "accept" : key === "d" ? "decline" : "cancel";
+}
+
 /** Options of {@linkcode createElicitationHandler}. */
 export interface ElicitationOptions {
   editor: LineEditor;
@@ -168,16 +187,8 @@ export function createElicitationHandler(
     );
     if (request.mode === "url") {
       output.err(`    ${text(request.url)}\n`);
-      const key = await editor.choose(
-        `    Open this URL and continue? ${style.bold("[a]")}ccept  ${style.bold("[d]")}ecline  ${
-          style.bold("[c]")
-        }ancel (default decline) `,
-        ["a", "d", "c"],
-        "d",
-        "c",
-        signal,
-      );
-      return { action: key === "a" ? "accept" : key === "d" ? "decline" : "cancel" };
+      const action = await chooseAction(options, "Open this URL and continue? [a]ccept", signal);
+      return { action };
     }
     const schema = (request as {
       requestedSchema?: { properties?: Record<string, FieldSchema>; required?: string[] };
@@ -193,16 +204,8 @@ export function createElicitationHandler(
         }\n`,
       );
     }
-    const key = await editor.choose(
-      `    ${style.bold("[a]")}ccept and fill in  ${style.bold("[d]")}ecline  ${
-        style.bold("[c]")
-      }ancel (default decline) `,
-      ["a", "d", "c"],
-      "d",
-      "c",
-      signal,
-    );
-    if (key !== "a") return { action: key === "d" ? "decline" : "cancel" };
+    const action = await chooseAction(options, "[a]ccept and fill in", signal);
+    if (action !== "accept") return { action };
     const content: Record<string, Value> = {};
     for (const [name, field] of fields) {
       const required = schema.required?.includes(name) ?? false;
