@@ -257,6 +257,30 @@ Deno.test("server log messages and list_changed reach the log and the events", a
   await eventually(() => log.matching(/^log level set to debug$/).length === 1, "setLevel sent");
 });
 
+Deno.test("prompts/list_changed: the prompts are listed again and the event names the list", async () => {
+  const tag = newTag();
+  await using session = await managed([tagged("chatty", tag)]);
+  const { manager, events } = session;
+  assert.deepEqual(manager.prompts(), [], "the fixture starts without prompts");
+
+  await manager.callTool("chatty__add-prompt", {});
+  await eventually(
+    () =>
+      events.some((e) =>
+        e.type === "list_changed" && e.server === "chatty" && e.list === "prompts"
+      ),
+    "prompts list_changed event",
+  );
+  assert.deepEqual(
+    manager.prompts().map((p) => [p.server, p.name, p.description]),
+    [["chatty", "prompt-1", "Added later"]],
+  );
+  assert.ok(
+    !events.some((e) => e.type === "list_changed" && e.list !== "prompts"),
+    "only the prompts changed",
+  );
+});
+
 Deno.test("a re-listing cut short by close stops quietly: no warning after the session ends", async () => {
   const tag = newTag();
   const session = await managed([tagged("lagging", tag, ["--slow-relist-ms=2000"])]);

@@ -189,6 +189,123 @@ Deno.test("Connection refused: the provider's address has nothing listening", as
   assert.match(provider.remedy!, /start .* so that it listens/);
 });
 
+/**
+ * A provider address no DNS server is ever asked about: a name with a label longer than 63
+ * characters is refused before any query (fetch rejects it as a TLS server name, the system
+ * resolver and Deno.resolveDns as a DNS name; traced here, none of them opened a socket).
+ */
+const UNRESOLVABLE = `${"a".repeat(70)}.invalid`;
+
+Deno.test("Network unreachable: a proxy that does not listen, and one that is not a URL", async () => {
+  await using box = await sandbox();
+  // The provider's own name cannot resolve: were the proxy bypassed, the request would
+  // still stay on this machine.
+  await writeConfig(box, {
+    LLM: { provider: "openai", model: "gpt-4o-mini", base_url: `https://${UNRESOLVABLE}/v1` },
+    mcpServers: {},
+  });
+  const port = freePort();
+  const proxy = `http://127.0.0.1:${port}`;
+  await writeEnv(box, `LLM_API_KEY=${KEY}\nHTTPS_PROXY=${proxy}\n`);
+  const down = await runDoctor(box);
+  assert.equal(down.code, 1);
+  assert.deepEqual(down.check("proxy"), {
+    name: "proxy",
+    status: "pass",
+    finding: `model requests to ${UNRESOLVABLE} go through the proxy ${proxy} (HTTPS_PROXY)`,
+    remedy: null,
+    details: [],
+  });
+  assert.equal(
+    down.check("dns").finding,
+    "the proxy host 127.0.0.1 is an IP address: nothing to resolve",
+  );
+  const provider = down.check("provider");
+  assert.equal(provider.status, "fail");
+  assert.match(
+    provider.finding,
+    new RegExp(
+      `^Connection refused — nothing accepted the connection to the proxy ` +
+        `http://127\\.0\\.0\\.1:${port} \\(HTTPS_PROXY\\) .*; requests to .* at ` +
+        `${UNRESOLVABLE} go through it$`,
+    ),
+  );
+  assert.equal(
+    provider.remedy,
+    `start the proxy at ${proxy}, or correct HTTPS_PROXY (in .env or the environment); if ` +
+      `${UNRESOLVABLE} should be reached directly, add it to NO_PROXY (or unset HTTPS_PROXY); ` +
+      "then restart patchbay",
+  );
+
+  // A port above 65535: the variable cannot be a proxy's address at all.
+  await writeEnv(box, `LLM_API_KEY=${KEY}\nHTTPS_PROXY=http://127.0.0.1:99999\n`);
+  const invalid = await runDoctor(box);
+  assert.equal(invalid.code, 1);
+  const setting = invalid.check("proxy");
+  assert.equal(setting.status, "fail");
+  assert.equal(setting.code, "network");
+  assert.equal(
+    setting.finding,
+    'Network unreachable — HTTPS_PROXY is not a URL: "http://127.0.0.1:99999"',
+  );
+  assert.equal(
+    setting.remedy,
+    "set the proxy variable to a URL such as http://proxy.example.com:3128, in .env or the " +
+      "environment, then restart patchbay",
+  );
+  assert.equal(invalid.check("dns").status, "skip");
+  assert.match(invalid.check("dns").finding, /the proxy variable is not a URL/);
+  assert.match(invalid.check("provider").finding, /^Invalid proxy setting/);
+});
+
+Deno.test("Network unreachable: the provider's host name does not resolve", async () => {
+  await using box = await sandbox();
+  // Deno.resolveDns answers for the special-use domain .invalid (RFC 6761) itself: here no
+  // query reached even a name server on 127.0.0.1 that was named to it. fetch goes through
+  // the system resolver, which would send one, so LLM_API_KEY stays unset: the provider is
+  // not asked, and only the DNS check looks the name up.
+  const missing = "patchbay-doctor-test.invalid";
+  await writeConfig(box, {
+    LLM: { provider: "openai", model: "gpt-4o-mini", base_url: `https://${missing}/v1` },
+    mcpServers: {},
+  });
+  const noRecord = await runDoctor(box);
+  assert.equal(noRecord.code, 1);
+  assert.equal(noRecord.check("provider").status, "skip");
+  const dns = noRecord.check("dns");
+  assert.equal(dns.status, "fail");
+  assert.equal(dns.code, "network");
+  assert.equal(
+    dns.finding,
+    `Network unreachable — the host name ${missing} does not resolve (no DNS record)`,
+  );
+  assert.equal(dns.remedy, `check the address (LLM.base_url or the provider); ${REMEDY.network}`);
+
+  // A name no resolver accepts fails in the DNS check as it does in the provider request,
+  // with what is wrong with it rather than the resolver's protocol error.
+  await writeConfig(box, {
+    LLM: { provider: "openai", model: "gpt-4o-mini", base_url: `https://${UNRESOLVABLE}/v1` },
+    mcpServers: {},
+  });
+  await writeEnv(box, `LLM_API_KEY=${KEY}\n`);
+  const malformed = await runDoctor(box);
+  assert.equal(malformed.code, 1);
+  const label = malformed.check("dns");
+  assert.equal(label.status, "fail");
+  assert.equal(
+    label.finding,
+    `Network unreachable — the host name ${UNRESOLVABLE} cannot resolve: it has a label of ` +
+      "70 characters (at most 63 are allowed)",
+  );
+  assert.equal(label.remedy, "check the address (LLM.base_url or the provider)");
+  const provider = malformed.check("provider");
+  assert.equal(provider.status, "fail");
+  assert.match(
+    provider.finding,
+    new RegExp(`^Network unreachable — the host name ${UNRESOLVABLE} could not be resolved`),
+  );
+});
+
 Deno.test("a model the provider does not list is a warning with a suggestion", async () => {
   await using llm = await startScriptedLlm({ models: ["gpt-4o-mini", "gpt-4o"] });
   await using box = await sandbox();

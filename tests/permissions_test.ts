@@ -14,7 +14,14 @@ import { resolveCommandPath } from "../lib/permissions/command_path.ts";
 import { compareGrants } from "../lib/permissions/grants.ts";
 import { type PermissionInputs, planPermissions } from "../lib/permissions/plan.ts";
 import { type CliResult, runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
-import { DENO, everythingEntry, filesystemEntry, NODE } from "./support/deps.ts";
+import {
+  DENO,
+  everythingEntry,
+  filesystemEntry,
+  NODE,
+  TEST_SERVER_PACKAGES,
+  testDepsDir,
+} from "./support/deps.ts";
 import { parseDoctor } from "./support/doctor.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 import { processesWith, startEverythingHttp } from "./support/servers.ts";
@@ -363,6 +370,45 @@ Deno.test("the client runs under exactly the printed flags; each removed flag is
   // Without read access to PATH's folders the doctor names the command as Deno resolves it.
   assert.match(missing.finding, /: --allow-run=node$/);
   assert.match(doctorNoRun.check("server:everything").finding, /--allow-run=node was not granted/);
+});
+
+Deno.test("the example configuration, used when there is no servers_config.json: both servers connect under exactly the printed flags; without --allow-run the denial names it", async () => {
+  await using box = await sandbox();
+  // The example starts its servers with `npx -y <package>@<version>`. On a fresh machine
+  // npx downloads them; here the tests may not use the network, so npm runs offline (the
+  // sandbox HOME's .npmrc) and npx finds those exact versions in the working folder's
+  // node_modules: the test servers' install. A version mismatch fails (ENOTCACHED)
+  // instead of downloading.
+  await Deno.symlink(join(testDepsDir(), "node_modules"), join(box.cwd, "node_modules"));
+  await Deno.writeTextFile(join(box.home, ".npmrc"), "offline=true\nupdate-notifier=false\n");
+  const example = new URL("../servers_config.example.json", import.meta.url).pathname;
+  const exampleText = await Deno.readTextFile(example);
+  for (const [name, version] of Object.entries(TEST_SERVER_PACKAGES)) {
+    assert.ok(exampleText.includes(`"${name}@${version}"`), `the example runs ${name}@${version}`);
+  }
+  const fallback = /No servers_config\.json here; using the example configuration /;
+
+  const printed = await runPatchbay(box, ["permissions", "--json"]);
+  assert.equal(printed.code, 0, printed.stderr);
+  const plan = JSON.parse(printed.stdout) as { config: string; flags: string[] };
+  assert.equal(plan.config, example);
+  const npxPath = values(plan.flags, "run")[0];
+  assert.deepEqual(values(plan.flags, "run"), [npxPath], "both servers run npx");
+  assert.match(npxPath, /\/npx$/);
+
+  const tools = await runUnder(box, plan.flags, ["tools"]);
+  assert.equal(tools.code, 0, tools.stderr);
+  assert.match(tools.stdout, /^everything \(\d+ tools\)/m);
+  assert.match(tools.stdout, /^filesystem \(\d+ tools\)/m);
+  assert.match(tools.stderr, fallback);
+  assert.doesNotMatch(tools.stderr, /denied|not granted|Failed to connect/i);
+
+  const noRun = await runUnder(box, without(plan.flags, "run", npxPath), ["tools"]);
+  assert.equal(noRun.code, 1);
+  assert.match(noRun.stderr, /Failed to connect to server 'everything'/);
+  assert.match(noRun.stderr, /Failed to connect to server 'filesystem'/);
+  assert.match(noRun.stderr, /Permission denied: .*--allow-run=npx was not granted/);
+  assert.match(noRun.stderr, /remedy: add --allow-run=npx to the deno run/);
 });
 
 Deno.test("under --allow-run=<commands> a server that ignores stdin's end is still ended", async () => {

@@ -117,6 +117,20 @@ export async function checkDns(
   if (host === "localhost" || host.endsWith(".localhost")) {
     return pass(name, `${what} is this machine: nothing to resolve`);
   }
+  const remedy = proxy
+    ? `check ${proxy.variable}`
+    : "check the address (LLM.base_url or the provider)";
+  const malformed = malformedHostName(host);
+  if (malformed) {
+    return failure(
+      name,
+      new NetworkError(
+        "Network unreachable",
+        `the host name ${host} cannot resolve: ${malformed}`,
+        remedy,
+      ),
+    );
+  }
   if (options.offline) return skip(name, `${what} not resolved (--offline)`);
   const signal = options.signal
     ? AbortSignal.any([options.signal, AbortSignal.timeout(DNS_TIMEOUT_MS)])
@@ -145,8 +159,7 @@ export async function checkDns(
       new NetworkError(
         "Network unreachable",
         `the host name ${host} does not resolve (no DNS record)`,
-        proxy ? `check ${proxy.variable}` : `check the address (LLM.base_url or the provider); ` +
-          REMEDY.network,
+        proxy ? remedy : `${remedy}; ${REMEDY.network}`,
       ),
     );
   }
@@ -155,6 +168,19 @@ export async function checkDns(
     `${what} could not be resolved: ${(errors[0] as Error)?.message ?? "no answer"}`,
     REMEDY.network,
   );
+}
+
+/**
+ * Why no DNS server could ever answer for `host` (RFC 1035: labels of at most 63
+ * characters, names of at most 253), or `undefined`. The resolver refuses such a name
+ * with a bare protocol error; the user needs to hear what is wrong with it.
+ */
+function malformedHostName(host: string): string | undefined {
+  const name = host.replace(/\.$/, "");
+  const label = name.split(".").find((l) => l.length > 63);
+  if (label) return `it has a label of ${label.length} characters (at most 63 are allowed)`;
+  if (name.length > 253) return `it is ${name.length} characters long (at most 253 are allowed)`;
+  return undefined;
 }
 
 function isAddress(host: string): boolean {

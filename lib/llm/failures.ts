@@ -86,7 +86,11 @@ export function classifyFailure(error: unknown, context: ClassifyContext): Attem
   if (/connection refused|os error 111|ECONNREFUSED/i.test(text)) {
     return { kind: "network", problem: "refused", message: text };
   }
-  if (/dns error|failed to lookup|name or service not known|ENOTFOUND|EAI_AGAIN/i.test(text)) {
+  // "invalid dns name": TLS refuses a name no resolver could look up (a label over 63).
+  if (
+    /dns error|invalid dns name|failed to lookup|name or service not known|ENOTFOUND|EAI_AGAIN/i
+      .test(text)
+  ) {
     return { kind: "network", problem: "dns", message: text };
   }
   if (/unreachable|no route to host|os error 10[01]|os error 113|ENETUNREACH/i.test(text)) {
