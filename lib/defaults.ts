@@ -1,6 +1,6 @@
 /**
  * Every default patchbay applies, in one place. README.md's configuration reference
- * mirrors this file; `tests/defaults_test.ts` keeps the two in step.
+ * mirrors this file; `tests/readme_test.ts` keeps the two in step.
  *
  * Units: every duration in configuration is in seconds.
  *

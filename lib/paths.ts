@@ -1,6 +1,6 @@
 /**
- * Where patchbay keeps its files, following the XDG base directory convention
- * (and the platform's own places on macOS and Windows).
+ * Where patchbay keeps its files, following the XDG base directory convention (macOS
+ * included, as command-line tools there usually do) and the platform's own places on Windows.
  *
  * The `start` task grants write access to exactly the Linux defaults below; a user who
  * moves them with XDG_* variables gets a permission message naming the flag to add.
