@@ -54,6 +54,7 @@ export async function chat(options: ChatOptions): Promise<number> {
       runtime,
       output,
       style: stdoutStyle(),
+      errStyle: stderrStyle(),
       presentError,
       yes: options.yes,
       resume: options.resume,

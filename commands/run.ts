@@ -74,6 +74,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
       runtime,
       output,
       style: stdoutStyle(),
+      errStyle: stderrStyle(),
       presentError,
       yes: options.yes,
       resume: options.resume,

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-control-regex -- the colour and escape tests look for ESC
 /**
  * The interactive client as a person uses it: the real `patchbay` (through `deno task
  * start`) in a tmux pseudo-terminal, real server-everything and server-filesystem, and
@@ -6,9 +7,10 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { sandbox, writeConfig } from "./support/cli.ts";
-import { historyFile, replConfig, startRepl } from "./support/repl.ts";
-import { startScriptedLlm } from "./support/scripted_llm.ts";
+import { runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
+import { historyFile, PATCHBAY, replConfig, startRepl, terminalEnv } from "./support/repl.ts";
+import { type ScriptedLlm, startScriptedLlm } from "./support/scripted_llm.ts";
+import { TmuxSession } from "./support/tmux.ts";
 
 Deno.test("every slash command, through a real terminal", async () => {
   await using box = await sandbox();
@@ -92,6 +94,10 @@ Deno.test("every slash command, through a real terminal", async () => {
 
   llm.enqueue({ text: "Hello from the **model**." });
   assert.match(await repl.send("hi there", "Hello from the"), /1 step · 110 tokens/);
+  // NO_COLOR (set in every sandbox): the Markdown as written, and no attribute anywhere.
+  const plain = await repl.tmux.screen({ escapes: true });
+  assert.match(plain, /^Hello from the \*\*model\*\*\.$/m);
+  assert.doesNotMatch(plain, /\x1b/);
   const history = await repl.send("/history", "conversation ");
   assert.match(history, /you\s+hi there/);
   assert.match(history, /model\s+Hello from the \*\*model\*\*\./);
@@ -133,7 +139,52 @@ Deno.test("every slash command, through a real terminal", async () => {
   assert.deepEqual(await repl.leftoverProcesses(), []);
 });
 
-Deno.test("tab completion of commands and tool names; history survives a restart", async () => {
+Deno.test("a broken server beside a good one: /connections says why and what to do; /status counts the limits; /quit", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  const missing = join(box.home, "no-such-server");
+  await writeConfig(
+    box,
+    replConfig(box, llm, {
+      mcpServers: {
+        everything: replConfig(box, llm).mcpServers.everything,
+        broken: { command: missing, args: ["--stdio"] },
+      },
+      AgentConfig: { request_limit: 50, total_tokens_limit: 10_000 },
+    }),
+  );
+  await using repl = await startRepl(box);
+  assert.match(await repl.tmux.screen(), /1 of 2 servers connected/);
+
+  const connections = await repl.send("/connections", /broken: stdio .* · failed since/);
+  assert.match(connections, /Servers +1 of 2 servers connected/);
+  assert.match(connections, /✓ everything\s+connected\s+stdio\s+15 tools, 4 prompts, 7 resources/);
+  assert.match(connections, new RegExp(`✗ broken\\s+failed\\s+stdio\\s+${missing} --stdio\n`));
+  assert.match(connections, /error: Failed to connect to server 'broken': Session terminated/);
+  assert.match(connections, new RegExp(`cause: +command '${missing}' does not exist\n`));
+  assert.match(connections, /remedy: fix the path in "command", or install the server there/);
+  assert.match(connections, /everything: stdio node .*server-everything.* · connected since/);
+
+  // The good server works while the other is down.
+  assert.match(
+    await repl.send('/call everything.echo {"message": "still here"}', "Echo: still here"),
+    /✓ everything › echo/,
+  );
+  llm.enqueue({ text: "Counted." });
+  await repl.send("count this", "Counted.");
+  const status = await repl.send("/status", "Uptime");
+  assert.match(status, /Servers\s+1 connected, 1 failed, 0 other, of 2/);
+  assert.match(status, /Requests\s+1 \(110 tokens\)/);
+  assert.match(
+    status,
+    /Limits\s+request_limit 1\/50, total_tokens_limit 110\/10000, max_steps \d+, tool_call_timeout \d+ s/,
+  );
+  await repl.tmux.submit("/quit");
+  assert.equal(await repl.tmux.exitCode(), 0);
+  assert.deepEqual(await repl.leftoverProcesses(), []);
+});
+
+Deno.test("tab completion of commands, tools, prompts, prompt arguments and resource URIs; history survives a restart", async () => {
   await using box = await sandbox();
   await using llm = await startScriptedLlm();
   await writeConfig(box, replConfig(box, llm));
@@ -150,6 +201,31 @@ Deno.test("tab completion of commands and tool names; history survives a restart
     await repl.tmux.type(' {"message": "tabbed"}');
     await repl.tmux.press("Enter");
     await repl.tmux.waitFor("Echo: tabbed");
+
+    // Prompt names, then the prompt's arguments through the server's completions: the
+    // second argument's values depend on the first (sent as context).
+    await repl.tmux.type("/prompt compl");
+    await repl.tmux.press("Tab");
+    await repl.tmux.waitFor(/› \/prompt completable-prompt$/m);
+    await repl.tmux.type(" department=Eng");
+    await repl.tmux.press("Tab");
+    await repl.tmux.waitFor(/› \/prompt completable-prompt department=Engineering$/m);
+    await repl.tmux.type(" name=A");
+    await repl.tmux.press("Tab");
+    await repl.tmux.waitFor(/› \/prompt completable-prompt department=Engineering name=Alice$/m);
+    llm.enqueue({ text: "Promoted." });
+    await repl.send("", "Promoted.");
+    assert.equal(
+      llm.requests.at(-1)!.body.messages.at(-1).content,
+      "Please promote Alice to the head of the Engineering team.",
+    );
+
+    // Resource URIs.
+    await repl.tmux.type("/resource demo://resource/static/document/archi");
+    await repl.tmux.press("Tab");
+    await repl.tmux.waitFor(/› \/resource demo:\/\/resource\/static\/document\/architecture\.md$/m);
+    await repl.send("", "# Everything Server – Architecture");
+
     await repl.tmux.press("C-d");
     assert.equal(await repl.tmux.exitCode(), 0);
   }
@@ -157,14 +233,201 @@ Deno.test("tab completion of commands and tool names; history survives a restart
     JSON.parse(l)
   );
   // Entries are kept exactly as typed (the completion added the space).
-  assert.deepEqual(saved, ["/status ", '/call everything.echo {"message": "tabbed"}']);
+  assert.deepEqual(saved, [
+    "/status ",
+    '/call everything.echo {"message": "tabbed"}',
+    "/prompt completable-prompt department=Engineering name=Alice",
+    "/resource demo://resource/static/document/architecture.md",
+  ]);
   await using again = await startRepl(box);
   await again.tmux.press("Up");
-  await again.tmux.waitFor('› /call everything.echo {"message": "tabbed"}');
-  await again.tmux.press("Up");
+  await again.tmux.waitFor("› /resource demo://resource/static/document/architecture.md");
+  await again.tmux.press("Up", "Up", "Up");
   await again.tmux.waitFor(/› \/status$/m);
   await again.tmux.press("Enter");
   await again.tmux.waitFor("Uptime");
+});
+
+/** `patchbay sessions --json` in the sandbox: the stored sessions, most recent first. */
+async function storedSessions(box: Sandbox) {
+  const listed = await runPatchbay(box, ["sessions", "--json"]);
+  assert.equal(listed.code, 0, listed.stderr);
+  return JSON.parse(listed.stdout).sessions as { id: string; messages: number; turns: number }[];
+}
+
+/** The messages of one stored session, as `patchbay sessions show --json` gives them. */
+async function storedMessages(box: Sandbox, id: string) {
+  const shown = await runPatchbay(box, ["sessions", "show", id, "--json"]);
+  assert.equal(shown.code, 0, shown.stderr);
+  return (JSON.parse(shown.stdout).messages as { role: string; content: string }[]).map((m) => [
+    m.role,
+    m.content,
+  ]);
+}
+
+/** What the model was sent last, without the system prompt: `[role, content]` pairs. */
+function lastConversation(llm: ScriptedLlm) {
+  return llm.requests.at(-1)!.body.messages
+    .filter((m: { role: string }) => m.role !== "system")
+    .map((m: { role: string; content: string }) => [m.role, m.content]);
+}
+
+Deno.test("multi-line input; Ctrl+D stores the session and leaves no process; --resume continues it; /clear starts another", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, replConfig(box, llm));
+  {
+    await using repl = await startRepl(box);
+    llm.enqueue({ text: "Got two lines." });
+    await repl.expectNext(() => repl.tmux.submit("line one\\"), /^…\s*$/m);
+    await repl.send("line two", "Got two lines.");
+    assert.deepEqual(lastConversation(llm), [["user", "line one\nline two"]]);
+
+    llm.enqueue({ text: "Got a block." });
+    await repl.expectNext(() => repl.tmux.submit('"""'), /^…\s*$/m);
+    await repl.tmux.submit("alpha \\");
+    await repl.tmux.submit("  beta");
+    await repl.send('"""', "Got a block.");
+    assert.deepEqual(lastConversation(llm).at(-1), ["user", "alpha \\\n  beta"]);
+
+    // The check below can see the servers: while the session runs, they are there.
+    const running = await repl.leftoverProcesses();
+    assert.ok(running.some((p) => p.includes("server-everything")), running.join("\n"));
+    assert.ok(running.some((p) => p.includes("server-filesystem")), running.join("\n"));
+    await repl.tmux.press("C-d");
+    assert.equal(await repl.tmux.exitCode(), 0);
+    assert.deepEqual(await repl.leftoverProcesses(), []);
+  }
+  const stored = await storedSessions(box);
+  assert.equal(stored.length, 1);
+  const firstId = stored[0].id;
+  const firstExchange = [
+    ["user", "line one\nline two"],
+    ["assistant", "Got two lines."],
+    ["user", "alpha \\\n  beta"],
+    ["assistant", "Got a block."],
+  ];
+  assert.deepEqual(await storedMessages(box, firstId), firstExchange);
+
+  await using resumed = await startRepl(box, { args: ["--resume", firstId.slice(0, 8)] });
+  assert.match(
+    await resumed.tmux.screen(),
+    new RegExp(`Resuming session ${firstId} \\(4 messages\\)`),
+  );
+  llm.enqueue({ text: "You sent two messages." });
+  await resumed.send("what did I say?", "You sent two messages.");
+  assert.deepEqual(lastConversation(llm), [...firstExchange, ["user", "what did I say?"]]);
+
+  const cleared = await resumed.send("/clear", "New conversation");
+  const secondId = /New conversation ([\w-]+)\./.exec(cleared)![1];
+  assert.notEqual(secondId, firstId);
+  llm.enqueue({ text: "Fresh." });
+  await resumed.send("start afresh", "Fresh.");
+  assert.deepEqual(lastConversation(llm), [["user", "start afresh"]]);
+  await resumed.tmux.submit("/exit");
+  assert.equal(await resumed.tmux.exitCode(), 0);
+
+  assert.deepEqual((await storedSessions(box)).map((s) => [s.id, s.messages]), [
+    [secondId, 2],
+    [firstId, 6],
+  ]);
+  assert.deepEqual(await storedMessages(box, secondId), [
+    ["user", "start afresh"],
+    ["assistant", "Fresh."],
+  ]);
+});
+
+/** The SGR parameters in effect where `text` starts on a `capture-pane -e` screen. */
+function attributesAt(screen: string, text: string): string[] {
+  const at = screen.indexOf(text);
+  assert.ok(at >= 0, `${JSON.stringify(text)} is not on the screen:\n${screen}`);
+  const before = /(?:\x1b\[[0-9;]*m)*$/.exec(screen.slice(0, at))![0];
+  return [...before.matchAll(/\x1b\[([0-9;]*)m/g)].flatMap((m) => m[1].split(";"));
+}
+
+const ESC = "\u001b";
+
+Deno.test("colours in a terminal, none in files; escape sequences from the model and servers never reach the terminal", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, replConfig(box, llm));
+  const colour = { NO_COLOR: undefined };
+  {
+    await using repl = await startRepl(box, { args: ["--yes"], env: colour });
+    const raw = join(box.home, "terminal.raw");
+    await repl.tmux.record(raw);
+    const title = await repl.tmux.title();
+
+    llm.enqueue({ text: "# Plan\n\nThis is **important** and plain.\n" });
+    await repl.send("show me", "and plain.");
+    const styled = await repl.tmux.screen({ escapes: true });
+    assert.deepEqual(attributesAt(styled, "Plan"), ["1", "35"]);
+    assert.ok(attributesAt(styled, "important").includes("1"), "bold is bold");
+    assert.ok(!attributesAt(styled, " and plain.").includes("1"), "bold ends");
+    assert.match(await repl.tmux.screen(), /^Plan\n\nThis is important and plain\.$/m);
+
+    // A tool result and the answer both carry a title change and a screen clear.
+    llm.enqueue(
+      {
+        toolCalls: [{
+          name: "everything__echo",
+          arguments: { message: `${ESC}]0;pwned${ESC}\\visible-echo${ESC}[2J` },
+        }],
+      },
+      { text: `Done: ${ESC}]2;pwned\u0007shown${ESC}[2J text, ${ESC}[31mred${ESC}[0m.` },
+    );
+    const turn = await repl.send("echo it", "Done: shown text, red.");
+    assert.match(turn, /✓ everything › echo \d+ ms\s+Echo: visible-echo\n/);
+    const called = await repl.send(
+      String.raw`/call everything.echo {"message": "\u001b]0;pwned\u0007via-call\u001b[2J"}`,
+      "Echo: via-call",
+    );
+    assert.match(called, /Echo: via-call$/m);
+    assert.match(
+      await repl.send("/history", "conversation "),
+      /model\s+Done: shown text, red\./,
+    );
+    assert.equal(await repl.tmux.title(), title);
+    const screen = await repl.tmux.screen();
+    // The first answer is still there: nothing cleared the screen.
+    assert.match(screen, /This is important and plain\./);
+    // What reached the terminal, byte for byte: the text, and no title or clear sequence.
+    const bytes = await Deno.readTextFile(raw);
+    assert.match(bytes, /Echo: visible-echo/);
+    assert.match(bytes, /\x1b\[1m/, "the recording holds the colours, so it holds escapes");
+    assert.doesNotMatch(bytes, /\x1b\]/);
+    assert.doesNotMatch(bytes, /\x1b\[2J/);
+    assert.doesNotMatch(bytes, /\x1b\[31m/);
+    await repl.tmux.submit("/exit");
+    assert.equal(await repl.tmux.exitCode(), 0);
+  }
+
+  // One-shot runs with a terminal on one stream and a file on the other: the file gets
+  // plain text, the terminal its colours.
+  llm.enqueue({ text: "# Plan\n\nThis is **important** and plain.\n" });
+  llm.enqueue(
+    { toolCalls: [{ name: "everything__echo", arguments: { message: "to the log" } }] },
+    { text: "A **styled** answer." },
+  );
+  const patchbay = PATCHBAY.map((word) => `'${word}'`).join(" ");
+  await using shell = await TmuxSession.start({
+    command: [
+      "sh",
+      "-c",
+      `${patchbay} run "render this" > answer.txt && ${patchbay} run --yes "log this" 2> status.txt`,
+    ],
+    env: terminalEnv(box, colour),
+    cwd: box.cwd,
+  });
+  assert.equal(await shell.exitCode(30_000), 0, await shell.screen());
+  assert.equal(
+    await Deno.readTextFile(join(box.cwd, "answer.txt")),
+    "# Plan\n\nThis is **important** and plain.\n",
+  );
+  const status = await Deno.readTextFile(join(box.cwd, "status.txt"));
+  assert.match(status, /everything › echo/);
+  assert.doesNotMatch(status, /\x1b/);
+  assert.ok(attributesAt(await shell.screen({ escapes: true }), "styled").includes("1"));
 });
 
 Deno.test("Ctrl+C cancels a streamed answer and a running tool call; twice at the prompt exits", async () => {
@@ -190,12 +453,18 @@ Deno.test("Ctrl+C cancels a streamed answer and a running tool call; twice at th
   llm.enqueue({
     toolCalls: [{
       name: "everything__trigger-long-running-operation",
-      arguments: { duration: 30, steps: 30 },
+      arguments: { duration: 30, steps: 60 },
     }],
   });
   await repl.expectNext(
     () => repl.tmux.submit("run the long task"),
     "everything › trigger-long-running-operation",
+  );
+  // The server's progress notifications show on the spinner line, step after step.
+  const progress = /everything › trigger-long-running-operation (\d+)\/60$/m;
+  const step = Number(progress.exec(await repl.tmux.waitFor(progress))![1]);
+  await repl.tmux.waitFor(
+    new RegExp(`everything › trigger-long-running-operation (?!${step}/)\\d+/60$`, "m"),
   );
   const cancelled = await repl.expectNext(() => repl.tmux.press("C-c"), "⊘ cancelled");
   assert.doesNotMatch(cancelled, /error:/);
@@ -214,7 +483,7 @@ Deno.test("Ctrl+C cancels a streamed answer and a running tool call; twice at th
   assert.deepEqual(await repl.leftoverProcesses(), []);
 });
 
-Deno.test("tool approval: no, yes, always for this tool (default No)", async () => {
+Deno.test("tool approval: no, yes, always for this tool, always for this server (default No)", async () => {
   await using box = await sandbox();
   await using llm = await startScriptedLlm();
   await writeConfig(box, replConfig(box, llm));
@@ -252,6 +521,26 @@ Deno.test("tool approval: no, yes, always for this tool (default No)", async () 
     m.role === "tool"
   );
   assert.match(toolResults.at(-1).content, /declined/i);
+
+  // Always for this server: get-sum once more, then a tool never approved runs unasked.
+  llm.enqueue({ toolCalls: [{ name: "everything__get-sum", arguments: { a: 2, b: 3 } }] }, {
+    text: "Server trusted.",
+  });
+  await repl.expectNext(() => repl.tmux.submit("sum again"), "(default No)");
+  const server = await repl.expectNext(() => repl.tmux.press("s"), "Server trusted.");
+  assert.match(server, /✓ everything › get-sum \d+ ms\s+The sum of 2 and 3 is 5\./);
+  llm.enqueue({ toolCalls: [{ name: "everything__get-tiny-image", arguments: {} }] }, {
+    text: "Image fetched.",
+  });
+  const unasked = await repl.send("an image", "Image fetched.");
+  assert.doesNotMatch(unasked, /default No/);
+  assert.match(unasked, /✓ everything › get-tiny-image \d+ ms/);
+  // Another server's tools still ask.
+  llm.enqueue({
+    toolCalls: [{ name: "filesystem__list_allowed_directories", arguments: {} }],
+  }, { text: "Asked again." });
+  await repl.expectNext(() => repl.tmux.submit("list dirs"), "(default No)");
+  await repl.expectNext(() => repl.tmux.press("n"), "Asked again.");
 });
 
 Deno.test("an elicitation request is a form in the terminal", async () => {

@@ -15,7 +15,8 @@ export type LoopEnd = "exit" | "eof" | "interrupt";
 
 /** The banner: version, model, servers, memory, and how to get help. */
 export function banner(session: ClientSession, renderServers: StatusRenderer): string {
-  const { style, runtime } = session;
+  // Printed on stderr.
+  const { errStyle: style, runtime } = session;
   const { llm } = runtime.config;
   const model = session.modelError
     ? `${llm.provider}/${llm.model} ${
@@ -38,7 +39,7 @@ export async function runLoop(
   renderServers: StatusRenderer,
 ): Promise<LoopEnd> {
   const registry = slashCommands(renderServers);
-  const { editor, output, style } = session;
+  const { editor, output, style, errStyle } = session;
   const prompt = session.editor.interactive ? `${style.bold(style.green("›"))} ` : "";
   let interruptedOnce = false;
   for (;;) {
@@ -55,7 +56,7 @@ export async function runLoop(
       }
       if (interruptedOnce) return "interrupt";
       interruptedOnce = true;
-      output.err(style.dim("(Ctrl+C again to exit, or Ctrl+D)\n"));
+      output.err(errStyle.dim("(Ctrl+C again to exit, or Ctrl+D)\n"));
       continue;
     }
     interruptedOnce = false;
@@ -71,7 +72,7 @@ export async function runLoop(
       const suggestion = registry.suggest(slash.name);
       output.err(
         `Unknown command /${slash.name}${suggestion ? ` — did you mean /${suggestion}?` : ""}` +
-          style.dim(" (/help lists the commands)\n"),
+          errStyle.dim(" (/help lists the commands)\n"),
       );
       continue;
     }

@@ -38,7 +38,10 @@ const LOUD_LOG_LEVELS = new Set(["warning", "error", "critical", "alert", "emerg
 export interface SessionOptions {
   runtime: Runtime;
   output: TerminalOutput;
+  /** Colours of what goes to stdout (answers, command output). */
   style: Style;
+  /** Colours of what goes to stderr (status, tool lines, notices). @default style */
+  errStyle?: Style;
   /** Turns an error into the lines a person reads (the command layer's formatter). */
   presentError: (error: unknown) => string;
   /** Approve every tool call and sampling request. @default false */
@@ -63,7 +66,10 @@ export interface SessionOptions {
 export class ClientSession {
   readonly runtime: Runtime;
   readonly output: TerminalOutput;
+  /** Colours for stdout. */
   readonly style: Style;
+  /** Colours for stderr. */
+  readonly errStyle: Style;
   readonly editor: LineEditor;
   readonly ui: AgentUi;
   /** A person can answer questions at the terminal. */
@@ -86,6 +92,7 @@ export class ClientSession {
     this.runtime = options.runtime;
     this.output = options.output;
     this.style = options.style;
+    this.errStyle = options.errStyle ?? options.style;
     this.presentError = options.presentError;
     this.editor = new LineEditor({
       historyFile: statePath("history"),
@@ -96,6 +103,7 @@ export class ClientSession {
     this.ui = options.ui ?? new TerminalUi({
       output: this.output,
       style: this.style,
+      errStyle: this.errStyle,
       editor: this.interactive ? this.editor : undefined,
       autoApprove: options.yes,
       width: terminalWidth(),
@@ -161,7 +169,11 @@ export class ClientSession {
     const handlers: ServerRequestHandlers = {
       sampling: this.model?.sampling ?? this.#refuseSampling(),
       elicitation: this.interactive
-        ? createElicitationHandler({ editor: this.editor, output: this.output, style: this.style })
+        ? createElicitationHandler({
+          editor: this.editor,
+          output: this.output,
+          style: this.errStyle,
+        })
         : declineElicitation,
     };
     const enabled = runtime.config.servers.filter((s) => !s.disabled).length;
@@ -216,7 +228,7 @@ export class ClientSession {
       this.ui.textDone();
       this.output.stopSpinner();
       if (error instanceof CancelledError) {
-        this.output.err(this.style.yellow("⊘ cancelled\n"));
+        this.output.err(this.errStyle.yellow("⊘ cancelled\n"));
       } else {
         this.output.err(`${this.presentError(error)}\n`);
       }
@@ -280,7 +292,7 @@ export class ClientSession {
       }`,
       formatDuration(ms),
     ];
-    this.output.err(this.style.dim(`  ${parts.join(" · ")}\n`));
+    this.output.err(this.errStyle.dim(`  ${parts.join(" · ")}\n`));
   }
 
   /** Writes an unprompted notice (server and memory events) around the prompt. */
@@ -311,9 +323,9 @@ export class ClientSession {
         if (event.state === "failed" && event.error && !this.#refreshing) {
           say(`${this.presentError(event.error)}\n`);
         } else if (event.state === "reconnecting") {
-          say(this.style.yellow(`⟳ ${server}: connection lost, reconnecting\n`));
+          say(this.errStyle.yellow(`⟳ ${server}: connection lost, reconnecting\n`));
         } else if (event.state === "connected" && Date.now() - this.startedAt > 1000) {
-          say(this.style.dim(`✓ ${server}: connected\n`));
+          say(this.errStyle.dim(`✓ ${server}: connected\n`));
         }
         break;
       case "list_changed": {
@@ -322,20 +334,20 @@ export class ClientSession {
         if (event.list !== "tools") break;
         const change = this.#toolsChange(event.server);
         if (change) {
-          say(this.style.dim(`↻ ${server}: tools changed (${stripTerminalEscapes(change)})\n`));
+          say(this.errStyle.dim(`↻ ${server}: tools changed (${stripTerminalEscapes(change)})\n`));
         }
         break;
       }
       case "resource_updated":
         say(
-          this.style.dim(`↻ ${server}: ${stripTerminalEscapes(event.uri)} updated\n`),
+          this.errStyle.dim(`↻ ${server}: ${stripTerminalEscapes(event.uri)} updated\n`),
         );
         break;
       case "log":
         if (LOUD_LOG_LEVELS.has(event.level) || this.runtime.logger.debugMode) {
           const data = typeof event.data === "string" ? event.data : JSON.stringify(event.data);
           say(
-            this.style.dim(`[${server}] ${event.level}: ${stripTerminalEscapes(data)}\n`),
+            this.errStyle.dim(`[${server}] ${event.level}: ${stripTerminalEscapes(data)}\n`),
           );
         }
         break;
@@ -347,11 +359,11 @@ export class ClientSession {
     const quiet = event.type === "restored" || event.type === "replayed" ||
       event.type === "write-recovered";
     this.#notify(
-      quiet ? this.style.dim(`${event.message}\n`) : this.style.yellow(`${event.message}\n`),
+      quiet ? this.errStyle.dim(`${event.message}\n`) : this.errStyle.yellow(`${event.message}\n`),
     );
     if (error && event.type !== "unavailable") this.#notify(`${this.presentError(error)}\n`);
     if (error && event.type === "unavailable") {
-      this.#notify(this.style.dim(`  cause:  ${error.reason}\n  remedy: ${error.remedy}\n`));
+      this.#notify(this.errStyle.dim(`  cause:  ${error.reason}\n  remedy: ${error.remedy}\n`));
     }
   }
 

@@ -37,7 +37,13 @@ const RESULT_PREVIEW_CHARS = 100;
 /** Options of {@linkcode TerminalUi}. */
 export interface TerminalUiOptions {
   output: TerminalOutput;
+  /** Colours of the answer (stdout). */
   style: Style;
+  /**
+   * Colours of the status lines (stderr): each stream gets colour only when it is a
+   * terminal, so `run … 2> log` keeps the log plain. @default style
+   */
+  errStyle?: Style;
   /** Asks approval questions; absent: nobody can answer, so calls are declined. */
   editor?: LineEditor;
   /** Approve every tool call and sampling request (`--yes`). @default false */
@@ -51,7 +57,9 @@ export interface TerminalUiOptions {
 /** {@linkcode AgentUi} for a terminal. */
 export class TerminalUi implements AgentUi {
   readonly #out: TerminalOutput;
+  /** Colours of what goes to stderr: everything but the answer. */
   readonly #style: Style;
+  readonly #color: boolean;
   readonly #editor?: LineEditor;
   readonly #autoApprove: boolean;
   readonly #width: number;
@@ -63,7 +71,8 @@ export class TerminalUi implements AgentUi {
 
   constructor(options: TerminalUiOptions) {
     this.#out = options.output;
-    this.#style = options.style;
+    this.#style = options.errStyle ?? options.style;
+    this.#color = options.style.enabled;
     this.#editor = options.editor;
     this.#autoApprove = options.autoApprove ?? false;
     this.#width = options.width ?? 80;
@@ -76,7 +85,7 @@ export class TerminalUi implements AgentUi {
   }
 
   textDelta(text: string): void {
-    this.#markdown ??= new MarkdownStream({ color: this.#style.enabled, width: this.#width });
+    this.#markdown ??= new MarkdownStream({ color: this.#color, width: this.#width });
     this.#out.out(this.#markdown.push(this.#escapes.push(text)));
   }
 

@@ -14,6 +14,9 @@ import { TmuxSession } from "./tmux.ts";
 
 const DENO_JSON = fileURLToPath(new URL("../../deno.json", import.meta.url));
 
+/** The command that starts patchbay the way a user does (`deno task start`). */
+export const PATCHBAY = [DENO, "task", "--quiet", "--config", DENO_JSON, "start"] as const;
+
 /** A configuration with server-everything and server-filesystem, and the scripted model. */
 export function replConfig(box: Sandbox, llm: ScriptedLlm, extra: Record<string, unknown> = {}) {
   return {
@@ -29,19 +32,31 @@ export function replConfig(box: Sandbox, llm: ScriptedLlm, extra: Record<string,
 /** Options of {@linkcode startRepl}. */
 export interface StartReplOptions {
   args?: string[];
-  env?: Record<string, string>;
+  /** Variables added to the sandbox's environment; `undefined` removes one (`NO_COLOR`). */
+  env?: Record<string, string | undefined>;
+}
+
+/** The sandbox's environment for a program in the terminal, with `changes` applied. */
+export function terminalEnv(
+  box: Sandbox,
+  changes: Record<string, string | undefined> = {},
+): Record<string, string> {
+  const env: Record<string, string | undefined> = {
+    ...box.env,
+    TERM: "xterm-256color",
+    LLM_API_KEY: "test-key",
+    ...changes,
+  };
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
 }
 
 /** Starts `deno task start` in tmux, in the sandbox, and waits for the prompt. */
 export async function startRepl(box: Sandbox, options: StartReplOptions = {}): Promise<Repl> {
   const tmux = await TmuxSession.start({
-    command: [DENO, "task", "--quiet", "--config", DENO_JSON, "start", ...(options.args ?? [])],
-    env: {
-      ...box.env,
-      TERM: "xterm-256color",
-      LLM_API_KEY: "test-key",
-      ...options.env,
-    },
+    command: [...PATCHBAY, ...(options.args ?? [])],
+    env: terminalEnv(box, options.env),
     cwd: box.cwd,
     width: 160,
     height: 50,
@@ -70,16 +85,35 @@ export class Repl implements AsyncDisposable {
     return (await this.tmux.waitFor(expect, { after: before })).slice(before);
   }
 
-  /** Processes still running with the sandbox's path in their command line (orphans). */
+  /**
+   * Processes of this sandbox still alive, as `pid command line`: patchbay itself and the
+   * servers it started (recognised by the sandbox's HOME in their environment, which
+   * patchbay passes on, or its path on their command line). The pane's own shell and
+   * tmux are not counted.
+   */
   async leftoverProcesses(): Promise<string[]> {
-    const { stdout } = await new Deno.Command("pgrep", {
-      args: ["-af", this.box.home],
-      stdout: "piped",
-    })
-      .output();
-    return new TextDecoder().decode(stdout).split("\n").filter((line) =>
-      line.trim() && !line.includes("pgrep") && !line.includes("tmux")
-    );
+    const pane = await this.tmux.panePid();
+    const found: string[] = [];
+    for (const entry of Deno.readDirSync("/proc")) {
+      const pid = Number(entry.name);
+      if (!Number.isInteger(pid) || pid === pane || pid === Deno.pid) continue;
+      try {
+        const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+        if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
+        const command = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0").join(" ")
+          .trim();
+        const environment = Deno.readTextFileSync(`/proc/${pid}/environ`).split("\0");
+        if (/^(\S*\/)?tmux\b/.test(command)) continue;
+        if (
+          command.includes(this.box.home) || environment.includes(`HOME=${this.box.home}`)
+        ) {
+          found.push(`${pid} ${command}`);
+        }
+      } catch {
+        // Exited while listing, or not ours to read.
+      }
+    }
+    return found;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -98,10 +98,42 @@ export class TmuxSession implements AsyncDisposable {
     await this.press("Enter");
   }
 
-  /** The visible screen plus scrollback, wrapped lines joined, trailing blanks trimmed. */
-  async screen(): Promise<string> {
-    const text = await this.#tmux("capture-pane", "-t", this.#name, "-p", "-J", "-S", "-2000");
+  /**
+   * The visible screen plus scrollback, wrapped lines joined, trailing blanks trimmed.
+   * With `escapes`, the text's attributes (colours, bold) are kept as SGR sequences, as
+   * tmux renders them (`\x1b[1m\x1b[35m`, not necessarily the program's own bytes).
+   */
+  async screen(options: { escapes?: boolean } = {}): Promise<string> {
+    const text = await this.#tmux(
+      "capture-pane",
+      "-t",
+      this.#name,
+      "-p",
+      "-J",
+      ...(options.escapes ? ["-e"] : []),
+      "-S",
+      "-2000",
+    );
     return text.replace(/\s+$/, "");
+  }
+
+  /** The pane's title (what an OSC 0/2 sequence from the program would change). */
+  async title(): Promise<string> {
+    return (await this.#tmux("display-message", "-p", "-t", this.#name, "#{pane_title}")).trim();
+  }
+
+  /** The pane's own process (the shell that runs the program, then waits). */
+  async panePid(): Promise<number> {
+    return Number(await this.#tmux("display-message", "-p", "-t", this.#name, "#{pane_pid}"));
+  }
+
+  /**
+   * Appends every byte the program writes to the terminal from now on to `file` (raw,
+   * escape sequences included): what reached the terminal, not how tmux drew it. The
+   * recorder is a `cat` whose command line names `file`.
+   */
+  async record(file: string): Promise<void> {
+    await this.#tmux("pipe-pane", "-t", this.#name, `cat >> ${shellQuote(file)}`);
   }
 
   /**
