@@ -11,6 +11,7 @@ import { runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.t
 import { historyFile, PATCHBAY, replConfig, startRepl, terminalEnv } from "./support/repl.ts";
 import { type ScriptedLlm, startScriptedLlm } from "./support/scripted_llm.ts";
 import { TmuxSession } from "./support/tmux.ts";
+import { everythingEntry, NODE } from "./support/deps.ts";
 
 Deno.test("every slash command, through a real terminal", async () => {
   await using box = await sandbox();
@@ -182,6 +183,39 @@ Deno.test("a broken server beside a good one: /connections says why and what to 
   await repl.tmux.submit("/quit");
   assert.equal(await repl.tmux.exitCode(), 0);
   assert.deepEqual(await repl.leftoverProcesses(), []);
+});
+
+Deno.test("without a usable key: the model is refused with its remedy, servers still work, /status shows the limits", async () => {
+  await using box = await sandbox();
+  await writeConfig(box, {
+    LLM: { provider: "openai", model: "gpt-4o-mini" },
+    mcpServers: { everything: { command: NODE, args: [everythingEntry(), "stdio"] } },
+    AgentConfig: { request_limit: 7 },
+  });
+  await using repl = await startRepl(box, { env: { LLM_API_KEY: undefined } });
+  assert.match(
+    await repl.tmux.screen(),
+    /openai\/gpt-4o-mini \(Invalid API key: LLM_API_KEY is not set/,
+  );
+
+  const refused = await repl.send("hello", /remedy: set LLM_API_KEY/);
+  assert.match(refused, /error: Invalid API key/);
+  assert.match(
+    await repl.send(
+      '/call everything.echo {"message": "no model needed"}',
+      "Echo: no model needed",
+    ),
+    /✓ everything › echo/,
+  );
+  const status = await repl.send("/status", "Uptime");
+  assert.match(status, /Model\s+openai \/ gpt-4o-mini \(unusable: Invalid API key\)/);
+  assert.match(status, /Requests\s+0\n/);
+  assert.match(
+    status,
+    /Limits\s+request_limit 0\/7, total_tokens_limit 0\/unlimited, max_steps \d+, tool_call_timeout \d+ s/,
+  );
+  await repl.tmux.submit("/exit");
+  assert.equal(await repl.tmux.exitCode(), 0);
 });
 
 Deno.test("tab completion of commands, tools, prompts, prompt arguments and resource URIs; history survives a restart", async () => {

@@ -120,9 +120,12 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
         const connected = states.filter((st) => st.state === "connected").length;
         const failed = states.filter((st) => st.state === "failed").length;
         const snapshot = s.model?.stats.snapshot();
-        const limits =
-          snapshot?.limits.map((l) => `${l.name} ${l.used}/${l.limit ?? "unlimited"}`).join(", ") ??
-            "";
+        // Without a usable model nothing is spent, but the configured limits still hold.
+        const spent = snapshot?.limits ?? [
+          { name: "request_limit", used: 0, limit: config.agent.requestLimit },
+          { name: "total_tokens_limit", used: 0, limit: config.agent.totalTokensLimit },
+        ];
+        const limits = spent.map((l) => `${l.name} ${l.used}/${l.limit ?? "unlimited"}`).join(", ");
         const rows: [string, string][] = [
           ["Version", `patchbay ${VERSION}`],
           [
@@ -146,9 +149,7 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
           ],
           [
             "Limits",
-            limits
-              ? `${limits}, max_steps ${config.agent.maxSteps}, tool_call_timeout ${config.agent.toolCallTimeoutSeconds} s`
-              : "-",
+            `${limits}, max_steps ${config.agent.maxSteps}, tool_call_timeout ${config.agent.toolCallTimeoutSeconds} s`,
           ],
           ["Debug", logger.debugMode ? "on" : "off"],
           ["Log file", logger.path ?? "none (not writable)"],
