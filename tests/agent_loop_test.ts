@@ -1,7 +1,8 @@
 /**
  * The agent loop end to end: the scripted model server drives real MCP servers
- * (server-everything and server-filesystem over stdio). Each test checks what the user
- * sees (the scripted UI), the usage figures, and the history handed to the memory hook.
+ * (server-everything and server-filesystem over stdio) through patchbay's connection
+ * manager. Each test checks what the user sees (the scripted UI), the usage figures, and the
+ * history handed to the memory hook.
  */
 
 import assert from "node:assert/strict";
@@ -23,13 +24,15 @@ import {
 import {
   assertConsistent,
   buildAgent,
-  everythingServer,
+  connectServers,
   filesystemServer,
   noTools,
   roles,
+  tapped,
+  type TappedEntry,
 } from "./support/agent_fixtures.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
-import { SdkToolHost } from "./support/sdk_tool_host.ts";
+import { eventually, everythingStdio } from "./support/servers.ts";
 
 Deno.test("a plain answer streams to the UI and lands in the history with its usage", async () => {
   await using llm = await startScriptedLlm({
@@ -75,11 +78,11 @@ Deno.test("a plain answer streams to the UI and lands in the history with its us
 });
 
 Deno.test("one tool call: the model calls echo, reads the result, answers", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using host = await connectServers([everythingStdio()]);
   await using llm = await startScriptedLlm({
     replies: [
       {
-        toolCalls: [{ name: "everything_echo", arguments: { message: "ping" } }],
+        toolCalls: [{ name: "everything__echo", arguments: { message: "ping" } }],
         usage: { prompt_tokens: 900, completion_tokens: 20 },
       },
       { text: "The server said ping.", usage: { prompt_tokens: 950, completion_tokens: 6 } },
@@ -123,7 +126,7 @@ Deno.test("one tool call: the model calls echo, reads the result, answers", asyn
   );
   assert.ok(
     llm.requests[0].body.tools.some((t: { function: { name: string } }) =>
-      t.function.name === "everything_echo"
+      t.function.name === "everything__echo"
     ),
   );
   assert.equal(f.stats.snapshot().tools.everything.calls, 1);
@@ -133,17 +136,17 @@ Deno.test("tool calls in one step run concurrently across two servers", async ()
   const dir = await Deno.makeTempDir({ prefix: "patchbay-fs-" });
   await Deno.writeTextFile(join(dir, "notes.txt"), "alpha\nbeta\n");
   try {
-    await using host = await SdkToolHost.start([everythingServer(), filesystemServer(dir)]);
+    await using host = await connectServers([everythingStdio(), filesystemServer(dir)]);
     await using llm = await startScriptedLlm({
       replies: [
         {
           toolCalls: [
             {
-              name: "everything_trigger-long-running-operation",
+              name: "everything__trigger-long-running-operation",
               arguments: { duration: 0.6, steps: 2 },
             },
-            { name: "fs_read_text_file", arguments: { path: join(dir, "notes.txt") } },
-            { name: "everything_get-sum", arguments: { a: 2, b: 3 } },
+            { name: "fs__read_text_file", arguments: { path: join(dir, "notes.txt") } },
+            { name: "everything__get-sum", arguments: { a: 2, b: 3 } },
           ],
         },
         { text: "Done." },
@@ -192,10 +195,10 @@ Deno.test("tool calls in one step run concurrently across two servers", async ()
 Deno.test("a tool error goes back to the model, and the user sees cause and remedy", async () => {
   const dir = await Deno.makeTempDir({ prefix: "patchbay-fs-" });
   try {
-    await using host = await SdkToolHost.start([filesystemServer(dir)]);
+    await using host = await connectServers([filesystemServer(dir)]);
     await using llm = await startScriptedLlm({
       replies: [
-        { toolCalls: [{ name: "fs_read_text_file", arguments: { path: "/etc/hostname" } }] },
+        { toolCalls: [{ name: "fs__read_text_file", arguments: { path: "/etc/hostname" } }] },
         { text: "I may not read that file." },
       ],
     });
@@ -232,10 +235,10 @@ Deno.test("a file the server may not read is reported as Permission denied with 
   await Deno.writeTextFile(locked, "secret");
   await Deno.chmod(locked, 0o000);
   try {
-    await using host = await SdkToolHost.start([filesystemServer(dir)]);
+    await using host = await connectServers([filesystemServer(dir)]);
     await using llm = await startScriptedLlm({
       replies: [
-        { toolCalls: [{ name: "fs_read_text_file", arguments: { path: locked } }] },
+        { toolCalls: [{ name: "fs__read_text_file", arguments: { path: locked } }] },
         { text: "The file is not readable." },
       ],
     });
@@ -258,12 +261,13 @@ Deno.test("a file the server may not read is reported as Permission denied with 
 });
 
 Deno.test("a tool past tool_call_timeout is cancelled and the model told Tool timeout", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using tap = await tapped(everythingStdio());
+  await using host = await connectServers([tap.entry]);
   await using llm = await startScriptedLlm({
     replies: [
       {
         toolCalls: [{
-          name: "everything_trigger-long-running-operation",
+          name: "everything__trigger-long-running-operation",
           arguments: { duration: 5, steps: 5 },
         }],
       },
@@ -299,14 +303,15 @@ Deno.test("a tool past tool_call_timeout is cancelled and the model told Tool ti
       "(AgentConfig.tool_call_timeout) and was cancelled.",
   );
   assert.equal(f.stored[2].isError, true);
-  const cancelled = host.sentNotifications.filter((n) => n.method === "notifications/cancelled");
-  assert.equal(cancelled.length, 1, "the MCP request was cancelled on the server");
+  const { calls, cancelled } = await cancellations(tap, "trigger-long-running-operation");
+  assert.equal(calls.length, 1);
+  assert.deepEqual(cancelled, calls, "the MCP request was cancelled on the server");
   assert.equal(f.stats.snapshot().tools.everything.timeouts, 1);
 });
 
 Deno.test("max_steps stops a turn that keeps calling tools, history intact", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
-  const call = { toolCalls: [{ name: "everything_echo", arguments: { message: "again" } }] };
+  await using host = await connectServers([everythingStdio()]);
+  const call = { toolCalls: [{ name: "everything__echo", arguments: { message: "again" } }] };
   await using llm = await startScriptedLlm({ replies: [call, call, call] });
   using f = buildAgent({
     baseUrl: llm.baseUrl,
@@ -332,9 +337,9 @@ Deno.test("max_steps stops a turn that keeps calling tools, history intact", asy
 });
 
 Deno.test("request_limit stops the turn before the request that would pass it", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using host = await connectServers([everythingStdio()]);
   await using llm = await startScriptedLlm({
-    replies: [{ toolCalls: [{ name: "everything_echo", arguments: { message: "x" } }] }, {
+    replies: [{ toolCalls: [{ name: "everything__echo", arguments: { message: "x" } }] }, {
       text: "never sent",
     }],
   });
@@ -497,16 +502,17 @@ Deno.test("aborting mid-stream stops the answer and keeps it, marked, in the his
 });
 
 Deno.test("aborting mid-tool-call cancels the MCP request and records the cancellation", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using tap = await tapped(everythingStdio());
+  await using host = await connectServers([tap.entry]);
   await using llm = await startScriptedLlm({
     replies: [
       {
         toolCalls: [
           {
-            name: "everything_trigger-long-running-operation",
+            name: "everything__trigger-long-running-operation",
             arguments: { duration: 5, steps: 10 },
           },
-          { name: "everything_echo", arguments: { message: "quick" } },
+          { name: "everything__echo", arguments: { message: "quick" } },
         ],
       },
       { text: "Understood." },
@@ -531,7 +537,9 @@ Deno.test("aborting mid-tool-call cancels the MCP request and records the cancel
   assert.equal(f.stored[2].content, CANCELLED_RESULT);
   assert.equal(f.stored[2].isError, true);
   assert.equal(f.stored[3].content, "Echo: quick");
-  await waitFor(() => host.sentNotifications.some((n) => n.method === "notifications/cancelled"));
+  const { calls, cancelled } = await cancellations(tap, "trigger-long-running-operation");
+  assert.equal(calls.length, 1);
+  assert.deepEqual(cancelled, calls, "only the long operation was cancelled on the server");
   assert.equal(f.stats.snapshot().tools.everything.cancelled, 1);
 
   await f.agent.runTurn("Never mind");
@@ -540,12 +548,12 @@ Deno.test("aborting mid-tool-call cancels the MCP request and records the cancel
 });
 
 Deno.test("aborting while an approval is pending cancels every call of the step", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using host = await connectServers([everythingStdio()]);
   await using llm = await startScriptedLlm({
     replies: [{
       toolCalls: [
-        { name: "everything_echo", arguments: { message: "a" } },
-        { name: "everything_get-sum", arguments: { a: 1, b: 2 } },
+        { name: "everything__echo", arguments: { message: "a" } },
+        { name: "everything__get-sum", arguments: { a: 1, b: 2 } },
       ],
     }],
   });
@@ -571,10 +579,10 @@ Deno.test("aborting while an approval is pending cancels every call of the step"
 });
 
 Deno.test("a declined call is not run; the model is told so", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using host = await connectServers([everythingStdio()]);
   await using llm = await startScriptedLlm({
     replies: [
-      { toolCalls: [{ name: "everything_get-env", arguments: {} }] },
+      { toolCalls: [{ name: "everything__get-env", arguments: {} }] },
       { text: "OK, I will not." },
     ],
   });
@@ -593,13 +601,13 @@ Deno.test("a declined call is not run; the model is told so", async () => {
 });
 
 Deno.test("invalid arguments and unknown tools are answered, not run", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using host = await connectServers([everythingStdio()]);
   await using llm = await startScriptedLlm({
     replies: [
       {
         toolCalls: [
-          { name: "everything_echo", arguments: '{"message": "unterminated' },
-          { name: "everything_ecko", arguments: { message: "typo" } },
+          { name: "everything__echo", arguments: '{"message": "unterminated' },
+          { name: "everything__ecko", arguments: { message: "typo" } },
         ],
       },
       { text: "Let me fix that." },
@@ -614,16 +622,16 @@ Deno.test("invalid arguments and unknown tools are answered, not run", async () 
   );
   assert.match(
     f.stored[3].content!,
-    /^Tool execution failed: there is no tool named "everything_ecko"\. Did you mean "everything_echo"\?/,
+    /^Tool execution failed: there is no tool named "everything__ecko"\. Did you mean "everything__echo"\?/,
   );
   const ends = f.ui.ofType("toolEnd").map((e) => e.end);
   assert.deepEqual(ends.map((end) => end.status), ["error", "error"]);
   assert.equal(ends[0].error?.message, "Tool execution failed: everything/echo");
   assert.equal(ends[0].error?.remedy, TOOL_REMEDY.invalidArguments);
-  assert.equal(ends[1].error?.message, "Tool execution failed: everything_ecko");
+  assert.equal(ends[1].error?.message, "Tool execution failed: everything__ecko");
   assert.equal(
     ends[1].error?.reason,
-    'the model asked for a tool named "everything_ecko", which no connected server offers ' +
+    'the model asked for a tool named "everything__ecko", which no connected server offers ' +
       "(closest: everything/echo)",
   );
   assert.equal(ends[1].error?.remedy, TOOL_REMEDY.unknownTool);
@@ -638,6 +646,30 @@ async function capture(promise: Promise<unknown>): Promise<PatchbayError> {
     return error as PatchbayError;
   }
   throw new assert.AssertionError({ message: "expected a rejection" });
+}
+
+/**
+ * The ids of the `tools/call` requests for `tool` that patchbay sent the tapped server, and
+ * the ids its `notifications/cancelled` named, once one has arrived.
+ */
+async function cancellations(
+  tap: TappedEntry,
+  tool: string,
+): Promise<{ calls: unknown[]; cancelled: unknown[] }> {
+  type Sent = { id?: unknown; method?: string; params?: Record<string, unknown> };
+  let sent: Sent[] = [];
+  await eventually(async () => {
+    sent = await tap.sent() as Sent[];
+    return sent.some((m) => m.method === "notifications/cancelled");
+  }, "notifications/cancelled reached the server");
+  return {
+    calls: sent.filter((m) => m.method === "tools/call" && m.params?.name === tool).map((m) =>
+      m.id
+    ),
+    cancelled: sent.filter((m) => m.method === "notifications/cancelled").map((m) =>
+      m.params?.requestId
+    ),
+  };
 }
 
 async function waitFor(condition: () => boolean, ms = 3000): Promise<void> {
