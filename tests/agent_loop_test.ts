@@ -373,6 +373,93 @@ Deno.test("request_limit stops the turn before the request that would pass it", 
   assert.deepEqual(limit, { name: "request_limit", used: 1, limit: 1, remaining: 0 });
 });
 
+Deno.test("past max_context_length, requests leave out old turns, then old steps, never a call without its result; one notice", async () => {
+  await using host = await connectServers([everythingStdio()]);
+  // Sizes in units of U estimated tokens (4 bytes each, README). The context holds about
+  // 4.6 U of history: the system prompt and server-everything's tool definitions take the
+  // rest (about 1,700 tokens), so every request below either fits with room to spare
+  // (3.5 U at most) or overflows by far (5 U at least).
+  const U = 4000;
+  const text = (tag: string, units: number) => `${tag}:`.padEnd(units * U * 4, "x");
+  const echo = (tag: string, units: number) => ({
+    toolCalls: [{ name: "everything__echo", arguments: { message: text(tag, units) } }],
+    usage: null,
+  });
+  const answer = (tag: string, units: number) => ({
+    text: text(tag, units),
+    chunkChars: 4000,
+    usage: null,
+  });
+  await using llm = await startScriptedLlm({
+    // No usage reported: the estimate stays uncalibrated, so the sizes above hold.
+    replies: [
+      echo("r1", 0.5),
+      answer("a1", 0.5),
+      answer("a2", 1),
+      echo("r3", 0.25),
+      answer("a3", 0.5),
+      echo("r4a", 1),
+      echo("r4b", 1),
+      { text: "Done.", usage: null },
+    ],
+  });
+  using f = buildAgent({
+    baseUrl: llm.baseUrl,
+    host,
+    trusted: ["everything"],
+    llm: { maxContextLength: 18_500 },
+  });
+  const notices: number[] = [];
+  for (const turn of ["u1", "u2", "u3", "u4"]) {
+    await f.agent.runTurn(text(turn, 1));
+    notices.push(f.ui.notices.length);
+  }
+
+  // Each request as tags: the user's and the answers' texts, and the echo calls and their
+  // results by the message echoed.
+  const tag = (s: string) => s.match(/(\w+):x/)![1];
+  const sent = llm.requests.map((r) => {
+    const [system, ...history] = r.body.messages;
+    assert.deepEqual(system, llm.requests[0].body.messages[0], "the system prompt is always sent");
+    assert.equal(system.role, "system");
+    assertPairs(history);
+    return history.map((m: { role: string; content: string; tool_calls?: WireCall[] }) =>
+      m.tool_calls
+        ? `call ${tag(JSON.parse(m.tool_calls[0].function.arguments).message)}`
+        : m.role === "tool"
+        ? `result ${tag(m.content)}`
+        : tag(m.content)
+    );
+  });
+  assert.deepEqual(sent, [
+    ["u1"],
+    ["u1", "call r1", "result r1"],
+    ["u1", "call r1", "result r1", "a1", "u2"],
+    // Turn 3 no longer fits with turn 1: whole old turns go, the oldest first.
+    ["u2", "a2", "u3"],
+    ["u2", "a2", "u3", "call r3", "result r3"],
+    ["u3", "call r3", "result r3", "a3", "u4"],
+    ["u4", "call r4a", "result r4a"],
+    // The latest turn alone is too long: its older step goes, its question stays.
+    ["u4", "call r4b", "result r4b"],
+  ]);
+
+  // Said once, when the first messages were left out (turn 3), and never again.
+  assert.deepEqual(notices, [0, 0, 1, 1]);
+  assert.deepEqual(f.ui.notices, [
+    "info: The conversation is longer than LLM.max_context_length (18500 tokens); older " +
+    "messages are no longer sent to the model.",
+  ]);
+  // What is left out of requests stays in the conversation.
+  assert.deepEqual(roles(f.stored), [
+    ...["user", "assistant(1 calls)", "tool", "assistant"],
+    ...["user", "assistant"],
+    ...["user", "assistant(1 calls)", "tool", "assistant"],
+    ...["user", "assistant(1 calls)", "tool", "assistant(1 calls)", "tool", "assistant"],
+  ]);
+  assert.deepEqual(f.agent.history, f.stored);
+});
+
 Deno.test("total_tokens_limit caps answers and stops before the request that would pass it", async () => {
   await using llm = await startScriptedLlm({
     replies: [
@@ -638,6 +725,30 @@ Deno.test("invalid arguments and unknown tools are answered, not run", async () 
   assert.match(ends[1].error!.remedy, /tool list changed.*invented the name.*\/tools/);
   assertConsistent(f.stored);
 });
+
+/** A tool call as the model server receives it. */
+type WireCall = { id: string; function: { name: string; arguments: string } };
+
+/**
+ * Checks a request's messages: each assistant message with tool calls is followed by
+ * exactly their results, and no result comes without its call.
+ */
+function assertPairs(messages: { role: string; tool_calls?: WireCall[]; tool_call_id?: string }[]) {
+  for (let i = 0; i < messages.length; i++) {
+    const ids = (messages[i].tool_calls ?? []).map((c) => c.id);
+    const results = [];
+    while (messages[i + 1 + results.length]?.role === "tool") {
+      results.push(messages[i + 1 + results.length].tool_call_id);
+    }
+    if (messages[i].role === "tool") {
+      throw new assert.AssertionError({
+        message: `result ${messages[i].tool_call_id} without its call`,
+      });
+    }
+    assert.deepEqual(results, ids, "a tool call and its result are sent together");
+    i += results.length;
+  }
+}
 
 async function capture(promise: Promise<unknown>): Promise<PatchbayError> {
   try {
