@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { formatError } from "../commands/_boundary.ts";
 import { INTERRUPTED_NOTE } from "../lib/agent/agent.ts";
 import { formatStats } from "../lib/agent/stats.ts";
+import { estimateTextTokens, TokenEstimator } from "../lib/llm/tokens.ts";
 import { CANCELLED_RESULT, DECLINED_RESULT, TOOL_REMEDY } from "../lib/agent/tool_runner.ts";
 import {
   AuthenticationFailedError,
@@ -31,7 +32,7 @@ import {
   tapped,
   type TappedEntry,
 } from "./support/agent_fixtures.ts";
-import { startScriptedLlm } from "./support/scripted_llm.ts";
+import { DEFAULT_USAGE, startScriptedLlm } from "./support/scripted_llm.ts";
 import { eventually, everythingStdio } from "./support/servers.ts";
 
 Deno.test("a plain answer streams to the UI and lands in the history with its usage", async () => {
@@ -533,8 +534,26 @@ Deno.test("429 with retry-after: the user is told about the wait, then gets the 
   assert.equal(retry.delayMs, 1000);
   assert.equal(retry.attempt, 1);
   assert.match(retry.reason, /^HTTP 429 Too Many Requests: Rate limit reached/);
+  assert.equal(retry.billable, false, "a refused request costs nothing");
   assert.equal(f.stats.snapshot().retries, 1);
   assert.match(formatStats(f.stats.snapshot()), /Retries: {11}1; failed requests: 0/);
+
+  // The retry carried the whole conversation, and nothing of the refusal was stored.
+  assert.equal(llm.requests.length, 2);
+  assert.deepEqual(llm.requests[1].body.messages, llm.requests[0].body.messages);
+  assert.deepEqual(roles(f.stored), ["user", "assistant"]);
+  assert.equal(f.stored[0].content, "Hello");
+  assert.equal(f.stored[1].content, "Here it is.");
+  assert.equal(f.stored[1].toolCalls, undefined);
+  assert.deepEqual(f.agent.history, f.stored);
+  // One request with its retry, counted as the answer the provider reported.
+  const answered = {
+    promptTokens: DEFAULT_USAGE.prompt_tokens,
+    completionTokens: DEFAULT_USAGE.completion_tokens,
+    totalTokens: DEFAULT_USAGE.prompt_tokens + DEFAULT_USAGE.completion_tokens,
+  };
+  assert.deepEqual(result.usage, { ...answered, estimated: false });
+  assert.deepEqual(f.stats.snapshot().session, { requests: 1, ...answered, estimatedRequests: 0 });
 });
 
 Deno.test("a dropped stream is retried; the history keeps only the complete answer", async () => {
@@ -552,6 +571,32 @@ Deno.test("a dropped stream is retried; the history keeps only the complete answ
   assert.ok(f.ui.text.endsWith("The full answer."));
   assert.deepEqual(roles(f.stored), ["user", "assistant"]);
   assert.equal(f.stored[1].content, "The full answer.");
+
+  // The turn's usage is what the provider reported for the answer; the session also
+  // counts what the cut attempt may have cost: its prompt and the text it streamed, both
+  // estimated (no usage arrives on a dropped stream), so the totals are marked estimated.
+  const answered = {
+    promptTokens: DEFAULT_USAGE.prompt_tokens,
+    completionTokens: DEFAULT_USAGE.completion_tokens,
+    totalTokens: DEFAULT_USAGE.prompt_tokens + DEFAULT_USAGE.completion_tokens,
+  };
+  assert.deepEqual(result.usage, { ...answered, estimated: false });
+  assert.equal(retry.billable, true);
+  const cutPrompt = new TokenEstimator().prompt(llm.requests[0].body.messages);
+  const cutText = estimateTextTokens(f.ui.text.slice(0, -"The full answer.".length));
+  assert.ok(cutText > 0);
+  const session = f.stats.snapshot().session;
+  assert.deepEqual(session, {
+    requests: 1,
+    promptTokens: answered.promptTokens + cutPrompt,
+    completionTokens: answered.completionTokens + cutText,
+    totalTokens: answered.totalTokens + cutPrompt + cutText,
+    estimatedRequests: 1,
+  });
+  const usage = f.ui.ofType("usage");
+  assert.equal(usage.length, 1, "one request, whatever its attempts");
+  assert.deepEqual(usage[0].report.usage, result.usage);
+  assert.deepEqual(usage[0].report.session, { requests: 1, totalTokens: session.totalTokens });
 });
 
 Deno.test("aborting mid-stream stops the answer and keeps it, marked, in the history", async () => {
