@@ -3,13 +3,15 @@
  *
  * A turn here is two model requests to the scripted OpenAI-compatible server (the first
  * streams three tool calls, the second a short answer) and three concurrent `echo` calls to
- * a real server-everything over stdio. Its wall time has three parts:
+ * a real server-everything over stdio, through patchbay's connection manager. Its wall time
+ * has three parts:
  *
  * - model server time: for each request, from its arrival at the scripted server to its
  *   last byte sent (`serviceMs`, recorded by the server);
  * - tool time: the wall-clock span of the tool phase, from the first `toolStart` to the
  *   last `toolEnd` the UI receives (the calls overlap, so their span, not their sum). It
- *   includes the SDK's JSON-RPC work and the stdio round trips;
+ *   includes the connection manager's own work per call (routing, deadline, cancellation
+ *   wiring), the SDK's JSON-RPC work and the stdio round trips;
  * - the client's overhead: the rest. Building requests, parsing the stream and assembling
  *   tool calls, approvals, content conversion, history, trimming, statistics, UI events.
  *
@@ -25,12 +27,12 @@ import { ScriptedUi, type UiEvent } from "../tests/support/scripted_ui.ts";
 import { UsageStats } from "../lib/agent/stats.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
-import { everythingServer, testLimits, testLlm } from "../tests/support/agent_fixtures.ts";
+import { connectServers, testLimits, testLlm } from "../tests/support/agent_fixtures.ts";
 import { type ScriptedReply, startScriptedLlm } from "../tests/support/scripted_llm.ts";
-import { SdkToolHost } from "../tests/support/sdk_tool_host.ts";
+import { everythingStdio } from "../tests/support/servers.ts";
 
 const llm = await startScriptedLlm();
-const host = await SdkToolHost.start([everythingServer()]);
+const host = await connectServers([everythingStdio()]);
 const limits = testLimits();
 const config = testLlm(llm.baseUrl);
 const provider = createOpenAiProvider({ llm: config, env: createEnvironment({}) });
@@ -50,7 +52,10 @@ const agent = new Agent({
 const TURN: ScriptedReply[] = [
   {
     text: "I will call three tools.",
-    toolCalls: [1, 2, 3].map((n) => ({ name: "everything_echo", arguments: { message: `m${n}` } })),
+    toolCalls: [1, 2, 3].map((n) => ({
+      name: "everything__echo",
+      arguments: { message: `m${n}` },
+    })),
   },
   { text: "All three tools answered: m1, m2 and m3." },
 ];

@@ -1,7 +1,8 @@
 /**
  * The agent loop end to end: the scripted model server drives real MCP servers
- * (server-everything and server-filesystem over stdio). Each test checks what the user
- * sees (the scripted UI), the usage figures, and the history handed to the memory hook.
+ * (server-everything and server-filesystem over stdio) through patchbay's connection
+ * manager. Each test checks what the user sees (the scripted UI), the usage figures, and the
+ * history handed to the memory hook.
  */
 
 import assert from "node:assert/strict";
@@ -9,6 +10,7 @@ import { join } from "node:path";
 import { formatError } from "../commands/_boundary.ts";
 import { INTERRUPTED_NOTE } from "../lib/agent/agent.ts";
 import { formatStats } from "../lib/agent/stats.ts";
+import { estimateTextTokens, TokenEstimator } from "../lib/llm/tokens.ts";
 import { CANCELLED_RESULT, DECLINED_RESULT, TOOL_REMEDY } from "../lib/agent/tool_runner.ts";
 import {
   AuthenticationFailedError,
@@ -23,13 +25,15 @@ import {
 import {
   assertConsistent,
   buildAgent,
-  everythingServer,
+  connectServers,
   filesystemServer,
   noTools,
   roles,
+  tapped,
+  type TappedEntry,
 } from "./support/agent_fixtures.ts";
-import { startScriptedLlm } from "./support/scripted_llm.ts";
-import { SdkToolHost } from "./support/sdk_tool_host.ts";
+import { DEFAULT_USAGE, startScriptedLlm } from "./support/scripted_llm.ts";
+import { eventually, everythingStdio } from "./support/servers.ts";
 
 Deno.test("a plain answer streams to the UI and lands in the history with its usage", async () => {
   await using llm = await startScriptedLlm({
@@ -75,11 +79,11 @@ Deno.test("a plain answer streams to the UI and lands in the history with its us
 });
 
 Deno.test("one tool call: the model calls echo, reads the result, answers", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using host = await connectServers([everythingStdio()]);
   await using llm = await startScriptedLlm({
     replies: [
       {
-        toolCalls: [{ name: "everything_echo", arguments: { message: "ping" } }],
+        toolCalls: [{ name: "everything__echo", arguments: { message: "ping" } }],
         usage: { prompt_tokens: 900, completion_tokens: 20 },
       },
       { text: "The server said ping.", usage: { prompt_tokens: 950, completion_tokens: 6 } },
@@ -123,7 +127,7 @@ Deno.test("one tool call: the model calls echo, reads the result, answers", asyn
   );
   assert.ok(
     llm.requests[0].body.tools.some((t: { function: { name: string } }) =>
-      t.function.name === "everything_echo"
+      t.function.name === "everything__echo"
     ),
   );
   assert.equal(f.stats.snapshot().tools.everything.calls, 1);
@@ -133,17 +137,17 @@ Deno.test("tool calls in one step run concurrently across two servers", async ()
   const dir = await Deno.makeTempDir({ prefix: "patchbay-fs-" });
   await Deno.writeTextFile(join(dir, "notes.txt"), "alpha\nbeta\n");
   try {
-    await using host = await SdkToolHost.start([everythingServer(), filesystemServer(dir)]);
+    await using host = await connectServers([everythingStdio(), filesystemServer(dir)]);
     await using llm = await startScriptedLlm({
       replies: [
         {
           toolCalls: [
             {
-              name: "everything_trigger-long-running-operation",
+              name: "everything__trigger-long-running-operation",
               arguments: { duration: 0.6, steps: 2 },
             },
-            { name: "fs_read_text_file", arguments: { path: join(dir, "notes.txt") } },
-            { name: "everything_get-sum", arguments: { a: 2, b: 3 } },
+            { name: "fs__read_text_file", arguments: { path: join(dir, "notes.txt") } },
+            { name: "everything__get-sum", arguments: { a: 2, b: 3 } },
           ],
         },
         { text: "Done." },
@@ -192,10 +196,10 @@ Deno.test("tool calls in one step run concurrently across two servers", async ()
 Deno.test("a tool error goes back to the model, and the user sees cause and remedy", async () => {
   const dir = await Deno.makeTempDir({ prefix: "patchbay-fs-" });
   try {
-    await using host = await SdkToolHost.start([filesystemServer(dir)]);
+    await using host = await connectServers([filesystemServer(dir)]);
     await using llm = await startScriptedLlm({
       replies: [
-        { toolCalls: [{ name: "fs_read_text_file", arguments: { path: "/etc/hostname" } }] },
+        { toolCalls: [{ name: "fs__read_text_file", arguments: { path: "/etc/hostname" } }] },
         { text: "I may not read that file." },
       ],
     });
@@ -232,10 +236,10 @@ Deno.test("a file the server may not read is reported as Permission denied with 
   await Deno.writeTextFile(locked, "secret");
   await Deno.chmod(locked, 0o000);
   try {
-    await using host = await SdkToolHost.start([filesystemServer(dir)]);
+    await using host = await connectServers([filesystemServer(dir)]);
     await using llm = await startScriptedLlm({
       replies: [
-        { toolCalls: [{ name: "fs_read_text_file", arguments: { path: locked } }] },
+        { toolCalls: [{ name: "fs__read_text_file", arguments: { path: locked } }] },
         { text: "The file is not readable." },
       ],
     });
@@ -258,12 +262,13 @@ Deno.test("a file the server may not read is reported as Permission denied with 
 });
 
 Deno.test("a tool past tool_call_timeout is cancelled and the model told Tool timeout", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using tap = await tapped(everythingStdio());
+  await using host = await connectServers([tap.entry]);
   await using llm = await startScriptedLlm({
     replies: [
       {
         toolCalls: [{
-          name: "everything_trigger-long-running-operation",
+          name: "everything__trigger-long-running-operation",
           arguments: { duration: 5, steps: 5 },
         }],
       },
@@ -299,14 +304,15 @@ Deno.test("a tool past tool_call_timeout is cancelled and the model told Tool ti
       "(AgentConfig.tool_call_timeout) and was cancelled.",
   );
   assert.equal(f.stored[2].isError, true);
-  const cancelled = host.sentNotifications.filter((n) => n.method === "notifications/cancelled");
-  assert.equal(cancelled.length, 1, "the MCP request was cancelled on the server");
+  const { calls, cancelled } = await cancellations(tap, "trigger-long-running-operation");
+  assert.equal(calls.length, 1);
+  assert.deepEqual(cancelled, calls, "the MCP request was cancelled on the server");
   assert.equal(f.stats.snapshot().tools.everything.timeouts, 1);
 });
 
 Deno.test("max_steps stops a turn that keeps calling tools, history intact", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
-  const call = { toolCalls: [{ name: "everything_echo", arguments: { message: "again" } }] };
+  await using host = await connectServers([everythingStdio()]);
+  const call = { toolCalls: [{ name: "everything__echo", arguments: { message: "again" } }] };
   await using llm = await startScriptedLlm({ replies: [call, call, call] });
   using f = buildAgent({
     baseUrl: llm.baseUrl,
@@ -332,9 +338,9 @@ Deno.test("max_steps stops a turn that keeps calling tools, history intact", asy
 });
 
 Deno.test("request_limit stops the turn before the request that would pass it", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using host = await connectServers([everythingStdio()]);
   await using llm = await startScriptedLlm({
-    replies: [{ toolCalls: [{ name: "everything_echo", arguments: { message: "x" } }] }, {
+    replies: [{ toolCalls: [{ name: "everything__echo", arguments: { message: "x" } }] }, {
       text: "never sent",
     }],
   });
@@ -366,6 +372,93 @@ Deno.test("request_limit stops the turn before the request that would pass it", 
   assert.equal(f.stored.length, 3);
   const limit = f.stats.snapshot().limits.find((l) => l.name === "request_limit")!;
   assert.deepEqual(limit, { name: "request_limit", used: 1, limit: 1, remaining: 0 });
+});
+
+Deno.test("past max_context_length, requests leave out old turns, then old steps, never a call without its result; one notice", async () => {
+  await using host = await connectServers([everythingStdio()]);
+  // Sizes in units of U estimated tokens (4 bytes each, README). The context holds about
+  // 4.6 U of history: the system prompt and server-everything's tool definitions take the
+  // rest (about 1,700 tokens), so every request below either fits with room to spare
+  // (3.5 U at most) or overflows by far (5 U at least).
+  const U = 4000;
+  const text = (tag: string, units: number) => `${tag}:`.padEnd(units * U * 4, "x");
+  const echo = (tag: string, units: number) => ({
+    toolCalls: [{ name: "everything__echo", arguments: { message: text(tag, units) } }],
+    usage: null,
+  });
+  const answer = (tag: string, units: number) => ({
+    text: text(tag, units),
+    chunkChars: 4000,
+    usage: null,
+  });
+  await using llm = await startScriptedLlm({
+    // No usage reported: the estimate stays uncalibrated, so the sizes above hold.
+    replies: [
+      echo("r1", 0.5),
+      answer("a1", 0.5),
+      answer("a2", 1),
+      echo("r3", 0.25),
+      answer("a3", 0.5),
+      echo("r4a", 1),
+      echo("r4b", 1),
+      { text: "Done.", usage: null },
+    ],
+  });
+  using f = buildAgent({
+    baseUrl: llm.baseUrl,
+    host,
+    trusted: ["everything"],
+    llm: { maxContextLength: 18_500 },
+  });
+  const notices: number[] = [];
+  for (const turn of ["u1", "u2", "u3", "u4"]) {
+    await f.agent.runTurn(text(turn, 1));
+    notices.push(f.ui.notices.length);
+  }
+
+  // Each request as tags: the user's and the answers' texts, and the echo calls and their
+  // results by the message echoed.
+  const tag = (s: string) => s.match(/(\w+):x/)![1];
+  const sent = llm.requests.map((r) => {
+    const [system, ...history] = r.body.messages;
+    assert.deepEqual(system, llm.requests[0].body.messages[0], "the system prompt is always sent");
+    assert.equal(system.role, "system");
+    assertPairs(history);
+    return history.map((m: { role: string; content: string; tool_calls?: WireCall[] }) =>
+      m.tool_calls
+        ? `call ${tag(JSON.parse(m.tool_calls[0].function.arguments).message)}`
+        : m.role === "tool"
+        ? `result ${tag(m.content)}`
+        : tag(m.content)
+    );
+  });
+  assert.deepEqual(sent, [
+    ["u1"],
+    ["u1", "call r1", "result r1"],
+    ["u1", "call r1", "result r1", "a1", "u2"],
+    // Turn 3 no longer fits with turn 1: whole old turns go, the oldest first.
+    ["u2", "a2", "u3"],
+    ["u2", "a2", "u3", "call r3", "result r3"],
+    ["u3", "call r3", "result r3", "a3", "u4"],
+    ["u4", "call r4a", "result r4a"],
+    // The latest turn alone is too long: its older step goes, its question stays.
+    ["u4", "call r4b", "result r4b"],
+  ]);
+
+  // Said once, when the first messages were left out (turn 3), and never again.
+  assert.deepEqual(notices, [0, 0, 1, 1]);
+  assert.deepEqual(f.ui.notices, [
+    "info: The conversation is longer than LLM.max_context_length (18500 tokens); older " +
+    "messages are no longer sent to the model.",
+  ]);
+  // What is left out of requests stays in the conversation.
+  assert.deepEqual(roles(f.stored), [
+    ...["user", "assistant(1 calls)", "tool", "assistant"],
+    ...["user", "assistant"],
+    ...["user", "assistant(1 calls)", "tool", "assistant"],
+    ...["user", "assistant(1 calls)", "tool", "assistant(1 calls)", "tool", "assistant"],
+  ]);
+  assert.deepEqual(f.agent.history, f.stored);
 });
 
 Deno.test("total_tokens_limit caps answers and stops before the request that would pass it", async () => {
@@ -441,8 +534,26 @@ Deno.test("429 with retry-after: the user is told about the wait, then gets the 
   assert.equal(retry.delayMs, 1000);
   assert.equal(retry.attempt, 1);
   assert.match(retry.reason, /^HTTP 429 Too Many Requests: Rate limit reached/);
+  assert.equal(retry.billable, false, "a refused request costs nothing");
   assert.equal(f.stats.snapshot().retries, 1);
   assert.match(formatStats(f.stats.snapshot()), /Retries: {11}1; failed requests: 0/);
+
+  // The retry carried the whole conversation, and nothing of the refusal was stored.
+  assert.equal(llm.requests.length, 2);
+  assert.deepEqual(llm.requests[1].body.messages, llm.requests[0].body.messages);
+  assert.deepEqual(roles(f.stored), ["user", "assistant"]);
+  assert.equal(f.stored[0].content, "Hello");
+  assert.equal(f.stored[1].content, "Here it is.");
+  assert.equal(f.stored[1].toolCalls, undefined);
+  assert.deepEqual(f.agent.history, f.stored);
+  // One request with its retry, counted as the answer the provider reported.
+  const answered = {
+    promptTokens: DEFAULT_USAGE.prompt_tokens,
+    completionTokens: DEFAULT_USAGE.completion_tokens,
+    totalTokens: DEFAULT_USAGE.prompt_tokens + DEFAULT_USAGE.completion_tokens,
+  };
+  assert.deepEqual(result.usage, { ...answered, estimated: false });
+  assert.deepEqual(f.stats.snapshot().session, { requests: 1, ...answered, estimatedRequests: 0 });
 });
 
 Deno.test("a dropped stream is retried; the history keeps only the complete answer", async () => {
@@ -460,6 +571,32 @@ Deno.test("a dropped stream is retried; the history keeps only the complete answ
   assert.ok(f.ui.text.endsWith("The full answer."));
   assert.deepEqual(roles(f.stored), ["user", "assistant"]);
   assert.equal(f.stored[1].content, "The full answer.");
+
+  // The turn's usage is what the provider reported for the answer; the session also
+  // counts what the cut attempt may have cost: its prompt and the text it streamed, both
+  // estimated (no usage arrives on a dropped stream), so the totals are marked estimated.
+  const answered = {
+    promptTokens: DEFAULT_USAGE.prompt_tokens,
+    completionTokens: DEFAULT_USAGE.completion_tokens,
+    totalTokens: DEFAULT_USAGE.prompt_tokens + DEFAULT_USAGE.completion_tokens,
+  };
+  assert.deepEqual(result.usage, { ...answered, estimated: false });
+  assert.equal(retry.billable, true);
+  const cutPrompt = new TokenEstimator().prompt(llm.requests[0].body.messages);
+  const cutText = estimateTextTokens(f.ui.text.slice(0, -"The full answer.".length));
+  assert.ok(cutText > 0);
+  const session = f.stats.snapshot().session;
+  assert.deepEqual(session, {
+    requests: 1,
+    promptTokens: answered.promptTokens + cutPrompt,
+    completionTokens: answered.completionTokens + cutText,
+    totalTokens: answered.totalTokens + cutPrompt + cutText,
+    estimatedRequests: 1,
+  });
+  const usage = f.ui.ofType("usage");
+  assert.equal(usage.length, 1, "one request, whatever its attempts");
+  assert.deepEqual(usage[0].report.usage, result.usage);
+  assert.deepEqual(usage[0].report.session, { requests: 1, totalTokens: session.totalTokens });
 });
 
 Deno.test("aborting mid-stream stops the answer and keeps it, marked, in the history", async () => {
@@ -497,16 +634,17 @@ Deno.test("aborting mid-stream stops the answer and keeps it, marked, in the his
 });
 
 Deno.test("aborting mid-tool-call cancels the MCP request and records the cancellation", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using tap = await tapped(everythingStdio());
+  await using host = await connectServers([tap.entry]);
   await using llm = await startScriptedLlm({
     replies: [
       {
         toolCalls: [
           {
-            name: "everything_trigger-long-running-operation",
+            name: "everything__trigger-long-running-operation",
             arguments: { duration: 5, steps: 10 },
           },
-          { name: "everything_echo", arguments: { message: "quick" } },
+          { name: "everything__echo", arguments: { message: "quick" } },
         ],
       },
       { text: "Understood." },
@@ -531,7 +669,9 @@ Deno.test("aborting mid-tool-call cancels the MCP request and records the cancel
   assert.equal(f.stored[2].content, CANCELLED_RESULT);
   assert.equal(f.stored[2].isError, true);
   assert.equal(f.stored[3].content, "Echo: quick");
-  await waitFor(() => host.sentNotifications.some((n) => n.method === "notifications/cancelled"));
+  const { calls, cancelled } = await cancellations(tap, "trigger-long-running-operation");
+  assert.equal(calls.length, 1);
+  assert.deepEqual(cancelled, calls, "only the long operation was cancelled on the server");
   assert.equal(f.stats.snapshot().tools.everything.cancelled, 1);
 
   await f.agent.runTurn("Never mind");
@@ -540,12 +680,12 @@ Deno.test("aborting mid-tool-call cancels the MCP request and records the cancel
 });
 
 Deno.test("aborting while an approval is pending cancels every call of the step", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using host = await connectServers([everythingStdio()]);
   await using llm = await startScriptedLlm({
     replies: [{
       toolCalls: [
-        { name: "everything_echo", arguments: { message: "a" } },
-        { name: "everything_get-sum", arguments: { a: 1, b: 2 } },
+        { name: "everything__echo", arguments: { message: "a" } },
+        { name: "everything__get-sum", arguments: { a: 1, b: 2 } },
       ],
     }],
   });
@@ -571,10 +711,10 @@ Deno.test("aborting while an approval is pending cancels every call of the step"
 });
 
 Deno.test("a declined call is not run; the model is told so", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using host = await connectServers([everythingStdio()]);
   await using llm = await startScriptedLlm({
     replies: [
-      { toolCalls: [{ name: "everything_get-env", arguments: {} }] },
+      { toolCalls: [{ name: "everything__get-env", arguments: {} }] },
       { text: "OK, I will not." },
     ],
   });
@@ -593,13 +733,13 @@ Deno.test("a declined call is not run; the model is told so", async () => {
 });
 
 Deno.test("invalid arguments and unknown tools are answered, not run", async () => {
-  await using host = await SdkToolHost.start([everythingServer()]);
+  await using host = await connectServers([everythingStdio()]);
   await using llm = await startScriptedLlm({
     replies: [
       {
         toolCalls: [
-          { name: "everything_echo", arguments: '{"message": "unterminated' },
-          { name: "everything_ecko", arguments: { message: "typo" } },
+          { name: "everything__echo", arguments: '{"message": "unterminated' },
+          { name: "everything__ecko", arguments: { message: "typo" } },
         ],
       },
       { text: "Let me fix that." },
@@ -614,22 +754,46 @@ Deno.test("invalid arguments and unknown tools are answered, not run", async () 
   );
   assert.match(
     f.stored[3].content!,
-    /^Tool execution failed: there is no tool named "everything_ecko"\. Did you mean "everything_echo"\?/,
+    /^Tool execution failed: there is no tool named "everything__ecko"\. Did you mean "everything__echo"\?/,
   );
   const ends = f.ui.ofType("toolEnd").map((e) => e.end);
   assert.deepEqual(ends.map((end) => end.status), ["error", "error"]);
   assert.equal(ends[0].error?.message, "Tool execution failed: everything/echo");
   assert.equal(ends[0].error?.remedy, TOOL_REMEDY.invalidArguments);
-  assert.equal(ends[1].error?.message, "Tool execution failed: everything_ecko");
+  assert.equal(ends[1].error?.message, "Tool execution failed: everything__ecko");
   assert.equal(
     ends[1].error?.reason,
-    'the model asked for a tool named "everything_ecko", which no connected server offers ' +
+    'the model asked for a tool named "everything__ecko", which no connected server offers ' +
       "(closest: everything/echo)",
   );
   assert.equal(ends[1].error?.remedy, TOOL_REMEDY.unknownTool);
   assert.match(ends[1].error!.remedy, /tool list changed.*invented the name.*\/tools/);
   assertConsistent(f.stored);
 });
+
+/** A tool call as the model server receives it. */
+type WireCall = { id: string; function: { name: string; arguments: string } };
+
+/**
+ * Checks a request's messages: each assistant message with tool calls is followed by
+ * exactly their results, and no result comes without its call.
+ */
+function assertPairs(messages: { role: string; tool_calls?: WireCall[]; tool_call_id?: string }[]) {
+  for (let i = 0; i < messages.length; i++) {
+    const ids = (messages[i].tool_calls ?? []).map((c) => c.id);
+    const results = [];
+    while (messages[i + 1 + results.length]?.role === "tool") {
+      results.push(messages[i + 1 + results.length].tool_call_id);
+    }
+    if (messages[i].role === "tool") {
+      throw new assert.AssertionError({
+        message: `result ${messages[i].tool_call_id} without its call`,
+      });
+    }
+    assert.deepEqual(results, ids, "a tool call and its result are sent together");
+    i += results.length;
+  }
+}
 
 async function capture(promise: Promise<unknown>): Promise<PatchbayError> {
   try {
@@ -638,6 +802,30 @@ async function capture(promise: Promise<unknown>): Promise<PatchbayError> {
     return error as PatchbayError;
   }
   throw new assert.AssertionError({ message: "expected a rejection" });
+}
+
+/**
+ * The ids of the `tools/call` requests for `tool` that patchbay sent the tapped server, and
+ * the ids its `notifications/cancelled` named, once one has arrived.
+ */
+async function cancellations(
+  tap: TappedEntry,
+  tool: string,
+): Promise<{ calls: unknown[]; cancelled: unknown[] }> {
+  type Sent = { id?: unknown; method?: string; params?: Record<string, unknown> };
+  let sent: Sent[] = [];
+  await eventually(async () => {
+    sent = await tap.sent() as Sent[];
+    return sent.some((m) => m.method === "notifications/cancelled");
+  }, "notifications/cancelled reached the server");
+  return {
+    calls: sent.filter((m) => m.method === "tools/call" && m.params?.name === tool).map((m) =>
+      m.id
+    ),
+    cancelled: sent.filter((m) => m.method === "notifications/cancelled").map((m) =>
+      m.params?.requestId
+    ),
+  };
 }
 
 async function waitFor(condition: () => boolean, ms = 3000): Promise<void> {

@@ -1,35 +1,28 @@
 /**
- * MCP sampling from server-everything's trigger-sampling-request tool: the server's
- * `sampling/createMessage` goes through the user's approval to the same provider seam,
- * with its own accounting; refusals reach the server as errors.
+ * MCP sampling from server-everything's trigger-sampling-request tool, wired as the client
+ * wires it: the model session's sampling handler given to the connection manager before
+ * the server connects. The server's `sampling/createMessage` goes through the user's
+ * approval to the same provider seam, with its own accounting; refusals reach the server
+ * as errors.
  */
 
 import assert from "node:assert/strict";
-import { formatStats } from "../lib/agent/stats.ts";
 import { SamplingRejectedError } from "../lib/errors.ts";
-import {
-  buildAgent,
-  buildSamplingHandler,
-  everythingServer,
-  testLimits,
-} from "./support/agent_fixtures.ts";
+import { scriptedConfig, wireSession } from "./support/agent_fixtures.ts";
+import { everythingEntry, NODE } from "./support/deps.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
-import { SdkToolHost } from "./support/sdk_tool_host.ts";
 import { ScriptedUi } from "./support/scripted_ui.ts";
-import { UsageStats } from "../lib/agent/stats.ts";
-import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
-import { createEnvironment } from "../lib/env.ts";
-import { testLlm } from "./support/agent_fixtures.ts";
 
-const SAMPLE = "everything_trigger-sampling-request";
+const SAMPLE = "everything__trigger-sampling-request";
 
-/** The pieces shared by the agent and the sampling handler, as the REPL will share them. */
-function shared(baseUrl: string, samplingApprovals?: boolean[]) {
-  const limits = testLimits();
-  const ui = new ScriptedUi({ samplingApprovals });
-  const stats = new UsageStats(limits);
-  const provider = createOpenAiProvider({ llm: testLlm(baseUrl), env: createEnvironment({}) });
-  return { limits, ui, stats, provider };
+/** A trusted server-everything whose entry has `sampling`, and the session around it. */
+function session(baseUrl: string, sampling: "ask" | "allow" | "deny", ui = new ScriptedUi()) {
+  const config = scriptedConfig(baseUrl, {
+    mcpServers: {
+      everything: { command: NODE, args: [everythingEntry(), "stdio"], trusted: true, sampling },
+    },
+  });
+  return wireSession(config, ui);
 }
 
 Deno.test("a server's sampling request is approved, answered by the model and accounted", async () => {
@@ -46,16 +39,12 @@ Deno.test("a server's sampling request is approved, answered by the model and ac
       },
     ],
   });
-  const parts = shared(llm.baseUrl);
-  await using host = await SdkToolHost.start([everythingServer()], {
-    sampling: buildSamplingHandler(parts, { everything: "ask" }, parts.limits),
-  });
-  using f = buildAgent({ baseUrl: llm.baseUrl, host, trusted: ["everything"], ...parts });
-  const result = await f.agent.runTurn("Sample a colour");
+  await using s = await session(llm.baseUrl, "ask");
+  const result = await s.agent.runTurn("Sample a colour");
 
   assert.equal(result.text, "The server's model said blue.");
   // The user was asked, and shown what the server wants to send.
-  const asked = f.ui.ofType("approveSampling");
+  const asked = s.ui.ofType("approveSampling");
   assert.equal(asked.length, 1);
   assert.equal(asked[0].request.server, "everything");
   assert.equal(asked[0].request.systemPrompt, "You are a helpful test server.");
@@ -76,7 +65,7 @@ Deno.test("a server's sampling request is approved, answered by the model and ac
     content: "You are a helpful test server.",
   });
 
-  const end = f.ui.ofType("samplingEnd")[0].end;
+  const end = s.ui.ofType("samplingEnd")[0].end;
   assert.equal(end.status, "ok");
   assert.equal(end.preview, "Blue.");
   assert.deepEqual(end.usage, {
@@ -87,15 +76,15 @@ Deno.test("a server's sampling request is approved, answered by the model and ac
   });
 
   // The tool's result carries the sampled answer back to the chat.
-  assert.match(f.stored[2].content!, /LLM sampling result:[\s\S]*"text": "Blue\."/);
+  assert.match(s.stored[2].content!, /LLM sampling result:[\s\S]*"text": "Blue\."/);
 
-  const snapshot = f.stats.snapshot();
+  const snapshot = s.model.stats.snapshot();
   assert.equal(snapshot.chat.requests, 2);
   assert.equal(snapshot.sampling.requests, 1);
   assert.equal(snapshot.sampling.totalTokens, 32);
   assert.equal(snapshot.samplingByServer.everything.requests, 1);
   assert.equal(snapshot.session.totalTokens, 520 + 32 + 609);
-  const text = formatStats(snapshot);
+  const text = s.model.formatStats();
   assert.match(text, /Requests: {10}3 \(chat 2, sampling 1\)/);
   assert.match(
     text,
@@ -110,22 +99,24 @@ Deno.test("a declined sampling request reaches the server as a rejection", async
       { text: "The server could not sample." },
     ],
   });
-  const parts = shared(llm.baseUrl, [false]);
-  await using host = await SdkToolHost.start([everythingServer()], {
-    sampling: buildSamplingHandler(parts, { everything: "ask" }, parts.limits),
-  });
-  using f = buildAgent({ baseUrl: llm.baseUrl, host, trusted: ["everything"], ...parts });
-  await f.agent.runTurn("Sample");
+  await using s = await session(llm.baseUrl, "ask", new ScriptedUi({ samplingApprovals: [false] }));
+  await s.agent.runTurn("Sample");
 
-  const end = f.ui.ofType("samplingEnd")[0].end;
+  const end = s.ui.ofType("samplingEnd")[0].end;
   assert.equal(end.status, "denied");
   assert.ok(end.error instanceof SamplingRejectedError);
   assert.equal(end.error.message, "Sampling request from server 'everything' rejected");
   assert.match(end.error.remedy, /"sampling": "allow"/);
-  assert.equal(f.stored[2].isError, true);
-  assert.match(f.stored[2].content!, /rejected/);
+  // The server was told it was refused and why (MCP's code for a rejection, -1), and its
+  // tool passed that on to the model.
+  assert.equal(s.stored[2].isError, true);
+  assert.equal(
+    s.stored[2].content,
+    "Tool execution failed: everything/trigger-sampling-request: MCP error -1: Sampling " +
+      "request from server 'everything' rejected: you declined it",
+  );
   assert.equal(llm.requests.length, 2, "no model request was made for the server");
-  assert.equal(f.stats.snapshot().sampling.requests, 0);
+  assert.equal(s.model.stats.snapshot().sampling.requests, 0);
 });
 
 Deno.test('"sampling": "deny" refuses without asking; "allow" answers without asking', async () => {
@@ -138,15 +129,26 @@ Deno.test('"sampling": "deny" refuses without asking; "allow" answers without as
       { text: "Allowed." },
     ],
   });
-  for (const [setting, expected] of [["deny", "denied"], ["allow", "ok"]] as const) {
-    const parts = shared(llm.baseUrl);
-    await using host = await SdkToolHost.start([everythingServer()], {
-      sampling: buildSamplingHandler(parts, { everything: setting }, parts.limits),
-    });
-    using f = buildAgent({ baseUrl: llm.baseUrl, host, trusted: ["everything"], ...parts });
-    await f.agent.runTurn(`Sample (${setting})`);
-    assert.equal(f.ui.ofType("approveSampling").length, 0, `${setting}: nobody was asked`);
-    assert.equal(f.ui.ofType("samplingEnd")[0].end.status, expected);
+  {
+    await using s = await session(llm.baseUrl, "deny");
+    await s.agent.runTurn("Sample (deny)");
+    assert.equal(s.ui.ofType("approveSampling").length, 0, "deny: nobody was asked");
+    // Refused by the connection before any handler runs: the model is not involved.
+    assert.equal(s.ui.ofType("samplingEnd").length, 0);
+    assert.equal(llm.requests.length, 2, "no model request was made for the server");
+    assert.equal(
+      s.stored[2].content,
+      "Tool execution failed: everything/trigger-sampling-request: MCP error -1: patchbay " +
+        `refused the sampling request: the entry for server 'everything' has "sampling": "deny"`,
+    );
+  }
+  {
+    await using s = await session(llm.baseUrl, "allow");
+    await s.agent.runTurn("Sample (allow)");
+    assert.equal(s.ui.ofType("approveSampling").length, 0, "allow: nobody was asked");
+    assert.equal(s.ui.ofType("samplingEnd")[0].end.status, "ok");
+    assert.match(s.stored[2].content!, /LLM sampling result:[\s\S]*"text": "sampled"/);
+    assert.equal(s.model.stats.snapshot().sampling.requests, 1);
   }
   assert.equal(llm.pending, 0);
 });

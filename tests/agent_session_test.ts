@@ -1,6 +1,7 @@
 /**
- * The session wiring the REPL uses: a parsed servers_config.json in, a provider, shared
- * statistics, approvals and a sampling handler out, then an agent over the tool host.
+ * The session wiring the client uses: a parsed servers_config.json in, a provider, shared
+ * statistics, approvals and a sampling handler out, the servers connected with that
+ * handler, then an agent over the connection manager.
  */
 
 import assert from "node:assert/strict";
@@ -9,11 +10,10 @@ import { createEnvironment } from "../lib/env.ts";
 import { InvalidApiKeyError } from "../lib/errors.ts";
 import { createModelSession } from "../lib/agent/session.ts";
 import { ScriptedUi } from "./support/scripted_ui.ts";
-import type { StoredMessage } from "../lib/memory/types.ts";
 import { Redactor } from "../lib/redact.ts";
 import { everythingEntry } from "./support/deps.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
-import { SdkToolHost } from "./support/sdk_tool_host.ts";
+import { wireSession } from "./support/agent_fixtures.ts";
 
 function config(baseUrl: string, extra: Record<string, unknown> = {}) {
   return parseConfig(
@@ -40,7 +40,7 @@ Deno.test("a session from servers_config.json runs a turn with sampling, sharing
     replies: [
       {
         toolCalls: [{
-          name: "everything_trigger-sampling-request",
+          name: "everything__trigger-sampling-request",
           arguments: { prompt: "hello" },
         }],
       },
@@ -49,28 +49,15 @@ Deno.test("a session from servers_config.json runs a turn with sampling, sharing
     ],
   });
   const ui = new ScriptedUi();
-  const session = createModelSession({
-    config: config(llm.baseUrl),
-    env: createEnvironment({}),
-    ui,
-  });
-  await using host = await SdkToolHost.start(
-    [{ name: "everything", command: "node", args: [everythingEntry(), "stdio"] }],
-    { sampling: session.sampling },
-  );
-  const stored: StoredMessage[] = [];
-  const agent = session.createAgent(host, { onMessage: (m) => stored.push(m) });
-  try {
-    const result = await agent.runTurn("Sample something");
-    assert.equal(result.text, "Done.");
-  } finally {
-    session.close();
-  }
+  await using session = await wireSession(config(llm.baseUrl), ui);
+  const result = await session.agent.runTurn("Sample something");
+
+  assert.equal(result.text, "Done.");
   assert.equal(ui.ofType("approveTool").length, 0, "trusted in the configuration");
   assert.equal(ui.ofType("approveSampling").length, 0, '"sampling": "allow"');
   assert.equal(llm.requests[0].body.model, "local-model");
-  assert.equal(stored.length, 4);
-  const text = session.formatStats();
+  assert.equal(session.stored.length, 4);
+  const text = session.model.formatStats();
   assert.match(text, /Requests: {10}3 \(chat 2, sampling 1\)/);
   assert.match(text, /everything: 1 request, 15 tokens/);
   assert.match(text, /max_steps: 4 per turn/);

@@ -1,4 +1,4 @@
-/** Pure tests of the provider layer's parts: stream assembly, key checks, proxy, retries. */
+/** Pure tests of the provider layer's parts: stream assembly, keys, presets, proxy, retries. */
 
 import assert from "node:assert/strict";
 import type OpenAI from "openai";
@@ -11,13 +11,18 @@ import {
   RateLimitError,
   TimeoutError,
 } from "../lib/errors.ts";
+import type { LlmConfig } from "../lib/config/types.ts";
 import { checkApiKey } from "../lib/llm/api_key.ts";
 import { CompletionAssembler } from "../lib/llm/assemble.ts";
 import { classifyFailure, failureError, isLoopback, isRetryable } from "../lib/llm/failures.ts";
+import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
+import { PROVIDER_NAMES, type ProviderName } from "../lib/llm/presets.ts";
 import { bypassesProxy, proxyFor } from "../lib/proxy.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "../lib/llm/retry.ts";
 
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
+
+const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
 const chunk = (
   delta: Record<string, unknown>,
   extra: Partial<Chunk> = {},
@@ -245,4 +250,101 @@ Deno.test("failures: each kind gets the contract's message and a remedy that fit
 
   const forbidden = failureError({ kind: "status", status: 403, message: "no access" }, context);
   assert.ok(forbidden instanceof AuthenticationFailedError);
+});
+
+/**
+ * Each preset's address and key rule, as README's providers table documents them. The
+ * literals were checked against the providers' own documentation of their
+ * OpenAI-compatible APIs and key formats; they are not copied from `presets.ts`, so a typo
+ * there (or in the README) fails here. `prefix`: a key is required and must start with it
+ * ("" when the provider's keys have no known prefix); `null`: no key is needed.
+ */
+const DOCUMENTED_PRESETS: { provider: ProviderName; baseUrl: string; prefix: string | null }[] = [
+  { provider: "openai", baseUrl: "https://api.openai.com/v1", prefix: "sk-" },
+  { provider: "anthropic", baseUrl: "https://api.anthropic.com/v1/", prefix: "sk-ant-" },
+  {
+    provider: "gemini",
+    baseUrl: "https://generativelanguage.googleapis.com/v1beta/openai/",
+    prefix: "AIza",
+  },
+  { provider: "groq", baseUrl: "https://api.groq.com/openai/v1", prefix: "gsk_" },
+  { provider: "deepseek", baseUrl: "https://api.deepseek.com/v1", prefix: "sk-" },
+  { provider: "mistral", baseUrl: "https://api.mistral.ai/v1", prefix: "" },
+  { provider: "openrouter", baseUrl: "https://openrouter.ai/api/v1", prefix: "sk-or-" },
+  { provider: "together", baseUrl: "https://api.together.xyz/v1", prefix: "" },
+  { provider: "xai", baseUrl: "https://api.x.ai/v1", prefix: "xai-" },
+  { provider: "ollama", baseUrl: "http://localhost:11434/v1", prefix: null },
+  { provider: "lmstudio", baseUrl: "http://localhost:1234/v1", prefix: null },
+];
+
+Deno.test("provider presets: each resolves to its documented address and key rule", () => {
+  const llm = (provider: ProviderName, extra: Partial<LlmConfig> = {}): LlmConfig => ({
+    provider,
+    model: "some-model",
+    maxTokens: 256,
+    maxContextLength: 100_000,
+    timeoutSeconds: 10,
+    maxRetries: 0,
+    ...extra,
+  });
+  const open = (config: LlmConfig, key?: string) => {
+    const provider = createOpenAiProvider({
+      llm: config,
+      env: createEnvironment(key === undefined ? {} : { LLM_API_KEY: key }),
+    });
+    provider.close();
+    return provider;
+  };
+  const readmeRow = (provider: string) => {
+    const row = readme.split("\n").find((line) => line.startsWith(`| \`${provider}\``));
+    assert.ok(row, `README's providers table has no row for ${provider}`);
+    return row.split("|").map((cell) => cell.trim());
+  };
+
+  for (const { provider, baseUrl, prefix } of DOCUMENTED_PRESETS) {
+    const [, , address, keyCell] = readmeRow(provider);
+    assert.equal(address, baseUrl, `README's address of ${provider}`);
+    if (prefix === null) {
+      assert.equal(keyCell, "none needed", provider);
+      assert.equal(open(llm(provider)).baseUrl, baseUrl, provider);
+      continue;
+    }
+    assert.match(keyCell, /^required/, provider);
+    if (prefix !== "") assert.ok(keyCell.includes(`\`${prefix}\``), `README's key of ${provider}`);
+    assert.throws(() => open(llm(provider)), InvalidApiKeyError, `${provider} needs a key`);
+    assert.equal(open(llm(provider), `${prefix}0123456789abcdefghij`).baseUrl, baseUrl, provider);
+    if (prefix !== "") {
+      assert.throws(
+        () => open(llm(provider), "key-0123456789abcdefghij"),
+        InvalidApiKeyError,
+        `${provider} keys start with ${prefix}`,
+      );
+    }
+  }
+
+  // Azure: the resource's endpoint (the SDK adds /deployments/<deployment>); a key always.
+  const azure = llm("azure", {
+    endpoint: "https://my-resource.openai.azure.com/",
+    apiVersion: "2024-10-21",
+  });
+  assert.throws(() => open(azure), InvalidApiKeyError);
+  assert.equal(
+    open(azure, "0123456789abcdef").baseUrl,
+    "https://my-resource.openai.azure.com/openai",
+  );
+  // openai-compatible: no address of its own, and a key only if that server wants one.
+  assert.throws(() => open(llm("openai-compatible")), /Provider openai-compatible has no address/);
+  const local = llm("openai-compatible", { baseUrl: "http://127.0.0.1:8000/v1" });
+  assert.equal(open(local).baseUrl, "http://127.0.0.1:8000/v1");
+  // base_url overrides any preset.
+  assert.equal(
+    open(llm("groq", { baseUrl: "https://gateway.example/v1" }), "gateway-key").baseUrl,
+    "https://gateway.example/v1",
+  );
+
+  // Every preset is covered here, so a new one cannot go unchecked.
+  assert.deepEqual(
+    [...DOCUMENTED_PRESETS.map((p) => p.provider), "azure", "openai-compatible"].sort(),
+    [...PROVIDER_NAMES].sort(),
+  );
 });

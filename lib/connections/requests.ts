@@ -26,6 +26,7 @@ import {
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
 import type { WaitClock } from "../deadline.ts";
+import { SamplingRejectedError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import type { ServerRequestHandlers } from "./types.ts";
 
@@ -92,7 +93,18 @@ export function installRequestHandlers(
           "server requests in this session",
       );
     }
-    return await answering(context, () => handler(server.name, request.params, ctx.mcpReq.signal));
+    return await answering(context, async () => {
+      try {
+        return await handler(server.name, request.params, ctx.mcpReq.signal);
+      } catch (error) {
+        // A refusal (the person declined) is answered as one, with its reason, like the
+        // refusals above; the SDK would answer any other error as an internal error.
+        if (error instanceof SamplingRejectedError) {
+          throw new ProtocolError(error.jsonRpcCode, `${error.message}: ${error.reason}`);
+        }
+        throw error;
+      }
+    });
   });
 
   client.setRequestHandler("elicitation/create", async (request, ctx) => {
