@@ -15,13 +15,14 @@ import {
 } from "../lib/oauth/messages.ts";
 import {
   createOAuthRuntime,
-  FileTokenStore,
   logout,
+  type OAuthEvent,
   type OAuthServerConfig,
   type TokenStore,
+  tokenStoreFor,
   usesOAuth,
 } from "../lib/oauth/mod.ts";
-import { type GlobalOptions, startUp } from "../lib/startup.ts";
+import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { stderrStyle, stdoutStyle } from "../lib/style.ts";
 import { didYouMean } from "../lib/text.ts";
 
@@ -33,15 +34,27 @@ export interface AuthListOptions extends GlobalOptions {
 
 /** `patchbay auth list`: stored logins and configured OAuth servers. */
 export async function authList(options: AuthListOptions): Promise<number> {
-  const { config } = await startUp(options);
-  const store = new FileTokenStore();
-  const summaries = await loginSummaries(config, store, Date.now());
-  if (options.json) {
-    console.log(JSON.stringify({ store: store.location, logins: summaries }, null, 2));
+  const runtime = await startUp(options);
+  const store = loginStore(runtime);
+  try {
+    const summaries = await loginSummaries(runtime.config, store, Date.now());
+    if (options.json) {
+      console.log(JSON.stringify({ store: store.location, logins: summaries }, null, 2));
+      return EXIT.ok;
+    }
+    console.log(renderSummaries(summaries, store.location, Date.now()));
     return EXIT.ok;
+  } finally {
+    await store.close();
   }
-  console.log(renderSummaries(summaries, store.location, Date.now()));
-  return EXIT.ok;
+}
+
+/** Where this configuration keeps its logins: files, or Redis (`Memory.backend`). */
+function loginStore(runtime: Runtime): TokenStore {
+  return tokenStoreFor(runtime.config.memory, runtime.env, {
+    log: runtime.logger.child("auth"),
+    redactor: runtime.logger.redactor,
+  });
 }
 
 /** Every OAuth server in the configuration and every stored login, by server name. */
@@ -106,14 +119,21 @@ export interface AuthLoginOptions extends GlobalOptions {
 export async function authLogin(name: string, options: AuthLoginOptions): Promise<number> {
   const { config, logger, env } = await startUp(options);
   const style = stderrStyle();
+  const onEvent = (event: OAuthEvent) => {
+    const text = describeOAuthEvent(event);
+    if (text) console.error(text);
+  };
+  const store = tokenStoreFor(config.memory, env, {
+    log: logger.child("auth"),
+    redactor: logger.redactor,
+    onEvent,
+  });
   const oauth = createOAuthRuntime(config.servers, {
     log: logger.child("auth"),
     redactor: logger.redactor,
     getEnv: (variable) => env.get(variable),
-    onEvent: (event) => {
-      const text = describeOAuthEvent(event);
-      if (text) console.error(text);
-    },
+    onEvent,
+    store,
   });
   const controller = new AbortController();
   const onInterrupt = () => controller.abort();
@@ -122,12 +142,7 @@ export async function authLogin(name: string, options: AuthLoginOptions): Promis
     const server = oauthServer(config, name);
     const provider = oauth!.providerFor(server)!;
     const outcome = await provider.ensureLogin({ force: options.force, signal: controller.signal });
-    const stored = summarizeLogin(
-      name,
-      server.url,
-      await new FileTokenStore().load(name),
-      Date.now(),
-    );
+    const stored = summarizeLogin(name, server.url, await store.load(name), Date.now());
     const expiry = stored.expiresAt
       ? `, token expires ${relativeTime(Date.parse(stored.expiresAt), Date.now())}`
       : "";
@@ -171,12 +186,25 @@ export async function authLogout(
   name: string | undefined,
   options: AuthLogoutOptions,
 ): Promise<number> {
-  const { config, logger, env } = await startUp(options);
-  const store = new FileTokenStore();
-  const stored = (await store.list()).map((record) => record.server);
+  const runtime = await startUp(options);
   if (options.all && name !== undefined) {
     throw new UsageError("give a server name or --all, not both");
   }
+  const store = loginStore(runtime);
+  try {
+    return await logoutOf(name, options, runtime, store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function logoutOf(
+  name: string | undefined,
+  options: AuthLogoutOptions,
+  { config, logger, env }: Runtime,
+  store: TokenStore,
+): Promise<number> {
+  const stored = (await store.list()).map((record) => record.server);
   const names = options.all ? stored : [requireKnown(config, stored, name)];
   if (names.length === 0) {
     console.log("No login is stored.");

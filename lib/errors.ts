@@ -279,6 +279,8 @@ export class DenoPermissionError extends PatchbayError {
 export class StoreConnectError extends PatchbayError {
   readonly store: string;
   readonly target: string;
+  /** What went wrong, the end of the message (`connection refused`). */
+  readonly problem: string;
   constructor(
     store: string,
     target: string,
@@ -293,6 +295,7 @@ export class StoreConnectError extends PatchbayError {
     });
     this.store = store;
     this.target = target;
+    this.problem = problem;
   }
 }
 

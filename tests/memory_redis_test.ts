@@ -9,7 +9,7 @@ import { journalFolder } from "../lib/memory/open.ts";
 import { RedisStore } from "../lib/memory/redis_store.ts";
 import { conversation, exchange, tempDir, tick } from "./support/conversation.ts";
 import { rejection } from "./support/errors.ts";
-import { RedisServer } from "./support/redis.ts";
+import { RedisServer, RoundTripRelay } from "./support/redis.ts";
 
 const SETTINGS: MemorySettings = { backend: "auto", keyPrefix: "patchbay" };
 
@@ -359,4 +359,50 @@ Deno.test("Redis: one session resumed in two terminals keeps both sides' message
   assert.deepEqual(messages, [...start, fromLeft, fromRight]);
   assert.equal(summary.turns, 3);
   await check.close();
+});
+
+/** Calls per command since the server started, from `INFO commandstats` (INFO left out). */
+async function commandCalls(redis: RedisServer): Promise<Map<string, number>> {
+  const calls = new Map<string, number>();
+  for (const line of (await redis.cli("INFO", "commandstats")).split("\n")) {
+    const match = /^cmdstat_([^:]+):calls=(\d+)/.exec(line.trim());
+    if (match && match[1] !== "info") calls.set(match[1], Number(match[2]));
+  }
+  return calls;
+}
+
+/** The commands run between two {@linkcode commandCalls} readings, with their counts. */
+function commandsBetween(before: Map<string, number>, after: Map<string, number>) {
+  const ran: Record<string, number> = {};
+  for (const [name, count] of after) {
+    if (count !== (before.get(name) ?? 0)) ran[name] = count - (before.get(name) ?? 0);
+  }
+  return ran;
+}
+
+Deno.test("Redis: appending a message is one round trip (the append script and the index update, pipelined)", async () => {
+  await using dir = await tempDir();
+  await using redis = await RedisServer.start();
+  // Everything patchbay sends passes through the relay, which sees when it waits.
+  await using relay = new RoundTripRelay(redis.port);
+  const memory = await openWith(
+    { REDIS_HOST: "127.0.0.1", REDIS_PORT: String(relay.port) },
+    dir.path,
+  );
+  try {
+    const session = memory.newSession();
+    for (const [i, message] of conversation(2).entries()) {
+      const trips = relay.trips.length;
+      const calls = await commandCalls(redis);
+      assert.equal(await session.append(message), "written");
+      // ioredis sends the script itself the first time on a connection, its SHA after.
+      const script = i === 0 ? "eval" : "evalsha";
+      assert.deepEqual(relay.trips.slice(trips), [[script, "zadd"]], `message ${i}`);
+      // The server ran each once (the script's own writes count apart in commandstats).
+      const ran = commandsBetween(calls, await commandCalls(redis));
+      assert.deepEqual([ran[script], ran.zadd], [1, 1], JSON.stringify(ran));
+    }
+  } finally {
+    await memory.close();
+  }
 });

@@ -28,7 +28,9 @@ import {
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import type { StdioServerConfig } from "../lib/config/types.ts";
-import { bearerFetch, createOAuthRuntime, logout } from "../lib/oauth/mod.ts";
+import type { BrowserOpener } from "../lib/oauth/browser.ts";
+import { bearerFetch, createOAuthRuntime, logout, RedisTokenStore } from "../lib/oauth/mod.ts";
+import { createEnvironment } from "../lib/env.ts";
 import { join } from "node:path";
 import { startSseAuthProxy } from "./support/auth_proxy.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
@@ -43,6 +45,7 @@ import {
 import { startAuthorizationServer } from "./support/oauth_server.ts";
 import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
 import { fakeBrowser } from "./support/fake_browser.ts";
+import { RedisServer } from "./support/redis.ts";
 import { eventually } from "./support/servers.ts";
 
 await requireFreeCallbackPort();
@@ -110,6 +113,57 @@ Deno.test("restart: a new provider reuses the stored tokens without a browser", 
     before,
     "no new authorization or token request",
   );
+});
+
+Deno.test("Redis token store: a login made while Redis went away is kept, then reaches Redis and is reused", async () => {
+  await using as = startAuthorizationServer();
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  await using redis = await RedisServer.start({ persistence: "aof" });
+  await using h = await oauthHarness();
+  const entry = httpEntry("protected", rs.url);
+  const runtime = (opener: BrowserOpener) =>
+    createOAuthRuntime([entry], {
+      log: h.logger.child("test"),
+      redactor: h.logger.redactor,
+      onEvent: (event) => h.events.push(event),
+      opener,
+      timeoutMs: 10_000,
+      store: new RedisTokenStore({
+        memory: { backend: "redis", keyPrefix: "patchbay" },
+        env: createEnvironment(redis.env),
+        undeliveredDir: join(h.dir, "undelivered"),
+        onEvent: (event) => h.events.push(event),
+        log: h.logger.child("store"),
+      }),
+    })!;
+
+  // Redis answers when the login starts (nothing stored yet) and stops while the person
+  // is in the browser, so the tokens arrive with Redis away.
+  const browser = fakeBrowser({ before: () => redis.stop() });
+  const first = runtime(browser.opener);
+  try {
+    const provider = first.providerFor(entry)!;
+    assert.equal(await provider.ensureLogin(), "authorized");
+    await using connection = await connectWith(rs.url, provider);
+    assert.equal(await connection.call("echo", { text: "on" }), "on", "this session goes on");
+    const kept = h.events.filter((e) => e.type === "login_kept_locally");
+    assert.equal(kept.length, 1, JSON.stringify(h.events));
+  } finally {
+    await browser.settled();
+    await first.close();
+  }
+
+  await redis.restart();
+  const second = runtime(fakeBrowser().opener);
+  try {
+    assert.equal(await second.providerFor(entry)!.ensureLogin(), "stored");
+  } finally {
+    await second.close();
+  }
+  assert.equal(authorizeCount(as), 1, "no second browser login");
+  const stored = JSON.parse(await redis.cli("GET", "patchbay:oauth:protected"));
+  assert.ok(stored.issuers[as.issuer].tokens.refresh_token);
+  assert.deepEqual([...Deno.readDirSync(join(h.dir, "undelivered"))], [], "local copy gone");
 });
 
 Deno.test("refresh: an expired token is refreshed before use, a refused one after a 401", async () => {

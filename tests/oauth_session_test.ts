@@ -35,6 +35,7 @@ import {
 import { startAuthorizationServer } from "./support/oauth_server.ts";
 import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
 import { startTestProxy } from "./support/proxy.ts";
+import { RedisServer } from "./support/redis.ts";
 import { eventually, rebind, startEverythingHttp } from "./support/servers.ts";
 
 await requireFreeCallbackPort();
@@ -213,6 +214,104 @@ Deno.test("entry point: an OAuth server logs in through $BROWSER; the next run r
   for (const output of [first.stderr, second.stderr, log]) {
     assert.ok(!output.includes(tokens.access_token) && !output.includes(tokens.refresh_token));
   }
+});
+
+Deno.test("entry point, Memory.backend redis: the login lands in Redis, is reused, listed and logged out of", async () => {
+  await using as = startAuthorizationServer({ scopesSupported: ["mcp"] });
+  await using rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"] });
+  await using redis = await RedisServer.start();
+  await using box = await sandbox({
+    BROWSER: `${DENO} run --allow-net ${FAKE_BROWSER_CLI}`,
+    ...redis.env,
+  });
+  const config = await writeConfig(
+    box,
+    configWith({ prot: { url: rs.url, auth: { method: "oauth" } } }, {
+      Memory: { backend: "redis", key_prefix: "team" },
+    }),
+  );
+
+  const first = await runPatchbay(box, ["--config", config]);
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stderr, /Logged in to 'prot' \(scope: mcp\)\./);
+  assert.match(first.stderr, /✓ prot\s+connected\s+streamable_http\s+4 tools/);
+  const stored = JSON.parse(await redis.cli("GET", "team:oauth:prot"));
+  const tokens = stored.issuers[as.issuer].tokens;
+  assert.equal(stored.serverUrl, rs.url);
+  assert.equal(await redis.cli("TTL", "team:oauth:prot"), "-1");
+  const oauthDir = join(box.home, ".config", "patchbay", "oauth");
+  assert.equal(await Deno.stat(oauthDir).catch(() => undefined), undefined, "no file written");
+
+  // A restart reads the login back from Redis: no browser, no token request.
+  const tokenRequests = as.log.token.length;
+  const second = await runPatchbay(box, ["--config", config]);
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stderr, /✓ prot\s+connected\s+streamable_http\s+4 tools/);
+  assert.doesNotMatch(second.stderr, /Authorize patchbay|open this URL/);
+  assert.equal(as.log.authorize.length, 1, "no second browser login");
+  assert.equal(as.log.token.length, tokenRequests, "the stored access token was used as it is");
+
+  const list = await runPatchbay(box, ["auth", "list", "--config", config]);
+  assert.equal(list.code, 0, list.stderr);
+  assert.ok(
+    list.stdout.includes(
+      `OAuth logins (stored in Redis at 127.0.0.1:${redis.port} db 0, keys team:oauth:*)`,
+    ),
+    list.stdout,
+  );
+  assert.match(list.stdout, /prot\s+logged in\s+http:\/\/127\.0\.0\.1:\d+\S*\s+in \d+/);
+
+  const logout = await runPatchbay(box, ["auth", "logout", "prot", "--config", config]);
+  assert.equal(logout.code, 0, logout.stderr);
+  assert.match(logout.stdout, /Logged out of 'prot': tokens revoked at the authorization server/);
+  assert.equal(await redis.cli("EXISTS", "team:oauth:prot"), "0");
+  const after = await runPatchbay(box, ["auth", "list", "--config", config]);
+  assert.match(after.stdout, /prot\s+not logged in/);
+
+  const log = Deno.readTextFileSync(join(box.home, ".local", "state", "patchbay", "patchbay.log"));
+  for (const output of [first, second, list, logout].flatMap((r) => [r.stdout, r.stderr])) {
+    assert.ok(!output.includes(tokens.access_token) && !output.includes(tokens.refresh_token));
+  }
+  assert.ok(!log.includes(tokens.access_token) && !log.includes(tokens.refresh_token));
+});
+
+Deno.test("entry point, Memory.backend redis with Redis down: the OAuth server fails clearly, no browser login", async () => {
+  await using as = startAuthorizationServer();
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  await using redis = await RedisServer.start();
+  await redis.stop();
+  await using box = await sandbox({
+    BROWSER: `${DENO} run --allow-net ${FAKE_BROWSER_CLI}`,
+    ...redis.env,
+  });
+  const config = await writeConfig(
+    box,
+    configWith({ prot: { url: rs.url, auth: { method: "oauth" } } }, {
+      Memory: { backend: "redis" },
+    }),
+  );
+  const result = await runPatchbay(box, ["--config", config]);
+  // The session goes on without the server (stdin is empty, so it ends at once).
+  assert.equal(result.code, 0, result.stderr);
+  const refused =
+    `error: Could not connect to Redis at 127.0.0.1:${redis.port}: connection refused`;
+  const out = result.stderr;
+  assert.match(out, /✗ prot\s+failed\s+streamable_http/);
+  assert.ok(out.includes(refused), out);
+  assert.match(
+    out,
+    /cause: .*patchbay keeps OAuth logins there because Memory\.backend is "redis"/,
+  );
+  assert.match(
+    out,
+    /remedy: start the store, .*then run patchbay again .*Memory\.backend to "file"/,
+  );
+  assert.doesNotMatch(out, /Authorize patchbay|open this URL/);
+  assert.equal(as.log.authorize.length + as.log.token.length, 0, "no login was attempted");
+
+  const list = await runPatchbay(box, ["auth", "list", "--config", config]);
+  assert.equal(list.code, 1, list.stdout);
+  assert.ok(list.stderr.includes(refused), list.stderr);
 });
 
 Deno.test("entry point: auth.method oauth on a plain MCP server: Session terminated, remove auth", async () => {

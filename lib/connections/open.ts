@@ -8,7 +8,7 @@
  * @module
  */
 
-import { createOAuthRuntime, type OAuthEvent } from "../oauth/mod.ts";
+import { createOAuthRuntime, type OAuthEvent, tokenStoreFor } from "../oauth/mod.ts";
 import type { Runtime } from "../startup.ts";
 import { ConnectionManager } from "./manager.ts";
 import type { ServerRequestHandlers, ServerStatus } from "./types.ts";
@@ -37,12 +37,19 @@ export async function openConnections(
   runtime: Runtime,
   options: OpenConnectionsOptions = {},
 ): Promise<OpenConnections> {
+  const log = runtime.logger.child("oauth");
+  const redactor = runtime.logger.redactor;
   const oauth = createOAuthRuntime(runtime.config.servers, {
-    log: runtime.logger.child("oauth"),
-    redactor: runtime.logger.redactor,
+    log,
+    redactor,
     onEvent: options.onOAuthEvent,
     // $BROWSER and the proxy variables may come from .env, like every other setting.
     getEnv: (name) => runtime.env.get(name),
+    store: tokenStoreFor(runtime.config.memory, runtime.env, {
+      log: log.child("store"),
+      redactor,
+      onEvent: options.onOAuthEvent,
+    }),
   });
   const manager = new ConnectionManager({
     servers: runtime.config.servers,

@@ -11,7 +11,7 @@ import { DEFAULTS } from "../defaults.ts";
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import type { Log } from "../log.ts";
-import type { TokenStore } from "../oauth/mod.ts";
+import { type TokenStore, tokenStoreFor } from "../oauth/mod.ts";
 import { gatherInputs } from "../permissions/inputs.ts";
 import { planPermissions } from "../permissions/plan.ts";
 import { Redactor } from "../redact.ts";
@@ -40,7 +40,7 @@ export interface DoctorOptions extends GlobalOptions {
   signal?: AbortSignal;
   /** Tests only: the contract fixes the OAuth callback port at 3000. */
   callbackPort?: number;
-  /** Stored OAuth logins. @default FileTokenStore in ~/.config/patchbay/oauth */
+  /** Stored OAuth logins. @default files, or Redis for `Memory.backend: redis` (`tokenStoreFor`) */
   tokenStore?: TokenStore;
 }
 
@@ -77,6 +77,7 @@ export async function* runDoctor(
   registerEnvironmentSecrets(env, redactor);
   const { logger, logFile } = openLog(options, redactor);
   const log = logger.child("doctor");
+  let tokenStore: TokenStore | undefined;
   try {
     log.info(`patchbay ${VERSION} doctor`, { offline: options.offline ?? false });
     const configOutcome = await checkConfig(options.config, env, PROJECT_DIR);
@@ -103,6 +104,10 @@ export async function* runDoctor(
       return;
     }
     registerConfigSecrets(config, redactor);
+    // One store for the permission plan and the servers, closed when the checks end.
+    const logins = options.tokenStore ??
+      tokenStoreFor(config.memory, env, { log: log.child("oauth"), redactor });
+    tokenStore = logins;
     yield await settle("permissions", async () => {
       const inputs = await gatherInputs({
         config,
@@ -110,20 +115,21 @@ export async function* runDoctor(
         configPath: configOutcome.path,
         envFile,
         logFile,
-        tokenStore: options.tokenStore,
+        tokenStore: logins,
         signal: options.signal,
       });
       return checkPermissions(planPermissions(inputs));
     });
     const key = checkApiKeyPresent(config, env, fileValues);
     yield key;
-    yield* networkChecks(config, options, {
+    yield* networkChecks(config, { ...options, tokenStore: logins }, {
       env,
       keyUsable: key.status !== "fail",
       log,
       redactor,
     });
   } finally {
+    await tokenStore?.close();
     logger.close();
   }
 }

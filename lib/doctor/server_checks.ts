@@ -16,7 +16,7 @@ import type { ServerStatus } from "../connections/types.ts";
 import type { Environment } from "../env.ts";
 import { OAuthLoginRequiredError } from "../errors.ts";
 import type { Log } from "../log.ts";
-import { createOAuthRuntime, type TokenStore, usesOAuth } from "../oauth/mod.ts";
+import { createOAuthRuntime, type TokenStore, tokenStoreFor, usesOAuth } from "../oauth/mod.ts";
 import type { Redactor } from "../redact.ts";
 import { plural } from "../text.ts";
 import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
@@ -26,7 +26,7 @@ export interface ServerCheckOptions {
   env: Environment;
   log: Log;
   redactor?: Redactor;
-  /** Stored OAuth logins. @default FileTokenStore in ~/.config/patchbay/oauth */
+  /** Stored OAuth logins. @default files, or Redis for `Memory.backend: redis` (`tokenStoreFor`) */
   tokenStore?: TokenStore;
   /** Aborting closes every connection. */
   signal?: AbortSignal;
@@ -41,7 +41,8 @@ export async function checkServers(
   const oauth = createOAuthRuntime(config.servers, {
     log: options.log.child("oauth"),
     redactor: options.redactor,
-    store: options.tokenStore,
+    store: options.tokenStore ??
+      tokenStoreFor(config.memory, options.env, { log: options.log, redactor: options.redactor }),
     getEnv: (name) => options.env.get(name),
     interactive: false,
   });

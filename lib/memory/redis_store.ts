@@ -10,20 +10,20 @@
  * @module
  */
 
-import type { Cluster, Redis, RedisOptions } from "ioredis";
-import {
-  DenoPermissionError,
-  denoPermissionFlag,
-  MemoryConfigError,
-  PatchbayError,
-  StoreFailedError,
-} from "../errors.ts";
+import type { Redis, RedisOptions } from "ioredis";
+import { PatchbayError, StoreFailedError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { titleOf } from "./title.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
 import { diagnoseCommandError, diagnoseConnectError, isConnectionProblem } from "./redis_errors.ts";
 import { APPEND_RESULT, APPEND_SCRIPT, REDIS_SCHEMA_VERSION, RedisLayout } from "./redis_layout.ts";
-import type { RedisAddress, RedisSettings } from "./redis_settings.ts";
+import {
+  connectRedisClient,
+  createRedisClient,
+  type RedisClient,
+  withTimeout,
+} from "./redis_client.ts";
+import type { RedisSettings } from "./redis_settings.ts";
 import type {
   AppendStatus,
   ListOptions,
@@ -82,7 +82,7 @@ export interface RedisStoreOptions {
   commandTimeoutMs?: number;
 }
 
-type Client = Redis | Cluster;
+type Client = RedisClient;
 /** ioredis' Node typings change what `setTimeout` returns; Deno's is a number. */
 type Timer = ReturnType<typeof setTimeout>;
 
@@ -320,11 +320,7 @@ export class RedisStore implements MemoryStore {
 
   /** Connects, selects the database for real, and checks the layout version. */
   async #handshake(client: Client): Promise<void> {
-    if (client.status !== "ready") await client.connect();
-    if (this.settings.topology.mode !== "cluster" && this.settings.db !== 0) {
-      // ioredis reports a failed SELECT only as an event and goes on in database 0.
-      await (client as Redis).select(this.settings.db);
-    }
+    await connectRedisClient(client, this.settings);
     const found = await client.get(this.#layout.schema);
     if (found === null) {
       await client.set(this.#layout.schema, String(REDIS_SCHEMA_VERSION), "NX");
@@ -366,61 +362,14 @@ export class RedisStore implements MemoryStore {
 
   /** A client as configured; a `probe` (one question, then closed) reports to nobody. */
   async #createClient(override: Partial<RedisOptions> = {}, probe = false): Promise<Client> {
-    const { Redis, Cluster } = await importIoredis();
-    const settings = this.settings;
     const retry = (times: number) =>
       this.#everReady && !this.#closed ? Math.min(100 * 2 ** times, RECONNECT_MAX_DELAY_MS) : null;
-    const tls = settings.tls ? await tlsOptions(settings.tls.caFile) : undefined;
-    const common: RedisOptions = {
-      lazyConnect: true,
-      connectTimeout: this.#budgetMs,
-      commandTimeout: this.#commandTimeoutMs,
-      maxRetriesPerRequest: 0,
-      enableOfflineQueue: false,
-      retryStrategy: retry,
-      // A failover turns the old master into a replica: reconnect to find the new one.
-      reconnectOnError: (error) => /READONLY/.test(error.message),
-      ...(settings.username ? { username: settings.username } : {}),
-      ...(settings.password ? { password: settings.password } : {}),
-      ...(tls ? { tls } : {}),
-      connectionName: "patchbay",
-      ...override,
-    };
-    const topology = settings.topology;
-    let client: Client;
-    if (topology.mode === "cluster") {
-      const { lazyConnect: _, retryStrategy: __, ...nodeOptions } = common;
-      client = new Cluster(topology.nodes.map(toNode), {
-        lazyConnect: true,
-        enableOfflineQueue: false,
-        clusterRetryStrategy: retry,
-        slotsRefreshTimeout: this.#budgetMs,
-        redisOptions: nodeOptions,
-      });
-    } else if (topology.mode === "sentinel") {
-      client = new Redis({
-        ...common,
-        db: settings.db,
-        sentinels: topology.sentinels.map(toNode),
-        name: topology.name,
-        sentinelRetryStrategy: retry,
-        sentinelCommandTimeout: this.#budgetMs,
-        // Listen for +switch-master, so writes move to a new master as soon as it is named.
-        failoverDetector: true,
-        ...(topology.sentinelUsername ? { sentinelUsername: topology.sentinelUsername } : {}),
-        ...(topology.sentinelPassword ? { sentinelPassword: topology.sentinelPassword } : {}),
-        ...(tls ? { enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
-        ...override,
-      });
-    } else {
-      client = new Redis({
-        ...common,
-        host: topology.address.host,
-        port: topology.address.port,
-        db: settings.db,
-        ...override,
-      });
-    }
+    const client = await createRedisClient(this.settings, {
+      connectTimeoutMs: this.#budgetMs,
+      commandTimeoutMs: this.#commandTimeoutMs,
+      retry,
+      override,
+    });
     client.defineCommand("patchbayAppend", { numberOfKeys: 3, lua: APPEND_SCRIPT });
     // Without a listener ioredis prints every failure.
     if (probe) {
@@ -738,37 +687,6 @@ export class RedisStore implements MemoryStore {
   }
 }
 
-async function tlsOptions(caFile: string | undefined): Promise<{ ca?: string[] }> {
-  if (!caFile) return {};
-  try {
-    return { ca: [await Deno.readTextFile(caFile)] };
-  } catch (error) {
-    throw new MemoryConfigError(
-      `REDIS_TLS_CA_FILE is "${caFile}", which cannot be read`,
-      "set REDIS_TLS_CA_FILE to the path of the PEM file of the CA that signed the " +
-        "server's certificate",
-      (error as Error).message,
-    );
-  }
-}
-
-function toNode(address: RedisAddress): { host: string; port: number } {
-  return { host: address.host, port: address.port };
-}
-
-/** The promise's value, or `undefined` once `ms` passed (its timer is always cleared). */
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: Timer | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Parses stored JSON records; one `JSON.parse` for the whole list when it is intact. */
 function parseRecords(items: string[]): MessageRecord[] {
   let values: unknown[];
@@ -803,24 +721,4 @@ function toSummary(id: string, meta: Record<string, string>): SessionSummary | u
     ...(meta.model ? { model: meta.model } : {}),
     ...(meta.title ? { title: meta.title } : {}),
   };
-}
-
-/**
- * Loads ioredis on first use, so configurations without Redis never load it. Its `debug`
- * dependency enumerates the environment on import, which a grant of named variables
- * (`--allow-env=A,B`) refuses: that refusal is reported with the flag that allows it.
- */
-async function importIoredis(): Promise<{ Redis: typeof Redis; Cluster: typeof Cluster }> {
-  try {
-    const { Redis, Cluster } = await import("ioredis");
-    return { Redis, Cluster };
-  } catch (error) {
-    const flag = denoPermissionFlag(error);
-    if (!flag) throw error;
-    throw new DenoPermissionError(
-      flag,
-      "loading the Redis client (ioredis reads the whole environment when it loads)",
-      error,
-    );
-  }
 }

@@ -61,7 +61,12 @@ export type OAuthEvent =
     issuer: string;
     scope?: string;
     expiresAt?: number;
-  };
+  }
+  /**
+   * The token store could not take a login (Redis away): it is kept in an owner-only file
+   * at `path` and moved to the store once it answers. Once per server and outage.
+   */
+  | { type: "login_kept_locally"; server: string; store: string; path: string; reason: string };
 
 /** One login to perform. */
 export interface AuthorizationRequest extends ExpectedCallback {

@@ -35,6 +35,10 @@ export function describeOAuthEvent(event: OAuthEvent): string | undefined {
       return event.how === "browser"
         ? `Logged in to '${event.server}'${event.scope ? ` (scope: ${event.scope})` : ""}.`
         : undefined;
+    case "login_kept_locally":
+      return `Could not save the login to '${event.server}' in ${event.store} ` +
+        `(${event.reason}). It is kept in ${event.path} (readable by you only) and moves ` +
+        "to the store the next time patchbay reaches it.";
   }
 }
 

@@ -3,8 +3,10 @@
  *
  * ```ts
  * // Once per session (lib/connections/open.ts): undefined when no entry uses OAuth, and
- * // then no callback listener ever exists (CONTRACT.md section 4).
- * const oauth = createOAuthRuntime(config.servers, { log, redactor, onEvent, getEnv });
+ * // then no callback listener ever exists (CONTRACT.md section 4). Logins are kept in
+ * // files, or in Redis when Memory.backend is "redis".
+ * const store = tokenStoreFor(config.memory, env, { redactor, log, onEvent });
+ * const oauth = createOAuthRuntime(config.servers, { log, redactor, onEvent, getEnv, store });
  *
  * // Per HTTP server, for every connection attempt (lib/connections/session.ts):
  * const provider = oauth?.providerFor(server);           // the same instance each time
@@ -47,6 +49,7 @@ export {
   MAX_STEP_UP_ATTEMPTS,
   PatchbayOAuthProvider,
 } from "./provider.ts";
+export { RedisTokenStore, tokenStoreFor } from "./redis_token_store.ts";
 export { FileTokenStore, type ServerCredentials, type TokenStore } from "./token_store.ts";
 
 /** An HTTP server entry with `"auth": {"method": "oauth"}`. */
@@ -64,7 +67,10 @@ export interface OAuthRuntimeOptions {
   redactor?: Redactor;
   /** What to show the person (authorization URLs, browser failures, completed logins). */
   onEvent?: (event: OAuthEvent) => void;
-  /** @default FileTokenStore in ~/.config/patchbay/oauth */
+  /**
+   * Where logins are kept (`tokenStoreFor` picks it from the Memory settings); closed with
+   * the runtime. @default FileTokenStore in ~/.config/patchbay/oauth
+   */
   store?: TokenStore;
   /** @default openBrowser with `$BROWSER` read through `getEnv` */
   opener?: BrowserOpener;
@@ -139,10 +145,14 @@ export class OAuthRuntime {
     return provider;
   }
 
-  /** Stops the callback listener if a login left it open, and releases proxy connections. */
+  /**
+   * Stops the callback listener if a login left it open, and releases proxy connections
+   * and the token store's connection.
+   */
   async close(): Promise<void> {
     await this.broker.close();
     this.#network?.close();
+    await this.store.close();
   }
 }
 

@@ -662,7 +662,19 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   }
 
   async #reload(): Promise<ServerCredentials | undefined> {
-    const stored = await this.#store.load(this.server);
+    let stored: ServerCredentials | undefined;
+    try {
+      stored = await this.#store.load(this.server);
+    } catch (error) {
+      // A re-read only looks for another process's refresh: with the store unreachable
+      // (Redis away), the login in memory is still this process's latest, so requests go
+      // on with it. A first read has nothing to fall back on and fails.
+      if (!this.#loaded) throw error;
+      this.#log.warn("could not read the stored OAuth login again; using the one in memory", {
+        error,
+      });
+      return this.#record;
+    }
     this.#loaded = true;
     // Tokens are bound to the URL they were obtained for: never sent to a changed one.
     this.#record = stored?.serverUrl === this.serverUrl.href ? stored : undefined;

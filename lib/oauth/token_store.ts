@@ -4,9 +4,9 @@
  * issuer that minted it, RFC 6749 §2.2).
  *
  * {@linkcode TokenStore} is the seam: {@linkcode FileTokenStore} keeps one JSON file per
- * server under `~/.config/patchbay/oauth/` (mode 0600, written atomically); a Redis-backed
- * store implements the same four methods over one key per server
- * (`<prefix>:oauth:<server>` holding the same JSON document, `SCAN` for `list`).
+ * server under `~/.config/patchbay/oauth/` (mode 0600, written atomically);
+ * `RedisTokenStore` (`redis_token_store.ts`) implements the same methods over one key per
+ * server (`<prefix>:oauth:<server>` holding the same JSON document, `SCAN` for `list`).
  *
  * @module
  */
@@ -72,6 +72,8 @@ export interface TokenStore {
   delete(server: string, signal?: AbortSignal): Promise<boolean>;
   /** Every stored document, in server-name order. */
   list(signal?: AbortSignal): Promise<ServerCredentials[]>;
+  /** Releases what the store holds open (a connection); a later call opens it again. */
+  close(): Promise<void>;
 }
 
 /** An empty document for `server` at `serverUrl`. */
@@ -83,6 +85,25 @@ export function emptyCredentials(server: string, serverUrl: string): ServerCrede
     issuers: {},
     updatedAt: new Date().toISOString(),
   };
+}
+
+/**
+ * The stored text of a document, stamped with the time of writing: the same bytes in a
+ * file and in Redis, so a login can be moved between them by copying.
+ */
+export function serializeCredentials(credentials: ServerCredentials): string {
+  const document: ServerCredentials = { ...credentials, updatedAt: new Date().toISOString() };
+  return JSON.stringify(document, null, 2) + "\n";
+}
+
+/** Parses stored text; throws an `Error` saying what is wrong with it. */
+export function parseCredentials(text: string): ServerCredentials {
+  const parsed = JSON.parse(text) as ServerCredentials;
+  if (parsed?.format !== CREDENTIALS_FORMAT || typeof parsed.server !== "string") {
+    throw new Error(`unknown format ${JSON.stringify(parsed?.format)}`);
+  }
+  parsed.issuers ??= {};
+  return parsed;
 }
 
 /** Options of {@linkcode FileTokenStore}. */
@@ -120,12 +141,11 @@ export class FileTokenStore implements TokenStore {
   async save(credentials: ServerCredentials): Promise<void> {
     await this.#ensureDir();
     const path = await this.pathFor(credentials.server);
-    const document: ServerCredentials = { ...credentials, updatedAt: new Date().toISOString() };
     // Written beside the target and renamed over it: a crash or a concurrent reader never
     // sees a partial file, and the temporary file is created owner-only from the start.
     const temporary = `${path}.${crypto.randomUUID()}.tmp`;
     try {
-      await Deno.writeTextFile(temporary, JSON.stringify(document, null, 2) + "\n", {
+      await Deno.writeTextFile(temporary, serializeCredentials(credentials), {
         mode: CREDENTIAL_FILE_MODE,
         createNew: true,
       });
@@ -163,6 +183,11 @@ export class FileTokenStore implements TokenStore {
     return documents.sort((a, b) => a.server.localeCompare(b.server));
   }
 
+  close(): Promise<void> {
+    // Every operation opens and closes its own files: nothing stays open.
+    return Promise.resolve();
+  }
+
   async #read(path: string): Promise<ServerCredentials | undefined> {
     let text: string;
     try {
@@ -175,12 +200,7 @@ export class FileTokenStore implements TokenStore {
       throw storeError("read", path, error);
     }
     try {
-      const parsed = JSON.parse(text) as ServerCredentials;
-      if (parsed?.format !== CREDENTIALS_FORMAT || typeof parsed.server !== "string") {
-        throw new Error(`unknown format ${JSON.stringify(parsed?.format)}`);
-      }
-      parsed.issuers ??= {};
-      return parsed;
+      return parseCredentials(text);
     } catch (error) {
       throw new PatchbayError("oauth_failed", `Stored OAuth credentials are unreadable: ${path}`, {
         reason: `${basename(path)} is not a credentials document patchbay understands ` +

@@ -10,12 +10,7 @@ import { resolve } from "node:path";
 import { referencedVariables } from "../config/expand.ts";
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import {
-  FileTokenStore,
-  type ServerCredentials,
-  type TokenStore,
-  usesOAuth,
-} from "../oauth/mod.ts";
+import { type ServerCredentials, type TokenStore, tokenStoreFor, usesOAuth } from "../oauth/mod.ts";
 import { configDir, dataDir, stateDir } from "../paths.ts";
 import { resolveCommandPath } from "./command_path.ts";
 import { hostPort, type PermissionInputs } from "./plan.ts";
@@ -30,7 +25,7 @@ export interface GatherOptions {
   logFile: string;
   /** @default Deno.cwd() */
   cwd?: string;
-  /** Stored OAuth logins. @default FileTokenStore in ~/.config/patchbay/oauth */
+  /** Stored OAuth logins. @default files, or Redis for `Memory.backend: redis` (`tokenStoreFor`) */
   tokenStore?: TokenStore;
   signal?: AbortSignal;
 }
@@ -55,12 +50,22 @@ export async function gatherInputs(options: GatherOptions): Promise<PermissionIn
     configVariables: referencedVariables(text),
     resolveCommand: (command, searchPath, dir) => resolveCommandPath(command, searchPath, dir),
     cwd,
-    oauthHosts: await storedAuthorizationHosts(
-      options.config,
-      options.tokenStore ?? new FileTokenStore(),
-      options.signal,
-    ),
+    oauthHosts: await authorizationHosts(options),
   };
+}
+
+/** From the caller's token store, or from the configuration's own, closed when done. */
+async function authorizationHosts(options: GatherOptions): Promise<Map<string, string[]>> {
+  const own = options.tokenStore ? undefined : tokenStoreFor(options.config.memory, options.env);
+  try {
+    return await storedAuthorizationHosts(
+      options.config,
+      options.tokenStore ?? own!,
+      options.signal,
+    );
+  } finally {
+    await own?.close();
+  }
 }
 
 /**

@@ -551,3 +551,102 @@ export class SilentPort {
     await this.#accepting;
   }
 }
+
+/**
+ * A loopback relay in front of a real server that records round trips: each time the
+ * client sends after the server last answered (or sends first), it waited for an answer
+ * before going on, which starts a round trip. Commands pipelined together share one.
+ */
+export class RoundTripRelay {
+  readonly port: number;
+  /** What the client sent in each round trip, as received (one byte per character). */
+  #wire: string[] = [];
+  #listener: Deno.TcpListener;
+  #conns: Deno.TcpConn[] = [];
+  #pumps: Promise<void>[] = [];
+  #accepting: Promise<void>;
+
+  constructor(targetPort: number) {
+    this.#listener = Deno.listen({ hostname: HOST, port: 0 });
+    this.port = (this.#listener.addr as Deno.NetAddr).port;
+    const listener = this.#listener;
+    this.#accepting = (async () => {
+      try {
+        for await (const client of listener) {
+          const server = await Deno.connect({ hostname: HOST, port: targetPort });
+          this.#conns.push(client, server);
+          const turn: Turn = { last: "server", trip: -1 };
+          this.#pumps.push(this.#pump(client, server, "client", turn));
+          this.#pumps.push(this.#pump(server, client, "server", turn));
+        }
+      } catch {
+        // Closed.
+      }
+    })();
+  }
+
+  /** The commands (lower-case names) the client sent in each round trip so far. */
+  get trips(): string[][] {
+    return this.#wire.map(commandNames);
+  }
+
+  async #pump(from: Deno.TcpConn, to: Deno.TcpConn, side: Turn["last"], turn: Turn) {
+    const buffer = new Uint8Array(64 * 1024);
+    const latin1 = new TextDecoder("latin1");
+    try {
+      for (let n = await from.read(buffer); n !== null; n = await from.read(buffer)) {
+        if (side === "client") {
+          if (turn.last === "server") turn.trip = this.#wire.push("") - 1;
+          this.#wire[turn.trip] += latin1.decode(buffer.subarray(0, n));
+        }
+        turn.last = side;
+        let written = 0;
+        while (written < n) written += await to.write(buffer.subarray(written, n));
+      }
+    } catch {
+      // One side went away; the other is closed below.
+    }
+    // Passes the end on; the other side may be closed already.
+    await to.closeWrite().catch(() => {});
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.#listener.close();
+    await this.#accepting;
+    for (const conn of this.#conns) {
+      try {
+        conn.close();
+      } catch {
+        // Already closed.
+      }
+    }
+    await Promise.all(this.#pumps);
+  }
+}
+
+/** Who spoke last on a relayed connection, and the round trip the client is in. */
+interface Turn {
+  last: "client" | "server";
+  trip: number;
+}
+
+/** The command names in RESP requests (arrays of bulk strings), in order. */
+function commandNames(wire: string): string[] {
+  const names: string[] = [];
+  let at = 0;
+  const line = () => {
+    const end = wire.indexOf("\r\n", at);
+    const text = wire.slice(at, end);
+    at = end + 2;
+    return text;
+  };
+  while (at < wire.length) {
+    const count = Number(line().slice(1));
+    for (let i = 0; i < count; i++) {
+      const size = Number(line().slice(1));
+      if (i === 0) names.push(wire.slice(at, at + size).toLowerCase());
+      at += size + 2;
+    }
+  }
+  return names;
+}
