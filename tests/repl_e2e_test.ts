@@ -94,7 +94,8 @@ Deno.test("every slash command, through a real terminal", async () => {
   );
 
   llm.enqueue({ text: "Hello from the **model**." });
-  assert.match(await repl.send("hi there", "Hello from the"), /1 step · 110 tokens/);
+  // The footer comes after the answer: wait for it, not for the answer's first words.
+  assert.match(await repl.send("hi there", /1 step · 110 tokens/), /Hello from the/);
   // NO_COLOR (set in every sandbox): the Markdown as written, and no attribute anywhere.
   const plain = await repl.tmux.screen({ escapes: true });
   assert.match(plain, /^Hello from the \*\*model\*\*\.$/m);
