@@ -9,7 +9,7 @@ import { banner, completerFor, runLoop } from "../lib/repl/loop.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
 import { ClientSession } from "../lib/repl/session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
-import { stderrStyle, stdoutStyle } from "../lib/style.ts";
+import { stderrStyle, stdoutStyle, type Style } from "../lib/style.ts";
 import { errorPresenter } from "./_boundary.ts";
 import { renderServerStatus } from "./_status.ts";
 
@@ -28,11 +28,10 @@ export interface ChatOptions extends GlobalOptions {
  */
 export async function chat(options: ChatOptions): Promise<number> {
   const runtime = await startUp(options);
-  const errStyle = stderrStyle();
   const output = new TerminalOutput({ spinner: Deno.stderr.isTerminal() });
   const presentError = errorPresenter(runtime.logger);
-  const renderServers = (s: ClientSession) =>
-    renderServerStatus(s.manager.states(), { style: errStyle, redactor: runtime.logger.redactor });
+  const renderServers = (s: ClientSession, style: Style) =>
+    renderServerStatus(s.manager.states(), { style, redactor: runtime.logger.redactor });
 
   // The terminal is raw while patchbay reads keys, so Ctrl+C arrives as a key there; the
   // signal only arrives when it is not (start-up, shutdown): cancel what runs then.

@@ -94,7 +94,8 @@ Deno.test("every slash command, through a real terminal", async () => {
   );
 
   llm.enqueue({ text: "Hello from the **model**." });
-  assert.match(await repl.send("hi there", "Hello from the"), /1 step · 110 tokens/);
+  // The footer comes after the answer: wait for it, not for the answer's first words.
+  assert.match(await repl.send("hi there", /1 step · 110 tokens/), /Hello from the/);
   // NO_COLOR (set in every sandbox): the Markdown as written, and no attribute anywhere.
   const plain = await repl.tmux.screen({ escapes: true });
   assert.match(plain, /^Hello from the \*\*model\*\*\.$/m);
@@ -119,6 +120,7 @@ Deno.test("every slash command, through a real terminal", async () => {
     await repl.send("/connections", "protocol"),
     /everything: stdio .*server-everything/,
   );
+  assert.doesNotMatch(await repl.tmux.screen({ escapes: true }), /\x1b/, "NO_COLOR");
   assert.match(await repl.send("/refresh everything", "connected"), /2 of 2 servers connected/);
   assert.match(
     await repl.send("/debug", "Debug logging"),
@@ -462,6 +464,141 @@ Deno.test("colours in a terminal, none in files; escape sequences from the model
   assert.match(status, /everything › echo/);
   assert.doesNotMatch(status, /\x1b/);
   assert.ok(attributesAt(await shell.screen({ escapes: true }), "styled").includes("1"));
+});
+
+/** Waits until the file holds `pattern` and returns its text. */
+async function waitForFile(file: string, pattern: RegExp | string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  let text = "";
+  while (Date.now() < deadline) {
+    text = await Deno.readTextFile(file).catch(() => "");
+    if (typeof pattern === "string" ? text.includes(pattern) : pattern.test(text)) return text;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${pattern} in ${file}:\n${text}`);
+}
+
+/** A tool call that needs approval, then the model's answer. */
+const echoTurn = (message: string, answer: string) => [
+  { toolCalls: [{ name: "everything__echo", arguments: { message } }] },
+  { text: answer },
+];
+
+Deno.test("run > answer.txt at a terminal: the approval is asked on the terminal in its colours, the file holds only the answer", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, replConfig(box, llm));
+  llm.enqueue(...echoTurn("approved", "A **styled** answer."));
+  const patchbay = PATCHBAY.map((word) => `'${word}'`).join(" ");
+  await using shell = await TmuxSession.start({
+    command: ["sh", "-c", `${patchbay} run "echo it" > answer.txt`],
+    env: terminalEnv(box, { NO_COLOR: undefined }),
+    cwd: box.cwd,
+  });
+  const asked = await shell.waitFor("(default No)", { timeoutMs: 30_000 });
+  assert.match(asked, /\? Run everything › echo\n.*approved.*\n\s+\[y\]es {2}\[n\]o {2}\[a\]lways/);
+  // stderr is the terminal: the question carries its colours.
+  assert.ok(attributesAt(await shell.screen({ escapes: true }), "[y]").includes("1"));
+  await shell.press("y");
+  assert.equal(await shell.exitCode(30_000), 0, await shell.screen());
+  const screen = await shell.screen();
+  assert.match(screen, /\(default No\) y\n/);
+  assert.match(screen, /✓ everything › echo \d+ ms\s+Echo: approved/);
+  assert.match(llm.requests.at(-1)!.body.messages.at(-1).content, /Echo: approved/);
+  // The answer alone: no question, no key, no escape code.
+  assert.equal(
+    await Deno.readTextFile(join(box.cwd, "answer.txt")),
+    "A **styled** answer.\n",
+  );
+});
+
+Deno.test("the REPL with stdout or stderr redirected: prompts and questions stay on the terminal, each stream styled for itself", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, replConfig(box, llm));
+  const patchbay = PATCHBAY.map((word) => `'${word}'`).join(" ");
+  const colour = terminalEnv(box, { NO_COLOR: undefined });
+
+  // stdout to a file: the banner, the prompt and the approval on the terminal (stderr,
+  // coloured); the file gets the command output and the answer, plain.
+  {
+    const transcript = join(box.cwd, "transcript.txt");
+    await using shell = await TmuxSession.start({
+      command: ["sh", "-c", `${patchbay} > transcript.txt`],
+      env: colour,
+      cwd: box.cwd,
+    });
+    await shell.waitFor(/Type a message, or \/help.*\n› ?$/, { timeoutMs: 30_000 });
+    const prompt = attributesAt(await shell.screen({ escapes: true }), "›");
+    assert.ok(prompt.includes("1") && prompt.includes("32"), `prompt attributes ${prompt}`);
+    await shell.submit("/connections");
+    await waitForFile(transcript, "protocol");
+    llm.enqueue(...echoTurn("to the file", "Answer in the file."));
+    await shell.submit("echo it");
+    const asked = await shell.waitFor("(default No)");
+    assert.match(asked, /\? Run everything › echo\n/);
+    assert.ok(attributesAt(await shell.screen({ escapes: true }), "[y]").includes("1"));
+    await shell.press("y");
+    await waitForFile(transcript, "Answer in the file.");
+    await shell.submit("/exit");
+    assert.equal(await shell.exitCode(), 0, await shell.screen());
+    const text = await Deno.readTextFile(transcript);
+    assert.match(text, /^Servers {2}2 of 2 servers connected\n {2}✓ everything +connected/m);
+    assert.match(text, /everything: stdio .* · protocol /);
+    assert.match(text, /^Answer in the file\.$/m);
+    assert.doesNotMatch(text, /\x1b/);
+    assert.doesNotMatch(text, /^›|\? Run |\[y\]es/m);
+  }
+
+  // stderr to a file: the prompt, the approval and /connections on the terminal (stdout,
+  // coloured); the log gets the banner and the status lines, plain.
+  {
+    const log = join(box.cwd, "status.txt");
+    await using shell = await TmuxSession.start({
+      command: ["sh", "-c", `${patchbay} 2> status.txt`],
+      env: colour,
+      cwd: box.cwd,
+    });
+    await waitForFile(log, "Type a message, or /help", 30_000);
+    await shell.waitFor(/^›$/m);
+    const connections = await shell.screen().then((before) =>
+      shell.submit("/connections").then(() => shell.waitFor("protocol", { after: before.length }))
+    );
+    assert.match(connections, /^Servers {2}2 of 2 servers connected$/m);
+    const styled = await shell.screen({ escapes: true });
+    assert.ok(attributesAt(styled, "Servers").includes("1"), "bold on the terminal");
+    assert.ok(attributesAt(styled, "✓").includes("32"), "green on the terminal");
+    llm.enqueue(...echoTurn("to the log", "Answer on the terminal."));
+    await shell.submit("echo it");
+    const asked = await shell.waitFor("(default No)");
+    assert.match(asked, /\? Run everything › echo\n.*to the log/);
+    assert.ok(attributesAt(await shell.screen({ escapes: true }), "[y]").includes("1"));
+    await shell.press("y");
+    await shell.waitFor("Answer on the terminal.");
+    // A server's form: all of it on the terminal too.
+    llm.enqueue(
+      { toolCalls: [{ name: "everything__trigger-elicitation-request", arguments: {} }] },
+      { text: "Form declined." },
+    );
+    const before = (await shell.screen()).length;
+    await shell.submit("ask me");
+    await shell.waitFor("(default No)", { after: before });
+    await shell.press("y");
+    const form = await shell.waitFor("ccept and fill in", { after: before });
+    assert.match(form, /\? everything asks: Please provide inputs for the following fields:/);
+    assert.match(form, /String\* — Your full, legal name/);
+    assert.ok(attributesAt(await shell.screen({ escapes: true }), "[d]").includes("1"));
+    await shell.press("d");
+    await shell.waitFor("Form declined.", { after: before });
+    await shell.submit("/exit");
+    assert.equal(await shell.exitCode(), 0, await shell.screen());
+    const text = await Deno.readTextFile(log);
+    assert.match(text, /patchbay \d+\.\d+\.\d+ · openai-compatible\/scripted-model/);
+    assert.match(text, /✓ everything › echo \d+ ms\s+Echo: to the log/);
+    assert.match(text, /everything › trigger-elicitation-request/);
+    assert.doesNotMatch(text, /\x1b/);
+    assert.doesNotMatch(text, /^›|\? Run |\[y\]es|asks:|legal name|\[d\]ecline/m);
+  }
 });
 
 Deno.test("Ctrl+C cancels a streamed answer and a running tool call; twice at the prompt exits", async () => {

@@ -8,6 +8,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { convertToolResult } from "../agent/content.ts";
 import { PatchbayError } from "../errors.ts";
+import type { Style } from "../style.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { abridge } from "../text.ts";
 import { VERSION } from "../version.ts";
@@ -31,8 +32,11 @@ import { formatDuration } from "./terminal_ui.ts";
 
 type Command = SlashCommand<ClientSession>;
 
-/** Renders the server list; injected so lib/ does not depend on the command layer. */
-export type StatusRenderer = (session: ClientSession) => string;
+/**
+ * Renders the server list in the colours of the stream it is written to (the banner's
+ * stderr, `/connections`' stdout); injected so lib/ does not depend on the command layer.
+ */
+export type StatusRenderer = (session: ClientSession, style: Style) => string;
 
 const out = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
 const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
@@ -100,7 +104,8 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
       async run(s) {
         const status = await s.memory.setEnabled(!s.memory.enabled);
         out(s, status.text);
-        if (status.problem) out(s, s.presentError(status.problem));
+        // An error, formatted for stderr: it goes there.
+        if (status.problem) s.output.err(`${s.presentError(status.problem)}\n`);
       },
     },
     {
@@ -164,7 +169,7 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
       name: "connections",
       summary: "each server: transport, target, state, what it offers, last error and remedy",
       run(s) {
-        out(s, renderServers(s));
+        out(s, renderServers(s, s.style));
         for (const status of s.manager.states()) {
           const info = status.serverInfo
             ? `${clean(status.serverInfo.name)} ${clean(status.serverInfo.version)}`
@@ -192,7 +197,7 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
       async run(s, args) {
         if (args && !serverNames(s).includes(args)) throw unknownServer(s, args);
         await s.refresh(args || undefined);
-        out(s, renderServers(s));
+        out(s, renderServers(s, s.style));
       },
     },
     {

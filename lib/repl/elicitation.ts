@@ -3,6 +3,10 @@
  * server's message and the fields it wants as a form in the terminal; the person
  * accepts (and fills it in), declines, or cancels. Nothing is sent without their answer.
  *
+ * The whole form is written where the {@linkcode LineEditor} asks its questions (the
+ * terminal), in that stream's colours; only the notice of a form declined while idle is
+ * status, on stderr.
+ *
  * @module
  */
 
@@ -153,9 +157,13 @@ async function chooseAction(
 
 /** Options of {@linkcode createElicitationHandler}. */
 export interface ElicitationOptions {
+  /** Asks the questions; the form is written where it writes. */
   editor: LineEditor;
   output: TerminalOutput;
+  /** Colours of the form: those of the stream `editor` writes to. */
   style: Style;
+  /** Colours of stderr (the notice of a form declined while idle). @default style */
+  errStyle?: Style;
 }
 
 /** The `elicitation/create` handler for a terminal. */
@@ -163,13 +171,15 @@ export function createElicitationHandler(
   options: ElicitationOptions,
 ): NonNullable<ServerRequestHandlers["elicitation"]> {
   const { editor, output, style } = options;
+  const errStyle = options.errStyle ?? style;
+  const say = (text: string) => editor.write(text);
   return async (server, params, signal): Promise<ElicitResult> => {
     const request = params as ElicitRequest["params"] & { mode?: string; url?: string };
     if (editor.prompting) {
       // Nothing of the person's is running: a form now would fight the prompt for the
       // keyboard, and an unprompted question is not one to answer blind.
       editor.interject(
-        style.dim(
+        errStyle.dim(
           `${stripTerminalEscapes(server)} asked for input while idle (${
             text(request.message)
           }); declined\n`,
@@ -180,13 +190,13 @@ export function createElicitationHandler(
     }
     output.stopSpinner();
     output.newline();
-    output.err(
+    say(
       `${style.yellow("?")} ${style.bold(stripTerminalEscapes(server))} asks: ${
         text(request.message)
       }\n`,
     );
     if (request.mode === "url") {
-      output.err(`    ${text(request.url)}\n`);
+      say(`    ${text(request.url)}\n`);
       const action = await chooseAction(options, "Open this URL and continue? [a]ccept", signal);
       return { action };
     }
@@ -198,7 +208,7 @@ export function createElicitationHandler(
     for (const [name, field] of fields) {
       const label = text(field.title) || name;
       const description = text(field.description);
-      output.err(
+      say(
         `    ${style.bold(label)}${schema.required?.includes(name) ? "*" : ""}${
           description ? style.dim(` — ${description}`) : ""
         }\n`,
@@ -211,7 +221,7 @@ export function createElicitationHandler(
       const required = schema.required?.includes(name) ?? false;
       const choices = fieldChoices(field);
       if (choices) {
-        choices.forEach(([, label], i) => output.err(`      ${i + 1}. ${label}\n`));
+        choices.forEach(([, label], i) => say(`      ${i + 1}. ${label}\n`));
       }
       let answer: FieldAnswer = { ok: false, problem: "" };
       for (let attempt = 0; attempt < MAX_FIELD_ATTEMPTS && !answer.ok; attempt++) {
@@ -222,7 +232,7 @@ export function createElicitationHandler(
         );
         if (typed === undefined) return { action: "cancel" };
         answer = parseFieldAnswer(field, typed, required);
-        if (!answer.ok) output.err(style.yellow(`      ${answer.problem}\n`));
+        if (!answer.ok) say(style.yellow(`      ${answer.problem}\n`));
       }
       if (!answer.ok) return { action: "cancel" };
       if (answer.value !== undefined) content[name] = answer.value;

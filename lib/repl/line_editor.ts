@@ -35,7 +35,10 @@ export interface LineEditorOptions {
   completer?: Completer;
   /** @default process.stdin */
   input?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
-  /** @default process.stdout */
+  /**
+   * Where prompts, questions and the echo of typed keys go: the terminal the person
+   * reads (the session picks stderr unless only stdout is one). @default process.stderr
+   */
   output?: NodeJS.WritableStream;
   /** Applied to an entry before it is written to the history file (hides secrets). */
   redact?: (text: string) => string;
@@ -71,7 +74,7 @@ export class LineEditor {
 
   constructor(options: LineEditorOptions = {}) {
     this.#input = options.input ?? process.stdin;
-    this.#output = options.output ?? process.stdout;
+    this.#output = options.output ?? process.stderr;
     this.#historyFile = options.historyFile;
     this.#historySize = options.historySize ?? 1000;
     this.#redact = options.redact ?? ((text) => text);
@@ -294,6 +297,11 @@ export class LineEditor {
     else this.#input.pause();
   }
 
+  /** Writes part of a question (a heading, a form's fields) where the questions go. */
+  write(text: string): void {
+    this.#output.write(text);
+  }
+
   /**
    * Asks a question answered by one key among `keys` (lower case); Enter gives
    * `fallback`, Ctrl+C or Ctrl+D give `cancel`, and so does aborting `signal` (the
@@ -365,12 +373,14 @@ export class LineEditor {
 
   /**
    * Prints text that arrived on its own (a server event) without garbling the prompt:
-   * above the line being typed, which is then drawn again as it was.
+   * above the line being typed, which is then drawn again as it was. The line is cleared
+   * where the prompt is, so `write` (stderr, perhaps a file) gets only the text.
    */
   interject(text: string, write: (text: string) => void): void {
     const rl = this.#active;
     if (!rl) return write(text);
-    write(`\r\x1b[K${text}`);
+    this.#output.write("\r\x1b[K");
+    write(text);
     rl.prompt(true);
   }
 

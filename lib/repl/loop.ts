@@ -25,7 +25,7 @@ export function banner(session: ClientSession, renderServers: StatusRenderer): s
     : `${llm.provider}/${llm.model}`;
   const lines = [
     `${style.bold("patchbay")} ${VERSION} · ${model}`,
-    renderServers(session),
+    renderServers(session, style),
     style.dim(session.memory.status().text),
   ];
   if (session.modelError) lines.push(style.dim(`  remedy: ${session.modelError.remedy}`));
@@ -39,12 +39,13 @@ export async function runLoop(
   renderServers: StatusRenderer,
 ): Promise<LoopEnd> {
   const registry = slashCommands(renderServers);
-  const { editor, output, style, errStyle } = session;
-  const prompt = session.editor.interactive ? `${style.bold(style.green("›"))} ` : "";
+  const { editor, output, errStyle, promptStyle } = session;
+  // The editor writes the prompt to the terminal's stream: its colours, not stdout's.
+  const prompt = session.editor.interactive ? `${promptStyle.bold(promptStyle.green("›"))} ` : "";
   let interruptedOnce = false;
   for (;;) {
     if (session.exitRequested) return "exit";
-    const input = await editor.read(prompt, style.dim("… "));
+    const input = await editor.read(prompt, promptStyle.dim("… "));
     if (input.kind === "eof") {
       if (editor.interactive) output.err("\n");
       return "eof";

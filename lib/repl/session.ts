@@ -11,6 +11,7 @@
  */
 
 import type { ElicitResult } from "@modelcontextprotocol/client";
+import process from "node:process";
 import type { Agent, TurnResult } from "../agent/agent.ts";
 import type { AgentUi } from "../agent/ui.ts";
 import { createModelSession, type ModelSession } from "../agent/session.ts";
@@ -42,6 +43,11 @@ export interface SessionOptions {
   style: Style;
   /** Colours of what goes to stderr (status, tool lines, notices). @default style */
   errStyle?: Style;
+  /**
+   * The stream prompts and questions (approvals, forms) are written to, and so styled
+   * for. @default {@linkcode promptStream}()
+   */
+  promptStream?: "stdout" | "stderr";
   /** Turns an error into the lines a person reads (the command layer's formatter). */
   presentError: (error: unknown) => string;
   /** Approve every tool call and sampling request. @default false */
@@ -70,6 +76,8 @@ export class ClientSession {
   readonly style: Style;
   /** Colours for stderr. */
   readonly errStyle: Style;
+  /** Colours for the prompt and the questions: those of the stream the editor writes to. */
+  readonly promptStyle: Style;
   readonly editor: LineEditor;
   readonly ui: AgentUi;
   /** A person can answer questions at the terminal. */
@@ -93,8 +101,11 @@ export class ClientSession {
     this.output = options.output;
     this.style = options.style;
     this.errStyle = options.errStyle ?? options.style;
+    const prompts = options.promptStream ?? promptStream();
+    this.promptStyle = prompts === "stdout" ? this.style : this.errStyle;
     this.presentError = options.presentError;
     this.editor = new LineEditor({
+      output: prompts === "stdout" ? process.stdout : process.stderr,
       historyFile: statePath("history"),
       // People paste keys into prompts; the history file gets what the log would show.
       redact: (text) => options.runtime.logger.redactor.redact(text),
@@ -104,6 +115,7 @@ export class ClientSession {
       output: this.output,
       style: this.style,
       errStyle: this.errStyle,
+      promptStyle: this.promptStyle,
       editor: this.interactive ? this.editor : undefined,
       autoApprove: options.yes,
       width: terminalWidth(),
@@ -172,7 +184,8 @@ export class ClientSession {
         ? createElicitationHandler({
           editor: this.editor,
           output: this.output,
-          style: this.errStyle,
+          style: this.promptStyle,
+          errStyle: this.errStyle,
         })
         : declineElicitation,
     };
@@ -376,6 +389,15 @@ export class ClientSession {
     await this.memory?.close();
     this.model?.close();
   }
+}
+
+/**
+ * Where prompts and questions go: to the person at the terminal, never into a file the
+ * answer is redirected to. stderr, unless it is redirected and stdout is the terminal
+ * (`patchbay 2> log`); `run … > answer.txt` asks on stderr and leaves the file the answer.
+ */
+export function promptStream(): "stdout" | "stderr" {
+  return !Deno.stderr.isTerminal() && Deno.stdout.isTerminal() ? "stdout" : "stderr";
 }
 
 /** Without a person to fill in a form, a server's question is declined, not guessed. */

@@ -3,6 +3,10 @@
  * tool call gets a line with its server, tool, arguments and duration, a spinner shows
  * progress, and approvals are asked with a single key (default No).
  *
+ * Each piece of text takes the colours of the stream it is written to: the answer
+ * stdout's, status lines stderr's, and a question (its heading and its keys) those of
+ * the stream the {@linkcode LineEditor} asks on, which is where the person reads it.
+ *
  * Everything that comes from a server or the model is stripped of terminal escape
  * sequences before it is printed: a tool result must not be able to rewrite the screen.
  *
@@ -44,6 +48,8 @@ export interface TerminalUiOptions {
    * terminal, so `run … 2> log` keeps the log plain. @default style
    */
   errStyle?: Style;
+  /** Colours of the questions: those of the stream `editor` writes to. @default errStyle */
+  promptStyle?: Style;
   /** Asks approval questions; absent: nobody can answer, so calls are declined. */
   editor?: LineEditor;
   /** Approve every tool call and sampling request (`--yes`). @default false */
@@ -57,8 +63,10 @@ export interface TerminalUiOptions {
 /** {@linkcode AgentUi} for a terminal. */
 export class TerminalUi implements AgentUi {
   readonly #out: TerminalOutput;
-  /** Colours of what goes to stderr: everything but the answer. */
+  /** Colours of what goes to stderr: everything but the answer and the questions. */
   readonly #style: Style;
+  /** Colours of the questions, written by the editor. */
+  readonly #promptStyle: Style;
   readonly #color: boolean;
   readonly #editor?: LineEditor;
   readonly #autoApprove: boolean;
@@ -72,6 +80,7 @@ export class TerminalUi implements AgentUi {
   constructor(options: TerminalUiOptions) {
     this.#out = options.output;
     this.#style = options.errStyle ?? options.style;
+    this.#promptStyle = options.promptStyle ?? this.#style;
     this.#color = options.style.enabled;
     this.#editor = options.editor;
     this.#autoApprove = options.autoApprove ?? false;
@@ -199,21 +208,21 @@ export class TerminalUi implements AgentUi {
       "changed": " (its definition changed since you approved it)",
     }[request.reason];
     const args = abridge(stripTerminalEscapes(request.argsPreview), 400);
-    this.#out.err(
-      `${this.#style.yellow("?")} Run ${this.#style.bold(this.#toolName(request))}${why}\n` +
-        `    ${this.#style.dim(args)}\n`,
-    );
+    const heading = (style: Style) =>
+      `${style.yellow("?")} Run ${style.bold(this.#toolName(request))}${why}\n` +
+      `    ${style.dim(args)}\n`;
     if (!this.#editor) {
       this.#out.err(
-        this.#style.dim("    no one to ask: declined (use --yes, or mark the server trusted)\n"),
+        heading(this.#style) +
+          this.#style.dim("    no one to ask: declined (use --yes, or mark the server trusted)\n"),
       );
       return "no";
     }
+    const style = this.#promptStyle;
     const key = await this.#editor.choose(
-      `    ${this.#style.bold("[y]")}es  ${this.#style.bold("[n]")}o  ` +
-        `${this.#style.bold("[a]")}lways this tool  ${
-          this.#style.bold("[s]")
-        }erver: always  (default No) `,
+      heading(style) +
+        `    ${style.bold("[y]")}es  ${style.bold("[n]")}o  ` +
+        `${style.bold("[a]")}lways this tool  ${style.bold("[s]")}erver: always  (default No) `,
       ["y", "n", "a", "s"],
       "n",
       "n",
@@ -229,28 +238,26 @@ export class TerminalUi implements AgentUi {
     this.#out.stopSpinner();
     this.textDone();
     const last = request.messages.at(-1);
-    this.#out.err(
-      `${this.#style.yellow("?")} Server ${
-        this.#style.bold(stripTerminalEscapes(request.server))
-      } asks the model ` +
-        `(${request.model}, up to ${request.maxTokens} tokens):\n` +
-        (request.systemPrompt
-          ? `    system: ${
-            this.#style.dim(abridge(stripTerminalEscapes(request.systemPrompt), 200))
-          }\n`
-          : "") +
-        (last
-          ? `    ${last.role}: ${this.#style.dim(abridge(stripTerminalEscapes(last.text), 400))}\n`
-          : ""),
-    );
+    const heading = (style: Style) =>
+      `${style.yellow("?")} Server ${style.bold(stripTerminalEscapes(request.server))} ` +
+      `asks the model (${request.model}, up to ${request.maxTokens} tokens):\n` +
+      (request.systemPrompt
+        ? `    system: ${style.dim(abridge(stripTerminalEscapes(request.systemPrompt), 200))}\n`
+        : "") +
+      (last
+        ? `    ${last.role}: ${style.dim(abridge(stripTerminalEscapes(last.text), 400))}\n`
+        : "");
     if (!this.#editor) {
       this.#out.err(
-        this.#style.dim('    no one to ask: declined (use --yes, or set "sampling": "allow")\n'),
+        heading(this.#style) +
+          this.#style.dim('    no one to ask: declined (use --yes, or set "sampling": "allow")\n'),
       );
       return false;
     }
+    const style = this.#promptStyle;
     const key = await this.#editor.choose(
-      `    Allow? ${this.#style.bold("[y]")}es  ${this.#style.bold("[n]")}o  (default No) `,
+      heading(style) +
+        `    Allow? ${style.bold("[y]")}es  ${style.bold("[n]")}o  (default No) `,
       ["y", "n"],
       "n",
       "n",
