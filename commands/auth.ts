@@ -49,12 +49,23 @@ export async function authList(options: AuthListOptions): Promise<number> {
   }
 }
 
-/** Where this configuration keeps its logins: files, or Redis (`Memory.backend`). */
+/**
+ * Where this configuration keeps its logins: files, or Redis (`Memory.backend`). What the
+ * store reports (a login kept locally, logins read from there while Redis is away) is
+ * shown: a listing or a login the person is not told about would mislead.
+ */
 function loginStore(runtime: Runtime): TokenStore {
   return tokenStoreFor(runtime.config.memory, runtime.env, {
     log: runtime.logger.child("auth"),
     redactor: runtime.logger.redactor,
+    onEvent: showEvent,
   });
+}
+
+/** An OAuth event, worded for the person, on stderr (stdout carries the command's output). */
+function showEvent(event: OAuthEvent): void {
+  const text = describeOAuthEvent(event);
+  if (text) console.error(text);
 }
 
 /** Every OAuth server in the configuration and every stored login, by server name. */
@@ -117,22 +128,15 @@ export interface AuthLoginOptions extends GlobalOptions {
 
 /** `patchbay auth login <server>`: logs in now, in the browser, instead of on first use. */
 export async function authLogin(name: string, options: AuthLoginOptions): Promise<number> {
-  const { config, logger, env } = await startUp(options);
+  const runtime = await startUp(options);
+  const { config, logger, env } = runtime;
   const style = stderrStyle();
-  const onEvent = (event: OAuthEvent) => {
-    const text = describeOAuthEvent(event);
-    if (text) console.error(text);
-  };
-  const store = tokenStoreFor(config.memory, env, {
-    log: logger.child("auth"),
-    redactor: logger.redactor,
-    onEvent,
-  });
+  const store = loginStore(runtime);
   const oauth = createOAuthRuntime(config.servers, {
     log: logger.child("auth"),
     redactor: logger.redactor,
     getEnv: (variable) => env.get(variable),
-    onEvent,
+    onEvent: showEvent,
     store,
   });
   const controller = new AbortController();

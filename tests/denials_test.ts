@@ -108,6 +108,7 @@ Deno.test("Redis refused by Deno: the store's message names --allow-net", () => 
   const error = diagnoseConnectError(new Error("x", { cause: denial("net", "127.0.0.1:6390") }), {
     settings,
     budgetMs: 1500,
+    purpose: "memory",
   });
   assert.equal(
     error.message,

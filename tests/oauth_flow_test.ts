@@ -447,9 +447,11 @@ Deno.test("several servers needing login are handled one after another on port 3
   release();
   const outcomes = await logins;
   assert.deepEqual(outcomes, ["authorized", "authorized"]);
-  const sequence = h.events.filter((e) =>
+  const sequence = h.events.flatMap((e) =>
     e.type === "authorization_started" || (e.type === "authorized" && e.how === "browser")
-  ).map((e) => `${e.type}:${e.server}`);
+      ? [`${e.type}:${e.server}`]
+      : []
+  );
   // Whichever reached the browser first finished before the other started.
   const [first, second] = sequence[0].endsWith("alpha") ? ["alpha", "beta"] : ["beta", "alpha"];
   assert.deepEqual(sequence, [

@@ -1,8 +1,9 @@
 /**
  * The Redis token store against a real redis-server on a random loopback port: the key per
  * server under Memory.key_prefix holding the credentials file's JSON, `SCAN` for the list,
- * logout deleting the key, and what happens while Redis is away (reads fail clearly, a new
- * login is kept in an owner-only file and moved to Redis once it answers).
+ * logout deleting the key, and what happens while Redis is away (a new login is kept in an
+ * owner-only file, or in memory when that fails, and moved to Redis once it answers; reads
+ * answer from those copies or fail clearly), refuses a write, or the store was closed.
  *
  * @module
  */
@@ -11,7 +12,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { MemorySettings } from "../lib/config/types.ts";
 import { createEnvironment } from "../lib/env.ts";
-import { PatchbayError, StoreConnectError } from "../lib/errors.ts";
+import { PatchbayError, StoreConnectError, StoreFailedError } from "../lib/errors.ts";
 import { Logger, silentLog } from "../lib/log.ts";
 import { AuthorizationBroker, type OAuthEvent } from "../lib/oauth/broker.ts";
 import { describeOAuthEvent } from "../lib/oauth/messages.ts";
@@ -112,24 +113,25 @@ Deno.test("Redis token store: one key per server under Memory.key_prefix, the fi
 Deno.test("Redis token store: list finds every server of its prefix only; delete removes the key", async () => {
   await using dir = await tempDir("patchbay-tokens-");
   await using redis = await RedisServer.start();
-  // A glob character in the prefix must not widen the SCAN pattern to other prefixes.
-  const star = storeOn(redis.env, dir.path, { memory: { ...REDIS, keyPrefix: "pb*" } });
+  // Glob characters in the prefix are matched literally: unescaped, `[x]` and `\:` in the
+  // SCAN pattern would match the keys of prefix `pbx` instead of this store's own.
+  const glob = storeOn(redis.env, dir.path, { memory: { ...REDIS, keyPrefix: "pb[x]\\" } });
   const other = storeOn(redis.env, dir.path, { memory: { ...REDIS, keyPrefix: "pbx" } });
   try {
-    for (const server of ["zeta", "alpha", "mid dle"]) await star.save(loggedIn(server));
+    for (const server of ["zeta", "alpha", "mid dle"]) await glob.save(loggedIn(server));
     await other.save(loggedIn("foreign"));
-    await redis.cli("SET", "pb*:oauth-not:x", "unrelated");
+    await redis.cli("SET", "pb[x]\\:oauth-not:x", "unrelated");
 
-    assert.deepEqual((await star.list()).map((r) => r.server), ["alpha", "mid dle", "zeta"]);
+    assert.deepEqual((await glob.list()).map((r) => r.server), ["alpha", "mid dle", "zeta"]);
     assert.deepEqual((await other.list()).map((r) => r.server), ["foreign"]);
 
-    assert.equal(await star.delete("zeta"), true);
-    assert.equal(await redis.cli("EXISTS", "pb*:oauth:zeta"), "0");
-    assert.equal(await star.delete("zeta"), false, "nothing left to delete");
-    assert.deepEqual((await star.list()).map((r) => r.server), ["alpha", "mid dle"]);
+    assert.equal(await glob.delete("zeta"), true);
+    assert.equal(await redis.cli("EXISTS", "pb[x]\\:oauth:zeta"), "0");
+    assert.equal(await glob.delete("zeta"), false, "nothing left to delete");
+    assert.deepEqual((await glob.list()).map((r) => r.server), ["alpha", "mid dle"]);
     assert.equal(await redis.cli("EXISTS", "pbx:oauth:foreign"), "1");
   } finally {
-    await star.close();
+    await glob.close();
     await other.close();
   }
 });
@@ -151,7 +153,7 @@ Deno.test("Redis token store: a damaged document is explained, naming the key to
   }
 });
 
-Deno.test("Redis token store while Redis is away: reads fail clearly, a new login is kept locally and moved back", async () => {
+Deno.test("Redis token store while Redis is away: a new login is kept locally, read from there and moved back; other reads fail clearly", async () => {
   await using dir = await tempDir("patchbay-tokens-");
   await using redis = await RedisServer.start();
   const events: OAuthEvent[] = [];
@@ -161,9 +163,10 @@ Deno.test("Redis token store while Redis is away: reads fail clearly, a new logi
     await store.save(loggedIn("notes"));
     await redis.stop();
 
-    // Reading, listing and logging out say what is wrong and what to do; nothing else
-    // (no browser login) may stand in for a login that exists but cannot be read.
-    const attempts = [() => store.load("other"), () => store.list(), () => store.delete("notes")];
+    // With nothing kept locally, reading, listing and logging out say what is wrong and
+    // what to do; nothing else (no browser login) may stand in for a login that exists but
+    // cannot be read.
+    const attempts = [() => store.load("notes"), () => store.list(), () => store.delete("notes")];
     for (const attempt of attempts) {
       const error = await rejection(attempt, StoreConnectError);
       assert.equal(
@@ -173,6 +176,7 @@ Deno.test("Redis token store while Redis is away: reads fail clearly, a new logi
       assert.match(error.reason, /nothing is listening there/);
       assert.match(error.reason, /keeps OAuth logins there because Memory\.backend is "redis"/);
       assert.match(error.remedy, /^start the store, fix the REDIS_\* variables/);
+      assert.match(error.remedy, /then run patchbay again \(no browser login starts/);
       assert.match(error.remedy, /set Memory\.backend to "file" \(or "auto"\)/);
       assert.doesNotMatch(error.remedy, /\/memory/, "turning memory off does nothing for logins");
     }
@@ -194,11 +198,21 @@ Deno.test("Redis token store while Redis is away: reads fail clearly, a new logi
           `${path.replaceAll(".", "\\.")} \\(readable by you only\\)`,
       ),
     );
-    // Until Redis answers, this process (and the next) reads the kept copy.
+    // Until Redis answers, this process (and the next) reads and lists the kept copies,
+    // saying once that others may exist; a server with no kept copy still fails.
     const whileAway = await store.load("notes");
     assert.equal(
       whileAway?.issuers["https://auth.example"].tokens?.refresh_token,
       "rotated-refresh-5a5a",
+    );
+    assert.deepEqual((await store.list()).map((r) => r.server), ["notes"]);
+    await rejection(() => store.load("other"), StoreConnectError);
+    assert.deepEqual(events.map((e) => e.type), ["login_kept_locally", "logins_read_locally"]);
+    assert.equal(
+      describeOAuthEvent(events[1]),
+      `Could not read the OAuth logins in Redis at 127.0.0.1:${redis.port} db 0 (Could not ` +
+        `connect to Redis at 127.0.0.1:${redis.port}: connection refused). Until it answers, ` +
+        `only the logins kept locally in ${store.undeliveredDir} are available.`,
     );
 
     await redis.restart();
@@ -220,6 +234,129 @@ Deno.test("Redis token store while Redis is away: reads fail clearly, a new logi
   const log = await Deno.readTextFile(join(dir.path, "patchbay.log"));
   assert.match(log, /could not save the login to 'notes'/);
   assert.ok(!/access-notes|refresh-notes|rotated-refresh/.test(log), "no token in the log");
+});
+
+Deno.test("Redis token store: a login neither Redis nor its file takes stays in memory for the session, and says so", async () => {
+  await using dir = await tempDir("patchbay-tokens-");
+  await using redis = await RedisServer.start();
+  // A folder that cannot be created (a dangling link in its place), yet reads as empty.
+  await Deno.symlink(join(dir.path, "missing"), join(dir.path, "undelivered"));
+  const events: OAuthEvent[] = [];
+  const store = storeOn(redis.env, dir.path, { events });
+  const provider = new PatchbayOAuthProvider({
+    server: httpEntry("notes", "https://notes.example/mcp"),
+    store,
+    broker: new AuthorizationBroker(),
+    log: silentLog,
+  });
+  const issuer = "https://auth.example";
+  try {
+    await store.save(loggedIn("notes"));
+    assert.equal((await provider.tokens())?.access_token, "access-notes-20-7c1f");
+    await redis.stop();
+
+    // A refresh that rotated the tokens while neither place can keep them.
+    const rotated = { access_token: "access-rotated", refresh_token: "refresh-rotated" };
+    const error = await rejection(
+      () => provider.saveTokens({ ...rotated, token_type: "Bearer" }, { issuer }),
+      PatchbayError,
+    );
+    const path = await new FileTokenStore({ dir: store.undeliveredDir }).pathFor("notes");
+    assert.equal(
+      error.message,
+      "The login to 'notes' exists only in memory for this session: it could not be saved " +
+        `in Redis at 127.0.0.1:${redis.port} db 0 or kept in ${path}`,
+    );
+    assert.match(error.reason, /^Could not connect to Redis at [^;]*: connection refused/);
+    assert.match(error.reason, /; and Could not write OAuth credentials at .*undelivered/);
+    assert.match(error.remedy, /then log in again \(patchbay auth login notes\)/);
+    assert.deepEqual(events, [], "not kept locally: nothing says it is");
+
+    // This session goes on with it, and re-reads find it too.
+    assert.equal((await provider.tokens())?.access_token, "access-rotated");
+    assert.equal((await provider.tokens({ issuer }))?.access_token, "access-rotated");
+    assert.deepEqual((await store.list()).map((r) => r.server), ["notes"]);
+
+    // Should Redis answer before the session ends, the login reaches it.
+    await redis.restart();
+    assert.equal(
+      (await store.load("notes"))?.issuers[issuer].tokens?.access_token,
+      "access-rotated",
+    );
+    const inRedis = JSON.parse(await redis.cli("GET", "patchbay:oauth:notes"));
+    assert.equal(inRedis.issuers[issuer].tokens.refresh_token, "refresh-rotated");
+  } finally {
+    await store.close();
+  }
+});
+
+Deno.test("Redis token store: a write Redis refuses fails with its explanation, and nothing is kept", async () => {
+  await using dir = await tempDir("patchbay-tokens-");
+  await using redis = await RedisServer.start();
+  // An ACL user that may read but not SET: Redis answers, and refuses.
+  await redis.cli("ACL", "SETUSER", "reader", "on", ">reader-secret", "~*", "&*", "+@all", "-set");
+  const env = { ...redis.env, REDIS_USERNAME: "reader", REDIS_PASSWORD: "reader-secret" };
+  const events: OAuthEvent[] = [];
+  const store = storeOn(env, dir.path, { events });
+  try {
+    const error = await rejection(() => store.save(loggedIn("notes")), StoreFailedError);
+    assert.equal(error.message, `Redis at 127.0.0.1:${redis.port} db 0 refused a command`);
+    assert.match(error.reason, /^NOPERM /);
+    assert.equal(
+      error.remedy,
+      "run with --debug for details, then log in again if a login could not be saved",
+    );
+    assert.deepEqual(events, []);
+    assert.deepEqual(await new FileTokenStore({ dir: store.undeliveredDir }).list(), []);
+    // Reading still works: no copy waits for a delivery that would be refused as well.
+    assert.equal(await store.load("notes"), undefined);
+    assert.deepEqual(await store.list(), []);
+  } finally {
+    await store.close();
+  }
+});
+
+Deno.test("Redis token store: closed, it refuses every operation and connects no more", async () => {
+  await using dir = await tempDir("patchbay-tokens-");
+  await using redis = await RedisServer.start();
+  const store = storeOn(redis.env, dir.path);
+  await store.save(loggedIn("notes"));
+  await store.close();
+  const patchbayClients = async () =>
+    (await redis.cli("CLIENT", "LIST")).split("\n").filter((line) =>
+      line.includes(" name=patchbay ")
+    );
+  const operations = [
+    () => store.load("notes"),
+    () => store.save(loggedIn("notes")),
+    () => store.list(),
+    () => store.delete("notes"),
+  ];
+  for (const operation of operations) {
+    const error = await rejection(operation, Error);
+    assert.equal(error.message, "the Redis token store is closed");
+  }
+  assert.deepEqual(await patchbayClients(), []);
+  assert.equal(await redis.cli("EXISTS", "patchbay:oauth:notes"), "1", "the login stays");
+  await store.close();
+});
+
+Deno.test("Redis token store: a login kept locally, then logged out of, is told again in the next outage", async () => {
+  await using dir = await tempDir("patchbay-tokens-");
+  await using redis = await RedisServer.start();
+  const events: OAuthEvent[] = [];
+  const store = storeOn(redis.env, dir.path, { events });
+  try {
+    await redis.stop();
+    await store.save(loggedIn("notes"));
+    await redis.restart();
+    assert.equal(await store.delete("notes"), true, "the kept copy was the login");
+    await redis.stop();
+    await store.save(loggedIn("notes"));
+    assert.deepEqual(events.map((e) => e.type), ["login_kept_locally", "login_kept_locally"]);
+  } finally {
+    await store.close();
+  }
 });
 
 Deno.test("Redis token store: a restart of Redis between two operations goes unnoticed", async () => {

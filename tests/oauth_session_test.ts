@@ -22,7 +22,9 @@ import { ConnectionManager } from "../lib/connections/manager.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { ConnectionClosedError } from "../lib/errors.ts";
 import { CALLBACK_PORT } from "../lib/oauth/callback.ts";
-import { logout, type OAuthEvent } from "../lib/oauth/mod.ts";
+import { journalFolder, resolveRedisSettings } from "../lib/memory/redis_settings.ts";
+import { FileTokenStore, logout, type OAuthEvent } from "../lib/oauth/mod.ts";
+import { emptyCredentials } from "../lib/oauth/token_store.ts";
 import { startSseAuthProxy } from "./support/auth_proxy.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
@@ -312,6 +314,30 @@ Deno.test("entry point, Memory.backend redis with Redis down: the OAuth server f
   const list = await runPatchbay(box, ["auth", "list", "--config", config]);
   assert.equal(list.code, 1, list.stdout);
   assert.ok(list.stderr.includes(refused), list.stderr);
+
+  // A login kept locally while Redis was away is listed, with word that Redis is away.
+  const { identity } = resolveRedisSettings(
+    { backend: "redis", keyPrefix: "patchbay" },
+    createEnvironment(redis.env),
+  );
+  const undelivered = join(box.home, ".config", "patchbay", "oauth", "undelivered");
+  const record = emptyCredentials("prot", rs.url);
+  record.issuer = as.issuer;
+  record.issuers[as.issuer] = {
+    tokens: { access_token: "kept-access", token_type: "Bearer", issuer: as.issuer },
+  };
+  await new FileTokenStore({ dir: join(undelivered, journalFolder(identity)) }).save(record);
+  const kept = await runPatchbay(box, ["auth", "list", "--config", config]);
+  assert.equal(kept.code, 0, kept.stderr);
+  assert.match(kept.stdout, /^\s+prot\s+logged in/m);
+  assert.ok(
+    kept.stderr.includes(
+      `Could not read the OAuth logins in Redis at 127.0.0.1:${redis.port} db 0 (${
+        refused.slice("error: ".length)
+      }). Until it answers, only the logins kept locally in `,
+    ),
+    kept.stderr,
+  );
 });
 
 Deno.test("entry point: auth.method oauth on a plain MCP server: Session terminated, remove auth", async () => {

@@ -21,6 +21,7 @@ import {
   FileTokenStore,
   type ServerCredentials,
 } from "../lib/oauth/token_store.ts";
+import { rejection } from "./support/errors.ts";
 import { httpEntry } from "./support/oauth_harness.ts";
 
 async function tempStore() {
@@ -127,6 +128,24 @@ Deno.test("provider: stored tokens are bound to the URL they were obtained for",
     });
   assert.equal((await make("https://notes.example/mcp").tokens())?.access_token, "at-notes");
   assert.equal(await make("https://evil.example/mcp").tokens(), undefined);
+});
+
+Deno.test("provider: a stored login damaged during the session is reported when read again", async () => {
+  await using t = await tempStore();
+  const issuer = "https://auth.example";
+  await t.store.save(loggedIn("notes", "https://notes.example/mcp", issuer));
+  const provider = new PatchbayOAuthProvider({
+    server: httpEntry("notes", "https://notes.example/mcp"),
+    store: t.store,
+    broker: new AuthorizationBroker(),
+    log: silentLog,
+  });
+  assert.equal((await provider.tokens())?.access_token, "at-notes");
+  await Deno.writeTextFile(await t.store.pathFor("notes"), "{ truncated");
+  // The re-read before a refresh decision: only an unreachable store is worked around with
+  // the login in memory; a damaged document must reach the person.
+  const error = await rejection(() => provider.tokens({ issuer }), PatchbayError);
+  assert.match(error.message, /^Stored OAuth credentials are unreadable/);
 });
 
 Deno.test("auth list summaries: states, expiry, scopes, never a token", () => {

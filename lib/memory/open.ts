@@ -23,7 +23,12 @@ import { fileError, FileStore } from "./file_store.ts";
 import { ensurePrivateDir } from "./json_lines.ts";
 import { Memory, type MemoryEvent, type StoreOpener } from "./memory.ts";
 import { OffStore } from "./off_store.ts";
-import { redisConfigured, type RedisSettings, resolveRedisSettings } from "./redis_settings.ts";
+import {
+  journalFolder,
+  redisConfigured,
+  type RedisSettings,
+  resolveRedisSettings,
+} from "./redis_settings.ts";
 import { RedisStore, type RedisStoreEvent } from "./redis_store.ts";
 
 /** Options of {@linkcode openMemory}. */
@@ -139,14 +144,4 @@ function redisOpener(
       }
     },
   };
-}
-
-/** A readable, file-system-safe folder name for one store's journal. */
-export function journalFolder(identity: string): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < identity.length; i++) {
-    hash = Math.imul(hash ^ identity.charCodeAt(i), 0x01000193) >>> 0;
-  }
-  const readable = identity.replace(/[^A-Za-z0-9.-]+/g, "-").replace(/^-|-$/g, "").slice(0, 60);
-  return `${readable}-${hash.toString(16).padStart(8, "0")}`;
 }

@@ -12,6 +12,11 @@ import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { DenoPermissionError, denoPermissionFlag, MemoryConfigError } from "../errors.ts";
 import type { RedisAddress, RedisSettings } from "./redis_settings.ts";
 
+/** A first connection succeeds or is reported within this many milliseconds. */
+export const CONNECT_BUDGET_MS = 1500;
+/** A command on an established connection that takes longer counts as an outage. */
+export const COMMAND_TIMEOUT_MS = 5000;
+
 /** A client of any topology. */
 export type RedisClient = Redis | Cluster;
 

@@ -3,18 +3,26 @@
  * with the probable cause and a remedy. ioredis rejects with "Connection is closed."; the
  * useful cause is the last `error` event, which the caller passes here.
  *
+ * Conversation memory and OAuth logins (`lib/oauth/redis_token_store.ts`) share the
+ * diagnosis; the {@linkcode RedisPurpose} chooses how a remedy ends, since conversation
+ * memory can be turned off for a session and logins cannot.
+ *
  * @module
  */
 
+import { join } from "node:path";
 import {
   denoPermissionFlag,
-  REMEDY,
   StoreAuthError,
   StoreConnectError,
   StoreDatabaseError,
   StoreFailedError,
 } from "../errors.ts";
+import { configDir } from "../paths.ts";
 import type { RedisSettings } from "./redis_settings.ts";
+
+/** What the caller keeps in Redis: conversation memory, or OAuth logins. */
+export type RedisPurpose = "memory" | "logins";
 
 /** What the diagnosis needs besides the error. */
 export interface DiagnosisContext {
@@ -25,24 +33,44 @@ export interface DiagnosisContext {
   databases?: number;
   /** A connection being made, or one that worked and broke. @default "connect" */
   phase?: "connect" | "session";
+  /** What the store holds for the caller, which decides how the remedy ends. */
+  purpose: RedisPurpose;
 }
 
-const PASSWORD_REMEDY = "set REDIS_PASSWORD (and REDIS_USERNAME for an ACL user) to the " +
-  "store's credentials in .env or the environment and restart patchbay, or turn " +
-  "persistence off with /memory";
+const PASSWORD_FIX = "set REDIS_PASSWORD (and REDIS_USERNAME for an ACL user) to the " +
+  "store's credentials in .env or the environment";
+
+/**
+ * `fix`, then the way out that suits what the store holds. Conversation memory can be
+ * turned off (`restart`: the fix only takes effect in a new run). Logins cannot: they can
+ * move back to files, and no browser login replaces one while the store is away.
+ */
+function connectRemedy(fix: string, purpose: RedisPurpose, restart = false): string {
+  if (purpose === "memory") {
+    return `${fix}${restart ? " and restart patchbay" : ""}, or turn persistence off with /memory`;
+  }
+  return `${fix}, then run patchbay again (no browser login starts while the store is away, ` +
+    'so a login kept there is not replaced); or set Memory.backend to "file" (or "auto") to ' +
+    `keep OAuth logins in ${join(configDir(), "oauth")} instead`;
+}
+
+/** Logins have no journal: one that a refusing store did not take must be obtained again. */
+const LOGIN_AGAIN = ", then log in again if a login could not be saved";
 
 /** The connection failure as a typed error. */
 export function diagnoseConnectError(error: unknown, context: DiagnosisContext): StoreConnectError {
-  const { settings } = context;
+  const { settings, purpose } = context;
   const message = errorText(error);
   const code = errorCode(error);
   const mode = settings.topology.mode;
-  const storeRemedy = mode === "standalone"
-    ? REMEDY.store
-    : `start the store, fix ${
-      mode === "sentinel" ? "Memory.sentinels and Memory.sentinel_name" : "Memory.cluster_nodes"
-    } in servers_config.json (and REDIS_PASSWORD if the store needs one), or turn persistence ` +
-      "off with /memory";
+  const storeRemedy = connectRemedy(
+    mode === "standalone"
+      ? "start the store, fix the REDIS_* variables (host, port, db, password)"
+      : `start the store, fix ${
+        mode === "sentinel" ? "Memory.sentinels and Memory.sentinel_name" : "Memory.cluster_nodes"
+      } in servers_config.json (and REDIS_PASSWORD if the store needs one)`,
+    purpose,
+  );
   const fail = (problem: string, reason: string, remedy: string = storeRemedy) =>
     new StoreConnectError(settings.store, settings.target, problem, error, { reason, remedy });
   const vars = settings.source;
@@ -53,8 +81,11 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
       `Permission denied: ${flag} was not granted`,
       `patchbay runs under explicit Deno permissions and ${flag} was not granted, so the ` +
         "connection to the store was refused before it was made",
-      `add ${flag} to the deno run / deno install command (\`patchbay permissions\` prints ` +
-        "the full set for your configuration), or turn persistence off with /memory",
+      connectRemedy(
+        `add ${flag} to the deno run / deno install command (\`patchbay permissions\` prints ` +
+          "the full set for your configuration)",
+        purpose,
+      ),
     );
   }
 
@@ -66,7 +97,7 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
       error,
       {
         reason: `the server rejected the credentials (${firstLine(message)})`,
-        remedy: PASSWORD_REMEDY,
+        remedy: connectRemedy(PASSWORD_FIX, purpose, true),
       },
     );
   }
@@ -80,7 +111,7 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
         reason: settings.password
           ? `the server did not accept the password (${firstLine(message)})`
           : "REDIS_PASSWORD is not set, and this server accepts no command without it",
-        remedy: PASSWORD_REMEDY,
+        remedy: connectRemedy(PASSWORD_FIX, purpose, true),
       },
     );
   }
@@ -92,9 +123,12 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
       error,
       {
         reason: `the user may not run what patchbay needs (${firstLine(message)})`,
-        remedy: `grant the ACL user read, write and scripting commands on keys ` +
-          `${settings.keyPrefix}:* (e.g. +@read +@write +@scripting ~${settings.keyPrefix}:*), ` +
-          "use another REDIS_USERNAME, or turn persistence off with /memory",
+        remedy: connectRemedy(
+          `grant the ACL user read, write and scripting commands on keys ` +
+            `${settings.keyPrefix}:* (e.g. +@read +@write +@scripting ~${settings.keyPrefix}:*), ` +
+            "use another REDIS_USERNAME",
+          purpose,
+        ),
       },
     );
   }
@@ -109,9 +143,13 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
       error,
       {
         reason: `REDIS_DB is ${settings.db}, beyond the server's \`databases\` setting`,
-        remedy: `set REDIS_DB to a database the server has${
-          context.databases ? ` (0 to ${context.databases - 1})` : " (0 always exists)"
-        } and restart patchbay, or turn persistence off with /memory`,
+        remedy: connectRemedy(
+          `set REDIS_DB to a database the server has${
+            context.databases ? ` (0 to ${context.databases - 1})` : " (0 always exists)"
+          }`,
+          purpose,
+          true,
+        ),
       },
     );
   }
@@ -139,8 +177,11 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
     return fail(
       `TLS handshake failed (${firstLine(message)})`,
       "the server's certificate was not accepted, or the port does not speak TLS",
-      "set REDIS_TLS_CA_FILE to the CA certificate that signed the server's certificate, " +
-        "use redis:// for a port without TLS, or turn persistence off with /memory",
+      connectRemedy(
+        "set REDIS_TLS_CA_FILE to the CA certificate that signed the server's certificate, " +
+          "use redis:// for a port without TLS",
+        purpose,
+      ),
     );
   }
   if (/timed? ?out|ETIMEDOUT/i.test(`${code} ${message}`)) {
@@ -158,8 +199,10 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
       "the sentinels know no such master",
       `the sentinels answered but do not monitor a master named in Memory.sentinel_name ` +
         `(${firstLine(message)})`,
-      "set Memory.sentinel_name to the name in `sentinel monitor <name> ...`, or turn " +
-        "persistence off with /memory",
+      connectRemedy(
+        "set Memory.sentinel_name to the name in `sentinel monitor <name> ...`",
+        purpose,
+      ),
     );
   }
   if (/All sentinels are unreachable/i.test(message)) {
@@ -172,8 +215,15 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
     return fail(
       "the server is not part of a cluster",
       "Memory.cluster_nodes names a standalone server (it answered: cluster support disabled)",
-      "remove Memory.cluster_nodes and use REDIS_HOST/REDIS_PORT for a standalone server, or " +
-        "list the cluster's own nodes",
+      // Memory's wording (tested as it is) offers no way out here; logins get theirs.
+      purpose === "memory"
+        ? "remove Memory.cluster_nodes and use REDIS_HOST/REDIS_PORT for a standalone server, " +
+          "or list the cluster's own nodes"
+        : connectRemedy(
+          "remove Memory.cluster_nodes and use REDIS_HOST/REDIS_PORT for a standalone " +
+            "server, or list the cluster's own nodes",
+          purpose,
+        ),
     );
   }
   if (/None of startup nodes|Failed to refresh slots|CLUSTERDOWN|cluster/i.test(message)) {
@@ -187,7 +237,10 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
     return fail(
       "the server is still loading its data",
       "Redis answers LOADING while it reads its data set from disk after a restart",
-      "wait a moment; patchbay keeps retrying",
+      // Conversation memory reconnects by itself; the token store tries again on next use.
+      purpose === "memory"
+        ? "wait a moment; patchbay keeps retrying"
+        : connectRemedy("wait a moment", purpose),
     );
   }
   const foreign = foreignProtocol(message);
@@ -196,8 +249,11 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
       "the port expects TLS",
       `the service at ${settings.target} answered with a TLS alert: it speaks TLS, and ` +
         "patchbay connected without it",
-      "set REDIS_TLS=true (or use a rediss:// REDIS_URL) if it is Redis over TLS, otherwise " +
-        "point the REDIS_* variables at the Redis server, or turn persistence off with /memory",
+      connectRemedy(
+        "set REDIS_TLS=true (or use a rediss:// REDIS_URL) if it is Redis over TLS, otherwise " +
+          "point the REDIS_* variables at the Redis server",
+        purpose,
+      ),
     );
   }
   if (foreign) {
@@ -254,17 +310,25 @@ function foreignProtocol(message: string): { said: string; tls: boolean } | unde
   };
 }
 
-/** A failure of a command on a working connection (out of memory, wrong key type, ...). */
+/**
+ * A failure of a command on a working connection (out of memory, wrong key type, ...).
+ * Conversation memory keeps what it could not write in its journal; a login that could not
+ * be saved has to be repeated.
+ */
 export function diagnoseCommandError(
   error: unknown,
   settings: RedisSettings,
-): StoreFailedError | undefined {
+  purpose: RedisPurpose,
+): StoreFailedError {
   const message = errorText(error);
+  const memory = purpose === "memory";
   if (/^OOM|maxmemory/i.test(message)) {
+    const fix = "raise maxmemory or free space in the store";
     return new StoreFailedError(`${settings.description} is out of memory`, {
       reason: `the server refused the write (${firstLine(message)})`,
-      remedy: "raise maxmemory or free space in the store; messages are kept in the " +
-        "local journal and written once it accepts them",
+      remedy: memory
+        ? `${fix}; messages are kept in the local journal and written once it accepts them`
+        : fix + LOGIN_AGAIN,
       cause: error,
     });
   }
@@ -273,19 +337,27 @@ export function diagnoseCommandError(
       reason: `a key under ${settings.keyPrefix}: is not what patchbay wrote (${
         firstLine(message)
       })`,
-      remedy: "set Memory.key_prefix to a prefix nothing else uses",
+      remedy: `set Memory.key_prefix to a prefix nothing else uses${memory ? "" : LOGIN_AGAIN}`,
       cause: error,
     });
   }
   if (/READONLY/.test(message)) {
+    const fix = "point patchbay at the master (or use Memory.sentinels)";
     return new StoreFailedError(`${settings.description} is read-only`, {
       reason: "the server is a replica (a failover may be in progress)",
-      remedy: "point patchbay at the master (or use Memory.sentinels); messages are kept " +
-        "in the local journal meanwhile",
+      remedy: memory
+        ? `${fix}; messages are kept in the local journal meanwhile`
+        : fix + LOGIN_AGAIN,
       cause: error,
     });
   }
-  return undefined;
+  return new StoreFailedError(`${settings.description} refused a command`, {
+    reason: (error as Error)?.message ?? String(error),
+    remedy: `run with --debug for details${
+      memory ? ", or turn persistence off with /memory" : LOGIN_AGAIN
+    }`,
+    cause: error,
+  });
 }
 
 /** Whether the failure is about the connection rather than the command. */

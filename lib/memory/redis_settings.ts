@@ -267,6 +267,19 @@ function parseRedisUrl(env: Environment, raw: string, redactor?: Redactor): Pars
   };
 }
 
+/**
+ * A readable, file-system-safe folder name for one store's local copies: its outage
+ * journal, and the OAuth logins it could not take (`lib/oauth/redis_token_store.ts`).
+ */
+export function journalFolder(identity: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < identity.length; i++) {
+    hash = Math.imul(hash ^ identity.charCodeAt(i), 0x01000193) >>> 0;
+  }
+  const readable = identity.replace(/[^A-Za-z0-9.-]+/g, "-").replace(/^-|-$/g, "").slice(0, 60);
+  return `${readable}-${hash.toString(16).padStart(8, "0")}`;
+}
+
 function badUrl(env: Environment, raw: string, why: string): MemoryConfigError {
   // The value may carry a password; the boundary redacts `user:password@` before printing.
   return new MemoryConfigError(

@@ -18,6 +18,8 @@ import { Journal, type JournalEntry } from "./journal.ts";
 import { diagnoseCommandError, diagnoseConnectError, isConnectionProblem } from "./redis_errors.ts";
 import { APPEND_RESULT, APPEND_SCRIPT, REDIS_SCHEMA_VERSION, RedisLayout } from "./redis_layout.ts";
 import {
+  COMMAND_TIMEOUT_MS,
+  CONNECT_BUDGET_MS,
   connectRedisClient,
   createRedisClient,
   type RedisClient,
@@ -32,10 +34,6 @@ import type {
   SessionSummary,
 } from "./types.ts";
 
-/** A first connection succeeds or is reported within this many milliseconds. */
-export const CONNECT_BUDGET_MS = 1500;
-/** A command on an established connection that takes longer counts as an outage. */
-export const COMMAND_TIMEOUT_MS = 5000;
 /** Longest wait between ioredis' reconnection attempts once a connection had worked. */
 const RECONNECT_MAX_DELAY_MS = 2000;
 /** First wait before retrying a store that is away; doubles up to the maximum. */
@@ -82,7 +80,6 @@ export interface RedisStoreOptions {
   commandTimeoutMs?: number;
 }
 
-type Client = RedisClient;
 /** ioredis' Node typings change what `setTimeout` returns; Deno's is a number. */
 type Timer = ReturnType<typeof setTimeout>;
 
@@ -114,7 +111,7 @@ export class RedisStore implements MemoryStore {
   readonly #budgetMs: number;
   readonly #commandTimeoutMs: number;
 
-  #client: Client | undefined;
+  #client: RedisClient | undefined;
   #lastError: unknown;
   #everReady = false;
   #verified = false;
@@ -307,6 +304,7 @@ export class RedisStore implements MemoryStore {
         settings: this.settings,
         budgetMs: this.#budgetMs,
         databases,
+        purpose: "memory",
       });
       this.#log?.[retry ? "debug" : "warn"](diagnosed.message, {
         cause: String((cause as Error)?.message ?? cause),
@@ -319,7 +317,7 @@ export class RedisStore implements MemoryStore {
   }
 
   /** Connects, selects the database for real, and checks the layout version. */
-  async #handshake(client: Client): Promise<void> {
+  async #handshake(client: RedisClient): Promise<void> {
     await connectRedisClient(client, this.settings);
     const found = await client.get(this.#layout.schema);
     if (found === null) {
@@ -361,7 +359,7 @@ export class RedisStore implements MemoryStore {
   }
 
   /** A client as configured; a `probe` (one question, then closed) reports to nobody. */
-  async #createClient(override: Partial<RedisOptions> = {}, probe = false): Promise<Client> {
+  async #createClient(override: Partial<RedisOptions> = {}, probe = false): Promise<RedisClient> {
     const retry = (times: number) =>
       this.#everReady && !this.#closed ? Math.min(100 * 2 ** times, RECONNECT_MAX_DELAY_MS) : null;
     const client = await createRedisClient(this.settings, {
@@ -397,13 +395,14 @@ export class RedisStore implements MemoryStore {
   }
 
   /** The client, if the store is usable for reads; else the reason it is not. */
-  #ready(): Client {
+  #ready(): RedisClient {
     if (this.#closed) throw new Error("the Redis store is closed");
     const client = this.#client;
     if (client && this.#verified && client.status === "ready") return client;
     throw diagnoseConnectError(this.#lastError ?? new Error("Connection is closed."), {
       settings: this.settings,
       budgetMs: this.#budgetMs,
+      purpose: "memory",
     });
   }
 
@@ -424,14 +423,10 @@ export class RedisStore implements MemoryStore {
         settings: this.settings,
         budgetMs: this.#commandTimeoutMs,
         phase: "session",
+        purpose: "memory",
       });
     }
-    return diagnoseCommandError(error, this.settings) ??
-      new StoreFailedError(`${this.settings.description} refused a command`, {
-        reason: (error as Error)?.message ?? String(error),
-        remedy: "run with --debug for details, or turn persistence off with /memory",
-        cause: error,
-      });
+    return diagnoseCommandError(error, this.settings, "memory");
   }
 
   // --- writing ----------------------------------------------------------------------

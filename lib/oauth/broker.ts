@@ -66,7 +66,12 @@ export type OAuthEvent =
    * The token store could not take a login (Redis away): it is kept in an owner-only file
    * at `path` and moved to the store once it answers. Once per server and outage.
    */
-  | { type: "login_kept_locally"; server: string; store: string; path: string; reason: string };
+  | { type: "login_kept_locally"; server: string; store: string; path: string; reason: string }
+  /**
+   * The token store is unreachable (Redis away) and answers from the logins kept locally
+   * in `dir` instead; others it holds are unavailable meanwhile. Once per outage.
+   */
+  | { type: "logins_read_locally"; store: string; dir: string; reason: string };
 
 /** One login to perform. */
 export interface AuthorizationRequest extends ExpectedCallback {

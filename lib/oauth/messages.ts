@@ -39,6 +39,9 @@ export function describeOAuthEvent(event: OAuthEvent): string | undefined {
       return `Could not save the login to '${event.server}' in ${event.store} ` +
         `(${event.reason}). It is kept in ${event.path} (readable by you only) and moves ` +
         "to the store the next time patchbay reaches it.";
+    case "logins_read_locally":
+      return `Could not read the OAuth logins in ${event.store} (${event.reason}). Until it ` +
+        `answers, only the logins kept locally in ${event.dir} are available.`;
   }
 }
 

@@ -44,7 +44,7 @@ import {
   type StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
-import { CancelledError, OAuthFailedError } from "../errors.ts";
+import { CancelledError, OAuthFailedError, StoreConnectError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import type { Redactor } from "../redact.ts";
 import { VERSION } from "../version.ts";
@@ -668,8 +668,9 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     } catch (error) {
       // A re-read only looks for another process's refresh: with the store unreachable
       // (Redis away), the login in memory is still this process's latest, so requests go
-      // on with it. A first read has nothing to fall back on and fails.
-      if (!this.#loaded) throw error;
+      // on with it. A first read has nothing to fall back on and fails, and so does any
+      // other failure (a damaged document, a refused read), which the person must see.
+      if (!this.#loaded || !(error instanceof StoreConnectError)) throw error;
       this.#log.warn("could not read the stored OAuth login again; using the one in memory", {
         error,
       });
@@ -695,8 +696,11 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
       (await this.#current()) ?? emptyCredentials(this.server, this.serverUrl.href),
     );
     change(record);
-    await this.#store.save(record);
+    // In memory before the store is asked: when it cannot take the record, what was just
+    // obtained (a rotated refresh token cannot be obtained again) still serves the rest of
+    // this session; the store's error tells the person what the next one needs.
     this.#record = record;
+    await this.#store.save(record);
   }
 }
 

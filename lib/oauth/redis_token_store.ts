@@ -6,17 +6,29 @@
  * REDIS_* variables, Memory settings and fail-fast options), on first use only, so a session
  * whose stored tokens are never read never connects.
  *
- * When Redis cannot be reached:
- * - reading (`load`, `list`) and `delete` fail with `Could not connect to Redis at …`, the
- *   diagnosed cause and a remedy. No browser login starts instead: the login exists, and a
- *   second one would mint another grant with nowhere to keep it.
+ * When Redis cannot be reached (or refuses the connection: a wrong password, say):
  * - writing keeps what was just obtained, since a rotated refresh token cannot be obtained
  *   again: the document goes to an owner-only file under
  *   `~/.config/patchbay/oauth/undelivered/<store>/`, the person is told once
  *   (`login_kept_locally`), and the next operation that reaches Redis moves it there (the
- *   newer document wins). Until then `load` reads that copy. Failing the write instead would
- *   throw away a login the person just completed; writing it to the file store silently
- *   would leave it where the next run, reading Redis, never looks.
+ *   newer document wins). Failing the write instead would throw away a login the person
+ *   just completed; writing it to the file store silently would leave it where the next
+ *   run, reading Redis, never looks. If that file cannot be written either, the document
+ *   is kept in this process's memory (moved to Redis like the file, if it answers before
+ *   the process ends) and `save` fails, saying the login lasts only for this session.
+ * - `load` and `list` answer from those kept copies (the person is told once per outage,
+ *   `logins_read_locally`); logins only Redis holds are unavailable meanwhile. With no
+ *   kept copy to answer from (for that server; for `list`, none at all), they fail with
+ *   `Could not connect to Redis at …`, the diagnosed cause and a remedy. No browser login
+ *   starts instead: the login exists, and a second one would mint another grant with
+ *   nowhere to keep it.
+ * - `delete` fails the same way (the login stays in Redis).
+ *
+ * A Redis that answers and refuses a command (NOPERM, OOM, READONLY, WRONGTYPE) fails the
+ * operation with the explained error, `save` included: a copy kept locally would not get
+ * past the same refusal, and every later read would fail trying to deliver it.
+ *
+ * After `close()` every operation fails: nothing would close a connection opened then.
  *
  * @module
  */
@@ -25,10 +37,11 @@ import type { Cluster, Redis } from "ioredis";
 import { join } from "node:path";
 import type { MemorySettings } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import { PatchbayError, StoreConnectError, StoreFailedError } from "../errors.ts";
+import { PatchbayError, StoreConnectError } from "../errors.ts";
 import type { Log } from "../log.ts";
-import { journalFolder } from "../memory/open.ts";
 import {
+  COMMAND_TIMEOUT_MS,
+  CONNECT_BUDGET_MS,
   connectRedisClient,
   createRedisClient,
   type RedisClient,
@@ -39,8 +52,11 @@ import {
   diagnoseConnectError,
   isConnectionProblem,
 } from "../memory/redis_errors.ts";
-import { type RedisSettings, resolveRedisSettings } from "../memory/redis_settings.ts";
-import { COMMAND_TIMEOUT_MS, CONNECT_BUDGET_MS } from "../memory/redis_store.ts";
+import {
+  journalFolder,
+  type RedisSettings,
+  resolveRedisSettings,
+} from "../memory/redis_settings.ts";
 import { configDir } from "../paths.ts";
 import type { Redactor } from "../redact.ts";
 import type { OAuthEvent } from "./broker.ts";
@@ -66,7 +82,7 @@ export interface RedisTokenStoreOptions {
   /** A Redis password is registered here when the settings are first resolved. */
   redactor?: Redactor;
   log?: Log;
-  /** Told when a login could only be kept locally. */
+  /** Told when a login could only be kept locally, and when logins are read from there. */
   onEvent?: (event: OAuthEvent) => void;
   /** Folder of logins Redis did not take. @default `<configDir()>/oauth/undelivered/<store>` */
   undeliveredDir?: string;
@@ -85,8 +101,14 @@ export class RedisTokenStore implements TokenStore {
   #client: RedisClient | undefined;
   #connecting: Promise<RedisClient> | undefined;
   #lastError: unknown;
+  /** Set by `close()`: later operations fail instead of connecting again. */
+  #closed = false;
   /** Servers whose login was kept locally in this outage (told once each). */
   readonly #keptLocally = new Set<string>();
+  /** Whether this outage's reads from the kept copies were told (once per outage). */
+  #toldReadingLocally = false;
+  /** Logins neither Redis nor their file took: they last as long as this process. */
+  readonly #inMemory = new Map<string, ServerCredentials>();
 
   constructor(options: RedisTokenStoreOptions) {
     this.#options = options;
@@ -111,22 +133,14 @@ export class RedisTokenStore implements TokenStore {
     return this.#undeliveredStore.dir;
   }
 
-  async load(server: string): Promise<ServerCredentials | undefined> {
-    try {
-      return await this.#withClient(async (client) =>
-        await this.#deliverKept(client, server, await this.#get(client, server))
-      );
-    } catch (error) {
-      const kept = error instanceof StoreConnectError
-        ? await this.#undeliveredStore.load(server)
-        : undefined;
-      if (!kept) throw error;
-      this.#options.log?.warn(
-        `${this.#settings.description} is unreachable; using the login to '${server}' kept ` +
-          `in ${this.#undeliveredStore.dir}`,
-      );
-      return kept;
-    }
+  load(server: string): Promise<ServerCredentials | undefined> {
+    return this.#orKept(
+      () =>
+        this.#withClient(async (client) =>
+          await this.#deliverKept(client, server, await this.#get(client, server))
+        ),
+      () => this.#kept(server),
+    );
   }
 
   async save(credentials: ServerCredentials): Promise<void> {
@@ -139,34 +153,45 @@ export class RedisTokenStore implements TokenStore {
         client.set(this.keyFor(server), serializeCredentials(credentials))
       );
     } catch (error) {
+      // Only an unreachable store: one that answered and refused would refuse the delivery
+      // of a kept copy too (see the module documentation).
+      if (!(error instanceof StoreConnectError)) throw error;
       await this.#keepLocally(credentials, error);
       return;
     }
     // What Redis holds now is newer than any copy kept while it was away.
-    await this.#undeliveredStore.delete(server);
-    this.#keptLocally.delete(server);
+    await this.#forgetKept(server);
   }
 
   async delete(server: string): Promise<boolean> {
     const removed = await this.#withClient((client) => client.del(this.keyFor(server)));
-    const removedLocally = await this.#undeliveredStore.delete(server);
+    const removedLocally = await this.#forgetKept(server);
     return removed > 0 || removedLocally;
   }
 
   list(): Promise<ServerCredentials[]> {
-    return this.#withClient(async (client) => {
-      const servers = new Set(await this.#scanServers(client));
-      for (const kept of await this.#undeliveredStore.list()) servers.add(kept.server);
-      const documents: ServerCredentials[] = [];
-      for (const server of servers) {
-        const document = await this.#deliverKept(client, server, await this.#get(client, server));
-        if (document) documents.push(document);
-      }
-      return documents.sort((a, b) => a.server.localeCompare(b.server));
-    });
+    return this.#orKept(
+      () =>
+        this.#withClient(async (client) => {
+          const servers = new Set(await this.#scanServers(client));
+          for (const kept of await this.#allKept()) servers.add(kept.server);
+          const documents: ServerCredentials[] = [];
+          for (const server of servers) {
+            const stored = await this.#get(client, server);
+            const document = await this.#deliverKept(client, server, stored);
+            if (document) documents.push(document);
+          }
+          return documents.sort(byServer);
+        }),
+      async () => {
+        const kept = await this.#allKept();
+        return kept.length > 0 ? kept : undefined;
+      },
+    );
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     await this.#connecting?.catch(() => {});
     const client = this.#client;
     this.#client = undefined;
@@ -234,12 +259,11 @@ export class RedisTokenStore implements TokenStore {
     server: string,
     stored: ServerCredentials | undefined,
   ): Promise<ServerCredentials | undefined> {
-    const kept = await this.#undeliveredStore.load(server);
+    const kept = await this.#kept(server);
     if (!kept) return stored;
     const keptIsNewer = !stored || Date.parse(kept.updatedAt) > Date.parse(stored.updatedAt);
     if (keptIsNewer) await client.set(this.keyFor(server), serializeCredentials(kept));
-    await this.#undeliveredStore.delete(server);
-    this.#keptLocally.delete(server);
+    await this.#forgetKept(server);
     this.#options.log?.info(
       keptIsNewer
         ? `moved the login to '${server}' kept locally to ${this.#settings.description}`
@@ -248,21 +272,79 @@ export class RedisTokenStore implements TokenStore {
     return keptIsNewer ? kept : stored;
   }
 
-  async #keepLocally(credentials: ServerCredentials, error: unknown): Promise<void> {
-    const problem = this.#explain(error);
+  /**
+   * The copy of `server`'s login kept while Redis was away: the one in memory (written
+   * after the file failed, so newer), else the file.
+   */
+  async #kept(server: string): Promise<ServerCredentials | undefined> {
+    return this.#inMemory.get(server) ?? await this.#undeliveredStore.load(server);
+  }
+
+  /** Every kept copy, by server name. */
+  async #allKept(): Promise<ServerCredentials[]> {
+    const kept = new Map((await this.#undeliveredStore.list()).map((d) => [d.server, d]));
+    for (const [server, document] of this.#inMemory) kept.set(server, document);
+    return [...kept.values()].sort(byServer);
+  }
+
+  /** Drops `server`'s kept copies; whether there was one. */
+  async #forgetKept(server: string): Promise<boolean> {
+    const inMemory = this.#inMemory.delete(server);
+    this.#keptLocally.delete(server);
+    return await this.#undeliveredStore.delete(server) || inMemory;
+  }
+
+  /**
+   * `read`, or while Redis is unreachable what `kept` finds among the kept copies (logged
+   * each time; the person is told once per outage). With nothing kept, the read's error.
+   */
+  async #orKept<T>(read: () => Promise<T>, kept: () => Promise<T | undefined>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      if (!(error instanceof StoreConnectError)) throw error;
+      const copy = await kept();
+      if (copy === undefined) throw error;
+      const dir = this.#undeliveredStore.dir;
+      this.#options.log?.warn(`${error.message}; using the logins kept in ${dir}`);
+      if (!this.#toldReadingLocally) {
+        this.#toldReadingLocally = true;
+        this.#options.onEvent?.({
+          type: "logins_read_locally",
+          store: this.#settings.description,
+          dir,
+          reason: error.message,
+        });
+      }
+      return copy;
+    }
+  }
+
+  async #keepLocally(credentials: ServerCredentials, problem: StoreConnectError): Promise<void> {
     const server = credentials.server;
     const local = this.#undeliveredStore;
+    const path = await local.pathFor(server);
     try {
       await local.save(credentials);
     } catch (localError) {
-      // Neither place took it: the login lasts as long as this process, and the person
-      // learns why from the store's own error.
-      this.#options.log?.warn(`could not keep the login to '${server}' locally either`, {
-        error: localError,
-      });
-      throw problem;
+      // Neither place took it. Memory keeps it for this process (read back, and delivered
+      // if Redis answers before the end); the person must know it goes with the process.
+      this.#inMemory.set(server, credentials);
+      const store = this.#settings.description;
+      throw new PatchbayError(
+        "oauth_failed",
+        `The login to '${server}' exists only in memory for this session: it could not be ` +
+          `saved in ${store} or kept in ${path}`,
+        {
+          reason: `${withReason(problem)}; and ${withReason(localError)}`,
+          remedy: `make ${store} reachable or ${local.dir} writable, then log in again ` +
+            `(patchbay auth login ${server}): the login in memory is gone when this session ends`,
+          cause: problem,
+        },
+      );
     }
-    const path = await local.pathFor(server);
+    // The file now holds the newest copy.
+    this.#inMemory.delete(server);
     this.#options.log?.warn(
       `could not save the login to '${server}' in ${this.#settings.description} ` +
         `(${problem.message}); kept it in ${path}`,
@@ -309,6 +391,7 @@ export class RedisTokenStore implements TokenStore {
   }
 
   async #connect(): Promise<RedisClient> {
+    if (this.#closed) throw new Error("the Redis token store is closed");
     const settings = this.#settings;
     this.#client?.disconnect();
     this.#client = undefined;
@@ -336,6 +419,8 @@ export class RedisTokenStore implements TokenStore {
       throw this.#unreachable(this.#lastError ?? error, "connect");
     }
     this.#client = client;
+    // A new outage is told again.
+    this.#toldReadingLocally = false;
     return client;
   }
 
@@ -365,31 +450,33 @@ export class RedisTokenStore implements TokenStore {
   #explain(error: unknown): PatchbayError {
     if (error instanceof PatchbayError) return error;
     if (isConnectionProblem(error)) return this.#unreachable(this.#lastError ?? error, "session");
-    return diagnoseCommandError(error, this.#settings) ??
-      new StoreFailedError(`${this.#settings.description} refused a command`, {
-        reason: (error as Error)?.message ?? String(error),
-        remedy: "run with --debug for details",
-        cause: error,
-      });
+    return diagnoseCommandError(error, this.#settings, "logins");
   }
 
-  /** The memory store's diagnosis, with a remedy for logins instead of for conversations. */
+  /** The shared diagnosis, saying why logins depend on the store. */
   #unreachable(cause: unknown, phase: "connect" | "session"): StoreConnectError {
     const diagnosed = diagnoseConnectError(cause, {
       settings: this.#settings,
       budgetMs: this.#budgetMs,
       phase,
+      purpose: "logins",
     });
-    // "/memory" turns conversation memory off; it does nothing for logins.
-    const remedy = diagnosed.remedy.replace(/,? or turn persistence off with \/memory$/, "");
     return new StoreConnectError(diagnosed.store, diagnosed.target, diagnosed.problem, cause, {
       reason: `${diagnosed.reason}; patchbay keeps OAuth logins there because ` +
         'Memory.backend is "redis"',
-      remedy: `${remedy}, then run patchbay again (no browser login starts while the store ` +
-        'is away, so a login kept there is not replaced); or set Memory.backend to "file" ' +
-        `(or "auto") to keep OAuth logins in ${join(configDir(), "oauth")} instead`,
+      remedy: diagnosed.remedy,
     });
   }
+}
+
+function byServer(a: ServerCredentials, b: ServerCredentials): number {
+  return a.server.localeCompare(b.server);
+}
+
+/** An error's message and, for patchbay's own errors, their probable cause. */
+function withReason(error: unknown): string {
+  const message = (error as Error)?.message ?? String(error);
+  return error instanceof PatchbayError ? `${message} (${error.reason})` : message;
 }
 
 /**

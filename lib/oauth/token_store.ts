@@ -72,7 +72,10 @@ export interface TokenStore {
   delete(server: string, signal?: AbortSignal): Promise<boolean>;
   /** Every stored document, in server-name order. */
   list(signal?: AbortSignal): Promise<ServerCredentials[]>;
-  /** Releases what the store holds open (a connection); a later call opens it again. */
+  /**
+   * Releases what the store holds open (a connection). Call it last: a store may refuse
+   * every later operation (`RedisTokenStore` does, rather than connect again).
+   */
   close(): Promise<void>;
 }
 
