@@ -316,6 +316,40 @@ Deno.test("Redis token store: a write Redis refuses fails with its explanation, 
   }
 });
 
+Deno.test("Redis token store: a kept login that Redis refuses on its return is still used, and delivered later", async () => {
+  await using dir = await tempDir("patchbay-tokens-");
+  await using redis = await RedisServer.start();
+  const store = storeOn(redis.env, dir.path);
+  try {
+    await redis.stop();
+    const fresh = loggedIn("notes");
+    fresh.issuers["https://auth.example"].tokens!.refresh_token = "rotated-refresh-6b6b";
+    await store.save(fresh);
+    await redis.restart();
+    // Back, but without SET for this user: the delivery is refused.
+    await redis.cli("ACL", "SETUSER", "default", "-set");
+    const refused = await store.load("notes");
+    assert.equal(
+      refused?.issuers["https://auth.example"].tokens?.refresh_token,
+      "rotated-refresh-6b6b",
+    );
+    const kept = new FileTokenStore({ dir: store.undeliveredDir });
+    assert.ok(await kept.load("notes"), "the copy waits for a later delivery");
+    assert.equal(await redis.cli("EXISTS", "patchbay:oauth:notes"), "0");
+
+    await redis.cli("ACL", "SETUSER", "default", "+set");
+    await store.load("notes");
+    const inRedis = JSON.parse(await redis.cli("GET", "patchbay:oauth:notes"));
+    assert.equal(
+      inRedis.issuers["https://auth.example"].tokens.refresh_token,
+      "rotated-refresh-6b6b",
+    );
+    assert.equal(await kept.load("notes"), undefined);
+  } finally {
+    await store.close();
+  }
+});
+
 Deno.test("Redis token store: closed, it refuses every operation and connects no more", async () => {
   await using dir = await tempDir("patchbay-tokens-");
   await using redis = await RedisServer.start();

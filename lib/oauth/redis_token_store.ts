@@ -26,7 +26,8 @@
  *
  * A Redis that answers and refuses a command (NOPERM, OOM, READONLY, WRONGTYPE) fails the
  * operation with the explained error, `save` included: a copy kept locally would not get
- * past the same refusal, and every later read would fail trying to deliver it.
+ * past the same refusal. A copy kept during an outage that Redis refuses once back (it
+ * returned read-only, say) is still used, and its delivery tried again on the next read.
  *
  * After `close()` every operation fails: nothing would close a connection opened then.
  *
@@ -262,7 +263,19 @@ export class RedisTokenStore implements TokenStore {
     const kept = await this.#kept(server);
     if (!kept) return stored;
     const keptIsNewer = !stored || Date.parse(kept.updatedAt) > Date.parse(stored.updatedAt);
-    if (keptIsNewer) await client.set(this.keyFor(server), serializeCredentials(kept));
+    if (keptIsNewer) {
+      try {
+        await client.set(this.keyFor(server), serializeCredentials(kept));
+      } catch (error) {
+        // A Redis that came back read-only or without SET permission: the kept login still
+        // works, so use it and keep the copy for a later attempt instead of failing the read.
+        this.#options.log?.warn(
+          `could not move the login to '${server}' kept locally to ${this.#settings.description}; using the local copy`,
+          { error: error instanceof Error ? error.message : String(error) },
+        );
+        return kept;
+      }
+    }
     await this.#forgetKept(server);
     this.#options.log?.info(
       keptIsNewer
