@@ -9,7 +9,7 @@ import { banner, completerFor, runLoop } from "../lib/repl/loop.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
 import { ClientSession } from "../lib/repl/session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
-import { stderrStyle, stdoutStyle, type Style } from "../lib/style.ts";
+import type { Style } from "../lib/style.ts";
 import { errorPresenter } from "./_boundary.ts";
 import { renderServerStatus } from "./_status.ts";
 
@@ -52,8 +52,6 @@ export async function chat(options: ChatOptions): Promise<number> {
     session = await ClientSession.open({
       runtime,
       output,
-      style: stdoutStyle(),
-      errStyle: stderrStyle(),
       presentError,
       yes: options.yes,
       resume: options.resume,

@@ -11,11 +11,10 @@
 
 import { CancelledError, EXIT, UsageError } from "../lib/errors.ts";
 import type { Redactor } from "../lib/redact.ts";
-import { JsonEventsUi } from "../lib/repl/json_ui.ts";
+import { JsonEventsUi, usageJson } from "../lib/repl/json_ui.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
 import { ClientSession } from "../lib/repl/session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
-import { stderrStyle, stdoutStyle } from "../lib/style.ts";
 import { errorJson, errorPresenter } from "./_boundary.ts";
 import { renderServerStatus } from "./_status.ts";
 
@@ -73,8 +72,6 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     session = await ClientSession.open({
       runtime,
       output,
-      style: stdoutStyle(),
-      errStyle: stderrStyle(),
       presentError,
       yes: options.yes,
       resume: options.resume,
@@ -91,12 +88,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
         text: result.text,
         steps: result.steps,
         tool_calls: result.toolCalls,
-        usage: {
-          prompt_tokens: result.usage.promptTokens,
-          completion_tokens: result.usage.completionTokens,
-          total_tokens: result.usage.totalTokens,
-          estimated: result.usage.estimated ?? false,
-        },
+        usage: usageJson(result.usage),
         session: session.memory.session.id,
       });
     } else {
@@ -135,5 +127,5 @@ function reportServers(
   }
   const failed = states.filter((s) => !s.disabled && s.state !== "connected");
   if (failed.length === 0) return;
-  output.err(`${renderServerStatus(failed, { style: stderrStyle(), redactor })}\n`);
+  output.err(`${renderServerStatus(failed, { style: session.errStyle, redactor })}\n`);
 }

@@ -162,16 +162,15 @@ export interface ElicitationOptions {
   output: TerminalOutput;
   /** Colours of the form: those of the stream `editor` writes to. */
   style: Style;
-  /** Colours of stderr (the notice of a form declined while idle). @default style */
-  errStyle?: Style;
+  /** Colours of stderr (the notice of a form declined while idle). */
+  errStyle: Style;
 }
 
 /** The `elicitation/create` handler for a terminal. */
 export function createElicitationHandler(
   options: ElicitationOptions,
 ): NonNullable<ServerRequestHandlers["elicitation"]> {
-  const { editor, output, style } = options;
-  const errStyle = options.errStyle ?? style;
+  const { editor, output, style, errStyle } = options;
   const say = (text: string) => editor.write(text);
   return async (server, params, signal): Promise<ElicitResult> => {
     const request = params as ElicitRequest["params"] & { mode?: string; url?: string };

@@ -8,7 +8,7 @@
  */
 
 import type { ProgressUpdate } from "../connections/types.ts";
-import type { RetryNotice } from "../llm/provider.ts";
+import type { RetryNotice, TokenUsage } from "../llm/provider.ts";
 import type {
   AgentUi,
   NoticeLevel,
@@ -29,6 +29,16 @@ export interface JsonEventsOptions {
   autoApprove: boolean;
   /** Hides secrets that reach an event. */
   redactor?: Redactor;
+}
+
+/** Token usage as the fields of an event (`usage`, and `done`'s `usage`). */
+export function usageJson(usage: TokenUsage) {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.totalTokens,
+    estimated: usage.estimated ?? false,
+  };
 }
 
 /** {@linkcode AgentUi} writing NDJSON events. */
@@ -97,10 +107,7 @@ export class JsonEventsUi implements AgentUi {
     this.emit("usage", {
       step: report.step,
       model: report.model,
-      prompt_tokens: report.usage.promptTokens,
-      completion_tokens: report.usage.completionTokens,
-      total_tokens: report.usage.totalTokens,
-      estimated: report.usage.estimated ?? false,
+      ...usageJson(report.usage),
       duration_ms: Math.round(report.durationMs),
     });
   }

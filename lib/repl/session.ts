@@ -24,7 +24,7 @@ import { openMemory } from "../memory/mod.ts";
 import { describeOAuthEvent } from "../oauth/messages.ts";
 import { statePath } from "../paths.ts";
 import type { Runtime } from "../startup.ts";
-import type { Style } from "../style.ts";
+import { stderrStyle, stdoutStyle, type Style } from "../style.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { plural } from "../text.ts";
 import { createElicitationHandler } from "./elicitation.ts";
@@ -39,15 +39,6 @@ const LOUD_LOG_LEVELS = new Set(["warning", "error", "critical", "alert", "emerg
 export interface SessionOptions {
   runtime: Runtime;
   output: TerminalOutput;
-  /** Colours of what goes to stdout (answers, command output). */
-  style: Style;
-  /** Colours of what goes to stderr (status, tool lines, notices). @default style */
-  errStyle?: Style;
-  /**
-   * The stream prompts and questions (approvals, forms) are written to, and so styled
-   * for. @default {@linkcode promptStream}()
-   */
-  promptStream?: "stdout" | "stderr";
   /** Turns an error into the lines a person reads (the command layer's formatter). */
   presentError: (error: unknown) => string;
   /** Approve every tool call and sampling request. @default false */
@@ -72,10 +63,10 @@ export interface SessionOptions {
 export class ClientSession {
   readonly runtime: Runtime;
   readonly output: TerminalOutput;
-  /** Colours for stdout. */
-  readonly style: Style;
-  /** Colours for stderr. */
-  readonly errStyle: Style;
+  /** Colours of what goes to stdout (answers, command output). */
+  readonly style: Style = stdoutStyle();
+  /** Colours of what goes to stderr (status, tool lines, notices). */
+  readonly errStyle: Style = stderrStyle();
   /** Colours for the prompt and the questions: those of the stream the editor writes to. */
   readonly promptStyle: Style;
   readonly editor: LineEditor;
@@ -99,9 +90,7 @@ export class ClientSession {
   private constructor(options: SessionOptions) {
     this.runtime = options.runtime;
     this.output = options.output;
-    this.style = options.style;
-    this.errStyle = options.errStyle ?? options.style;
-    const prompts = options.promptStream ?? promptStream();
+    const prompts = promptStream();
     this.promptStyle = prompts === "stdout" ? this.style : this.errStyle;
     this.presentError = options.presentError;
     this.editor = new LineEditor({
@@ -396,7 +385,7 @@ export class ClientSession {
  * answer is redirected to. stderr, unless it is redirected and stdout is the terminal
  * (`patchbay 2> log`); `run … > answer.txt` asks on stderr and leaves the file the answer.
  */
-export function promptStream(): "stdout" | "stderr" {
+function promptStream(): "stdout" | "stderr" {
   return !Deno.stderr.isTerminal() && Deno.stdout.isTerminal() ? "stdout" : "stderr";
 }
 

@@ -45,11 +45,11 @@ export interface TerminalUiOptions {
   style: Style;
   /**
    * Colours of the status lines (stderr): each stream gets colour only when it is a
-   * terminal, so `run … 2> log` keeps the log plain. @default style
+   * terminal, so `run … 2> log` keeps the log plain.
    */
-  errStyle?: Style;
-  /** Colours of the questions: those of the stream `editor` writes to. @default errStyle */
-  promptStyle?: Style;
+  errStyle: Style;
+  /** Colours of the questions: those of the stream `editor` writes to. */
+  promptStyle: Style;
   /** Asks approval questions; absent: nobody can answer, so calls are declined. */
   editor?: LineEditor;
   /** Approve every tool call and sampling request (`--yes`). @default false */
@@ -79,8 +79,8 @@ export class TerminalUi implements AgentUi {
 
   constructor(options: TerminalUiOptions) {
     this.#out = options.output;
-    this.#style = options.errStyle ?? options.style;
-    this.#promptStyle = options.promptStyle ?? this.#style;
+    this.#style = options.errStyle;
+    this.#promptStyle = options.promptStyle;
     this.#color = options.style.enabled;
     this.#editor = options.editor;
     this.#autoApprove = options.autoApprove ?? false;
