@@ -72,8 +72,8 @@ export function proxyFor(target: string | URL, env: EnvLookup): ProxySettings | 
  */
 export function bypassesProxy(url: URL, noProxy: string | undefined): boolean {
   if (!noProxy) return false;
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  const host = hostOf(url).toLowerCase();
+  const port = String(portOf(url));
   for (const raw of noProxy.split(/[\s,]+/)) {
     let entry = raw.trim().toLowerCase();
     if (!entry) continue;
@@ -187,8 +187,8 @@ export class ProxyRouter implements Network {
       return this.#client(`direct ${url.host}`, {
         proxy: {
           transport: "tcp",
-          hostname: url.hostname.replace(/^\[|\]$/g, ""),
-          port: port(url),
+          hostname: hostOf(url),
+          port: portOf(url),
         },
       });
     }
@@ -219,7 +219,18 @@ export class ProxyRouter implements Network {
   }
 }
 
-function port(url: URL): number {
+/** A proxy as messages name it: its URL and the variable that set it. */
+export function proxyName(proxy: ProxySettings): string {
+  return `${proxy.url} (${proxy.variable})`;
+}
+
+/** The host name of `url` as a socket takes it (an IPv6 literal without brackets). */
+export function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, "");
+}
+
+/** The port of `url`, the scheme's default when it names none. */
+export function portOf(url: URL): number {
   if (url.port) return Number(url.port);
   return url.protocol === "https:" ? 443 : 80;
 }

@@ -21,7 +21,14 @@ import {
   ServerConnectError,
   ServerProbeFailedError,
 } from "../errors.ts";
-import { type Network, PROCESS_NETWORK, type ProxySettings } from "../proxy.ts";
+import {
+  hostOf,
+  type Network,
+  portOf,
+  PROCESS_NETWORK,
+  proxyName,
+  type ProxySettings,
+} from "../proxy.ts";
 import { abridge } from "../text.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
 import { hasProcFs, listeningPorts, processTree } from "../transports/process.ts";
@@ -296,7 +303,7 @@ async function diagnoseHttp(
   const url = new URL(server.url);
   const fail = (reason: string, remedy: string) =>
     new ServerConnectError(server.name, { reason, remedy, cause: context.error });
-  const address = `${url.hostname}:${port(url)}`;
+  const address = `${url.hostname}:${portOf(url)}`;
 
   let proxy: ProxySettings | undefined;
   try {
@@ -312,14 +319,10 @@ async function diagnoseHttp(
     // Requests go to the proxy, not the server: a proxy that is down must be named as
     // such, never mistaken for the server not running.
     const proxyUrl = new URL(proxy.url);
-    const reach = await probeTcp(
-      proxyUrl.hostname.replace(/^\[|\]$/g, ""),
-      port(proxyUrl),
-      probeMs,
-    );
+    const reach = await probeTcp(hostOf(proxyUrl), portOf(proxyUrl), probeMs);
     if (!reach.ok) return proxyUnreachable(server, proxy, reach, context);
   } else {
-    const tcp = await probeTcp(url.hostname.replace(/^\[|\]$/g, ""), port(url), probeMs);
+    const tcp = await probeTcp(hostOf(url), portOf(url), probeMs);
     if (!tcp.ok) return networkFailure(server, tcp, address, context);
   }
 
@@ -351,7 +354,7 @@ async function diagnoseHttp(
           : REMEDY.wrongAddress,
       );
     }
-    const raw = await probeRawHttp(url.hostname, port(url), probeMs);
+    const raw = await probeRawHttp(url.hostname, portOf(url), probeMs);
     if ("speaksHttp" in raw && !raw.speaksHttp) {
       const said = raw.firstBytes.trim()
         ? `it answered "${abridge(printable(raw.firstBytes).trim(), 60)}"`
@@ -398,7 +401,7 @@ function proxyUnreachable(
   context: FailureContext,
 ): ServerConnectError {
   const url = new URL(server.url);
-  const named = `the proxy ${proxy.url} (${proxy.variable})`;
+  const named = `the proxy ${proxyName(proxy)}`;
   const via = `through which patchbay reaches ${url.origin}`;
   const reason = failure.kind === "refused"
     ? `Connection refused: nothing is listening at ${named}, ${via}`
@@ -425,8 +428,8 @@ function proxiedFailure(
   context: FailureContext,
 ): ServerConnectError {
   const url = new URL(server.url);
-  const address = `${url.hostname}:${port(url)}`;
-  const named = `the proxy ${proxy.url} (${proxy.variable})`;
+  const address = `${url.hostname}:${portOf(url)}`;
+  const named = `the proxy ${proxyName(proxy)}`;
   const info = (reason: string, remedy: string) =>
     new ServerConnectError(server.name, { reason, remedy, cause: context.error });
   if (/unsuccessful tunnel/i.test(failure.message)) {
@@ -464,7 +467,7 @@ function proxyAnswer(
   context: FailureContext,
 ): ServerConnectError | undefined {
   const url = new URL(server.url);
-  const named = `the proxy ${proxy.url} (${proxy.variable})`;
+  const named = `the proxy ${proxyName(proxy)}`;
   const status = `HTTP ${answer.status}${answer.statusText ? ` ${answer.statusText}` : ""}`;
   if (answer.status === 407) {
     return new ServerConnectError(server.name, {
@@ -478,7 +481,7 @@ function proxyAnswer(
   }
   if ([502, 503, 504].includes(answer.status) && !isJsonRpcAnswer(answer)) {
     return new ServerConnectError(server.name, {
-      reason: `${named} answered ${status}: it could not reach ${url.hostname}:${port(url)}`,
+      reason: `${named} answered ${status}: it could not reach ${url.hostname}:${portOf(url)}`,
       remedy: proxyRemedy(
         `${REMEDY.notRunning}; check the address in "url" and that the proxy can reach it`,
         url,
@@ -683,11 +686,6 @@ function protocolText(error: unknown): string {
 function netDetail(message: string): string {
   const last = message.split(" <- ").at(-1) ?? message;
   return /client error \([^)]*\): (.+)$/.exec(last)?.[1] ?? last.replace(/^\w*Error: /, "");
-}
-
-function port(url: URL): number {
-  if (url.port) return Number(url.port);
-  return url.protocol === "https:" ? 443 : 80;
 }
 
 function shellLine(command: string, args: readonly string[]): string {

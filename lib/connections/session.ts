@@ -32,7 +32,7 @@ import { type Network, PROCESS_NETWORK } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { STDERR_LINE_MAX_CHARS, StdioTransport } from "../transports/stdio.ts";
 import { startDeadline } from "../deadline.ts";
-import { settlesWithin } from "../transports/timing.ts";
+import { settlesWithin, untilAborted } from "../transports/timing.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
 import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
@@ -432,10 +432,5 @@ function watch(session: Session, hooks: SessionHooks, log: Log): void {
 function race<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   // The losing promise must not surface later as an unhandled rejection.
   promise.catch(() => {});
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
+  return untilAborted(promise, signal, () => signal.reason);
 }

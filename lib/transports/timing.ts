@@ -23,6 +23,21 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** `promise`, or a rejection with `reason()` as soon as `signal` aborts. */
+export function untilAborted<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | undefined,
+  reason: () => unknown,
+): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(reason());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(reason());
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
 /**
  * True when `promise` settles (either way) within `ms`, not counting the time `clock`
  * spent in logins.
