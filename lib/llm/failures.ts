@@ -20,7 +20,7 @@ import {
   TimeoutError,
 } from "../errors.ts";
 import { abridge } from "../text.ts";
-import type { ProxySettings } from "../proxy.ts";
+import { hostOf, proxyName, type ProxySettings } from "../proxy.ts";
 import { isRetryableStatus, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
 
 /** One failed attempt, reduced to what decides retrying and wording. */
@@ -171,7 +171,7 @@ export interface FailureContext {
 /** The typed error for the last failure of a request. */
 export function failureError(failure: AttemptFailure, context: FailureContext): PatchbayError {
   const { label } = context;
-  const host = hostOf(context.baseUrl);
+  const host = hostWithPort(context.baseUrl);
   const tries = context.retries === 0
     ? "no retry was made"
     : `${context.retries} ${context.retries === 1 ? "retry was" : "retries were"} made over ` +
@@ -404,11 +404,6 @@ function proxyUnreachable(
   }
 }
 
-/** `http://proxy:3128 (HTTPS_PROXY)`. */
-function proxyName(proxy: ProxySettings): string {
-  return `${proxy.url} (${proxy.variable})`;
-}
-
 function proxyRemedy(proxy: ProxySettings, host: string): string {
   return `start the proxy at ${proxy.url}, or correct ${proxy.variable} (in .env or the ` +
     `environment); if ${hostnameOf(`http://${host}`)} should be reached directly, add it to ` +
@@ -480,7 +475,7 @@ function errorChain(error: unknown): string {
     .replace(/client error \((?:Connect|SendRequest)\): /i, "");
 }
 
-function hostOf(url: string): string {
+function hostWithPort(url: string): string {
   try {
     return new URL(url).host;
   } catch {
@@ -491,7 +486,7 @@ function hostOf(url: string): string {
 /** Whether the URL points at this machine (a local model server). */
 export function isLoopback(url: string): boolean {
   try {
-    const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+    const host = hostOf(new URL(url));
     return host === "localhost" || host === "::1" || /^127\./.test(host);
   } catch {
     return false;
