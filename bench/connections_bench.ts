@@ -15,7 +15,7 @@
  * @module
  */
 
-import { Client } from "@modelcontextprotocol/client";
+import { Client, type Transport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { ConnectionManager } from "../lib/connections/manager.ts";
 import type { StdioServerConfig } from "../lib/config/types.ts";
@@ -75,6 +75,21 @@ async function timeCalls(label: string, call: () => Promise<unknown>, b: Deno.Be
   );
 }
 
+/** Connects an SDK client over `transport` and times its `echo` calls. */
+async function timeClientEcho(label: string, transport: Transport, b: Deno.BenchContext) {
+  const client = new Client({ name: "bench", version: "1" });
+  await client.connect(transport);
+  try {
+    await timeCalls(
+      label,
+      () => client.callTool({ name: "echo", arguments: { message: "hi" } }),
+      b,
+    );
+  } finally {
+    await client.close();
+  }
+}
+
 async function connectServers(count: number, b: Deno.BenchContext): Promise<void> {
   const manager = new ConnectionManager({
     servers: Array.from({ length: count }, (_, i) => everything(`everything${i}`)),
@@ -124,19 +139,7 @@ Deno.bench({
   baseline: true,
   n: 1,
   warmup: 0,
-  async fn(b) {
-    const client = new Client({ name: "bench", version: "1" });
-    await client.connect(rawTransport());
-    try {
-      await timeCalls(
-        "raw SDK",
-        () => client.callTool({ name: "echo", arguments: { message: "hi" } }),
-        b,
-      );
-    } finally {
-      await client.close();
-    }
-  },
+  fn: async (b) => await timeClientEcho("raw SDK", rawTransport(), b),
 });
 
 Deno.bench({
@@ -144,19 +147,12 @@ Deno.bench({
   group: "call",
   n: 1,
   warmup: 0,
-  async fn(b) {
-    const client = new Client({ name: "bench", version: "1" });
-    await client.connect(new StdioTransport({ command: NODE, args: [everythingEntry(), "stdio"] }));
-    try {
-      await timeCalls(
-        "patchbay transport",
-        () => client.callTool({ name: "echo", arguments: { message: "hi" } }),
-        b,
-      );
-    } finally {
-      await client.close();
-    }
-  },
+  fn: async (b) =>
+    await timeClientEcho(
+      "patchbay transport",
+      new StdioTransport({ command: NODE, args: [everythingEntry(), "stdio"] }),
+      b,
+    ),
 });
 
 Deno.bench({

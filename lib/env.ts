@@ -100,6 +100,8 @@ export type VariableSource = "process" | "file";
 export interface Environment {
   get(name: string): string | undefined;
   source(name: string): VariableSource | undefined;
+  /** What the .env file itself says for `name` (the process environment may override it). */
+  fileValue(name: string): string | undefined;
   /**
    * Every name set, when Deno allows enumerating the environment; under a list of allowed
    * variables, the .env file's names and the process variables read so far.
@@ -236,6 +238,7 @@ export function createEnvironment(
     get: (name) => process.get(name) ?? fileValues.get(name),
     source: (name) =>
       process.get(name) !== undefined ? "process" : fileValues.has(name) ? "file" : undefined,
+    fileValue: (name) => fileValues.get(name),
     names: () => [...new Set([...process.names(), ...fileValues.keys()])],
     denied: (name) => process.denied(name),
     file,

@@ -62,7 +62,7 @@ export function configDir(): string {
 
 /** The default log file. */
 export function defaultLogFile(): string {
-  return join(stateDir(), "patchbay.log");
+  return statePath("patchbay.log");
 }
 
 /** A file in the state directory, e.g. the REPL history. */

@@ -7,7 +7,7 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { loadConfig, locateConfig } from "./config/load.ts";
+import { describeWarning, loadConfig, locateConfig } from "./config/load.ts";
 import type { Config } from "./config/types.ts";
 import { DEFAULTS } from "./defaults.ts";
 import { type Environment, isSecretName, loadEnvironment } from "./env.ts";
@@ -107,9 +107,7 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
   const config = await loadConfig(location.path, env);
   registerConfigSecrets(config, redactor);
   log.info(`configuration ${location.path}: ${config.servers.length} servers`);
-  for (const warning of config.warnings) {
-    notices.push(`${warning.path}: ${warning.message}${warning.hint ? ` (${warning.hint})` : ""}`);
-  }
+  notices.push(...config.warnings.map(describeWarning));
   return { env, logger, config, configPath: location.path, notices };
 }
 

@@ -172,6 +172,11 @@ export function formatPath(path: readonly (string | number)[]): string {
   return out;
 }
 
+/** A configuration warning in one line: `path: message (hint)`. */
+export function describeWarning(warning: ConfigProblem): string {
+  return `${warning.path}: ${warning.message}${warning.hint ? ` (${warning.hint})` : ""}`;
+}
+
 /** One line per problem, and the source line with a caret under the position. */
 export function renderProblems(problems: readonly ConfigProblem[], text: string): string[] {
   const lines = text.split(/\r?\n/);

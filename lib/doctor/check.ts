@@ -88,3 +88,9 @@ export function asPatchbayError(error: unknown): PatchbayError {
     cause: error,
   });
 }
+
+/** A signal that aborts after `ms`, or earlier with `signal`. */
+export function timeoutSignal(ms: number, signal?: AbortSignal): AbortSignal {
+  const timeout = AbortSignal.timeout(ms);
+  return signal ? AbortSignal.any([signal, timeout]) : timeout;
+}

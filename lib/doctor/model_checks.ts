@@ -25,11 +25,7 @@ export const PROVIDER_CHECK_TIMEOUT_S = 20;
 const MODELS_SHOWN = 8;
 
 /** Whether LLM_API_KEY is set, loaded and shaped like a key of the provider. */
-export function checkApiKeyPresent(
-  config: Config,
-  env: Environment,
-  fileValues: ReadonlyMap<string, string>,
-): CheckResult {
+export function checkApiKeyPresent(config: Config, env: Environment): CheckResult {
   const { llm } = config;
   const preset = PROVIDERS[llm.provider];
   const raw = env.get(API_KEY_VARIABLE);
@@ -54,7 +50,7 @@ export function checkApiKeyPresent(
       (llm.baseUrl !== undefined ? " (LLM.base_url is set: the server there issues keys)" : "")
     : `it has the shape of ${preset.label === "OpenAI" ? "an" : "a"} ${preset.label} key`;
   const finding = `${API_KEY_VARIABLE} is set (from ${source}, ${key.length} characters); ${shape}`;
-  const fromFile = fileValues.get(API_KEY_VARIABLE);
+  const fromFile = env.fileValue(API_KEY_VARIABLE);
   if (env.source(API_KEY_VARIABLE) === "process" && fromFile !== undefined && fromFile !== raw) {
     return warn(
       "api_key",

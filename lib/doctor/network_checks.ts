@@ -10,7 +10,7 @@ import type { Environment } from "../env.ts";
 import { denoPermissionFlag, NetworkError, REMEDY } from "../errors.ts";
 import { resolveBaseUrl } from "../llm/openai_provider.ts";
 import { bypassesProxy, proxyFor, type ProxySettings } from "../proxy.ts";
-import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
+import { type CheckResult, failure, pass, skip, timeoutSignal, warn } from "./check.ts";
 
 /** How long a DNS lookup may take. */
 const DNS_TIMEOUT_MS = 5000;
@@ -132,9 +132,7 @@ export async function checkDns(
     );
   }
   if (options.offline) return skip(name, `${what} not resolved (--offline)`);
-  const signal = options.signal
-    ? AbortSignal.any([options.signal, AbortSignal.timeout(DNS_TIMEOUT_MS)])
-    : AbortSignal.timeout(DNS_TIMEOUT_MS);
+  const signal = timeoutSignal(DNS_TIMEOUT_MS, options.signal);
   const lookups = await Promise.allSettled([
     Deno.resolveDns(host, "A", { signal }),
     Deno.resolveDns(host, "AAAA", { signal }),

@@ -15,7 +15,7 @@ import { browserCommands } from "../oauth/browser.ts";
 import { CallbackListener } from "../oauth/callback.ts";
 import { usesOAuth } from "../oauth/mod.ts";
 import { resolveCommandPath } from "../permissions/command_path.ts";
-import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
+import { type CheckResult, failure, pass, skip, timeoutSignal, warn } from "./check.ts";
 
 /** How long the loopback request to the listener may take. */
 const LOOPBACK_PROBE_MS = 2000;
@@ -52,9 +52,7 @@ export async function checkCallbackPort(
   }
   try {
     const url = `http://localhost:${listener.port}/`;
-    const signal = options.signal
-      ? AbortSignal.any([options.signal, AbortSignal.timeout(LOOPBACK_PROBE_MS)])
-      : AbortSignal.timeout(LOOPBACK_PROBE_MS);
+    const signal = timeoutSignal(LOOPBACK_PROBE_MS, options.signal);
     let reached = false;
     let problem = "";
     try {

@@ -72,7 +72,7 @@ export async function* runDoctor(
   onStart?: (start: DoctorStart) => void,
 ): AsyncGenerator<CheckResult> {
   const envFile = options.envFile ?? DEFAULTS.envFile;
-  const { env, fileValues, result: envResult } = await checkEnvFile(options.envFile);
+  const { env, result: envResult } = await checkEnvFile(options.envFile);
   const redactor = new Redactor();
   registerEnvironmentSecrets(env, redactor);
   const { logger, logFile } = openLog(options, redactor);
@@ -120,7 +120,7 @@ export async function* runDoctor(
       });
       return checkPermissions(planPermissions(inputs));
     });
-    const key = checkApiKeyPresent(config, env, fileValues);
+    const key = checkApiKeyPresent(config, env);
     yield key;
     yield* networkChecks(config, { ...options, tokenStore: logins }, {
       env,

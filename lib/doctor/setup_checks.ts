@@ -7,7 +7,7 @@
  */
 
 import { resolve } from "node:path";
-import { loadConfig, locateConfig } from "../config/load.ts";
+import { describeWarning, loadConfig, locateConfig } from "../config/load.ts";
 import type { Config } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import {
@@ -15,7 +15,6 @@ import {
   type EnvFileStatus,
   type Environment,
   loadEnvironment,
-  parseDotenv,
   readProcessVariables,
 } from "../env.ts";
 import { DenoPermissionError, denoPermissionFlag } from "../errors.ts";
@@ -27,8 +26,6 @@ import { type CheckResult, failure, pass, warn } from "./check.ts";
 /** The environment, and how reading .env went. */
 export interface EnvOutcome {
   env: Environment;
-  /** What the file itself says (the process environment may override it). */
-  fileValues: Map<string, string>;
   result: CheckResult;
 }
 
@@ -43,10 +40,7 @@ export async function checkEnvFile(
   const file = path ?? DEFAULTS.envFile;
   try {
     const env = await loadEnvironment({ path: file, required: path !== undefined, processEnv });
-    const fileValues = env.file.loaded
-      ? parseDotenv(await Deno.readTextFile(file).catch(() => "")).values
-      : new Map<string, string>();
-    return { env, fileValues, result: envFileResult(env.file) };
+    return { env, result: envFileResult(env.file) };
   } catch (error) {
     const env = createEnvironment(processEnv, new Map(), {
       path: file,
@@ -54,7 +48,7 @@ export async function checkEnvFile(
       count: 0,
       problems: [],
     });
-    return { env, fileValues: new Map(), result: failure("env_file", error) };
+    return { env, result: failure("env_file", error) };
   }
 }
 
@@ -103,9 +97,7 @@ export async function checkConfig(
   const summary = `${resolve(location.path)} is valid: ${plural(enabled, "server")}` +
     (disabled > 0 ? ` (and ${disabled} disabled)` : "") +
     `, model ${config.llm.model} from ${PROVIDERS[config.llm.provider].label}`;
-  const warnings = config.warnings.map((w) =>
-    `${w.path}: ${w.message}${w.hint ? ` (${w.hint})` : ""}`
-  );
+  const warnings = config.warnings.map(describeWarning);
   if (location.usedExample) {
     return {
       config,

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import {
   DenoPermissionError,
   denoPermissionFlag,
+  PatchbayError,
   PermissionDeniedError,
   StoreFailedError,
 } from "../errors.ts";
@@ -311,7 +312,7 @@ function isFileRecord(value: unknown): value is FileRecord {
 }
 
 /** A file-system failure as the error a person can act on. */
-export function fileError(action: string, path: string, error: unknown): Error {
+export function fileError(action: string, path: string, error: unknown): PatchbayError {
   const flag = denoPermissionFlag(error);
   if (flag) return new DenoPermissionError(flag, `${action} ${path}`, error);
   if (error instanceof Deno.errors.PermissionDenied) {

@@ -91,7 +91,7 @@ function fileOpener(files: FileStore, options: OpenMemoryOptions): StoreOpener {
         const problem = fileError("create", files.dir, error);
         if (options.strict) throw problem;
         // Nowhere to save: the conversation goes on without memory, and says so.
-        return { store: new OffStore(), problem: problem as PatchbayError, fallback: true };
+        return { store: new OffStore(), problem, fallback: true };
       }
     },
   };

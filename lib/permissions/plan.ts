@@ -7,7 +7,7 @@
  * @module
  */
 
-import { isAbsolute, relative, resolve } from "node:path";
+import { isAbsolute, relative } from "node:path";
 import type { Config, HttpServerConfig, StdioServerConfig } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import type { Environment } from "../env.ts";
@@ -317,9 +317,4 @@ class PlanBuilder {
       notes: this.#notes,
     };
   }
-}
-
-/** Absolute form of a path the user gave, for grants (Deno resolves relative ones too). */
-export function absolutePath(path: string, cwd: string): string {
-  return resolve(cwd, path);
 }
