@@ -9,7 +9,7 @@ import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { denoPermissionFlag, NetworkError, REMEDY } from "../errors.ts";
 import { resolveBaseUrl } from "../llm/openai_provider.ts";
-import { bypassesProxy, proxyFor, type ProxySettings } from "../proxy.ts";
+import { bypassesProxy, hostOf, proxyFor, type ProxySettings } from "../proxy.ts";
 import { type CheckResult, failure, pass, skip, timeoutSignal, warn } from "./check.ts";
 
 /** How long a DNS lookup may take. */
@@ -111,7 +111,7 @@ export async function checkDns(
   } catch {
     return skip(name, "not checked: the proxy variable is not a URL (see proxy)");
   }
-  const host = (proxy ? new URL(proxy.url) : url).hostname.replace(/^\[|\]$/g, "");
+  const host = hostOf(proxy ? new URL(proxy.url) : url);
   const what = proxy ? `the proxy host ${host}` : host;
   if (isAddress(host)) return pass(name, `${what} is an IP address: nothing to resolve`);
   if (host === "localhost" || host.endsWith(".localhost")) {

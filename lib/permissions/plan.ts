@@ -14,7 +14,7 @@ import type { Environment } from "../env.ts";
 import { API_KEY_VARIABLE } from "../llm/api_key.ts";
 import { resolveBaseUrl } from "../llm/openai_provider.ts";
 import { PROVIDERS } from "../llm/presets.ts";
-import { proxyFor } from "../proxy.ts";
+import { portOf, proxyFor } from "../proxy.ts";
 import { redisConfigured, resolveRedisSettings } from "../memory/redis_settings.ts";
 import { browserCommands } from "../oauth/browser.ts";
 import { usesOAuth } from "../oauth/mod.ts";
@@ -276,8 +276,7 @@ function planStdio(
 /** `host:port` of a URL as Deno's net permission names it (default ports filled in). */
 export function hostPort(url: string): string {
   const parsed = new URL(url);
-  const port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
-  return `${parsed.hostname}:${port}`;
+  return `${parsed.hostname}:${portOf(parsed)}`;
 }
 
 function address(address: { host: string; port: number }): string {
