@@ -15,12 +15,7 @@ import { INTERRUPTED_NOTE } from "../lib/agent/agent.ts";
 import { TOOL_REMEDY } from "../lib/agent/tool_runner.ts";
 import { ConnectionManager } from "../lib/connections/manager.ts";
 import type { ServerConfig } from "../lib/config/types.ts";
-import {
-  LimitReachedError,
-  type PatchbayError,
-  ToolExecutionError,
-  ToolTimeoutError,
-} from "../lib/errors.ts";
+import { LimitReachedError, ToolExecutionError, ToolTimeoutError } from "../lib/errors.ts";
 import {
   assertConsistent,
   buildAgent,
@@ -30,6 +25,7 @@ import {
   testLimits,
 } from "./support/agent_fixtures.ts";
 import { DENO } from "./support/deps.ts";
+import { captureAny } from "./support/errors.ts";
 import { ScriptedUi } from "./support/scripted_ui.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 import {
@@ -192,7 +188,7 @@ Deno.test("a UI writing to a closed pipe: the turn rejects with that EPIPE, unre
     });
     const ui = new PipedUi(pipe);
     using f = buildAgent({ baseUrl: llm.baseUrl, host: noTools, ui });
-    const error = await capture(f.agent.runTurn("Hello"));
+    const error = await captureAny(f.agent.runTurn("Hello"));
     const { stdout } = await head.output();
 
     assert.equal(new TextDecoder().decode(stdout), "A long a");
@@ -232,7 +228,7 @@ Deno.test("a UI failing mid-tool-call: the call is cancelled on the server, the 
   });
   using f = buildAgent({ baseUrl: llm.baseUrl, host: session.manager, trusted: ["evil"], ui });
   const started = performance.now();
-  const error = await capture(f.agent.runTurn("Tick"));
+  const error = await captureAny(f.agent.runTurn("Tick"));
 
   assert.equal(error, gone);
   assert.ok(performance.now() - started < 5000, "the call did not run to its timeout");
@@ -275,7 +271,7 @@ Deno.test("concurrent sampling requests cannot pass request_limit together", asy
     limits,
   });
   session.manager.setHandlers({ sampling: buildSamplingHandler(f, { asker: "allow" }, limits) });
-  const error = await capture(f.agent.runTurn("Sample twice"));
+  const error = await captureAny(f.agent.runTurn("Sample twice"));
 
   assert.ok(error instanceof LimitReachedError);
   assert.equal(error.message, "Limit reached: request_limit");
@@ -309,7 +305,7 @@ Deno.test("a retry after a cut-off answer must fit in total_tokens_limit too", a
     llm: { maxTokens: 4096 },
     limits: { totalTokensLimit: 1000 },
   });
-  const error = await capture(f.agent.runTurn("Write a long answer"));
+  const error = await captureAny(f.agent.runTurn("Write a long answer"));
 
   assert.ok(error instanceof LimitReachedError, `got ${error}`);
   assert.equal(error.message, "Limit reached: total_tokens_limit");
@@ -328,12 +324,3 @@ Deno.test("a retry after a cut-off answer must fit in total_tokens_limit too", a
   assert.ok(snapshot.session.totalTokens <= 1000, `counted ${snapshot.session.totalTokens}`);
   assert.deepEqual(roles(f.stored), ["user"]);
 });
-
-async function capture(promise: Promise<unknown>): Promise<PatchbayError | unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new assert.AssertionError({ message: "expected a rejection" });
-}

@@ -16,7 +16,6 @@ import {
   AuthenticationFailedError,
   CancelledError,
   LimitReachedError,
-  type PatchbayError,
   PermissionDeniedError,
   ToolDeclinedError,
   ToolExecutionError,
@@ -32,6 +31,7 @@ import {
   tapped,
   type TappedEntry,
 } from "./support/agent_fixtures.ts";
+import { capture } from "./support/errors.ts";
 import { DEFAULT_USAGE, startScriptedLlm } from "./support/scripted_llm.ts";
 import { eventually, everythingStdio } from "./support/servers.ts";
 
@@ -793,15 +793,6 @@ function assertPairs(messages: { role: string; tool_calls?: WireCall[]; tool_cal
     assert.deepEqual(results, ids, "a tool call and its result are sent together");
     i += results.length;
   }
-}
-
-async function capture(promise: Promise<unknown>): Promise<PatchbayError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as PatchbayError;
-  }
-  throw new assert.AssertionError({ message: "expected a rejection" });
 }
 
 /**

@@ -9,8 +9,14 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { configWith, runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
+import {
+  configWith,
+  runPatchbay,
+  type Sandbox,
+  sandbox,
+  spawnStartTask,
+  writeConfig,
+} from "./support/cli.ts";
 import { DENO, everythingEntry, NODE } from "./support/deps.ts";
 import {
   assumingClosed,
@@ -132,19 +138,7 @@ Deno.test("Ctrl+C during start-up closes every server and exits with 130", async
       },
     }),
   );
-  // `deno run` with the start task's own flags: the signal must reach patchbay itself,
-  // not the `deno task` wrapper.
-  const task = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)))
-    .tasks.start as string;
-  const args = task.replaceAll("$HOME", box.home).split(/\s+/).slice(1);
-  const child = new Deno.Command(DENO, {
-    args: [...args, "--config", config],
-    cwd: fileURLToPath(new URL("..", import.meta.url)),
-    env: box.env,
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = await spawnStartTask(box, config, "piped");
   await eventually(() => processesWith(tag).length === 1, "server started");
   child.kill("SIGINT");
   const started = Date.now();

@@ -162,17 +162,11 @@ Deno.test("under --allow-env=<names> the environment is read by name", async () 
       names: env.names(),
     }));
   `;
-  const child = new Deno.Command(DENO, {
-    args: ["run", "--no-prompt", "--allow-env=PATCHBAY_GRANTED", "--allow-read=/nonexistent", "-"],
-    env: { PATCHBAY_GRANTED: "yes", PATCHBAY_OTHER: "hidden" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(script));
-  await writer.close();
-  const output = await child.output();
+  const output = await denoScript(
+    script,
+    ["--allow-env=PATCHBAY_GRANTED", "--allow-read=/nonexistent"],
+    { PATCHBAY_GRANTED: "yes", PATCHBAY_OTHER: "hidden" },
+  );
   const decoder = new TextDecoder();
   assert.equal(output.code, 0, decoder.decode(output.stderr));
   assert.deepEqual(JSON.parse(decoder.decode(output.stdout)), {
@@ -195,16 +189,7 @@ Deno.test("the OAuth callback listener refused by Deno names --allow-net for its
       console.log(JSON.stringify({ message: error.message, remedy: error.remedy, flag: error.flag }));
     }
   `;
-  const child = new Deno.Command(DENO, {
-    args: ["run", "--no-prompt", "-"],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(script));
-  await writer.close();
-  const output = await child.output();
+  const output = await denoScript(script);
   const decoder = new TextDecoder();
   assert.equal(output.code, 0, decoder.decode(output.stderr));
   const result = JSON.parse(decoder.decode(output.stdout));
@@ -215,3 +200,22 @@ Deno.test("the OAuth callback listener refused by Deno names --allow-net for its
   );
   assert.match(result.remedy, /^add --allow-net=127\.0\.0\.1:3999 to the deno run/);
 });
+
+/** `deno run --no-prompt <flags> -` with `script` on stdin (and `env` added); its output. */
+async function denoScript(
+  script: string,
+  flags: string[] = [],
+  env?: Record<string, string>,
+): Promise<Deno.CommandOutput> {
+  const child = new Deno.Command(DENO, {
+    args: ["run", "--no-prompt", ...flags, "-"],
+    env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(script));
+  await writer.close();
+  return await child.output();
+}

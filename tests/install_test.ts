@@ -7,33 +7,29 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
-import { type CliResult, runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
+import {
+  type CliResult,
+  runCommand,
+  runPatchbay,
+  type Sandbox,
+  sandbox,
+  writeConfig,
+} from "./support/cli.ts";
 import { DENO, everythingEntry, NODE } from "./support/deps.ts";
 
 const PROJECT = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
 
 /** Runs `command` with the sandbox's environment and `deno` on PATH (the shims call it). */
-async function run(
+function run(
   box: Sandbox,
   command: string,
   args: string[],
   options: { cwd?: string; env?: Record<string, string> } = {},
 ): Promise<CliResult> {
-  const output = await new Deno.Command(command, {
-    args,
+  return runCommand(command, args, {
     cwd: options.cwd ?? box.cwd,
     env: { ...box.env, PATH: `${dirname(DENO)}:${box.env.PATH}`, ...options.env },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+  });
 }
 
 Deno.test("deno task install: an installed patchbay reports deno.json's version", async () => {

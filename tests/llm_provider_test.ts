@@ -21,7 +21,9 @@ import {
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
 import type { RetryNotice } from "../lib/llm/provider.ts";
 import { Redactor } from "../lib/redact.ts";
+import { capture, captureAny } from "./support/errors.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
+import { freePort } from "./support/servers.ts";
 import { startTestProxy } from "./support/proxy.ts";
 
 const KEY = "sk-test-0123456789abcdef0123";
@@ -523,7 +525,7 @@ Deno.test("HTTPS_PROXY from .env tunnels https requests with CONNECT", async () 
 Deno.test("a proxy that is down is named as the cause, with the proxy's remedy", async () => {
   // The model server is up; the proxy the requests must go through is not.
   await using server = await startScriptedLlm({ replies: [{ text: "never asked" }] });
-  const proxyPort = closedPort();
+  const proxyPort = freePort();
   const proxyUrl = `http://127.0.0.1:${proxyPort}`;
   const provider = createOpenAiProvider({
     llm: llm(server.baseUrl, { maxRetries: 0 }),
@@ -554,7 +556,7 @@ Deno.test("NO_PROXY bypasses a proxy that is down", async () => {
     llm: llm(server.baseUrl),
     env: env({
       LLM_API_KEY: KEY,
-      HTTP_PROXY: `http://127.0.0.1:${closedPort()}`,
+      HTTP_PROXY: `http://127.0.0.1:${freePort()}`,
       NO_PROXY: "127.0.0.1",
     }),
   });
@@ -562,32 +564,6 @@ Deno.test("NO_PROXY bypasses a proxy that is down", async () => {
   provider.close();
   assert.equal(result.content, "direct");
 });
-
-/** A loopback port nothing listens on. */
-function closedPort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
-async function capture(promise: Promise<unknown>): Promise<PatchbayError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as PatchbayError;
-  }
-  throw new assert.AssertionError({ message: "expected a rejection" });
-}
-
-async function captureAny(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new assert.AssertionError({ message: "expected a rejection" });
-}
 
 function captureSync(fn: () => unknown): PatchbayError {
   try {

@@ -27,7 +27,6 @@ import {
   SSEClientTransport,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
-import type { StdioServerConfig } from "../lib/config/types.ts";
 import type { BrowserOpener } from "../lib/oauth/browser.ts";
 import { bearerFetch, createOAuthRuntime, logout, RedisTokenStore } from "../lib/oauth/mod.ts";
 import { createEnvironment } from "../lib/env.ts";
@@ -42,17 +41,43 @@ import {
   oauthHarness,
   requireFreeCallbackPort,
 } from "./support/oauth_harness.ts";
-import { startAuthorizationServer } from "./support/oauth_server.ts";
-import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
+import {
+  type AuthorizationServerOptions,
+  startAuthorizationServer,
+} from "./support/oauth_server.ts";
+import {
+  type ProtectedServerOptions,
+  startProtectedMcpServer,
+} from "./support/protected_mcp_server.ts";
 import { fakeBrowser } from "./support/fake_browser.ts";
 import { RedisServer } from "./support/redis.ts";
-import { eventually } from "./support/servers.ts";
+import { eventually, freePort, stdioEntry } from "./support/servers.ts";
 
 await requireFreeCallbackPort();
 
 const authorizeCount = (as: { log: { authorize: unknown[] } }) => as.log.authorize.length;
 const grants = (as: { log: { token: Array<{ params: URLSearchParams }> } }, type: string) =>
   as.log.token.filter((t) => t.params.get("grant_type") === type).length;
+
+/**
+ * An authorization server, an MCP server it protects, a harness, and a connection to that
+ * server logged in through the harness's browser; `await using` ends them, the connection
+ * first.
+ */
+async function loggedIn(
+  asOptions: AuthorizationServerOptions = {},
+  rsOptions: Omit<ProtectedServerOptions, "authorizationServer"> = {},
+) {
+  await using stack = new AsyncDisposableStack();
+  const as = stack.use(startAuthorizationServer(asOptions));
+  const rs = stack.use(startProtectedMcpServer({ authorizationServer: as, ...rsOptions }));
+  const h = stack.use(await oauthHarness());
+  const entry = httpEntry("protected", rs.url);
+  const provider = h.runtime([entry]).providerFor(entry)!;
+  const connection = stack.use(await connectWith(rs.url, provider));
+  const owned = stack.move();
+  return { as, rs, h, connection, [Symbol.asyncDispose]: () => owned.disposeAsync() };
+}
 
 Deno.test("first login: discovery, registration, PKCE, resource and scope, tokens stored 0600", async () => {
   await using as = startAuthorizationServer({ scopesSupported: ["mcp", "admin"] });
@@ -167,12 +192,8 @@ Deno.test("Redis token store: a login made while Redis went away is kept, then r
 });
 
 Deno.test("refresh: an expired token is refreshed before use, a refused one after a 401", async () => {
-  await using as = startAuthorizationServer({ accessTokenSeconds: 1 });
-  await using rs = startProtectedMcpServer({ authorizationServer: as });
-  await using h = await oauthHarness();
-  const entry = httpEntry("protected", rs.url);
-  const provider = h.runtime([entry]).providerFor(entry)!;
-  await using connection = await connectWith(rs.url, provider);
+  await using session = await loggedIn({ accessTokenSeconds: 1 });
+  const { as, rs, h, connection } = session;
   assert.equal(authorizeCount(as), 1);
 
   // Expired by the clock: refreshed before the request is sent, so the server sees no 401.
@@ -193,12 +214,8 @@ Deno.test("refresh: an expired token is refreshed before use, a refused one afte
 });
 
 Deno.test("a 401 mid-session after revocation: the browser login runs and the request succeeds", async () => {
-  await using as = startAuthorizationServer();
-  await using rs = startProtectedMcpServer({ authorizationServer: as });
-  await using h = await oauthHarness();
-  const entry = httpEntry("protected", rs.url);
-  const provider = h.runtime([entry]).providerFor(entry)!;
-  await using connection = await connectWith(rs.url, provider);
+  await using session = await loggedIn();
+  const { as, h, connection } = session;
   assert.equal(h.browser.opened.length, 1);
 
   as.revokeAll(); // refresh token too: only a new login helps
@@ -211,16 +228,11 @@ Deno.test("a 401 mid-session after revocation: the browser login runs and the re
 });
 
 Deno.test("step-up: 403 insufficient_scope re-authorizes with the union of scopes, bounded", async () => {
-  await using as = startAuthorizationServer({ scopesSupported: ["mcp", "admin"] });
-  await using rs = startProtectedMcpServer({
-    authorizationServer: as,
+  await using session = await loggedIn({ scopesSupported: ["mcp", "admin"] }, {
     requiredScopes: ["mcp"],
     adminScope: "admin",
   });
-  await using h = await oauthHarness();
-  const entry = httpEntry("protected", rs.url);
-  const provider = h.runtime([entry]).providerFor(entry)!;
-  await using connection = await connectWith(rs.url, provider);
+  const { as, h, connection } = session;
 
   assert.equal(await connection.call("admin"), "admin done");
   assert.equal(as.log.authorize.at(-1)?.get("scope"), "mcp admin");
@@ -487,18 +499,7 @@ Deno.test("no OAuth entry: no runtime, and connections never touch port 3000", a
   const bearer = httpEntry("bearer", rs.url, null, {
     Authorization: "Bearer static-token-123456",
   });
-  const stdio: StdioServerConfig = {
-    name: "local",
-    transport: "stdio",
-    command: "true",
-    args: [],
-    env: {},
-    timeoutSeconds: 30,
-    trusted: false,
-    sampling: "ask",
-    disabled: false,
-    transportInferred: false,
-  };
+  const stdio = stdioEntry("local", "true", [], { timeoutSeconds: 30 });
   const runtime = createOAuthRuntime([bearer, stdio], {
     log: h.logger.child("test"),
     store: h.store,
@@ -518,12 +519,8 @@ Deno.test("no OAuth entry: no runtime, and connections never touch port 3000", a
 });
 
 Deno.test("OAuth tokens, codes and client secrets never reach the log, even at debug", async () => {
-  await using as = startAuthorizationServer({ accessTokenSeconds: 1 });
-  await using rs = startProtectedMcpServer({ authorizationServer: as });
-  await using h = await oauthHarness();
-  const entry = httpEntry("protected", rs.url);
-  const provider = h.runtime([entry]).providerFor(entry)!;
-  await using connection = await connectWith(rs.url, provider);
+  await using session = await loggedIn({ accessTokenSeconds: 1 });
+  const { as, h, connection } = session;
   const first = (await h.store.load("protected"))!.issuers[as.issuer];
   // The server echoes the token and logs go through the refresh path as well.
   const echoed = await connection.call("token_echo");
@@ -773,7 +770,7 @@ Deno.test("ensureLogin: a wrong URL or a failing server is named as such, not as
   assert.match(error.reason, /answered HTTP 404: there is no MCP endpoint/);
   assert.equal(error.remedy, REMEDY.wrongAddress);
 
-  const closed = httpEntry("down", `http://127.0.0.1:${closedPort()}/mcp`);
+  const closed = httpEntry("down", `http://127.0.0.1:${freePort()}/mcp`);
   const down = await h.runtime([closed]).providerFor(closed)!.ensureLogin().then(
     () => undefined,
     (e) => e,
@@ -807,14 +804,6 @@ Deno.test("discovery: an HTML page where OAuth metadata should be is named as su
     await site.shutdown();
   }
 });
-
-/** A port nothing listens on. */
-function closedPort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
 
 /** A node process listening on 127.0.0.1:`port` until disposed. */
 async function holdPort(port: number) {

@@ -26,7 +26,7 @@ import { journalFolder, resolveRedisSettings } from "../lib/memory/redis_setting
 import { FileTokenStore, logout, type OAuthEvent } from "../lib/oauth/mod.ts";
 import { emptyCredentials } from "../lib/oauth/token_store.ts";
 import { startSseAuthProxy } from "./support/auth_proxy.ts";
-import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+import { configWith, runPatchbay, sandbox, spawnStartTask, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
 import {
   httpEntry,
@@ -410,19 +410,7 @@ Deno.test("entry point: Ctrl+C during a pending browser login cancels it and fre
     box,
     configWith({ prot: { url: rs.url, auth: { method: "oauth" } } }),
   );
-  // `deno run` with the start task's own flags: the signal must reach patchbay itself,
-  // not the `deno task` wrapper.
-  const task = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)))
-    .tasks.start as string;
-  const args = task.replaceAll("$HOME", box.home).split(/\s+/).slice(1);
-  const child = new Deno.Command(DENO, {
-    args: [...args, "--config", config],
-    cwd: fileURLToPath(new URL("..", import.meta.url)),
-    env: box.env,
-    clearEnv: true,
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
+  const child = await spawnStartTask(box, config, "null");
   let stderr = "";
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
   // A patchbay that never shows the URL is ended, so the read below cannot wait forever.

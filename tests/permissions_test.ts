@@ -13,7 +13,14 @@ import { permissionFlags, shellQuote } from "../lib/permissions/flags.ts";
 import { resolveCommandPath } from "../lib/permissions/command_path.ts";
 import { compareGrants } from "../lib/permissions/grants.ts";
 import { type PermissionInputs, planPermissions } from "../lib/permissions/plan.ts";
-import { type CliResult, runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
+import {
+  type CliResult,
+  runCommand,
+  runPatchbay,
+  type Sandbox,
+  sandbox,
+  writeConfig,
+} from "./support/cli.ts";
 import {
   DENO,
   everythingEntry,
@@ -250,22 +257,8 @@ const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const KEY = "sk-permissions-test";
 
 /** `deno run <flags> main.ts <args>` in the sandbox, with nothing but the flags given. */
-async function runUnder(box: Sandbox, flags: string[], args: string[]): Promise<CliResult> {
-  const output = await new Deno.Command(DENO, {
-    args: ["run", ...flags, MAIN, ...args],
-    cwd: box.cwd,
-    env: box.env,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+function runUnder(box: Sandbox, flags: string[], args: string[]): Promise<CliResult> {
+  return runCommand(DENO, ["run", ...flags, MAIN, ...args], { cwd: box.cwd, env: box.env });
 }
 
 /** `flags` with one value taken out of one flag (the flag dropped if nothing is left). */

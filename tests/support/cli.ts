@@ -95,6 +95,52 @@ export async function runPatchbay(
   return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
 }
 
+/** Runs `command` with no stdin and only `env` (nothing inherited); collects its output. */
+export async function runCommand(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string> },
+): Promise<CliResult> {
+  const output = await new Deno.Command(command, {
+    args,
+    cwd: options.cwd,
+    env: options.env,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+/**
+ * Spawns patchbay on `config` by `deno run` with the `start` task's own flags rather than
+ * `deno task start`, so a signal sent to the child reaches patchbay itself, not the task's
+ * wrapper. Runs in the project folder with the sandbox's environment; stderr is piped.
+ */
+export async function spawnStartTask(
+  box: Sandbox,
+  config: string,
+  stdout: "piped" | "null",
+): Promise<Deno.ChildProcess> {
+  const manifest = JSON.parse(await Deno.readTextFile(join(PROJECT, "deno.json")));
+  const args = (manifest.tasks.start as string).replaceAll("$HOME", box.home).split(/\s+/)
+    .slice(1);
+  return new Deno.Command(DENO, {
+    args: [...args, "--config", config],
+    cwd: PROJECT,
+    env: box.env,
+    clearEnv: true,
+    stdout,
+    stderr: "piped",
+  }).spawn();
+}
+
 /** Writes a configuration file into the sandbox and returns its path. */
 export async function writeConfig(
   box: Sandbox,
