@@ -19,6 +19,7 @@ import type {
 import { basename, join } from "node:path";
 import { DenoPermissionError, denoPermissionFlag, PatchbayError } from "../errors.ts";
 import { configDir } from "../paths.ts";
+import { chmodOwnerOnly, replacePrivateFile } from "../private_file.ts";
 
 /** Version of the stored document; a reader refuses documents it does not understand. */
 export const CREDENTIALS_FORMAT = 1;
@@ -144,18 +145,9 @@ export class FileTokenStore implements TokenStore {
   async save(credentials: ServerCredentials): Promise<void> {
     await this.#ensureDir();
     const path = await this.pathFor(credentials.server);
-    // Written beside the target and renamed over it: a crash or a concurrent reader never
-    // sees a partial file, and the temporary file is created owner-only from the start.
-    const temporary = `${path}.${crypto.randomUUID()}.tmp`;
     try {
-      await Deno.writeTextFile(temporary, serializeCredentials(credentials), {
-        mode: CREDENTIAL_FILE_MODE,
-        createNew: true,
-      });
-      await chmodOwnerOnly(temporary, CREDENTIAL_FILE_MODE);
-      await Deno.rename(temporary, path);
+      await replacePrivateFile(path, serializeCredentials(credentials), CREDENTIAL_FILE_MODE);
     } catch (error) {
-      await Deno.remove(temporary).catch(() => {});
       throw storeError("write", path, error);
     }
   }
@@ -235,14 +227,6 @@ export async function fileNameFor(server: string): Promise<string> {
   const hash = Array.from(new Uint8Array(digest).slice(0, 6))
     .map((byte) => byte.toString(16).padStart(2, "0")).join("");
   return `${slug}-${hash}${FILE_SUFFIX}`;
-}
-
-async function chmodOwnerOnly(path: string, mode: number): Promise<void> {
-  // Windows has no POSIX modes; the user profile's ACLs protect the file there.
-  if (Deno.build.os === "windows") return;
-  const info = await Deno.stat(path);
-  if (info.mode !== null && (info.mode & 0o777) === mode) return;
-  await Deno.chmod(path, mode);
 }
 
 function storeError(action: "read" | "write" | "delete", path: string, error: unknown) {

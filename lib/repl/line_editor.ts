@@ -14,6 +14,7 @@
 import process from "node:process";
 import * as readline from "node:readline/promises";
 import { dirname } from "node:path";
+import { replacePrivateFile } from "../private_file.ts";
 
 /** What one prompt produced. */
 export type ReadResult =
@@ -116,15 +117,9 @@ export class LineEditor {
 
   /** Replaces the history file with the kept entries (temporary file, then rename). */
   async #rewriteHistory(): Promise<void> {
-    const file = this.#historyFile!;
-    const temporary = `${file}.${crypto.randomUUID().slice(0, 8)}.tmp`;
     const text = [...this.#history].reverse().map((entry) => JSON.stringify(entry)).join("\n");
-    try {
-      await Deno.writeTextFile(temporary, text + "\n", { mode: 0o600 });
-      await Deno.rename(temporary, file);
-    } catch {
-      await Deno.remove(temporary).catch(() => {});
-    }
+    // The history is a convenience: a failed rewrite keeps the old file.
+    await replacePrivateFile(this.#historyFile!, text + "\n").catch(() => {});
   }
 
   /** History entries, most recent first. */
