@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { composePrompt } from "../commands/run.ts";
 import { fieldChoices, parseFieldAnswer } from "../lib/repl/elicitation.ts";
 import { JsonEventsUi } from "../lib/repl/json_ui.ts";
+import { LineEditor } from "../lib/repl/line_editor.ts";
 import { resourceServer, templateMatches } from "../lib/repl/resolve.ts";
 import { Redactor } from "../lib/redact.ts";
+import { tempDir } from "./support/conversation.ts";
 
 Deno.test("elicitation answers are parsed and checked against the field's schema", () => {
   const ok = (schema: Record<string, unknown>, input: string, required = false) =>
@@ -105,4 +108,24 @@ Deno.test("JSON events are one object per line, redacted, and declines say how t
   assert.deepEqual(parsed[0], { type: "text_delta", text: "key is [REDACTED]" });
   assert.equal(parsed[1].type, "notice");
   assert.match(parsed[1].text, /declined s\/t: tool calls need approval; pass --yes/);
+});
+
+Deno.test("a history file grown past the history size is cut back to the newest entries, owner-only", async () => {
+  await using dir = await tempDir("patchbay-history-");
+  const file = join(dir.path, "history");
+  const entries = ["first", "second", "third\nwith a second line", "fourth", "fifth"];
+  await Deno.writeTextFile(file, entries.map((e) => JSON.stringify(e)).join("\n") + "\n", {
+    mode: 0o644,
+  });
+  const editor = new LineEditor({ historyFile: file, historySize: 3 });
+  await editor.loadHistory();
+  assert.deepEqual(editor.history, ["fifth", "fourth", "third\nwith a second line"]);
+  const kept = (await Deno.readTextFile(file)).trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(kept, ["third\nwith a second line", "fourth", "fifth"]);
+  assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
+  assert.deepEqual(
+    [...Deno.readDirSync(dir.path)].map((e) => e.name),
+    ["history"],
+    "no temporary file left",
+  );
 });
