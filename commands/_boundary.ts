@@ -13,6 +13,7 @@ import {
   denoPermissionFlag,
   EXIT,
   findDenoDenial,
+  messageOf,
   PatchbayError,
 } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
@@ -29,7 +30,7 @@ export function toPatchbayError(error: unknown): PatchbayError {
     return new DenoPermissionError(flag, findDenoDenial(error)!.message.split(",")[0], error);
   }
   if (error instanceof DOMException && error.name === "AbortError") return new CancelledError();
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return new PatchbayError("internal", `Internal error: ${message}`, {
     reason: "patchbay hit a condition it does not handle; this is a bug",
     remedy: "run again with --debug and report the log (secrets are redacted) as an issue",

@@ -571,3 +571,8 @@ export class ToolDeclinedError extends PatchbayError {
     super("tool_declined", `Tool call declined: ${tool}`, { reason, remedy });
   }
 }
+
+/** The message of anything thrown (an `Error`'s message, else its text). */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -9,6 +9,7 @@ import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/cli
 import {
   CancelledError,
   ConnectionClosedError,
+  messageOf,
   PatchbayError,
   ServerRequestError,
   TimeoutError,
@@ -92,7 +93,7 @@ export function requestError(error: unknown, failure: RequestFailure): PatchbayE
 
 /** An error's text without SDK prefixes, markup or runtime noise. */
 export function cleanText(error: unknown): string {
-  const text = (error instanceof Error ? error.message : String(error))
+  const text = messageOf(error)
     .replace(/^MCP error -?\d+:\s*/, "")
     .replace(/<[^>]+>/g, " ")
     .replace(/\s+/g, " ")

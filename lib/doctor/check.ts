@@ -10,6 +10,7 @@ import {
   denoPermissionFlag,
   type ErrorCode,
   findDenoDenial,
+  messageOf,
   PatchbayError,
 } from "../errors.ts";
 
@@ -81,7 +82,7 @@ export function asPatchbayError(error: unknown): PatchbayError {
   if (flag) {
     return new DenoPermissionError(flag, findDenoDenial(error)!.message.split(",")[0], error);
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return new PatchbayError("internal", `Unexpected error: ${message}`, {
     reason: "the check met a condition patchbay does not recognise",
     remedy: "run the doctor again with --debug and look at the log",

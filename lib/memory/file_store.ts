@@ -13,6 +13,7 @@ import { join } from "node:path";
 import {
   DenoPermissionError,
   denoPermissionFlag,
+  messageOf,
   PatchbayError,
   PermissionDeniedError,
   StoreFailedError,
@@ -322,7 +323,7 @@ export function fileError(action: string, path: string, error: unknown): Patchba
       `make ${path} and its folder belong to you (chmod 700 on the folder, 600 on files)`,
     );
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   const full = /ENOSPC|No space left/i.test(message);
   return new StoreFailedError(`Could not ${action} ${path}`, {
     reason: full ? "the disk is full" : message,

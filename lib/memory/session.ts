@@ -4,7 +4,7 @@
  * @module
  */
 
-import { PatchbayError, StoreFailedError } from "../errors.ts";
+import { messageOf, PatchbayError, StoreFailedError } from "../errors.ts";
 import { newMessageId } from "./ids.ts";
 import type { AppendStatus, MemoryStore, MessageRecord, StoredMessage } from "./types.ts";
 
@@ -134,7 +134,7 @@ export class Session {
 function asPatchbayError(error: unknown, store: MemoryStore): PatchbayError {
   if (error instanceof PatchbayError) return error;
   return new StoreFailedError(`Could not save the conversation to ${store.location}`, {
-    reason: error instanceof Error ? error.message : String(error),
+    reason: messageOf(error),
     remedy: "run with --debug for details, or turn persistence off with /memory",
     cause: error,
   });

@@ -14,7 +14,7 @@ import {
   OAuthError,
   RegistrationRejectedError,
 } from "@modelcontextprotocol/client";
-import { OAuthFailedError, PatchbayError } from "../errors.ts";
+import { messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
 import { describeFetchError } from "./probe.ts";
 
 /** Where the failure happened, for the messages. */
@@ -86,7 +86,7 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
       "check your network connection and that the server's authorization server is up",
     );
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   if (error instanceof SyntaxError || (error as Error)?.name?.endsWith("ZodError")) {
     // A catch-all web page (or broken JSON) where OAuth metadata should be.
     return fail(

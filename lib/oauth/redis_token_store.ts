@@ -38,7 +38,7 @@ import type { Cluster, Redis } from "ioredis";
 import { join } from "node:path";
 import type { MemorySettings } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import { PatchbayError, StoreConnectError } from "../errors.ts";
+import { messageOf, PatchbayError, StoreConnectError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import {
   COMMAND_TIMEOUT_MS,
@@ -271,7 +271,7 @@ export class RedisTokenStore implements TokenStore {
         // works, so use it and keep the copy for a later attempt instead of failing the read.
         this.#options.log?.warn(
           `could not move the login to '${server}' kept locally to ${this.#settings.description}; using the local copy`,
-          { error: error instanceof Error ? error.message : String(error) },
+          { error: messageOf(error) },
         );
         return kept;
       }
