@@ -17,6 +17,29 @@ function realDenoDir(): string {
     join(Deno.env.get("XDG_CACHE_HOME") ?? join(Deno.env.get("HOME")!, ".cache"), "deno");
 }
 
+/**
+ * Variables that let a process trust a TLS-inspecting proxy's certificate authority (Deno
+ * honours `DENO_CERT` and `NODE_EXTRA_CA_CERTS`): passed through to every sandbox, so Deno
+ * can still fetch npm packages on a machine behind such a proxy.
+ */
+const CERTIFICATE_VARIABLES = [
+  "DENO_CERT",
+  "DENO_TLS_CA_STORE",
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+] as const;
+
+/** The certificate variables of this process that are set. */
+export function certificateEnv(): Record<string, string> {
+  return Object.fromEntries(
+    CERTIFICATE_VARIABLES.flatMap((name) => {
+      const value = Deno.env.get(name);
+      return value === undefined ? [] : [[name, value]];
+    }),
+  );
+}
+
 /** A temporary HOME with an isolated working directory. */
 export interface Sandbox {
   home: string;
@@ -35,6 +58,7 @@ export async function sandbox(extraEnv: Record<string, string> = {}): Promise<Sa
     HOME: home,
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     DENO_DIR: realDenoDir(),
+    ...certificateEnv(),
     NO_COLOR: "1",
     TERM: "dumb",
     ...extraEnv,
