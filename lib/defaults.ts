@@ -42,6 +42,11 @@ export const DEFAULTS = {
      * given (server-filesystem's arguments) instead of being handed the working directory.
      */
     roots: undefined as string[] | undefined,
+    /**
+     * `auto`: probe for the 2026-07-28 revision (`server/discover`), else speak the 2025
+     * protocol (`initialize`) on the same connection.
+     */
+    protocol: "auto" as const,
   },
 
   agent: {

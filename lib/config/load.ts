@@ -22,6 +22,7 @@ import {
   type SourcePosition,
 } from "../errors.ts";
 import { PROVIDER_ALIASES, PROVIDER_NAMES, type ProviderName, PROVIDERS } from "../llm/presets.ts";
+import { isModernRevision } from "../protocol.ts";
 import { didYouMean } from "../text.ts";
 import { expandVariables } from "./expand.ts";
 import { type JsonParseResult, type JsonValue, parseJson, pathKey } from "./json.ts";
@@ -401,7 +402,17 @@ class Validator {
         ? DEFAULTS.server.roots
         : this.#roots(entry.roots, [...path, "roots"]),
       transportInferred: entry.transport_type === undefined,
+      protocol: entry.protocol ?? DEFAULTS.server.protocol,
     };
+    if (transport === "sse" && entry.protocol && isModernRevision(entry.protocol)) {
+      this.#add(
+        [...path, "protocol"],
+        `protocol revision ${entry.protocol} has no legacy SSE transport`,
+        'use "transport_type": "streamable_http" with the server\'s MCP endpoint, or ' +
+          '"protocol": "legacy" for an SSE server',
+        this.#keyPos([...path, "protocol"]),
+      );
+    }
     const stdioOnly = ["command", "args", "env", "cwd"] as const;
     const httpOnly = ["url", "headers", "auth", "sse_read_timeout"] as const;
     const misplaced = transport === "stdio" ? httpOnly : stdioOnly;

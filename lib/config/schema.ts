@@ -12,6 +12,7 @@
 import { z } from "zod";
 import { DEFAULTS } from "../defaults.ts";
 import { PROVIDER_NAMES } from "../llm/presets.ts";
+import { PROTOCOL_MODES, PROTOCOL_REVISIONS } from "../protocol.ts";
 
 const seconds = (what: string, fallback?: number) =>
   z.number().positive().describe(
@@ -102,6 +103,11 @@ export const ServerSchema = z.strictObject({
   ).optional(),
   disabled: z.boolean().describe("Keep the entry but do not connect (default false)")
     .optional(),
+  protocol: z.enum([...PROTOCOL_MODES, ...PROTOCOL_REVISIONS]).describe(
+    `MCP protocol revision: auto (default ${DEFAULTS.server.protocol}: probe for ` +
+      `${PROTOCOL_REVISIONS[0]} with server/discover, else the 2025 initialize handshake), ` +
+      "legacy (the 2025 handshake, no probe), or one revision to require",
+  ).optional(),
 }).describe("One MCP server");
 
 export const AgentSchema = z.strictObject({
@@ -174,6 +180,8 @@ export const FIELD_ALIASES: Readonly<Record<string, string>> = {
   authentication: "auth",
   timeout_seconds: "timeout",
   readtimeout: "sse_read_timeout",
+  protocol_version: "protocol",
+  protocolversion: "protocol",
   llm: "LLM",
   servers: "mcpServers",
   mcp_servers: "mcpServers",

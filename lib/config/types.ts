@@ -10,6 +10,12 @@ import type { ProviderName } from "../llm/presets.ts";
 
 export type TransportType = "stdio" | "streamable_http" | "sse";
 
+/**
+ * An entry's `protocol`: `auto` (negotiate), `legacy` (the 2025 handshake only), or one
+ * revision (e.g. `2026-07-28`), the only one accepted.
+ */
+export type ProtocolSetting = string;
+
 export interface LlmConfig {
   provider: ProviderName;
   model: string;
@@ -53,6 +59,8 @@ interface ServerCommon {
   roots?: string[];
   /** transport_type was not written and was inferred from the other fields. */
   transportInferred: boolean;
+  /** Which protocol revision to speak (`protocol`). @default "auto" */
+  protocol?: ProtocolSetting;
 }
 
 export interface StdioServerConfig extends ServerCommon {

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
+import { SdkError, SdkErrorCode, SdkHttpError } from "@modelcontextprotocol/client";
 import type { HttpServerConfig, ServerConfig, StdioServerConfig } from "../config/types.ts";
 import {
   denoPermissionFlag,
@@ -29,6 +29,7 @@ import {
   proxyName,
   type ProxySettings,
 } from "../proxy.ts";
+import { negotiationFailure } from "../protocol.ts";
 import { abridge } from "../text.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
 import { hasProcFs, listeningPorts, processTree } from "../transports/process.ts";
@@ -85,14 +86,39 @@ export interface FailureContext {
  * sends before a login: that one is diagnosed like any other entry's.
  */
 export async function diagnose(context: FailureContext): Promise<PatchbayError> {
-  const error = context.error;
-  if (error instanceof PatchbayError && !(error instanceof ServerProbeFailedError)) return error;
+  const typed = typedCause(context.error);
+  if (typed) return typed;
   const flag = denoPermissionFlag(context.error) ??
     denoPermissionFlag(context.stdio?.spawnError);
   if (flag) return permissionDenied(context.server, flag, context.error);
+  // The server answered, but no protocol revision suits both sides: say which each offered.
+  const negotiation = negotiationFailure(context.error, context.server);
+  if (negotiation) {
+    return new ServerConnectError(context.server.name, {
+      ...negotiation,
+      details: context.stdio ? stderrDetails(context.stdio) : [],
+      cause: context.error,
+    });
+  }
   return context.server.transport === "stdio"
     ? await diagnoseStdio(context.server, context)
     : await diagnoseHttp(context.server, context);
+}
+
+/**
+ * The error patchbay typed itself (a refused bearer token, an OAuth failure), also when
+ * the SDK wrapped it: its version probe reports what the first request threw as the
+ * probe's failure, with the original as `cause`.
+ */
+function typedCause(error: unknown): PatchbayError | undefined {
+  let current = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof PatchbayError) {
+      return current instanceof ServerProbeFailedError ? undefined : current;
+    }
+    current = current.cause;
+  }
+  return undefined;
 }
 
 function permissionDenied(server: ServerConfig, flag: string, cause: unknown): ServerConnectError {
@@ -326,6 +352,12 @@ async function diagnoseHttp(
     if (!tcp.ok) return networkFailure(server, tcp, address, context);
   }
 
+  // An OAuth entry's requests carry a token the probes below cannot send: when the server
+  // answered the session's own request, that answer is the evidence, not the 401 a probe
+  // without the token would get.
+  const answered = answerToSession(server, context.error, proxy !== undefined);
+  if (answered) return answered;
+
   const primary = server.transport === "sse"
     ? await probeSse(url, server.headers, probeMs, network.fetch)
     : await probeStreamable(url, server.headers, probeMs, network.fetch);
@@ -387,6 +419,60 @@ async function diagnoseHttp(
   }
 
   return await diagnoseAnswer(server, primary.answer, context, probeMs, network);
+}
+
+/** HTTP statuses a proxy gives itself; the proxy diagnosis below explains them. */
+const PROXY_STATUSES = [407, 502, 503, 504];
+
+/**
+ * What an OAuth server answered the session's authorized request, when it answered with
+ * something other than a refusal of the token (401/403, which OAuth handles itself).
+ */
+function answerToSession(
+  server: HttpServerConfig,
+  error: unknown,
+  proxied: boolean,
+): ServerConnectError | undefined {
+  if (server.auth?.method !== "oauth") return undefined;
+  const http = findHttpError(error);
+  if (!http || http.status === 401 || http.status === 403) return undefined;
+  if (proxied && PROXY_STATUSES.includes(http.status)) return undefined;
+  const status = `HTTP ${http.status}${http.statusText ? ` ${http.statusText}` : ""}`;
+  const body = typeof http.data.text === "string" ? http.data.text : "";
+  const said = jsonRpcMessageIn(body) ?? printable(body).trim();
+  const quoted = said ? ` ("${abridge(said, 160)}")` : "";
+  return new ServerConnectError(server.name, {
+    reason: http.status >= 500
+      ? `the server failed with ${status}${quoted} after the OAuth login succeeded`
+      : `the server answered ${status}${quoted} to a request sent with the OAuth token: it ` +
+        "accepted the login but refused the request itself",
+    remedy: http.status >= 500
+      ? "check the server's own logs, then retry with /refresh"
+      : "check what the server expects (its documentation, or the exchange logged with " +
+        '--debug); if it names the protocol version, try "protocol": "legacy" or a ' +
+        "revision it supports in the server entry",
+    cause: error,
+  });
+}
+
+/** The SDK's HTTP error in an error's cause chain. */
+function findHttpError(error: unknown): SdkHttpError | undefined {
+  let current = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof SdkHttpError) return current;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/** The message of a JSON-RPC error body. */
+function jsonRpcMessageIn(body: string): string | undefined {
+  try {
+    const message = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
+    return typeof message === "string" ? message : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The remedy for every proxy problem, ending with the way around the proxy. */

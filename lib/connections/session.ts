@@ -21,6 +21,8 @@ import {
   type Prompt,
   type Resource,
   type ResourceTemplateType as ResourceTemplate,
+  SdkError,
+  SdkErrorCode,
   type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/client";
@@ -35,6 +37,7 @@ import { startDeadline } from "../deadline.ts";
 import { settlesWithin, untilAborted } from "../transports/timing.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
+import { negotiationOptions } from "../protocol.ts";
 import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
 
 /** How patchbay introduces itself to servers. */
@@ -296,17 +299,56 @@ class DeadlineError extends Error {
  * {@linkcode PatchbayError} on failure.
  */
 export async function openSession(config: ServerConfig, options: SessionOptions): Promise<Session> {
+  try {
+    return await attemptSession(config, options);
+  } catch (error) {
+    if (!(error instanceof ProbeEndedProcess)) throw error;
+    // Some 2025-era stdio servers exit on any request before initialize; the probe spent
+    // this process's life, so a fresh one gets the 2025 handshake straight away.
+    options.log.info(
+      `the server process ended on the version probe (server/discover: ${error.detail}); ` +
+        "starting it again for the 2025 handshake (initialize)",
+    );
+    return await attemptSession({ ...config, protocol: "legacy" }, options);
+  }
+}
+
+/** A stdio server ended when probed with `server/discover`: it wants `initialize` first. */
+class ProbeEndedProcess extends Error {
+  constructor(readonly detail: string) {
+    super(`the server process ended on the version probe: ${detail}`);
+    this.name = "ProbeEndedProcess";
+  }
+}
+
+/** Whether `error` is the probe of an `auto` stdio entry ending its process. */
+function probeEndedProcess(config: ServerConfig, session: Session, error: unknown): boolean {
+  const transport = session.transport;
+  return config.transport === "stdio" && (config.protocol ?? "auto") === "auto" &&
+    transport instanceof StdioTransport && session.protocolVersion === undefined &&
+    error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed &&
+    (transport.closeReason?.kind === "exited" || transport.closeReason?.kind === "stdout_closed");
+}
+
+async function attemptSession(config: ServerConfig, options: SessionOptions): Promise<Session> {
   const log = options.log;
   const oauth = config.transport === "stdio" ? undefined : options.oauth;
   const transport = createTransport(config, options, oauth);
   // Capabilities are fixed by the handshake: a server whose roots appear or vanish later
   // needs a new session (ServerConnection.setRoots).
   const offersRoots = options.requests.roots() !== undefined;
+  const offersElicitation = !options.requests.handlers().withoutElicitation;
   const client = new Client(options.clientInfo ?? CLIENT_INFO, {
-    capabilities: clientCapabilities(offersRoots),
+    capabilities: clientCapabilities(offersRoots, offersElicitation),
+    ...negotiationOptions(config),
   });
   const session = new Session(config, client, transport, { oauth, offersRoots });
-  installRequestHandlers(client, { ...options.requests, server: config, log }, offersRoots);
+  installRequestHandlers(
+    client,
+    { ...options.requests, server: config, log },
+    offersRoots,
+    offersElicitation,
+  );
   watch(session, options.hooks, log);
 
   const timeoutMs = config.timeoutSeconds * 1000;
@@ -340,6 +382,10 @@ export async function openSession(config: ServerConfig, options: SessionOptions)
       await session.close();
       throw new CancelledError(`connecting to server '${config.name}'`);
     }
+    if (probeEndedProcess(config, session, error)) {
+      await session.close();
+      throw new ProbeEndedProcess(session.closeReason());
+    }
     const failure = await diagnoseAttempt(config, session, error, timedOut, options);
     // The failure is known now; ending the process (which may sit out its grace periods)
     // need not delay reporting it.
@@ -355,6 +401,7 @@ export async function openSession(config: ServerConfig, options: SessionOptions)
     server: session.serverInfo?.name,
     version: session.serverInfo?.version,
     protocol: session.protocolVersion,
+    negotiation: config.protocol ?? "auto",
     tools: session.lists.tools.length,
   });
   return session;

@@ -35,6 +35,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { type Log, silentLog } from "../log.ts";
 import { createTimedFetch, type StreamEvent } from "./fetch.ts";
+import { assumeCompleteResult } from "./result_type.ts";
 import { withTimeout } from "./timing.ts";
 
 /** Longest wait for the `DELETE` that ends a session on close. */
@@ -114,6 +115,7 @@ export class HttpTransport implements Transport {
   #closeReason?: HttpCloseReason;
   #closeNotified = false;
   #lastError?: Error;
+  #protocolVersion?: string;
 
   constructor(options: HttpTransportOptions) {
     this.kind = options.kind;
@@ -179,6 +181,7 @@ export class HttpTransport implements Transport {
   }
 
   setProtocolVersion(version: string): void {
+    this.#protocolVersion = version;
     this.#inner.setProtocolVersion(version);
   }
 
@@ -247,7 +250,7 @@ export class HttpTransport implements Transport {
       this.#awaiting.delete(message.id);
       return;
     }
-    this.onmessage?.(message);
+    this.onmessage?.(assumeCompleteResult(message, this.#protocolVersion));
   }
 
   /** A 404 for a request made within a session: the server no longer knows it. */

@@ -21,6 +21,7 @@ import {
 import { type Log, silentLog } from "../log.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { LineSplitter, LineTooLongError } from "./lines.ts";
+import { assumeCompleteResult } from "./result_type.ts";
 import { canSignalGroups, childEnvironment, terminateChild, terminateGroup } from "./process.ts";
 import { settlesWithin } from "./timing.ts";
 
@@ -120,6 +121,7 @@ export class StdioTransport implements Transport {
   #shutdown?: Promise<void>;
   #closeNotified = false;
   #unanswerable = signalOnce();
+  #protocolVersion?: string;
   #stderrTail: string[] = [];
   #stdoutNoise: string[] = [];
   #received = 0;
@@ -132,6 +134,15 @@ export class StdioTransport implements Transport {
   /** The process id (also its process group id), once started. */
   get pid(): number | undefined {
     return this.#child?.pid;
+  }
+
+  /**
+   * Always `null`: stderr is read here (see {@linkcode evidence}). The property exists
+   * because the SDK recognises a stdio transport by `stderr` and `pid`, and its version
+   * probe treats silence on stdio as a 2025-era server rather than an outage.
+   */
+  get stderr(): null {
+    return null;
   }
 
   /** Why the transport closed, once it has. */
@@ -160,6 +171,11 @@ export class StdioTransport implements Transport {
       stdoutNoise: [...this.#stdoutNoise],
       messagesReceived: this.#received,
     };
+  }
+
+  /** The revision negotiated (the SDK tells every transport). */
+  setProtocolVersion(version: string): void {
+    this.#protocolVersion = version;
   }
 
   start(): Promise<void> {
@@ -308,7 +324,7 @@ export class StdioTransport implements Transport {
       return;
     }
     try {
-      this.onmessage?.(message);
+      this.onmessage?.(assumeCompleteResult(message, this.#protocolVersion));
     } catch (error) {
       this.onerror?.(error as Error);
     }

@@ -1,0 +1,148 @@
+/**
+ * Which MCP protocol revision patchbay speaks with a server, and why it could not agree
+ * on one.
+ *
+ * By default (`"protocol": "auto"`) each connection starts with the 2026-07-28 probe,
+ * `server/discover`: a server that answers it with that revision is spoken to statelessly
+ * (per-request `_meta`, `MCP-Protocol-Version` and `Mcp-Method` headers, `input_required`
+ * results); any other answer (an error such as "Method not found", an HTTP 4xx, or silence
+ * on stdio) means a 2025-era server, which then gets the `initialize` handshake on the
+ * same connection. A 2025-era stdio server costs one extra round trip (about a millisecond;
+ * see the connections benchmark). An entry can instead say `"legacy"` (the 2025 handshake,
+ * no probe) or name one revision, which is then the only one patchbay accepts.
+ *
+ * @module
+ */
+
+import {
+  type ClientOptions,
+  SdkError,
+  SdkErrorCode,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  UnsupportedProtocolVersionError,
+} from "@modelcontextprotocol/client";
+import type { ProtocolSetting, TransportType } from "./config/types.ts";
+
+/** The stateless revision, negotiated with `server/discover`. */
+export const MODERN_REVISION = "2026-07-28";
+
+/** 2025-era revisions the `initialize` handshake accepts, newest first (the SDK's list). */
+export const LEGACY_REVISIONS: readonly string[] = [...SUPPORTED_PROTOCOL_VERSIONS];
+
+/** Every revision a `protocol` setting may name, newest first. */
+export const PROTOCOL_REVISIONS: readonly string[] = [MODERN_REVISION, ...LEGACY_REVISIONS];
+
+/** The settings of `protocol` that are not a revision. */
+export const PROTOCOL_MODES = ["auto", "legacy"] as const;
+
+/**
+ * How long a stdio server may take to answer the probe before it is taken for a 2025-era
+ * server that ignores requests it does not know, and spoken to with `initialize`. A server
+ * still starting when it passes answers both; bounded so that a silent server costs
+ * seconds, not the whole `timeout`.
+ */
+export const STDIO_PROBE_TIMEOUT_MS = 5_000;
+
+/** Whether `revision` belongs to the stateless era (negotiated with `server/discover`). */
+export function isModernRevision(revision: string): boolean {
+  return revision >= MODERN_REVISION;
+}
+
+/** What the protocol choice depends on: an entry's `protocol` and its transport. */
+export interface ProtocolEntry {
+  /** @default "auto" */
+  protocol?: ProtocolSetting;
+  transport: TransportType;
+}
+
+/** The SDK client options that speak `entry.protocol` over `entry.transport`. */
+export function negotiationOptions(
+  entry: ProtocolEntry,
+): Pick<ClientOptions, "versionNegotiation" | "supportedProtocolVersions"> {
+  const { protocol: setting = "auto", transport } = entry;
+  if (setting === "legacy") return { versionNegotiation: { mode: "legacy" } };
+  if (setting === "auto") {
+    // The legacy SSE transport does not exist in the stateless era: nothing to probe.
+    if (transport === "sse") return { versionNegotiation: { mode: "legacy" } };
+    return {
+      versionNegotiation: {
+        mode: "auto",
+        ...(transport === "stdio" ? { probe: { timeoutMs: STDIO_PROBE_TIMEOUT_MS } } : {}),
+      },
+    };
+  }
+  if (isModernRevision(setting)) return { versionNegotiation: { mode: { pin: setting } } };
+  // One 2025-era revision: offered in `initialize`, and the only answer accepted.
+  return { versionNegotiation: { mode: "legacy" }, supportedProtocolVersions: [setting] };
+}
+
+/** What patchbay offers an entry, in words ("2026-07-28 (server/discover), then …"). */
+export function offeredRevisions(entry: ProtocolEntry): string {
+  const { protocol: setting = "auto", transport } = entry;
+  const legacy = `${LEGACY_REVISIONS.join(", ")} (initialize)`;
+  if (setting === "legacy" || (setting === "auto" && transport === "sse")) return legacy;
+  if (setting === "auto") return `${MODERN_REVISION} (server/discover), then ${legacy}`;
+  return isModernRevision(setting) ? `${setting} only (server/discover)` : `${setting} only`;
+}
+
+/** A failure to agree on a protocol revision, in the words of a diagnosis. */
+export interface NegotiationFailure {
+  reason: string;
+  remedy: string;
+}
+
+const SERVER_REVISION = /Server's protocol version is not supported: (\S+)/;
+
+/**
+ * The diagnosis of `error` when it is a failed protocol negotiation (which revisions each
+ * side offered, and what to set), else `undefined`.
+ */
+export function negotiationFailure(
+  error: unknown,
+  entry: ProtocolEntry,
+): NegotiationFailure | undefined {
+  const setting = entry.protocol ?? "auto";
+  const offered = `patchbay offered ${offeredRevisions(entry)}`;
+  const protocolField = setting === "auto"
+    ? 'the entry\'s "protocol" is "auto" (the default)'
+    : `the entry has "protocol": "${setting}"`;
+  if (error instanceof UnsupportedProtocolVersionError) {
+    const supported = error.supported;
+    const known = supported.filter((v) => PROTOCOL_REVISIONS.includes(v));
+    return {
+      reason: `no protocol revision in common: the server supports ${supported.join(", ")}` +
+        ` and refused ${error.requested}; ${offered}`,
+      remedy: known.length > 0
+        ? `set "protocol": "${known[0]}" in the server entry (${protocolField})`
+        : "the server speaks only revisions newer than this patchbay knows: update patchbay, " +
+          "or ask the server's operators to keep an older revision",
+    };
+  }
+  const text = error instanceof Error ? error.message : "";
+  const answered = SERVER_REVISION.exec(text)?.[1];
+  if (answered) {
+    const modern = isModernRevision(answered);
+    return {
+      reason: `the server answered initialize with protocol revision ${answered}, which ` +
+        `patchbay does not accept here: ${offered} (${protocolField})`,
+      remedy: modern
+        ? 'set "protocol": "auto" (or remove it) so that patchbay negotiates ' +
+          `${MODERN_REVISION} with server/discover`
+        : PROTOCOL_REVISIONS.includes(answered)
+        ? `set "protocol": "${answered}", or "legacy" to accept any 2025-era revision`
+        : `the server speaks a revision patchbay does not know (${answered}); check the ` +
+          "server's documentation, or update patchbay",
+    };
+  }
+  if (error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed) {
+    if (/did not offer pinned protocol version|before the server offered pinned/.test(text)) {
+      return {
+        reason: `the server did not offer ${setting} in answer to server/discover (it ` +
+          `speaks the 2025 protocol, with initialize, or another revision); ${offered}`,
+        remedy: 'set "protocol": "auto" (or remove it) to fall back to the 2025 handshake, ' +
+          'or "legacy"',
+      };
+    }
+  }
+  return undefined;
+}
