@@ -59,6 +59,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("-d, --debug", "verbose logging, mirrored to stderr")
     .option("-y, --yes", "run tool calls and sampling requests without asking")
     .option(
+      "--accept-form-defaults",
+      "answer servers' forms with their defaults when every required field has one " +
+        "(decline otherwise) instead of asking",
+    )
+    .option(
       "-r, --resume [id]",
       "continue the most recent conversation, or the one with this id (a prefix is enough)",
     )

@@ -5,11 +5,15 @@
  * @module
  */
 
+import process from "node:process";
 import type { ConnectionManager } from "../lib/connections/manager.ts";
 import { openConnections } from "../lib/connections/open.ts";
-import type { ServerStatus } from "../lib/connections/types.ts";
+import type { ServerRequestHandlers, ServerStatus } from "../lib/connections/types.ts";
 import { CancelledError } from "../lib/errors.ts";
 import { describeOAuthEvent } from "../lib/oauth/messages.ts";
+import { createElicitationHandler, createFormDefaultsHandler } from "../lib/repl/elicitation.ts";
+import { LineEditor } from "../lib/repl/line_editor.ts";
+import { TerminalOutput } from "../lib/repl/output.ts";
 import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { stderrStyle } from "../lib/style.ts";
 import { renderServerStatus } from "./_status.ts";
@@ -18,6 +22,41 @@ import { renderServerStatus } from "./_status.ts";
 export interface ScriptOptions extends GlobalOptions {
   /** JSON on stdout instead of text. @default false */
   json?: boolean;
+  /** Answer servers' forms with their defaults instead of asking. @default false */
+  acceptFormDefaults?: boolean;
+}
+
+const encoder = new TextEncoder();
+
+function writeStderr(text: string): void {
+  const bytes = encoder.encode(text);
+  let written = 0;
+  while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
+}
+
+/**
+ * Who answers a server's form (MCP elicitation) during a scripting command: the person at
+ * the terminal, asked on stderr (stdout carries the command's output, and never a
+ * question); `--accept-form-defaults`; or nobody, and then servers are not told forms are
+ * welcome at all.
+ */
+function formAnswers(options: ScriptOptions): { handlers: ServerRequestHandlers; close(): void } {
+  const style = stderrStyle();
+  if (options.acceptFormDefaults) {
+    const notice = (text: string) => console.error(style.dim(text));
+    return { handlers: { elicitation: createFormDefaultsHandler(notice) }, close() {} };
+  }
+  if (!Deno.stdin.isTerminal() || !Deno.stderr.isTerminal()) {
+    return { handlers: { withoutElicitation: true }, close() {} };
+  }
+  const editor = new LineEditor({ output: process.stderr });
+  const output = new TerminalOutput({ stdout: writeStderr, stderr: writeStderr });
+  return {
+    handlers: {
+      elicitation: createElicitationHandler({ editor, output, style, errStyle: style }),
+    },
+    close: () => editor.close(),
+  };
 }
 
 /** What an action gets to work with. */
@@ -44,6 +83,7 @@ export async function withServers<T>(
   const controller = new AbortController();
   const onInterrupt = () => controller.abort();
   Deno.addSignalListener("SIGINT", onInterrupt);
+  const forms = formAnswers(options);
   try {
     for (const notice of runtime.notices) console.error(notice);
     if (select) {
@@ -52,6 +92,7 @@ export async function withServers<T>(
     }
     const { manager, states } = await openConnections(runtime, {
       signal: controller.signal,
+      handlers: forms.handlers,
       // The authorization URL must always be shown, so a login can finish by hand.
       onOAuthEvent: (event) => {
         const text = describeOAuthEvent(event);
@@ -71,6 +112,7 @@ export async function withServers<T>(
       await manager.close();
     }
   } finally {
+    forms.close();
     Deno.removeSignalListener("SIGINT", onInterrupt);
   }
 }
@@ -87,6 +129,7 @@ export function statesJson(states: readonly ServerStatus[]) {
     name: s.name,
     transport: s.transport,
     state: s.state,
+    ...(s.protocolVersion ? { protocol: s.protocolVersion } : {}),
     ...(s.error
       ? {
         error: {

@@ -19,6 +19,8 @@ export interface ChatOptions extends GlobalOptions {
   yes?: boolean;
   /** Continue the latest conversation (`true`) or the one with this id. */
   resume?: true | string;
+  /** Answer servers' forms with their defaults instead of asking. @default false */
+  acceptFormDefaults?: boolean;
 }
 
 /**
@@ -56,6 +58,7 @@ export async function chat(options: ChatOptions): Promise<number> {
       yes: options.yes,
       resume: options.resume,
       signal: startup.signal,
+      acceptFormDefaults: options.acceptFormDefaults,
     });
     if (startup.signal.aborted) return terminated ? EXIT.terminated : EXIT.interrupted;
     session.editor.setCompleter(completerFor(session, renderServers));

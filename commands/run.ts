@@ -26,6 +26,8 @@ export interface RunOptions extends GlobalOptions {
   yes?: boolean;
   /** Continue a stored conversation. */
   resume?: true | string;
+  /** Answer servers' forms with their defaults instead of asking. @default false */
+  acceptFormDefaults?: boolean;
 }
 
 /** Reads all of stdin when it is not a terminal. */
@@ -79,6 +81,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
       ui: json,
       // stdin is the prompt (or not a terminal): only a terminal on both ends can answer.
       interactive: !json && Deno.stdin.isTerminal() && Deno.stderr.isTerminal(),
+      acceptFormDefaults: options.acceptFormDefaults,
     });
     reportServers(session, json, output, runtime.logger.redactor);
     if (!session.agent) throw session.modelError;

@@ -33,11 +33,17 @@ import type { ServerRequestHandlers } from "./types.ts";
 /** JSON-RPC error code of a refusal (the code MCP's examples use for a rejected request). */
 export const REFUSAL_CODE = -1;
 
-/** What patchbay declares to a server: roots only when it has some to offer. */
-export function clientCapabilities(offersRoots: boolean): ClientCapabilities {
+/**
+ * What patchbay declares to a server: roots only when it has some to offer, elicitation
+ * only when someone (or `--accept-form-defaults`) can answer a form.
+ */
+export function clientCapabilities(
+  offersRoots: boolean,
+  offersElicitation = true,
+): ClientCapabilities {
   return {
     sampling: {},
-    elicitation: { form: {} },
+    ...(offersElicitation ? { elicitation: { form: {} } } : {}),
     ...(offersRoots ? { roots: { listChanged: true } } : {}),
   };
 }
@@ -60,13 +66,15 @@ export interface RequestContext {
 }
 
 /**
- * Registers the answers to server requests on `client`; `offersRoots` must match the
- * capabilities the client was created with (the SDK refuses a roots handler otherwise).
+ * Registers the answers to server requests on `client`; `offersRoots` and
+ * `offersElicitation` must match the capabilities the client was created with (the SDK
+ * refuses a handler for an undeclared capability).
  */
 export function installRequestHandlers(
   client: Client,
   context: RequestContext,
   offersRoots: boolean,
+  offersElicitation = true,
 ): void {
   const { server, log } = context;
   if (offersRoots) {
@@ -107,6 +115,7 @@ export function installRequestHandlers(
     });
   });
 
+  if (!offersElicitation) return;
   client.setRequestHandler("elicitation/create", async (request, ctx) => {
     const handler = context.handlers().elicitation;
     if (!handler) {

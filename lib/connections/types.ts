@@ -113,6 +113,12 @@ export interface ServerRequestHandlers {
     params: ElicitRequest["params"],
     signal: AbortSignal,
   ) => Promise<ElicitResult>;
+  /**
+   * Nobody can answer a form in this session (no terminal, no `--accept-form-defaults`):
+   * the elicitation capability is not declared, so servers do not ask. Read at each
+   * handshake (capabilities are fixed by it). @default false
+   */
+  withoutElicitation?: boolean;
 }
 
 /** Things that happen on connections, for the UI and the log. */

@@ -239,3 +239,58 @@ export function createElicitationHandler(
     return { action: "accept", content };
   };
 }
+
+/**
+ * The answer `--accept-form-defaults` gives a form: accepted with every default its
+ * schema gives when each required field has one, declined otherwise (and always for a
+ * URL to open, which has no defaults). `why` says which, for the notice.
+ */
+export function formDefaultsAnswer(
+  params: ElicitRequest["params"],
+): { result: ElicitResult; why: string } {
+  const request = params as ElicitRequest["params"] & { mode?: string };
+  if (request.mode === "url") {
+    return { result: { action: "decline" }, why: "it asks to open a URL, which has no default" };
+  }
+  const schema = (request as {
+    requestedSchema?: { properties?: Record<string, FieldSchema>; required?: string[] };
+  }).requestedSchema ?? {};
+  const properties = schema.properties ?? {};
+  const missing = (schema.required ?? []).filter((name) => properties[name]?.default === undefined);
+  if (missing.length > 0) {
+    return {
+      result: { action: "decline" },
+      why: `required field${missing.length > 1 ? "s" : ""} ${
+        missing.map((name) => `"${text(name) || name}"`).join(", ")
+      } ${missing.length > 1 ? "have" : "has"} no default`,
+    };
+  }
+  const content: Record<string, Value> = {};
+  for (const [name, field] of Object.entries(properties)) {
+    if (field.default !== undefined) content[name] = field.default as Value;
+  }
+  const names = Object.keys(content);
+  return {
+    result: { action: "accept", content },
+    why: names.length > 0
+      ? `answered with the defaults of ${names.join(", ")}`
+      : "no field is required, so it was accepted empty",
+  };
+}
+
+/**
+ * The `elicitation/create` handler of `--accept-form-defaults`: no one is asked;
+ * `notice` is told what was answered and why.
+ */
+export function createFormDefaultsHandler(
+  notice: (text: string) => void,
+): NonNullable<ServerRequestHandlers["elicitation"]> {
+  return (server, params) => {
+    const { result, why } = formDefaultsAnswer(params);
+    notice(
+      `${stripTerminalEscapes(server)} asked for input (${text(params.message)}): ` +
+        `${result.action === "accept" ? "accepted" : "declined"} by --accept-form-defaults, ${why}`,
+    );
+    return Promise.resolve(result);
+  };
+}

@@ -10,7 +10,6 @@
  * @module
  */
 
-import type { ElicitResult } from "@modelcontextprotocol/client";
 import process from "node:process";
 import type { Agent, TurnResult } from "../agent/agent.ts";
 import type { AgentUi } from "../agent/ui.ts";
@@ -27,7 +26,7 @@ import type { Runtime } from "../startup.ts";
 import { stderrStyle, stdoutStyle, type Style } from "../style.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { plural } from "../text.ts";
-import { createElicitationHandler } from "./elicitation.ts";
+import { createElicitationHandler, createFormDefaultsHandler } from "./elicitation.ts";
 import { LineEditor } from "./line_editor.ts";
 import type { TerminalOutput } from "./output.ts";
 import { formatDuration, TerminalUi } from "./terminal_ui.ts";
@@ -57,6 +56,11 @@ export interface SessionOptions {
    * @default stdin is a terminal
    */
   interactive?: boolean;
+  /**
+   * Answer servers' forms with their defaults instead of asking (`--accept-form-defaults`).
+   * @default false
+   */
+  acceptFormDefaults?: boolean;
 }
 
 /** Everything one interactive session works with. */
@@ -158,25 +162,29 @@ export class ClientSession {
         })\n`,
       );
     }
-    await this.#connect(options.signal);
+    await this.#connect(options.signal, options.acceptFormDefaults ?? false);
     this.agent = this.model?.createAgent(this.manager, {
       history: conversation.messages,
       onMessage: (message) => void this.memory.session.append(message),
     });
   }
 
-  async #connect(signal: AbortSignal | undefined): Promise<void> {
+  async #connect(signal: AbortSignal | undefined, acceptFormDefaults: boolean): Promise<void> {
     const { runtime } = this;
     const handlers: ServerRequestHandlers = {
       sampling: this.model?.sampling ?? this.#refuseSampling(),
-      elicitation: this.interactive
+      elicitation: acceptFormDefaults
+        ? createFormDefaultsHandler((text) => this.#notify(`${this.errStyle.dim(text)}\n`))
+        : this.interactive
         ? createElicitationHandler({
           editor: this.editor,
           output: this.output,
           style: this.promptStyle,
           errStyle: this.errStyle,
         })
-        : declineElicitation,
+        : undefined,
+      // Nobody to answer: servers are not told forms are welcome, so they do not ask.
+      withoutElicitation: !acceptFormDefaults && !this.interactive,
     };
     const enabled = runtime.config.servers.filter((s) => !s.disabled).length;
     if (enabled > 0) this.output.spin(`connecting to ${plural(enabled, "server")}…`);
@@ -387,11 +395,6 @@ export class ClientSession {
  */
 function promptStream(): "stdout" | "stderr" {
   return !Deno.stderr.isTerminal() && Deno.stdout.isTerminal() ? "stdout" : "stderr";
-}
-
-/** Without a person to fill in a form, a server's question is declined, not guessed. */
-function declineElicitation(): Promise<ElicitResult> {
-  return Promise.resolve({ action: "decline" });
 }
 
 function terminalWidth(): number {
