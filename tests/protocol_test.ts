@@ -1,0 +1,279 @@
+/**
+ * Protocol revisions: what `"protocol"` makes patchbay speak, against real servers of
+ * both eras. server-everything and server-filesystem speak the 2025 protocol; the fixture
+ * of `tests/fixtures/protocol_server.ts` is a 2025 server that exits or stays silent when
+ * probed, a 2026-07-28-only server, or both. Negotiation that fails names what each side
+ * offered; `input_required` forms are answered by patchbay's own handlers.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { ConnectionManager } from "../lib/connections/manager.ts";
+import type { ServerRequestHandlers } from "../lib/connections/types.ts";
+import type { StdioServerConfig } from "../lib/config/types.ts";
+import { ServerConnectError } from "../lib/errors.ts";
+import { formDefaultsAnswer } from "../lib/repl/elicitation.ts";
+import { LEGACY_REVISIONS, MODERN_REVISION } from "../lib/protocol.ts";
+import { DENO, everythingEntry, filesystemEntry, NODE } from "./support/deps.ts";
+import { everythingStdio, processesWith, RecordingLog, stdioEntry } from "./support/servers.ts";
+import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+
+const PROTOCOL_SERVER = fileURLToPath(new URL("./fixtures/protocol_server.ts", import.meta.url));
+
+type Text = { text: string };
+const text = (result: { content?: unknown }) => ((result.content ?? []) as Text[])[0]?.text ?? "";
+
+const newTag = () => `patchbay-test-${crypto.randomUUID()}`;
+
+/** The protocol fixture as a stdio entry. */
+function fixture(
+  name: string,
+  tag: string,
+  flags: string[],
+  extra: Partial<StdioServerConfig> = {},
+): StdioServerConfig {
+  return stdioEntry(
+    name,
+    DENO,
+    ["run", "--quiet", "--no-config", PROTOCOL_SERVER, ...flags, `--tag=${tag}`],
+    extra,
+  );
+}
+
+async function managed(servers: StdioServerConfig[], handlers?: ServerRequestHandlers) {
+  const log = new RecordingLog();
+  const manager = new ConnectionManager({ servers, log, handlers });
+  const states = await manager.start();
+  return {
+    manager,
+    log,
+    states,
+    async [Symbol.asyncDispose]() {
+      await manager.close();
+    },
+  };
+}
+
+Deno.test("auto: 2025-era stdio servers keep speaking 2025; a 2026-only server speaks 2026-07-28", async () => {
+  const tag = newTag();
+  {
+    await using session = await managed([
+      everythingStdio("everything"),
+      stdioEntry("filesystem", NODE, [filesystemEntry(), Deno.cwd()]),
+      fixture("modern", tag, ["--era=modern"]),
+      fixture("both", tag, ["--era=both"]),
+    ]);
+    const byName = Object.fromEntries(session.states.map((s) => [s.name, s]));
+    for (const state of session.states) {
+      assert.equal(state.state, "connected", `${state.name}: ${state.error?.reason}`);
+    }
+    assert.equal(byName.everything.protocolVersion, LEGACY_REVISIONS[0]);
+    assert.equal(byName.filesystem.protocolVersion, LEGACY_REVISIONS[0]);
+    assert.equal(byName.modern.protocolVersion, MODERN_REVISION);
+    assert.equal(byName.both.protocolVersion, MODERN_REVISION, "a server of both eras gets 2026");
+
+    // Every request of the 2026 session carries the _meta envelope.
+    const called = JSON.parse(text(await session.manager.callTool("modern__meta", {})));
+    assert.equal(called.meta["io.modelcontextprotocol/protocolVersion"], MODERN_REVISION);
+    assert.equal(called.meta["io.modelcontextprotocol/clientInfo"].name, "patchbay");
+    assert.ok(called.meta["io.modelcontextprotocol/clientCapabilities"]);
+
+    // The log names the revision each server speaks and how it was chosen.
+    const connected = session.log.matching(/^connected in/);
+    assert.ok(
+      connected.some((l) =>
+        l.fields?.protocol === MODERN_REVISION && l.fields?.negotiation === "auto"
+      ),
+      JSON.stringify(connected.map((l) => l.fields)),
+    );
+  }
+  assert.deepEqual(processesWith(tag), []);
+});
+
+Deno.test("auto: a stdio server that exits on the probe is started again for initialize", async () => {
+  const tag = newTag();
+  {
+    await using session = await managed([fixture("strict", tag, ["--early=exit"])]);
+    const [state] = session.states;
+    assert.equal(state.state, "connected", state.error?.reason);
+    assert.equal(state.protocolVersion, LEGACY_REVISIONS[0]);
+    assert.equal(
+      session.log.matching(/ended on the version probe .*starting it again/).length,
+      1,
+      "the respawn is logged once",
+    );
+    assert.match(text(await session.manager.callTool("strict__meta", {})), /2025-11-25/);
+  }
+  assert.deepEqual(processesWith(tag), []);
+});
+
+Deno.test("auto: a stdio server silent on the probe is spoken to with initialize", async () => {
+  const tag = newTag();
+  {
+    await using session = await managed([fixture("quiet", tag, ["--early=silent"])]);
+    const [state] = session.states;
+    assert.equal(state.state, "connected", state.error?.reason);
+    assert.equal(state.protocolVersion, LEGACY_REVISIONS[0]);
+  }
+  assert.deepEqual(processesWith(tag), []);
+});
+
+Deno.test("protocol legacy against a 2026-only server: the diagnosis names both sides' revisions", async () => {
+  const tag = newTag();
+  {
+    await using session = await managed([
+      fixture("modern", tag, ["--era=modern"], { protocol: "legacy" }),
+    ]);
+    const [state] = session.states;
+    assert.equal(state.state, "failed");
+    const error = state.error!;
+    assert.ok(error instanceof ServerConnectError);
+    assert.equal(error.message, "Failed to connect to server 'modern': Session terminated");
+    assert.match(
+      error.reason,
+      /answered initialize with protocol revision 2026-07-28, which patchbay does not accept here: patchbay offered 2025-11-25, 2025-06-18, .* \(initialize\) \(the entry has "protocol": "legacy"\)/,
+    );
+    assert.match(error.remedy, /set "protocol": "auto" \(or remove it\)/);
+  }
+  assert.deepEqual(processesWith(tag), []);
+});
+
+Deno.test("protocol pinned to 2026-07-28 against a 2025 server: says the server did not offer it", async () => {
+  await using session = await managed([everythingStdio("old", { protocol: MODERN_REVISION })]);
+  const [state] = session.states;
+  assert.equal(state.state, "failed");
+  assert.match(
+    state.error!.reason,
+    /the server did not offer 2026-07-28 in answer to server\/discover .*patchbay offered 2026-07-28 only/,
+  );
+  assert.match(state.error!.remedy, /"protocol": "auto"/);
+});
+
+Deno.test("protocol pinned to a 2025 revision: offered and accepted alone", async () => {
+  const tag = newTag();
+  {
+    await using session = await managed([fixture("pinned", tag, [], { protocol: "2025-06-18" })]);
+    const [state] = session.states;
+    assert.equal(state.state, "connected", state.error?.reason);
+    assert.equal(state.protocolVersion, "2025-06-18");
+  }
+  assert.deepEqual(processesWith(tag), []);
+});
+
+Deno.test("2026-07-28: an input_required form is answered by patchbay's elicitation handler", async () => {
+  const tag = newTag();
+  const asked: unknown[] = [];
+  {
+    await using session = await managed([fixture("modern", tag, ["--era=modern"])], {
+      elicitation: (_server, params) => {
+        asked.push(params.message);
+        return Promise.resolve({ action: "accept", content: { region: "us-east", replicas: 2 } });
+      },
+    });
+    const answer = JSON.parse(text(await session.manager.callTool("modern__form", {})));
+    assert.deepEqual(asked, ["Which region?"]);
+    assert.deepEqual(answer, {
+      answer: { action: "accept", content: { region: "us-east", replicas: 2 } },
+      requestState: "state-1",
+    });
+  }
+  assert.deepEqual(processesWith(tag), []);
+});
+
+Deno.test("nobody to answer forms: the elicitation capability is not declared (both eras)", async () => {
+  const tag = newTag();
+  {
+    await using session = await managed([
+      fixture("modern", tag, ["--era=modern"]),
+      fixture("legacy", tag, []),
+    ], { withoutElicitation: true });
+    for (const name of ["modern", "legacy"]) {
+      const result = await session.manager.callTool(`${name}__form`, {});
+      assert.equal(result.isError, true, name);
+      assert.equal(text(result), "the client does not take forms", name);
+    }
+  }
+  assert.deepEqual(processesWith(tag), []);
+});
+
+Deno.test("--accept-form-defaults: the defaults when every required field has one, else decline", () => {
+  const form = (required: string[], properties: Record<string, unknown>) => ({
+    message: "m",
+    requestedSchema: { type: "object" as const, properties, required },
+  });
+  assert.deepEqual(
+    formDefaultsAnswer(
+      form(["region"], {
+        region: { type: "string", default: "eu" },
+        size: { type: "integer", default: 3 },
+        note: { type: "string" },
+      }) as never,
+    ).result,
+    { action: "accept", content: { region: "eu", size: 3 } },
+  );
+  const declined = formDefaultsAnswer(
+    form(["region", "name"], {
+      region: { type: "string", default: "eu" },
+      name: { type: "string" },
+    }) as never,
+  );
+  assert.deepEqual(declined.result, { action: "decline" });
+  assert.match(declined.why, /required field "name" has no default/);
+  assert.deepEqual(
+    formDefaultsAnswer({ mode: "url", message: "m", url: "https://x", elicitationId: "1" } as never)
+      .result,
+    { action: "decline" },
+  );
+  assert.deepEqual(formDefaultsAnswer(form([], { ok: { type: "boolean" } }) as never).result, {
+    action: "accept",
+    content: {},
+  });
+});
+
+// ── the entry point ───────────────────────────────────────────────────────────────────
+
+Deno.test("entry point: tools --json shows each server's negotiated revision", async () => {
+  await using box = await sandbox();
+  const tag = newTag();
+  await writeConfig(
+    box,
+    configWith({
+      everything: { command: NODE, args: [everythingEntry(), "stdio"] },
+      modern: {
+        command: DENO,
+        args: ["run", "--quiet", "--no-config", PROTOCOL_SERVER, "--era=modern", `--tag=${tag}`],
+      },
+    }),
+  );
+  const result = await runPatchbay(box, ["tools", "--json"]);
+  assert.equal(result.code, 0, result.stderr);
+  const servers = JSON.parse(result.stdout).servers as { name: string; protocol: string }[];
+  assert.deepEqual(
+    servers.map((s) => [s.name, s.protocol]),
+    [["everything", LEGACY_REVISIONS[0]], ["modern", MODERN_REVISION]],
+  );
+  assert.deepEqual(processesWith(tag), []);
+});
+
+Deno.test("entry point: an invalid protocol names the server and the field", async () => {
+  await using box = await sandbox();
+  await writeConfig(
+    box,
+    configWith({
+      typo: { command: NODE, args: ["x"], protocol: "2026-07-82" },
+      sse: { transport_type: "sse", url: "http://127.0.0.1:1/sse", protocol: MODERN_REVISION },
+    }),
+  );
+  const result = await runPatchbay(box, ["config", "check"]);
+  assert.equal(result.code, 1);
+  assert.match(
+    result.stderr,
+    /mcpServers\.typo\.protocol: expected one of "auto", "legacy", "2026-07-28", .*got the string "2026-07-82" — did you mean "2026-07-28"\?/,
+  );
+  assert.match(
+    result.stderr,
+    /mcpServers\.sse\.protocol: protocol revision 2026-07-28 has no legacy SSE transport/,
+  );
+});
