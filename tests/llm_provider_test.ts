@@ -91,7 +91,7 @@ Deno.test("configured fields reach the request; other providers get max_tokens",
     tools: [{
       name: "fs_read",
       description: "Read",
-      parameters: { $schema: "x", type: "object", properties: { p: { type: "string" } } },
+      parameters: SCHEMA_2020_12,
     }],
     onDelta: () => {},
   });
@@ -102,13 +102,24 @@ Deno.test("configured fields reach the request; other providers get max_tokens",
   assert.deepEqual(body.messages[0], { role: "system", content: "sys" });
   assert.deepEqual(body.tools, [{
     type: "function",
-    function: {
-      name: "fs_read",
-      description: "Read",
-      parameters: { type: "object", properties: { p: { type: "string" } } },
-    },
+    function: { name: "fs_read", description: "Read", parameters: SCHEMA_2020_12 },
   }]);
+  // The server's schema byte for byte: every keyword, in its order.
+  assert.equal(JSON.stringify(body.tools[0].function.parameters), JSON.stringify(SCHEMA_2020_12));
 });
+
+/** A tool schema with JSON Schema 2020-12 keywords a client must not drop. */
+const SCHEMA_2020_12 = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  type: "object",
+  $defs: { path: { $anchor: "path", type: "string", minLength: 1 } },
+  properties: { p: { $ref: "#/$defs/path" }, mode: { enum: ["r", "w"] } },
+  allOf: [{ required: ["p"] }],
+  if: { properties: { mode: { const: "w" } } },
+  then: { required: ["mode"] },
+  else: {},
+  additionalProperties: false,
+};
 
 Deno.test("a non-streamed request returns the whole answer and its tool calls", async () => {
   await using server = await startScriptedLlm({

@@ -19,6 +19,8 @@ import { LEGACY_REVISIONS, MODERN_REVISION } from "../lib/protocol.ts";
 import { DENO, everythingEntry, filesystemEntry, NODE } from "./support/deps.ts";
 import { everythingStdio, processesWith, RecordingLog, stdioEntry } from "./support/servers.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+import { startScriptedLlm } from "./support/scripted_llm.ts";
+import { SCHEMA_2020_12 } from "./fixtures/protocol_server.ts";
 
 const PROTOCOL_SERVER = fileURLToPath(new URL("./fixtures/protocol_server.ts", import.meta.url));
 
@@ -276,4 +278,30 @@ Deno.test("entry point: an invalid protocol names the server and the field", asy
     result.stderr,
     /mcpServers\.sse\.protocol: protocol revision 2026-07-28 has no legacy SSE transport/,
   );
+});
+
+Deno.test("entry point: the model sees each tool's JSON Schema 2020-12 exactly as the server sent it", async () => {
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
+  await using llm = await startScriptedLlm();
+  const tag = newTag();
+  for (const era of ["legacy", "modern"]) {
+    await writeConfig(box, {
+      LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+      mcpServers: {
+        fixture: {
+          command: DENO,
+          args: ["run", "--quiet", "--no-config", PROTOCOL_SERVER, `--era=${era}`, `--tag=${tag}`],
+        },
+      },
+    });
+    llm.enqueue({ text: "Noted." });
+    const result = await runPatchbay(box, ["run", "what", "can", "you", "do?"]);
+    assert.equal(result.code, 0, result.stderr);
+    const tools = llm.requests.at(-1)!.body.tools as {
+      function: { name: string; parameters: unknown };
+    }[];
+    const sent = tools.find((t) => t.function.name === "fixture__schema")!.function.parameters;
+    assert.equal(JSON.stringify(sent), JSON.stringify(SCHEMA_2020_12), era);
+  }
+  assert.deepEqual(processesWith(tag), []);
 });

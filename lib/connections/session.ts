@@ -38,6 +38,7 @@ import { settlesWithin, untilAborted } from "../transports/timing.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
 import { negotiationOptions } from "../protocol.ts";
+import { RawToolSchemas } from "./raw_schemas.ts";
 import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
 
 /** How patchbay introduces itself to servers. */
@@ -124,14 +125,17 @@ export class Session {
   readonly offersRoots: boolean;
   /** The handshake and first listing succeeded. */
   established = false;
+  /** Tool schemas as the server wrote them (the SDK's parsing reorders them). */
+  readonly rawSchemas: RawToolSchemas;
   #closing = false;
 
   constructor(
     config: ServerConfig,
     client: Client,
     transport: AnyTransport,
-    options: { oauth?: PatchbayOAuthProvider; offersRoots: boolean },
+    options: { oauth?: PatchbayOAuthProvider; offersRoots: boolean; rawSchemas: RawToolSchemas },
   ) {
+    this.rawSchemas = options.rawSchemas;
     this.config = config;
     this.client = client;
     this.transport = transport;
@@ -198,7 +202,7 @@ export class Session {
     const want = (name: ListName) => which === undefined || which === name;
     const [tools, prompts, resources, templates] = await Promise.all([
       want("tools") && caps.tools
-        ? this.client.listTools(undefined, options).then((r) => r.tools)
+        ? this.client.listTools(undefined, options).then((r) => this.rawSchemas.apply(r.tools))
         : this.lists.tools,
       want("prompts") && caps.prompts
         ? this.client.listPrompts(undefined, options).then((r) => r.prompts)
@@ -257,9 +261,11 @@ function createTransport(
   config: ServerConfig,
   options: SessionOptions,
   oauth: PatchbayOAuthProvider | undefined,
+  observer: RawToolSchemas,
 ): AnyTransport {
   if (config.transport === "stdio") {
     return new StdioTransport({
+      observer,
       command: config.command,
       args: config.args,
       env: config.env,
@@ -271,6 +277,7 @@ function createTransport(
   const log = options.log.child("http");
   const network = options.network ?? PROCESS_NETWORK;
   return new HttpTransport({
+    observer,
     kind: config.transport,
     url: config.url,
     headers: config.headers,
@@ -333,7 +340,8 @@ function probeEndedProcess(config: ServerConfig, session: Session, error: unknow
 async function attemptSession(config: ServerConfig, options: SessionOptions): Promise<Session> {
   const log = options.log;
   const oauth = config.transport === "stdio" ? undefined : options.oauth;
-  const transport = createTransport(config, options, oauth);
+  const rawSchemas = new RawToolSchemas();
+  const transport = createTransport(config, options, oauth, rawSchemas);
   // Capabilities are fixed by the handshake: a server whose roots appear or vanish later
   // needs a new session (ServerConnection.setRoots).
   const offersRoots = options.requests.roots() !== undefined;
@@ -342,7 +350,7 @@ async function attemptSession(config: ServerConfig, options: SessionOptions): Pr
     capabilities: clientCapabilities(offersRoots, offersElicitation),
     ...negotiationOptions(config),
   });
-  const session = new Session(config, client, transport, { oauth, offersRoots });
+  const session = new Session(config, client, transport, { oauth, offersRoots, rawSchemas });
   installRequestHandlers(
     client,
     { ...options.requests, server: config, log },

@@ -468,14 +468,14 @@ function toMessageParam(message: ChatMessage): MessageParam {
 }
 
 function toToolParam(tool: ToolDefinition): OpenAI.Chat.Completions.ChatCompletionTool {
-  // `$schema` means nothing to a model and some providers reject unknown schema keywords.
-  const { $schema: _ignored, ...parameters } = tool.parameters;
+  // The server's JSON Schema exactly as it sent it ($schema, $defs, $anchor, allOf,
+  // if/then/else, additionalProperties: 2020-12 keywords carry meaning the model needs).
   return {
     type: "function",
     function: {
       name: tool.name,
       ...(tool.description ? { description: tool.description } : {}),
-      parameters: { type: "object", properties: {}, ...parameters },
+      parameters: tool.parameters,
     },
   };
 }

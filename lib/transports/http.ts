@@ -35,6 +35,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { type Log, silentLog } from "../log.ts";
 import { createTimedFetch, type StreamEvent } from "./fetch.ts";
+import type { MessageObserver } from "./observer.ts";
 import { assumeCompleteResult } from "./result_type.ts";
 import { withTimeout } from "./timing.ts";
 
@@ -85,6 +86,8 @@ export interface HttpTransportOptions {
   log?: Log;
   /** The network (e.g. `bearerFetch` for a header-authenticated entry). @default globalThis.fetch */
   fetch?: FetchLike;
+  /** Sees every message sent and received, as written. */
+  observer?: MessageObserver;
 }
 
 type Inner = StreamableHTTPClientTransport | SSEClientTransport;
@@ -116,12 +119,14 @@ export class HttpTransport implements Transport {
   #closeNotified = false;
   #lastError?: Error;
   #protocolVersion?: string;
+  readonly #observer?: MessageObserver;
 
   constructor(options: HttpTransportOptions) {
     this.kind = options.kind;
     this.url = new URL(options.url);
     this.#log = options.log ?? silentLog;
     this.#timeoutMs = options.timeoutSeconds * 1000;
+    this.#observer = options.observer;
     const timed = createTimedFetch({
       headersTimeoutMs: this.#timeoutMs,
       readTimeoutMs: options.sseReadTimeoutSeconds * 1000,
@@ -190,6 +195,7 @@ export class HttpTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    this.#observer?.sent?.(message);
     if (isInitializeRequest(message)) this.#initialize = structuredClone(message) as JSONRPCRequest;
     const session = this.sessionId;
     try {
@@ -250,6 +256,7 @@ export class HttpTransport implements Transport {
       this.#awaiting.delete(message.id);
       return;
     }
+    this.#observer?.received?.(message);
     this.onmessage?.(assumeCompleteResult(message, this.#protocolVersion));
   }
 

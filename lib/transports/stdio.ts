@@ -21,6 +21,7 @@ import {
 import { type Log, silentLog } from "../log.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { LineSplitter, LineTooLongError } from "./lines.ts";
+import type { MessageObserver } from "./observer.ts";
 import { assumeCompleteResult } from "./result_type.ts";
 import { canSignalGroups, childEnvironment, terminateChild, terminateGroup } from "./process.ts";
 import { settlesWithin } from "./timing.ts";
@@ -96,6 +97,8 @@ export interface StdioTransportOptions {
   sigtermGraceMs?: number;
   /** Receives the server's stderr lines and protocol warnings. @default silentLog */
   log?: Log;
+  /** Sees every message sent and received, as written. */
+  observer?: MessageObserver;
 }
 
 const decoder = new TextDecoder();
@@ -224,6 +227,7 @@ export class StdioTransport implements Transport {
     if (!this.#writer || this.#shutdown) {
       throw new SdkError(SdkErrorCode.NotConnected, "the server process is not running");
     }
+    this.#options.observer?.sent?.(message);
     await this.#writer.write(encoder.encode(JSON.stringify(message) + "\n"));
   }
 
@@ -324,6 +328,7 @@ export class StdioTransport implements Transport {
       return;
     }
     try {
+      this.#options.observer?.received?.(message);
       this.onmessage?.(assumeCompleteResult(message, this.#protocolVersion));
     } catch (error) {
       this.onerror?.(error as Error);
