@@ -6,7 +6,10 @@
  *   connecting in parallel (the floor: spawning and initializing 10 node processes);
  * - per-call cost of a trivial tool call (`echo`) over stdio, median and p99, through
  *   the connection manager, through patchbay's transport under the SDK's client, and
- *   the raw SDK floor (the SDK's own client and node-based stdio transport).
+ *   the raw SDK floor (the SDK's own client and node-based stdio transport);
+ * - what protocol negotiation (`"protocol": "auto"`, the default) costs a 2025-era stdio
+ *   server: connecting with it and with `"legacy"` (no probe), and the probe's own round
+ *   trip (`server/discover`, which server-everything answers "Method not found").
  *
  * Each call benchmark times {@linkcode CALLS} calls one by one after {@linkcode WARMUP}
  * warm-up calls and prints its median and p99; Deno's own figures for those are per
@@ -29,8 +32,9 @@ const WARMUP = 100;
 /** Runs of each connect benchmark. */
 const CONNECT_RUNS = 8;
 
-function everything(name: string): StdioServerConfig {
+function everything(name: string, protocol = "auto"): StdioServerConfig {
   return {
+    protocol,
     name,
     transport: "stdio",
     command: NODE,
@@ -90,9 +94,13 @@ async function timeClientEcho(label: string, transport: Transport, b: Deno.Bench
   }
 }
 
-async function connectServers(count: number, b: Deno.BenchContext): Promise<void> {
+async function connectServers(
+  count: number,
+  b: Deno.BenchContext,
+  protocol = "auto",
+): Promise<void> {
   const manager = new ConnectionManager({
-    servers: Array.from({ length: count }, (_, i) => everything(`everything${i}`)),
+    servers: Array.from({ length: count }, (_, i) => everything(`everything${i}`, protocol)),
   });
   b.start();
   const states = await manager.start();
@@ -109,6 +117,14 @@ Deno.bench({
   n: CONNECT_RUNS,
   warmup: 1,
   fn: async (b) => await connectServers(1, b),
+});
+
+Deno.bench({
+  name: 'connect 1 stdio server, "protocol": "legacy" (no server/discover probe)',
+  group: "connect",
+  n: CONNECT_RUNS,
+  warmup: 1,
+  fn: async (b) => await connectServers(1, b, "legacy"),
 });
 
 Deno.bench({
@@ -171,6 +187,40 @@ Deno.bench({
       );
     } finally {
       await manager.close();
+    }
+  },
+});
+
+Deno.bench({
+  name: "the version probe's round trip (server/discover before initialize, refused)",
+  group: "call",
+  n: 1,
+  warmup: 0,
+  async fn(b) {
+    // What `auto` adds to each connection of a 2025-era server: one request, refused with
+    // "Method not found", on the pipe the session then initializes on.
+    const transport = new StdioTransport({ command: NODE, args: [everythingEntry(), "stdio"] });
+    const waiting = new Map<string, () => void>();
+    transport.onmessage = (message) => {
+      if ("id" in message) waiting.get(String(message.id))?.();
+    };
+    await transport.start();
+    let next = 0;
+    const probe = () =>
+      new Promise<void>((resolve) => {
+        const id = `server-discover-probe-${++next}`;
+        waiting.set(id, resolve);
+        transport.send({
+          jsonrpc: "2.0",
+          id,
+          method: "server/discover",
+          params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } },
+        });
+      }).finally(() => waiting.delete(`server-discover-probe-${next}`));
+    try {
+      await timeCalls("server/discover probe", probe, b);
+    } finally {
+      await transport.close();
     }
   },
 });
