@@ -76,13 +76,15 @@ export function negotiationOptions(
   return { versionNegotiation: { mode: "legacy" }, supportedProtocolVersions: [setting] };
 }
 
-/** What patchbay offers an entry, in words ("2026-07-28 (server/discover), then …"). */
+/** What patchbay offers an entry, in words ("2026-07-28 by server/discover, then …"). */
 export function offeredRevisions(entry: ProtocolEntry): string {
   const { protocol: setting = "auto", transport } = entry;
-  const legacy = `${LEGACY_REVISIONS.join(", ")} (initialize)`;
+  const legacy = `${LEGACY_REVISIONS.join(", ")} by initialize`;
   if (setting === "legacy" || (setting === "auto" && transport === "sse")) return legacy;
-  if (setting === "auto") return `${MODERN_REVISION} (server/discover), then ${legacy}`;
-  return isModernRevision(setting) ? `${setting} only (server/discover)` : `${setting} only`;
+  if (setting === "auto") return `${MODERN_REVISION} by server/discover, then ${legacy}`;
+  return isModernRevision(setting)
+    ? `${setting} only, by server/discover`
+    : `${setting} only, by initialize`;
 }
 
 /** A failure to agree on a protocol revision, in the words of a diagnosis. */
@@ -103,9 +105,7 @@ export function negotiationFailure(
 ): NegotiationFailure | undefined {
   const setting = entry.protocol ?? "auto";
   const offered = `patchbay offered ${offeredRevisions(entry)}`;
-  const protocolField = setting === "auto"
-    ? 'the entry\'s "protocol" is "auto" (the default)'
-    : `the entry has "protocol": "${setting}"`;
+  const protocolField = `"protocol": "${setting}"${setting === "auto" ? " (the default)" : ""}`;
   if (error instanceof UnsupportedProtocolVersionError) {
     const supported = error.supported;
     const known = supported.filter((v) => PROTOCOL_REVISIONS.includes(v));
@@ -113,7 +113,7 @@ export function negotiationFailure(
       reason: `no protocol revision in common: the server supports ${supported.join(", ")}` +
         ` and refused ${error.requested}; ${offered}`,
       remedy: known.length > 0
-        ? `set "protocol": "${known[0]}" in the server entry (${protocolField})`
+        ? `set "protocol": "${known[0]}" in the server entry (it has ${protocolField})`
         : "the server speaks only revisions newer than this patchbay knows: update patchbay, " +
           "or ask the server's operators to keep an older revision",
     };
@@ -124,7 +124,7 @@ export function negotiationFailure(
     const modern = isModernRevision(answered);
     return {
       reason: `the server answered initialize with protocol revision ${answered}, which ` +
-        `patchbay does not accept here: ${offered} (${protocolField})`,
+        `patchbay does not accept with ${protocolField}: ${offered}`,
       remedy: modern
         ? 'set "protocol": "auto" (or remove it) so that patchbay negotiates ' +
           `${MODERN_REVISION} with server/discover`

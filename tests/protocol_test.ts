@@ -135,7 +135,7 @@ Deno.test("protocol legacy against a 2026-only server: the diagnosis names both 
     assert.equal(error.message, "Failed to connect to server 'modern': Session terminated");
     assert.match(
       error.reason,
-      /answered initialize with protocol revision 2026-07-28, which patchbay does not accept here: patchbay offered 2025-11-25, 2025-06-18, .* \(initialize\) \(the entry has "protocol": "legacy"\)/,
+      /^the server answered initialize with protocol revision 2026-07-28, which patchbay does not accept with "protocol": "legacy": patchbay offered 2025-11-25, 2025-06-18, .*, 2024-10-07 by initialize$/,
     );
     assert.match(error.remedy, /set "protocol": "auto" \(or remove it\)/);
   }
@@ -148,7 +148,7 @@ Deno.test("protocol pinned to 2026-07-28 against a 2025 server: says the server 
   assert.equal(state.state, "failed");
   assert.match(
     state.error!.reason,
-    /the server did not offer 2026-07-28 in answer to server\/discover .*patchbay offered 2026-07-28 only/,
+    /the server did not offer 2026-07-28 in answer to server\/discover .*patchbay offered 2026-07-28 only, by server\/discover$/,
   );
   assert.match(state.error!.remedy, /"protocol": "auto"/);
 });
