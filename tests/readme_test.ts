@@ -11,10 +11,14 @@ Deno.test("README opens with the run command and the test command", () => {
   assert.deepEqual(commands, ["npx -y deno@2.9.6 task start", "npx -y deno@2.9.6 task test"]);
 });
 
-Deno.test(".ci/run runs exactly the README's test command", async () => {
+Deno.test(".ci/run runs exactly the README's test command, then the conformance suite", async () => {
   const ci = await Deno.readTextFile(new URL(".ci/run", root));
-  const lastCommand = ci.trim().split("\n").filter((l) => l && !l.startsWith("#")).at(-1);
-  assert.equal(lastCommand, "npx -y deno@2.9.6 task test");
+  const commands = ci.trim().split("\n").filter((l) => l && !l.startsWith("#"));
+  const readmeTest = /^(npx -y deno@[\d.]+ task test)\s+#/m.exec(readme)?.[1];
+  assert.equal(readmeTest, "npx -y deno@2.9.6 task test");
+  const at = commands.indexOf(readmeTest);
+  assert.ok(at >= 0, `.ci/run does not run "${readmeTest}"`);
+  assert.deepEqual(commands.slice(at + 1), ["npx -y deno@2.9.6 task conformance"]);
 });
 
 /** The Default column of the README row whose first cell is `field`. */
@@ -59,4 +63,5 @@ Deno.test("README's server-entry defaults are the ones in lib/defaults.ts", () =
   assert.equal(row("sse_read_timeout")[4], String(DEFAULTS.server.sseReadTimeoutSeconds));
   assert.equal(row("trusted")[4], String(DEFAULTS.server.trusted));
   assert.equal(row("sampling")[4], `\`${DEFAULTS.server.sampling}\``);
+  assert.equal(row("protocol")[4], `\`${DEFAULTS.server.protocol}\``);
 });
