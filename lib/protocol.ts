@@ -39,20 +39,31 @@ export const PROTOCOL_MODES = ["auto", "legacy"] as const;
  * How long a stdio server may take to answer the probe before it is taken for a 2025-era
  * server that ignores requests it does not know, and spoken to with `initialize`. A server
  * still starting when it passes answers both; bounded so that a silent server costs
- * seconds, not the whole `timeout`.
+ * seconds, not the whole `timeout` (and never more than half of it: `stdioProbeTimeoutMs`).
  */
 export const STDIO_PROBE_TIMEOUT_MS = 5_000;
+
+/**
+ * How long a stdio entry's probe may wait: {@linkcode STDIO_PROBE_TIMEOUT_MS}, or half the
+ * entry's `timeout` when that is shorter, so `initialize` still has time after it.
+ */
+export function stdioProbeTimeoutMs(entry: ProtocolEntry): number {
+  const half = entry.timeoutSeconds === undefined ? Infinity : entry.timeoutSeconds * 500;
+  return Math.min(STDIO_PROBE_TIMEOUT_MS, half);
+}
 
 /** Whether `revision` belongs to the stateless era (negotiated with `server/discover`). */
 export function isModernRevision(revision: string): boolean {
   return revision >= MODERN_REVISION;
 }
 
-/** What the protocol choice depends on: an entry's `protocol` and its transport. */
+/** What the protocol choice depends on: an entry's `protocol`, transport and timeout. */
 export interface ProtocolEntry {
   /** @default "auto" */
   protocol?: ProtocolSetting;
   transport: TransportType;
+  /** The entry's `timeout` (seconds): a silent probe may use at most half of it. */
+  timeoutSeconds?: number;
 }
 
 /** The SDK client options that speak `entry.protocol` over `entry.transport`. */
@@ -67,7 +78,7 @@ export function negotiationOptions(
     return {
       versionNegotiation: {
         mode: "auto",
-        ...(transport === "stdio" ? { probe: { timeoutMs: STDIO_PROBE_TIMEOUT_MS } } : {}),
+        ...(transport === "stdio" ? { probe: { timeoutMs: stdioProbeTimeoutMs(entry) } } : {}),
       },
     };
   }

@@ -114,7 +114,10 @@ Deno.test("auto: a stdio server that exits on the probe is started again for ini
 Deno.test("auto: a stdio server silent on the probe is spoken to with initialize", async () => {
   const tag = newTag();
   {
-    await using session = await managed([fixture("quiet", tag, ["--early=silent"])]);
+    // A 2 s timeout: the probe waits at most half of it, so initialize still has time.
+    await using session = await managed([
+      fixture("quiet", tag, ["--early=silent"], { timeoutSeconds: 2 }),
+    ]);
     const [state] = session.states;
     assert.equal(state.state, "connected", state.error?.reason);
     assert.equal(state.protocolVersion, LEGACY_REVISIONS[0]);
