@@ -30,6 +30,7 @@ import type { ServerConfig } from "../config/types.ts";
 import { CancelledError, type PatchbayError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { bearerFetch, CALLBACK_TIMEOUT_MS, type PatchbayOAuthProvider } from "../oauth/mod.ts";
+import { negotiationOptions } from "../protocol.ts";
 import { type Network, PROCESS_NETWORK } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { STDERR_LINE_MAX_CHARS, StdioTransport } from "../transports/stdio.ts";
@@ -37,7 +38,6 @@ import { startDeadline } from "../deadline.ts";
 import { settlesWithin, untilAborted } from "../transports/timing.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
-import { negotiationOptions } from "../protocol.ts";
 import { RawToolSchemas } from "./raw_schemas.ts";
 import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
 
