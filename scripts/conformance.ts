@@ -14,7 +14,6 @@
  * deno task conformance                               # everything
  * deno task conformance --requirements 2026-07-28     # one requirement set (extras too)
  * deno task conformance --scenario auth/iss-supported # matching scenarios only
- * deno task conformance --markdown                    # the table as Markdown (README)
  * deno task conformance --results dir                 # keep the suite's results there
  * ```
  *
@@ -256,17 +255,13 @@ function verdict(r: RunResult): string {
   return `${word} (${ok}/${counted.length} checks)`;
 }
 
-function table(results: RunResult[], markdown: boolean): string {
+/** The results as a Markdown table: readable in a terminal, and what the README shows. */
+function table(results: RunResult[]): string {
   const rows = results.map((r) => [r.scenario, r.revision, r.source, verdict(r)]);
   const head = ["scenario", "revision", "why", "result"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-  const line = (cells: string[]) =>
-    markdown
-      ? `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`
-      : cells.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
-  const rule = markdown
-    ? `| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`
-    : widths.map((w) => "-".repeat(w)).join("  ");
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
+  const rule = `| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`;
   return [line(head), rule, ...rows.map(line)].join("\n");
 }
 
@@ -290,7 +285,6 @@ if (import.meta.main) {
     options: {
       requirements: { type: "string" },
       scenario: { type: "string" },
-      markdown: { type: "boolean" },
       results: { type: "string" },
     },
   });
@@ -300,7 +294,9 @@ if (import.meta.main) {
     Deno.exit(2);
   }
   const version = (await suite(["--version"])).stdout.trim();
-  console.error(`${SUITE} ${version}: ${runs.length} scenario runs, one at a time`);
+  const counts = Object.entries(Object.groupBy(runs, (r) => r.source))
+    .map(([source, group]) => `${group!.length} ${source}`).join(", ");
+  console.error(`${SUITE} ${version}: ${runs.length} scenario runs (${counts}), one at a time`);
   const results: RunResult[] = [];
   for (const run of runs) {
     const result = await runScenario(run, values.results);
@@ -311,7 +307,7 @@ if (import.meta.main) {
     );
     results.push(result);
   }
-  console.log(table(results, values.markdown ?? false));
+  console.log(table(results));
   const failures = results.filter((r) => !r.passed);
   for (const failure of failures) console.error(describeFailure(failure));
   const scoredFailures = failures.filter((r) => r.scored);

@@ -65,15 +65,15 @@ function listedTools(stdout: string): { tool: string; input_schema: unknown }[] 
 }
 
 /** What patchbay is asked to do in each scenario. */
-function stepsFor(scenario: string, context: Context): Step[] {
-  if (context.toolCalls) {
-    return context.toolCalls.map((c) => call(c.name, c.arguments ?? {}));
-  }
+export function stepsFor(scenario: string, context: Context): Step[] {
   switch (scenario) {
     case "initialize":
     case "request-metadata":
     case "json-schema-ref-no-deref":
       return [toolsJson];
+    case "http-custom-headers":
+      // The suite names the calls, with arguments that exercise the header encoding.
+      return (context.toolCalls ?? []).map((c) => call(c.name, c.arguments ?? {}));
     case "tools_call":
       return [call("add_numbers", { a: 19, b: 23 })];
     case "sse-retry":
@@ -213,4 +213,4 @@ async function main(): Promise<number> {
   }
 }
 
-Deno.exit(await main());
+if (import.meta.main) Deno.exit(await main());
