@@ -297,6 +297,7 @@ if (import.meta.main) {
   const counts = Object.entries(Object.groupBy(runs, (r) => r.source))
     .map(([source, group]) => `${group!.length} ${source}`).join(", ");
   console.error(`${SUITE} ${version}: ${runs.length} scenario runs (${counts}), one at a time`);
+  const started = performance.now();
   const results: RunResult[] = [];
   for (const run of runs) {
     const result = await runScenario(run, values.results);
@@ -312,11 +313,13 @@ if (import.meta.main) {
   for (const failure of failures) console.error(describeFailure(failure));
   const scoredFailures = failures.filter((r) => r.scored);
   const total = results.filter((r) => r.scored).length;
+  const minutes = (performance.now() - started) / 60_000;
   console.error(
     `${total - scoredFailures.length} of ${total} scored scenario runs passed` +
       (failures.length > scoredFailures.length
         ? `; ${failures.length - scoredFailures.length} reported only failed`
-        : ""),
+        : "") +
+      ` (${minutes.toFixed(1)} min)`,
   );
   Deno.exit(scoredFailures.length > 0 ? 1 : 0);
 }
