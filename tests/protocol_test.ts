@@ -145,6 +145,23 @@ Deno.test("protocol legacy against a 2026-only server: the diagnosis names both 
   assert.deepEqual(processesWith(tag), []);
 });
 
+Deno.test("auto against a server of a future revision only: no revision in common, both sides named", async () => {
+  const tag = newTag();
+  {
+    await using session = await managed([fixture("future", tag, ["--era=future"])]);
+    const [state] = session.states;
+    assert.equal(state.state, "failed");
+    assert.equal(
+      state.error!.reason,
+      "no protocol revision in common: the server supports 2099-01-01 and refused 2026-07-28; " +
+        "patchbay offered 2026-07-28 by server/discover, then 2025-11-25, 2025-06-18, " +
+        "2025-03-26, 2024-11-05, 2024-10-07 by initialize",
+    );
+    assert.match(state.error!.remedy, /update patchbay/);
+  }
+  assert.deepEqual(processesWith(tag), []);
+});
+
 Deno.test("protocol pinned to 2026-07-28 against a 2025 server: says the server did not offer it", async () => {
   await using session = await managed([everythingStdio("old", { protocol: MODERN_REVISION })]);
   const [state] = session.states;
