@@ -98,6 +98,7 @@ interface Check {
   id: string;
   name: string;
   status: "SUCCESS" | "FAILURE" | "WARNING" | "SKIPPED" | "INFO";
+  description?: string;
   errorMessage?: string;
   details?: { message?: string };
 }
@@ -269,7 +270,7 @@ function describeFailure(r: RunResult): string {
   const lines = [`✗ ${r.scenario} (${r.revision})`];
   if (r.problem) lines.push(`    ${r.problem}`);
   for (const check of r.checks.filter((c) => c.status === "FAILURE")) {
-    const why = check.errorMessage ?? check.details?.message ?? "";
+    const why = check.errorMessage ?? check.details?.message ?? check.description ?? "";
     lines.push(`    ${check.name}: ${why}`.trimEnd());
   }
   if (r.clientTail.length > 0) {
