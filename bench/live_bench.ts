@@ -33,6 +33,8 @@ const ROOT = new URL("../", import.meta.url).pathname;
 const FLAGS = manifest.tasks.start.split(/\s+/).filter((w) => w.startsWith("--"));
 /** Runs of each benchmark: each starts real processes. */
 const RUNS = 8;
+/** Start-ups timed with and without the hanging server. */
+const PROMPT_PAIRS = 12;
 
 const home = await Deno.makeTempDir({ prefix: "patchbay-bench-live-" });
 const llm = { provider: "openai-compatible", model: "m", base_url: "http://127.0.0.1:9/v1" };
@@ -67,11 +69,8 @@ const env = {
 
 const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
 
-/**
- * Starts the interactive client in a pseudo-terminal (`script`), times spawn → prompt,
- * then leaves with /exit (untimed).
- */
-async function timeToPrompt(config: string, b: Deno.BenchContext): Promise<void> {
+/** Starts the interactive client in a pseudo-terminal (`script`); ms from spawn to its prompt. */
+async function timeToPrompt(config: string): Promise<number> {
   const line = [
     DENO,
     "run",
@@ -80,7 +79,7 @@ async function timeToPrompt(config: string, b: Deno.BenchContext): Promise<void>
     "--config",
     config,
   ].map(quote).join(" ");
-  b.start();
+  const started = performance.now();
   const child = new Deno.Command("script", {
     args: ["-qfec", line, "/dev/null"],
     env,
@@ -97,30 +96,49 @@ async function timeToPrompt(config: string, b: Deno.BenchContext): Promise<void>
     if (done) throw new Error(`the session ended before its prompt: ${seen}`);
     seen += value;
   }
-  b.end();
+  const ms = performance.now() - started;
   const writer = child.stdin.getWriter();
   await writer.write(new TextEncoder().encode("/exit\r"));
   await writer.close();
   // Keep reading so the terminal never blocks the program on its way out.
   while (!(await reader.read()).done) { /* drain */ }
   await child.status;
+  return ms;
 }
 
-Deno.bench("time to a usable prompt: one stdio server", {
-  group: "prompt",
-  baseline: true,
-  n: RUNS,
-  warmup: 1,
-}, async (b) => {
-  await timeToPrompt(oneServer, b);
-});
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
-Deno.bench("time to a usable prompt: that server and one that never answers initialize", {
+/**
+ * The two start-ups alternate (ABBA), so a machine whose load drifts during the run weighs
+ * on both alike; Deno's figures are for all the runs together, the medians are printed.
+ */
+Deno.bench("time to a usable prompt: pairs without / with a server that never answers", {
   group: "prompt",
-  n: RUNS,
-  warmup: 1,
+  n: 1,
+  warmup: 0,
 }, async (b) => {
-  await timeToPrompt(withHanging, b);
+  await timeToPrompt(oneServer); // warm-up: module cache, first node start
+  const without: number[] = [];
+  const withHang: number[] = [];
+  b.start();
+  for (let i = 0; i < PROMPT_PAIRS; i++) {
+    // ABBA: neither start-up always follows the other.
+    if (i % 2 === 0) {
+      without.push(await timeToPrompt(oneServer));
+      withHang.push(await timeToPrompt(withHanging));
+    } else {
+      withHang.push(await timeToPrompt(withHanging));
+      without.push(await timeToPrompt(oneServer));
+    }
+  }
+  b.end();
+  const range = (v: number[]) =>
+    `median ${median(v).toFixed(0)} ms (${Math.min(...v).toFixed(0)}–${Math.max(...v).toFixed(0)})`;
+  console.log(
+    `time to a usable prompt over ${PROMPT_PAIRS} alternating runs: one stdio server ` +
+      `${range(without)}; plus one that never answers initialize ${range(withHang)}; ` +
+      `difference of the medians ${(median(withHang) - median(without)).toFixed(0)} ms`,
+  );
 });
 
 /** Connects to `entry`, kills the server with `signal`, times kill → `reconnecting`. */

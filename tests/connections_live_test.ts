@@ -105,7 +105,7 @@ for (const mode of ["streamableHttp", "sse"] as const) {
         ),
         lost.error.reason,
       );
-      assert.match(lost.error.remedy, /start the server/);
+      assert.match(lost.error.remedy, /start the server.*; meanwhile patchbay keeps trying/);
       assert.ok(lost.retry && lost.retry.attempt >= 1, JSON.stringify(lost.retry));
       assert.equal(lost.retry.maxAttempts, undefined, "network servers are retried without end");
       assert.equal(manager.tools().length, 0, "its tools leave the catalogue");

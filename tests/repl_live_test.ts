@@ -131,8 +131,8 @@ for (const mode of ["streamableHttp", "sse"] as const) {
       assert.match(
         notice,
         new RegExp(
-          `⟳ web: connection lost \\(Connection refused: nothing is listening at 127\\.0\\.0\\.1:${port} ` +
-            `\\(the server is not running at the configured address\\)\\); reconnecting, attempt \\d+ in [\\d.]+ s`,
+          `⟳ web: connection lost — Connection refused: nothing is listening at 127\\.0\\.0\\.1:${port} ` +
+            `\\(the server is not running at the configured address\\); reconnecting, attempt \\d+ in [\\d.]+ s`,
         ),
       );
       assert.doesNotMatch(notice, /fetch failed/);
@@ -142,6 +142,7 @@ for (const mode of ["streamableHttp", "sse"] as const) {
       assert.match(connections, new RegExp(`… web +reconnecting +${transport} `));
       assert.match(connections, /reconnecting: attempt \d+ (in [\d.]+ s|running)/);
       assert.match(connections, /cause: +Connection refused: nothing is listening/);
+      assert.match(connections, /remedy: .*; meanwhile patchbay keeps trying to reconnect/);
 
       await mark(repl);
       server = await startEverythingHttp(mode, port);
@@ -187,7 +188,7 @@ Deno.test("stdio: a server that exits while idle is announced, shown reconnectin
   Deno.kill(pid, "SIGKILL");
   await next(
     repl,
-    /⟳ local: connection lost \(the server process was killed by SIGKILL.*\); reconnecting, attempt 1 of 6 in 0\.5 s/,
+    /⟳ local: connection lost — the server process was killed by SIGKILL.*; reconnecting, attempt 1 of 6 in 0\.5 s/,
   );
   await eventually(
     async () => {

@@ -239,7 +239,9 @@ export class ServerConnection {
         prompts: this.#lists.prompts.length,
         resources: this.#lists.resources.length,
       },
-      error: this.#error,
+      error: this.#state === "reconnecting" && this.#error
+        ? whileRestarting(this.#error)
+        : this.#error,
       ...this.#info,
       ...(this.config.disabled ? { disabled: true } : {}),
       ...(this.#state === "reconnecting" && this.#retry ? { retry: { ...this.#retry } } : {}),
@@ -408,13 +410,13 @@ export class ServerConnection {
       if (gone) {
         // A loss diagnosed as a failure to reach the server is reported as such.
         throw failure instanceof ConnectionClosedError && loss instanceof ServerConnectError
-          ? loss
+          ? this.#restarting(loss)
           : failure;
       }
       if (failure instanceof ConnectionClosedError && isConnectionLoss(error)) {
         // HTTP has no process to watch: a request that cannot reach the server is the
         // loss, reported with what a look at the address found.
-        throw await this.#confirmLoss(session, error);
+        throw this.#restarting(await this.#confirmLoss(session, error));
       }
       if (failure instanceof TimeoutError || failure instanceof ToolTimeoutError) {
         // Slow, or gone without a word: a ping tells which.
@@ -624,6 +626,11 @@ export class ServerConnection {
         this.#scheduleRetry();
       }
     }, plan.delay);
+  }
+
+  /** `error`, saying that patchbay keeps trying while the server is being restarted. */
+  #restarting(error: PatchbayError): PatchbayError {
+    return this.#state === "reconnecting" ? whileRestarting(error) : error;
   }
 
   // ------------------------------------------------------------------------ liveness
@@ -867,6 +874,26 @@ export class ServerConnection {
     });
   }
 }
+
+/**
+ * A diagnosed failure of a server being restarted: its remedy (written for a server that
+ * did not start) also says that patchbay keeps trying.
+ */
+function whileRestarting(error: PatchbayError): PatchbayError {
+  if (!(error instanceof ServerConnectError) || error.constructor !== ServerConnectError) {
+    return error;
+  }
+  return new ServerConnectError(error.server, {
+    reason: error.reason,
+    remedy: `${error.remedy}; meanwhile ${RESTARTING_NOTE}`,
+    details: [...error.details],
+    cause: error.cause,
+  });
+}
+
+/** What patchbay does about a lost server, for remedies. */
+const RESTARTING_NOTE = "patchbay keeps trying to reconnect (/connections shows the next " +
+  "attempt; /refresh tries at once)";
 
 /** Whether the session runs over HTTP (streamable HTTP or SSE), where nothing exits. */
 function isNetwork(session: Session): boolean {

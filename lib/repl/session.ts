@@ -438,7 +438,7 @@ export class ClientSession {
         } else if (event.state === "failed" && event.error && !this.#refreshing) {
           say(`${this.presentError(event.error)}\n`);
         } else if (event.state === "reconnecting") {
-          const why = event.error ? ` (${stripTerminalEscapes(event.error.reason)})` : "";
+          const why = event.error ? ` — ${stripTerminalEscapes(event.error.reason)}` : "";
           const next = status?.retry?.nextAt
             ? `, ${attemptOf(status)} in ${seconds(status.retry.nextAt.getTime() - Date.now())}`
             : "";
