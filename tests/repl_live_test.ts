@@ -48,7 +48,8 @@ Deno.test("prompt first: with a server that never answers, /tools and a turn wor
       good: { command: NODE, args: [everythingEntry(), "stdio"] },
       hang: hanging(tag),
     },
-    AgentConfig: { connect_wait: 1 },
+    // Longer than any wait below: the message goes on because of Ctrl+C, not the time.
+    AgentConfig: { connect_wait: 60 },
   });
   await using repl = await startRepl(box, { waitForServers: false });
   const banner = await repl.tmux.screen();
@@ -69,9 +70,18 @@ Deno.test("prompt first: with a server that never answers, /tools and a turn wor
   assert.match(connections, /… hang +connecting +stdio +node /);
   assert.match(connections, /^ {6}connecting for [\d.]+ s$/m);
 
-  // A message waits connect_wait (1 s) for it, then goes with the good server's tools.
+  // A message waits for it (connect_wait); Ctrl+C stops waiting, and the message goes
+  // with the good server's tools.
   llm.enqueue({ text: "Answered with good's tools." });
-  const turn = await repl.send("what can you do?", /1 step · \d+ tokens/, 30_000);
+  const before = (await repl.tmux.screen()).length;
+  await repl.tmux.submit("what can you do?");
+  await repl.tmux.waitFor("waiting for hang to connect (at most 60 s; Ctrl+C goes on without)", {
+    after: before,
+  });
+  await repl.tmux.press("C-c");
+  const turn =
+    (await repl.tmux.waitFor(/1 step · \d+ tokens/, { after: before, timeoutMs: 30_000 }))
+      .slice(before);
   assert.match(
     turn,
     /… hang is still connecting: this message goes without its tools \(they join once connected\)/,
@@ -81,6 +91,17 @@ Deno.test("prompt first: with a server that never answers, /tools and a turn wor
     .map((t) => t.function.name);
   assert.equal(sent.length, 15);
   assert.ok(sent.every((name) => name.startsWith("good__")), sent.join(", "));
+
+  // /refresh of a server still connecting waits for it; Ctrl+C stops waiting.
+  const refreshed = (await repl.tmux.screen()).length;
+  await repl.tmux.submit("/refresh hang");
+  await repl.tmux.waitFor("refreshing hang…", { after: refreshed });
+  await repl.tmux.press("C-c");
+  assert.match(
+    (await repl.tmux.waitFor("remedy", { after: refreshed })).slice(refreshed),
+    /error: Cancelled: waiting for the refresh \(it goes on; \/connections shows it\)/,
+  );
+  assert.match(await repl.send("/tools hang", "listed once"), /… hang: connecting for/);
 
   await repl.tmux.submit("/exit");
   assert.equal(await repl.tmux.exitCode(), 0);

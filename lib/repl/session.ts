@@ -35,6 +35,7 @@ import { CancelledError, PatchbayError } from "../errors.ts";
 import type { Memory, MemoryEvent } from "../memory/mod.ts";
 import { openMemory } from "../memory/mod.ts";
 import { describeOAuthEvent } from "../oauth/messages.ts";
+import { untilAborted } from "../transports/timing.ts";
 import { statePath } from "../paths.ts";
 import type { Runtime } from "../startup.ts";
 import { stderrStyle, stdoutStyle, type Style } from "../style.ts";
@@ -368,13 +369,22 @@ export class ClientSession {
     }
   }
 
-  /** Reconnects servers; failures are left to the caller's status block, not printed twice. */
+  /**
+   * Reconnects servers; failures are left to the caller's status block, not printed twice.
+   * Ctrl+C stops waiting (a server still connecting may take its whole `timeout`); the
+   * attempts go on, and are announced when they end.
+   */
   async refresh(server?: string): Promise<void> {
     this.#refreshing = true;
     try {
       await this.request(
         server ? `refreshing ${server}…` : "refreshing every server…",
-        () => this.manager.refresh(server, { force: true }),
+        (signal) =>
+          untilAborted(
+            this.manager.refresh(server, { force: true }),
+            signal,
+            () => new CancelledError("waiting for the refresh (it goes on; /connections shows it)"),
+          ),
       );
     } finally {
       this.#refreshing = false;
