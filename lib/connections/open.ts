@@ -6,7 +6,7 @@
  * (Ctrl+C during start-up, a pending browser login included).
  *
  * The interactive client does not wait (`wait: false`): its prompt comes first and the
- * servers connect behind it. The commands wait, and `skip` (their first Ctrl+C) gives up
+ * servers connect behind it (it starts them once the prompt is shown). The commands wait, and `skip` (their first Ctrl+C) gives up
  * on the servers still connecting instead of on everything.
  *
  * @module
@@ -28,8 +28,10 @@ export interface OpenConnectionsOptions {
    */
   onOAuthEvent?: (event: OAuthEvent) => void;
   /**
-   * `false`: resolve at once, the servers connecting in the background (the manager's
-   * events report each; `manager.pending()` names those still connecting). @default true
+   * `false`: resolve at once with the manager not started: the caller starts it
+   * (`void manager.start()`) when it suits it, e.g. once its prompt is on the screen, and
+   * the servers connect in the background (the manager's events report each;
+   * `manager.pending()` names those still on their way). @default true
    */
   wait?: boolean;
   /**
@@ -82,10 +84,7 @@ export async function openConnections(
   // A skip before any server started (Ctrl+C while memory opened) has nothing to skip.
   if (options.skip?.aborted) options.onSkip?.([]);
   if (options.signal?.aborted) await manager.close();
-  if (options.wait === false) {
-    void manager.start();
-    return { manager, states: manager.states() };
-  }
+  if (options.wait === false) return { manager, states: manager.states() };
   options.signal?.addEventListener("abort", onAbort, { once: true });
   options.skip?.addEventListener("abort", onSkip, { once: true });
   try {

@@ -125,6 +125,9 @@ export class ClientSession {
   /** The state of each server last heard, to word what changed. */
   #states = new Map<string, ConnectionState>();
   #renderServers?: StatusRenderer;
+  /** Servers start behind the prompt, once {@linkcode goLive} was called. */
+  #background = false;
+  #startupBegun = false;
 
   private constructor(options: SessionOptions) {
     this.runtime = options.runtime;
@@ -244,20 +247,25 @@ export class ClientSession {
       this.#toolsChange(status.name);
       this.#states.set(status.name, status.state);
     }
-    if (background) {
-      for (const name of this.manager.pending()) this.#startup.add(name);
-    } else {
-      this.#live = true;
-    }
+    this.#background = background;
+    if (!background) this.#live = true;
     this.#unsubscribe.push(this.manager.on((event) => this.#onConnectionEvent(event)));
   }
 
   /**
    * From now on, servers are announced as they connect, fail, are lost or come back (the
-   * banner, printed just before, shows where they stand until then).
+   * banner, printed just before, shows where they stand until then). In `background` mode
+   * this also starts them, once the prompt is drawn: starting processes takes the CPU the
+   * prompt would otherwise wait for.
    */
   goLive(): void {
     this.#live = true;
+    if (!this.#background || this.#startupBegun) return;
+    this.#startupBegun = true;
+    setTimeout(() => {
+      for (const name of this.manager.pending()) this.#startup.add(name);
+      void this.manager.start();
+    }, 0);
   }
 
   /** Sampling needs the model; without a usable key every request is refused, saying why. */
