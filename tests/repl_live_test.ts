@@ -109,6 +109,63 @@ Deno.test("prompt first: with a server that never answers, /tools and a turn wor
   assert.deepEqual(processesWith(tag), []);
 });
 
+Deno.test("a server that connects during a turn adds its tools from the next model step", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  // The late server answers only once the test lets it start.
+  const go = join(box.cwd, "late-may-start");
+  await writeConfig(box, {
+    ...replConfig(box, llm),
+    mcpServers: {
+      good: { command: NODE, args: [everythingEntry(), "stdio"] },
+      late: {
+        command: "sh",
+        args: [
+          "-c",
+          `while [ ! -e '${go}' ]; do sleep 0.05; done; exec '${NODE}' '${everythingEntry()}' stdio`,
+        ],
+        timeout: 120,
+      },
+    },
+    AgentConfig: { connect_wait: 0 },
+  });
+  await using repl = await startRepl(box, { waitForServers: false });
+  await repl.tmux.waitFor("✓ good connected", { timeoutMs: 30_000 });
+  llm.enqueue(
+    { toolCalls: [{ name: "good__echo", arguments: { message: "first step" } }] },
+    { text: "Two steps done." },
+  );
+  const before = (await repl.tmux.screen()).length;
+  await repl.tmux.submit("go");
+  // The first step goes without it; its tool call waits for approval meanwhile.
+  await repl.tmux.waitFor("(default No)", { after: before });
+  assert.match(
+    (await repl.tmux.screen()).slice(before),
+    /… late is still connecting: this message goes without its tools/,
+  );
+  await Deno.writeTextFile(go, "");
+  await repl.tmux.waitFor(/^Servers {2}2 of 2 servers connected/m, {
+    after: before,
+    timeoutMs: 30_000,
+  });
+  await repl.tmux.press("y");
+  const screen = (await repl.tmux.waitFor("Two steps done.", { after: before })).slice(before);
+  // The notice went above the question, which was drawn again below it.
+  assert.match(
+    screen,
+    / {4}\{"message":"first step"\}\nServers {2}2 of 2 servers connected\n(.*\n){2} {4}\[y\]es .*\(default No\) y\n/,
+  );
+  const names = (i: number) =>
+    (llm.requests[i].body.tools as { function: { name: string } }[]).map((t) => t.function.name);
+  assert.equal(llm.requests.length, 2);
+  assert.ok(names(0).every((name) => name.startsWith("good__")), names(0).join(", "));
+  assert.ok(names(1).includes("late__echo"), names(1).join(", "));
+  assert.ok(names(1).includes("good__echo"));
+  await repl.tmux.submit("/exit");
+  assert.equal(await repl.tmux.exitCode(), 0);
+  assert.deepEqual(await repl.leftoverProcesses(), []);
+});
+
 /** Waits for `pattern` in output that appears after the current screen. */
 async function next(repl: Repl, pattern: RegExp | string, timeoutMs = 30_000): Promise<string> {
   return await repl.tmux.waitFor(pattern, { after: await markOf(repl), timeoutMs });

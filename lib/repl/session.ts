@@ -418,9 +418,13 @@ export class ClientSession {
     this.output.err(this.errStyle.dim(`  ${parts.join(" · ")}\n`));
   }
 
-  /** Writes an unprompted notice (server and memory events) around the prompt. */
+  /**
+   * Writes an unprompted notice (server and memory events) around the prompt or a
+   * question, or on a line of its own while an answer streams.
+   */
   #notify(text: string): void {
-    this.editor.interject(text, (t) => this.output.err(t));
+    const own = !this.editor.asking && !this.output.atLineStart ? `\n${text}` : text;
+    this.editor.interject(own, (t) => this.output.err(t));
   }
 
   /** Tool names each server had when last shown, to report what a list_changed changed. */
