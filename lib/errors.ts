@@ -491,6 +491,23 @@ export class ConnectionClosedError extends PatchbayError {
   }
 }
 
+/**
+ * A server still connecting when the person pressed Ctrl+C to go on without it: its
+ * attempt was stopped, and the command goes on with the servers that did connect.
+ */
+export class ConnectSkippedError extends PatchbayError {
+  readonly server: string;
+  constructor(server: string, seconds: number) {
+    super("cancelled", `Skipped server '${server}': still connecting after ${seconds} s`, {
+      reason: "Ctrl+C was pressed while patchbay waited for it; its connection attempt was " +
+        "stopped and the command went on without it",
+      remedy: 'run it again and let the server connect (raise "timeout" in its entry if it ' +
+        "is slow to start); `patchbay doctor` checks it on its own",
+    });
+    this.server = server;
+  }
+}
+
 /** A server answered a request (other than a tool call) with an error. */
 export class ServerRequestError extends PatchbayError {
   readonly server: string;

@@ -70,12 +70,22 @@ export interface HttpServerConfig extends ServerCommon {
   headers: Record<string, string>;
   auth?: OAuthSettings;
   sseReadTimeoutSeconds: number;
+  /**
+   * Seconds within which a server that died is noticed (keep-alive pings); 0: off.
+   * @default DEFAULTS.server.pingIntervalSeconds (the loader always sets it)
+   */
+  pingIntervalSeconds?: number;
 }
 
 export type ServerConfig = StdioServerConfig | HttpServerConfig;
 
 export interface AgentLimits {
   toolCallTimeoutSeconds: number;
+  /**
+   * Seconds a message waits for servers still connecting.
+   * @default DEFAULTS.agent.connectWaitSeconds (the loader always sets it)
+   */
+  connectWaitSeconds?: number;
   maxSteps: number;
   /** `undefined`: unlimited. */
   requestLimit?: number;

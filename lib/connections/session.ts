@@ -25,7 +25,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
-import { CancelledError, type PatchbayError } from "../errors.ts";
+import { CancelledError, PatchbayError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { bearerFetch, CALLBACK_TIMEOUT_MS, type PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { type Network, PROCESS_NETWORK } from "../proxy.ts";
@@ -74,6 +74,11 @@ export interface SessionHooks {
   serverLog(params: LoggingMessageNotification["params"]): void;
   /** The connection closed without being asked to; `reason` says why. */
   lost(reason: string): void;
+  /**
+   * Something suggests an HTTP server may be gone (its event stream dropped, a reconnect
+   * of it failed): worth a ping to find out.
+   */
+  suspect(reason: string): void;
   /** An HTTP session was replaced by a new one (server-side state is gone). */
   renewed(): void;
 }
@@ -87,7 +92,11 @@ export interface SessionOptions {
   hooks: SessionHooks;
   /** The OAuth provider of an HTTP entry with `auth.method: oauth`. */
   oauth?: PatchbayOAuthProvider;
-  /** Aborts the attempt (the manager is closing): a pending login is cancelled too. */
+  /**
+   * Aborts the attempt (the manager is closing, or Ctrl+C skipped the server): a pending
+   * login is cancelled too. A {@linkcode PatchbayError} as the reason is what the attempt
+   * throws; otherwise it throws `CancelledError`.
+   */
   signal?: AbortSignal;
   /** Where stdio servers' inherited variables come from. @default Deno.env.get */
   parentEnv?: (name: string) => string | undefined;
@@ -336,9 +345,15 @@ export async function openSession(config: ServerConfig, options: SessionOptions)
   } catch (error) {
     const timedOut = deadline.signal.reason instanceof DeadlineError;
     if (options.signal?.aborted) {
-      // Closing, not failing: nothing to diagnose, and nobody waiting for a diagnosis.
-      await session.close();
-      throw new CancelledError(`connecting to server '${config.name}'`);
+      // Closing or skipped, not failing: nothing to diagnose, and nobody waiting for a
+      // diagnosis (nor for the process to end its grace periods).
+      const closing = session.close();
+      if (options.cleanup) options.cleanup(closing);
+      else await closing;
+      const reason = options.signal.reason;
+      throw reason instanceof PatchbayError
+        ? reason
+        : new CancelledError(`connecting to server '${config.name}'`);
     }
     const failure = await diagnoseAttempt(config, session, error, timedOut, options);
     // The failure is known now; ending the process (which may sit out its grace periods)
@@ -413,10 +428,15 @@ function watch(session: Session, hooks: SessionHooks, log: Log): void {
     // An idle HTTP session has no request to fail: the event stream that cannot be
     // reopened is how a server that went away shows.
     if (
-      session.transport instanceof HttpTransport && session.established && !session.closing &&
-      /Maximum reconnection attempts/.test(error.message)
-    ) {
+      !(session.transport instanceof HttpTransport) || !session.established || session.closing
+    ) return;
+    if (/Maximum reconnection attempts/.test(error.message)) {
       hooks.lost(`the server's event stream could not be reopened (${error.message})`);
+    } else {
+      // A dropped stream, a failed reopening, a failed POST: a ping tells whether the
+      // server is still there (a stream cut by a proxy is not a lost server).
+      // (The error's own text is in the debug log above; it is no message for a person.)
+      hooks.suspect("its event stream dropped, or a request to it failed");
     }
   };
   client.onclose = () => {
