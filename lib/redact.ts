@@ -26,6 +26,9 @@ function looksLikeCredential(value: string): boolean {
     (/[a-z]/.test(value) && /[A-Z]/.test(value.slice(1)));
 }
 
+/** A value after `key:` that is prose: a small number or a lower-case word. */
+const PROSE_VALUE = /^(?:\d{1,5}|[a-z]+(?:-[a-z]+)*)$/;
+
 /** Query parameters whose values are secrets when they appear in a configured URL. */
 const SECRET_PARAMETER =
   /(?:^|[_-])(?:key|apikey|token|secret|password|passwd|pass|pwd|auth|sig|signature|credentials?|code)$/i;
@@ -46,10 +49,15 @@ const PATTERNS: ReadonlyArray<[RegExp, Replacement]> = [
     REDACTED,
   ],
   // key=value and "key": "value" forms of secret-looking names. (Authorization values are
-  // caught by the scheme pattern above; matching the bare word would eat prose.)
+  // caught by the scheme pattern above; matching the bare word would eat prose.) In the
+  // unquoted `key: value` form, a small number or a plain word is prose
+  // ("LLM_API_KEY: 1 model listed", "password: required"), not a secret.
   [
-    /((?:["']?)(?:access_token|refresh_token|id_token|api[_-]?key|apikey|client_secret|password|passwd|x-api-key)(?:["']?)\s*[:=]\s*["']?)(?!(?:Bearer|Basic|Token)\s|\[REDACTED\])([^"'\s,&;}]+)/gi,
-    `$1${REDACTED}`,
+    /((?:["']?)(?:access_token|refresh_token|id_token|api[_-]?key|apikey|client_secret|password|passwd|x-api-key)(["']?)\s*([:=])\s*(["']?))(?!(?:Bearer|Basic|Token)\s|\[REDACTED\])([^"'\s,&;}]+)/gi,
+    (match, prefix, keyQuote, separator, valueQuote, value) =>
+      separator === ":" && !keyQuote && !valueQuote && PROSE_VALUE.test(value)
+        ? match
+        : `${prefix}${REDACTED}`,
   ],
   // OAuth authorization codes and tokens in query strings.
   [
