@@ -64,8 +64,18 @@ export const ADDRESS_KIND_TEXT: Readonly<Record<AddressKind, string>> = {
 /** Resolves a host name to its addresses (IPv4 and IPv6, as text). */
 export type Resolver = (host: string, signal?: AbortSignal) => Promise<string[]>;
 
-/** How long a lookup may take before the name is judged by itself. */
-export const RESOLVE_TIMEOUT_MS = 5_000;
+/**
+ * How long a lookup may take before the name is judged by itself: behind a proxy the
+ * local resolver may never answer, and every OAuth request is checked.
+ */
+export const RESOLVE_TIMEOUT_MS = 3_000;
+
+/**
+ * How long the MCP server's own location is reused. Its address decides what its
+ * endpoints may be, but whoever controls its name already chooses where patchbay
+ * connects; endpoints are located afresh for every check.
+ */
+export const SERVER_LOCATION_TTL_MS = 60_000;
 
 /**
  * The system resolver (`getaddrinfo`, hosts file included): the same answer the
@@ -211,6 +221,7 @@ export class EndpointPolicy {
   readonly serverUrl: URL;
   readonly #allowed: ReadonlySet<string>;
   readonly #resolve: Resolver;
+  #serverLocation: { at: number; location: Promise<HostLocation> } | undefined;
 
   constructor(options: EndpointPolicyOptions) {
     this.server = options.server;
@@ -303,7 +314,7 @@ export class EndpointPolicy {
     }
 
     if (exempt) return { allowed: true, url: parsed };
-    const server = await locateHost(serverHost, this.#resolve, signal);
+    const server = await this.#locateServer(serverHost, signal);
     const refused = endpoint.kinds.find((kind) =>
       !server.kinds.every((serverKind) => permitted(kind, serverKind))
     );
@@ -319,10 +330,22 @@ export class EndpointPolicy {
           : `, but the MCP server ${this.serverUrl.href} is on ${describeLocation(server)}`) +
         "; patchbay sends no request that a server's metadata aims at this machine or its " +
         "network",
-      remedy: never ? hostile : `${hostile}. If that authorization server really is on your ` +
-        `network, add "${host}" to auth.allow_internal_hosts in the entry for '${this.server}'`,
+      remedy: never ? hostile : `${hostile}. If you run that authorization server yourself, ` +
+        `on this machine or your network, add "${host}" to auth.allow_internal_hosts in the ` +
+        `entry for '${this.server}'`,
       addresses: endpoint.addresses,
     };
+  }
+
+  /** Where the MCP server is, reused for {@linkcode SERVER_LOCATION_TTL_MS}. */
+  #locateServer(host: string, signal?: AbortSignal): Promise<HostLocation> {
+    const cached = this.#serverLocation;
+    if (cached && Date.now() - cached.at < SERVER_LOCATION_TTL_MS) return cached.location;
+    const location = locateHost(host, this.#resolve, signal);
+    this.#serverLocation = { at: Date.now(), location };
+    // A lookup cut short by the caller's signal is not kept for the next caller.
+    location.catch(() => this.#serverLocation = undefined);
+    return location;
   }
 }
 
