@@ -381,6 +381,23 @@ for (const field of ["registration_endpoint", "token_endpoint"] as const) {
   });
 }
 
+Deno.test("a plain-http token endpoint is refused before the browser opens, not after the login", async () => {
+  await using remote = await startRemoteOAuth({
+    metadata: { token_endpoint: "http://auth.example.test/token" },
+  });
+  await using r = await remoteRuntime(remote);
+  const error = await r.login();
+  assert.ok(error instanceof OAuthEndpointRefusedError, String(error));
+  assert.equal(error.endpoint, "token_endpoint");
+  assert.match(
+    error.reason,
+    /^the token_endpoint in the authorization server's metadata, http:\/\/auth\.example\.test\/token, is plain http on a public address .*OAuth endpoints must use https/,
+  );
+  assert.match(error.remedy, /serve the authorization server over https/);
+  assert.deepEqual(r.browser.opened, []);
+  assert.ok(!remote.requests.some((line) => /\/(register|authorize|token)$/.test(line)));
+});
+
 Deno.test("a public name that resolves to 127.0.0.1 is a loopback endpoint", async () => {
   await using remote = await startRemoteOAuth({
     metadata: { registration_endpoint: "https://rebind.example.test/register" },

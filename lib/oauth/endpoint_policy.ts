@@ -19,15 +19,15 @@
  *    friends) and reserved or multicast ones are never accepted. The MCP server's own host
  *    (as configured) is always accepted, and so are the hosts the entry lists in
  *    `auth.allow_internal_hosts` (the configuration is trusted).
- * 3. **Resolution.** Host names are resolved (as the connection will resolve them) and
- *    every address counts: a public name resolving to 127.0.0.1 is a loopback endpoint.
+ * 3. **Resolution.** Host names are resolved (as the connection will resolve them; an
+ *    answer is reused for {@linkcode LOCATION_TTL_MS}) and every address counts: a public name resolving to 127.0.0.1 is a loopback endpoint.
  *    IPv4-mapped, NAT64, 6to4 and IPv4-compatible IPv6 forms count as the IPv4 address they
  *    carry. A name that does not resolve here (a proxy resolves it, or nobody can) is
  *    judged by its name: public unless it is `localhost` or a cloud metadata name.
  *
- * What remains: the check runs before each request, not inside the connection, so a DNS
- * answer that changes between the check and the connection (rebinding with a zero TTL) is
- * not caught; each request's check narrows that window to one lookup.
+ * What remains: the check runs before each request, not inside the connection (Deno's
+ * fetch cannot be told which address to connect to), so a DNS answer that changes between
+ * the check and the connection (rebinding with a zero TTL) is not caught.
  *
  * @module
  */
@@ -65,17 +65,19 @@ export const ADDRESS_KIND_TEXT: Readonly<Record<AddressKind, string>> = {
 export type Resolver = (host: string, signal?: AbortSignal) => Promise<string[]>;
 
 /**
- * How long a lookup may take before the name is judged by itself: behind a proxy the
- * local resolver may never answer, and every OAuth request is checked.
+ * How long a lookup may take before the name is judged by itself (behind a proxy the
+ * local resolver may never answer). Long enough for the resolver's own retries (5 s per
+ * try by default): a slow answer cut short would be judged public, which would let a
+ * server that delays its DNS replies pass a name that then resolves to 127.0.0.1.
  */
-export const RESOLVE_TIMEOUT_MS = 3_000;
+export const RESOLVE_TIMEOUT_MS = 10_000;
 
 /**
- * How long the MCP server's own location is reused. Its address decides what its
- * endpoints may be, but whoever controls its name already chooses where patchbay
- * connects; endpoints are located afresh for every check.
+ * How long a host's location is reused by one policy. A login checks the same few hosts
+ * a dozen times, and a slow resolver would be waited on each time; a DNS answer that
+ * changes between check and connection is not caught either way (module documentation).
  */
-export const SERVER_LOCATION_TTL_MS = 60_000;
+export const LOCATION_TTL_MS = 30_000;
 
 /**
  * The system resolver (`getaddrinfo`, hosts file included): the same answer the
@@ -221,7 +223,7 @@ export class EndpointPolicy {
   readonly serverUrl: URL;
   readonly #allowed: ReadonlySet<string>;
   readonly #resolve: Resolver;
-  #serverLocation: { at: number; location: Promise<HostLocation> } | undefined;
+  readonly #locations = new Map<string, { at: number; location: Promise<HostLocation> }>();
 
   constructor(options: EndpointPolicyOptions) {
     this.server = options.server;
@@ -282,7 +284,7 @@ export class EndpointPolicy {
     const exempt = ownHost || this.#allowed.has(host);
     // The server's own https host needs no lookup; everything else is located.
     if (exempt && parsed.protocol === "https:") return { allowed: true, url: parsed };
-    const endpoint = await locateHost(host, this.#resolve, signal);
+    const endpoint = await this.#locate(host, signal);
     const where = describeLocation(endpoint);
 
     if (parsed.protocol === "http:") {
@@ -314,7 +316,7 @@ export class EndpointPolicy {
     }
 
     if (exempt) return { allowed: true, url: parsed };
-    const server = await this.#locateServer(serverHost, signal);
+    const server = await this.#locate(serverHost, signal);
     const refused = endpoint.kinds.find((kind) =>
       !server.kinds.every((serverKind) => permitted(kind, serverKind))
     );
@@ -337,14 +339,21 @@ export class EndpointPolicy {
     };
   }
 
-  /** Where the MCP server is, reused for {@linkcode SERVER_LOCATION_TTL_MS}. */
-  #locateServer(host: string, signal?: AbortSignal): Promise<HostLocation> {
-    const cached = this.#serverLocation;
-    if (cached && Date.now() - cached.at < SERVER_LOCATION_TTL_MS) return cached.location;
+  /** Where `host` is, reused for {@linkcode LOCATION_TTL_MS}. */
+  #locate(host: string, signal?: AbortSignal): Promise<HostLocation> {
+    const now = Date.now();
+    const cached = this.#locations.get(host);
+    if (cached && now - cached.at < LOCATION_TTL_MS) return cached.location;
+    for (const [name, entry] of this.#locations) {
+      if (now - entry.at >= LOCATION_TTL_MS) this.#locations.delete(name);
+    }
     const location = locateHost(host, this.#resolve, signal);
-    this.#serverLocation = { at: Date.now(), location };
+    const entry = { at: now, location };
+    this.#locations.set(host, entry);
     // A lookup cut short by the caller's signal is not kept for the next caller.
-    location.catch(() => this.#serverLocation = undefined);
+    location.catch(() => {
+      if (this.#locations.get(host) === entry) this.#locations.delete(host);
+    });
     return location;
   }
 }
