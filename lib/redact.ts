@@ -36,10 +36,12 @@ const SECRET_PARAMETER =
 type Replacement = string | ((match: string, ...groups: string[]) => string);
 
 const PATTERNS: ReadonlyArray<[RegExp, Replacement]> = [
-  // Authorization header values (prose such as "the token endpoint" is left alone).
+  // Authorization header values: always after an Authorization header name; elsewhere
+  // only when shaped like a credential (prose such as "the token endpoint" is left alone).
   [
-    /\b(Bearer|Basic|Token)(\s+)([A-Za-z0-9._~+/=-]{6,})/gi,
-    (match, scheme, _space, value) => looksLikeCredential(value) ? `${scheme} ${REDACTED}` : match,
+    /(\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?)?\b(Bearer|Basic|Token)(\s+)([A-Za-z0-9._~+/=-]{6,})/gi,
+    (match, header, scheme, _space, value) =>
+      header || looksLikeCredential(value) ? `${header ?? ""}${scheme} ${REDACTED}` : match,
   ],
   // Credentials embedded in URLs: scheme://user:password@host
   [/\b([a-z][a-z0-9+.-]*:\/\/)([^\s/:@]*):([^\s/@]+)@/gi, `$1$2:${REDACTED}@`],

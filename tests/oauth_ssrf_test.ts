@@ -32,7 +32,11 @@ import {
   EndpointPolicy,
   type EndpointRole,
 } from "../lib/oauth/endpoint_policy.ts";
-import { guardedFetch } from "../lib/oauth/guarded_fetch.ts";
+import {
+  type FetchedDocument,
+  guardedFetch,
+  MAX_WITNESSED_BYTES,
+} from "../lib/oauth/guarded_fetch.ts";
 import { createOAuthRuntime, FileTokenStore, logout } from "../lib/oauth/mod.ts";
 import { emptyCredentials } from "../lib/oauth/token_store.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
@@ -291,6 +295,43 @@ Deno.test("guarded fetch: redirects are followed within the rule, POST turns GET
   );
 });
 
+Deno.test("guarded fetch: an event stream is handed on unread; a large document reaches its reader whole", async () => {
+  const large = JSON.stringify({ padding: "x".repeat(MAX_WITNESSED_BYTES) });
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    if (new URL(req.url).pathname === "/large") return Response.json(JSON.parse(large));
+    // An event stream that never ends: reading it whole would never return.
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        timer = setInterval(() => controller.enqueue(new TextEncoder().encode(": ping\n\n")), 50);
+      },
+      cancel() {
+        clearInterval(timer);
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  const seen: FetchedDocument[] = [];
+  const guarded = guardedFetch((input, init) => fetch(input, init), {
+    policy: new EndpointPolicy({ server: "local", serverUrl: `${base}/mcp` }),
+    onResponse: (document) => seen.push(document),
+  });
+  const stream = await guarded(new URL(`${base}/mcp`), {
+    headers: { accept: "text/event-stream" },
+  });
+  const reader = stream.body!.getReader();
+  assert.match(new TextDecoder().decode((await reader.read()).value), /: ping/);
+  await reader.cancel();
+  const document = await guarded(new URL(`${base}/large`));
+  assert.equal((await document.text()).length, large.length);
+  assert.deepEqual(
+    seen.map((s) => [new URL(s.url).pathname, s.json]),
+    [["/mcp", undefined], ["/large", undefined]],
+    "neither was kept",
+  );
+});
+
 // ── a hostile remote server, in process ──────────────────────────────────────────────────
 
 /** A runtime whose OAuth requests go through the remote stand-in's proxy. */
@@ -527,10 +568,8 @@ Deno.test("auth.allow_internal_hosts lets the entry's own internal authorization
   );
 });
 
-Deno.test("a login stored by an older patchbay, with loopback endpoints, is neither refreshed nor revoked there", async () => {
-  await using listener = startLoopbackListener();
-  await using remote = await startRemoteOAuth();
-  await using r = await remoteRuntime(remote);
+/** A login as an older patchbay stored it: discovery naming the listener's endpoints. */
+function olderLogin(listenerOrigin: string) {
   const record = emptyCredentials("remote", REMOTE_MCP_URL);
   record.issuer = REMOTE_ISSUER;
   record.discovery = {
@@ -538,8 +577,8 @@ Deno.test("a login stored by an older patchbay, with loopback endpoints, is neit
     authorizationServerMetadata: {
       issuer: REMOTE_ISSUER,
       authorization_endpoint: `${REMOTE_ISSUER}/authorize`,
-      token_endpoint: `${listener.origin}/token`,
-      revocation_endpoint: `${listener.origin}/revoke`,
+      token_endpoint: `${listenerOrigin}/token`,
+      revocation_endpoint: `${listenerOrigin}/revoke`,
       response_types_supported: ["code"],
       code_challenge_methods_supported: ["S256"],
     },
@@ -555,20 +594,37 @@ Deno.test("a login stored by an older patchbay, with loopback endpoints, is neit
     obtainedAt: Date.now() - 7_200_000,
     expiresAt: Date.now() - 3_600_000,
   };
-  await r.store.save(record);
+  return record;
+}
 
-  const error = await r.login();
-  assert.ok(error instanceof OAuthEndpointRefusedError, String(error));
-  assert.equal(error.endpoint, "token_endpoint");
+Deno.test("a login stored by an older patchbay with loopback endpoints: not refreshed there; discovery runs again", async () => {
+  await using listener = startLoopbackListener();
+  await using remote = await startRemoteOAuth();
+  await using r = await remoteRuntime(remote);
+  await r.store.save(olderLogin(listener.origin));
 
-  const result = await logout(r.store, "remote", {
-    fetch: remote.fetch,
-    resolve: testResolver(),
-  });
+  // The expired token is refreshed, at the token endpoint discovered afresh (and checked).
+  assert.equal(await r.login(), "refreshed");
+  assert.deepEqual(listener.requests, [], "nothing reached the stored loopback endpoints");
+  assert.ok(remote.requests.includes("POST auth.example.test/token"), remote.requests.join("\n"));
+  const stored = await r.store.load("remote");
+  assert.equal(
+    stored?.discovery?.authorizationServerMetadata?.token_endpoint,
+    `${REMOTE_ISSUER}/token`,
+  );
+  assert.deepEqual(r.browser.opened, []);
+});
+
+Deno.test("logout does not revoke at a loopback revocation endpoint an older patchbay stored", async () => {
+  await using listener = startLoopbackListener();
+  await using remote = await startRemoteOAuth();
+  await using r = await remoteRuntime(remote);
+  await r.store.save(olderLogin(listener.origin));
+  const result = await logout(r.store, "remote", { fetch: remote.fetch, resolve: testResolver() });
   assert.deepEqual(result.revoked, []);
   assert.match(
     result.revocationProblem ?? "",
-    /^the revocation_endpoint in the authorization server's metadata, http:\/\/127\.0\.0\.1:\d+\/revoke, is/,
+    /^the revocation_endpoint in the authorization server's metadata, http:\/\/127\.0\.0\.1:\d+\/revoke, is on a loopback address/,
   );
   assert.ok(result.deleted, "the local copy is deleted regardless");
   assert.deepEqual(listener.requests, []);

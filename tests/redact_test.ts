@@ -115,6 +115,9 @@ Deno.test("shape rules leave prose alone: the word after token, Bearer or a key 
   for (const text of prose) assert.equal(r.redact(text), text);
   const secrets: Array<[string, string]> = [
     ["Bearer abc123def456", `Bearer ${REDACTED}`],
+    // After an Authorization header name, any value is the credential.
+    ["Authorization: Bearer abcdefghijklmnop", `Authorization: Bearer ${REDACTED}`],
+    ['{"authorization":"Basic plainwords"}', `{"authorization":"Basic ${REDACTED}"}`],
     ["Basic dXNlcjpwYXNzd29yZA==", `Basic ${REDACTED}`],
     ["token yZ3kQ9sTaBcD", `token ${REDACTED}`],
     ["Bearer abcdefghijklmnopqrstuvwxyzabcdefgh", `Bearer ${REDACTED}`],

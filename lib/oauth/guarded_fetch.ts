@@ -10,8 +10,9 @@
  * target checked first, with the method and body rewritten as browsers do and credentials
  * dropped across origins.
  *
- * Each answer is reported to `onResponse`, a GET's JSON document with it, so that one the
- * SDK finds invalid can be reported with its address, the field and the value it holds.
+ * Each answer is reported to `onResponse`, and a GET's JSON document added to the report
+ * as its caller reads it (up to {@linkcode MAX_WITNESSED_BYTES}), so that one the SDK
+ * finds invalid can be reported with its address, the field and the value it holds.
  *
  * @module
  */
@@ -23,7 +24,7 @@ import type { EndpointPolicy, EndpointRole } from "./endpoint_policy.ts";
 export const MAX_OAUTH_REDIRECTS = 5;
 
 /** Metadata documents larger than this are not kept for error messages. */
-const MAX_WITNESSED_BYTES = 256 * 1024;
+export const MAX_WITNESSED_BYTES = 256 * 1024;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
@@ -41,7 +42,10 @@ export interface GuardedFetchOptions {
   policy: EndpointPolicy;
   /** What an address is, for messages (`token_endpoint` …). @default an OAuth request */
   roleOf?: (url: URL) => EndpointRole | undefined;
-  /** Hears of each answer (a successful GET's JSON included) before its caller reads it. */
+  /**
+   * Hears of each answer as it arrives; a successful GET's JSON is added to the object
+   * heard of once its caller has read the body.
+   */
   onResponse?: (document: FetchedDocument) => void;
 }
 
@@ -49,23 +53,34 @@ export interface GuardedFetchOptions {
 export function guardedFetch(base: FetchLike, options: GuardedFetchOptions): FetchLike {
   const roleOf = (url: URL): EndpointRole =>
     options.roleOf?.(url) ?? { name: "address", source: "requested during the OAuth flow" };
-  const witness = async (url: URL, method: string, response: Response) => {
+  const witness = (url: URL, method: string, response: Response): Response => {
     const seen: FetchedDocument = { url: url.href, method, status: response.status };
-    const length = Number(response.headers.get("content-length") ?? "0");
-    if (
-      !options.onResponse || method !== "GET" || !response.ok || !response.body ||
-      length > MAX_WITNESSED_BYTES
-    ) {
-      options.onResponse?.(seen);
+    options.onResponse?.(seen);
+    const json = /\bjson\b/i.test(response.headers.get("content-type") ?? "");
+    if (!options.onResponse || method !== "GET" || !response.ok || !json || !response.body) {
       return response;
     }
-    // The caller reads the whole body anyway (it parses JSON); read it here first.
-    const text = await response.text();
-    try {
-      if (text.length <= MAX_WITNESSED_BYTES) seen.json = JSON.parse(text);
-    } catch { /* not JSON: the caller says so */ }
-    options.onResponse(seen);
-    return new Response(text, {
+    // The document is kept as the caller reads it (at most MAX_WITNESSED_BYTES of it), so
+    // an answer is never read ahead of its reader nor held back.
+    const reader = response.body.getReader();
+    const kept: Uint8Array[] = [];
+    let size = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) {
+          if (size <= MAX_WITNESSED_BYTES) seen.json = parseJson(kept, size);
+          controller.close();
+          return;
+        }
+        size += value.byteLength;
+        if (size <= MAX_WITNESSED_BYTES) kept.push(value);
+        else kept.length = 0;
+        controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+    return new Response(body, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
@@ -146,4 +161,19 @@ function redirected(
     headers.delete("proxy-authorization");
   }
   return { ...next, headers };
+}
+
+/** The JSON of the bytes kept, or `undefined` when they are not JSON. */
+function parseJson(chunks: Uint8Array[], size: number): unknown {
+  const all = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  try {
+    return JSON.parse(new TextDecoder().decode(all));
+  } catch {
+    return undefined; // not JSON after all: the caller says so
+  }
 }

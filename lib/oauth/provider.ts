@@ -49,7 +49,12 @@ import {
   type StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
-import { CancelledError, OAuthFailedError, StoreConnectError } from "../errors.ts";
+import {
+  CancelledError,
+  OAuthEndpointRefusedError,
+  OAuthFailedError,
+  StoreConnectError,
+} from "../errors.ts";
 import type { Log } from "../log.ts";
 import type { Redactor } from "../redact.ts";
 import { VERSION } from "../version.ts";
@@ -336,9 +341,9 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
     const state = (await this.#current())?.discovery;
     // Checked again, not trusted from the store: addresses may resolve differently now,
-    // and a state stored by an older patchbay was never checked.
-    if (state) await this.#checkEndpoints(state);
-    return state;
+    // and a state stored by an older patchbay was never checked. One that fails is
+    // forgotten, so discovery runs again (and is checked again when saved).
+    return state && await this.#storedDiscoveryUsable(state) ? state : undefined;
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
@@ -617,7 +622,8 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     if (!issuer || !tokens?.refresh_token || !discovery) return;
     const client = await this.clientInformation({ issuer });
     if (!client) return;
-    await this.#checkEndpoints(discovery);
+    // Refused endpoints: no refresh there; a login discovers them again.
+    if (!await this.#storedDiscoveryUsable(discovery)) return;
     try {
       const fresh = await refreshAuthorization(discovery.authorizationServerUrl, {
         metadata: discovery.authorizationServerMetadata,
@@ -711,6 +717,22 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
         source: "in the authorization server's metadata",
         credentials,
       });
+    }
+  }
+
+  /** Whether stored discovery passes the endpoint policy; if not, it is forgotten. */
+  async #storedDiscoveryUsable(state: OAuthDiscoveryState): Promise<boolean> {
+    try {
+      await this.#checkEndpoints(state);
+      return true;
+    } catch (error) {
+      if (!(error instanceof OAuthEndpointRefusedError)) throw error;
+      this.#log.warn("stored OAuth discovery names a refused address; discovering again", {
+        endpoint: error.endpoint,
+        reason: error.reason,
+      });
+      await this.invalidateCredentials("discovery");
+      return false;
     }
   }
 
