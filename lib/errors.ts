@@ -467,6 +467,35 @@ export class BearerRejectedError extends ServerConnectError {
   }
 }
 
+/**
+ * An address a server's OAuth metadata named (an endpoint, a metadata URL, a redirect)
+ * that patchbay refuses to request or open: a file: URL, plain http off this machine, or
+ * this machine or its network named by a server that is not on it
+ * (lib/oauth/endpoint_policy.ts). Raised before the request, and before any browser opens.
+ */
+export class OAuthEndpointRefusedError extends OAuthFailedError {
+  /** What the address is: `token_endpoint`, `resource_metadata`, `a redirect`, … */
+  readonly endpoint: string;
+  /** The address as it was given. */
+  readonly url: string;
+  /** The addresses its host resolved to (the literal for an IP address; none if unresolved). */
+  readonly addresses: readonly string[];
+  constructor(
+    server: string,
+    info:
+      & { endpoint: string; url: string; addresses: readonly string[] }
+      & Omit<
+        ErrorDetails,
+        "exitCode"
+      >,
+  ) {
+    super(server, info);
+    this.endpoint = info.endpoint;
+    this.url = info.url;
+    this.addresses = info.addresses;
+  }
+}
+
 // Connections (issue 3): failures of servers after, or instead of, connecting.
 
 /** A server is configured but not connected now (failed, reconnecting, disabled, closed). */

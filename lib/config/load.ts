@@ -484,6 +484,7 @@ class Validator {
           this.#expand(entry.auth.client_secret, [...path, "auth", "client_secret"]),
         scopes: entry.auth.scopes,
         clientMetadataUrl: entry.auth.client_metadata_url,
+        allowInternalHosts: entry.auth.allow_internal_hosts,
       },
     };
     return http;

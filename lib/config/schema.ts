@@ -67,6 +67,16 @@ export const AuthSchema = z.strictObject({
   client_metadata_url: z.string().min(1).describe(
     "HTTPS URL of a client ID metadata document to use as client_id",
   ).optional(),
+  allow_internal_hosts: z.array(
+    z.string().regex(
+      /^(?:[^\s/:@?#[\]]+|\[?[0-9A-Fa-f:.]+\]?)$/,
+      "a host name or IP address alone, without scheme, port or path (e.g. sso.corp.internal)",
+    ),
+  ).describe(
+    "Hosts this server's OAuth endpoints may use on a private, loopback or link-local " +
+      "address although the server itself is not on one (your own network's authorization " +
+      "server); default none",
+  ).optional(),
 }).describe("Authentication; omit it and use headers for a bearer token");
 
 export const ServerSchema = z.strictObject({

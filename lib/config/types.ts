@@ -36,6 +36,11 @@ export interface OAuthSettings {
   clientSecret?: string;
   scopes?: string[];
   clientMetadataUrl?: string;
+  /**
+   * Hosts whose OAuth endpoints may be on a non-public address although the server is not
+   * (lib/oauth/endpoint_policy.ts). @default none
+   */
+  allowInternalHosts?: string[];
 }
 
 interface ServerCommon {
