@@ -1,8 +1,10 @@
 /**
  * What OAuth costs at run time: the per-request overhead of the provider's fetch wrapper
  * (token lookup, expiry check, header) over a plain fetch on loopback, the token store's
- * read and atomic write, and a whole first login (discovery, registration, browser
- * redirect through the port-3000 callback, code exchange) against the test servers.
+ * read and atomic write, the endpoint policy's check of an address (a literal, and a name
+ * the system resolver is asked about), and a whole first login (discovery, registration,
+ * browser redirect through the port-3000 callback, code exchange, every request checked
+ * by the policy) against the test servers.
  *
  * `deno bench --allow-all bench/oauth_bench.ts` (port 3000 must be free).
  *
@@ -11,7 +13,7 @@
 
 import { join } from "node:path";
 import { silentLog } from "../lib/log.ts";
-import { createOAuthRuntime, FileTokenStore } from "../lib/oauth/mod.ts";
+import { createOAuthRuntime, EndpointPolicy, FileTokenStore } from "../lib/oauth/mod.ts";
 import { emptyCredentials } from "../lib/oauth/token_store.ts";
 import { fakeBrowser } from "../tests/support/fake_browser.ts";
 import { httpEntry } from "../tests/support/oauth_harness.ts";
@@ -60,6 +62,21 @@ Deno.bench("token store: load", { group: "store" }, async () => {
 
 Deno.bench("token store: atomic save (0600, rename)", { group: "store" }, async () => {
   await store.save(record);
+});
+
+// The rule every OAuth address passes (lib/oauth/endpoint_policy.ts), for a remote server.
+const policy = new EndpointPolicy({ server: "bench", serverUrl: "https://203.0.113.7/mcp" });
+const role = { name: "token_endpoint", credentials: true };
+
+Deno.bench("endpoint policy: an IP address", { group: "policy" }, async () => {
+  await policy.check("https://198.51.100.4/token", role);
+});
+
+Deno.bench("endpoint policy: a name (system resolver)", { group: "policy" }, async () => {
+  // A new policy each time: no answer reused. The name does not resolve (RFC 6761), so
+  // this is the lookup's whole cost, then the judgement by the name.
+  const fresh = new EndpointPolicy({ server: "bench", serverUrl: "https://203.0.113.7/mcp" });
+  await fresh.check("https://auth.example.test/token", role);
 });
 
 Deno.bench("first login end to end (discovery, DCR, callback, token)", {

@@ -73,6 +73,10 @@ export interface Connected {
  * Connects the servers (those `select` picks from the configured names, when given), runs
  * `action`, and closes everything.
  * Failed servers are shown on stderr (in text mode) with their diagnosis.
+ *
+ * Ctrl+C while servers connect skips the ones still connecting (named on stderr; they
+ * count as failed) and the command goes on with the others; a second Ctrl+C, or one
+ * at any other time, cancels the command.
  */
 export async function withServers<T>(
   options: ScriptOptions,
@@ -81,7 +85,12 @@ export async function withServers<T>(
 ): Promise<T> {
   const runtime = await startUp(options);
   const controller = new AbortController();
-  const onInterrupt = () => controller.abort();
+  const skip = new AbortController();
+  let connecting = false;
+  const onInterrupt = () => {
+    if (connecting && !skip.signal.aborted) skip.abort();
+    else controller.abort();
+  };
   Deno.addSignalListener("SIGINT", onInterrupt);
   const forms = formAnswers(options);
   try {
@@ -90,15 +99,26 @@ export async function withServers<T>(
       const chosen = new Set(select(runtime.config.servers.map((s) => s.name)));
       runtime.config.servers = runtime.config.servers.filter((s) => chosen.has(s.name));
     }
+    connecting = true;
     const { manager, states } = await openConnections(runtime, {
       signal: controller.signal,
       handlers: forms.handlers,
+      skip: skip.signal,
+      onSkip: (skipped) => {
+        // Nothing was connecting any more (a login, a slow close): the Ctrl+C cancels.
+        if (skipped.length === 0) return controller.abort();
+        console.error(
+          `Skipping ${skipped.map((name) => `'${name}'`).join(", ")}: still connecting ` +
+            "(Ctrl+C again cancels)",
+        );
+      },
       // The authorization URL must always be shown, so a login can finish by hand.
       onOAuthEvent: (event) => {
         const text = describeOAuthEvent(event);
         if (text) console.error(text);
       },
     });
+    connecting = false;
     try {
       if (controller.signal.aborted) throw new CancelledError("connecting");
       const failed = states.filter((s) => !s.disabled && s.state !== "connected");

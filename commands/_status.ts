@@ -1,9 +1,11 @@
 /**
- * The block that shows each server's connection: at start-up, and for `/connections`.
+ * The block that shows each server's connection: at start-up, and for `/connections`;
+ * and the one line the interactive client's banner shows while servers still connect.
  *
  * @module
  */
 
+import { isPending, progressOf } from "../lib/connections/progress.ts";
 import type { ServerStatus } from "../lib/connections/types.ts";
 import type { Redactor } from "../lib/redact.ts";
 import { createStyle, type Style } from "../lib/style.ts";
@@ -15,6 +17,13 @@ export interface StatusOptions {
   /** @default no colour */
   style?: Style;
   redactor?: Redactor;
+  /**
+   * While servers are still connecting, one line naming them instead of the block (the
+   * banner of the interactive client, which does not wait for them). @default false
+   */
+  compact?: boolean;
+  /** The time durations are measured to. @default now */
+  now?: Date;
 }
 
 /** One line per server (state, transport, what it offers), failures with cause and remedy. */
@@ -26,10 +35,26 @@ export function renderServerStatus(
   if (states.length === 0) {
     return `${style.bold("Servers")}  none configured (add entries to "mcpServers")`;
   }
+  const now = options.now ?? new Date();
   const enabled = states.filter((s) => !s.disabled);
   const connected = enabled.filter((s) => s.state === "connected").length;
+  const pending = enabled.filter(isPending);
+  if (options.compact && pending.length > 0) {
+    // Worded unlike the block's header, which says start-up is over.
+    const done = connected > 0
+      ? ` (${connected} of ${plural(enabled.length, "server")} connected)`
+      : "";
+    const names = pending.map((s) => s.name).join(", ");
+    return `${style.bold("Servers")}  connecting to ${names}…${done}`;
+  }
+  const reconnecting = enabled.filter((s) => s.state === "reconnecting").length;
+  const moving = [
+    ...(pending.length > 0 ? [`${pending.length} connecting`] : []),
+    ...(reconnecting > 0 ? [`${reconnecting} reconnecting`] : []),
+  ];
   const lines = [
-    `${style.bold("Servers")}  ${connected} of ${plural(enabled.length, "server")} connected`,
+    `${style.bold("Servers")}  ${connected} of ${plural(enabled.length, "server")} connected` +
+    (moving.length > 0 ? ` (${moving.join(", ")})` : ""),
   ];
   const nameWidth = Math.max(...states.map((s) => s.name.length));
   const stateWidth = Math.max(...states.map((s) => label(s).length));
@@ -52,6 +77,8 @@ export function renderServerStatus(
       `  ${mark} ${status.name.padEnd(nameWidth)}  ${label(status).padEnd(stateWidth)}  ` +
         `${status.transport.padEnd(15)}  ${offers}`,
     );
+    const progress = progressOf(status, now);
+    if (progress) lines.push(`      ${style.dim(progress)}`);
     if (status.error && !status.disabled && status.state !== "connected") {
       const text = formatError(status.error, { style, redactor: options.redactor });
       for (const line of text.split("\n")) lines.push(`      ${line}`);

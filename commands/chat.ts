@@ -1,5 +1,6 @@
 /**
- * The default command: the interactive session.
+ * The default command: the interactive session. At a terminal the prompt comes first and
+ * the servers connect behind it; with piped input every server is waited for first.
  *
  * @module
  */
@@ -32,8 +33,12 @@ export async function chat(options: ChatOptions): Promise<number> {
   const runtime = await startUp(options);
   const output = new TerminalOutput({ spinner: Deno.stderr.isTerminal() });
   const presentError = errorPresenter(runtime.logger);
-  const renderServers = (s: ClientSession, style: Style) =>
-    renderServerStatus(s.manager.states(), { style, redactor: runtime.logger.redactor });
+  const renderServers = (s: ClientSession, style: Style, how?: { compact?: boolean }) =>
+    renderServerStatus(s.manager.states(), {
+      style,
+      redactor: runtime.logger.redactor,
+      compact: how?.compact,
+    });
 
   // The terminal is raw while patchbay reads keys, so Ctrl+C arrives as a key there; the
   // signal only arrives when it is not (start-up, shutdown): cancel what runs then.
@@ -59,10 +64,15 @@ export async function chat(options: ChatOptions): Promise<number> {
       resume: options.resume,
       signal: startup.signal,
       acceptFormDefaults: options.acceptFormDefaults,
+      // A person at the prompt need not wait for the slowest server; a script has
+      // nothing to do until the servers are there.
+      servers: Deno.stdin.isTerminal() ? "background" : "wait",
+      renderServers,
     });
     if (startup.signal.aborted) return terminated ? EXIT.terminated : EXIT.interrupted;
     session.editor.setCompleter(completerFor(session, renderServers));
     output.err(`${banner(session, renderServers)}\n`);
+    session.goLive();
     await runLoop(session, renderServers);
     return terminated ? EXIT.terminated : EXIT.ok;
   } finally {

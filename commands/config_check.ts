@@ -6,6 +6,7 @@
  */
 
 import type { Config, ServerConfig } from "../lib/config/types.ts";
+import { DEFAULTS } from "../lib/defaults.ts";
 import { EXIT } from "../lib/errors.ts";
 import { PROVIDERS } from "../lib/llm/presets.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
@@ -52,9 +53,9 @@ export function summarize(config: Config, style: Style): string {
   }
   lines.push(
     "",
-    `${
-      style.bold("Agent")
-    }    tool_call_timeout ${agent.toolCallTimeoutSeconds} s, max_steps ${agent.maxSteps}, ` +
+    `${style.bold("Agent")}    tool_call_timeout ${agent.toolCallTimeoutSeconds} s, connect_wait ${
+      agent.connectWaitSeconds ?? DEFAULTS.agent.connectWaitSeconds
+    } s, max_steps ${agent.maxSteps}, ` +
       `request_limit ${agent.requestLimit ?? "unlimited"}, total_tokens_limit ${
         agent.totalTokensLimit ?? "unlimited"
       }`,
@@ -81,5 +82,7 @@ function describeServer(server: ServerConfig): string {
   const auth = server.auth ? ", oauth" : Object.keys(server.headers).length > 0 ? ", headers" : "";
   return `${
     server.transport.padEnd(16)
-  } ${server.url} (timeout ${server.timeoutSeconds} s${auth})${suffix}`;
+  } ${server.url} (timeout ${server.timeoutSeconds} s, ping_interval ${
+    server.pingIntervalSeconds ?? DEFAULTS.server.pingIntervalSeconds
+  } s${auth})${suffix}`;
 }

@@ -4,6 +4,9 @@
  * answer goes to stdout, status and errors to stderr; `--json` writes a stream of
  * newline-delimited JSON events to stdout instead.
  *
+ * Ctrl+C while the servers connect skips those still connecting (named on stderr) and the
+ * turn goes on with the others; a second Ctrl+C, or one during the turn, cancels it.
+ *
  * Exit codes: 0 answered, 1 failed (model, configuration, limits), 2 usage, 130 interrupted.
  *
  * @module
@@ -63,7 +66,12 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     : undefined;
   const presentError = errorPresenter(runtime.logger);
   const controller = new AbortController();
-  const onInterrupt = () => controller.abort();
+  const skip = new AbortController();
+  let connecting = true;
+  const onInterrupt = () => {
+    if (connecting && !skip.signal.aborted) skip.abort();
+    else controller.abort();
+  };
   Deno.addSignalListener("SIGINT", onInterrupt);
   let session: ClientSession | undefined;
   try {
@@ -78,11 +86,21 @@ export async function run(words: string[], options: RunOptions): Promise<number>
       yes: options.yes,
       resume: options.resume,
       signal: controller.signal,
+      skip: skip.signal,
+      onSkip: (skipped) => {
+        // Nothing was connecting any more: the Ctrl+C cancels.
+        if (skipped.length === 0) return controller.abort();
+        const text = `Skipping ${skipped.map((name) => `'${name}'`).join(", ")}: still ` +
+          "connecting (Ctrl+C again cancels)";
+        if (json) json.notice("warning", text);
+        else output.err(`${text}\n`);
+      },
       ui: json,
       // stdin is the prompt (or not a terminal): only a terminal on both ends can answer.
       interactive: !json && Deno.stdin.isTerminal() && Deno.stderr.isTerminal(),
       acceptFormDefaults: options.acceptFormDefaults,
     });
+    connecting = false;
     reportServers(session, json, output, runtime.logger.redactor);
     if (!session.agent) throw session.modelError;
     const result = await session.agent.runTurn(prompt, { signal: controller.signal });

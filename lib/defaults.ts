@@ -33,6 +33,12 @@ export const DEFAULTS = {
     timeoutSeconds: 30,
     /** Seconds an SSE / streamable HTTP event stream may stay silent before it is reopened. */
     sseReadTimeoutSeconds: 300,
+    /**
+     * Seconds within which a streamable HTTP / SSE server that died is noticed: one that
+     * has sent nothing for half of it gets an MCP ping, answered within the other half.
+     * `0` turns the pings off.
+     */
+    pingIntervalSeconds: 30,
     /** Tools need the user's approval unless the entry is trusted. */
     trusted: false,
     /** `ask`: server sampling requests need the user's approval. */
@@ -52,6 +58,11 @@ export const DEFAULTS = {
   agent: {
     /** Seconds one tool call may run (CONTRACT.md section 8). */
     toolCallTimeoutSeconds: 30,
+    /**
+     * Seconds a message sent while servers are still connecting waits for them before it
+     * goes to the model with the tools of the servers that are connected.
+     */
+    connectWaitSeconds: 5,
     /** Model requests in one turn (each tool round is one step). */
     maxSteps: 20,
     /** Model requests in the session; `undefined` is unlimited. */

@@ -467,6 +467,35 @@ export class BearerRejectedError extends ServerConnectError {
   }
 }
 
+/**
+ * An address a server's OAuth metadata named (an endpoint, a metadata URL, a redirect)
+ * that patchbay refuses to request or open: a file: URL, plain http off this machine, or
+ * this machine or its network named by a server that is not on it
+ * (lib/oauth/endpoint_policy.ts). Raised before the request, and before any browser opens.
+ */
+export class OAuthEndpointRefusedError extends OAuthFailedError {
+  /** What the address is: `token_endpoint`, `resource_metadata`, `a redirect`, … */
+  readonly endpoint: string;
+  /** The address as it was given. */
+  readonly url: string;
+  /** The addresses its host resolved to (the literal for an IP address; none if unresolved). */
+  readonly addresses: readonly string[];
+  constructor(
+    server: string,
+    info:
+      & { endpoint: string; url: string; addresses: readonly string[] }
+      & Omit<
+        ErrorDetails,
+        "exitCode"
+      >,
+  ) {
+    super(server, info);
+    this.endpoint = info.endpoint;
+    this.url = info.url;
+    this.addresses = info.addresses;
+  }
+}
+
 // Connections (issue 3): failures of servers after, or instead of, connecting.
 
 /** A server is configured but not connected now (failed, reconnecting, disabled, closed). */
@@ -487,6 +516,23 @@ export class ConnectionClosedError extends PatchbayError {
       `Connection closed: server '${server}' went away during ${what}`,
       info,
     );
+    this.server = server;
+  }
+}
+
+/**
+ * A server still connecting when the person pressed Ctrl+C to go on without it: its
+ * attempt was stopped, and the command goes on with the servers that did connect.
+ */
+export class ConnectSkippedError extends PatchbayError {
+  readonly server: string;
+  constructor(server: string, seconds: number) {
+    super("cancelled", `Skipped server '${server}': still connecting after ${seconds} s`, {
+      reason: "Ctrl+C was pressed while patchbay waited for it; its connection attempt was " +
+        "stopped and the command went on without it",
+      remedy: 'run it again and let the server connect (raise "timeout" in its entry if it ' +
+        "is slow to start); `patchbay doctor` checks it on its own",
+    });
     this.server = server;
   }
 }

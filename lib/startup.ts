@@ -132,9 +132,15 @@ export function registerEnvironmentSecrets(env: Environment, redactor: Redactor)
   redactor.addSecret(env.get("LLM_API_KEY"));
 }
 
-/** Header values, OAuth client secrets and secret-named server variables are secrets. */
+/**
+ * Header values, OAuth client secrets, secret-named server variables and the credentials
+ * in configured URLs (`LLM.base_url`, `LLM.endpoint`, server `url`s) are secrets.
+ */
 export function registerConfigSecrets(config: Config, redactor: Redactor): void {
+  redactor.addUrlSecrets(config.llm.baseUrl);
+  redactor.addUrlSecrets(config.llm.endpoint);
   for (const server of config.servers) {
+    if (server.transport !== "stdio") redactor.addUrlSecrets(server.url);
     if (server.transport === "stdio") {
       for (const [name, value] of Object.entries(server.env)) {
         if (isSecretName(name)) redactor.addSecret(value);

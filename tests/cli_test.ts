@@ -39,8 +39,11 @@ Deno.test("config check: a valid file gets a summary and exit code 0", async () 
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stdout, /✓ servers_config\.json is valid/);
   assert.match(result.stdout, /fs\s+stdio\s+npx -y @modelcontextprotocol\/server-filesystem \./);
-  assert.match(result.stdout, /remote\s+sse\s+http:\/\/127\.0\.0\.1:8931\/sse \(timeout 5 s\)/);
-  assert.match(result.stdout, /tool_call_timeout 30 s/);
+  assert.match(
+    result.stdout,
+    /remote\s+sse\s+http:\/\/127\.0\.0\.1:8931\/sse \(timeout 5 s, ping_interval 30 s\)/,
+  );
+  assert.match(result.stdout, /tool_call_timeout 30 s, connect_wait 5 s,/);
 });
 
 Deno.test("config check: every problem, with line, column, caret, cause and remedy; exit 1", async () => {

@@ -437,7 +437,7 @@ Deno.test("events can be consumed as a stream until close", async () => {
   assert.deepEqual(processesWith(tag), []);
 });
 
-Deno.test("an HTTP server that goes away: calls fail naming it, it reconnects when back", async () => {
+Deno.test("an HTTP server that goes away: calls fail naming it with the diagnosed cause, it reconnects when back", async () => {
   let fixture = startHttpFixture();
   const port = Number(new URL(fixture.origin).port);
   try {
@@ -448,14 +448,17 @@ Deno.test("an HTTP server that goes away: calls fail naming it, it reconnects wh
     assert.equal(text(await manager.callTool("web__echo", { message: "up" })), "up");
 
     await fixture[Symbol.asyncDispose]();
+    // The call finds the server gone: what a look at its address found, not "fetch failed".
     await assert.rejects(
       () => manager.callTool("web__echo", { message: "down" }),
       (error) =>
-        error instanceof ConnectionClosedError &&
-        error.message === "Connection closed: server 'web' went away during tools/call echo" &&
-        /connection failed/.test(error.reason),
+        error instanceof ServerConnectError &&
+        error.message === "Failed to connect to server 'web': Session terminated" &&
+        error.reason.startsWith(`Connection refused: nothing is listening at 127.0.0.1:${port}`) &&
+        !/fetch failed/.test(`${error.reason} ${error.remedy}`),
     );
     assert.equal(manager.status("web")?.state, "reconnecting");
+    assert.match(manager.status("web")!.error!.reason, /^Connection refused/);
 
     fixture = rebind(port, () => startHttpFixture({}, port));
     await eventually(() => manager.status("web")?.state === "connected", "reconnected");

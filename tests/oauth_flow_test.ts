@@ -798,7 +798,14 @@ Deno.test("discovery: an HTML page where OAuth metadata should be is named as su
       (e) => e,
     );
     assert.ok(error instanceof OAuthFailedError, String(error));
-    assert.match(error.reason, /OAuth metadata published for .* is not valid metadata/);
+    // The document named by its address, and what is wrong with it.
+    assert.match(
+      error.reason,
+      new RegExp(
+        `^the OAuth metadata at http://127\\.0\\.0\\.1:${site.addr.port}/\\.well-known/` +
+          "oauth-authorization-server is not JSON \\(Unexpected token '<'",
+      ),
+    );
     assert.match(error.remedy, /remove "auth"/);
   } finally {
     await site.shutdown();

@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { ConnectionManager } from "../lib/connections/manager.ts";
 import { createEnvironment } from "../lib/env.ts";
-import { ConnectionClosedError } from "../lib/errors.ts";
+import { ServerConnectError } from "../lib/errors.ts";
 import { CALLBACK_PORT } from "../lib/oauth/callback.ts";
 import { journalFolder, resolveRedisSettings } from "../lib/memory/redis_settings.ts";
 import { FileTokenStore, logout, type OAuthEvent } from "../lib/oauth/mod.ts";
@@ -86,7 +86,9 @@ Deno.test("manager: logs in before connecting; /refresh and reconnects reuse the
     await rs.close();
     await assert.rejects(
       () => manager.callTool("prot__echo", { text: "down" }),
-      (error) => error instanceof ConnectionClosedError && error.server === "prot",
+      (error) =>
+        error instanceof ServerConnectError && error.server === "prot" &&
+        /^Connection refused/.test(error.reason),
     );
     rs = rebind(
       port,

@@ -12,12 +12,20 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { ConnectionManager } from "../lib/connections/manager.ts";
 import type { ServerRequestHandlers } from "../lib/connections/types.ts";
-import type { StdioServerConfig } from "../lib/config/types.ts";
+import type { ServerConfig, StdioServerConfig } from "../lib/config/types.ts";
 import { ServerConnectError } from "../lib/errors.ts";
 import { formDefaultsAnswer } from "../lib/repl/elicitation.ts";
 import { LEGACY_REVISIONS, MODERN_REVISION } from "../lib/protocol.ts";
 import { DENO, everythingEntry, filesystemEntry, NODE } from "./support/deps.ts";
-import { everythingStdio, processesWith, RecordingLog, stdioEntry } from "./support/servers.ts";
+import {
+  eventually,
+  everythingStdio,
+  httpEntry,
+  processesWith,
+  RecordingLog,
+  stdioEntry,
+} from "./support/servers.ts";
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 import { SCHEMA_2020_12 } from "./fixtures/protocol_server.ts";
@@ -44,7 +52,7 @@ function fixture(
   );
 }
 
-async function managed(servers: StdioServerConfig[], handlers?: ServerRequestHandlers) {
+async function managed(servers: ServerConfig[], handlers?: ServerRequestHandlers) {
   const log = new RecordingLog();
   const manager = new ConnectionManager({ servers, log, handlers });
   const states = await manager.start();
@@ -92,6 +100,54 @@ Deno.test("auto: 2025-era stdio servers keep speaking 2025; a 2026-only server s
     );
   }
   assert.deepEqual(processesWith(tag), []);
+});
+
+/** The official SDK's server (it speaks 2026-07-28) over streamable HTTP; records methods. */
+function startModernHttpServer() {
+  const methods: string[] = [];
+  const handler = createMcpHandler(() => {
+    const server = new McpServer({ name: "modern-http", version: "1.0.0" });
+    server.registerTool("echo", { description: "Echoes", inputSchema: {} }, () => ({
+      content: [{ type: "text" as const, text: "here" }],
+    }));
+    return server;
+  });
+  const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (r) => {
+    const method = r.headers.get("mcp-method");
+    if (method) methods.push(method);
+    // Without Deno.serve's signal (see protected_mcp_server.ts).
+    const copy = new Request(r.url, {
+      method: r.method,
+      headers: r.headers,
+      body: r.body,
+      duplex: "half",
+    } as RequestInit);
+    return await handler.fetch(copy);
+  });
+  return {
+    url: `http://127.0.0.1:${http.addr.port}/mcp`,
+    methods,
+    async [Symbol.asyncDispose]() {
+      await handler.close();
+      await http.shutdown();
+    },
+  };
+}
+
+Deno.test("2026-07-28 over HTTP: keep-alive checks use server/discover (there is no ping) and the session stays", async () => {
+  await using server = startModernHttpServer();
+  await using session = await managed([
+    httpEntry("modern", server.url, { pingIntervalSeconds: 0.4 }),
+  ]);
+  const [state] = session.states;
+  assert.equal(state.state, "connected", state.error?.reason);
+  assert.equal(state.protocolVersion, MODERN_REVISION);
+  const discovers = () => server.methods.filter((m) => m === "server/discover").length;
+  // One at connect; then the keep-alive checks, answered, so no reconnect.
+  await eventually(() => discovers() >= 4, "three keep-alive checks", 20_000);
+  assert.equal(session.manager.status("modern")?.state, "connected");
+  assert.equal(session.log.matching(/connection lost/).length, 0, "never lost");
+  assert.equal(text(await session.manager.callTool("modern__echo", {})), "here");
 });
 
 Deno.test("auto: a stdio server that exits on the probe is started again for initialize", async () => {

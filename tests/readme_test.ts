@@ -40,6 +40,7 @@ Deno.test("README's configuration defaults are the ones in lib/defaults.ts", () 
     "LLM.max_retries": String(DEFAULTS.llm.maxRetries),
     "AgentConfig.tool_call_timeout": String(DEFAULTS.agent.toolCallTimeoutSeconds),
     "AgentConfig.max_steps": String(DEFAULTS.agent.maxSteps),
+    "AgentConfig.connect_wait": String(DEFAULTS.agent.connectWaitSeconds),
     "AgentConfig.request_limit": DEFAULTS.agent.requestLimit === undefined
       ? "unlimited"
       : String(DEFAULTS.agent.requestLimit),
@@ -61,6 +62,7 @@ Deno.test("README's server-entry defaults are the ones in lib/defaults.ts", () =
     );
   assert.equal(row("timeout")[4], String(DEFAULTS.server.timeoutSeconds));
   assert.equal(row("sse_read_timeout")[4], String(DEFAULTS.server.sseReadTimeoutSeconds));
+  assert.equal(row("ping_interval")[4], String(DEFAULTS.server.pingIntervalSeconds));
   assert.equal(row("trusted")[4], String(DEFAULTS.server.trusted));
   assert.equal(row("sampling")[4], `\`${DEFAULTS.server.sampling}\``);
   assert.equal(row("protocol")[4], `\`${DEFAULTS.server.protocol}\``);

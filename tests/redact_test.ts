@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Logger } from "../lib/log.ts";
+import { InsecureTokenEndpointError } from "@modelcontextprotocol/client";
+import type { OAuthFailedError } from "../lib/errors.ts";
+import { typedOAuthFailure } from "../lib/oauth/failures.ts";
 import { REDACTED, Redactor } from "../lib/redact.ts";
 
 Deno.test("registered secrets are replaced wherever they appear", () => {
@@ -97,4 +100,66 @@ Deno.test("an unwritable log path is reported, not thrown", () => {
   assert.ok(logger.openError instanceof Error);
   logger.child("x").info("goes nowhere, without failing");
   logger.close();
+});
+
+Deno.test("shape rules leave prose alone: the word after token, Bearer or a key name", () => {
+  const r = new Redactor();
+  const prose = [
+    // Issue 12: "the token endpoint" became "the token [REDACTED]".
+    "the token endpoint http://auth.example.test/token is not https",
+    "Token Endpoint and Bearer realm are words; so is Basic authentication",
+    'WWW-Authenticate: Bearer error="invalid_token", error_description="expired"',
+    "OpenAI accepted LLM_API_KEY: 1 model listed",
+    "password: required",
+  ];
+  for (const text of prose) assert.equal(r.redact(text), text);
+  const secrets: Array<[string, string]> = [
+    ["Bearer abc123def456", `Bearer ${REDACTED}`],
+    // After an Authorization header name, any value is the credential.
+    ["Authorization: Bearer abcdefghijklmnop", `Authorization: Bearer ${REDACTED}`],
+    ['{"authorization":"Basic plainwords"}', `{"authorization":"Basic ${REDACTED}"}`],
+    ["Basic dXNlcjpwYXNzd29yZA==", `Basic ${REDACTED}`],
+    ["token yZ3kQ9sTaBcD", `token ${REDACTED}`],
+    ["Bearer abcdefghijklmnopqrstuvwxyzabcdefgh", `Bearer ${REDACTED}`],
+    ["password: hunter2", `password: ${REDACTED}`],
+    ["password: Secret", `password: ${REDACTED}`],
+    ['"password": "required"', `"password": "${REDACTED}"`],
+    ["api_key=abc", `api_key=${REDACTED}`],
+  ];
+  for (const [input, expected] of secrets) assert.equal(r.redact(input), expected, input);
+});
+
+Deno.test("an OAuth failure message survives the redactor word for word", () => {
+  const failure = typedOAuthFailure(
+    new InsecureTokenEndpointError("http://auth.example.test/token"),
+    {
+      server: "s",
+      serverUrl: new URL("https://mcp.example.test/mcp"),
+      redirectUri: "http://localhost:3000/callback",
+    },
+  ) as OAuthFailedError;
+  const r = new Redactor();
+  assert.match(
+    failure.reason,
+    /^the token_endpoint http:\/\/auth\.example\.test\/token is not https/,
+  );
+  assert.equal(r.redact(failure.reason), failure.reason);
+  assert.equal(r.redact(failure.remedy), failure.remedy);
+});
+
+Deno.test("credentials in configured URLs are registered: password, key-as-user, secret query values", () => {
+  const r = new Redactor();
+  r.addUrlSecrets(
+    "https://gateway-user:p%40ss-w0rd-x@llm.example.test/v1?api_key=k%2Bey-123456&api-version=2024-10-21",
+  );
+  r.addUrlSecrets("https://gw-key-0a1b2c3d4e@llm.example.test/v1");
+  r.addUrlSecrets("https://llm.example.test/v1?sig=signature-value-1&region=europe-west");
+  r.addUrlSecrets("not a url");
+  const text = "seen: p%40ss-w0rd-x p@ss-w0rd-x k%2Bey-123456 k+ey-123456 gw-key-0a1b2c3d4e " +
+    "signature-value-1 2024-10-21 europe-west gateway-user";
+  assert.equal(
+    r.redact(text),
+    `seen: ${REDACTED} ${REDACTED} ${REDACTED} ${REDACTED} ${REDACTED} ${REDACTED} ` +
+      "2024-10-21 europe-west gateway-user",
+  );
 });

@@ -529,6 +529,8 @@ Deno.test("the REPL with stdout or stderr redirected: prompts and questions stay
       cwd: box.cwd,
     });
     await shell.waitFor(/Type a message, or \/help.*\n› ?$/, { timeoutMs: 30_000 });
+    // The servers connect behind the prompt; the block says when they all have.
+    await shell.waitFor(/^Servers {2}2 of 2 servers connected\n/m, { timeoutMs: 30_000 });
     const prompt = attributesAt(await shell.screen({ escapes: true }), "›");
     assert.ok(prompt.includes("1") && prompt.includes("32"), `prompt attributes ${prompt}`);
     await shell.submit("/connections");
@@ -560,6 +562,7 @@ Deno.test("the REPL with stdout or stderr redirected: prompts and questions stay
       cwd: box.cwd,
     });
     await waitForFile(log, "Type a message, or /help", 30_000);
+    await waitForFile(log, "Servers  2 of 2 servers connected", 30_000);
     await shell.waitFor(/^›$/m);
     const connections = await shell.screen().then((before) =>
       shell.submit("/connections").then(() => shell.waitFor("protocol", { after: before.length }))

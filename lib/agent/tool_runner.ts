@@ -20,6 +20,7 @@ import {
   ConnectionClosedError,
   PatchbayError,
   PermissionDeniedError,
+  ServerConnectError,
   ServerUnavailableError,
   ToolDeclinedError,
   ToolExecutionError,
@@ -367,7 +368,10 @@ function callFailure(
     : error instanceof Error
     ? error.message
     : String(error);
-  if (error instanceof ConnectionClosedError || error instanceof ServerUnavailableError) {
+  if (
+    error instanceof ConnectionClosedError || error instanceof ServerUnavailableError ||
+    error instanceof ServerConnectError
+  ) {
     const reason = `${error.message}: ${error.reason}`;
     return {
       status: "error",

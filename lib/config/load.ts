@@ -270,6 +270,7 @@ class Validator {
       servers,
       agent: {
         toolCallTimeoutSeconds: agent?.tool_call_timeout ?? DEFAULTS.agent.toolCallTimeoutSeconds,
+        connectWaitSeconds: agent?.connect_wait ?? DEFAULTS.agent.connectWaitSeconds,
         maxSteps: agent?.max_steps ?? DEFAULTS.agent.maxSteps,
         requestLimit: agent?.request_limit ?? DEFAULTS.agent.requestLimit,
         totalTokensLimit: agent?.total_tokens_limit ?? DEFAULTS.agent.totalTokensLimit,
@@ -414,7 +415,7 @@ class Validator {
       );
     }
     const stdioOnly = ["command", "args", "env", "cwd"] as const;
-    const httpOnly = ["url", "headers", "auth", "sse_read_timeout"] as const;
+    const httpOnly = ["url", "headers", "auth", "sse_read_timeout", "ping_interval"] as const;
     const misplaced = transport === "stdio" ? httpOnly : stdioOnly;
     for (const field of misplaced) {
       if (entry[field] !== undefined) {
@@ -485,6 +486,7 @@ class Validator {
       url,
       headers,
       sseReadTimeoutSeconds,
+      pingIntervalSeconds: entry.ping_interval ?? DEFAULTS.server.pingIntervalSeconds,
       auth: entry.auth && {
         method: entry.auth.method,
         clientId: entry.auth.client_id &&
@@ -493,6 +495,7 @@ class Validator {
           this.#expand(entry.auth.client_secret, [...path, "auth", "client_secret"]),
         scopes: entry.auth.scopes,
         clientMetadataUrl: entry.auth.client_metadata_url,
+        allowInternalHosts: entry.auth.allow_internal_hosts,
       },
     };
     return http;

@@ -21,6 +21,11 @@ const seconds = (what: string, fallback?: number) =>
 
 const positiveInt = (what: string) => z.number().int().positive().describe(what);
 
+/** Longest `AgentConfig.connect_wait`: a message should not wait on servers for long. */
+export const MAX_CONNECT_WAIT_SECONDS = 300;
+/** Longest `ping_interval`: a dead server is noticed within the hour at worst. */
+export const MAX_PING_INTERVAL_SECONDS = 3600;
+
 export const TRANSPORT_TYPES = ["stdio", "streamable_http", "sse"] as const;
 
 export const LlmSchema = z.strictObject({
@@ -63,6 +68,16 @@ export const AuthSchema = z.strictObject({
   client_metadata_url: z.string().min(1).describe(
     "HTTPS URL of a client ID metadata document to use as client_id",
   ).optional(),
+  allow_internal_hosts: z.array(
+    z.string().regex(
+      /^(?:[^\s/:@?#[\]]+|\[?[0-9A-Fa-f:.]+\]?)$/,
+      "a host name or IP address alone, without scheme, port or path (e.g. sso.corp.internal)",
+    ),
+  ).describe(
+    "Hosts this server's OAuth endpoints may use on a private, loopback or link-local " +
+      "address although the server itself is not on one (your own network's authorization " +
+      "server); default none",
+  ).optional(),
 }).describe("Authentication; omit it and use headers for a bearer token");
 
 export const ServerSchema = z.strictObject({
@@ -92,6 +107,12 @@ export const ServerSchema = z.strictObject({
     "Time an event stream may stay silent before it is reopened",
     DEFAULTS.server.sseReadTimeoutSeconds,
   ).optional(),
+  ping_interval: z.number().min(0).max(MAX_PING_INTERVAL_SECONDS).describe(
+    "streamable_http / sse: a server that died is noticed within this many seconds " +
+      "(an MCP ping after half of it without a word from the server, answered within the " +
+      `other half); 0 turns the pings off (default ${DEFAULTS.server.pingIntervalSeconds}, ` +
+      `at most ${MAX_PING_INTERVAL_SECONDS})`,
+  ).optional(),
   roots: z.array(z.string().min(1)).min(1).describe(
     "Folders offered to the server as MCP roots (paths; relative ones against this file's " +
       "folder). Without it the server is not offered roots and keeps its own settings",
@@ -114,6 +135,11 @@ export const AgentSchema = z.strictObject({
   tool_call_timeout: seconds(
     "Limit for one tool call",
     DEFAULTS.agent.toolCallTimeoutSeconds,
+  ).optional(),
+  connect_wait: z.number().min(0).max(MAX_CONNECT_WAIT_SECONDS).describe(
+    "Seconds a message sent while servers are still connecting waits for them, then goes " +
+      "with the tools of the servers that are connected " +
+      `(default ${DEFAULTS.agent.connectWaitSeconds}, at most ${MAX_CONNECT_WAIT_SECONDS})`,
   ).optional(),
   request_limit: positiveInt("Model requests per session (default unlimited)").optional(),
   total_tokens_limit: positiveInt("Tokens per session (default unlimited)").optional(),
@@ -179,6 +205,10 @@ export const FIELD_ALIASES: Readonly<Record<string, string>> = {
   header: "headers",
   authentication: "auth",
   timeout_seconds: "timeout",
+  keepalive: "ping_interval",
+  keep_alive: "ping_interval",
+  keepalive_interval: "ping_interval",
+  heartbeat: "ping_interval",
   readtimeout: "sse_read_timeout",
   protocol_version: "protocol",
   protocolversion: "protocol",

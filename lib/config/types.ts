@@ -42,6 +42,11 @@ export interface OAuthSettings {
   clientSecret?: string;
   scopes?: string[];
   clientMetadataUrl?: string;
+  /**
+   * Hosts whose OAuth endpoints may be on a non-public address although the server is not
+   * (lib/oauth/endpoint_policy.ts). @default none
+   */
+  allowInternalHosts?: string[];
 }
 
 interface ServerCommon {
@@ -78,12 +83,22 @@ export interface HttpServerConfig extends ServerCommon {
   headers: Record<string, string>;
   auth?: OAuthSettings;
   sseReadTimeoutSeconds: number;
+  /**
+   * Seconds within which a server that died is noticed (keep-alive pings); 0: off.
+   * @default DEFAULTS.server.pingIntervalSeconds (the loader always sets it)
+   */
+  pingIntervalSeconds?: number;
 }
 
 export type ServerConfig = StdioServerConfig | HttpServerConfig;
 
 export interface AgentLimits {
   toolCallTimeoutSeconds: number;
+  /**
+   * Seconds a message waits for servers still connecting.
+   * @default DEFAULTS.agent.connectWaitSeconds (the loader always sets it)
+   */
+  connectWaitSeconds?: number;
   maxSteps: number;
   /** `undefined`: unlimited. */
   requestLimit?: number;

@@ -1,29 +1,47 @@
 /**
  * One server's connection over its whole life: the state machine of `state.ts`, the
  * current session, the last lists the server gave, restarts with bounded exponential
- * backoff after a loss, and requests mapped to typed errors.
+ * backoff after a loss, requests mapped to typed errors, and the watch that notices a
+ * server that went away:
+ *
+ * - stdio: the process's exit is seen at once (the transport closes);
+ * - streamable HTTP and SSE: a request that cannot reach the server, or the standing
+ *   event stream dropping, is checked at once with an MCP `ping`; and a server that has
+ *   sent nothing for half its `ping_interval` is pinged, the ping answered within the
+ *   other half (or its `timeout`, if shorter). So a server that died is marked
+ *   `reconnecting` within one `ping_interval`, however it died. A loss is diagnosed
+ *   (`diagnose.ts`) before it is reported: "Connection refused: nothing is listening at
+ *   …", never the runtime's "fetch failed".
  *
  * @module
  */
 
-import type {
-  LoggingLevel,
-  LoggingMessageNotification,
-  RequestOptions,
-  Root,
+import {
+  type LoggingLevel,
+  type LoggingMessageNotification,
+  ProtocolError,
+  type RequestOptions,
+  type Root,
+  SdkError,
+  SdkErrorCode,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
+import { DEFAULTS } from "../defaults.ts";
 import {
   CancelledError,
   ConnectionClosedError,
+  ConnectSkippedError,
   PatchbayError,
   ServerConnectError,
   ServerUnavailableError,
+  TimeoutError,
+  ToolTimeoutError,
 } from "../errors.ts";
 import type { Log, LogLevel } from "../log.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { combineClocks, type LoginClock, startDeadline, WaitClock } from "../deadline.ts";
+import { diagnose } from "./diagnose.ts";
 import { cleanText, isConnectionLoss, RECONNECT_REMEDY, requestError } from "./failures.ts";
 import { rootsOf } from "./requests.ts";
 import { type ListName, type Lists, openSession, Session, type SessionOptions } from "./session.ts";
@@ -32,6 +50,7 @@ import type {
   ConnectionEvent,
   ConnectionState,
   ProgressUpdate,
+  RetryStatus,
   ServerRequestHandlers,
   ServerStatus,
 } from "./types.ts";
@@ -56,7 +75,10 @@ export interface BackoffPolicy {
   stableAfterMs: number;
 }
 
-/** 0.5, 1, 2, 4, 8, 16 s: about half a minute of attempts, then `failed`. */
+/**
+ * stdio servers: 0.5, 1, 2, 4, 8, 16 s: about half a minute of attempts, then `failed`
+ * (a process that keeps dying is not started forever).
+ */
 export const RECONNECT_BACKOFF: BackoffPolicy = {
   initialDelayMs: 500,
   factor: 2,
@@ -64,6 +86,22 @@ export const RECONNECT_BACKOFF: BackoffPolicy = {
   maxAttempts: 6,
   stableAfterMs: 60_000,
 };
+
+/**
+ * streamable HTTP and SSE servers: the same series, then every 30 s for as long as the
+ * session lasts. A remote server may come back at any time (a deploy, a restart), and
+ * trying costs one refused connection.
+ */
+export const NETWORK_RECONNECT_BACKOFF: BackoffPolicy = {
+  ...RECONNECT_BACKOFF,
+  maxAttempts: Number.POSITIVE_INFINITY,
+};
+
+/**
+ * Least time between two liveness checks set off by transport errors: a server that
+ * sends broken messages in a burst gets one ping, not one per message.
+ */
+const SUSPICION_CHECK_SPACING_MS = 1000;
 
 /** MCP's eight log levels onto patchbay's four. */
 const LOG_LEVELS: Readonly<Record<LoggingLevel, LogLevel>> = {
@@ -122,7 +160,22 @@ export class ServerConnection {
   #lists: Lists = EMPTY_LISTS;
   #info: Pick<ServerStatus, "serverInfo" | "protocolVersion" | "instructions"> = {};
   #attempt?: Promise<boolean>;
+  /** Stops the attempt in flight (closing, or skipped with Ctrl+C). */
+  #attemptAbort?: AbortController;
   #retryTimer?: ReturnType<typeof setTimeout>;
+  /** The restart that comes next while `reconnecting`. */
+  #retry?: RetryStatus;
+  /** The keep-alive timer of the live network session. */
+  #watchTimer?: ReturnType<typeof setTimeout>;
+  /** When the live session last showed it is alive (an answer, a notification). */
+  #lastHeard = 0;
+  /** The liveness check (ping) in flight, and when the last one started. */
+  #checking?: Promise<void>;
+  #lastCheck = 0;
+  /** Why each lost network session was lost (diagnosed), for requests that were on it. */
+  #losses = new WeakMap<Session, PatchbayError>();
+  /** Diagnoses of losses in progress, shared by every request that met the loss. */
+  #confirming = new WeakMap<Session, Promise<PatchbayError>>();
   /**
    * When this server waits on patchbay (its sampling or elicitation request is being
    * answered): its deadlines leave that time out.
@@ -186,10 +239,24 @@ export class ServerConnection {
         prompts: this.#lists.prompts.length,
         resources: this.#lists.resources.length,
       },
-      error: this.#error,
+      error: this.#state === "reconnecting" && this.#error
+        ? whileRestarting(this.#error)
+        : this.#error,
       ...this.#info,
       ...(this.config.disabled ? { disabled: true } : {}),
+      ...(this.#state === "reconnecting" && this.#retry ? { retry: { ...this.#retry } } : {}),
     };
+  }
+
+  /**
+   * Stops the attempt in flight of a server still `connecting` (Ctrl+C while a command
+   * waits for it): it ends `failed`, saying it was skipped. False when it is not connecting.
+   */
+  skip(): boolean {
+    if (this.#state !== "connecting" || !this.#attemptAbort) return false;
+    const seconds = Math.round((Date.now() - this.#since.getTime()) / 100) / 10;
+    this.#attemptAbort.abort(new ConnectSkippedError(this.name, seconds));
+    return true;
   }
 
   /** Connects unless connected, connecting, disabled or closed; never rejects. */
@@ -218,14 +285,20 @@ export class ServerConnection {
       await this.#relistAll(this.#session);
       return;
     }
+    if (this.#state === "reconnecting") {
+      // A retry now, in the same series: if it fails, the restarts go on.
+      this.#cancelRetry();
+      this.#retry = { attempt: this.#retry?.attempt ?? 1, ...this.#retry, nextAt: undefined };
+      const ok = await this.#runAttempt();
+      if (!ok && this.#state === "reconnecting") this.#scheduleRetry();
+      return;
+    }
     if (this.#state === "connected" && this.#session) {
       const old = this.#session;
       this.#session = undefined;
+      this.#stopWatch();
       this.#enter("connecting");
       await old.close();
-    } else if (this.#state === "reconnecting") {
-      this.#cancelRetry();
-      this.#enter("connecting");
     } else if (this.#state !== "connecting") {
       return this.connect();
     }
@@ -264,6 +337,7 @@ export class ServerConnection {
     if (this.#state === "closed") return;
     this.#closed.abort();
     this.#cancelRetry();
+    this.#stopWatch();
     const session = this.#session;
     this.#session = undefined;
     this.#enter("closed");
@@ -306,16 +380,23 @@ export class ServerConnection {
     options.signal?.addEventListener("abort", onAbort, { once: true });
     const onProgress = options.onProgress;
     try {
-      return await run(session, {
+      const result = await run(session, {
         signal: controller.signal,
         timeout: session.sdkTimeoutMs(ms) + SERVER_WAITS_ON_US_ALLOWANCE_MS,
         resetTimeoutOnProgress: true,
         maxTotalTimeout: session.sdkTimeoutMs(ms) + SERVER_WAITS_ON_US_ALLOWANCE_MS,
-        onprogress: onProgress &&
-          ((p) => onProgress({ progress: p.progress, total: p.total, message: p.message })),
+        onprogress: onProgress && ((p) => {
+          this.#heard(session);
+          onProgress({ progress: p.progress, total: p.total, message: p.message });
+        }),
       });
+      this.#heard(session);
+      return result;
     } catch (error) {
+      // The server's own error answer shows it is alive.
+      if (error instanceof ProtocolError) this.#heard(session);
       const gone = session.closing || this.#session !== session;
+      const loss = gone ? this.#losses.get(session) : undefined;
       const failure = requestError(error, {
         server: this.name,
         what,
@@ -323,14 +404,23 @@ export class ServerConnection {
         timeoutSeconds: seconds,
         timedOut: controller.signal.reason === timedOut,
         cancelled: controller.signal.reason === cancelled,
-        closedBecause: gone ? session.closeReason() : undefined,
+        closedBecause: gone ? loss?.reason ?? session.closeReason() : undefined,
       });
-      if (
-        !gone && failure instanceof ConnectionClosedError &&
-        session.transport instanceof HttpTransport && isConnectionLoss(error)
-      ) {
-        // HTTP has no process to watch: a request that cannot reach the server is the loss.
-        this.#lost(session, failure.reason);
+      if (!isNetwork(session) || failure instanceof CancelledError) throw failure;
+      if (gone) {
+        // A loss diagnosed as a failure to reach the server is reported as such.
+        throw failure instanceof ConnectionClosedError && loss instanceof ServerConnectError
+          ? this.#restarting(loss)
+          : failure;
+      }
+      if (failure instanceof ConnectionClosedError && isConnectionLoss(error)) {
+        // HTTP has no process to watch: a request that cannot reach the server is the
+        // loss, reported with what a look at the address found.
+        throw this.#restarting(await this.#confirmLoss(session, error));
+      }
+      if (failure instanceof TimeoutError || failure instanceof ToolTimeoutError) {
+        // Slow, or gone without a word: a ping tells which.
+        this.#suspect(session, `${what} got no answer within ${seconds} s`);
       }
       throw failure;
     } finally {
@@ -365,6 +455,7 @@ export class ServerConnection {
     this.#state = state;
     this.#since = new Date();
     this.#error = state === "connected" ? undefined : error;
+    if (state !== "reconnecting") this.#retry = undefined;
     const level = state === "failed" ? "warn" : "info";
     this.#log[level](`state ${state}`, error ? { reason: error.reason } : undefined);
     this.#options.emit({ type: "state", server: this.name, state, error: this.#error });
@@ -380,6 +471,12 @@ export class ServerConnection {
     const holder: { session?: Session; lostEarly?: string; changedEarly: Set<ListName> } = {
       changedEarly: new Set(),
     };
+    // Closing the connection stops the attempt; so does skip() (Ctrl+C) on its own.
+    const abort = new AbortController();
+    const onClosed = () => abort.abort();
+    this.#closed.signal.addEventListener("abort", onClosed, { once: true });
+    if (this.#closed.signal.aborted) abort.abort();
+    this.#attemptAbort = abort;
     let session: Session;
     try {
       session = await openSession(this.config, {
@@ -390,7 +487,7 @@ export class ServerConnection {
           waiting: this.waiting,
         },
         log: this.#log,
-        signal: this.#closed.signal,
+        signal: abort.signal,
         oauth: this.#options.oauth,
         cleanup: (closing) => this.#cleanup(closing),
         hooks: {
@@ -398,11 +495,17 @@ export class ServerConnection {
             holder.session
               ? this.#listChanged(holder.session, list)
               : holder.changedEarly.add(list),
-          resourceUpdated: (uri) =>
-            this.#options.emit({ type: "resource_updated", server: this.name, uri }),
-          serverLog: (params) => this.#serverLog(params),
+          resourceUpdated: (uri) => {
+            if (holder.session) this.#heard(holder.session);
+            this.#options.emit({ type: "resource_updated", server: this.name, uri });
+          },
+          serverLog: (params) => {
+            if (holder.session) this.#heard(holder.session);
+            this.#serverLog(params);
+          },
           lost: (reason) =>
             holder.session ? this.#lost(holder.session, reason) : holder.lostEarly = reason,
+          suspect: (reason) => holder.session && this.#suspect(holder.session, reason),
           renewed: () => holder.session && this.#relistAll(holder.session),
         },
       });
@@ -413,6 +516,9 @@ export class ServerConnection {
         cause: error,
       });
       return false;
+    } finally {
+      this.#closed.signal.removeEventListener("abort", onClosed);
+      if (this.#attemptAbort === abort) this.#attemptAbort = undefined;
     }
     if (this.#state === "closed") {
       await session.close();
@@ -430,8 +536,11 @@ export class ServerConnection {
       instructions: session.instructions,
     };
     this.#connectedAt = Date.now();
+    // The catalogue first: whoever hears "connected" finds the server's tools there.
+    this.#options.changed();
     this.#enter("connected");
     this.#options.changed();
+    this.#startWatch(session);
     this.#applyLogLevel(session);
     if (holder.lostEarly !== undefined) this.#lost(session, holder.lostEarly);
     // Lists that changed while the first listing ran may have been read before the change.
@@ -451,41 +560,212 @@ export class ServerConnection {
     if (this.session) this.#applyLogLevel(this.session);
   }
 
-  #lost(session: Session, reason: string): void {
+  /**
+   * The session ended without being asked to: `reconnecting`, then restarts. `cause` is
+   * the reason in words, or the diagnosed error (network servers).
+   */
+  #lost(session: Session, cause: string | PatchbayError): void {
     if (session !== this.#session || this.#state !== "connected") return;
+    const error = typeof cause === "string"
+      ? new ConnectionClosedError(this.name, "the session", {
+        reason: cause,
+        remedy: RECONNECT_REMEDY,
+      })
+      : cause;
+    this.#losses.set(session, error);
     this.#session = undefined;
+    this.#stopWatch();
     this.#cleanup(session.close());
     if (Date.now() - this.#connectedAt >= this.#options.backoff.stableAfterMs) this.#retries = 0;
-    this.#log.warn(`connection lost: ${reason}`);
-    this.#enter(
-      "reconnecting",
-      new ConnectionClosedError(this.name, "the session", { reason, remedy: RECONNECT_REMEDY }),
-    );
+    this.#log.warn(`connection lost: ${error.reason}`);
+    // The first restart is planned before the state changes, so whoever hears
+    // "reconnecting" can say when it comes.
+    const plan = this.#planRetry();
+    this.#retry = plan?.status;
+    this.#enter("reconnecting", error);
     this.#options.changed();
-    this.#scheduleRetry();
+    this.#scheduleRetry(plan);
   }
 
-  #scheduleRetry(): void {
+  /** The next restart of the series, or `undefined` when the series is used up. */
+  #planRetry(): { delay: number; status: RetryStatus } | undefined {
     const policy = this.#options.backoff;
-    if (this.#retries >= policy.maxAttempts) {
-      this.#log.warn(`gave up after ${policy.maxAttempts} attempts; /refresh tries again`);
-      this.#enter("failed", this.#error);
-      return;
-    }
+    if (this.#retries >= policy.maxAttempts) return undefined;
     const delay = Math.min(
       policy.initialDelayMs * policy.factor ** this.#retries,
       policy.maxDelayMs,
     );
+    return {
+      delay,
+      status: {
+        attempt: this.#retries + 1,
+        ...(Number.isFinite(policy.maxAttempts) ? { maxAttempts: policy.maxAttempts } : {}),
+        nextAt: new Date(Date.now() + delay),
+      },
+    };
+  }
+
+  #scheduleRetry(plan = this.#planRetry()): void {
+    if (!plan) {
+      const attempts = this.#options.backoff.maxAttempts;
+      this.#log.warn(`gave up after ${attempts} attempts; /refresh tries again`);
+      this.#enter("failed", this.#error);
+      return;
+    }
     this.#retries++;
-    this.#log.info(
-      `reconnecting in ${delay} ms (attempt ${this.#retries} of ${policy.maxAttempts})`,
-    );
+    this.#retry = plan.status;
+    const of = plan.status.maxAttempts ? ` of ${plan.status.maxAttempts}` : "";
+    this.#log.info(`reconnecting in ${plan.delay} ms (attempt ${this.#retries}${of})`);
     this.#retryTimer = setTimeout(async () => {
       this.#retryTimer = undefined;
       if (this.#state !== "reconnecting") return;
+      this.#retry = { ...plan.status, nextAt: undefined };
       const ok = await this.#runAttempt();
-      if (!ok && this.#state === "reconnecting") this.#scheduleRetry();
-    }, delay);
+      if (!ok && this.#state === "reconnecting") {
+        this.#log.info(`attempt ${plan.status.attempt} failed: ${this.#error?.reason}`);
+        this.#scheduleRetry();
+      }
+    }, plan.delay);
+  }
+
+  /** `error`, saying that patchbay keeps trying while the server is being restarted. */
+  #restarting(error: PatchbayError): PatchbayError {
+    return this.#state === "reconnecting" ? whileRestarting(error) : error;
+  }
+
+  // ------------------------------------------------------------------------ liveness
+
+  /** The live session showed it is alive (an answer, a notification, progress). */
+  #heard(session: Session): void {
+    if (session === this.#session) this.#lastHeard = Date.now();
+  }
+
+  /** The keep-alive interval of this server in ms; 0 when off (or stdio). */
+  get #pingMs(): number {
+    if (this.config.transport === "stdio") return 0;
+    return (this.config.pingIntervalSeconds ?? DEFAULTS.server.pingIntervalSeconds) * 1000;
+  }
+
+  /**
+   * Pings the session once it has been silent for half the keep-alive interval, each
+   * ping answered within the other half: a server that died is noticed within one interval.
+   */
+  #startWatch(session: Session): void {
+    this.#stopWatch();
+    this.#lastHeard = Date.now();
+    if (this.#pingMs > 0) this.#watchAt(session, this.#pingMs / 2);
+  }
+
+  #watchAt(session: Session, delay: number): void {
+    clearTimeout(this.#watchTimer);
+    this.#watchTimer = setTimeout(() => this.#watch(session), Math.max(0, delay));
+    // An idle watch must not keep the process alive on its own.
+    Deno.unrefTimer(this.#watchTimer as unknown as number);
+  }
+
+  #watch(session: Session): void {
+    this.#watchTimer = undefined;
+    if (!this.#isCurrent(session)) return;
+    const half = this.#pingMs / 2;
+    const silentFor = Date.now() - this.#lastHeard;
+    if (silentFor < half) return this.#watchAt(session, half - silentFor);
+    this.#check(session, "keep-alive").finally(() => {
+      if (this.#isCurrent(session)) this.#watchAt(session, half);
+    });
+  }
+
+  #stopWatch(): void {
+    clearTimeout(this.#watchTimer);
+    this.#watchTimer = undefined;
+  }
+
+  /** Something looked wrong with the session (a dropped stream, a request timed out). */
+  #suspect(session: Session, reason: string): void {
+    if (!this.#isCurrent(session) || !isNetwork(session)) return;
+    if (this.#checking || Date.now() - this.#lastCheck < SUSPICION_CHECK_SPACING_MS) return;
+    this.#log.debug(`checking the connection: ${reason}`);
+    this.#check(session, reason);
+  }
+
+  /**
+   * One MCP `ping` (single-flight): answered, the server is alive; unanswered in time or
+   * unreachable, the session is lost (diagnosed when the server could not be reached).
+   */
+  #check(session: Session, why: string): Promise<void> {
+    if (this.#checking) return this.#checking;
+    this.#lastCheck = Date.now();
+    const timeoutMs = this.config.timeoutSeconds * 1000;
+    const ms = this.#pingMs > 0 ? Math.min(timeoutMs, this.#pingMs / 2) : timeoutMs;
+    const checking = this.#ping(session, ms, why).finally(() => this.#checking = undefined);
+    this.#checking = checking;
+    return checking;
+  }
+
+  async #ping(session: Session, ms: number, why: string): Promise<void> {
+    const deadline = new AbortController();
+    const stop = startDeadline(ms, () => deadline.abort(), this.clock);
+    try {
+      await session.alive({
+        signal: deadline.signal,
+        timeout: session.sdkTimeoutMs(ms) + SERVER_WAITS_ON_US_ALLOWANCE_MS,
+      });
+      this.#heard(session);
+    } catch (error) {
+      if (!this.#isCurrent(session)) return;
+      if (error instanceof ProtocolError) {
+        // An error answer (a server without ping) is an answer: it is alive.
+        this.#heard(session);
+        return;
+      }
+      const timedOut = deadline.signal.aborted ||
+        (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout);
+      if (timedOut) {
+        const seconds = Math.round(ms / 100) / 10;
+        this.#lost(
+          session,
+          new ConnectionClosedError(this.name, "the session", {
+            reason: `Connection timeout: the server did not answer a ping within ${seconds} s ` +
+              `(${why === "keep-alive" ? "it had been silent for a while" : why})`,
+            remedy: RECONNECT_REMEDY,
+            cause: error,
+          }),
+        );
+      } else {
+        await this.#confirmLoss(session, error);
+      }
+    } finally {
+      stop();
+    }
+  }
+
+  /**
+   * A network session that could not reach its server: the failure is diagnosed like a
+   * failed connection (a look at the address: refused, no answer, another server…), the
+   * session is marked lost with it, and every request that met the loss gets it.
+   */
+  #confirmLoss(session: Session, error: unknown): Promise<PatchbayError> {
+    let pending = this.#confirming.get(session);
+    if (!pending) {
+      pending = diagnose({
+        server: this.config,
+        error,
+        timedOut: false,
+        network: this.#options.session.network,
+        probeTimeoutMs: this.#options.session.probeTimeoutMs,
+      }).catch((failure) =>
+        new ServerConnectError(this.name, {
+          reason: `the server could not be reached (${cleanText(error)}); the diagnosis ` +
+            `failed too: ${cleanText(failure)}`,
+          remedy: RECONNECT_REMEDY,
+          cause: error,
+        })
+      ).then((diagnosed) => {
+        this.#lost(session, diagnosed);
+        return this.#losses.get(session) ?? diagnosed;
+      });
+      this.#confirming.set(session, pending);
+    }
+    return pending;
   }
 
   #cancelRetry(): void {
@@ -495,6 +775,7 @@ export class ServerConnection {
 
   /** Re-lists after `list_changed`; notifications arriving meanwhile cause one more pass. */
   #listChanged(session: Session, list: ListName): void {
+    this.#heard(session);
     const running = this.#relisting.get(list);
     if (running) {
       running.again = true;
@@ -532,7 +813,8 @@ export class ServerConnection {
       await session.relist();
     } catch (error) {
       if (isConnectionLoss(error) && this.#isCurrent(session)) {
-        this.#lost(session, `re-listing failed: ${cleanText(error)}`);
+        if (isNetwork(session)) await this.#confirmLoss(session, error);
+        else this.#lost(session, `re-listing failed: ${cleanText(error)}`);
       } else {
         this.#relistFailed(session, "re-listing", error);
       }
@@ -591,4 +873,29 @@ export class ServerConnection {
       data: params.data,
     });
   }
+}
+
+/**
+ * A diagnosed failure of a server being restarted: its remedy (written for a server that
+ * did not start) also says that patchbay keeps trying.
+ */
+function whileRestarting(error: PatchbayError): PatchbayError {
+  if (!(error instanceof ServerConnectError) || error.constructor !== ServerConnectError) {
+    return error;
+  }
+  return new ServerConnectError(error.server, {
+    reason: error.reason,
+    remedy: `${error.remedy}; meanwhile ${RESTARTING_NOTE}`,
+    details: [...error.details],
+    cause: error.cause,
+  });
+}
+
+/** What patchbay does about a lost server, for remedies. */
+const RESTARTING_NOTE = "patchbay keeps trying to reconnect (/connections shows the next " +
+  "attempt; /refresh tries at once)";
+
+/** Whether the session runs over HTTP (streamable HTTP or SSE), where nothing exits. */
+function isNetwork(session: Session): boolean {
+  return session.transport instanceof HttpTransport;
 }

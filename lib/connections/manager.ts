@@ -10,9 +10,15 @@
  * - Entries with `auth.method: oauth` authenticate through the session's
  *   {@linkcode OAuthRuntime}: one provider per server for the manager's whole life, so
  *   reconnects and `/refresh` reuse its tokens. The manager closes the runtime.
- * - A server that dies mid-session is marked `reconnecting`, its pending requests fail
- *   with `Connection closed` naming it, and it is restarted with bounded exponential
- *   backoff ({@linkcode RECONNECT_BACKOFF}).
+ * - Start-up can also go on in the background ({@linkcode ConnectionManager.start} not
+ *   awaited): {@linkcode ConnectionManager.pending} names the servers still connecting,
+ *   {@linkcode ConnectionManager.settled} waits for them with a bound, and
+ *   {@linkcode ConnectionManager.skipPending} gives up on them (Ctrl+C in a command).
+ * - A server that dies mid-session is noticed (process exit; for network servers failed
+ *   requests, dropped event streams and keep-alive pings, see `connection.ts`), marked
+ *   `reconnecting`, its pending requests fail naming it with the diagnosed cause, and it
+ *   is restarted with exponential backoff ({@linkcode RECONNECT_BACKOFF} for stdio,
+ *   {@linkcode NETWORK_RECONNECT_BACKOFF} for streamable HTTP and SSE).
  * - Disabled entries are listed (state `disconnected`, `disabled: true`), never started.
  * - Everything that happens is an event ({@linkcode ConnectionEvent}) and a log line.
  *
@@ -41,7 +47,12 @@ import { didYouMean } from "../text.ts";
 import type { LoginClock } from "../deadline.ts";
 import { settlesWithin } from "../transports/timing.ts";
 import { buildCatalogue } from "./catalogue.ts";
-import { type BackoffPolicy, RECONNECT_BACKOFF, ServerConnection } from "./connection.ts";
+import {
+  type BackoffPolicy,
+  NETWORK_RECONNECT_BACKOFF,
+  RECONNECT_BACKOFF,
+  ServerConnection,
+} from "./connection.ts";
 import { EventHub } from "./events.ts";
 import type {
   CatalogueTool,
@@ -72,7 +83,10 @@ export interface ConnectionManagerOptions {
   oauth?: OAuthRuntime;
   /** @default patchbay's name and version */
   clientInfo?: Implementation;
-  /** @default RECONNECT_BACKOFF */
+  /**
+   * Applied over both policies. @default RECONNECT_BACKOFF (stdio),
+   * NETWORK_RECONNECT_BACKOFF (streamable HTTP, SSE)
+   */
   backoff?: Partial<BackoffPolicy>;
   /**
    * The session's environment (process over .env): what stdio servers inherit (HOME,
@@ -126,8 +140,10 @@ export class ConnectionManager implements ToolHost {
     this.#redactor = options.redactor ?? new Redactor();
     this.#handlers = { ...options.handlers };
     this.#oauth = options.oauth;
-    const backoff = { ...RECONNECT_BACKOFF, ...options.backoff };
+    const stdioBackoff = { ...RECONNECT_BACKOFF, ...options.backoff };
+    const networkBackoff = { ...NETWORK_RECONNECT_BACKOFF, ...options.backoff };
     for (const config of options.servers) {
+      const backoff = config.transport === "stdio" ? stdioBackoff : networkBackoff;
       this.#connections.set(
         config.name,
         new ServerConnection({
@@ -168,6 +184,43 @@ export class ConnectionManager implements ToolHost {
       return this.states();
     })();
     return this.#started;
+  }
+
+  /** Enabled servers whose first connection (or a `/refresh`) is still running. */
+  pending(): string[] {
+    return [...this.#connections.values()]
+      .filter((c) => !c.config.disabled && (c.state === "connecting" || c.state === "disconnected"))
+      .map((c) => c.name);
+  }
+
+  /**
+   * Waits until no server is {@linkcode pending}, at most `timeoutMs` (and not after
+   * `signal` aborts); resolves with the servers still pending then.
+   */
+  settled(options: { timeoutMs: number; signal?: AbortSignal }): Promise<string[]> {
+    const { signal, timeoutMs } = options;
+    if (this.pending().length === 0 || signal?.aborted) return Promise.resolve(this.pending());
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        off();
+        signal?.removeEventListener("abort", finish);
+        resolve(this.pending());
+      };
+      const timer = setTimeout(finish, timeoutMs);
+      const off = this.#hub.on((event) => {
+        if (event.type === "state" && this.pending().length === 0) finish();
+      });
+      signal?.addEventListener("abort", finish, { once: true });
+    });
+  }
+
+  /**
+   * Stops the attempts of every server still connecting, which end `failed` saying they
+   * were skipped (Ctrl+C while a command waits for them). Returns their names.
+   */
+  skipPending(): string[] {
+    return [...this.#connections.values()].filter((c) => c.skip()).map((c) => c.name);
   }
 
   /** One status per configured server, in configuration order. */

@@ -1,9 +1,13 @@
 /**
- * The start of every session that talks to servers (the interactive client now, the
- * REPL and one-shot mode later): the session's OAuth runtime (only when an entry uses
+ * The start of every session that talks to servers (the interactive client, one-shot
+ * mode, the scripting commands): the session's OAuth runtime (only when an entry uses
  * OAuth: otherwise nothing ever listens on the callback port), a connection manager for
  * the configuration, started, and closed again on request or when `signal` aborts
  * (Ctrl+C during start-up, a pending browser login included).
+ *
+ * The interactive client does not wait (`wait: false`): its prompt comes first and the
+ * servers connect behind it (it starts them once the prompt is shown). The commands wait, and `skip` (their first Ctrl+C) gives up
+ * on the servers still connecting instead of on everything.
  *
  * @module
  */
@@ -23,6 +27,20 @@ export interface OpenConnectionsOptions {
    * a browser that did not open, a completed login): `describeOAuthEvent` words it.
    */
   onOAuthEvent?: (event: OAuthEvent) => void;
+  /**
+   * `false`: resolve at once with the manager not started: the caller starts it
+   * (`void manager.start()`) when it suits it, e.g. once its prompt is on the screen, and
+   * the servers connect in the background (the manager's events report each;
+   * `manager.pending()` names those still on their way). @default true
+   */
+  wait?: boolean;
+  /**
+   * Aborting while the servers connect skips the ones still connecting (their attempts
+   * stop and they end `failed`, saying they were skipped); start-up goes on with the others.
+   */
+  skip?: AbortSignal;
+  /** Called when `skip` aborts, with the servers it skipped (none: nothing was connecting). */
+  onSkip?: (servers: string[]) => void;
 }
 
 /** A started manager and the state of every server after start-up. */
@@ -62,12 +80,18 @@ export async function openConnections(
     env: runtime.env,
   });
   const onAbort = () => manager.close();
+  const onSkip = () => options.onSkip?.(manager.skipPending());
+  // A skip before any server started (Ctrl+C while memory opened) has nothing to skip.
+  if (options.skip?.aborted) options.onSkip?.([]);
+  if (options.signal?.aborted) await manager.close();
+  if (options.wait === false) return { manager, states: manager.states() };
   options.signal?.addEventListener("abort", onAbort, { once: true });
+  options.skip?.addEventListener("abort", onSkip, { once: true });
   try {
-    if (options.signal?.aborted) await manager.close();
     const states = await manager.start();
     return { manager, states };
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
+    options.skip?.removeEventListener("abort", onSkip);
   }
 }

@@ -19,6 +19,7 @@ import {
   type Implementation,
   type LoggingMessageNotification,
   type Prompt,
+  type RequestOptions,
   type Resource,
   type ResourceTemplateType as ResourceTemplate,
   SdkError,
@@ -27,7 +28,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
-import { CancelledError, type PatchbayError } from "../errors.ts";
+import { CancelledError, PatchbayError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { bearerFetch, CALLBACK_TIMEOUT_MS, type PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { negotiationOptions } from "../protocol.ts";
@@ -78,6 +79,11 @@ export interface SessionHooks {
   serverLog(params: LoggingMessageNotification["params"]): void;
   /** The connection closed without being asked to; `reason` says why. */
   lost(reason: string): void;
+  /**
+   * Something suggests an HTTP server may be gone (its event stream dropped, a reconnect
+   * of it failed): worth a ping to find out.
+   */
+  suspect(reason: string): void;
   /** An HTTP session was replaced by a new one (server-side state is gone). */
   renewed(): void;
 }
@@ -91,7 +97,11 @@ export interface SessionOptions {
   hooks: SessionHooks;
   /** The OAuth provider of an HTTP entry with `auth.method: oauth`. */
   oauth?: PatchbayOAuthProvider;
-  /** Aborts the attempt (the manager is closing): a pending login is cancelled too. */
+  /**
+   * Aborts the attempt (the manager is closing, or Ctrl+C skipped the server): a pending
+   * login is cancelled too. A {@linkcode PatchbayError} as the reason is what the attempt
+   * throws; otherwise it throws `CancelledError`.
+   */
   signal?: AbortSignal;
   /** Where stdio servers' inherited variables come from. @default Deno.env.get */
   parentEnv?: (name: string) => string | undefined;
@@ -170,6 +180,15 @@ export class Session {
   /** True once {@linkcode close} was called. */
   get closing(): boolean {
     return this.#closing;
+  }
+
+  /**
+   * Asks the server whether it is there: `ping` on a 2025-era session; `server/discover`
+   * on a 2026-07-28 one, which has no `ping` (the SDK refuses to send it there).
+   */
+  async alive(options: RequestOptions): Promise<void> {
+    if (this.client.getProtocolEra() === "modern") await this.client.discover(options);
+    else await this.client.ping(options);
   }
 
   /** Fetches the lists again (all, or the one named), bounded by `timeout`. */
@@ -386,9 +405,15 @@ async function attemptSession(config: ServerConfig, options: SessionOptions): Pr
   } catch (error) {
     const timedOut = deadline.signal.reason instanceof DeadlineError;
     if (options.signal?.aborted) {
-      // Closing, not failing: nothing to diagnose, and nobody waiting for a diagnosis.
-      await session.close();
-      throw new CancelledError(`connecting to server '${config.name}'`);
+      // Closing or skipped, not failing: nothing to diagnose, and nobody waiting for a
+      // diagnosis (nor for the process to end its grace periods).
+      const closing = session.close();
+      if (options.cleanup) options.cleanup(closing);
+      else await closing;
+      const reason = options.signal.reason;
+      throw reason instanceof PatchbayError
+        ? reason
+        : new CancelledError(`connecting to server '${config.name}'`);
     }
     if (probeEndedProcess(config, session, error)) {
       await session.close();
@@ -468,10 +493,15 @@ function watch(session: Session, hooks: SessionHooks, log: Log): void {
     // An idle HTTP session has no request to fail: the event stream that cannot be
     // reopened is how a server that went away shows.
     if (
-      session.transport instanceof HttpTransport && session.established && !session.closing &&
-      /Maximum reconnection attempts/.test(error.message)
-    ) {
+      !(session.transport instanceof HttpTransport) || !session.established || session.closing
+    ) return;
+    if (/Maximum reconnection attempts/.test(error.message)) {
       hooks.lost(`the server's event stream could not be reopened (${error.message})`);
+    } else {
+      // A dropped stream, a failed reopening, a failed POST: a ping tells whether the
+      // server is still there (a stream cut by a proxy is not a lost server).
+      // (The error's own text is in the debug log above; it is no message for a person.)
+      hooks.suspect("its event stream dropped, or a request to it failed");
     }
   };
   client.onclose = () => {

@@ -8,17 +8,20 @@
  * | disconnected  | start      |           |        |              | close  |
  * | connecting    |            | handshake | error  |              | close  |
  * | connected     | refresh!   |           |        | lost         | close  |
- * | reconnecting  | refresh    | retry ok  | gave up|              | close  |
+ * | reconnecting  |            | retry ok  | gave up|              | close  |
  * | failed        | refresh    |           |        |              | close  |
  * | closed        |            |           |        |              |        |
  *
  * - `disconnected`: not started yet; disabled entries (`disabled: true`) stay here.
- * - `connecting`: an attempt started by start-up or `/refresh` is running.
- * - `connected`: the handshake succeeded and the lists are loaded.
- * - `reconnecting`: the connection was lost mid-session; attempts run with bounded
- *   exponential backoff.
- * - `failed`: the attempt failed (or the retries ran out); the diagnosed error is kept
- *   and nothing happens until `/refresh`.
+ * - `connecting`: an attempt started by start-up or `/refresh` is running; Ctrl+C in a
+ *   command waiting for it skips it (→ `failed`, saying so).
+ * - `connected`: the handshake succeeded and the lists are loaded; the connection is
+ *   watched (process exit, dropped streams, failed requests, keep-alive pings).
+ * - `reconnecting`: the connection was lost mid-session; attempts run with exponential
+ *   backoff (bounded for stdio, without end for network servers); `/refresh` runs the
+ *   next one at once, in the same series.
+ * - `failed`: the attempt failed (or a stdio server's retries ran out); the diagnosed
+ *   error is kept and nothing happens until `/refresh`.
  * - `closed`: the manager was closed; final.
  *
  * `refresh!` is a forced refresh (reconnect a live connection); a plain refresh of a
@@ -34,7 +37,7 @@ export const TRANSITIONS: Readonly<Record<ConnectionState, readonly ConnectionSt
   disconnected: ["connecting", "closed"],
   connecting: ["connected", "failed", "closed"],
   connected: ["connecting", "reconnecting", "closed"],
-  reconnecting: ["connecting", "connected", "failed", "closed"],
+  reconnecting: ["connected", "failed", "closed"],
   failed: ["connecting", "closed"],
   closed: [],
 };

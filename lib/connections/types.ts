@@ -46,6 +46,18 @@ export interface ServerStatus {
   instructions?: string;
   /** The entry has `disabled: true`: listed, never connected. */
   disabled?: boolean;
+  /** While `reconnecting`: which attempt comes next and when. */
+  retry?: RetryStatus;
+}
+
+/** The restart series of a server that was lost (see `RECONNECT_BACKOFF`). */
+export interface RetryStatus {
+  /** The attempt that runs next (or is running), from 1. */
+  attempt: number;
+  /** Attempts before the server is marked failed; absent: no limit (network servers). */
+  maxAttempts?: number;
+  /** When it starts; absent while it runs. */
+  nextAt?: Date;
 }
 
 /** One tool in the catalogue the model sees. */

@@ -66,14 +66,28 @@ export interface DoctorStart {
   version: string;
 }
 
-/** Runs every check; `onStart` hears where the configuration is before any result. */
+/**
+ * Runs every check; `onStart` hears where the configuration is before any result. Every
+ * result comes out redacted (API keys, `LLM.base_url` credentials, header values …), as
+ * everything else patchbay prints does: the doctor is run to be pasted into bug reports.
+ */
 export async function* runDoctor(
   options: DoctorOptions,
   onStart?: (start: DoctorStart) => void,
 ): AsyncGenerator<CheckResult> {
+  const redactor = new Redactor();
+  for await (const result of checks(options, redactor, onStart)) {
+    yield redactor.redactValue(result);
+  }
+}
+
+async function* checks(
+  options: DoctorOptions,
+  redactor: Redactor,
+  onStart?: (start: DoctorStart) => void,
+): AsyncGenerator<CheckResult> {
   const envFile = options.envFile ?? DEFAULTS.envFile;
   const { env, result: envResult } = await checkEnvFile(options.envFile);
-  const redactor = new Redactor();
   registerEnvironmentSecrets(env, redactor);
   const { logger, logFile } = openLog(options, redactor);
   const log = logger.child("doctor");
@@ -81,6 +95,8 @@ export async function* runDoctor(
   try {
     log.info(`patchbay ${VERSION} doctor`, { offline: options.offline ?? false });
     const configOutcome = await checkConfig(options.config, env, PROJECT_DIR);
+    // Before any result is out: the configuration names secrets of its own.
+    if (configOutcome.config) registerConfigSecrets(configOutcome.config, redactor);
     onStart?.({
       configPath: configOutcome.path,
       checks: [
@@ -103,7 +119,6 @@ export async function* runDoctor(
       }
       return;
     }
-    registerConfigSecrets(config, redactor);
     // One store for the permission plan and the servers, closed when the checks end.
     const logins = options.tokenStore ??
       tokenStoreFor(config.memory, env, { log: log.child("oauth"), redactor });

@@ -15,6 +15,7 @@ import {
   RegistrationRejectedError,
 } from "@modelcontextprotocol/client";
 import { messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
+import type { FetchedDocument } from "./guarded_fetch.ts";
 import { describeFetchError } from "./probe.ts";
 
 /** Where the failure happened, for the messages. */
@@ -22,7 +23,15 @@ export interface FailureContext {
   server: string;
   serverUrl: URL;
   redirectUri: string;
+  /** The last OAuth answer received: the document an invalid-metadata error is about. */
+  lastDocument?: FetchedDocument;
 }
+
+/** Problems of an invalid document named in a message; the rest are counted. */
+const ISSUES_SHOWN = 3;
+
+/** Characters of a value seen shown in a message. */
+const VALUE_SHOWN_CHARS = 80;
 
 /** Any failure of the SDK's auth code, typed; abort errors and PatchbayErrors pass through. */
 export function typedOAuthFailure(error: unknown, context: FailureContext): unknown {
@@ -60,8 +69,8 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
   }
   if (error instanceof InsecureTokenEndpointError) {
     return fail(
-      `the token endpoint ${error.tokenEndpoint} is not https; patchbay does not send ` +
-        "credentials over plain HTTP (except to loopback)",
+      `the token_endpoint ${error.tokenEndpoint} is not https; patchbay does not send ` +
+        "credentials over plain HTTP (except to localhost, 127.0.0.1 or [::1])",
       "ask the server's operator to serve its authorization server over https",
     );
   }
@@ -87,11 +96,12 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
     );
   }
   const message = messageOf(error);
-  if (error instanceof SyntaxError || (error as Error)?.name?.endsWith("ZodError")) {
-    // A catch-all web page (or broken JSON) where OAuth metadata should be.
+  const issues = zodIssues(error);
+  if (error instanceof SyntaxError || issues) {
+    // A catch-all web page (or broken JSON) where OAuth metadata should be, or a document
+    // that is JSON but not what the specification says.
     return fail(
-      `the OAuth metadata published for ${context.serverUrl.origin} is not valid metadata ` +
-        `(${message.split("\n")[0].slice(0, 160)})`,
+      invalidDocumentReason(context, issues, message),
       'if the server does not support OAuth, remove "auth" and send a token with headers; ' +
         "otherwise report the broken metadata to the server's operator",
     );
@@ -104,6 +114,63 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
     );
   }
   return fail(message);
+}
+
+/** One problem zod found in a document. */
+interface ZodIssue {
+  path: ReadonlyArray<PropertyKey>;
+  message: string;
+}
+
+/** The issues of a zod validation error (the SDK's schemas), or `undefined`. */
+function zodIssues(error: unknown): ZodIssue[] | undefined {
+  if (!(error instanceof Error) || !error.name.endsWith("ZodError")) return undefined;
+  const issues = (error as { issues?: unknown }).issues;
+  return Array.isArray(issues) ? issues as ZodIssue[] : [];
+}
+
+/**
+ * `the OAuth metadata at <url> is not valid: token_endpoint is 42 (Invalid input: expected
+ * string, received number)`: the document, each field wrong in it, the value seen there.
+ */
+function invalidDocumentReason(
+  context: FailureContext,
+  issues: ZodIssue[] | undefined,
+  message: string,
+): string {
+  const last = context.lastDocument;
+  const what = !last
+    ? `the OAuth metadata published for ${context.serverUrl.origin}`
+    : last.method === "GET"
+    ? `the OAuth metadata at ${last.url}`
+    : `the answer of ${last.url} (${last.method}, HTTP ${last.status})`;
+  if (!issues) {
+    return `${what} is not JSON (${message.split("\n")[0].slice(0, 160)})`;
+  }
+  const problems = issues.slice(0, ISSUES_SHOWN).map((issue) => {
+    const field = issue.path.map(String).join(".") || "the document";
+    if (last?.json === undefined) return `${field}: ${issue.message}`;
+    const value = valueAt(last.json, issue.path);
+    const seen = value === undefined ? "is missing" : `is ${showValue(value)}`;
+    return `${field} ${seen} (${issue.message})`;
+  });
+  const more = issues.length > ISSUES_SHOWN ? `; and ${issues.length - ISSUES_SHOWN} more` : "";
+  const kind = last && last.method !== "GET" ? "" : " OAuth metadata";
+  return `${what} is not valid${kind}: ${problems.join("; ") || message}${more}`;
+}
+
+function valueAt(document: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let value = document;
+  for (const key of path) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+function showValue(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > VALUE_SHOWN_CHARS ? `${text.slice(0, VALUE_SHOWN_CHARS)}…` : text;
 }
 
 /** A 403 `insufficient_scope` that another login cannot or did not fix. */

@@ -3,7 +3,8 @@
  * offers RFC 7009 revocation (refresh token first, which ends the whole grant at most
  * servers, then the access token), and its stored tokens and client registration are
  * deleted. Works from the store alone, so a server removed from the configuration can
- * still be logged out of.
+ * still be logged out of. The revocation endpoint and the metadata fetched to find it obey
+ * the endpoint policy of the server the login was for (endpoint_policy.ts).
  *
  * @module
  */
@@ -17,8 +18,11 @@ import {
   selectClientAuthMethod,
 } from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types.ts";
+import { PatchbayError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
 import { ProxyRouter } from "../proxy.ts";
+import { EndpointPolicy, type Resolver } from "./endpoint_policy.ts";
+import { guardedFetch } from "./guarded_fetch.ts";
 import type { ServerCredentials, TokenStore } from "./token_store.ts";
 
 /** What {@linkcode logout} did. */
@@ -46,6 +50,8 @@ export interface LogoutOptions {
    */
   getEnv?: (name: string) => string | undefined;
   log?: Log;
+  /** Resolves host names for the endpoint policy. @default systemResolver */
+  resolve?: Resolver;
   signal?: AbortSignal;
 }
 
@@ -63,10 +69,19 @@ export async function logout(
     env: { get: options.getEnv ?? ((name) => Deno.env.get(name)) },
     log: log.child("network"),
   });
+  const policy = new EndpointPolicy({
+    server,
+    serverUrl: record.serverUrl,
+    allowInternalHosts: options.auth?.allowInternalHosts,
+    resolve: options.resolve,
+  });
   try {
-    await revokeAll(record, options.fetch ?? network!.fetch, options, result);
+    const fetchFn = guardedFetch(options.fetch ?? network!.fetch, { policy });
+    await revokeAll(record, fetchFn, policy, options, result);
   } catch (error) {
-    result.revocationProblem = (error as Error).message;
+    result.revocationProblem = error instanceof PatchbayError
+      ? error.reason
+      : (error as Error).message;
     log.warn("token revocation failed", { server, error });
   } finally {
     network?.close();
@@ -79,6 +94,7 @@ export async function logout(
 async function revokeAll(
   record: ServerCredentials,
   fetchFn: FetchLike,
+  policy: EndpointPolicy,
   options: LogoutOptions,
   result: LogoutResult,
 ): Promise<void> {
@@ -92,7 +108,13 @@ async function revokeAll(
       ? { client_id: options.auth.clientId, client_secret: options.auth.clientSecret }
       : entry.client;
     if (!client) throw new Error(`no client registration is stored for ${issuer}`);
-    const endpoint = assertSecureTokenEndpoint(revocation.endpoint);
+    const endpoint = assertSecureTokenEndpoint(
+      await policy.check(revocation.endpoint, {
+        name: "revocation_endpoint",
+        source: "in the authorization server's metadata",
+        credentials: true,
+      }, options.signal),
+    );
     const pairs = [
       ["refresh_token", tokens.refresh_token],
       ["access_token", tokens.access_token],

@@ -35,6 +35,7 @@ import { ProxyRouter } from "../proxy.ts";
 import type { Redactor } from "../redact.ts";
 import { type BrowserOpener, openBrowser } from "./browser.ts";
 import { AuthorizationBroker, type OAuthEvent } from "./broker.ts";
+import type { Resolver } from "./endpoint_policy.ts";
 import { PatchbayOAuthProvider } from "./provider.ts";
 import { FileTokenStore, type TokenStore } from "./token_store.ts";
 
@@ -42,6 +43,15 @@ export { type AuthorizationReason, type OAuthEvent } from "./broker.ts";
 export { bearerFetch, hasAuthorizationHeader } from "./bearer.ts";
 export { type BrowserOpener, openBrowser } from "./browser.ts";
 export { CALLBACK_PORT, CALLBACK_TIMEOUT_MS, redirectUriFor } from "./callback.ts";
+export {
+  type AddressKind,
+  classifyAddress,
+  EndpointPolicy,
+  type EndpointRole,
+  type Resolver,
+  systemResolver,
+} from "./endpoint_policy.ts";
+export { guardedFetch } from "./guarded_fetch.ts";
 export { logout, type LogoutResult } from "./logout.ts";
 export {
   type LoginOutcome,
@@ -84,6 +94,11 @@ export interface OAuthRuntimeOptions {
    * @default a {@linkcode ProxyRouter} over `getEnv`, closed with the runtime
    */
   fetch?: FetchLike;
+  /**
+   * Resolves host names for the endpoint policy (tests make a name public or local here).
+   * @default systemResolver
+   */
+  resolve?: Resolver;
   /** How long a browser login may take. @default CALLBACK_TIMEOUT_MS */
   timeoutMs?: number;
   /** Tests only: the contract fixes the port at 3000. */
@@ -140,6 +155,7 @@ export class OAuthRuntime {
       redactor: this.#options.redactor,
       onEvent: this.#options.onEvent,
       fetch: this.#options.fetch ?? this.#network!.fetch,
+      resolve: this.#options.resolve,
     });
     this.#providers.set(server.name, provider);
     return provider;

@@ -14,7 +14,7 @@ import {
   LATEST_PROTOCOL_VERSION,
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
-import { REMEDY, ServerProbeFailedError } from "../errors.ts";
+import { PatchbayError, REMEDY, ServerProbeFailedError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 
 /** What the server answered an unauthenticated request. */
@@ -36,6 +36,8 @@ export async function probeServer(
     response = await fetchFn(url, probeRequest(entry, signal));
   } catch (error) {
     if (error instanceof DOMException && error.name === "AbortError") throw error;
+    // Refused by patchbay itself (a redirect the endpoint policy does not allow).
+    if (error instanceof PatchbayError) throw error;
     throw new ServerProbeFailedError(entry.name, {
       reason: `${url.href} could not be reached: ${describeFetchError(error)}`,
       remedy: REMEDY.notRunning,

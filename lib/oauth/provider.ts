@@ -19,6 +19,11 @@
  *   refusal (the SDK alone would fail the request and expect the host to reconnect);
  * - bounded step-up ({@linkcode MAX_STEP_UP_ATTEMPTS}) and re-authorization
  *   ({@linkcode MAX_REAUTHORIZATIONS}) per request, and refresh before expiry;
+ * - every address the server's metadata supplies (metadata URLs, the authorization,
+ *   token, registration and revocation endpoints, redirects) checked against the
+ *   {@linkcode EndpointPolicy} before it is requested or opened: discovered endpoints as
+ *   soon as discovery ends, before registration or any browser; each request again, with
+ *   its host resolved then (guarded_fetch.ts);
  * - tokens and client secrets registered with the log's redactor the moment they exist;
  * - a clock of the time spent waiting for the person (a `LoginClock`, see
  *   lib/transports/timing.ts), which the connection layer's timeouts leave out.
@@ -44,13 +49,25 @@ import {
   type StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
-import { CancelledError, OAuthFailedError, StoreConnectError } from "../errors.ts";
+import {
+  CancelledError,
+  OAuthEndpointRefusedError,
+  OAuthFailedError,
+  StoreConnectError,
+} from "../errors.ts";
 import type { Log } from "../log.ts";
 import type { Redactor } from "../redact.ts";
 import { VERSION } from "../version.ts";
 import { abortable } from "./abortable.ts";
 import type { AuthorizationBroker, AuthorizationReason, OAuthEvent } from "./broker.ts";
-import { insufficientScopeError, rejectedAfterLoginError, typedOAuthFailure } from "./failures.ts";
+import { EndpointPolicy, type EndpointRole, type Resolver } from "./endpoint_policy.ts";
+import {
+  type FailureContext,
+  insufficientScopeError,
+  rejectedAfterLoginError,
+  typedOAuthFailure,
+} from "./failures.ts";
+import { type FetchedDocument, guardedFetch } from "./guarded_fetch.ts";
 import { checkClientMetadataUrl, checkDiscovery, oauthUnsupportedError } from "./policy.ts";
 import { probeServer } from "./probe.ts";
 import { withSdkWarningsLogged } from "./sdk_warnings.ts";
@@ -97,8 +114,13 @@ export interface OAuthProviderOptions {
   /** Tokens and secrets are registered here as soon as they are known. */
   redactor?: Redactor;
   onEvent?: (event: OAuthEvent) => void;
-  /** Fetch for discovery, registration and token requests. @default globalThis.fetch */
+  /**
+   * Fetch for discovery, registration and token requests; every request through it is
+   * checked against the server's endpoint policy first. @default globalThis.fetch
+   */
   fetch?: FetchLike;
+  /** Resolves host names for the endpoint policy. @default systemResolver (getaddrinfo) */
+  resolve?: Resolver;
   /** @default Date.now */
   now?: () => number;
 }
@@ -127,8 +149,12 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   readonly #log: Log;
   readonly #redactor?: Redactor;
   readonly #onEvent: (event: OAuthEvent) => void;
+  /** The caller's fetch behind the endpoint policy: every OAuth request goes through it. */
   readonly #fetch: FetchLike;
+  readonly #policy: EndpointPolicy;
   readonly #now: () => number;
+  /** The last OAuth answer (a metadata document), to report an invalid one with its values. */
+  #lastDocument: FetchedDocument | undefined;
   #record: ServerCredentials | undefined;
   #loaded = false;
   #codeVerifier: string | undefined;
@@ -156,7 +182,13 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     this.#log = options.log;
     this.#redactor = options.redactor;
     this.#onEvent = options.onEvent ?? (() => {});
-    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#policy = new EndpointPolicy({
+      server: options.server.name,
+      serverUrl: this.serverUrl,
+      allowInternalHosts: options.server.auth.allowInternalHosts,
+      resolve: options.resolve,
+    });
+    this.#fetch = this.#guarded(options.fetch ?? ((input, init) => fetch(input, init)));
     this.#now = options.now ?? Date.now;
     this.#requestedScope = this.#configuredScope;
     this.#redactor?.addSecret(options.server.auth.clientSecret);
@@ -307,7 +339,11 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   }
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    return (await this.#current())?.discovery;
+    const state = (await this.#current())?.discovery;
+    // Checked again, not trusted from the store: addresses may resolve differently now,
+    // and a state stored by an older patchbay was never checked. One that fails is
+    // forgotten, so discovery runs again (and is checked again when saved).
+    return state && await this.#storedDiscoveryUsable(state) ? state : undefined;
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
@@ -320,6 +356,8 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
       hasClient: (issuer) =>
         this.#entry.auth!.clientId !== undefined || record?.issuers[issuer]?.client !== undefined,
     });
+    // Before the SDK registers a client or builds the authorization URL with it.
+    await this.#checkEndpoints(state);
     await this.#update((record) => {
       record.discovery = state;
     });
@@ -383,12 +421,14 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
    * Wraps the transport's fetch: presents a fresh token on every request to the server,
    * and answers 401 and 403 `insufficient_scope` by authorizing and retrying, within
    * {@linkcode MAX_REAUTHORIZATIONS} and {@linkcode MAX_STEP_UP_ATTEMPTS}. Requests to
-   * other addresses (metadata, token endpoints) pass through untouched.
+   * other addresses (metadata, token endpoints) only go through the endpoint policy.
    */
   wrapFetch(base: FetchLike = (input, init) => fetch(input, init)): FetchLike {
+    // Requests the SDK's transport makes for OAuth itself obey the same endpoint policy.
+    const other = this.#guarded(base);
     return async (input, init) => {
       const url = new URL(input instanceof Request ? input.url : String(input));
-      if (!this.#isResourceRequest(url)) return base(input, init);
+      if (!this.#isResourceRequest(url)) return other(input, init);
       const signal = init?.signal ?? undefined;
       await this.#current();
       if (this.#expiresWithin(REFRESH_MARGIN_MS)) await this.#refresh(signal);
@@ -455,6 +495,9 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
 
   async #runAuthorization(request: AuthorizeRequest): Promise<"refresh" | "browser"> {
     checkClientMetadataUrl(this.server, this.clientMetadataUrl);
+    if (request.resourceMetadataUrl) {
+      await this.#policy.check(request.resourceMetadataUrl, RESOURCE_METADATA_HINT, request.signal);
+    }
     this.#reason = request.reason;
     this.#loginSignal = request.cancelsLogin ? request.signal : undefined;
     if (request.scope) {
@@ -579,6 +622,8 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     if (!issuer || !tokens?.refresh_token || !discovery) return;
     const client = await this.clientInformation({ issuer });
     if (!client) return;
+    // Refused endpoints: no refresh there; a login discovers them again.
+    if (!await this.#storedDiscoveryUsable(discovery)) return;
     try {
       const fresh = await refreshAuthorization(discovery.authorizationServerUrl, {
         metadata: discovery.authorizationServerMetadata,
@@ -616,16 +661,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     const metadata = this.#record?.discovery?.authorizationServerMetadata as
       | Record<string, unknown>
       | undefined;
-    const endpoints = [
-      metadata?.authorization_endpoint,
-      metadata?.token_endpoint,
-      metadata?.registration_endpoint,
-      metadata?.revocation_endpoint,
-    ].filter((endpoint): endpoint is string => typeof endpoint === "string")
-      .map((endpoint) => new URL(endpoint));
-    return !endpoints.some((endpoint) =>
-      endpoint.origin === url.origin && endpoint.pathname === url.pathname
-    );
+    return !USED_ENDPOINTS.some(([field]) => sameEndpoint(metadata?.[field], url));
   }
 
   /** The server names protected-resource metadata other than the cached one. */
@@ -645,8 +681,76 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     return entry.expiresAt - margin <= this.#now();
   }
 
-  get #failureContext() {
-    return { server: this.server, serverUrl: this.serverUrl, redirectUri: this.redirectUrl };
+  get #failureContext(): FailureContext {
+    return {
+      server: this.server,
+      serverUrl: this.serverUrl,
+      redirectUri: this.redirectUrl,
+      lastDocument: this.#lastDocument,
+    };
+  }
+
+  /** `base` behind the endpoint policy, naming each address by its role in the metadata. */
+  #guarded(base: FetchLike): FetchLike {
+    return guardedFetch(base, {
+      policy: this.#policy,
+      roleOf: (url) => this.#roleOf(url),
+      onResponse: (document) => this.#lastDocument = document,
+    });
+  }
+
+  /**
+   * Checks every address of `state` patchbay will request or open: the metadata URLs
+   * and the endpoints it uses (authorization, token, registration, revocation).
+   */
+  async #checkEndpoints(state: OAuthDiscoveryState): Promise<void> {
+    if (state.resourceMetadataUrl) {
+      await this.#policy.check(state.resourceMetadataUrl, RESOURCE_METADATA_HINT);
+    }
+    await this.#policy.check(state.authorizationServerUrl, AUTHORIZATION_SERVER);
+    const metadata = state.authorizationServerMetadata as Record<string, unknown> | undefined;
+    for (const [field, credentials] of USED_ENDPOINTS) {
+      const value = metadata?.[field];
+      if (value === undefined) continue;
+      await this.#policy.check(String(value), {
+        name: field,
+        source: "in the authorization server's metadata",
+        credentials,
+      });
+    }
+  }
+
+  /** Whether stored discovery passes the endpoint policy; if not, it is forgotten. */
+  async #storedDiscoveryUsable(state: OAuthDiscoveryState): Promise<boolean> {
+    try {
+      await this.#checkEndpoints(state);
+      return true;
+    } catch (error) {
+      if (!(error instanceof OAuthEndpointRefusedError)) throw error;
+      this.#log.warn("stored OAuth discovery names a refused address; discovering again", {
+        endpoint: error.endpoint,
+        reason: error.reason,
+      });
+      await this.invalidateCredentials("discovery");
+      return false;
+    }
+  }
+
+  /** What `url` is in the discovered metadata, for messages. */
+  #roleOf(url: URL): EndpointRole | undefined {
+    const discovery = this.#record?.discovery;
+    const metadata = discovery?.authorizationServerMetadata as
+      | Record<string, unknown>
+      | undefined;
+    for (const [field, credentials] of USED_ENDPOINTS) {
+      if (sameEndpoint(metadata?.[field], url)) {
+        return { name: field, source: "in the authorization server's metadata", credentials };
+      }
+    }
+    if (url.pathname.startsWith("/.well-known/")) {
+      return { name: "metadata URL", source: "derived during OAuth discovery" };
+    }
+    return undefined;
   }
 
   #registerTokens(tokens: StoredOAuthTokens): void {
@@ -701,6 +805,41 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     // this session; the store's error tells the person what the next one needs.
     this.#record = record;
     await this.#store.save(record);
+  }
+}
+
+/** The `resource_metadata` of a server's `WWW-Authenticate` challenge. */
+const RESOURCE_METADATA_HINT: EndpointRole = {
+  name: "resource_metadata URL",
+  source: "in the server's WWW-Authenticate challenge",
+};
+
+/** The authorization server the protected-resource metadata names. */
+const AUTHORIZATION_SERVER: EndpointRole = {
+  name: "authorization server",
+  source: "named by the server's protected-resource metadata",
+};
+
+/**
+ * Authorization-server metadata fields patchbay requests or opens, and whether
+ * credentials go there. Others (introspection, userinfo, jwks_uri) are never requested
+ * by a client like this one, so an internal address there is no risk; a field patchbay
+ * starts to use belongs here, and the guarded fetch checks it meanwhile anyway.
+ */
+const USED_ENDPOINTS: ReadonlyArray<readonly [string, boolean]> = [
+  ["authorization_endpoint", false],
+  ["token_endpoint", true],
+  ["registration_endpoint", false],
+  ["revocation_endpoint", true],
+];
+
+function sameEndpoint(value: unknown, url: URL): boolean {
+  if (typeof value !== "string") return false;
+  try {
+    const endpoint = new URL(value);
+    return endpoint.origin === url.origin && endpoint.pathname === url.pathname;
+  } catch {
+    return false;
   }
 }
 

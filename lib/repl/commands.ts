@@ -7,6 +7,8 @@
 
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { convertToolResult } from "../agent/content.ts";
+import { isPending, progressOf } from "../connections/progress.ts";
+import type { ServerStatus } from "../connections/types.ts";
 import { PatchbayError } from "../errors.ts";
 import type { Style } from "../style.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
@@ -36,7 +38,11 @@ type Command = SlashCommand<ClientSession>;
  * Renders the server list in the colours of the stream it is written to (the banner's
  * stderr, `/connections`' stdout); injected so lib/ does not depend on the command layer.
  */
-export type StatusRenderer = (session: ClientSession, style: Style) => string;
+export type StatusRenderer = (
+  session: ClientSession,
+  style: Style,
+  options?: { compact?: boolean },
+) => string;
 
 const out = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
 const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
@@ -85,16 +91,21 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
       run(s, args) {
         const tools = s.manager.tools().filter((t) => !args || t.server === args);
         if (args && !serverNames(s).includes(args)) throw unknownServer(s, args);
-        if (tools.length === 0) {
+        // Servers not connected (yet) are named, so an empty list is not mistaken for none.
+        const away = s.manager.states().filter((st) =>
+          !st.disabled && st.state !== "connected" && (!args || st.name === args)
+        );
+        if (tools.length > 0) {
+          out(s, formatTools(tools, s.style).join("\n"));
+        } else if (away.length === 0) {
           out(
             s,
             args
               ? `${args} offers no tools.`
               : "No tools: no connected server offers any (see /connections).",
           );
-        } else {
-          out(s, formatTools(tools, s.style).join("\n"));
         }
+        for (const st of away) out(s, awayLine(s, st));
         return Promise.resolve();
       },
     },
@@ -358,6 +369,22 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
   ];
   for (const command of commands) registry.add(command);
   return registry;
+}
+
+/** A server whose tools are missing from /tools, and why: still connecting, lost, failed. */
+function awayLine(s: ClientSession, status: ServerStatus): string {
+  const name = clean(status.name);
+  const progress = progressOf(status);
+  if (isPending(status)) {
+    return s.style.yellow(`… ${name}: ${progress}; its tools are listed once it is connected`);
+  }
+  if (status.state === "reconnecting") {
+    return s.style.yellow(
+      `⟳ ${name}: ${progress ?? "reconnecting"}; its tools are back once it is`,
+    );
+  }
+  return s.style.red(`✗ ${name}: ${status.state}`) +
+    s.style.dim(" (its tools are missing; /connections says why, /refresh retries)");
 }
 
 function serverNames(s: ClientSession): string[] {

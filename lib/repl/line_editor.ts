@@ -72,6 +72,8 @@ export class LineEditor {
   #active?: readline.Interface;
   /** Ctrl+C watchers of running turns; while any is set the terminal stays raw. */
   #busy = new Set<(chunk: Uint8Array | string) => void>();
+  /** The last line of the one-key question waiting for its key, to draw it again. */
+  #asking?: string;
 
   constructor(options: LineEditorOptions = {}) {
     this.#input = options.input ?? process.stdin;
@@ -318,11 +320,13 @@ export class LineEditor {
       return chosen;
     }
     const input = this.#input;
+    this.#asking = question.slice(question.lastIndexOf("\n") + 1);
     const chosen = await new Promise<string>((resolve) => {
       let settled = false;
       const finish = (value: string) => {
         if (settled) return;
         settled = true;
+        this.#asking = undefined;
         this.#questions.delete(withdraw);
         input.off("data", onData);
         this.#settleTerminal();
@@ -373,10 +377,23 @@ export class LineEditor {
    */
   interject(text: string, write: (text: string) => void): void {
     const rl = this.#active;
-    if (!rl) return write(text);
+    if (rl) {
+      this.#output.write("\r\x1b[K");
+      write(text);
+      rl.prompt(true);
+      return;
+    }
+    const asking = this.#asking;
+    if (asking === undefined) return write(text);
+    // A one-key question waits on its last line: the text goes above it, the line again below.
     this.#output.write("\r\x1b[K");
     write(text);
-    rl.prompt(true);
+    this.#output.write(asking);
+  }
+
+  /** Whether a prompt or a one-key question is on the screen (text can go above it). */
+  get asking(): boolean {
+    return this.#active !== undefined || this.#asking !== undefined;
   }
 
   /** Ends the prompt being shown as if Ctrl+D was pressed (the session is closing). */

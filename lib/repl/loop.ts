@@ -25,7 +25,8 @@ export function banner(session: ClientSession, renderServers: StatusRenderer): s
     : `${llm.provider}/${llm.model}`;
   const lines = [
     `${style.bold("patchbay")} ${VERSION} · ${model}`,
-    renderServers(session, style),
+    // Servers still connecting are named on one line; each is announced as it connects.
+    renderServers(session, style, { compact: true }),
     style.dim(session.memory.status().text),
   ];
   if (session.modelError) lines.push(style.dim(`  remedy: ${session.modelError.remedy}`));

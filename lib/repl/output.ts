@@ -66,6 +66,11 @@ export class TerminalOutput {
     this.#atLineStart = text.endsWith("\n");
   }
 
+  /** Whether the cursor is at the start of a line (nothing half-written on it). */
+  get atLineStart(): boolean {
+    return this.#atLineStart;
+  }
+
   /** Ends the current line if something is on it. */
   newline(): void {
     if (!this.#atLineStart) this.out("\n");

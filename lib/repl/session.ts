@@ -5,7 +5,13 @@
  *
  * Start-up order matters: the model session comes first (it checks LLM_API_KEY before any
  * server is started, and its sampling handler must be given to the connection manager
- * before servers connect), then the servers, then memory and the conversation.
+ * before servers connect), then memory and the conversation, then the servers.
+ *
+ * The interactive client does not wait for the servers (`servers: "background"`): its
+ * prompt comes first, each server is announced as it connects or fails (above the line
+ * being typed), and a message sent meanwhile waits `AgentConfig.connect_wait` for the
+ * servers still connecting, then goes with the tools of those that are connected. The
+ * other modes wait for every server first, and Ctrl+C then skips the ones still connecting.
  *
  * @module
  */
@@ -16,11 +22,19 @@ import type { AgentUi } from "../agent/ui.ts";
 import { createModelSession, type ModelSession } from "../agent/session.ts";
 import { openConnections } from "../connections/open.ts";
 import type { ConnectionManager } from "../connections/manager.ts";
-import type { ConnectionEvent, ServerRequestHandlers } from "../connections/types.ts";
+import type {
+  ConnectionEvent,
+  ConnectionState,
+  ServerRequestHandlers,
+  ServerStatus,
+} from "../connections/types.ts";
+import { attemptOf, seconds } from "../connections/progress.ts";
+import { DEFAULTS } from "../defaults.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
 import type { Memory, MemoryEvent } from "../memory/mod.ts";
 import { openMemory } from "../memory/mod.ts";
 import { describeOAuthEvent } from "../oauth/messages.ts";
+import { untilAborted } from "../transports/timing.ts";
 import { statePath } from "../paths.ts";
 import type { Runtime } from "../startup.ts";
 import { stderrStyle, stdoutStyle, type Style } from "../style.ts";
@@ -30,6 +44,7 @@ import { createElicitationHandler, createFormDefaultsHandler } from "./elicitati
 import { LineEditor } from "./line_editor.ts";
 import type { TerminalOutput } from "./output.ts";
 import { formatDuration, TerminalUi } from "./terminal_ui.ts";
+import type { StatusRenderer } from "./commands.ts";
 
 /** Server log levels shown in the terminal outside debug mode. */
 const LOUD_LOG_LEVELS = new Set(["warning", "error", "critical", "alert", "emergency"]);
@@ -46,6 +61,23 @@ export interface SessionOptions {
   resume?: true | string;
   /** Aborting cancels start-up (Ctrl+C while servers connect). */
   signal?: AbortSignal;
+  /**
+   * `background`: start-up does not wait for the servers, which are announced as they
+   * connect once {@linkcode ClientSession.goLive} was called (the interactive client).
+   * `wait`: start-up waits for every server (one-shot mode, piped input). @default "wait"
+   */
+  servers?: "wait" | "background";
+  /**
+   * `wait` mode: aborting while servers connect skips those still connecting (Ctrl+C in
+   * one-shot mode); `onSkip` is told which (none: nothing was connecting).
+   */
+  skip?: AbortSignal;
+  onSkip?: (servers: string[]) => void;
+  /**
+   * `background` mode: the server block printed once the last server of start-up has
+   * connected or failed.
+   */
+  renderServers?: StatusRenderer;
   /**
    * The agent's UI. @default a {@linkcode TerminalUi} that asks its questions at the
    * terminal when there is one
@@ -90,6 +122,16 @@ export class ClientSession {
   #exitRequested = false;
   #refreshing = false;
   #unsubscribe: (() => void)[] = [];
+  /** Server notices are printed (after the banner, which shows the states until then). */
+  #live = false;
+  /** Servers of a background start-up that have not connected or failed yet. */
+  #startup = new Set<string>();
+  /** The state of each server last heard, to word what changed. */
+  #states = new Map<string, ConnectionState>();
+  #renderServers?: StatusRenderer;
+  /** Servers start behind the prompt, once {@linkcode goLive} was called. */
+  #background = false;
+  #startupBegun = false;
 
   private constructor(options: SessionOptions) {
     this.runtime = options.runtime;
@@ -104,6 +146,7 @@ export class ClientSession {
       redact: (text) => options.runtime.logger.redactor.redact(text),
     });
     this.interactive = options.interactive ?? this.editor.interactive;
+    this.#renderServers = options.renderServers;
     this.ui = options.ui ?? new TerminalUi({
       output: this.output,
       style: this.style,
@@ -162,15 +205,17 @@ export class ClientSession {
         })\n`,
       );
     }
-    await this.#connect(options.signal, options.acceptFormDefaults ?? false);
+    await this.#connect(options);
     this.agent = this.model?.createAgent(this.manager, {
       history: conversation.messages,
       onMessage: (message) => void this.memory.session.append(message),
     });
   }
 
-  async #connect(signal: AbortSignal | undefined, acceptFormDefaults: boolean): Promise<void> {
+  async #connect(options: SessionOptions): Promise<void> {
     const { runtime } = this;
+    const background = options.servers === "background";
+    const acceptFormDefaults = options.acceptFormDefaults ?? false;
     const handlers: ServerRequestHandlers = {
       sampling: this.model?.sampling ?? this.#refuseSampling(),
       elicitation: acceptFormDefaults
@@ -187,10 +232,17 @@ export class ClientSession {
       withoutElicitation: !acceptFormDefaults && !this.interactive,
     };
     const enabled = runtime.config.servers.filter((s) => !s.disabled).length;
-    if (enabled > 0) this.output.spin(`connecting to ${plural(enabled, "server")}…`);
+    if (enabled > 0 && !background) {
+      this.output.spin(
+        `connecting to ${plural(enabled, "server")}…${options.skip ? " (Ctrl+C skips)" : ""}`,
+      );
+    }
     try {
       ({ manager: this.manager } = await openConnections(runtime, {
-        signal,
+        signal: options.signal,
+        skip: options.skip,
+        onSkip: options.onSkip,
+        wait: !background,
         handlers,
         onOAuthEvent: (event) => {
           const text = describeOAuthEvent(event);
@@ -200,8 +252,29 @@ export class ClientSession {
     } finally {
       this.output.stopSpinner();
     }
-    for (const status of this.manager.states()) this.#toolsChange(status.name);
+    for (const status of this.manager.states()) {
+      this.#toolsChange(status.name);
+      this.#states.set(status.name, status.state);
+    }
+    this.#background = background;
+    if (!background) this.#live = true;
     this.#unsubscribe.push(this.manager.on((event) => this.#onConnectionEvent(event)));
+  }
+
+  /**
+   * From now on, servers are announced as they connect, fail, are lost or come back (the
+   * banner, printed just before, shows where they stand until then). In `background` mode
+   * this also starts them, once the prompt is drawn: starting processes takes the CPU the
+   * prompt would otherwise wait for.
+   */
+  goLive(): void {
+    this.#live = true;
+    if (!this.#background || this.#startupBegun) return;
+    this.#startupBegun = true;
+    setTimeout(() => {
+      for (const name of this.manager.pending()) this.#startup.add(name);
+      void this.manager.start();
+    }, 0);
   }
 
   /** Sampling needs the model; without a usable key every request is refused, saying why. */
@@ -225,6 +298,7 @@ export class ClientSession {
     this.#turn = controller;
     const started = performance.now();
     try {
+      await this.#waitForServers(controller.signal);
       if (this.ui instanceof TerminalUi) this.ui.thinking();
       const result = await this.editor.whileBusy(
         () => agent.runTurn(text, { signal: controller.signal }),
@@ -246,6 +320,45 @@ export class ClientSession {
     } finally {
       this.#turn = undefined;
     }
+  }
+
+  /**
+   * A message sent while servers are still connecting waits for them up to
+   * `AgentConfig.connect_wait` (Ctrl+C: not longer), then goes without those still
+   * connecting, saying so. Their tools join from the first model step after they connect.
+   */
+  async #waitForServers(signal: AbortSignal): Promise<void> {
+    let pending = this.manager.pending();
+    if (pending.length === 0) return;
+    const waitSeconds = this.runtime.config.agent.connectWaitSeconds ??
+      DEFAULTS.agent.connectWaitSeconds;
+    if (waitSeconds > 0) {
+      const stop = new AbortController();
+      const onAbort = () => stop.abort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.output.spin(
+        `waiting for ${names(pending)} to connect (at most ${waitSeconds} s; Ctrl+C goes on ` +
+          "without)…",
+      );
+      try {
+        pending = await this.editor.whileBusy(
+          () => this.manager.settled({ timeoutMs: waitSeconds * 1000, signal: stop.signal }),
+          () => stop.abort(),
+        );
+      } finally {
+        this.output.stopSpinner();
+        signal.removeEventListener("abort", onAbort);
+      }
+    }
+    if (signal.aborted) throw new CancelledError("the turn");
+    if (pending.length === 0) return;
+    const are = pending.length === 1 ? "is" : "are";
+    this.output.err(
+      this.errStyle.yellow(
+        `… ${names(pending)} ${are} still connecting: this message goes without ` +
+          `${pending.length === 1 ? "its" : "their"} tools (they join once connected)\n`,
+      ),
+    );
   }
 
   /** Whether the session was asked to end (SIGTERM): the loop stops at its next step. */
@@ -273,13 +386,22 @@ export class ClientSession {
     }
   }
 
-  /** Reconnects servers; failures are left to the caller's status block, not printed twice. */
+  /**
+   * Reconnects servers; failures are left to the caller's status block, not printed twice.
+   * Ctrl+C stops waiting (a server still connecting may take its whole `timeout`); the
+   * attempts go on, and are announced when they end.
+   */
   async refresh(server?: string): Promise<void> {
     this.#refreshing = true;
     try {
       await this.request(
         server ? `refreshing ${server}…` : "refreshing every server…",
-        () => this.manager.refresh(server, { force: true }),
+        (signal) =>
+          untilAborted(
+            this.manager.refresh(server, { force: true }),
+            signal,
+            () => new CancelledError("waiting for the refresh (it goes on; /connections shows it)"),
+          ),
       );
     } finally {
       this.#refreshing = false;
@@ -305,9 +427,13 @@ export class ClientSession {
     this.output.err(this.errStyle.dim(`  ${parts.join(" · ")}\n`));
   }
 
-  /** Writes an unprompted notice (server and memory events) around the prompt. */
+  /**
+   * Writes an unprompted notice (server and memory events) around the prompt or a
+   * question, or on a line of its own while an answer streams.
+   */
   #notify(text: string): void {
-    this.editor.interject(text, (t) => this.output.err(t));
+    const own = !this.editor.asking && !this.output.atLineStart ? `\n${text}` : text;
+    this.editor.interject(own, (t) => this.output.err(t));
   }
 
   /** Tool names each server had when last shown, to report what a list_changed changed. */
@@ -329,15 +455,33 @@ export class ClientSession {
     const server = stripTerminalEscapes(event.server);
     const say = (text: string) => this.#notify(text);
     switch (event.type) {
-      case "state":
-        if (event.state === "failed" && event.error && !this.#refreshing) {
+      case "state": {
+        const before = this.#states.get(event.server);
+        this.#states.set(event.server, event.state);
+        // A server that connects (or comes back) is shown with its tools, not as a change.
+        if (event.state === "connected") this.#toolsChange(event.server);
+        const settled = event.state !== "connecting" && event.state !== "disconnected";
+        const fromStartup = settled && this.#startup.delete(event.server);
+        if (!this.#live || event.state === "closed") break;
+        const status = this.manager.status(event.server);
+        if (fromStartup) {
+          this.#startupNotice(server, status);
+        } else if (event.state === "failed" && event.error && !this.#refreshing) {
           say(`${this.presentError(event.error)}\n`);
         } else if (event.state === "reconnecting") {
-          say(this.errStyle.yellow(`⟳ ${server}: connection lost, reconnecting\n`));
-        } else if (event.state === "connected" && Date.now() - this.startedAt > 1000) {
-          say(this.errStyle.dim(`✓ ${server}: connected\n`));
+          const why = event.error ? ` — ${stripTerminalEscapes(event.error.reason)}` : "";
+          const next = status?.retry?.nextAt
+            ? `, ${attemptOf(status)} in ${seconds(status.retry.nextAt.getTime() - Date.now())}`
+            : "";
+          say(
+            this.errStyle.yellow(`⟳ ${server}: connection lost${why}; reconnecting${next}\n`),
+          );
+        } else if (event.state === "connected" && !this.#refreshing) {
+          const what = before === "reconnecting" ? "reconnected" : "connected";
+          say(this.errStyle.green(`✓ ${server}: ${what}${offers(status)}\n`));
         }
         break;
+      }
       case "list_changed": {
         // Servers announce changes freely (server-everything right after connecting);
         // only a real change of the tools is worth an interruption.
@@ -361,6 +505,26 @@ export class ClientSession {
           );
         }
         break;
+    }
+  }
+
+  /**
+   * A server of the start-up that connected or failed: one line while others are still
+   * connecting; after the last one, the whole block (failures with cause and remedy).
+   */
+  #startupNotice(server: string, status: ServerStatus | undefined): void {
+    if (this.#startup.size === 0 && this.#renderServers) {
+      this.#notify(`${this.#renderServers(this, this.errStyle)}\n`);
+      return;
+    }
+    const still = this.#startup.size > 0
+      ? this.errStyle.dim(` · still connecting: ${names([...this.#startup])}`)
+      : "";
+    if (status?.state === "connected") {
+      this.#notify(`${this.errStyle.green(`✓ ${server} connected`)}${offers(status)}${still}\n`);
+    } else if (status?.error) {
+      const reason = stripTerminalEscapes(status.error.reason);
+      this.#notify(`${this.errStyle.red(`✗ ${server} failed`)}: ${reason}${still}\n`);
     }
   }
 
@@ -395,6 +559,23 @@ export class ClientSession {
  */
 function promptStream(): "stdout" | "stderr" {
   return !Deno.stderr.isTerminal() && Deno.stdout.isTerminal() ? "stdout" : "stderr";
+}
+
+/** Server names for a sentence: `a`, `a and b`, `a, b and c`. */
+function names(servers: readonly string[]): string {
+  const clean = servers.map((s) => stripTerminalEscapes(s));
+  return clean.length <= 1
+    ? clean.join("")
+    : `${clean.slice(0, -1).join(", ")} and ${clean.at(-1)}`;
+}
+
+/** ` · 15 tools, 4 prompts, 7 resources` for a connected server. */
+function offers(status: ServerStatus | undefined): string {
+  if (status?.state !== "connected") return "";
+  const { tools, prompts, resources } = status.counts;
+  return ` · ${plural(tools, "tool")}, ${plural(prompts, "prompt")}, ${
+    plural(resources, "resource")
+  }`;
 }
 
 function terminalWidth(): number {

@@ -24,13 +24,14 @@ export async function followRedirects(
   start: string,
   tamper: (url: URL) => URL = (url) => url,
   maxHops = 10,
+  fetchFn: (url: URL, init: RequestInit) => Promise<Response> = fetch,
 ): Promise<Visit> {
   const hops: string[] = [];
   let url = new URL(start);
   for (let hop = 0; hop < maxHops; hop++) {
     url = tamper(url);
     hops.push(url.href);
-    const response = await fetch(url, { redirect: "manual" });
+    const response = await fetchFn(url, { redirect: "manual" });
     const location = response.headers.get("location");
     if (response.status >= 300 && response.status < 400 && location) {
       await response.body?.cancel();
@@ -62,6 +63,8 @@ export interface FakeBrowserOptions {
   idle?: boolean;
   /** Awaited before each visit (the person takes their time). */
   before?: () => Promise<void>;
+  /** How pages are requested (a proxy, a test CA). @default fetch */
+  fetch?: (url: URL, init: RequestInit) => Promise<Response>;
 }
 
 /** A browser opener that completes logins headlessly. */
@@ -75,7 +78,7 @@ export function fakeBrowser(options: FakeBrowserOptions = {}): FakeBrowser {
       // Like a real browser, the visit happens after the opener has returned.
       running.push(
         (options.before?.() ?? Promise.resolve())
-          .then(() => followRedirects(url.href, options.tamper))
+          .then(() => followRedirects(url.href, options.tamper, undefined, options.fetch))
           .then((visit) => visits.push(visit)),
       );
     }

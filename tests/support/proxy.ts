@@ -7,7 +7,9 @@
  * A forwarded request gets `Connection: close` on its way on, so each one has its own
  * connection (and its own recorded line); a tunnel carries whatever the client sends.
  * `routes` stand in for a network only the proxy reaches: a request for one of their
- * addresses goes to another port instead.
+ * addresses goes to another port on 127.0.0.1 instead. A route may name a host that does
+ * not exist (`mcp.example.test:443`): the proxy then stands in for the internet, and a
+ * loopback server for a remote one.
  *
  * @module
  */
@@ -15,8 +17,9 @@
 /** Options of {@linkcode startTestProxy}. */
 export interface TestProxyOptions {
   /**
-   * `"127.0.0.1:<port>"` as requested → the port on 127.0.0.1 the proxy really connects to:
-   * a server reachable only through the proxy.
+   * `"<host>:<port>"` as requested → the port on 127.0.0.1 the proxy really connects to:
+   * a server reachable only through the proxy (`127.0.0.1:<port>`), or one standing in
+   * for a remote host (`mcp.example.test:443`).
    */
   routes?: Readonly<Record<string, number>>;
   /**
@@ -44,6 +47,8 @@ const HEAD_END = new TextEncoder().encode("\r\n\r\n");
 export function startTestProxy(options: TestProxyOptions = {}): TestProxy {
   const routes = options.routes ?? {};
   const onward = (host: string, port: number) => routes[`${host}:${port}`] ?? port;
+  const reachable = (host: string, port: number) =>
+    host === "127.0.0.1" || routes[`${host}:${port}`] !== undefined;
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const requestLines: string[] = [];
   const authorizations: string[] = [];
@@ -83,11 +88,14 @@ export function startTestProxy(options: TestProxyOptions = {}): TestProxy {
     }
     if (method === "CONNECT") {
       const [host, port] = target.split(":");
-      if (host !== "127.0.0.1") {
+      if (!reachable(host, Number(port))) {
         await client.write(encoder.encode("HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n"));
         return;
       }
-      const upstream = await Deno.connect({ hostname: host, port: onward(host, Number(port)) });
+      const upstream = await Deno.connect({
+        hostname: "127.0.0.1",
+        port: onward(host, Number(port)),
+      });
       open.add(upstream);
       await client.write(encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
       if (rest.length > 0) await upstream.write(rest);
@@ -95,12 +103,12 @@ export function startTestProxy(options: TestProxyOptions = {}): TestProxy {
       return;
     }
     const url = new URL(target);
-    if (url.hostname !== "127.0.0.1") {
+    if (!reachable(url.hostname, Number(url.port || 80))) {
       await client.write(encoder.encode("HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n"));
       return;
     }
     const upstream = await Deno.connect({
-      hostname: url.hostname,
+      hostname: "127.0.0.1",
       port: onward(url.hostname, Number(url.port || 80)),
     });
     open.add(upstream);

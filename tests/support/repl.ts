@@ -34,6 +34,11 @@ export interface StartReplOptions {
   args?: string[];
   /** Variables added to the sandbox's environment; `undefined` removes one (`NO_COLOR`). */
   env?: Record<string, string | undefined>;
+  /**
+   * Wait until every server has connected or failed (the prompt comes first, and the
+   * server block is printed once the last one has settled). @default true
+   */
+  waitForServers?: boolean;
 }
 
 /** The sandbox's environment for a program in the terminal, with `changes` applied. */
@@ -62,7 +67,10 @@ export async function startRepl(box: Sandbox, options: StartReplOptions = {}): P
     height: 50,
   });
   const repl = new Repl(tmux, box);
-  await repl.tmux.waitFor("Type a message, or /help", { timeoutMs: 30_000 });
+  const banner = await repl.tmux.waitFor("Type a message, or /help", { timeoutMs: 30_000 });
+  if (options.waitForServers !== false && /^Servers {2}.*connecting to /m.test(banner)) {
+    await repl.tmux.waitFor(/^Servers {2}\d+ of \d+ servers? connected/m, { timeoutMs: 60_000 });
+  }
   return repl;
 }
 

@@ -151,18 +151,20 @@ const LISTEN_TIMEOUT_MS = 15_000;
  */
 export async function startEverythingHttp(
   mode: "streamableHttp" | "sse",
+  /** A port to bind again (a server restarted where it was); another program may hold it. */
+  port = 0,
 ): Promise<RunningServer> {
   const child = new Deno.Command(NODE, {
     args: [everythingEntry(), mode],
-    env: { PORT: "0", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+    env: { PORT: String(port), PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
     clearEnv: true,
     stdin: "null",
     stdout: "null",
     stderr: "null",
   }).spawn();
-  let port: number;
+  let bound: number;
   try {
-    port = await listeningPort(child);
+    bound = await listeningPort(child);
   } catch (error) {
     try {
       child.kill("SIGKILL");
@@ -170,11 +172,18 @@ export async function startEverythingHttp(
       // It exited by itself.
     }
     await child.status;
+    if (port !== 0 && await portOpen(port)) {
+      throw new Error(
+        `port ${port} was taken by another program while the test's server was down; ` +
+          "run the test again",
+        { cause: error },
+      );
+    }
     throw error;
   }
   return {
-    port,
-    origin: `http://127.0.0.1:${port}`,
+    port: bound,
+    origin: `http://127.0.0.1:${bound}`,
     pid: child.pid,
     async [Symbol.asyncDispose]() {
       try {
