@@ -28,6 +28,7 @@ import { type JsonParseResult, type JsonValue, parseJson, pathKey } from "./json
 import {
   AgentSchema,
   ConfigFileSchema,
+  DURATION_FIELDS,
   FIELD_ALIASES,
   LlmSchema,
   MemorySchema,
@@ -727,14 +728,20 @@ class Validator {
               }`,
           );
           break;
-        case "too_big":
+        case "too_big": {
+          const duration = DURATION_FIELDS.has(String(path.at(-1)));
+          const unit = duration ? ` seconds (${describeSeconds(Number(issue.maximum))})` : "";
           this.#add(
             path,
-            `must be ${issue.inclusive ? "at most" : "less than"} ${issue.maximum}, got ${
+            `must be ${issue.inclusive ? "at most" : "less than"} ${issue.maximum}${unit}, got ${
               describeValue(value)
             }`,
+            duration && typeof value === "number"
+              ? durationHint(value, Number(issue.maximum))
+              : undefined,
           );
           break;
+        }
         default:
           this.#add(path, `${issue.message}, got ${describeValue(value)}`);
       }
@@ -787,6 +794,24 @@ function describeType(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** `86400` → "one day"; the maxima are whole days or years. */
+function describeSeconds(seconds: number): string {
+  const days = seconds / 86_400;
+  if (days >= 365 && Number.isInteger(days / 365)) {
+    return days === 365 ? "one year" : `${days / 365} years`;
+  }
+  if (Number.isInteger(days)) return days === 1 ? "one day" : `${days} days`;
+  return `${seconds} s`;
+}
+
+/** Why a duration is too long, in the unit people confuse it with. */
+function durationHint(value: number, maximum: number): string {
+  const days = (value / 86_400).toFixed(1);
+  return value % 1000 === 0 && value / 1000 <= maximum
+    ? `durations are in seconds: ${value} s is ${days} days; for ${value} ms write ${value / 1000}`
+    : `durations are in seconds: ${value} s is ${days} days`;
 }
 
 function describeValue(value: unknown): string {

@@ -24,6 +24,7 @@ import type { Log, LogLevel } from "../log.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { combineClocks, type LoginClock, startDeadline, WaitClock } from "../deadline.ts";
+import { timerDelay } from "../timers.ts";
 import { cleanText, isConnectionLoss, RECONNECT_REMEDY, requestError } from "./failures.ts";
 import { rootsOf } from "./requests.ts";
 import { type ListName, type Lists, openSession, Session, type SessionOptions } from "./session.ts";
@@ -308,9 +309,9 @@ export class ServerConnection {
     try {
       return await run(session, {
         signal: controller.signal,
-        timeout: session.sdkTimeoutMs(ms) + SERVER_WAITS_ON_US_ALLOWANCE_MS,
+        timeout: timerDelay(session.sdkTimeoutMs(ms) + SERVER_WAITS_ON_US_ALLOWANCE_MS),
         resetTimeoutOnProgress: true,
-        maxTotalTimeout: session.sdkTimeoutMs(ms) + SERVER_WAITS_ON_US_ALLOWANCE_MS,
+        maxTotalTimeout: timerDelay(session.sdkTimeoutMs(ms) + SERVER_WAITS_ON_US_ALLOWANCE_MS),
         onprogress: onProgress &&
           ((p) => onProgress({ progress: p.progress, total: p.total, message: p.message })),
       });
@@ -442,7 +443,9 @@ export class ServerConnection {
   #applyLogLevel(session: Session): void {
     const level = this.#options.logLevel();
     if (!level || !session.capabilities.logging) return;
-    session.client.setLoggingLevel(level, { timeout: this.config.timeoutSeconds * 1000 })
+    session.client.setLoggingLevel(level, {
+      timeout: timerDelay(this.config.timeoutSeconds * 1000),
+    })
       .catch((error) => this.#log.debug(`logging/setLevel failed: ${cleanText(error)}`));
   }
 

@@ -32,6 +32,7 @@ import { type Network, PROCESS_NETWORK } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { STDERR_LINE_MAX_CHARS, StdioTransport } from "../transports/stdio.ts";
 import { startDeadline } from "../deadline.ts";
+import { timerDelay } from "../timers.ts";
 import { settlesWithin, untilAborted } from "../transports/timing.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
@@ -141,7 +142,7 @@ export class Session {
    * leaves room for a browser login, which patchbay's deadline does not count.
    */
   sdkTimeoutMs(ms: number): number {
-    return this.oauth ? ms + OAUTH_LOGIN_ALLOWANCE_MS : ms;
+    return timerDelay(this.oauth ? ms + OAUTH_LOGIN_ALLOWANCE_MS : ms);
   }
 
   get capabilities(): ServerCapabilities {

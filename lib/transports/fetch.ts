@@ -9,6 +9,7 @@
  */
 
 import type { FetchLike } from "@modelcontextprotocol/client";
+import { setTimer } from "../timers.ts";
 
 /** One event of a `text/event-stream`, as far as patchbay needs it. */
 export interface StreamEvent {
@@ -59,7 +60,7 @@ export function createTimedFetch(options: TimedFetchOptions): FetchLike {
     const release = () => caller?.removeEventListener("abort", forward);
     if (caller?.aborted) forward();
     else caller?.addEventListener("abort", forward, { once: true });
-    const timer = setTimeout(
+    const timer = setTimer(
       () => controller.abort(new HeadersTimeoutError(url, options.headersTimeoutMs)),
       options.headersTimeoutMs,
     );
@@ -119,7 +120,7 @@ function watchStream(
   let output!: ReadableStreamDefaultController<Uint8Array>;
   const arm = () => {
     clearTimeout(timer);
-    timer = setTimeout(options.onIdle, options.idleMs);
+    timer = setTimer(options.onIdle, options.idleMs);
   };
   // The response is cancelled here, not left to fetch's own abort handling: under Deno
   // that did not always close a stream whose reading had moved to this wrapper (seen
