@@ -241,7 +241,14 @@ export class StdioTransport implements Transport {
           : `pid ${child.pid} ignored the end of stdin; sending SIGTERM`,
       );
       if (canSignalGroups()) await terminateGroup(child.pid, termGrace);
-      else await terminateChild(child, termGrace);
+      else {
+        this.#log.warn(
+          "cannot signal the process group (Deno.kill needs --allow-run for every program): " +
+            "what the server started may outlive it; allow the kill program as " +
+            "`patchbay permissions` prints (--allow-run=…,kill)",
+        );
+        await terminateChild(child, termGrace);
+      }
     }
     await this.#exited;
     // The leader is gone; descendants it left behind are ended too (no orphans).
