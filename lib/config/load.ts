@@ -634,8 +634,8 @@ class Validator {
     if (result.malformed) {
       this.#add(
         path,
-        `malformed variable reference in "${value}"`,
-        "write ${NAME} or ${NAME:-default}; $${ writes a literal ${",
+        `malformed variable reference in "${value}": ${result.detail}`,
+        "write ${NAME}, ${NAME:-default} or ${NAME:-${OTHER:-default}}; $${ writes a literal ${",
       );
     }
     return result.value;
