@@ -24,6 +24,7 @@ import {
 import { PROVIDER_ALIASES, PROVIDER_NAMES, type ProviderName, PROVIDERS } from "../llm/presets.ts";
 import { didYouMean } from "../text.ts";
 import { expandVariables } from "./expand.ts";
+import { decodeUtf8 } from "./utf8.ts";
 import { type JsonParseResult, type JsonValue, parseJson, pathKey } from "./json.ts";
 import {
   AgentSchema,
@@ -85,13 +86,20 @@ function exists(path: string): boolean {
 
 /** Reads and validates the configuration file. */
 export async function loadConfig(path: string, env: Environment): Promise<Config> {
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await Deno.readTextFile(path);
+    bytes = await Deno.readFile(path);
   } catch (error) {
     throw readError(path, error);
   }
-  return parseConfig(text, path, env);
+  const decoded = decodeUtf8(bytes);
+  if ("fault" in decoded) {
+    const { message, hint, position } = decoded.fault;
+    const problems = [{ path: "", message, hint, position }];
+    const shown = new TextDecoder().decode(bytes);
+    throw new ConfigSyntaxError(path, problems, renderProblems(problems, shown));
+  }
+  return parseConfig(decoded.text, path, env);
 }
 
 function readError(path: string, error: unknown): PatchbayError {
@@ -116,12 +124,6 @@ function readError(path: string, error: unknown): PatchbayError {
     return new PatchbayError("config_not_found", `Invalid configuration: ${path} is a directory`, {
       reason: "--config must name a file",
       remedy: `pass the file inside it, e.g. --config ${join(path, DEFAULTS.configFile)}`,
-    });
-  }
-  if (error instanceof TypeError && /invalid data|utf-8/i.test(error.message)) {
-    return new PatchbayError("config_syntax", `Invalid configuration: ${path} is not UTF-8 text`, {
-      reason: "JSON decode error: the file holds bytes that are not valid UTF-8",
-      remedy: "save the file as UTF-8",
     });
   }
   return new PatchbayError("config_not_found", `Invalid configuration: could not read ${path}`, {
