@@ -34,6 +34,7 @@ import {
   type TransportSendOptions,
 } from "@modelcontextprotocol/client";
 import { type Log, silentLog } from "../log.ts";
+import { DepthGuard } from "./depth.ts";
 import { createTimedFetch, type StreamEvent } from "./fetch.ts";
 import { withTimeout } from "./timing.ts";
 
@@ -114,11 +115,13 @@ export class HttpTransport implements Transport {
   #closeReason?: HttpCloseReason;
   #closeNotified = false;
   #lastError?: Error;
+  readonly #depth: DepthGuard;
 
   constructor(options: HttpTransportOptions) {
     this.kind = options.kind;
     this.url = new URL(options.url);
     this.#log = options.log ?? silentLog;
+    this.#depth = new DepthGuard({ log: this.#log, reply: (message) => this.send(message) });
     this.#timeoutMs = options.timeoutSeconds * 1000;
     const timed = createTimedFetch({
       headersTimeoutMs: this.#timeoutMs,
@@ -145,7 +148,9 @@ export class HttpTransport implements Transport {
         authProvider: options.authProvider,
         reconnectionOptions: { ...STREAM_RECONNECTION },
       });
-    this.#inner.onmessage = (message) => this.#receive(message);
+    this.#inner.onmessage = (message) => {
+      for (const delivered of this.#depth.received(message)) this.#receive(delivered);
+    };
     this.#inner.onerror = (error) => {
       this.#lastError = error;
       this.onerror?.(error);
@@ -188,6 +193,7 @@ export class HttpTransport implements Transport {
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isInitializeRequest(message)) this.#initialize = structuredClone(message) as JSONRPCRequest;
+    this.#depth.sent(message);
     const session = this.sessionId;
     try {
       await this.#sendInner(message, options);

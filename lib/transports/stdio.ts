@@ -20,6 +20,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { type Log, silentLog } from "../log.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
+import { DepthGuard } from "./depth.ts";
 import { LineSplitter, LineTooLongError } from "./lines.ts";
 import { canSignalGroups, childEnvironment, terminateChild, terminateGroup } from "./process.ts";
 import { settlesWithin } from "./timing.ts";
@@ -123,10 +124,12 @@ export class StdioTransport implements Transport {
   #stderrTail: string[] = [];
   #stdoutNoise: string[] = [];
   #received = 0;
+  readonly #depth: DepthGuard;
 
   constructor(options: StdioTransportOptions) {
     this.#options = options;
     this.#log = options.log ?? silentLog;
+    this.#depth = new DepthGuard({ log: this.#log, reply: (message) => this.send(message) });
   }
 
   /** The process id (also its process group id), once started. */
@@ -208,6 +211,7 @@ export class StdioTransport implements Transport {
     if (!this.#writer || this.#shutdown) {
       throw new SdkError(SdkErrorCode.NotConnected, "the server process is not running");
     }
+    this.#depth.sent(message);
     await this.#writer.write(encoder.encode(JSON.stringify(message) + "\n"));
   }
 
@@ -314,10 +318,12 @@ export class StdioTransport implements Transport {
       if ("method" in message && "id" in message) this.#unanswerable.ask();
       return;
     }
-    try {
-      this.onmessage?.(message);
-    } catch (error) {
-      this.onerror?.(error as Error);
+    for (const delivered of this.#depth.received(message)) {
+      try {
+        this.onmessage?.(delivered);
+      } catch (error) {
+        this.onerror?.(error as Error);
+      }
     }
   }
 
