@@ -218,9 +218,7 @@ export class Session {
     const transport = this.transport;
     if (transport instanceof HttpTransport) {
       const reason = transport.closeReason;
-      return reason?.kind === "session_lost"
-        ? reason.detail
-        : "the connection to the server closed";
+      return reason && "detail" in reason ? reason.detail : "the connection to the server closed";
     }
     const reason = transport.closeReason;
     const evidence = transport.evidence();
@@ -380,6 +378,7 @@ async function diagnoseAttempt(
     error,
     timedOut,
     stdio: transport instanceof StdioTransport ? transport.evidence() : undefined,
+    httpClose: transport instanceof HttpTransport ? transport.closeReason : undefined,
     probeTimeoutMs: options.probeTimeoutMs,
     network: options.network,
   });

@@ -61,7 +61,9 @@ export type HttpTransportKind = "streamable_http" | "sse";
 export type HttpCloseReason =
   | { kind: "closed" }
   /** The session ended on the server's side and could not be renewed. */
-  | { kind: "session_lost"; detail: string };
+  | { kind: "session_lost"; detail: string }
+  /** The server sent a message larger than `MAX_MESSAGE_BYTES`. */
+  | { kind: "oversize"; limit: number; seen: number; detail: string };
 
 /** Options of {@linkcode HttpTransport}. */
 export interface HttpTransportOptions {
@@ -133,6 +135,16 @@ export class HttpTransport implements Transport {
           `event stream from ${url} silent for ${options.sseReadTimeoutSeconds} s; reopening it`,
         ),
       decorate: options.kind === "sse" ? (_url, init) => this.#resumeHeaders(init) : undefined,
+      onOversize: (error) => {
+        // Like an oversized stdio line: this server's connection ends, with the cause.
+        this.#log.error(`${error.message}; closing the connection`);
+        this.#close({
+          kind: "oversize",
+          limit: error.limit,
+          seen: error.seen,
+          detail: error.message,
+        });
+      },
     });
     const requestInit: RequestInit = { headers: { ...options.headers } };
     const fetch = options.authorize ? options.authorize(timed) : timed;

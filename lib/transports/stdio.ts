@@ -21,12 +21,12 @@ import {
 import { type Log, silentLog } from "../log.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { DepthGuard } from "./depth.ts";
+import { MAX_MESSAGE_BYTES } from "./limits.ts";
 import { LineSplitter, LineTooLongError } from "./lines.ts";
 import { canSignalGroups, childEnvironment, terminateChild, terminateGroup } from "./process.ts";
 import { settlesWithin } from "./timing.ts";
 
-/** Largest message a server may send in one line (bytes); larger ones close the server. */
-export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+export { MAX_MESSAGE_BYTES } from "./limits.ts";
 
 /** Lines of stderr kept for diagnosis (the log keeps everything). */
 export const STDERR_TAIL_LINES = 40;
