@@ -45,6 +45,7 @@ import type {
 } from "./provider.ts";
 import { proxyFor, type ProxySettings } from "../proxy.ts";
 import { setTimer, timerDelay } from "../timers.ts";
+import { sameOriginFetch } from "./redirects.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs, sleep } from "./retry.ts";
 import { estimateTextTokens, TokenEstimator } from "./tokens.ts";
 
@@ -146,6 +147,8 @@ class OpenAiProvider implements ModelProvider {
       fetchOptions: this.#httpClient
         ? ({ client: this.#httpClient } as unknown as OpenAI["fetchOptions"])
         : undefined,
+      // The conversation and the key never follow a redirect to another origin.
+      fetch: sameOriginFetch(),
     };
     if (llm.provider === "azure") {
       this.#client = new AzureOpenAI(
