@@ -129,6 +129,10 @@ function planFiles(
   if (!isInside(inputs.logFile, dirs.state)) {
     plan.add("read", inputs.logFile, "the log file (--log-file)");
     plan.add("write", inputs.logFile, "the log file (--log-file)");
+    // Rotation renames it to .1, .2, … (without these the file is emptied instead).
+    for (let i = 1; i < DEFAULTS.log.files; i++) {
+      plan.add("write", `${inputs.logFile}.${i}`, "the log file's older generations");
+    }
   }
   plan.add("read", dirs.data, "stored conversations");
   plan.add("write", dirs.data, "stored conversations");

@@ -35,6 +35,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { type Log, silentLog } from "../log.ts";
 import { DepthGuard } from "./depth.ts";
+import { NotificationBudget } from "./notices.ts";
 import { createTimedFetch, type StreamEvent } from "./fetch.ts";
 import { withTimeout } from "./timing.ts";
 
@@ -118,12 +119,14 @@ export class HttpTransport implements Transport {
   #closeNotified = false;
   #lastError?: Error;
   readonly #depth: DepthGuard;
+  readonly #notices: NotificationBudget;
 
   constructor(options: HttpTransportOptions) {
     this.kind = options.kind;
     this.url = new URL(options.url);
     this.#log = options.log ?? silentLog;
     this.#depth = new DepthGuard({ log: this.#log, reply: (message) => this.send(message) });
+    this.#notices = new NotificationBudget((message) => this.#receive(message), this.#log);
     this.#timeoutMs = options.timeoutSeconds * 1000;
     const timed = createTimedFetch({
       headersTimeoutMs: this.#timeoutMs,
@@ -161,6 +164,7 @@ export class HttpTransport implements Transport {
         reconnectionOptions: { ...STREAM_RECONNECTION },
       });
     this.#inner.onmessage = (message) => {
+      if (!this.#notices.admit(message)) return;
       for (const delivered of this.#depth.received(message)) this.#receive(delivered);
     };
     this.#inner.onerror = (error) => {
@@ -241,6 +245,7 @@ export class HttpTransport implements Transport {
         }
       }
       await inner.close().catch(() => {});
+      this.#notices.end();
       this.#notifyClosed();
     })();
     return this.#closing;

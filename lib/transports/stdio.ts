@@ -18,10 +18,11 @@ import {
   SdkErrorCode,
   type Transport,
 } from "@modelcontextprotocol/client";
-import { type Log, silentLog } from "../log.ts";
+import { LineBudget, type Log, LOG_LINE_RATE, silentLog } from "../log.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { DepthGuard } from "./depth.ts";
 import { MAX_MESSAGE_BYTES } from "./limits.ts";
+import { NotificationBudget } from "./notices.ts";
 import { LineSplitter, LineTooLongError } from "./lines.ts";
 import { canSignalGroups, childEnvironment, terminateChild, terminateGroup } from "./process.ts";
 import { settlesWithin } from "./timing.ts";
@@ -125,11 +126,20 @@ export class StdioTransport implements Transport {
   #stdoutNoise: string[] = [];
   #received = 0;
   readonly #depth: DepthGuard;
+  readonly #stderrBudget: LineBudget;
+  readonly #notices: NotificationBudget;
 
   constructor(options: StdioTransportOptions) {
     this.#options = options;
     this.#log = options.log ?? silentLog;
     this.#depth = new DepthGuard({ log: this.#log, reply: (message) => this.send(message) });
+    this.#stderrBudget = new LineBudget((count) =>
+      this.#log.warn(
+        `${count} line${count === 1 ? "" : "s"} of stderr dropped (the server wrote more ` +
+          `than ${LOG_LINE_RATE.lines} a second; the last ${STDERR_TAIL_LINES} are kept)`,
+      )
+    );
+    this.#notices = new NotificationBudget((message) => this.#deliver(message), this.#log);
   }
 
   /** The process id (also its process group id), once started. */
@@ -159,7 +169,8 @@ export class StdioTransport implements Transport {
       exit: this.#exit,
       spawnError: this.#spawnError,
       closeReason: this.#closeReason,
-      stderrTail: [...this.#stderrTail],
+      stderrTail: this.#stderrTail.map((line) => clip(stripTerminalEscapes(line)))
+        .filter((line) => line.trim() !== ""),
       stdoutNoise: [...this.#stdoutNoise],
       messagesReceived: this.#received,
     };
@@ -261,6 +272,8 @@ export class StdioTransport implements Transport {
       await Promise.all([this.#stdout?.cancel(), this.#stderr?.cancel()]).catch(() => {});
       await Promise.all(this.#pumps);
     }
+    this.#stderrBudget.flush();
+    this.#notices.end();
   }
 
   #notifyClosed(): void {
@@ -318,12 +331,16 @@ export class StdioTransport implements Transport {
       if ("method" in message && "id" in message) this.#unanswerable.ask();
       return;
     }
-    for (const delivered of this.#depth.received(message)) {
-      try {
-        this.onmessage?.(delivered);
-      } catch (error) {
-        this.onerror?.(error as Error);
-      }
+    if (!this.#notices.admit(message)) return;
+    for (const delivered of this.#depth.received(message)) this.#deliver(delivered);
+  }
+
+  #deliver(message: JSONRPCMessage): void {
+    if (this.#shutdown) return;
+    try {
+      this.onmessage?.(message);
+    } catch (error) {
+      this.onerror?.(error as Error);
     }
   }
 
@@ -356,11 +373,15 @@ export class StdioTransport implements Transport {
   }
 
   #stderrLine(raw: string): void {
-    const line = clip(stripTerminalEscapes(raw.replace(/\r$/, "")));
-    if (line.trim() === "") return;
-    this.#stderrTail.push(line);
+    if (raw.trim() === "") return;
+    // Kept raw (cut to length); escapes are stripped when the tail is read or logged, so a
+    // flood of stderr costs little more than reading it.
+    const clipped = clip(raw.replace(/\r$/, ""));
+    this.#stderrTail.push(clipped);
     if (this.#stderrTail.length > STDERR_TAIL_LINES) this.#stderrTail.shift();
-    this.#log.info(line);
+    if (!this.#stderrBudget.admit()) return;
+    const line = clip(stripTerminalEscapes(clipped));
+    if (line.trim() !== "") this.#log.info(line);
   }
 }
 
