@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { REMEDY } from "../lib/errors.ts";
 import { checkLogFile } from "../lib/doctor/setup_checks.ts";
 import { Logger } from "../lib/log.ts";
-import { configWith, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
+import { configWith, type Sandbox, sandbox, WITHOUT_PROXIES, writeConfig } from "./support/cli.ts";
 import { everythingEntry, filesystemEntry, NODE } from "./support/deps.ts";
 import { runDoctor } from "./support/doctor.ts";
 import { RedisServer, SilentPort } from "./support/redis.ts";
@@ -197,7 +197,8 @@ Deno.test("Connection refused: the provider's address has nothing listening", as
 const UNRESOLVABLE = `${"a".repeat(70)}.invalid`;
 
 Deno.test("Network unreachable: a proxy that does not listen, and one that is not a URL", async () => {
-  await using box = await sandbox();
+  // The proxies this test means are its own: none is passed on from the machine running it.
+  await using box = await sandbox({ ...WITHOUT_PROXIES });
   // The provider's own name cannot resolve: were the proxy bypassed, the request would
   // still stay on this machine.
   await writeConfig(box, {

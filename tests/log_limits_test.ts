@@ -165,7 +165,9 @@ Deno.test("a server flooding log notifications is cut to the rate, and says how 
       path,
       /patchbay dropped \d+ log messages of this server/,
     );
-    const logged = text.split("\n").filter((line) => /\] hostile: notification \d+/.test(line)).length;
+    const logged = text.split("\n").filter((line) =>
+      /\] hostile: notification \d+/.test(line)
+    ).length;
     const dropped = [
       ...text.matchAll(
         /patchbay dropped (\d+) log messages? of this server \(it sent more than 200 a second\)/g,
