@@ -76,7 +76,7 @@ Deno.test("an answer nested too deep fails that call with the reason, not a cras
   assert.equal(fine.code, 0, fine.stderr);
 });
 
-Deno.test("requests and notifications nested too deep are refused or dropped, and logged", async () => {
+Deno.test("requests and notifications nested too deep are refused or dropped, and logged", () => {
   const log = new RecordingLog();
   const replies: unknown[] = [];
   const guard = new DepthGuard({ log, reply: (m) => Promise.resolve(void replies.push(m)) });
