@@ -7,6 +7,7 @@
  */
 
 import { join } from "node:path";
+import { MACHINE_PREFIX, PROXY_VARIABLES } from "../../scripts/run_tests.ts";
 import { DENO } from "./deps.ts";
 
 const PROJECT = new URL("../../", import.meta.url).pathname;
@@ -40,29 +41,22 @@ export function certificateEnv(): Record<string, string> {
   );
 }
 
-/** Proxy variables, both spellings (patchbay reads the lower-case one first, like curl). */
-export const PROXY_VARIABLES = [
-  "HTTPS_PROXY",
-  "https_proxy",
-  "HTTP_PROXY",
-  "http_proxy",
-  "ALL_PROXY",
-  "all_proxy",
-  "NO_PROXY",
-  "no_proxy",
-] as const;
-
 /** Test traffic stays on this machine: never through a proxy. */
 const LOOPBACK = ["127.0.0.1", "localhost", "::1"];
 
+/** The machine's proxy variable `name`: set aside by `scripts/run_tests.ts`, or as it is. */
+function machineVariable(name: string): string | undefined {
+  return Deno.env.get(`${MACHINE_PREFIX}${name}`) ?? Deno.env.get(name);
+}
+
 /**
- * The proxy variables of this process, for a sandbox: Deno needs them (with the
- * certificate variables) to reach the npm registry on a network that allows nothing else.
- * When a proxy is set, loopback is added to NO_PROXY (both spellings), so traffic to the
- * test's own servers never goes through it.
+ * The machine's proxy variables, for a sandbox: Deno needs them (with the certificate
+ * variables) to reach the npm registry on a network that allows nothing else. When a proxy
+ * is set, loopback is added to NO_PROXY (both spellings), so traffic to the test's own
+ * servers never goes through it.
  */
 export function proxyEnv(
-  get: (name: string) => string | undefined = (name) => Deno.env.get(name),
+  get: (name: string) => string | undefined = machineVariable,
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of PROXY_VARIABLES) {
