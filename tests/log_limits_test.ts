@@ -156,6 +156,24 @@ Deno.test("a server flooding stderr (50 MB) is cut to the rate, with an exact co
   }
 });
 
+Deno.test("a server flooding stdout with lines that are not JSON-RPC is cut to the rate, counted", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "patchbay.log");
+    const text = await floodedLog(["--flood-stdout=20000"], path, /stdout flood done/);
+    const logged = text.split("\n").filter((line) =>
+      /not JSON-RPC \(ignored\): noise \d+$/.test(line)
+    )
+      .length;
+    const dropped = [...text.matchAll(/(\d+) stdout lines? that are not JSON-RPC dropped/g)]
+      .reduce((sum, match) => sum + Number(match[1]), 0);
+    assert.ok(dropped > 0, "lines were dropped");
+    assert.equal(logged + dropped, 20_000, `${logged} logged + ${dropped} dropped`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a server flooding log notifications is cut to the rate, and says how many were dropped", async () => {
   const dir = await Deno.makeTempDir();
   try {

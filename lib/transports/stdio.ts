@@ -127,6 +127,7 @@ export class StdioTransport implements Transport {
   #received = 0;
   readonly #depth: DepthGuard;
   readonly #stderrBudget: LineBudget;
+  readonly #noiseBudget: LineBudget;
   readonly #notices: NotificationBudget;
 
   constructor(options: StdioTransportOptions) {
@@ -137,6 +138,12 @@ export class StdioTransport implements Transport {
       this.#log.warn(
         `${count} line${count === 1 ? "" : "s"} of stderr dropped (the server wrote more ` +
           `than ${LOG_LINE_RATE.lines} a second; the last ${STDERR_TAIL_LINES} are kept)`,
+      )
+    );
+    this.#noiseBudget = new LineBudget((count) =>
+      this.#log.warn(
+        `${count} stdout line${count === 1 ? "" : "s"} that are not JSON-RPC dropped (more ` +
+          `than ${LOG_LINE_RATE.lines} a second)`,
       )
     );
     this.#notices = new NotificationBudget((message) => this.#deliver(message), this.#log);
@@ -273,6 +280,7 @@ export class StdioTransport implements Transport {
       await Promise.all(this.#pumps);
     }
     this.#stderrBudget.flush();
+    this.#noiseBudget.flush();
     this.#notices.end();
   }
 
@@ -345,8 +353,10 @@ export class StdioTransport implements Transport {
   }
 
   #noise(text: string): void {
-    const line = clip(stripTerminalEscapes(text));
-    if (this.#stdoutNoise.length < STDOUT_NOISE_LINES) this.#stdoutNoise.push(line);
+    const keep = this.#stdoutNoise.length < STDOUT_NOISE_LINES;
+    if (!keep && !this.#noiseBudget.admit()) return;
+    const line = clip(stripTerminalEscapes(clip(text)));
+    if (keep) this.#stdoutNoise.push(line);
     this.#log.warn(`protocol warning: stdout line is not JSON-RPC (ignored): ${line}`);
   }
 
