@@ -1,5 +1,5 @@
 /**
- * Runs the tests (`deno test --allow-all tests/`, with any extra arguments) with the
+ * Runs the tests (`deno test --allow-all tests/`, or the files given) with the
  * machine's proxy variables set aside: the test process talks only to servers it starts on
  * loopback, and a proxy of the machine (HTTP_PROXY, ALL_PROXY) would carry that traffic
  * away, while a NO_PROXY of the machine covering loopback would make Deno bypass the proxies
@@ -34,7 +34,7 @@ if (import.meta.main) {
     delete env[name];
   }
   const { code } = await new Deno.Command(Deno.execPath(), {
-    args: ["test", "--allow-all", "tests/", ...Deno.args],
+    args: ["test", "--allow-all", ...(Deno.args.length > 0 ? Deno.args : ["tests/"])],
     env,
     clearEnv: true,
     stdin: "inherit",
