@@ -73,6 +73,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
       outputError: (text, write) => write(style.red(text)),
     })
     .exitOverride();
+  // A word too many is a mistake (typically JSON arguments the shell split in two), never
+  // something to ignore; the commands that read words themselves say what is wrong.
+  const ownsWords = new Set<Command>([program]);
+  program.hook("preAction", async (_root, action) => {
+    if (ownsWords.has(action)) return;
+    const excess = excessArguments(action);
+    if (excess.length === 0) return;
+    setExit(await runCommand(() => Promise.reject(tooManyArguments(action, excess))));
+    throw new CommanderError(EXIT.usage, "patchbay.excessArguments", "");
+  });
 
   program.action(async (_options, command: Command) => {
     const words = command.args;
@@ -200,7 +210,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   const sessions = program.command("sessions")
     .description("list stored conversations, most recent first (show or delete one)");
   const jsonOption = "print JSON instead of text";
-  sessions.command("list", { isDefault: true })
+  const listSessions = sessions.command("list", { isDefault: true })
     .description("list stored conversations, most recent first")
     .allowExcessArguments(true)
     .option("--json", jsonOption)
@@ -237,7 +247,30 @@ export function buildProgram(setExit: (code: number) => void): Command {
       setExit(await runCommand(() => sessionsDelete(id, all), { json: options.json }));
     });
 
+  ownsWords.add(listSessions);
+
   return program;
+}
+
+/** The words `command` was given beyond the arguments it declares. */
+function excessArguments(command: Command): string[] {
+  const declared = command.registeredArguments;
+  if (declared.at(-1)?.variadic) return [];
+  return command.args.slice(declared.length);
+}
+
+function tooManyArguments(command: Command, excess: string[]): UsageError {
+  const names: string[] = [];
+  for (let c: Command | null = command; c; c = c.parent) names.unshift(c.name());
+  const usage = `${names.join(" ")} ${command.usage()}`;
+  const words = excess.map((word) => `'${word}'`).join(", ");
+  const json = command.registeredArguments.some((a) => a.name() === "json-args")
+    ? `; JSON arguments are one word: quote them, e.g. '{"message": "hi"}'`
+    : "";
+  return new UsageError(
+    `unexpected argument${excess.length > 1 ? "s" : ""} ${words} for '${names.join(" ")}'`,
+    `usage: ${usage}${json}`,
+  );
 }
 
 function unknownCommand(word: string, program: Command, name = "patchbay"): UsageError {

@@ -1,6 +1,8 @@
 /**
  * Conversation memory speed: appending one message, and loading a session of 10,000
- * messages, for the embedded store and Redis (a real redis-server on a loopback port).
+ * messages, for the embedded store and Redis (a real redis-server on a loopback port);
+ * and how soon a Redis that cannot be used is reported (the README promises about 1.5 s
+ * for a host that accepts and never answers, at once for a closed port).
  *
  * The `reference:` rows measure the formats the embedded store did not choose, on the same
  * messages: SQLite in WAL mode with full sync (node:sqlite), and a whole-session JSON file
@@ -20,7 +22,7 @@ import { newMessageId, newSessionId } from "../lib/memory/ids.ts";
 import { openMemory } from "../lib/memory/open.ts";
 import { RedisStore } from "../lib/memory/redis_store.ts";
 import type { MemoryStore, MessageRecord, StoredMessage } from "../lib/memory/types.ts";
-import { RedisServer } from "../tests/support/redis.ts";
+import { freePort, RedisServer, SilentPort } from "../tests/support/redis.ts";
 
 /** Messages in the session the load benchmarks read. */
 const LARGE_SESSION = 10_000;
@@ -171,6 +173,31 @@ Deno.bench(
     if (listed.length !== 20) throw new Error(`listed ${listed.length}`);
   },
 );
+
+/** Opens Redis strictly at `env` and expects the failure it reports. */
+async function reportedFailure(env: Record<string, string>): Promise<void> {
+  const failed = await openMemory(settings, createEnvironment(env), {
+    dataDir: join(dir, "unreachable"),
+    strict: true,
+  }).then(() => false, () => true);
+  if (!failed) throw new Error("the store opened");
+}
+
+const closedPort = freePort();
+Deno.bench("Redis unusable: closed port reported (connection refused)", {
+  group: "unusable store",
+  n: 10,
+}, async () => {
+  await reportedFailure({ REDIS_HOST: "127.0.0.1", REDIS_PORT: String(closedPort) });
+});
+
+const silent = new SilentPort();
+Deno.bench("Redis unusable: host that accepts and never answers reported", {
+  group: "unusable store",
+  n: 3,
+}, async () => {
+  await reportedFailure({ REDIS_HOST: "127.0.0.1", REDIS_PORT: String(silent.port) });
+});
 
 // deno bench has no teardown hook: the server and the folders go at exit.
 globalThis.addEventListener("unload", () => {

@@ -13,6 +13,7 @@
 
 import { join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
+import { certificateEnv, proxyEnv } from "../tests/support/cli.ts";
 import { DENO, everythingEntry, filesystemEntry, NODE } from "../tests/support/deps.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -43,6 +44,10 @@ const env = {
   HOME: home,
   PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
   DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME")!, ".cache", "deno"),
+  // Deno reaches the npm registry (if it must) the way this process does; loopback never
+  // goes through a proxy.
+  ...certificateEnv(),
+  ...proxyEnv(),
   NO_COLOR: "1",
 };
 

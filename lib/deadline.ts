@@ -8,6 +8,8 @@
  * @module
  */
 
+import { setTimer } from "./timers.ts";
+
 type Timer = ReturnType<typeof setTimeout>;
 
 /** Time that does not count against a server's deadlines. */
@@ -87,9 +89,9 @@ export function startDeadline(ms: number, expire: () => void, clock?: LoginClock
     const heldMs = (clock?.loginMs ?? 0) - heldAtStart;
     const left = ms - (Date.now() - started - heldMs);
     if (left <= 0) return expire();
-    timer = setTimeout(check, left);
+    timer = setTimer(check, left);
   };
-  timer = setTimeout(check, ms);
+  timer = setTimer(check, ms);
   return () => {
     cancelled = true;
     clearTimeout(timer);

@@ -99,7 +99,17 @@ export const DEFAULTS = {
   },
 
   log: {
-    /** Log file rotated (one generation kept) once it exceeds this many bytes at start-up. */
-    rotateBytes: 5 * 1024 * 1024,
+    /**
+     * The log is rotated whenever it passes this many bytes, at start-up and while running:
+     * `patchbay.log` becomes `patchbay.log.1`, which becomes `patchbay.log.2`, and so on.
+     */
+    rotateBytes: 10 * 1024 * 1024,
+    /** Files kept, the current one included: at most `rotateBytes` × `files` on disk. */
+    files: 3,
+    /**
+     * Lines one source (a server's stderr, a server's log notifications) may log per
+     * second; the rest are dropped and counted in one "N lines dropped" line.
+     */
+    linesPerSecond: 200,
   },
 } as const;

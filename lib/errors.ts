@@ -103,6 +103,8 @@ export const REMEDY = {
   jsonSyntax: "fix the file at the position shown; `patchbay config check` (or any JSON " +
     "validator) re-checks it",
   missingField: 'add the field; "mcpServers" may be an empty object {}',
+  oversize: "the server produced an answer too large to handle; ask less of it at once, or " +
+    "report it to the server's authors",
   tool: "raise AgentConfig.tool_call_timeout if the tool is slow, run /debug for details, " +
     "and check the tool exists with /tools",
   filePermission: "fix the file's permissions (chmod/chown) so the server process can read it",

@@ -4,7 +4,10 @@
  * and mirrors lines to stderr.
  *
  * Writes are synchronous appends of whole lines: a crash never leaves half a line, and a
- * log call never reorders with the output around it.
+ * log call never reorders with the output around it. The log is bounded: the file is
+ * rotated by size while running (`DEFAULTS.log.rotateBytes` × `DEFAULTS.log.files` at
+ * most), and a source that floods it (a server writing 300 MB to stderr) is cut to
+ * `DEFAULTS.log.linesPerSecond` by a {@linkcode LineBudget}.
  *
  * @module
  */
@@ -12,6 +15,7 @@
 import { dirname } from "node:path";
 import { DEFAULTS } from "./defaults.ts";
 import { Redactor } from "./redact.ts";
+import { setTimer } from "./timers.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -29,6 +33,10 @@ export interface LoggerOptions {
   redactor?: Redactor;
   /** Where mirrored lines go. @default stderr */
   mirrorTo?: (line: string) => void;
+  /** @default DEFAULTS.log.rotateBytes */
+  rotateBytes?: number;
+  /** Files kept, the current one included. @default DEFAULTS.log.files */
+  files?: number;
 }
 
 /** A logger scoped to one component (`logger.child("conn:fs")`). */
@@ -50,6 +58,8 @@ export class Logger {
   #level: LogLevel;
   #mirror: boolean;
   #mirrorTo: (line: string) => void;
+  readonly #rotateBytes: number;
+  readonly #files: number;
   /** Why the file could not be opened, if it could not. */
   readonly openError: Error | undefined;
 
@@ -59,8 +69,18 @@ export class Logger {
     this.#mirror = options.mirror ?? false;
     this.#mirrorTo = options.mirrorTo ??
       ((line) => Deno.stderr.writeSync(encoder.encode(line + "\n")));
+    this.#rotateBytes = options.rotateBytes ?? DEFAULTS.log.rotateBytes;
+    this.#files = Math.max(1, options.files ?? DEFAULTS.log.files);
     if (options.file) {
       try {
+        ensureFolder(options.file);
+        if (fileSize(options.file) > this.#rotateBytes) {
+          try {
+            shiftFiles(options.file, this.#files);
+          } catch {
+            // Not allowed to rename: the first write empties the file instead (#rotate).
+          }
+        }
         this.#file = openLogFile(options.file);
         this.#path = options.file;
       } catch (error) {
@@ -108,7 +128,11 @@ export class Logger {
     );
     if (this.#file) {
       try {
-        this.#file.writeSync(encoder.encode(line + "\n"));
+        const bytes = encoder.encode(line + "\n");
+        // The file's own size: another patchbay process may write to it too.
+        const size = this.#file.statSync().size;
+        if (size > 0 && size + bytes.length > this.#rotateBytes) this.#rotate();
+        this.#file.writeSync(bytes);
       } catch {
         // A full disk must not take the session down; the mirror still shows the line.
       }
@@ -136,19 +160,133 @@ export class Logger {
     }
     this.#file = undefined;
   }
+
+  /**
+   * Starts a new file: the older ones move up one number and the oldest is dropped. When
+   * another patchbay process rotated meanwhile, the file at the path is already new and is
+   * only reopened. When the files cannot be renamed (no permission for `.1`), the file is
+   * emptied instead: the bound on disk use holds either way.
+   */
+  #rotate(): void {
+    const path = this.#path!;
+    const file = this.#file!;
+    let ours = true;
+    try {
+      ours = Deno.statSync(path).ino === file.statSync().ino;
+    } catch {
+      ours = false; // The path is gone: someone moved it.
+    }
+    if (ours) {
+      try {
+        shiftFiles(path, this.#files);
+      } catch (error) {
+        file.truncateSync(0);
+        const notice = encoder.encode(
+          `${new Date().toISOString()} WARN  [log] the log passed ${this.#rotateBytes} bytes ` +
+            `and could not be rotated (${(error as Error).message}); older lines were dropped\n`,
+        );
+        file.writeSync(notice);
+        return;
+      }
+    }
+    file.close();
+    this.#file = openLogFile(path);
+  }
 }
 
-function openLogFile(path: string): Deno.FsFile {
+/** The folder of the log, created when missing. */
+function ensureFolder(path: string): void {
   // Creating an existing folder would need write access to its parent under Deno's
   // sandbox; only create it when it is missing, so a denial names the file itself.
   if (!isDirectory(dirname(path))) Deno.mkdirSync(dirname(path), { recursive: true });
+}
+
+function fileSize(path: string): number {
   try {
-    if (Deno.statSync(path).size > DEFAULTS.log.rotateBytes) Deno.renameSync(path, `${path}.1`);
+    return Deno.statSync(path).size;
   } catch {
-    // No file yet.
+    return 0; // No file yet.
   }
+}
+
+/** `path.(n-1)` dropped, each `path.i` → `path.(i+1)`, `path` → `path.1`. */
+function shiftFiles(path: string, files: number): void {
+  if (files <= 1) {
+    Deno.removeSync(path);
+    return;
+  }
+  for (let i = files - 1; i >= 1; i--) {
+    const from = i === 1 ? path : `${path}.${i - 1}`;
+    try {
+      Deno.renameSync(from, `${path}.${i}`);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+}
+
+function openLogFile(path: string): Deno.FsFile {
   // 0600: the log can hold server output and request details even after redaction.
   return Deno.openSync(path, { create: true, append: true, mode: 0o600 });
+}
+
+/** How many lines a source may log, and per how long. */
+export interface LineRate {
+  lines: number;
+  windowMs: number;
+}
+
+/** The rate every flooding source is held to (`DEFAULTS.log.linesPerSecond`). */
+export const LOG_LINE_RATE: LineRate = { lines: DEFAULTS.log.linesPerSecond, windowMs: 1000 };
+
+/**
+ * Holds one source of log lines (a server's stderr, its log notifications) to a rate: at
+ * most `rate.lines` per window are admitted; the others are dropped and counted, and the
+ * count is reported once per window through `onDropped` (before the next admitted line,
+ * or when the window ends), so the log says how much is missing.
+ */
+export class LineBudget {
+  readonly #rate: LineRate;
+  readonly #onDropped: (count: number) => void;
+  #windowStart = -Infinity;
+  #count = 0;
+  #dropped = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(onDropped: (count: number) => void, rate: LineRate = LOG_LINE_RATE) {
+    this.#rate = rate;
+    this.#onDropped = onDropped;
+  }
+
+  /** Whether one more line may be logged now. */
+  admit(): boolean {
+    const now = performance.now();
+    if (now - this.#windowStart >= this.#rate.windowMs) {
+      this.flush();
+      this.#windowStart = now;
+      this.#count = 0;
+    }
+    if (this.#count < this.#rate.lines) {
+      this.#count++;
+      return true;
+    }
+    if (this.#dropped++ === 0) {
+      this.#timer = setTimer(() => this.flush(), this.#windowStart + this.#rate.windowMs - now);
+      // A pending report must not keep a finished command alive.
+      Deno.unrefTimer(this.#timer as unknown as number);
+    }
+    return false;
+  }
+
+  /** Reports lines dropped and not reported yet (call it when the source ends). */
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#dropped === 0) return;
+    const count = this.#dropped;
+    this.#dropped = 0;
+    this.#onDropped(count);
+  }
 }
 
 function isDirectory(path: string): boolean {

@@ -6,13 +6,26 @@
  */
 
 /**
+ * Invisible format characters (Unicode category Cf) that can disguise text: the bidi
+ * controls (U+202A–U+202E embeddings and overrides, U+2066–U+2069 isolates, U+200E/U+200F
+ * marks, U+061C) make a terminal show characters in another order than they are
+ * ("Trojan Source": `txt.exe` shown as `exe.txt`), zero-width spaces (U+200B, U+2060,
+ * U+FEFF) split words invisibly, and tag characters (U+E0000–U+E007F) carry text nobody
+ * sees. Zero-width joiner and non-joiner (U+200D, U+200C) are kept: emoji sequences and
+ * several scripts need them, and they reorder nothing.
+ */
+const INVISIBLE_FORMAT = /(?![\u200c\u200d])\p{Cf}/gu;
+
+/**
  * Removes terminal control sequences (CSI, OSC, other ESC sequences and C0/C1 controls
- * except tab and newline). Text from servers and tools passes through this before it
- * reaches a terminal: a hostile server could otherwise rewrite the screen, set the
- * window title or hide text.
+ * except tab and newline) and invisible format characters ({@linkcode INVISIBLE_FORMAT}).
+ * Text from servers, tools and the model passes through this before it reaches a
+ * terminal: a hostile server could otherwise rewrite the screen, set the window title,
+ * hide text, or show it in another order than it is.
  */
 export function stripTerminalEscapes(text: string): string {
   return text
+    .replace(INVISIBLE_FORMAT, "")
     // OSC ... BEL or ST
     .replace(/\u001b\][\s\S]*?(?:\u0007|\u001b\\)/g, "")
     // CSI sequences

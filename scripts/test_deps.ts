@@ -1,12 +1,14 @@
 /**
- * Installs what the tests need beyond Deno: the npm MCP servers (into a cache folder
- * outside the project) and, when missing, Debian's redis-server and tmux. Idempotent and
- * quick when everything is present; the `test` task runs it before `deno test`.
+ * Installs what the tests need beyond Deno: patchbay's own npm packages in Deno's cache,
+ * the npm MCP servers (into a cache folder outside the project) and, when missing,
+ * Debian's redis-server and tmux. Idempotent and quick when everything is present; the
+ * `test` task runs it before `deno test`.
  *
  * @module
  */
 
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { TEST_SERVER_PACKAGES, testDepsDir } from "../tests/support/deps.ts";
 
 const DEBIAN_PACKAGES: Record<string, string> = { "redis-server": "redis-server", tmux: "tmux" };
@@ -53,6 +55,25 @@ async function ensureNpmServers(): Promise<void> {
   if (!ok) throw new Error(`npm install of the test servers into ${dir} failed`);
 }
 
+/**
+ * Fills Deno's cache with every npm package of deno.json, package metadata
+ * (`registry.json`) included, with this process's whole environment (certificate and
+ * proxy variables). The tests run patchbay in sandboxes with a minimal environment: a
+ * cache filled from the lockfile alone lacked that metadata, and Deno then fetched it at
+ * run time from inside the sandbox (printing `Download …` into the output under test, or
+ * failing behind a TLS-inspecting proxy).
+ */
+async function warmDenoCache(): Promise<void> {
+  const project = fileURLToPath(new URL("../", import.meta.url));
+  const status = await new Deno.Command(Deno.execPath(), {
+    args: ["install", "--quiet"],
+    cwd: project,
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn().status;
+  if (!status.success) throw new Error("deno install (filling Deno's cache for the tests) failed");
+}
+
 async function onPath(command: string): Promise<boolean> {
   try {
     const { success } = await new Deno.Command("sh", {
@@ -94,6 +115,7 @@ async function ensureDebianPackages(): Promise<void> {
 
 if (import.meta.main) {
   try {
+    await warmDenoCache();
     await ensureNpmServers();
     await ensureDebianPackages();
   } catch (error) {

@@ -34,6 +34,7 @@ import {
 import { capture } from "./support/errors.ts";
 import { DEFAULT_USAGE, startScriptedLlm } from "./support/scripted_llm.ts";
 import { eventually, everythingStdio } from "./support/servers.ts";
+import { bounded } from "./support/bounded.ts";
 
 Deno.test("a plain answer streams to the UI and lands in the history with its usage", async () => {
   await using llm = await startScriptedLlm({
@@ -296,7 +297,9 @@ Deno.test("a tool past tool_call_timeout is cancelled and the model told Tool ti
     "raise AgentConfig.tool_call_timeout (now 0.5 s) if the tool is slow; /debug shows how " +
       "far it got",
   );
-  assert.ok(end.durationMs >= 450 && end.durationMs < 3000, `ended after ${end.durationMs} ms`);
+  // A lower bound only (a loaded machine makes it longer, never shorter): the timer waited
+  // its 0.5 s instead of firing at once.
+  assert.ok(end.durationMs >= 450, `ended after ${end.durationMs} ms`);
 
   assert.equal(
     f.stored[2].content,
@@ -642,7 +645,8 @@ Deno.test("aborting mid-tool-call cancels the MCP request and records the cancel
         toolCalls: [
           {
             name: "everything__trigger-long-running-operation",
-            arguments: { duration: 5, steps: 10 },
+            // Far longer than the bound below: a turn that waited for it fails there.
+            arguments: { duration: 3600, steps: 3600 },
           },
           { name: "everything__echo", arguments: { message: "quick" } },
         ],
@@ -657,11 +661,12 @@ Deno.test("aborting mid-tool-call cancels the MCP request and records the cancel
     trusted: ["everything"],
     uiOptions: { onEvent: (e) => e.type === "toolProgress" && controller.abort() },
   });
-  const started = performance.now();
-  const error = await capture(f.agent.runTurn("Start it", { signal: controller.signal }));
+  const error = await bounded(
+    capture(f.agent.runTurn("Start it", { signal: controller.signal })),
+    "the turn to end at the abort, without waiting for the hour-long tool",
+  );
 
   assert.ok(error instanceof CancelledError);
-  assert.ok(performance.now() - started < 3000, "the turn ended without waiting for the tool");
   const ends = f.ui.ofType("toolEnd").map((e) => e.end.status).sort();
   assert.deepEqual(ends, ["cancelled", "ok"]);
   assert.deepEqual(roles(f.stored), ["user", "assistant(2 calls)", "tool", "tool"]);

@@ -118,8 +118,8 @@ async function exerciseEverything(entry: ServerConfig): Promise<void> {
   assert.ok(progress.every((p) => p.total === 5));
 
   // Cancelling a call.
+  // Cancelled, not timed out: a call left to run would end in a ToolTimeoutError.
   const controller = new AbortController();
-  const started = Date.now();
   setTimeout(() => controller.abort(), 300);
   await assert.rejects(
     () =>
@@ -128,7 +128,6 @@ async function exerciseEverything(entry: ServerConfig): Promise<void> {
       }),
     CancelledError,
   );
-  assert.ok(Date.now() - started < 3000);
 
   // A call that outlives its bound.
   await assert.rejects(

@@ -13,7 +13,7 @@ import { ConnectionManager } from "../lib/connections/manager.ts";
 import type { ServerConfig } from "../lib/config/types.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { ProxyRouter } from "../lib/proxy.ts";
-import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+import { configWith, runPatchbay, sandbox, WITHOUT_PROXIES, writeConfig } from "./support/cli.ts";
 import { startTestProxy } from "./support/proxy.ts";
 import {
   assumingClosed,
@@ -251,7 +251,8 @@ Deno.test("patchbay call reaches a server through the proxy in .env; NO_PROXY th
   await using server = await startEverythingHttp("streamableHttp");
   const hidden = freePort();
   await using proxy = startTestProxy({ routes: { [`127.0.0.1:${hidden}`]: server.port } });
-  await using box = await sandbox();
+  // The proxies this test means are its own: none is passed on from the machine running it.
+  await using box = await sandbox({ ...WITHOUT_PROXIES });
   await assumingClosed(hidden, async () => {
     await writeConfig(box, configWith({ inside: { url: `http://127.0.0.1:${hidden}/mcp` } }));
     await Deno.writeTextFile(`${box.cwd}/.env`, `HTTP_PROXY=${proxy.url}\n`);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { REMEDY } from "../lib/errors.ts";
 import { checkLogFile } from "../lib/doctor/setup_checks.ts";
 import { Logger } from "../lib/log.ts";
-import { configWith, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
+import { configWith, type Sandbox, sandbox, WITHOUT_PROXIES, writeConfig } from "./support/cli.ts";
 import { everythingEntry, filesystemEntry, NODE } from "./support/deps.ts";
 import { runDoctor } from "./support/doctor.ts";
 import { RedisServer, SilentPort } from "./support/redis.ts";
@@ -33,7 +33,8 @@ async function writeEnv(box: Sandbox, text: string): Promise<void> {
 
 Deno.test("a clean configuration passes every check and exits 0", async () => {
   await using llm = await startScriptedLlm({ apiKey: KEY });
-  await using box = await sandbox();
+  // "Clean" includes no proxy: none is passed on from the machine running the tests.
+  await using box = await sandbox({ ...WITHOUT_PROXIES });
   await writeEnv(box, `LLM_API_KEY=${KEY}\n`);
   await writeConfig(box, {
     LLM: llmAt(llm),
@@ -197,7 +198,8 @@ Deno.test("Connection refused: the provider's address has nothing listening", as
 const UNRESOLVABLE = `${"a".repeat(70)}.invalid`;
 
 Deno.test("Network unreachable: a proxy that does not listen, and one that is not a URL", async () => {
-  await using box = await sandbox();
+  // The proxies this test means are its own: none is passed on from the machine running it.
+  await using box = await sandbox({ ...WITHOUT_PROXIES });
   // The provider's own name cannot resolve: were the proxy bypassed, the request would
   // still stay on this machine.
   await writeConfig(box, {
@@ -259,7 +261,8 @@ Deno.test("Network unreachable: a proxy that does not listen, and one that is no
 });
 
 Deno.test("Network unreachable: the provider's host name does not resolve", async () => {
-  await using box = await sandbox();
+  // Without a proxy (none passed on from the machine), the name is this machine's to resolve.
+  await using box = await sandbox({ ...WITHOUT_PROXIES });
   // Deno.resolveDns answers for the special-use domain .invalid (RFC 6761) itself: here no
   // query reached even a name server on 127.0.0.1 that was named to it. fetch goes through
   // the system resolver, which would send one, so LLM_API_KEY stays unset: the provider is

@@ -109,15 +109,16 @@ Deno.test("closing deletes the session; 405 is accepted", async (t) => {
 });
 
 Deno.test("a dropped event stream is reopened after the server's retry, with Last-Event-ID", async () => {
-  await using fixture = startHttpFixture({ getStream: "drop", retryMs: 150 });
+  // The SDK's own first delay is 1 s; the server asks for 2.5 s. A lower bound only (a
+  // loaded machine makes the gap longer, never shorter): the server's retry was honoured.
+  await using fixture = startHttpFixture({ getStream: "drop", retryMs: 2500 });
   await using _session = await connect(fixture);
-  await eventually(() => fixture.seen("GET", "/mcp").length >= 2, "stream reopened", 5000);
+  await eventually(() => fixture.seen("GET", "/mcp").length >= 2, "stream reopened", 30_000);
   const [first, second] = fixture.seen("GET", "/mcp");
   assert.equal(first.headers.get("last-event-id"), null);
   assert.equal(second.headers.get("last-event-id"), "e1");
   const gap = second.at - first.at;
-  // The SDK's own first delay is 1 s; the server asked for 150 ms.
-  assert.ok(gap >= 100 && gap < 900, `reconnected after ${gap} ms`);
+  assert.ok(gap >= 2400, `reconnected after ${gap} ms, before the server's retry of 2.5 s`);
 });
 
 Deno.test("a silent event stream is cut after sse_read_timeout and resumed", async () => {
@@ -126,6 +127,7 @@ Deno.test("a silent event stream is cut after sse_read_timeout and resumed", asy
   await eventually(() => fixture.seen("GET", "/mcp").length >= 2, "stream reopened", 5000);
   const [first, second] = fixture.seen("GET", "/mcp");
   assert.equal(second.headers.get("last-event-id"), "e1");
+  // A lower bound only (load makes it longer, never shorter): the stream was cut at 0.4 s.
   assert.ok(second.at - first.at >= 350, `reopened after ${second.at - first.at} ms`);
   assert.ok(session.log.matching(/silent for 0.4 s; reopening it/).length >= 1);
 });
@@ -174,9 +176,8 @@ Deno.test("timeout bounds the wait for response headers", async () => {
     sseReadTimeoutSeconds: 300,
   });
   const client = new Client({ name: "test", version: "1" });
-  const started = Date.now();
+  // The message is the headers timeout's own (the SDK's would say otherwise, after 60 s).
   await assert.rejects(() => client.connect(transport), /no response from .* within 0.3 s/);
-  assert.ok(Date.now() - started < 3000);
   await client.close();
   listener.close();
   for (const connection of held) connection.close();

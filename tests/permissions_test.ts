@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { parseConfig } from "../lib/config/load.ts";
 import { checkPermissions } from "../lib/doctor/permission_check.ts";
 import { createEnvironment } from "../lib/env.ts";
@@ -97,7 +97,11 @@ Deno.test("plan: stdio and HTTP servers, the provider, patchbay's folders, confi
   ]);
   assert.deepEqual(values(flags, "write"), [DIRS.state, DIRS.data]);
   assert.deepEqual(values(flags, "net"), ["api.openai.com:443", "mcp.example.com:8443"]);
-  assert.deepEqual(values(flags, "run"), ["/opt/bin/npx"], "disabled servers need nothing");
+  assert.deepEqual(
+    values(flags, "run"),
+    ["/opt/bin/kill", "/opt/bin/npx"],
+    "disabled servers need nothing; kill ends what a stdio server started",
+  );
   const env = values(flags, "env");
   for (
     const name of [
@@ -193,7 +197,7 @@ Deno.test("plan: proxy, a log file elsewhere, a command that is not installed", 
   assert.ok(values(flags, "net").includes("proxy.corp:3128"));
   assert.ok(values(flags, "write").includes("/var/log/patchbay.log"));
   assert.ok(values(flags, "read").includes("/var/log/patchbay.log"));
-  assert.deepEqual(values(flags, "run"), ["missing-server"]);
+  assert.deepEqual(values(flags, "run"), ["/opt/bin/kill", "missing-server"]);
   assert.match(plan.notes.join(" "), /'missing-server' \(server 'tool'\) is not on the PATH/);
 });
 
@@ -289,8 +293,9 @@ Deno.test("the client runs under exactly the printed flags; each removed flag is
   assert.equal(printed.code, 0, printed.stderr);
   const { flags } = JSON.parse(printed.stdout) as { flags: string[] };
   assert.ok(!flags.includes("--allow-env"), "no Redis: named variables only");
-  const nodePath = values(flags, "run")[0];
+  const nodePath = values(flags, "run").find((path) => !path.endsWith("/kill"))!;
   assert.match(nodePath, /\/node$/);
+  assert.equal(values(flags, "run").length, 2, "node, and kill for the servers' process groups");
   const state = join(box.home, ".local", "state", "patchbay");
 
   // A session works: servers connect and list their tools; a turn calls a tool.
@@ -385,8 +390,12 @@ Deno.test("the example configuration, used when there is no servers_config.json:
   assert.equal(printed.code, 0, printed.stderr);
   const plan = JSON.parse(printed.stdout) as { config: string; flags: string[] };
   assert.equal(plan.config, example);
-  const npxPath = values(plan.flags, "run")[0];
-  assert.deepEqual(values(plan.flags, "run"), [npxPath], "both servers run npx");
+  const npxPath = values(plan.flags, "run").find((path) => !path.endsWith("/kill"))!;
+  assert.deepEqual(
+    values(plan.flags, "run").filter((path) => path !== npxPath).map((path) => basename(path)),
+    ["kill"],
+    "both servers run npx",
+  );
   assert.match(npxPath, /\/npx$/);
 
   const tools = await runUnder(box, plan.flags, ["tools"]);

@@ -67,3 +67,27 @@ Deno.test("README's server-entry defaults are the ones in lib/defaults.ts", () =
   assert.equal(row("sampling")[4], `\`${DEFAULTS.server.sampling}\``);
   assert.equal(row("protocol")[4], `\`${DEFAULTS.server.protocol}\``);
 });
+
+Deno.test("README's bounds are the ones in the code", async () => {
+  const { MAX_DURATION_SECONDS, MAX_TTL_SECONDS } = await import("../lib/config/schema.ts");
+  const { MAX_NESTING } = await import("../lib/config/json.ts");
+  const { MAX_REFERENCE_NESTING } = await import("../lib/config/expand.ts");
+  const { MAX_MESSAGE_DEPTH } = await import("../lib/transports/depth.ts");
+  const { MAX_MESSAGE_BYTES } = await import("../lib/transports/limits.ts");
+  const { MAX_SAME_ORIGIN_REDIRECTS } = await import("../lib/llm/redirects.ts");
+  const mib = DEFAULTS.log.rotateBytes / 1024 / 1024;
+  for (
+    const phrase of [
+      `at most ${MAX_DURATION_SECONDS} (one day; \`Memory.ttl_seconds\` at most\n${MAX_TTL_SECONDS}`,
+      `nest at\nmost **${MAX_NESTING}** levels`,
+      `References nest at most\n${MAX_REFERENCE_NESTING} deep`,
+      `${MAX_MESSAGE_DEPTH} levels of objects and arrays`,
+      `| ${MAX_MESSAGE_BYTES / 1024 / 1024} MB `,
+      `at most ${MAX_SAME_ORIGIN_REDIRECTS})`,
+      `**The log is bounded: at most ${mib} MiB × ${DEFAULTS.log.files} files.**`,
+      `held to ${DEFAULTS.log.linesPerSecond} lines a second`,
+    ]
+  ) {
+    assert.ok(readme.replace(/ +\n/g, "\n").includes(phrase), `README does not say: ${phrase}`);
+  }
+});

@@ -3,7 +3,10 @@
  *
  * A variable that is unset (or empty) with no default is an error, not an empty string:
  * an empty bearer token or path fails later in a place that no longer names the variable.
- * `$${` writes a literal `${`.
+ * `$${` writes a literal `${`. A default may itself hold references, as in the shell:
+ * `${A:-${B:-fallback}}` is A, else B, else `fallback`; a variable inside a default is
+ * needed (and reported when unset) only when that default is used. Inside a default, `\`
+ * escapes the next character (`\}` is a literal brace).
  *
  * @module
  */
@@ -13,37 +16,114 @@ export interface MissingVariable {
   name: string;
 }
 
-const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-((?:[^}\\]|\\.)*))?\}/g;
-const MALFORMED = /\$\{(?![A-Za-z_][A-Za-z0-9_]*(?::-(?:[^}\\]|\\.)*)?\})/;
-
 /** Result of expanding one string. */
 export interface Expansion {
   value: string;
   missing: MissingVariable[];
   /** A `${` that is not a well-formed reference, e.g. `${1X}` or an unclosed brace. */
   malformed: boolean;
+  /** What is malformed, when `malformed` is true. */
+  detail?: string;
+}
+
+/** Deepest nesting of references in defaults; deeper is a mistake, not a configuration. */
+export const MAX_REFERENCE_NESTING = 8;
+
+const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
+
+type Lookup = (name: string) => string | undefined;
+
+/** Walks one string; `lookup` undefined collects names only. */
+class Expander {
+  readonly missing: MissingVariable[] = [];
+  readonly names: string[] = [];
+  detail: string | undefined;
+  #at = 0;
+
+  constructor(private readonly input: string, private readonly lookup?: Lookup) {}
+
+  run(): string {
+    return this.#text(0, true);
+  }
+
+  /**
+   * Text up to the end of input, or (at `depth` > 0, inside a default) up to its closing
+   * `}`, which is consumed. `active`: the text is used, so its unset variables count.
+   */
+  #text(depth: number, active: boolean): string {
+    const input = this.input;
+    let out = "";
+    while (this.#at < input.length) {
+      if (input.startsWith("$${", this.#at)) {
+        out += "${";
+        this.#at += 3;
+      } else if (input.startsWith("${", this.#at)) {
+        out += this.#reference(depth, active);
+      } else if (depth > 0 && input[this.#at] === "\\" && this.#at + 1 < input.length) {
+        out += input[this.#at + 1];
+        this.#at += 2;
+      } else if (depth > 0 && input[this.#at] === "}") {
+        this.#at++;
+        return out;
+      } else {
+        out += input[this.#at++];
+      }
+    }
+    if (depth > 0) this.#malformed("a default is never closed with '}'");
+    return out;
+  }
+
+  /** One `${...}` starting at the cursor; malformed ones stay as written. */
+  #reference(depth: number, active: boolean): string {
+    const start = this.#at;
+    NAME.lastIndex = start + 2;
+    const name = NAME.exec(this.input)?.[0];
+    if (name === undefined) {
+      this.#malformed("'${' must be followed by a variable name (letters, digits, _)");
+      this.#at = start + 2;
+      return "${";
+    }
+    this.names.push(name);
+    this.#at = start + 2 + name.length;
+    const found = this.lookup?.(name);
+    const set = found !== undefined && found !== "";
+    if (this.input[this.#at] === "}") {
+      this.#at++;
+      if (set) return found;
+      if (active && this.lookup) this.missing.push({ name });
+      return "";
+    }
+    if (this.input.startsWith(":-", this.#at)) {
+      if (depth + 1 > MAX_REFERENCE_NESTING) {
+        this.#malformed(`references nest more than ${MAX_REFERENCE_NESTING} deep`);
+        this.#at = this.input.length;
+        return this.input.slice(start);
+      }
+      this.#at += 2;
+      const fallback = this.#text(depth + 1, active && !set);
+      return set ? found : fallback;
+    }
+    this.#malformed(`"\${${name}" must be followed by '}' or ':-default}'`);
+    return this.input.slice(start, this.#at);
+  }
+
+  #malformed(detail: string): void {
+    this.detail ??= detail;
+  }
 }
 
 /** Expands every reference in `input` using `lookup`. */
-export function expandVariables(
-  input: string,
-  lookup: (name: string) => string | undefined,
-): Expansion {
-  const missing: MissingVariable[] = [];
-  const escaped = input.replaceAll("$${", "\u0000");
-  const malformed = MALFORMED.test(escaped);
-  const value = escaped.replace(REFERENCE, (_match, name: string, fallback?: string) => {
-    const found = lookup(name);
-    if (found !== undefined && found !== "") return found;
-    if (fallback !== undefined) return fallback.replace(/\\(.)/g, "$1");
-    missing.push({ name });
-    return "";
-  }).replaceAll("\u0000", "${");
-  return { value, missing, malformed };
+export function expandVariables(input: string, lookup: Lookup): Expansion {
+  const expander = new Expander(input, lookup);
+  const value = expander.run();
+  return expander.detail === undefined
+    ? { value, missing: expander.missing, malformed: false }
+    : { value, missing: expander.missing, malformed: true, detail: expander.detail };
 }
 
 /** Names of the variables `input` refers to (`$${` escapes excluded), in order, once each. */
 export function referencedVariables(input: string): string[] {
-  const escaped = input.replaceAll("$${", "\u0000");
-  return [...new Set([...escaped.matchAll(REFERENCE)].map((match) => match[1]))];
+  const expander = new Expander(input);
+  expander.run();
+  return [...new Set(expander.names)];
 }

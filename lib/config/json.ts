@@ -54,6 +54,14 @@ export function pathKey(path: readonly (string | number)[]): string {
 /** More faults than this is noise; the first ones are what a person fixes. */
 const MAX_FAULTS = 20;
 
+/**
+ * Deepest nesting of objects and arrays. A configuration nests a few levels
+ * (`mcpServers.<name>.auth.scopes` is four); this bound keeps the recursive descent, and
+ * everything that walks the value after it, far from the stack's limit (a file of 100,000
+ * `[` used to end in "Maximum call stack size exceeded").
+ */
+export const MAX_NESTING = 32;
+
 class Fatal extends Error {}
 
 const IDENTIFIER = /[A-Za-z_$][A-Za-z0-9_$-]*/y;
@@ -170,8 +178,16 @@ class Parser {
   #value(path: (string | number)[]): JsonValue {
     this.#skipSpace();
     const start = this.#pos;
-    this.#valuePositions.set(pathKey(path), this.position(start));
     const ch = this.text[start];
+    if ((ch === "{" || ch === "[") && path.length >= MAX_NESTING) {
+      this.#fatal(
+        start,
+        `'${ch}' nests deeper than ${MAX_NESTING} levels`,
+        "a configuration nests a few levels (a server's env sits four objects deep); look " +
+          "for stray '[' or '{', or a file that is not a patchbay configuration",
+      );
+    }
+    this.#valuePositions.set(pathKey(path), this.position(start));
     if (ch === "{") return this.#object(path);
     if (ch === "[") return this.#array(path);
     if (ch === '"') return this.#string('"');
@@ -464,7 +480,21 @@ class Parser {
       const hex = this.text.slice(at + 2, at + 6);
       if (/^[0-9a-fA-F]{4}$/.test(hex)) {
         this.#pos = at + 6;
-        return String.fromCharCode(parseInt(hex, 16));
+        const code = parseInt(hex, 16);
+        if (code < 0xd800 || code > 0xdfff) return String.fromCharCode(code);
+        // A surrogate escape is half a character: valid only as a high-low pair.
+        const low = /^\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(this.text.slice(at + 6, at + 12));
+        if (code <= 0xdbff && low) {
+          this.#pos = at + 12;
+          return String.fromCharCode(code, parseInt(low[1], 16));
+        }
+        this.#fault(
+          at,
+          `lone surrogate \\u${hex.toUpperCase()}`,
+          "\\uD800–\\uDBFF must be followed by \\uDC00–\\uDFFF (one character beyond " +
+            "U+FFFF is written as such a pair); write the character itself instead",
+        );
+        return "\uFFFD";
       }
       this.#fault(at, "invalid \\u escape", "\\u must be followed by four hex digits");
       return "";

@@ -25,10 +25,12 @@ import { PROVIDER_ALIASES, PROVIDER_NAMES, type ProviderName, PROVIDERS } from "
 import { isModernRevision } from "../protocol.ts";
 import { didYouMean } from "../text.ts";
 import { expandVariables } from "./expand.ts";
+import { decodeUtf8 } from "./utf8.ts";
 import { type JsonParseResult, type JsonValue, parseJson, pathKey } from "./json.ts";
 import {
   AgentSchema,
   ConfigFileSchema,
+  DURATION_FIELDS,
   FIELD_ALIASES,
   LlmSchema,
   MemorySchema,
@@ -85,13 +87,20 @@ function exists(path: string): boolean {
 
 /** Reads and validates the configuration file. */
 export async function loadConfig(path: string, env: Environment): Promise<Config> {
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await Deno.readTextFile(path);
+    bytes = await Deno.readFile(path);
   } catch (error) {
     throw readError(path, error);
   }
-  return parseConfig(text, path, env);
+  const decoded = decodeUtf8(bytes);
+  if ("fault" in decoded) {
+    const { message, hint, position } = decoded.fault;
+    const problems = [{ path: "", message, hint, position }];
+    const shown = new TextDecoder().decode(bytes);
+    throw new ConfigSyntaxError(path, problems, renderProblems(problems, shown));
+  }
+  return parseConfig(decoded.text, path, env);
 }
 
 function readError(path: string, error: unknown): PatchbayError {
@@ -116,12 +125,6 @@ function readError(path: string, error: unknown): PatchbayError {
     return new PatchbayError("config_not_found", `Invalid configuration: ${path} is a directory`, {
       reason: "--config must name a file",
       remedy: `pass the file inside it, e.g. --config ${join(path, DEFAULTS.configFile)}`,
-    });
-  }
-  if (error instanceof TypeError && /invalid data|utf-8/i.test(error.message)) {
-    return new PatchbayError("config_syntax", `Invalid configuration: ${path} is not UTF-8 text`, {
-      reason: "JSON decode error: the file holds bytes that are not valid UTF-8",
-      remedy: "save the file as UTF-8",
     });
   }
   return new PatchbayError("config_not_found", `Invalid configuration: could not read ${path}`, {
@@ -647,8 +650,8 @@ class Validator {
     if (result.malformed) {
       this.#add(
         path,
-        `malformed variable reference in "${value}"`,
-        "write ${NAME} or ${NAME:-default}; $${ writes a literal ${",
+        `malformed variable reference in "${value}": ${result.detail}`,
+        "write ${NAME}, ${NAME:-default} or ${NAME:-${OTHER:-default}}; $${ writes a literal ${",
       );
     }
     return result.value;
@@ -741,14 +744,20 @@ class Validator {
               }`,
           );
           break;
-        case "too_big":
+        case "too_big": {
+          const duration = DURATION_FIELDS.has(String(path.at(-1)));
+          const unit = duration ? ` seconds (${describeSeconds(Number(issue.maximum))})` : "";
           this.#add(
             path,
-            `must be ${issue.inclusive ? "at most" : "less than"} ${issue.maximum}, got ${
+            `must be ${issue.inclusive ? "at most" : "less than"} ${issue.maximum}${unit}, got ${
               describeValue(value)
             }`,
+            duration && typeof value === "number"
+              ? durationHint(value, Number(issue.maximum))
+              : undefined,
           );
           break;
+        }
         default:
           this.#add(path, `${issue.message}, got ${describeValue(value)}`);
       }
@@ -801,6 +810,24 @@ function describeType(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** `86400` → "one day"; the maxima are whole days or years. */
+function describeSeconds(seconds: number): string {
+  const days = seconds / 86_400;
+  if (days >= 365 && Number.isInteger(days / 365)) {
+    return days === 365 ? "one year" : `${days / 365} years`;
+  }
+  if (Number.isInteger(days)) return days === 1 ? "one day" : `${days} days`;
+  return `${seconds} s`;
+}
+
+/** Why a duration is too long, in the unit people confuse it with. */
+function durationHint(value: number, maximum: number): string {
+  const days = (value / 86_400).toFixed(1);
+  return value % 1000 === 0 && value / 1000 <= maximum
+    ? `durations are in seconds: ${value} s is ${days} days; for ${value} ms write ${value / 1000}`
+    : `durations are in seconds: ${value} s is ${days} days`;
 }
 
 function describeValue(value: unknown): string {

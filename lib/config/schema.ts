@@ -14,10 +14,30 @@ import { DEFAULTS } from "../defaults.ts";
 import { PROVIDER_NAMES } from "../llm/presets.ts";
 import { PROTOCOL_MODES, PROTOCOL_REVISIONS } from "../protocol.ts";
 
+/**
+ * Longest duration a configuration may give a wait (timeouts), in seconds: one day. No
+ * request should take longer, and it keeps every timer far from the 2^31 ms (24.8 days)
+ * beyond which timers fire at once instead (`lib/timers.ts`).
+ */
+export const MAX_DURATION_SECONDS = 86_400;
+
+/** Longest `Memory.ttl_seconds`: ten years (365-day years), a bound for date arithmetic. */
+export const MAX_TTL_SECONDS = 10 * 365 * 86_400;
+
 const seconds = (what: string, fallback?: number) =>
-  z.number().positive().describe(
-    `${what}, in seconds${fallback === undefined ? "" : ` (default ${fallback})`}`,
+  z.number().positive().max(MAX_DURATION_SECONDS).describe(
+    `${what}, in seconds${
+      fallback === undefined ? "" : ` (default ${fallback})`
+    }; at most ${MAX_DURATION_SECONDS} (one day)`,
   );
+
+/** Fields whose value is a duration in seconds (for messages that name the unit). */
+export const DURATION_FIELDS: ReadonlySet<string> = new Set([
+  "timeout",
+  "sse_read_timeout",
+  "tool_call_timeout",
+  "ttl_seconds",
+]);
 
 const positiveInt = (what: string) => z.number().int().positive().describe(what);
 
@@ -154,8 +174,9 @@ export const MemorySchema = z.strictObject({
       "the embedded store in the data directory), redis, file or off (nothing saved; " +
       "/memory turns it on)",
   ).optional(),
-  ttl_seconds: positiveInt(
-    "Seconds a conversation is kept after its last message (default: forever)",
+  ttl_seconds: z.number().int().positive().max(MAX_TTL_SECONDS).describe(
+    "Seconds a conversation is kept after its last message (default: forever); at most " +
+      `${MAX_TTL_SECONDS} (ten years)`,
   ).optional(),
   key_prefix: z.string().min(1).regex(
     /^[^\s{}]+$/,

@@ -41,6 +41,7 @@ import type { Log, LogLevel } from "../log.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { combineClocks, type LoginClock, startDeadline, WaitClock } from "../deadline.ts";
+import { timerDelay } from "../timers.ts";
 import { diagnose } from "./diagnose.ts";
 import { cleanText, isConnectionLoss, RECONNECT_REMEDY, requestError } from "./failures.ts";
 import { rootsOf } from "./requests.ts";
@@ -382,9 +383,9 @@ export class ServerConnection {
     try {
       const result = await run(session, {
         signal: controller.signal,
-        timeout: session.sdkTimeoutMs(ms) + SERVER_WAITS_ON_US_ALLOWANCE_MS,
+        timeout: timerDelay(session.sdkTimeoutMs(ms) + SERVER_WAITS_ON_US_ALLOWANCE_MS),
         resetTimeoutOnProgress: true,
-        maxTotalTimeout: session.sdkTimeoutMs(ms) + SERVER_WAITS_ON_US_ALLOWANCE_MS,
+        maxTotalTimeout: timerDelay(session.sdkTimeoutMs(ms) + SERVER_WAITS_ON_US_ALLOWANCE_MS),
         onprogress: onProgress && ((p) => {
           this.#heard(session);
           onProgress({ progress: p.progress, total: p.total, message: p.message });
@@ -551,7 +552,9 @@ export class ServerConnection {
   #applyLogLevel(session: Session): void {
     const level = this.#options.logLevel();
     if (!level || !session.capabilities.logging) return;
-    session.client.setLoggingLevel(level, { timeout: this.config.timeoutSeconds * 1000 })
+    session.client.setLoggingLevel(level, {
+      timeout: timerDelay(this.config.timeoutSeconds * 1000),
+    })
       .catch((error) => this.#log.debug(`logging/setLevel failed: ${cleanText(error)}`));
   }
 
@@ -625,7 +628,7 @@ export class ServerConnection {
         this.#log.info(`attempt ${plan.status.attempt} failed: ${this.#error?.reason}`);
         this.#scheduleRetry();
       }
-    }, plan.delay);
+    }, timerDelay(plan.delay));
   }
 
   /** `error`, saying that patchbay keeps trying while the server is being restarted. */
@@ -658,7 +661,7 @@ export class ServerConnection {
 
   #watchAt(session: Session, delay: number): void {
     clearTimeout(this.#watchTimer);
-    this.#watchTimer = setTimeout(() => this.#watch(session), Math.max(0, delay));
+    this.#watchTimer = setTimeout(() => this.#watch(session), timerDelay(delay));
     // An idle watch must not keep the process alive on its own.
     Deno.unrefTimer(this.#watchTimer as unknown as number);
   }

@@ -31,6 +31,7 @@ import {
 } from "../proxy.ts";
 import { negotiationFailure } from "../protocol.ts";
 import { abridge } from "../text.ts";
+import type { HttpCloseReason } from "../transports/http.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
 import { hasProcFs, listeningPorts, processTree } from "../transports/process.ts";
 import {
@@ -74,6 +75,8 @@ export interface FailureContext {
   timedOut: boolean;
   /** For stdio entries: what the process did. */
   stdio?: StdioEvidence;
+  /** For HTTP entries: why the transport closed, if it closed itself. */
+  httpClose?: HttpCloseReason;
   /** @default DIAGNOSIS_PROBE_MS */
   probeTimeoutMs?: number;
   /** How the server is reached (its proxy); the probes go the same way. @default PROCESS_NETWORK */
@@ -150,8 +153,7 @@ async function diagnoseStdio(
     return fail(
       `the server sent a message of more than ${megabytes(evidence.closeReason.limit)} ` +
         "(patchbay's cap for one message)",
-      "the server produced an answer too large to handle; ask less of it at once, or report " +
-        "it to the server's authors",
+      REMEDY.oversize,
     );
   }
 
@@ -330,6 +332,9 @@ async function diagnoseHttp(
   const fail = (reason: string, remedy: string) =>
     new ServerConnectError(server.name, { reason, remedy, cause: context.error });
   const address = `${url.hostname}:${portOf(url)}`;
+  if (context.httpClose?.kind === "oversize") {
+    return fail(context.httpClose.detail, REMEDY.oversize);
+  }
 
   let proxy: ProxySettings | undefined;
   try {

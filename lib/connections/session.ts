@@ -36,6 +36,7 @@ import { type Network, PROCESS_NETWORK } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { STDERR_LINE_MAX_CHARS, StdioTransport } from "../transports/stdio.ts";
 import { startDeadline } from "../deadline.ts";
+import { timerDelay } from "../timers.ts";
 import { settlesWithin, untilAborted } from "../transports/timing.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
@@ -158,7 +159,7 @@ export class Session {
    * leaves room for a browser login, which patchbay's deadline does not count.
    */
   sdkTimeoutMs(ms: number): number {
-    return this.oauth ? ms + OAUTH_LOGIN_ALLOWANCE_MS : ms;
+    return timerDelay(this.oauth ? ms + OAUTH_LOGIN_ALLOWANCE_MS : ms);
   }
 
   get capabilities(): ServerCapabilities {
@@ -243,9 +244,7 @@ export class Session {
     const transport = this.transport;
     if (transport instanceof HttpTransport) {
       const reason = transport.closeReason;
-      return reason?.kind === "session_lost"
-        ? reason.detail
-        : "the connection to the server closed";
+      return reason && "detail" in reason ? reason.detail : "the connection to the server closed";
     }
     const reason = transport.closeReason;
     const evidence = transport.evidence();
@@ -459,6 +458,7 @@ async function diagnoseAttempt(
     error,
     timedOut,
     stdio: transport instanceof StdioTransport ? transport.evidence() : undefined,
+    httpClose: transport instanceof HttpTransport ? transport.closeReason : undefined,
     probeTimeoutMs: options.probeTimeoutMs,
     network: options.network,
   });

@@ -21,6 +21,7 @@ import {
 } from "../errors.ts";
 import { abridge } from "../text.ts";
 import { hostOf, proxyName, type ProxySettings } from "../proxy.ts";
+import { redirectTarget } from "./redirects.ts";
 import { isRetryableStatus, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
 
 /** One failed attempt, reduced to what decides retrying and wording. */
@@ -229,6 +230,22 @@ function statusError(
   const said = `HTTP ${failure.status}${statusText(failure.status)}: ${
     abridge(failure.message, 300)
   }`;
+  if (failure.status >= 300 && failure.status < 400) {
+    const target = redirectTarget(failure.headers?.get("location") ?? null, context.baseUrl);
+    return new ProviderRequestError(
+      `Model request failed: ${label} redirected the request to another address`,
+      failure.status,
+      {
+        reason: `${host} answered HTTP ${failure.status}${statusText(failure.status)} with ` +
+          `Location ${target ?? "(none)"}; patchbay does not follow a model request to ` +
+          "another origin, since it would send the conversation and the key there",
+        remedy: target
+          ? `if ${new URL(target).origin} is really your provider's address, set LLM.base_url ` +
+            "to it; otherwise check LLM.base_url and any gateway or proxy in between"
+          : "check LLM.base_url and any gateway or proxy in between",
+      },
+    );
+  }
   if (failure.status === 401 || failure.status === 403) {
     return new AuthenticationFailedError(
       `${label} (provider ${provider}) refused LLM_API_KEY for model "${model}" (${said})`,
@@ -435,6 +452,11 @@ function parameterHint(message: string): string {
 }
 
 const STATUS_TEXT: Readonly<Record<number, string>> = {
+  301: "Moved Permanently",
+  302: "Found",
+  303: "See Other",
+  307: "Temporary Redirect",
+  308: "Permanent Redirect",
   400: "Bad Request",
   401: "Unauthorized",
   403: "Forbidden",

@@ -44,6 +44,8 @@ import type {
   ToolDefinition,
 } from "./provider.ts";
 import { proxyFor, type ProxySettings } from "../proxy.ts";
+import { setTimer, timerDelay } from "../timers.ts";
+import { sameOriginFetch } from "./redirects.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs, sleep } from "./retry.ts";
 import { estimateTextTokens, TokenEstimator } from "./tokens.ts";
 
@@ -135,7 +137,7 @@ class OpenAiProvider implements ModelProvider {
     const common = {
       // The SDK's own timer ends at the response headers; patchbay's watchdog (a little
       // shorter) covers the whole stream, so the SDK's only matters as a backstop.
-      timeout: (llm.timeoutSeconds + 5) * 1000,
+      timeout: timerDelay((llm.timeoutSeconds + 5) * 1000),
       maxRetries: 0,
       organization: null,
       project: null,
@@ -145,6 +147,8 @@ class OpenAiProvider implements ModelProvider {
       fetchOptions: this.#httpClient
         ? ({ client: this.#httpClient } as unknown as OpenAI["fetchOptions"])
         : undefined,
+      // The conversation and the key never follow a redirect to another origin.
+      fetch: sameOriginFetch(),
     };
     if (llm.provider === "azure") {
       this.#client = new AzureOpenAI(
@@ -508,7 +512,7 @@ class Watchdog {
 
   reset(): void {
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => {
+    this.#timer = setTimer(() => {
       this.fired = true;
       this.#onFire();
     }, this.#ms);

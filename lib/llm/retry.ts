@@ -8,6 +8,8 @@
  * @module
  */
 
+import { setTimer } from "../timers.ts";
+
 /** First backoff wait; doubled on each further retry. */
 export const RETRY_BASE_DELAY_MS = 500;
 
@@ -54,7 +56,7 @@ export function backoffMs(attempt: number, requested?: number, random = Math.ran
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
+    const timer = setTimer(() => {
       signal?.removeEventListener("abort", onAbort);
       resolve();
     }, ms);

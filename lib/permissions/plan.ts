@@ -18,7 +18,7 @@ import { portOf, proxyFor } from "../proxy.ts";
 import { redisConfigured, resolveRedisSettings } from "../memory/redis_settings.ts";
 import { browserCommands } from "../oauth/browser.ts";
 import { usesOAuth } from "../oauth/mod.ts";
-import { INHERITED_ENV_NAMES } from "../transports/process.ts";
+import { INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
 
 /** The permission kinds patchbay can need, as Deno names them. */
 export type PermissionKind = "read" | "write" | "net" | "run" | "env" | "sys";
@@ -129,6 +129,10 @@ function planFiles(
   if (!isInside(inputs.logFile, dirs.state)) {
     plan.add("read", inputs.logFile, "the log file (--log-file)");
     plan.add("write", inputs.logFile, "the log file (--log-file)");
+    // Rotation renames it to .1, .2, … (without these the file is emptied instead).
+    for (let i = 1; i < DEFAULTS.log.files; i++) {
+      plan.add("write", `${inputs.logFile}.${i}`, "the log file's older generations");
+    }
   }
   plan.add("read", dirs.data, "stored conversations");
   plan.add("write", dirs.data, "stored conversations");
@@ -259,6 +263,13 @@ function planStdio(
   for (const name of INHERITED_ENV_NAMES) {
     plan.add("env", name, "passed on to stdio servers");
   }
+  // Deno.kill needs --allow-run for every program; the kill program is what lets shutdown
+  // reach what a server started (`sh -c "worker & exec server"`) under narrow flags.
+  plan.add(
+    "run",
+    inputs.resolveCommand(KILL_PROGRAM, inputs.env.get("PATH"), inputs.cwd) ?? KILL_PROGRAM,
+    "ends what stdio servers started when they are closed (their process group)",
+  );
   for (const server of stdio) {
     const searchPath = server.env.PATH ?? inputs.env.get("PATH");
     const path = inputs.resolveCommand(server.command, searchPath, server.cwd ?? inputs.cwd);

@@ -1,14 +1,19 @@
 /**
  * The `fetch` every HTTP transport uses: the configured `timeout` bounds the wait for
  * response headers, `sse_read_timeout` bounds the silence of an event stream (a silent
- * stream is cut, and the SDK reopens it with `Last-Event-ID`), and event-stream fields
- * are observed on the way through (the legacy SSE transport needs the last event id and
- * the announced endpoint, which the SDK does not expose).
+ * stream is cut, and the SDK reopens it with `Last-Event-ID`), every message is bounded
+ * by `MAX_MESSAGE_BYTES` like a stdio line (a response body, or the data of one event: an
+ * endless `data:` line must not grow memory), and event-stream fields are observed on the
+ * way through (the legacy SSE transport needs the last event id and the announced
+ * endpoint, which the SDK does not expose).
  *
  * @module
  */
 
 import type { FetchLike } from "@modelcontextprotocol/client";
+import { createParser, type EventSourceParser } from "eventsource-parser";
+import { setTimer } from "../timers.ts";
+import { MAX_MESSAGE_BYTES, MessageTooLargeError } from "./limits.ts";
 
 /** One event of a `text/event-stream`, as far as patchbay needs it. */
 export interface StreamEvent {
@@ -30,6 +35,16 @@ export interface TimedFetchOptions {
   onReadTimeout?: (url: string) => void;
   /** Adds headers to a request (e.g. `Last-Event-ID` on a stream reopened by the SDK). */
   decorate?: (url: string, init: RequestInit) => RequestInit;
+  /**
+   * Largest message: bytes of a response body, characters of one event's data.
+   * @default MAX_MESSAGE_BYTES
+   */
+  maxMessageBytes?: number;
+  /**
+   * Called when a response carries a larger message; its body then fails with the same
+   * {@linkcode MessageTooLargeError}, and nothing more of it is read.
+   */
+  onOversize?: (error: MessageTooLargeError) => void;
   /** The underlying fetch. @default globalThis.fetch */
   fetch?: FetchLike;
 }
@@ -59,7 +74,7 @@ export function createTimedFetch(options: TimedFetchOptions): FetchLike {
     const release = () => caller?.removeEventListener("abort", forward);
     if (caller?.aborted) forward();
     else caller?.addEventListener("abort", forward, { once: true });
-    const timer = setTimeout(
+    const timer = setTimer(
       () => controller.abort(new HeadersTimeoutError(url, options.headersTimeoutMs)),
       options.headersTimeoutMs,
     );
@@ -74,13 +89,32 @@ export function createTimedFetch(options: TimedFetchOptions): FetchLike {
     } finally {
       clearTimeout(timer);
     }
+    const maxBytes = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+    const oversize = (seen: number) => {
+      const error = new MessageTooLargeError(maxBytes, seen, `the server at ${url}`);
+      options.onOversize?.(error);
+      return error;
+    };
+    const declared = Number(response.headers.get("content-length") ?? NaN);
+    if (response.body && declared > maxBytes) {
+      release();
+      await response.body.cancel().catch(() => {});
+      throw oversize(declared);
+    }
     const type = response.headers.get("content-type") ?? "";
     if (!response.body || !type.toLowerCase().startsWith("text/event-stream")) {
       // A plain answer is read at once; the event streams are what a close must end.
       release();
-      return response;
+      if (!response.body) return response;
+      return new Response(capBody(response.body, maxBytes, oversize), {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
     }
     const body = watchStream(response.body, {
+      maxChars: maxBytes,
+      oversize,
       idleMs: options.readTimeoutMs,
       onIdle: () => {
         options.onReadTimeout?.(url);
@@ -98,7 +132,40 @@ export function createTimedFetch(options: TimedFetchOptions): FetchLike {
   };
 }
 
+/** `body`, failing with `oversize(seen)` once more than `maxBytes` bytes arrived. */
+function capBody(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+  oversize: (seen: number) => MessageTooLargeError,
+): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let seen = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { value, done } = await reader.read();
+        if (done) return controller.close();
+        seen += value.length;
+        if (seen > maxBytes) {
+          controller.error(oversize(seen));
+          await reader.cancel().catch(() => {});
+          return;
+        }
+        controller.enqueue(value);
+      } catch (error) {
+        controller.error(error);
+      }
+    },
+    async cancel(reason) {
+      await reader.cancel(reason).catch(() => {});
+    },
+  });
+}
+
 interface WatchOptions {
+  /** Largest data of one event, in characters. */
+  maxChars: number;
+  oversize: (seen: number) => MessageTooLargeError;
   idleMs: number;
   onIdle: () => void;
   onEvent?: (event: StreamEvent) => void;
@@ -114,12 +181,12 @@ function watchStream(
   options: WatchOptions,
 ): ReadableStream<Uint8Array> {
   const reader = source.getReader();
-  const scanner = new EventStreamScanner((event) => options.onEvent?.(event));
+  const scanner = new EventStreamScanner((event) => options.onEvent?.(event), options.maxChars);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let output!: ReadableStreamDefaultController<Uint8Array>;
   const arm = () => {
     clearTimeout(timer);
-    timer = setTimeout(options.onIdle, options.idleMs);
+    timer = setTimer(options.onIdle, options.idleMs);
   };
   // The response is cancelled here, not left to fetch's own abort handling: under Deno
   // that did not always close a stream whose reading had moved to this wrapper (seen
@@ -154,7 +221,15 @@ function watchStream(
           return;
         }
         arm();
-        scanner.push(value);
+        const overflow = scanner.push(value);
+        if (overflow !== undefined) {
+          // Nothing more is read or passed on: the reader downstream holds at most the cap.
+          finish();
+          const error = options.oversize(overflow);
+          controller.error(error);
+          await reader.cancel(error).catch(() => {});
+          return;
+        }
         controller.enqueue(value);
       } catch (error) {
         finish();
@@ -169,50 +244,40 @@ function watchStream(
 }
 
 /**
- * Incremental parser of `text/event-stream` fields (WHATWG HTML, server-sent events):
- * lines of `field: value`, an empty line ends an event, `id` persists as given.
+ * Incremental parser of `text/event-stream` (WHATWG HTML, server-sent events), by
+ * `eventsource-parser` (the parser the SDK itself uses): a line break split between two
+ * chunks (`\r` at the end of one, `\n` at the start of the next) is one line break, and
+ * the data of one event is bounded.
  */
 export class EventStreamScanner {
   #decoder = new TextDecoder();
-  #pending = "";
-  #event = "";
-  #data: string[] = [];
-  #id: string | undefined;
-  #onEvent: (event: StreamEvent) => void;
+  #parser: EventSourceParser;
+  #overflow = false;
+  /** Bytes received since the last event ended (for the message of an overflow). */
+  #sinceEvent = 0;
 
-  constructor(onEvent: (event: StreamEvent) => void) {
-    this.#onEvent = onEvent;
+  /** `maxChars`: the longest event data (and unfinished line) kept. */
+  constructor(onEvent: (event: StreamEvent) => void, maxChars: number = MAX_MESSAGE_BYTES) {
+    this.#parser = createParser({
+      maxBufferSize: maxChars,
+      onEvent: (event) => {
+        this.#sinceEvent = 0;
+        onEvent({ event: event.event ?? "message", data: event.data, id: event.id });
+      },
+      onError: (error) => {
+        if (error.type === "max-buffer-size-exceeded") this.#overflow = true;
+      },
+    });
   }
 
-  push(chunk: Uint8Array): void {
-    this.#pending += this.#decoder.decode(chunk, { stream: true });
-    const lines = this.#pending.split(/\r\n|\r|\n/);
-    // A chunk ending in \r may be followed by \n in the next chunk; keep it pending.
-    this.#pending = lines.pop() ?? "";
-    for (const line of lines) this.#line(line);
-  }
-
-  #line(line: string): void {
-    if (line === "") {
-      if (this.#data.length > 0 || this.#event !== "" || this.#id !== undefined) {
-        this.#onEvent({
-          event: this.#event || "message",
-          data: this.#data.join("\n"),
-          id: this.#id,
-        });
-      }
-      this.#event = "";
-      this.#data = [];
-      this.#id = undefined;
-      return;
-    }
-    if (line.startsWith(":")) return;
-    const colon = line.indexOf(":");
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? "" : line.slice(colon + 1);
-    if (value.startsWith(" ")) value = value.slice(1);
-    if (field === "event") this.#event = value;
-    else if (field === "data") this.#data.push(value);
-    else if (field === "id" && !value.includes("\u0000")) this.#id = value;
+  /**
+   * Parses `chunk`; returns the bytes seen since the last event when the event in
+   * progress outgrew the cap (the scanner is then finished), else `undefined`.
+   */
+  push(chunk: Uint8Array): number | undefined {
+    if (this.#overflow) return this.#sinceEvent;
+    this.#sinceEvent += chunk.length;
+    this.#parser.feed(this.#decoder.decode(chunk, { stream: true }));
+    return this.#overflow ? this.#sinceEvent : undefined;
   }
 }

@@ -34,6 +34,8 @@ import {
   type TransportSendOptions,
 } from "@modelcontextprotocol/client";
 import { type Log, silentLog } from "../log.ts";
+import { DepthGuard } from "./depth.ts";
+import { NotificationBudget } from "./notices.ts";
 import { createTimedFetch, type StreamEvent } from "./fetch.ts";
 import type { MessageObserver } from "./observer.ts";
 import { assumeCompleteResult } from "./result_type.ts";
@@ -62,7 +64,9 @@ export type HttpTransportKind = "streamable_http" | "sse";
 export type HttpCloseReason =
   | { kind: "closed" }
   /** The session ended on the server's side and could not be renewed. */
-  | { kind: "session_lost"; detail: string };
+  | { kind: "session_lost"; detail: string }
+  /** The server sent a message larger than `MAX_MESSAGE_BYTES`. */
+  | { kind: "oversize"; limit: number; seen: number; detail: string };
 
 /** Options of {@linkcode HttpTransport}. */
 export interface HttpTransportOptions {
@@ -120,11 +124,15 @@ export class HttpTransport implements Transport {
   #lastError?: Error;
   #protocolVersion?: string;
   readonly #observer?: MessageObserver;
+  readonly #depth: DepthGuard;
+  readonly #notices: NotificationBudget;
 
   constructor(options: HttpTransportOptions) {
     this.kind = options.kind;
     this.url = new URL(options.url);
     this.#log = options.log ?? silentLog;
+    this.#depth = new DepthGuard({ log: this.#log, reply: (message) => this.send(message) });
+    this.#notices = new NotificationBudget((message) => this.#receive(message), this.#log);
     this.#timeoutMs = options.timeoutSeconds * 1000;
     this.#observer = options.observer;
     const timed = createTimedFetch({
@@ -137,6 +145,16 @@ export class HttpTransport implements Transport {
           `event stream from ${url} silent for ${options.sseReadTimeoutSeconds} s; reopening it`,
         ),
       decorate: options.kind === "sse" ? (_url, init) => this.#resumeHeaders(init) : undefined,
+      onOversize: (error) => {
+        // Like an oversized stdio line: this server's connection ends, with the cause.
+        this.#log.error(`${error.message}; closing the connection`);
+        this.#close({
+          kind: "oversize",
+          limit: error.limit,
+          seen: error.seen,
+          detail: error.message,
+        });
+      },
     });
     const requestInit: RequestInit = { headers: { ...options.headers } };
     const fetch = options.authorize ? options.authorize(timed) : timed;
@@ -152,7 +170,10 @@ export class HttpTransport implements Transport {
         authProvider: options.authProvider,
         reconnectionOptions: { ...STREAM_RECONNECTION },
       });
-    this.#inner.onmessage = (message) => this.#receive(message);
+    this.#inner.onmessage = (message) => {
+      if (!this.#notices.admit(message)) return;
+      for (const delivered of this.#depth.received(message)) this.#receive(delivered);
+    };
     this.#inner.onerror = (error) => {
       this.#lastError = error;
       this.onerror?.(error);
@@ -197,6 +218,7 @@ export class HttpTransport implements Transport {
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     this.#observer?.sent?.(message);
     if (isInitializeRequest(message)) this.#initialize = structuredClone(message) as JSONRPCRequest;
+    this.#depth.sent(message);
     const session = this.sessionId;
     try {
       await this.#sendInner(message, options);
@@ -232,6 +254,7 @@ export class HttpTransport implements Transport {
         }
       }
       await inner.close().catch(() => {});
+      this.#notices.end();
       this.#notifyClosed();
     })();
     return this.#closing;

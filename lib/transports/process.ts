@@ -114,11 +114,47 @@ export function processTree(pid: number): number[] {
   return tree.filter((p) => stats.some((s) => s.pid === p));
 }
 
-/** Sends `signal` to every process of group `pgid`; false when the group is gone. */
-export function signalGroup(pgid: number, signal: Deno.Signal): boolean {
+/**
+ * The program that signals a process group when `Deno.kill` may not: `Deno.kill` needs
+ * `--allow-run` for every program, while `--allow-run=<commands>` (the narrow flags
+ * `patchbay permissions` prints, which list this program) allows running `kill` itself.
+ */
+export const KILL_PROGRAM = "kill";
+
+/** How process groups can be signalled here, if at all. */
+type GroupSignalling = "deno" | "program";
+
+function groupSignalling(): GroupSignalling | undefined {
+  if (Deno.permissions.querySync({ name: "run" }).state === "granted") return "deno";
+  return Deno.permissions.querySync({ name: "run", command: KILL_PROGRAM }).state === "granted"
+    ? "program"
+    : undefined;
+}
+
+/**
+ * Sends `signal` to every process of group `pgid` (`0` only checks that one exists); false
+ * when the group is gone or cannot be signalled.
+ */
+export async function signalGroup(pgid: number, signal: Deno.Signal | 0): Promise<boolean> {
+  const how = groupSignalling();
+  if (how === "deno") {
+    try {
+      // Deno.kill has no signal 0; SIGCONT is harmless to a running process.
+      Deno.kill(-pgid, signal === 0 ? "SIGCONT" : signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  if (how !== "program") return false;
   try {
-    Deno.kill(-pgid, signal);
-    return true;
+    const { success } = await new Deno.Command(KILL_PROGRAM, {
+      args: ["-s", signal === 0 ? "0" : signal.replace(/^SIG/, ""), "--", `-${pgid}`],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    return success;
   } catch {
     return false;
   }
@@ -126,19 +162,20 @@ export function signalGroup(pgid: number, signal: Deno.Signal): boolean {
 
 /**
  * Whether any process of group `pgid` is left. With `/proc` (Linux, and only under
- * `--allow-all`: Deno guards it) zombies are told apart; elsewhere a harmless SIGCONT
- * probes the group (a zombie then still counts until it is reaped).
+ * `--allow-all`: Deno guards it) zombies are told apart; elsewhere a probe without effect
+ * asks the group (a zombie then still counts until it is reaped).
  */
-export function groupAlive(pgid: number): boolean {
-  return hasProcFs() ? groupMembers(pgid).length > 0 : signalGroup(pgid, "SIGCONT");
+export async function groupAlive(pgid: number): Promise<boolean> {
+  return hasProcFs() ? groupMembers(pgid).length > 0 : await signalGroup(pgid, 0);
 }
 
 /**
- * Whether this process may signal process groups. `Deno.kill` needs `--allow-run` for
- * every program; under `--allow-run=<commands>` only a child's own handle can signal it.
+ * Whether this process may signal process groups: with `--allow-run` for every program
+ * (`Deno.kill`), or with the `kill` program allowed. Otherwise only a child's own handle
+ * can signal it, and what it started may outlive it.
  */
 export function canSignalGroups(): boolean {
-  return Deno.permissions.querySync({ name: "run" }).state === "granted";
+  return groupSignalling() !== undefined;
 }
 
 /**
@@ -163,9 +200,9 @@ export async function terminateChild(child: Deno.ChildProcess, graceMs: number):
  * after `graceMs`. Resolves once no member is left (or `graceMs` after the SIGKILL).
  */
 export async function terminateGroup(pgid: number, graceMs: number): Promise<void> {
-  if (!groupAlive(pgid) || !signalGroup(pgid, "SIGTERM")) return;
+  if (!(await groupAlive(pgid)) || !(await signalGroup(pgid, "SIGTERM"))) return;
   if (await gone(pgid, graceMs)) return;
-  signalGroup(pgid, "SIGKILL");
+  await signalGroup(pgid, "SIGKILL");
   // SIGKILL cannot be ignored; the wait lets the kernel finish.
   await gone(pgid, graceMs);
 }
@@ -174,7 +211,7 @@ async function gone(pgid: number, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     await sleep(GROUP_POLL_MS);
-    if (!groupAlive(pgid)) return true;
+    if (!(await groupAlive(pgid))) return true;
   }
   return false;
 }

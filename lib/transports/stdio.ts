@@ -18,16 +18,18 @@ import {
   SdkErrorCode,
   type Transport,
 } from "@modelcontextprotocol/client";
-import { type Log, silentLog } from "../log.ts";
+import { LineBudget, type Log, LOG_LINE_RATE, silentLog } from "../log.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
+import { DepthGuard } from "./depth.ts";
+import { MAX_MESSAGE_BYTES } from "./limits.ts";
+import { NotificationBudget } from "./notices.ts";
 import { LineSplitter, LineTooLongError } from "./lines.ts";
 import type { MessageObserver } from "./observer.ts";
 import { assumeCompleteResult } from "./result_type.ts";
 import { canSignalGroups, childEnvironment, terminateChild, terminateGroup } from "./process.ts";
 import { settlesWithin } from "./timing.ts";
 
-/** Largest message a server may send in one line (bytes); larger ones close the server. */
-export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+export { MAX_MESSAGE_BYTES } from "./limits.ts";
 
 /** Lines of stderr kept for diagnosis (the log keeps everything). */
 export const STDERR_TAIL_LINES = 40;
@@ -128,10 +130,28 @@ export class StdioTransport implements Transport {
   #stderrTail: string[] = [];
   #stdoutNoise: string[] = [];
   #received = 0;
+  readonly #depth: DepthGuard;
+  readonly #stderrBudget: LineBudget;
+  readonly #noiseBudget: LineBudget;
+  readonly #notices: NotificationBudget;
 
   constructor(options: StdioTransportOptions) {
     this.#options = options;
     this.#log = options.log ?? silentLog;
+    this.#depth = new DepthGuard({ log: this.#log, reply: (message) => this.send(message) });
+    this.#stderrBudget = new LineBudget((count) =>
+      this.#log.warn(
+        `${count} line${count === 1 ? "" : "s"} of stderr dropped (the server wrote more ` +
+          `than ${LOG_LINE_RATE.lines} a second; the last ${STDERR_TAIL_LINES} are kept)`,
+      )
+    );
+    this.#noiseBudget = new LineBudget((count) =>
+      this.#log.warn(
+        `${count} stdout line${count === 1 ? "" : "s"} that are not JSON-RPC dropped (more ` +
+          `than ${LOG_LINE_RATE.lines} a second)`,
+      )
+    );
+    this.#notices = new NotificationBudget((message) => this.#deliver(message), this.#log);
   }
 
   /** The process id (also its process group id), once started. */
@@ -170,7 +190,8 @@ export class StdioTransport implements Transport {
       exit: this.#exit,
       spawnError: this.#spawnError,
       closeReason: this.#closeReason,
-      stderrTail: [...this.#stderrTail],
+      stderrTail: this.#stderrTail.map((line) => clip(stripTerminalEscapes(line)))
+        .filter((line) => line.trim() !== ""),
       stdoutNoise: [...this.#stdoutNoise],
       messagesReceived: this.#received,
     };
@@ -228,6 +249,7 @@ export class StdioTransport implements Transport {
       throw new SdkError(SdkErrorCode.NotConnected, "the server process is not running");
     }
     this.#options.observer?.sent?.(message);
+    this.#depth.sent(message);
     await this.#writer.write(encoder.encode(JSON.stringify(message) + "\n"));
   }
 
@@ -261,7 +283,14 @@ export class StdioTransport implements Transport {
           : `pid ${child.pid} ignored the end of stdin; sending SIGTERM`,
       );
       if (canSignalGroups()) await terminateGroup(child.pid, termGrace);
-      else await terminateChild(child, termGrace);
+      else {
+        this.#log.warn(
+          "cannot signal the process group (Deno.kill needs --allow-run for every program): " +
+            "what the server started may outlive it; allow the kill program as " +
+            "`patchbay permissions` prints (--allow-run=…,kill)",
+        );
+        await terminateChild(child, termGrace);
+      }
     }
     await this.#exited;
     // The leader is gone; descendants it left behind are ended too (no orphans).
@@ -270,6 +299,9 @@ export class StdioTransport implements Transport {
       await Promise.all([this.#stdout?.cancel(), this.#stderr?.cancel()]).catch(() => {});
       await Promise.all(this.#pumps);
     }
+    this.#stderrBudget.flush();
+    this.#noiseBudget.flush();
+    this.#notices.end();
   }
 
   #notifyClosed(): void {
@@ -327,6 +359,12 @@ export class StdioTransport implements Transport {
       if ("method" in message && "id" in message) this.#unanswerable.ask();
       return;
     }
+    if (!this.#notices.admit(message)) return;
+    for (const delivered of this.#depth.received(message)) this.#deliver(delivered);
+  }
+
+  #deliver(message: JSONRPCMessage): void {
+    if (this.#shutdown) return;
     try {
       this.#options.observer?.received?.(message);
       this.onmessage?.(assumeCompleteResult(message, this.#protocolVersion));
@@ -336,8 +374,10 @@ export class StdioTransport implements Transport {
   }
 
   #noise(text: string): void {
-    const line = clip(stripTerminalEscapes(text));
-    if (this.#stdoutNoise.length < STDOUT_NOISE_LINES) this.#stdoutNoise.push(line);
+    const keep = this.#stdoutNoise.length < STDOUT_NOISE_LINES;
+    if (!keep && !this.#noiseBudget.admit()) return;
+    const line = clip(stripTerminalEscapes(clip(text)));
+    if (keep) this.#stdoutNoise.push(line);
     this.#log.warn(`protocol warning: stdout line is not JSON-RPC (ignored): ${line}`);
   }
 
@@ -364,11 +404,15 @@ export class StdioTransport implements Transport {
   }
 
   #stderrLine(raw: string): void {
-    const line = clip(stripTerminalEscapes(raw.replace(/\r$/, "")));
-    if (line.trim() === "") return;
-    this.#stderrTail.push(line);
+    if (raw.trim() === "") return;
+    // Kept raw (cut to length); escapes are stripped when the tail is read or logged, so a
+    // flood of stderr costs little more than reading it.
+    const clipped = clip(raw.replace(/\r$/, ""));
+    this.#stderrTail.push(clipped);
     if (this.#stderrTail.length > STDERR_TAIL_LINES) this.#stderrTail.shift();
-    this.#log.info(line);
+    if (!this.#stderrBudget.admit()) return;
+    const line = clip(stripTerminalEscapes(clipped));
+    if (line.trim() !== "") this.#log.info(line);
   }
 }
 

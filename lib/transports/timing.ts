@@ -6,6 +6,7 @@
  */
 
 import { type LoginClock, startDeadline } from "../deadline.ts";
+import { setTimer } from "../timers.ts";
 
 type Timer = ReturnType<typeof setTimeout>;
 
@@ -18,7 +19,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       signal?.removeEventListener("abort", done);
       resolve();
     };
-    const timer: Timer = setTimeout(done, ms);
+    const timer: Timer = setTimer(done, ms);
     signal?.addEventListener("abort", done, { once: true });
   });
 }
@@ -65,7 +66,7 @@ export async function withTimeout<T>(
   error: () => Error = () => new Error(`no answer within ${ms / 1000} s`),
 ): Promise<T> {
   let timer: Timer | undefined;
-  const timeout = new Promise<never>((_, reject) => timer = setTimeout(() => reject(error()), ms));
+  const timeout = new Promise<never>((_, reject) => timer = setTimer(() => reject(error()), ms));
   try {
     return await Promise.race([promise, timeout]);
   } finally {

@@ -7,6 +7,7 @@
  */
 
 import { join } from "node:path";
+import { MACHINE_PREFIX, PROXY_VARIABLES } from "../../scripts/run_tests.ts";
 import { DENO } from "./deps.ts";
 
 const PROJECT = new URL("../../", import.meta.url).pathname;
@@ -40,6 +41,58 @@ export function certificateEnv(): Record<string, string> {
   );
 }
 
+/** Test traffic stays on this machine: never through a proxy. */
+const LOOPBACK = ["127.0.0.1", "localhost", "::1"];
+
+/** The machine's proxy variable `name`: set aside by `scripts/run_tests.ts`, or as it is. */
+function machineVariable(name: string): string | undefined {
+  return Deno.env.get(`${MACHINE_PREFIX}${name}`) ?? Deno.env.get(name);
+}
+
+/**
+ * The machine's proxy variables, for a sandbox: Deno needs them (with the certificate
+ * variables) to reach the npm registry on a network that allows nothing else. When a proxy
+ * is set, loopback is added to NO_PROXY (both spellings), so traffic to the test's own
+ * servers never goes through it.
+ */
+export function proxyEnv(
+  get: (name: string) => string | undefined = machineVariable,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of PROXY_VARIABLES) {
+    const value = get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  const proxied = PROXY_VARIABLES.some((name) => !/no_proxy/i.test(name) && env[name]?.trim());
+  if (proxied) {
+    for (const name of ["NO_PROXY", "no_proxy"]) {
+      env[name] = [env[name], ...LOOPBACK].filter((part) => part?.trim()).join(",");
+    }
+  }
+  return env;
+}
+
+/**
+ * For tests about proxies, which set the proxy variables they mean themselves: removes
+ * every proxy variable this process would pass on (spread into a sandbox's environment).
+ */
+export const WITHOUT_PROXIES: Readonly<Record<string, undefined>> = Object.fromEntries(
+  PROXY_VARIABLES.map((name) => [name, undefined]),
+);
+
+/** `base` with `changes` applied; an `undefined` value removes the variable. */
+function withChanges(
+  base: Record<string, string>,
+  changes: Record<string, string | undefined>,
+): Record<string, string> {
+  const env = { ...base };
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
+
 /** A temporary HOME with an isolated working directory. */
 export interface Sandbox {
   home: string;
@@ -49,20 +102,25 @@ export interface Sandbox {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Creates a sandbox; `await using` removes it. */
-export async function sandbox(extraEnv: Record<string, string> = {}): Promise<Sandbox> {
+/**
+ * Creates a sandbox; `await using` removes it. `extraEnv` is added to its environment; an
+ * `undefined` value removes a variable (`WITHOUT_PROXIES`).
+ */
+export async function sandbox(
+  extraEnv: Record<string, string | undefined> = {},
+): Promise<Sandbox> {
   const home = await Deno.makeTempDir({ prefix: "patchbay-home-" });
   const cwd = join(home, "work");
   await Deno.mkdir(cwd);
-  const env: Record<string, string> = {
+  const env = withChanges({
     HOME: home,
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     DENO_DIR: realDenoDir(),
     ...certificateEnv(),
+    ...proxyEnv(),
     NO_COLOR: "1",
     TERM: "dumb",
-    ...extraEnv,
-  };
+  }, extraEnv);
   return {
     home,
     cwd,
@@ -86,8 +144,8 @@ export interface RunOptions {
   cwd?: string;
   /** Text written to stdin, then closed. */
   stdin?: string;
-  /** Extra environment variables. */
-  env?: Record<string, string>;
+  /** Extra environment variables; `undefined` removes one. */
+  env?: Record<string, string | undefined>;
   signal?: AbortSignal;
 }
 
@@ -102,7 +160,7 @@ export async function runPatchbay(
     // The task runs in the project folder; patchbay moves to INIT_CWD (this cwd) itself.
     args: ["task", "--quiet", "--config", join(PROJECT, "deno.json"), "start", ...args],
     cwd,
-    env: { ...box.env, ...options.env },
+    env: withChanges(box.env, options.env ?? {}),
     clearEnv: true,
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",

@@ -1,0 +1,45 @@
+/**
+ * Runs the tests (`deno test --allow-all tests/`, or the files given) with the
+ * machine's proxy variables set aside: the test process talks only to servers it starts on
+ * loopback, and a proxy of the machine (HTTP_PROXY, ALL_PROXY) would carry that traffic
+ * away, while a NO_PROXY of the machine covering loopback would make Deno bypass the proxies
+ * the proxy tests start (Deno applies the process's NO_PROXY even to an explicit proxy
+ * client). The variables are kept under `PATCHBAY_MACHINE_<name>`: the sandboxes the tests
+ * build give them back to the patchbay processes they run (with loopback added to
+ * NO_PROXY), so Deno there still reaches the npm registry the way this machine does.
+ *
+ * @module
+ */
+
+/** Proxy variables, both spellings. */
+export const PROXY_VARIABLES = [
+  "HTTPS_PROXY",
+  "https_proxy",
+  "HTTP_PROXY",
+  "http_proxy",
+  "ALL_PROXY",
+  "all_proxy",
+  "NO_PROXY",
+  "no_proxy",
+] as const;
+
+/** Where a set-aside variable is kept. */
+export const MACHINE_PREFIX = "PATCHBAY_MACHINE_";
+
+if (import.meta.main) {
+  const env = Deno.env.toObject();
+  for (const name of PROXY_VARIABLES) {
+    if (env[name] === undefined) continue;
+    env[`${MACHINE_PREFIX}${name}`] = env[name];
+    delete env[name];
+  }
+  const { code } = await new Deno.Command(Deno.execPath(), {
+    args: ["test", "--allow-all", ...(Deno.args.length > 0 ? Deno.args : ["tests/"])],
+    env,
+    clearEnv: true,
+    stdin: "inherit",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn().status;
+  Deno.exit(code);
+}
