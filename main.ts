@@ -7,46 +7,56 @@
  * @module
  */
 
-import { Command, CommanderError } from "commander";
+import type { Command } from "commander";
 import { runCommand } from "./commands/_boundary.ts";
-import {
-  authList,
-  type AuthListOptions,
-  authLogin,
-  type AuthLoginOptions,
-  authLogout,
-  type AuthLogoutOptions,
-} from "./commands/auth.ts";
-import { chat, type ChatOptions } from "./commands/chat.ts";
-import { call } from "./commands/call.ts";
+import type { AuthListOptions, AuthLoginOptions, AuthLogoutOptions } from "./commands/auth.ts";
+import type { ChatOptions } from "./commands/chat.ts";
 import type { ScriptOptions } from "./commands/_connect.ts";
-import { configCheck } from "./commands/config_check.ts";
-import { doctor, type DoctorCommandOptions } from "./commands/doctor.ts";
-import { permissions, type PermissionsOptions } from "./commands/permissions.ts";
-import { prompt } from "./commands/prompt.ts";
-import { prompts } from "./commands/prompts.ts";
-import { read, type ReadOptions } from "./commands/read.ts";
-import { resources } from "./commands/resources.ts";
-import { run, type RunOptions } from "./commands/run.ts";
-import { tools } from "./commands/tools.ts";
-import {
-  DEFAULT_SESSION_LIMIT,
-  parseLimit,
-  sessionsDelete,
-  sessionsList,
-  type SessionsOptions,
-  sessionsShow,
-} from "./commands/sessions.ts";
+import type { DoctorCommandOptions } from "./commands/doctor.ts";
+import type { PermissionsOptions } from "./commands/permissions.ts";
+import type { ReadOptions } from "./commands/read.ts";
+import type { RunOptions } from "./commands/run.ts";
+import type { SessionsOptions } from "./commands/sessions.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
-import { type GlobalOptions, sessionLogger } from "./lib/startup.ts";
+import { sessionLogger } from "./lib/session_log.ts";
+import type { GlobalOptions } from "./lib/startup.ts";
 import { stderrStyle } from "./lib/style.ts";
 import { didYouMean } from "./lib/text.ts";
 import { NAME, VERSION } from "./lib/version.ts";
 
+// Start-up order (issue 16): this file loads only what every invocation needs. commander
+// comes when there is a command line to parse, and each command's module (with the
+// servers' SDK, the model client, Redis, OAuth, the REPL behind it) only when that command
+// runs, so `--version`, `config check` or `sessions` never load what they do not use.
+
+/** The command-line parser, loaded by {@linkcode buildProgram}. */
+let cli: typeof import("commander");
+
+/**
+ * An action that hands its work to the command boundary: `work` gets the root flags merged
+ * with the command's own options, then the command's arguments; its exit code (or its
+ * error's, printed as JSON with `--json`) goes to `setExit`.
+ */
+function act<O extends object, A extends unknown[]>(
+  setExit: (code: number) => void,
+  work: (options: O, ...args: A) => Promise<number | void>,
+): (...params: [...A, O, Command]) => Promise<void> {
+  return async (...params) => {
+    const command = params.at(-1) as Command;
+    const options = params.at(-2) as O;
+    const args = params.slice(0, -2) as A;
+    const all = { ...command.optsWithGlobals<O>(), ...options };
+    const { json } = options as { json?: boolean };
+    setExit(await runCommand(() => work(all, ...args), { json }));
+  };
+}
+
 /** Builds the command tree; `setExit` receives each action's exit code. */
-export function buildProgram(setExit: (code: number) => void): Command {
+export async function buildProgram(setExit: (code: number) => void): Promise<Command> {
+  cli ??= await import("commander");
+  const { DEFAULT_SESSION_LIMIT, parseLimit } = await import("./commands/_limit.ts");
   const style = stderrStyle();
-  const program = new Command(NAME)
+  const program = new cli.Command(NAME)
     .description("Interactive client for Model Context Protocol servers and a language model")
     .version(`${NAME} ${VERSION}`, "-v, --version", "print the version and exit")
     .helpOption("-h, --help", "show this help")
@@ -81,14 +91,15 @@ export function buildProgram(setExit: (code: number) => void): Command {
     const excess = excessArguments(action);
     if (excess.length === 0) return;
     setExit(await runCommand(() => Promise.reject(tooManyArguments(action, excess))));
-    throw new CommanderError(EXIT.usage, "patchbay.excessArguments", "");
+    throw new cli.CommanderError(EXIT.usage, "patchbay.excessArguments", "");
   });
 
   program.action(async (_options, command: Command) => {
     const words = command.args;
     setExit(
-      await runCommand(() => {
+      await runCommand(async () => {
         if (words.length > 0) throw unknownCommand(words[0], program);
+        const { chat } = await import("./commands/chat.ts");
         return chat(program.opts<ChatOptions>());
       }),
     );
@@ -98,114 +109,112 @@ export function buildProgram(setExit: (code: number) => void): Command {
   config.command("check")
     .description("validate the configuration and print a summary (exit code 0 valid, 1 not)")
     .option("--json", "print the normalized configuration as JSON (secrets redacted)")
-    .action(async (options: { json?: boolean }, command: Command) => {
-      const all = { ...command.optsWithGlobals<GlobalOptions>(), ...options };
-      setExit(await runCommand(() => configCheck(all), { json: options.json }));
-    });
+    .action(act(setExit, async (all: GlobalOptions & { json?: boolean }) => {
+      const { configCheck } = await import("./commands/config_check.ts");
+      return configCheck(all);
+    }));
 
   program.command("doctor")
     .description("check the configuration, key, provider, servers, memory and permissions")
     .option("--json", "one JSON object per check (name, status, finding, remedy, details)")
     .option("--offline", "skip the checks that need the internet (provider request, DNS)")
-    .action(async (options: DoctorCommandOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<DoctorCommandOptions>(), ...options };
-      setExit(await runCommand(() => doctor(all), { json: options.json }));
-    });
+    .action(act(setExit, async (all: DoctorCommandOptions) => {
+      const { doctor } = await import("./commands/doctor.ts");
+      return doctor(all);
+    }));
 
   program.command("permissions")
     .description("print the narrowest Deno permission flags for the configuration")
     .option("--json", "print the flags, each grant and its reason as JSON")
-    .action(async (options: PermissionsOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<PermissionsOptions>(), ...options };
-      setExit(await runCommand(() => permissions(all), { json: options.json }));
-    });
+    .action(act(setExit, async (all: PermissionsOptions) => {
+      const { permissions } = await import("./commands/permissions.ts");
+      return permissions(all);
+    }));
 
   program.command("run")
     .description("ask once and exit: the answer on stdout, status on stderr (prompt or stdin)")
     .argument("[prompt...]", "what to ask; text piped on stdin is added to it")
     .option("--json", "newline-delimited JSON events on stdout")
-    .action(async (words: string[], options: RunOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<RunOptions>(), ...options };
-      setExit(await runCommand(() => run(words, all), { json: options.json }));
-    });
+    .action(act(setExit, async (all: RunOptions, words: string[]) => {
+      const { run } = await import("./commands/run.ts");
+      return run(words, all);
+    }));
 
   const json = "print JSON instead of text";
   program.command("tools")
     .description("list the tools of the configured servers (exit 1 if a server failed)")
     .argument("[server]", "only this server")
     .option("--json", json)
-    .action(async (server: string | undefined, options: ScriptOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<ScriptOptions>(), ...options };
-      setExit(await runCommand(() => tools(server, all), { json: options.json }));
-    });
+    .action(act(setExit, async (all: ScriptOptions, server: string | undefined) => {
+      const { tools } = await import("./commands/tools.ts");
+      return tools(server, all);
+    }));
   program.command("prompts")
     .description("list the prompts of the configured servers")
     .option("--json", json)
-    .action(async (options: ScriptOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<ScriptOptions>(), ...options };
-      setExit(await runCommand(() => prompts(all), { json: options.json }));
-    });
+    .action(act(setExit, async (all: ScriptOptions) => {
+      const { prompts } = await import("./commands/prompts.ts");
+      return prompts(all);
+    }));
   program.command("resources")
     .description("list the resources and resource templates of the configured servers")
     .option("--json", json)
-    .action(async (options: ScriptOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<ScriptOptions>(), ...options };
-      setExit(await runCommand(() => resources(all), { json: options.json }));
-    });
+    .action(act(setExit, async (all: ScriptOptions) => {
+      const { resources } = await import("./commands/resources.ts");
+      return resources(all);
+    }));
   program.command("call")
     .description("call a tool without the model and print its result")
     .argument("<tool>", "server.tool (or a tool name that only one server has)")
     .argument("[json-args]", "arguments as a JSON object; - reads them from stdin")
     .option("--json", "print the whole result as JSON")
-    .action(
-      async (spec: string, args: string | undefined, options: ScriptOptions, command: Command) => {
-        const all = { ...command.optsWithGlobals<ScriptOptions>(), ...options };
-        setExit(await runCommand(() => call(spec, args, all), { json: options.json }));
-      },
-    );
+    .action(act(setExit, async (all: ScriptOptions, spec: string, args: string | undefined) => {
+      const { call } = await import("./commands/call.ts");
+      return call(spec, args, all);
+    }));
   program.command("read")
     .description("print a resource exactly as the server sends it")
     .argument("<uri>", "resource URI")
     .option("--server <name>", "the server to read from (default: the one that lists it)")
     .option("--json", "print the whole result as JSON")
-    .action(async (uri: string, options: ReadOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<ReadOptions>(), ...options };
-      setExit(await runCommand(() => read(uri, all), { json: options.json }));
-    });
+    .action(act(setExit, async (all: ReadOptions, uri: string) => {
+      const { read } = await import("./commands/read.ts");
+      return read(uri, all);
+    }));
   program.command("prompt")
     .description("fill in a server's prompt and print its messages")
     .argument("<name>", "prompt name (server.name when several servers have it)")
     .argument("[args...]", "arguments as name=value")
     .option("--json", "print the whole result as JSON")
-    .action(async (name: string, words: string[], options: ScriptOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<ScriptOptions>(), ...options };
-      setExit(await runCommand(() => prompt(name, words, all), { json: options.json }));
-    });
+    .action(act(setExit, async (all: ScriptOptions, name: string, words: string[]) => {
+      const { prompt } = await import("./commands/prompt.ts");
+      return prompt(name, words, all);
+    }));
 
   const auth = program.command("auth").description("OAuth logins to MCP servers");
   auth.command("list")
     .description("show OAuth servers and stored logins: issuer, expiry, scopes (never tokens)")
     .option("--json", "print JSON")
-    .action(async (options: AuthListOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<GlobalOptions>(), ...options };
-      setExit(await runCommand(() => authList(all), { json: options.json }));
-    });
+    .action(act(setExit, async (all: AuthListOptions) => {
+      const { authList } = await import("./commands/auth.ts");
+      return authList(all);
+    }));
   auth.command("login")
     .description("log in to an OAuth server now, in the browser")
     .argument("<server>", "server name in servers_config.json")
     .option("--force", "log in again even if a valid login is stored")
-    .action(async (server: string, options: AuthLoginOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<GlobalOptions>(), ...options };
-      setExit(await runCommand(() => authLogin(server, all)));
-    });
+    .action(act(setExit, async (all: AuthLoginOptions, server: string) => {
+      const { authLogin } = await import("./commands/auth.ts");
+      return authLogin(server, all);
+    }));
   auth.command("logout")
     .description("revoke (where the server offers it) and delete a stored login")
     .argument("[server]", "server name")
     .option("--all", "log out of every stored login")
-    .action(async (server: string | undefined, options: AuthLogoutOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<GlobalOptions>(), ...options };
-      setExit(await runCommand(() => authLogout(server, all)));
-    });
+    .action(act(setExit, async (all: AuthLogoutOptions, server: string | undefined) => {
+      const { authLogout } = await import("./commands/auth.ts");
+      return authLogout(server, all);
+    }));
 
   const sessions = program.command("sessions")
     .description("list stored conversations, most recent first (show or delete one)");
@@ -221,31 +230,29 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .option("-a, --all", "list every stored conversation")
     .action(async (options: SessionsOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<SessionsOptions>(), ...options };
       const words = command.args;
-      setExit(
-        await runCommand(() => {
-          // `sessions` runs `list` by default, which would otherwise swallow a typo.
-          if (words.length > 0) throw unknownCommand(words[0], sessions, "patchbay sessions");
-          return sessionsList(all);
-        }, { json: options.json }),
-      );
+      // `sessions` runs `list` by default, which would otherwise swallow a typo.
+      await act(setExit, async (all: SessionsOptions) => {
+        if (words.length > 0) throw unknownCommand(words[0], sessions, "patchbay sessions");
+        const { sessionsList } = await import("./commands/sessions.ts");
+        return sessionsList(all);
+      })(options, command);
     });
   sessions.command("show <id>")
     .description("print a stored conversation (an id prefix is enough)")
     .option("--json", jsonOption)
-    .action(async (id: string, options: SessionsOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<SessionsOptions>(), ...options };
-      setExit(await runCommand(() => sessionsShow(id, all), { json: options.json }));
-    });
+    .action(act(setExit, async (all: SessionsOptions, id: string) => {
+      const { sessionsShow } = await import("./commands/sessions.ts");
+      return sessionsShow(id, all);
+    }));
   sessions.command("delete <id>")
     .alias("rm")
     .description("delete a stored conversation (an id prefix is enough)")
     .option("--json", jsonOption)
-    .action(async (id: string, options: SessionsOptions, command: Command) => {
-      const all = { ...command.optsWithGlobals<SessionsOptions>(), ...options };
-      setExit(await runCommand(() => sessionsDelete(id, all), { json: options.json }));
-    });
+    .action(act(setExit, async (all: SessionsOptions, id: string) => {
+      const { sessionsDelete } = await import("./commands/sessions.ts");
+      return sessionsDelete(id, all);
+    }));
 
   ownsWords.add(listSessions);
 
@@ -284,12 +291,17 @@ function unknownCommand(word: string, program: Command, name = "patchbay"): Usag
 
 /** Runs patchbay with `args` and returns the process exit code. */
 export async function main(args: string[]): Promise<number> {
+  // The commonest call that needs nothing else answers before the parser is loaded.
+  if (args.length === 1 && (args[0] === "--version" || args[0] === "-v")) {
+    console.log(`${NAME} ${VERSION}`);
+    return EXIT.ok;
+  }
   let exitCode: number = EXIT.ok;
-  const program = buildProgram((code) => exitCode = code);
+  const program = await buildProgram((code) => exitCode = code);
   try {
     await program.parseAsync(args, { from: "user" });
   } catch (error) {
-    if (!(error instanceof CommanderError)) throw error;
+    if (!(error instanceof cli.CommanderError)) throw error;
     // Help and version are successful exits; everything else commander rejects is usage.
     const ok = ["commander.helpDisplayed", "commander.version", "commander.help"];
     return ok.includes(error.code) ? EXIT.ok : EXIT.usage;

@@ -17,7 +17,7 @@ import {
   PatchbayError,
 } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
-import { sessionLogger } from "../lib/startup.ts";
+import { sessionLogger } from "../lib/session_log.ts";
 import { Redactor } from "../lib/redact.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { createStyle, stderrStyle, type Style } from "../lib/style.ts";

@@ -5,7 +5,6 @@
  * @module
  */
 
-import { InvalidArgumentError } from "commander";
 import { EXIT } from "../lib/errors.ts";
 import type { Memory } from "../lib/memory/memory.ts";
 import { openMemory } from "../lib/memory/open.ts";
@@ -14,9 +13,9 @@ import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { stdoutStyle, type Style } from "../lib/style.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { abridge, plural } from "../lib/text.ts";
+import { DEFAULT_SESSION_LIMIT } from "./_limit.ts";
 
-/** Sessions listed when neither `--limit` nor `--all` is given. */
-export const DEFAULT_SESSION_LIMIT = 20;
+export { DEFAULT_SESSION_LIMIT, parseLimit } from "./_limit.ts";
 
 /** Options of the `sessions` commands. */
 export interface SessionsOptions extends GlobalOptions {
@@ -26,15 +25,6 @@ export interface SessionsOptions extends GlobalOptions {
   limit?: number;
   /** List every session (overrides `limit`). @default false */
   all?: boolean;
-}
-
-/** `--limit` as a positive whole number (commander reports the error as usage). */
-export function parseLimit(value: string): number {
-  const limit = Number(value);
-  if (!Number.isInteger(limit) || limit < 1) {
-    throw new InvalidArgumentError("expected a whole number of at least 1 (or --all)");
-  }
-  return limit;
 }
 
 /** Lists sessions, most recent first. */

@@ -15,6 +15,7 @@ import { denoPermissionFlag } from "./errors.ts";
 import { Logger } from "./log.ts";
 import { defaultLogFile } from "./paths.ts";
 import { Redactor } from "./redact.ts";
+import { replaceSessionLogger } from "./session_log.ts";
 import { VERSION } from "./version.ts";
 
 /** Options every command accepts (the root command's flags). */
@@ -61,12 +62,7 @@ export function openLog(
 }
 
 /** The log opened by the last {@linkcode startUp}: the command boundary logs errors to it. */
-let sessionLog: Logger | undefined;
-
-/** The process's log, once start-up has opened it. */
-export function sessionLogger(): Logger | undefined {
-  return sessionLog;
-}
+export { sessionLogger } from "./session_log.ts";
 
 /**
  * Loads the environment, then opens the log, then reads the configuration. The log stays
@@ -82,8 +78,7 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
   const redactor = new Redactor();
   registerEnvironmentSecrets(env, redactor);
   const { logger, logFile } = openLog(options, redactor);
-  sessionLog?.close();
-  sessionLog = logger;
+  replaceSessionLogger(logger);
   if (logger.openError) notices.push(logFileNotice(logFile, logger.openError));
   else if (options.debug) notices.push(`Debug logging on; log file ${logFile}`);
   const log = logger.child("startup");
