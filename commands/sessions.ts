@@ -15,8 +15,6 @@ import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { abridge, plural } from "../lib/text.ts";
 import { DEFAULT_SESSION_LIMIT } from "./_limit.ts";
 
-export { DEFAULT_SESSION_LIMIT, parseLimit } from "./_limit.ts";
-
 /** Options of the `sessions` commands. */
 export interface SessionsOptions extends GlobalOptions {
   /** Print JSON instead of text. @default false */

@@ -18,22 +18,23 @@ import {
   type ClientOptions,
   SdkError,
   SdkErrorCode,
-  SUPPORTED_PROTOCOL_VERSIONS,
   UnsupportedProtocolVersionError,
 } from "@modelcontextprotocol/client";
 import type { ProtocolSetting, TransportType } from "./config/types.ts";
+import {
+  isModernRevision,
+  LEGACY_REVISIONS,
+  MODERN_REVISION,
+  PROTOCOL_REVISIONS,
+} from "./revisions.ts";
 
-/** The stateless revision, negotiated with `server/discover`. */
-export const MODERN_REVISION = "2026-07-28";
-
-/** 2025-era revisions the `initialize` handshake accepts, newest first (the SDK's list). */
-export const LEGACY_REVISIONS: readonly string[] = [...SUPPORTED_PROTOCOL_VERSIONS];
-
-/** Every revision a `protocol` setting may name, newest first. */
-export const PROTOCOL_REVISIONS: readonly string[] = [MODERN_REVISION, ...LEGACY_REVISIONS];
-
-/** The settings of `protocol` that are not a revision. */
-export const PROTOCOL_MODES = ["auto", "legacy"] as const;
+export {
+  isModernRevision,
+  LEGACY_REVISIONS,
+  MODERN_REVISION,
+  PROTOCOL_MODES,
+  PROTOCOL_REVISIONS,
+} from "./revisions.ts";
 
 /**
  * How long a stdio server may take to answer the probe before it is taken for a 2025-era
@@ -50,11 +51,6 @@ export const STDIO_PROBE_TIMEOUT_MS = 5_000;
 export function stdioProbeTimeoutMs(entry: ProtocolEntry): number {
   const half = entry.timeoutSeconds === undefined ? Infinity : entry.timeoutSeconds * 500;
   return Math.min(STDIO_PROBE_TIMEOUT_MS, half);
-}
-
-/** Whether `revision` belongs to the stateless era (negotiated with `server/discover`). */
-export function isModernRevision(revision: string): boolean {
-  return revision >= MODERN_REVISION;
 }
 
 /** What the protocol choice depends on: an entry's `protocol`, transport and timeout. */

@@ -22,7 +22,7 @@ import {
   type SourcePosition,
 } from "../errors.ts";
 import { PROVIDER_ALIASES, PROVIDER_NAMES, type ProviderName, PROVIDERS } from "../llm/presets.ts";
-import { isModernRevision } from "../protocol.ts";
+import { isModernRevision } from "../revisions.ts";
 import { didYouMean } from "../text.ts";
 import { expandVariables } from "./expand.ts";
 import { decodeUtf8 } from "./utf8.ts";

@@ -12,7 +12,7 @@
 import { z } from "zod";
 import { DEFAULTS } from "../defaults.ts";
 import { PROVIDER_NAMES } from "../llm/presets.ts";
-import { PROTOCOL_MODES, PROTOCOL_REVISIONS } from "../protocol.ts";
+import { PROTOCOL_MODES, PROTOCOL_REVISIONS } from "../revisions.ts";
 
 /**
  * Longest duration a configuration may give a wait (timeouts), in seconds: one day. No
