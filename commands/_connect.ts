@@ -7,14 +7,13 @@
 
 import process from "node:process";
 import type { ConnectionManager } from "../lib/connections/manager.ts";
-import { openConnections } from "../lib/connections/open.ts";
 import type { ServerRequestHandlers, ServerStatus } from "../lib/connections/types.ts";
 import { CancelledError } from "../lib/errors.ts";
 import { describeOAuthEvent } from "../lib/oauth/messages.ts";
 import { createElicitationHandler, createFormDefaultsHandler } from "../lib/repl/elicitation.ts";
-import { LineEditor } from "../lib/repl/line_editor.ts";
-import { TerminalOutput } from "../lib/repl/output.ts";
 import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
+import { childEnvironment } from "../lib/transports/process.ts";
+import { endUnclaimed, prespawn } from "../lib/transports/spawn.ts";
 import { stderrStyle } from "../lib/style.ts";
 import { renderServerStatus } from "./_status.ts";
 
@@ -40,7 +39,9 @@ function writeStderr(text: string): void {
  * question); `--accept-form-defaults`; or nobody, and then servers are not told forms are
  * welcome at all.
  */
-function formAnswers(options: ScriptOptions): { handlers: ServerRequestHandlers; close(): void } {
+async function formAnswers(
+  options: ScriptOptions,
+): Promise<{ handlers: ServerRequestHandlers; close(): void }> {
   const style = stderrStyle();
   if (options.acceptFormDefaults) {
     const notice = (text: string) => console.error(style.dim(text));
@@ -49,6 +50,10 @@ function formAnswers(options: ScriptOptions): { handlers: ServerRequestHandlers;
   if (!Deno.stdin.isTerminal() || !Deno.stderr.isTerminal()) {
     return { handlers: { withoutElicitation: true }, close() {} };
   }
+  const [{ LineEditor }, { TerminalOutput }] = await Promise.all([
+    import("../lib/repl/line_editor.ts"),
+    import("../lib/repl/output.ts"),
+  ]);
   const editor = new LineEditor({ output: process.stderr });
   const output = new TerminalOutput({ stdout: writeStderr, stderr: writeStderr });
   return {
@@ -92,18 +97,26 @@ export async function withServers<T>(
     else controller.abort();
   };
   Deno.addSignalListener("SIGINT", onInterrupt);
-  const forms = formAnswers(options);
+  let forms: { handlers: ServerRequestHandlers; close(): void } | undefined;
   try {
     for (const notice of runtime.notices) console.error(notice);
     if (select) {
       const chosen = new Set(select(runtime.config.servers.map((s) => s.name)));
       runtime.config.servers = runtime.config.servers.filter((s) => chosen.has(s.name));
     }
+    // The servers' processes start first, and boot while the code that speaks to them loads.
+    startProcesses(runtime);
+    const [{ openConnections }] = await Promise.all([
+      import("../lib/connections/open.ts"),
+      formAnswers(options).then((answers) => forms = answers),
+    ]);
     connecting = true;
     const { manager, states } = await openConnections(runtime, {
       signal: controller.signal,
-      handlers: forms.handlers,
+      handlers: forms!.handlers,
       skip: skip.signal,
+      // The last answer is in: the servers have nothing left to do.
+      closePromptly: true,
       onSkip: (skipped) => {
         // Nothing was connecting any more (a login, a slow close): the Ctrl+C cancels.
         if (skipped.length === 0) return controller.abort();
@@ -132,8 +145,22 @@ export async function withServers<T>(
       await manager.close();
     }
   } finally {
-    forms.close();
+    forms?.close();
     Deno.removeSignalListener("SIGINT", onInterrupt);
+    await endUnclaimed();
+  }
+}
+
+/** Starts the process of every enabled stdio server (see `lib/transports/spawn.ts`). */
+function startProcesses(runtime: Runtime): void {
+  for (const server of runtime.config.servers) {
+    if (server.transport !== "stdio" || server.disabled) continue;
+    prespawn({
+      command: server.command,
+      args: server.args,
+      cwd: server.cwd,
+      env: childEnvironment(server.env, (name) => runtime.env.get(name)),
+    });
   }
 }
 

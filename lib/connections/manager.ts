@@ -94,6 +94,14 @@ export interface ConnectionManagerOptions {
    * streamable HTTP and SSE connections honour. @default Deno.env
    */
   env?: EnvLookup;
+  /**
+   * End stdio servers at close without waiting for them to exit on their own: their
+   * process group is signalled (SIGTERM, then SIGKILL) as soon as their stdin is closed.
+   * For one-shot commands, whose servers have nothing left to do after the last answer
+   * (server-everything takes about 0.35 s to exit after its stdin closes, 10 ms after a
+   * signal). @default false
+   */
+  closePromptly?: boolean;
 }
 
 /** A prompt, with the server offering it. */
@@ -159,6 +167,7 @@ export class ConnectionManager implements ToolHost {
             clientInfo: options.clientInfo,
             parentEnv: (name) => env.get(name),
             network: this.#network,
+            ...(options.closePromptly ? { stdinCloseGraceMs: 0 } : {}),
           },
         }),
       );

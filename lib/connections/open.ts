@@ -14,7 +14,7 @@
 
 import { createOAuthRuntime, type OAuthEvent, tokenStoreFor } from "../oauth/mod.ts";
 import type { Runtime } from "../startup.ts";
-import { ConnectionManager } from "./manager.ts";
+import { ConnectionManager, type ConnectionManagerOptions } from "./manager.ts";
 import type { ServerRequestHandlers, ServerStatus } from "./types.ts";
 
 /** Options of {@linkcode openConnections}. */
@@ -41,6 +41,8 @@ export interface OpenConnectionsOptions {
   skip?: AbortSignal;
   /** Called when `skip` aborts, with the servers it skipped (none: nothing was connecting). */
   onSkip?: (servers: string[]) => void;
+  /** See {@linkcode ConnectionManagerOptions.closePromptly}. @default false */
+  closePromptly?: boolean;
 }
 
 /** A started manager and the state of every server after start-up. */
@@ -78,6 +80,7 @@ export async function openConnections(
     // Servers inherit HOME, PATH and the like, and HTTP connections honour the proxy
     // variables, as patchbay sees them (.env included).
     env: runtime.env,
+    closePromptly: options.closePromptly,
   });
   const onAbort = () => manager.close();
   const onSkip = () => options.onSkip?.(manager.skipPending());

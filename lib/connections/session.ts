@@ -120,6 +120,11 @@ export interface SessionOptions {
   cleanup?: (closing: Promise<void>) => void;
   /** Deadline of each diagnosis probe. @default DIAGNOSIS_PROBE_MS */
   probeTimeoutMs?: number;
+  /**
+   * Time a stdio server gets to exit by itself once its stdin is closed, before its
+   * process group is signalled. @default STDIN_CLOSE_GRACE_MS
+   */
+  stdinCloseGraceMs?: number;
 }
 
 type AnyTransport = StdioTransport | HttpTransport;
@@ -289,6 +294,7 @@ function createTransport(
       env: config.env,
       cwd: config.cwd,
       parentEnv: options.parentEnv,
+      stdinCloseGraceMs: options.stdinCloseGraceMs,
       log: options.log.child("stderr"),
     });
   }

@@ -28,6 +28,7 @@ import type { MessageObserver } from "./observer.ts";
 import { assumeCompleteResult } from "./result_type.ts";
 import { canSignalGroups, childEnvironment, terminateChild, terminateGroup } from "./process.ts";
 import { settlesWithin } from "./timing.ts";
+import { claimPrespawned, spawnServer } from "./spawn.ts";
 
 export { MAX_MESSAGE_BYTES } from "./limits.ts";
 
@@ -208,18 +209,13 @@ export class StdioTransport implements Transport {
     }
     const options = this.#options;
     try {
-      this.#child = new Deno.Command(options.command, {
-        args: [...(options.args ?? [])],
+      const spec = {
+        command: options.command,
+        args: options.args ?? [],
         cwd: options.cwd,
         env: childEnvironment(options.env ?? {}, options.parentEnv ?? ((n) => Deno.env.get(n))),
-        clearEnv: true,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-        // A process group of its own: shutdown signals reach every descendant, and a
-        // Ctrl+C in the terminal reaches patchbay only, which then closes servers in order.
-        detached: true,
-      }).spawn();
+      };
+      this.#child = claimPrespawned(spec) ?? spawnServer(spec);
     } catch (error) {
       this.#spawnError = error as Error;
       this.#closeReason = { kind: "spawn_failed", error: error as Error };
@@ -278,7 +274,9 @@ export class StdioTransport implements Transport {
     const waited = Promise.race([this.#exited!, this.#unanswerable.promise]);
     if (!this.#exit && !(await settlesWithin(waited, left) && this.#exit)) {
       this.#log.debug(
-        this.#unanswerable.asked
+        stdinGrace === 0
+          ? `pid ${child.pid}: closing promptly; sending SIGTERM`
+          : this.#unanswerable.asked
           ? `pid ${child.pid} sent a request after its stdin closed; sending SIGTERM`
           : `pid ${child.pid} ignored the end of stdin; sending SIGTERM`,
       );
