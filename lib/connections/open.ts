@@ -14,7 +14,7 @@
 
 import { createOAuthRuntime, type OAuthEvent, tokenStoreFor } from "../oauth/mod.ts";
 import type { Runtime } from "../startup.ts";
-import { ConnectionManager, type ConnectionManagerOptions } from "./manager.ts";
+import { ConnectionManager } from "./manager.ts";
 import type { ServerRequestHandlers, ServerStatus } from "./types.ts";
 
 /** Options of {@linkcode openConnections}. */
@@ -41,7 +41,7 @@ export interface OpenConnectionsOptions {
   skip?: AbortSignal;
   /** Called when `skip` aborts, with the servers it skipped (none: nothing was connecting). */
   onSkip?: (servers: string[]) => void;
-  /** See {@linkcode ConnectionManagerOptions.closePromptly}. @default false */
+  /** See `ConnectionManagerOptions.closePromptly`. @default false */
   closePromptly?: boolean;
 }
 
