@@ -2,11 +2,17 @@
  * Start-up and footprint of the real program (`deno task bench`), run the way a user
  * runs it: `deno run` with the start task's permission flags on main.ts.
  *
- * - `--version`: the floor of every invocation (Deno start, module graph, command tree);
- * - `config check`: plus reading .env and validating the configuration;
- * - `tools --json` with one stdio server (server-everything): connect, list, close;
- * - resident memory of an interactive session with two servers connected and the prompt
+ * - `--version`: the floor of every invocation (Deno start, the entry point);
+ * - `config check`, `sessions`: plus the command tree, reading .env and validating the
+ *   configuration (and, for `sessions`, opening the embedded store);
+ * - `tools --json` with one and with five stdio servers (server-everything): connect,
+ *   list, close, each against a plain SDK client doing the same in the same run
+ *   (`bench/sdk_client.mjs`: Node, the SDK's own `Client` and stdio transport);
+ * - resident memory of an interactive session with five servers connected and the prompt
  *   shown (VmRSS and VmHWM from /proc, printed once; Deno.bench only times).
+ *
+ * Each timed benchmark also prints its median over its runs (Deno.bench prints the
+ * average and percentiles).
  *
  * @module
  */
@@ -14,7 +20,7 @@
 import { join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
 import { certificateEnv, proxyEnv } from "../tests/support/cli.ts";
-import { DENO, everythingEntry, filesystemEntry, NODE } from "../tests/support/deps.ts";
+import { DENO, everythingEntry, NODE, testDepsDir } from "../tests/support/deps.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const FLAGS = manifest.tasks.start.split(/\s+/).filter((w) => w.startsWith("--"));
@@ -28,17 +34,22 @@ await Deno.writeTextFile(
     mcpServers: { everything: { command: NODE, args: [everythingEntry(), "stdio"] } },
   }),
 );
-const twoServers = join(home, "two.json");
+const fiveServers = join(home, "five.json");
 await Deno.writeTextFile(
-  twoServers,
+  fiveServers,
   JSON.stringify({
     LLM: { provider: "openai-compatible", model: "m", base_url: "http://127.0.0.1:9/v1" },
-    mcpServers: {
-      everything: { command: NODE, args: [everythingEntry(), "stdio"] },
-      filesystem: { command: NODE, args: [filesystemEntry(), home] },
-    },
+    mcpServers: Object.fromEntries(
+      Array.from(
+        { length: 5 },
+        (_, i) => [`everything${i}`, { command: NODE, args: [everythingEntry(), "stdio"] }],
+      ),
+    ),
   }),
 );
+const SDK_CLIENT = join(ROOT, "bench", "sdk_client.mjs");
+/** Runs of each benchmark that starts servers. */
+const SERVER_RUNS = 10;
 
 const env = {
   HOME: home,
@@ -63,6 +74,15 @@ function command(args: string[], stdin: "null" | "piped" = "null") {
   });
 }
 
+/** Wall times (ms) of each benchmark's runs, for the medians printed at the end. */
+const samples = new Map<string, number[]>();
+
+async function timed(name: string, work: () => Promise<void>): Promise<void> {
+  const started = performance.now();
+  await work();
+  samples.set(name, [...samples.get(name) ?? [], performance.now() - started]);
+}
+
 async function run(args: string[]): Promise<void> {
   const { code, stderr } = await command(args).output();
   if (code !== 0) {
@@ -70,28 +90,70 @@ async function run(args: string[]): Promise<void> {
   }
 }
 
-Deno.bench("patchbay --version", { group: "start-up", baseline: true }, async () => {
-  await run(["--version"]);
-});
+async function sdkClient(servers: number): Promise<void> {
+  const { code, stdout, stderr } = await new Deno.Command(NODE, {
+    args: [SDK_CLIENT, testDepsDir(), String(servers)],
+    env,
+    clearEnv: true,
+    cwd: home,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(stdout);
+  if (code !== 0 || !text.includes('"tools"')) {
+    throw new Error(`the SDK client failed: ${new TextDecoder().decode(stderr)}`);
+  }
+}
 
-Deno.bench("patchbay config check", { group: "start-up" }, async () => {
-  await run(["--config", config, "config", "check"]);
-});
+function bench(name: string, group: string, work: () => Promise<void>, baseline = false) {
+  const servers = group !== "start-up";
+  Deno.bench({
+    name,
+    group,
+    baseline,
+    ...(servers ? { n: SERVER_RUNS, warmup: 1 } : {}),
+    fn: () => timed(name, work),
+  });
+}
 
-Deno.bench(
-  "patchbay tools --json (connect one stdio server, list, close)",
-  { group: "start-up" },
-  async () => {
-    await run(["--config", config, "tools", "--json"]);
-  },
+bench("patchbay --version", "start-up", () => run(["--version"]), true);
+bench("patchbay config check", "start-up", () => run(["--config", config, "config", "check"]));
+bench("patchbay sessions", "start-up", () => run(["--config", config, "sessions"]));
+
+bench(
+  "plain SDK client (Node): connect one stdio server, list tools, close",
+  "one server",
+  () => sdkClient(1),
+  true,
+);
+bench(
+  "patchbay tools --json: connect one stdio server, list tools, close",
+  "one server",
+  () => run(["--config", config, "tools", "--json"]),
+);
+bench(
+  "plain SDK client (Node): connect five stdio servers, list tools, close",
+  "five servers",
+  () => sdkClient(5),
+  true,
+);
+bench(
+  "patchbay tools --json: connect five stdio servers, list tools, close",
+  "five servers",
+  () => run(["--config", fiveServers, "tools", "--json"]),
 );
 
-/** Starts an interactive session, waits for its prompt, and reads its memory from /proc. */
+/**
+ * Starts an interactive session with five servers, waits for its prompt and for every
+ * server to connect, and reads its memory from /proc.
+ */
 async function sessionMemory(): Promise<{ rssMiB: number; peakMiB: number }> {
-  const child = command(["--config", twoServers], "piped").spawn();
+  const child = command(["--config", fiveServers], "piped").spawn();
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
-  while (!seen.includes("Type a message")) {
+  // Without a terminal, the session shows its servers' table once every one is settled.
+  while (!seen.includes("Type a message") || !seen.includes("5 of 5 servers connected")) {
     const { value, done } = await reader.read();
     if (done) throw new Error(`the session ended early: ${seen}`);
     seen += value;
@@ -108,10 +170,17 @@ async function sessionMemory(): Promise<{ rssMiB: number; peakMiB: number }> {
 
 const memory = await sessionMemory();
 console.log(
-  `interactive session, two stdio servers connected, at the prompt: ` +
+  `interactive session, five stdio servers connected, at the prompt: ` +
     `RSS ${memory.rssMiB.toFixed(1)} MiB (peak ${
       memory.peakMiB.toFixed(1)
     } MiB) for patchbay itself`,
 );
 
-globalThis.addEventListener("unload", () => Deno.removeSync(home, { recursive: true }));
+globalThis.addEventListener("unload", () => {
+  for (const [name, times] of samples) {
+    const sorted = times.toSorted((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)];
+    console.log(`${name}: median ${median.toFixed(0)} ms over ${sorted.length} runs`);
+  }
+  Deno.removeSync(home, { recursive: true });
+});
