@@ -105,7 +105,7 @@ export async function withServers<T>(
       runtime.config.servers = runtime.config.servers.filter((s) => chosen.has(s.name));
     }
     // The servers' processes start first, and boot while the code that speaks to them loads.
-    startProcesses(runtime);
+    startServerProcesses(runtime);
     const [{ openConnections }] = await Promise.all([
       import("../lib/connections/open.ts"),
       formAnswers(options).then((answers) => forms = answers),
@@ -151,8 +151,11 @@ export async function withServers<T>(
   }
 }
 
-/** Starts the process of every enabled stdio server (see `lib/transports/spawn.ts`). */
-function startProcesses(runtime: Runtime): void {
+/**
+ * Starts the process of every enabled stdio server, to be claimed by the connections
+ * opened next (see `lib/transports/spawn.ts`); the caller ends the unclaimed ones.
+ */
+export function startServerProcesses(runtime: Runtime): void {
   for (const server of runtime.config.servers) {
     if (server.transport !== "stdio" || server.disabled) continue;
     prespawn({

@@ -16,9 +16,11 @@ import { CancelledError, EXIT, UsageError } from "../lib/errors.ts";
 import type { Redactor } from "../lib/redact.ts";
 import { JsonEventsUi, usageJson } from "../lib/repl/json_ui.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
-import { ClientSession } from "../lib/repl/session.ts";
+import type { ClientSession } from "../lib/repl/session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
+import { endUnclaimed } from "../lib/transports/spawn.ts";
 import { errorJson, errorPresenter } from "./_boundary.ts";
+import { startServerProcesses } from "./_connect.ts";
 import { renderServerStatus } from "./_status.ts";
 
 /** Options of `patchbay run`. */
@@ -79,6 +81,9 @@ export async function run(words: string[], options: RunOptions): Promise<number>
       if (json) json.notice("info", notice);
       else output.err(`${notice}\n`);
     }
+    // The servers boot while the session's code (SDK, model client, memory) loads.
+    startServerProcesses(runtime);
+    const { ClientSession } = await import("../lib/repl/session.ts");
     session = await ClientSession.open({
       runtime,
       output,
@@ -124,6 +129,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     output.stopSpinner();
     await session?.close();
     Deno.removeSignalListener("SIGINT", onInterrupt);
+    await endUnclaimed();
   }
 }
 

@@ -88,7 +88,14 @@ Deno.test("reading the configuration loads zod and no other npm package (no SDK,
 });
 
 Deno.test("the scripting commands' modules load no npm package but zod until their servers are started", async () => {
-  for (const entry of ["commands/_connect.ts", "commands/tools.ts", "commands/call.ts"]) {
+  for (
+    const entry of [
+      "commands/_connect.ts",
+      "commands/tools.ts",
+      "commands/call.ts",
+      "commands/run.ts",
+    ]
+  ) {
     const packages = await staticNpmPackages(entry);
     assert.deepEqual([...packages.keys()], ["zod"], `${entry}: ${describe(packages)}`);
   }
