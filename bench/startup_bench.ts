@@ -11,8 +11,8 @@
  * - resident memory of an interactive session with five servers connected and the prompt
  *   shown (VmRSS and VmHWM from /proc, printed once; Deno.bench only times).
  *
- * Each timed benchmark also prints its median over its runs (Deno.bench prints the
- * average and percentiles).
+ * The comparison with the SDK client is timed by hand (medians printed before Deno's own
+ * table), in alternating order; Deno.bench times the start-up group.
  *
  * @module
  */
@@ -48,8 +48,8 @@ await Deno.writeTextFile(
   }),
 );
 const SDK_CLIENT = join(ROOT, "bench", "sdk_client.mjs");
-/** Runs of each benchmark that starts servers. */
-const SERVER_RUNS = 10;
+/** Counted rounds of the comparison with the plain SDK client. */
+const ROUNDS = 10;
 
 const env = {
   HOME: home,
@@ -72,15 +72,6 @@ function command(args: string[], stdin: "null" | "piped" = "null") {
     stdout: "piped",
     stderr: "piped",
   });
-}
-
-/** Wall times (ms) of each benchmark's runs, for the medians printed at the end. */
-const samples = new Map<string, number[]>();
-
-async function timed(name: string, work: () => Promise<void>): Promise<void> {
-  const started = performance.now();
-  await work();
-  samples.set(name, [...samples.get(name) ?? [], performance.now() - started]);
 }
 
 async function run(args: string[]): Promise<void> {
@@ -106,43 +97,59 @@ async function sdkClient(servers: number): Promise<void> {
   }
 }
 
-function bench(name: string, group: string, work: () => Promise<void>, baseline = false) {
-  const servers = group !== "start-up";
-  Deno.bench({
-    name,
-    group,
-    baseline,
-    ...(servers ? { n: SERVER_RUNS, warmup: 1 } : {}),
-    fn: () => timed(name, work),
-  });
+Deno.bench("patchbay --version", { group: "start-up", baseline: true }, async () => {
+  await run(["--version"]);
+});
+
+Deno.bench("patchbay config check", { group: "start-up" }, async () => {
+  await run(["--config", config, "config", "check"]);
+});
+
+Deno.bench("patchbay sessions", { group: "start-up" }, async () => {
+  await run(["--config", config, "sessions"]);
+});
+
+/**
+ * patchbay against the plain SDK client, connecting one and five servers: the four runs of
+ * a round alternate (ABBA from one round to the next), so that a load that drifts during
+ * the benchmark weighs on both sides. Prints the median of each over {@linkcode ROUNDS}.
+ */
+async function compareWithSdk(): Promise<void> {
+  const cases: [string, () => Promise<void>][] = [
+    ["plain SDK client (Node), one stdio server", () => sdkClient(1)],
+    ["patchbay tools --json, one stdio server", () => run(["--config", config, "tools", "--json"])],
+    ["plain SDK client (Node), five stdio servers", () => sdkClient(5)],
+    [
+      "patchbay tools --json, five stdio servers",
+      () => run(["--config", fiveServers, "tools", "--json"]),
+    ],
+  ];
+  const times = new Map<string, number[]>(cases.map(([name]) => [name, []]));
+  for (let round = 0; round <= ROUNDS; round++) {
+    const order = round % 2 === 0 ? cases : cases.toReversed();
+    for (const [name, work] of order) {
+      const started = performance.now();
+      await work();
+      // Round 0 warms the caches and is not counted.
+      if (round > 0) times.get(name)!.push(performance.now() - started);
+    }
+  }
+  const median = (name: string) => {
+    const sorted = times.get(name)!.toSorted((a, b) => a - b);
+    return (sorted[(sorted.length - 1) >> 1] + sorted[sorted.length >> 1]) / 2;
+  };
+  for (const [name] of cases) {
+    const sorted = times.get(name)!.toSorted((a, b) => a - b);
+    console.log(
+      `connect, list tools, close: ${name}: median ${median(name).toFixed(0)} ms ` +
+        `(${sorted[0].toFixed(0)}–${sorted.at(-1)!.toFixed(0)} ms, ${sorted.length} runs)`,
+    );
+  }
+  for (const [sdk, patchbay] of [[0, 1], [2, 3]]) {
+    const ratio = median(cases[patchbay][0]) / median(cases[sdk][0]);
+    console.log(`  ${cases[patchbay][0]} / ${cases[sdk][0]}: ${ratio.toFixed(2)}`);
+  }
 }
-
-bench("patchbay --version", "start-up", () => run(["--version"]), true);
-bench("patchbay config check", "start-up", () => run(["--config", config, "config", "check"]));
-bench("patchbay sessions", "start-up", () => run(["--config", config, "sessions"]));
-
-bench(
-  "plain SDK client (Node): connect one stdio server, list tools, close",
-  "one server",
-  () => sdkClient(1),
-  true,
-);
-bench(
-  "patchbay tools --json: connect one stdio server, list tools, close",
-  "one server",
-  () => run(["--config", config, "tools", "--json"]),
-);
-bench(
-  "plain SDK client (Node): connect five stdio servers, list tools, close",
-  "five servers",
-  () => sdkClient(5),
-  true,
-);
-bench(
-  "patchbay tools --json: connect five stdio servers, list tools, close",
-  "five servers",
-  () => run(["--config", fiveServers, "tools", "--json"]),
-);
 
 /**
  * Starts an interactive session with five servers, waits for its prompt and for every
@@ -168,6 +175,7 @@ async function sessionMemory(): Promise<{ rssMiB: number; peakMiB: number }> {
   return { rssMiB: kib("VmRSS") / 1024, peakMiB: kib("VmHWM") / 1024 };
 }
 
+await compareWithSdk();
 const memory = await sessionMemory();
 console.log(
   `interactive session, five stdio servers connected, at the prompt: ` +
@@ -176,11 +184,4 @@ console.log(
     } MiB) for patchbay itself`,
 );
 
-globalThis.addEventListener("unload", () => {
-  for (const [name, times] of samples) {
-    const sorted = times.toSorted((a, b) => a - b);
-    const median = sorted[Math.floor(sorted.length / 2)];
-    console.log(`${name}: median ${median.toFixed(0)} ms over ${sorted.length} runs`);
-  }
-  Deno.removeSync(home, { recursive: true });
-});
+globalThis.addEventListener("unload", () => Deno.removeSync(home, { recursive: true }));
