@@ -56,6 +56,8 @@ export interface AuthorizationServerOptions {
   grant?: (requested: string[]) => string[];
   /** Clients known without registration. */
   clients?: TestClient[];
+  /** Accept the client_credentials grant (and advertise it). @default false */
+  clientCredentials?: boolean;
 }
 
 /** A record of what the server was asked. */
@@ -138,7 +140,11 @@ export function startAuthorizationServer(
     ...(o().registration ?? true ? { registration_endpoint: `${state.issuer}/register` } : {}),
     ...(o().revocation ?? true ? { revocation_endpoint: `${state.issuer}/revoke` } : {}),
     response_types_supported: ["code"],
-    grant_types_supported: ["authorization_code", "refresh_token"],
+    grant_types_supported: [
+      "authorization_code",
+      "refresh_token",
+      ...(o().clientCredentials ? ["client_credentials"] : []),
+    ],
     token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
     ...(o().codeChallengeMethods === null
       ? {}
@@ -186,7 +192,9 @@ export function startAuthorizationServer(
     return { client, method };
   }
 
-  function issueTokens(grant: Omit<Grant, "expiresAt" | "revoked">) {
+  function issueTokens(
+    { refresh = true, ...grant }: Omit<Grant, "expiresAt" | "revoked"> & { refresh?: boolean },
+  ) {
     const lifetime = o().accessTokenSeconds ?? 3600;
     const access = `at-${crypto.randomUUID()}`;
     accessTokens.set(access, { ...grant, expiresAt: Date.now() + lifetime * 1000, revoked: false });
@@ -196,10 +204,10 @@ export function startAuthorizationServer(
       expires_in: lifetime,
       scope: grant.scopes.join(" "),
     };
-    if (o().refreshTokens ?? true) {
-      const refresh = `rt-${crypto.randomUUID()}`;
-      refreshTokens.set(refresh, { ...grant, expiresAt: Infinity, revoked: false });
-      body.refresh_token = refresh;
+    if (refresh && (o().refreshTokens ?? true)) {
+      const refreshToken = `rt-${crypto.randomUUID()}`;
+      refreshTokens.set(refreshToken, { ...grant, expiresAt: Infinity, revoked: false });
+      body.refresh_token = refreshToken;
     }
     return Response.json(body, { headers: { "cache-control": "no-store" } });
   }
@@ -308,6 +316,16 @@ export function startAuthorizationServer(
         clientId: client.client_id,
         scopes: narrowed ?? grant.scopes,
         resource: params.get("resource") ?? grant.resource,
+      });
+    }
+    if (grantType === "client_credentials" && (o().clientCredentials ?? false)) {
+      // The client authenticated itself above: no browser, no code, no refresh token.
+      const requested = params.get("scope")?.split(" ").filter(Boolean) ?? [];
+      return issueTokens({
+        clientId: client.client_id,
+        scopes: requested,
+        resource: params.get("resource") ?? undefined,
+        refresh: false,
       });
     }
     return oauthError("unsupported_grant_type");

@@ -1,0 +1,315 @@
+/**
+ * Issue 14, items 3 and 5: grants for hosts without a browser (client_credentials with
+ * client_secret_basic and private_key_jwt), DPoP-bound tokens with the server's nonce,
+ * and the 2025-03-26 fallback to default endpoints for a server without OAuth metadata.
+ *
+ * Real parts: the loopback authorization server fixture (tests/support/oauth_server.ts,
+ * which now also grants client_credentials) with the protected MCP server in front of
+ * it; the official conformance suite's own scenario servers, which verify the JWT
+ * assertion, the DPoP proofs and the nonce retries themselves (run through
+ * `scripts/conformance.ts`, as `deno task conformance` does); and the remote stand-in of
+ * the SSRF tests for the endpoint policy.
+ *
+ * Port 3000: the fallback scenario logs in in a (headless) browser, so this file runs under
+ * the port-3000 lock with the other OAuth tests.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { parseConfig } from "../lib/config/load.ts";
+import { createEnvironment } from "../lib/env.ts";
+import {
+  ConfigValidationError,
+  OAuthEndpointRefusedError,
+  OAuthFailedError,
+} from "../lib/errors.ts";
+import { Logger } from "../lib/log.ts";
+import { createOAuthRuntime, FileTokenStore } from "../lib/oauth/mod.ts";
+import { runScenario, type ScenarioRun } from "../scripts/conformance.ts";
+import { fakeBrowser } from "./support/fake_browser.ts";
+import {
+  connectWith,
+  httpEntry,
+  oauthHarness,
+  requireFreeCallbackPort,
+} from "./support/oauth_harness.ts";
+import { startAuthorizationServer } from "./support/oauth_server.ts";
+import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
+import {
+  REMOTE_MCP_URL,
+  startLoopbackListener,
+  startRemoteOAuth,
+  testResolver,
+} from "./support/remote_oauth.ts";
+
+await requireFreeCallbackPort();
+
+const SECRET = "cc-secret-4f1d9a7e2b6c";
+
+function ccClient() {
+  return { client_id: "ci-bot", client_secret: SECRET, redirect_uris: [] };
+}
+
+// ── client_credentials against the loopback authorization server ─────────────────────────
+
+Deno.test("client_credentials with client_secret_basic: tokens and a tool call, no browser", async () => {
+  await using as = startAuthorizationServer({ clientCredentials: true, clients: [ccClient()] });
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  await using h = await oauthHarness();
+  const entry = httpEntry("ci", rs.url, {
+    grant: "client_credentials",
+    clientId: "ci-bot",
+    clientSecret: SECRET,
+  });
+  const provider = h.runtime([entry]).providerFor(entry)!;
+  assert.equal(await provider.ensureLogin(), "authorized");
+  assert.equal(as.log.token.length, 1);
+  assert.equal(as.log.token[0].params.get("grant_type"), "client_credentials");
+  assert.equal(as.log.token[0].clientAuth, "basic");
+  assert.equal(as.log.authorize.length, 0, "no authorization request");
+  assert.equal(as.log.register.length, 0, "no registration: the client is pre-registered");
+  assert.deepEqual(h.browser.opened, [], "no browser");
+  await using connection = await connectWith(rs.url, provider);
+  assert.equal(await connection.call("echo", { text: "headless" }), "headless");
+  // A second process uses the stored token: no new token request.
+  const again = h.runtime([entry]).providerFor(entry)!;
+  assert.equal(await again.ensureLogin(), "stored");
+  assert.equal(as.log.token.length, 1);
+  // The secret is nowhere in the log.
+  h.logger.close();
+  assert.ok(!(await Deno.readTextFile(h.logFile)).includes(SECRET));
+});
+
+Deno.test("client_credentials: an expired token is replaced by a new grant, not a browser", async () => {
+  await using as = startAuthorizationServer({ clientCredentials: true, clients: [ccClient()] });
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  await using h = await oauthHarness();
+  const entry = httpEntry("ci", rs.url, {
+    grant: "client_credentials",
+    clientId: "ci-bot",
+    clientSecret: SECRET,
+  });
+  const provider = h.runtime([entry]).providerFor(entry)!;
+  await using connection = await connectWith(rs.url, provider);
+  assert.equal(as.log.token.length, 1);
+  as.expireAccessTokens();
+  assert.equal(await connection.call("echo", { text: "after expiry" }), "after expiry");
+  assert.equal(as.log.token.length, 2, "a second client_credentials request");
+  assert.equal(as.log.token[1].params.get("grant_type"), "client_credentials");
+  assert.deepEqual(h.browser.opened, []);
+});
+
+Deno.test("client_credentials with a wrong secret: invalid_client, with the cause and the remedy", async () => {
+  await using as = startAuthorizationServer({ clientCredentials: true, clients: [ccClient()] });
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  await using h = await oauthHarness();
+  const wrong = "not-the-secret-8e3b1f";
+  const entry = httpEntry("ci", rs.url, {
+    grant: "client_credentials",
+    clientId: "ci-bot",
+    clientSecret: wrong,
+  });
+  const error = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
+    () => undefined,
+    (e) => e,
+  );
+  assert.ok(error instanceof OAuthFailedError, String(error));
+  assert.equal(error.message, "OAuth authorization for 'ci' failed");
+  assert.match(error.reason, /^the authorization server answered invalid_client/);
+  assert.match(error.remedy, /check auth\.client_id and auth\.client_secret in the entry for 'ci'/);
+  assert.ok(!`${error.message} ${error.reason} ${error.remedy}`.includes(wrong));
+  assert.deepEqual(h.browser.opened, []);
+  h.logger.close();
+  assert.ok(!(await Deno.readTextFile(h.logFile)).includes(wrong), "the secret is not logged");
+});
+
+Deno.test("client_credentials refused by the authorization server: unsupported_grant_type, and what to do", async () => {
+  // The fixture without clientCredentials answers unsupported_grant_type.
+  await using as = startAuthorizationServer({ clients: [ccClient()] });
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  await using h = await oauthHarness();
+  const entry = httpEntry("ci", rs.url, {
+    grant: "client_credentials",
+    clientId: "ci-bot",
+    clientSecret: SECRET,
+  });
+  const error = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
+    () => undefined,
+    (e) => e,
+  );
+  assert.ok(error instanceof OAuthFailedError, String(error));
+  assert.match(error.reason, /answered unsupported_grant_type/);
+  assert.match(error.remedy, /does not allow the client_credentials grant for this client/);
+});
+
+// ── configuration ────────────────────────────────────────────────────────────────────────
+
+function problems(auth: Record<string, unknown>, dir = "."): string[] {
+  const text = JSON.stringify({
+    LLM: { provider: "openai", model: "gpt-4o-mini" },
+    mcpServers: { ci: { url: "https://mcp.example.com/mcp", auth: { method: "oauth", ...auth } } },
+  });
+  try {
+    parseConfig(text, join(dir, "servers_config.json"), createEnvironment({}));
+  } catch (error) {
+    assert.ok(error instanceof ConfigValidationError, String(error));
+    return error.problems.map((p) => `${p.path}: ${p.message}`);
+  }
+  return [];
+}
+
+Deno.test("config: a grant needs its credentials, and one way to authenticate the client", async () => {
+  assert.deepEqual(problems({ grant: "client_credentials" }), [
+    "mcpServers.ci.auth.client_id: Missing required field: mcpServers.ci.auth.client_id",
+  ]);
+  assert.deepEqual(problems({ grant: "client_credentials", client_id: "x" }), [
+    'mcpServers.ci.auth.grant: grant "client_credentials" needs the client\'s credentials: ' +
+    "auth.client_secret (client_secret_basic) or auth.private_key / auth.private_key_file " +
+    "(private_key_jwt)",
+  ]);
+  assert.deepEqual(
+    problems({ client_id: "x", client_secret: "s", private_key: "k" }),
+    [
+      "mcpServers.ci.auth.private_key: auth.client_secret and auth.private_key are two ways " +
+      "to authenticate the client",
+    ],
+  );
+  assert.deepEqual(problems({ grant: "password" }).length, 1);
+  assert.deepEqual(problems({ dpop: "yes" }).length, 1);
+  const dir = await Deno.makeTempDir();
+  try {
+    assert.deepEqual(
+      problems({ grant: "client_credentials", client_id: "x", private_key_file: "none.pem" }, dir)
+        .map((p) => p.replace(/: No such file.*$/, "")),
+      [
+        `mcpServers.ci.auth.private_key_file: cannot read the private key file ${
+          join(dir, "none.pem")
+        }`,
+      ],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+  assert.deepEqual(
+    problems({ grant: "client_credentials", client_id: "x", client_secret: "s" }),
+    [],
+  );
+});
+
+// ── the official conformance suite's scenario servers ────────────────────────────────────
+
+/** Runs one scenario as `deno task conformance` does and returns its checks by id. */
+async function scenario(name: string, revision = "2026-07-28") {
+  const run: ScenarioRun = {
+    scenario: name,
+    revision,
+    source: "test",
+    scored: true,
+    force: revision === "2026-07-28",
+  };
+  const result = await runScenario(run);
+  const failed = result.checks.filter((c) => c.status === "FAILURE");
+  assert.ok(
+    result.passed,
+    `${name}: ${result.problem ?? ""} ${JSON.stringify(failed)}\n${result.clientTail.join("\n")}`,
+  );
+  return new Map(result.checks.map((c) => [c.id, c.status]));
+}
+
+Deno.test("conformance: client_credentials with client_secret_basic and with private_key_jwt", async () => {
+  const basic = await scenario("auth/client-credentials-basic");
+  assert.equal(basic.get("client-credentials-basic-auth"), "SUCCESS");
+  const jwt = await scenario("auth/client-credentials-jwt");
+  // The suite verified the assertion's signature, iss, sub and aud with the public key.
+  assert.equal(jwt.get("client-credentials-jwt-verified"), "SUCCESS");
+});
+
+Deno.test("conformance: DPoP proofs on the token request and every MCP request, nonces answered once", async () => {
+  const plain = await scenario("auth/dpop");
+  assert.equal(plain.get("sep-1932-client-token-request-proof"), "SUCCESS");
+  assert.equal(plain.get("sep-1932-client-dpop-auth-scheme"), "SUCCESS");
+  const nonce = await scenario("auth/dpop-nonce");
+  assert.equal(nonce.get("sep-1932-client-as-nonce"), "SUCCESS");
+  assert.equal(nonce.get("sep-1932-client-rs-nonce"), "SUCCESS");
+});
+
+Deno.test("conformance: a 2025-03-26 server without metadata: registration, login and token at its default endpoints", async () => {
+  const checks = await scenario("auth/2025-03-26-oauth-endpoint-fallback", "2025-03-26");
+  for (const id of ["client-registration", "authorization-request", "token-request"]) {
+    assert.equal(checks.get(id), "SUCCESS", id);
+  }
+});
+
+// ── DPoP against the loopback fixture: the key is kept with the tokens, privately ────────
+
+Deno.test("DPoP: the proof key is stored with the tokens, owner-only, and never logged", async () => {
+  await using as = startAuthorizationServer({ clientCredentials: true, clients: [ccClient()] });
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  await using h = await oauthHarness();
+  const entry = httpEntry("ci", rs.url, {
+    grant: "client_credentials",
+    clientId: "ci-bot",
+    clientSecret: SECRET,
+    dpop: true,
+  });
+  const provider = h.runtime([entry]).providerFor(entry)!;
+  assert.equal(await provider.ensureLogin(), "authorized");
+  // The fixture does not do DPoP: the proof is sent, the token stays a Bearer token.
+  const stored = await h.store.load("ci");
+  const key = stored?.dpopKey;
+  assert.ok(key, "a DPoP key is stored");
+  assert.equal(key.alg, "ES256");
+  const files = [...Deno.readDirSync(join(h.dir, "oauth"))];
+  assert.equal(files.length, 1);
+  assert.equal((await Deno.stat(join(h.dir, "oauth", files[0].name))).mode! & 0o777, 0o600);
+  // The same key is used by the next process.
+  const again = h.runtime([entry]).providerFor(entry)!;
+  const session = await again.dpop!();
+  assert.equal(session.thumbprint, key.thumbprint);
+  h.logger.close();
+  assert.ok(!(await Deno.readTextFile(h.logFile)).includes(key.privateJwk.d));
+});
+
+// ── the endpoint policy holds for the fallback endpoints ─────────────────────────────────
+
+Deno.test("fallback endpoints: a remote server without metadata cannot send registration to loopback", async () => {
+  await using listener = startLoopbackListener();
+  // No protected-resource metadata, no authorization-server metadata: the fallback. Its
+  // /register redirects to this machine.
+  await using remote = await startRemoteOAuth({ noMetadata: true });
+  const dir = await Deno.makeTempDir({ prefix: "patchbay-grants-" });
+  const logger = new Logger({ file: join(dir, "patchbay.log"), level: "debug" });
+  const browser = fakeBrowser();
+  const entry = httpEntry("remote", REMOTE_MCP_URL);
+  const runtime = createOAuthRuntime([entry], {
+    log: logger.child("test"),
+    redactor: logger.redactor,
+    store: new FileTokenStore({ dir: join(dir, "oauth") }),
+    opener: browser.opener,
+    fetch: (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (url.hostname === "mcp.example.test" && url.pathname === "/register") {
+        return Promise.resolve(
+          new Response(null, { status: 307, headers: { location: `${listener.origin}/register` } }),
+        );
+      }
+      return remote.fetch(input, init);
+    },
+    resolve: testResolver(),
+    interactive: false,
+  })!;
+  try {
+    const error = await runtime.providerFor(entry)!.ensureLogin().then(() => undefined, (e) => e);
+    assert.ok(error instanceof OAuthEndpointRefusedError, String(error));
+    assert.equal(error.endpoint, "redirect");
+    assert.deepEqual(listener.requests, [], "nothing reached the loopback listener");
+    assert.deepEqual(browser.opened, []);
+  } finally {
+    await browser.settled();
+    await runtime.close();
+    logger.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
