@@ -116,7 +116,7 @@ Deno.test("client_credentials with a wrong secret: invalid_client, with the caus
     (e) => e,
   );
   assert.ok(error instanceof OAuthFailedError, String(error));
-  assert.equal(error.message, "OAuth authorization for 'ci' failed");
+  assert.equal(error.message, "OAuth authentication failed for server 'ci'");
   assert.match(error.reason, /^the authorization server answered invalid_client/);
   assert.match(error.remedy, /check auth\.client_id and auth\.client_secret in the entry for 'ci'/);
   assert.ok(!`${error.message} ${error.reason} ${error.remedy}`.includes(wrong));

@@ -616,7 +616,12 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     const record = await this.#current();
     const issuer = record?.issuer ?? "";
     const entry = record?.issuers[issuer];
-    this.#log.info(how === "browser" ? "OAuth login complete" : "OAuth tokens refreshed", {
+    const what = how === "browser"
+      ? "OAuth login complete"
+      : this.grant === "client_credentials"
+      ? "OAuth tokens obtained with the client_credentials grant"
+      : "OAuth tokens refreshed";
+    this.#log.info(what, {
       issuer,
       scope: entry?.tokens?.scope,
     });
