@@ -68,6 +68,7 @@ import { abortable } from "./abortable.ts";
 import type { AuthorizationBroker, AuthorizationReason, OAuthEvent } from "./broker.ts";
 import { EndpointPolicy, type EndpointRole, type Resolver } from "./endpoint_policy.ts";
 import { loadDpopKeyPair, newDpopKey } from "./dpop_key.ts";
+import { privateKeySecrets } from "./private_key.ts";
 import {
   dpopNonceLoopError,
   type FailureContext,
@@ -824,19 +825,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
 
   /** Every part of a private key is a secret: the PEM, its lines, a JWK's private members. */
   #registerPrivateKey(privateKey: string): void {
-    this.#redactor?.addSecret(privateKey);
-    this.#redactor?.addSecret(privateKey.trim());
-    for (const line of privateKey.split(/\r?\n/)) {
-      if (!line.startsWith("-----")) this.#redactor?.addSecret(line.trim());
-    }
-    try {
-      const jwk = JSON.parse(privateKey) as Record<string, unknown>;
-      for (const member of ["d", "p", "q", "dp", "dq", "qi", "k"]) {
-        if (typeof jwk[member] === "string") this.#redactor?.addSecret(jwk[member] as string);
-      }
-    } catch {
-      // PEM: registered above.
-    }
+    for (const secret of privateKeySecrets(privateKey)) this.#redactor?.addSecret(secret);
   }
 
   /**
