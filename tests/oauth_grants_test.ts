@@ -26,6 +26,8 @@ import {
   OAuthFailedError,
 } from "../lib/errors.ts";
 import { Logger } from "../lib/log.ts";
+import { Redactor } from "../lib/redact.ts";
+import { registerConfigSecrets } from "../lib/startup.ts";
 import { createOAuthRuntime, FileTokenStore } from "../lib/oauth/mod.ts";
 import { runScenario, type ScenarioRun } from "../scripts/conformance.ts";
 import { fakeBrowser } from "./support/fake_browser.ts";
@@ -312,4 +314,43 @@ Deno.test("fallback endpoints: a remote server without metadata cannot send regi
     logger.close();
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("a configured private key is redacted from start-up on: the PEM, each line, a JWK's private part", async () => {
+  const { privateKey, publicKey } = await crypto.subtle.generateKey(
+    { name: "ECDSA", namedCurve: "P-256" },
+    true,
+    ["sign", "verify"],
+  );
+  const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", privateKey));
+  const body = btoa(String.fromCharCode(...pkcs8)).match(/.{1,64}/g)!;
+  const pem = ["-----BEGIN PRIVATE KEY-----", ...body, "-----END PRIVATE KEY-----", ""].join("\n");
+  const jwk = await crypto.subtle.exportKey("jwk", privateKey);
+  const publicJwk = await crypto.subtle.exportKey("jwk", publicKey);
+  const text = JSON.stringify({
+    LLM: { provider: "openai", model: "gpt-4o-mini" },
+    mcpServers: {
+      pem: {
+        url: "https://a.example.com/mcp",
+        auth: { method: "oauth", grant: "client_credentials", client_id: "a", private_key: pem },
+      },
+      jwk: {
+        url: "https://b.example.com/mcp",
+        auth: {
+          method: "oauth",
+          grant: "client_credentials",
+          client_id: "b",
+          private_key: JSON.stringify(jwk),
+          private_key_alg: "ES256",
+        },
+      },
+    },
+  });
+  const config = parseConfig(text, "servers_config.json", createEnvironment({}));
+  const redactor = new Redactor();
+  registerConfigSecrets(config, redactor);
+  for (const line of body) assert.ok(!redactor.redact(`seen: ${line}`).includes(line), line);
+  assert.ok(!redactor.redact(JSON.stringify(jwk)).includes(jwk.d!));
+  // The public part stays readable (it is what a person compares with the service's).
+  assert.ok(redactor.redact(`x=${publicJwk.x}`).includes(publicJwk.x!));
 });
