@@ -378,6 +378,8 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     if (scope === "all") {
       await this.#store.delete(this.server);
       this.#record = undefined;
+      // The DPoP key went with the record: the next tokens are bound to a new one.
+      this.#dpop = undefined;
       return;
     }
     await this.#update((record) => {
