@@ -354,3 +354,80 @@ Deno.test("a configured private key is redacted from start-up on: the PEM, each 
   // The public part stays readable (it is what a person compares with the service's).
   assert.ok(redactor.redact(`x=${publicJwk.x}`).includes(publicJwk.x!));
 });
+
+// ── DPoP against the loopback fixtures, which verify every proof ─────────────────────────
+
+function dpopEntry(url: string) {
+  return httpEntry("ci", url, {
+    grant: "client_credentials",
+    clientId: "ci-bot",
+    clientSecret: SECRET,
+    dpop: true,
+  });
+}
+
+Deno.test("DPoP: a proof on the token request and a fresh one on every request; a nonce challenge answered once", async () => {
+  await using as = startAuthorizationServer({
+    clientCredentials: true,
+    dpop: true,
+    clients: [ccClient()],
+  });
+  await using rs = startProtectedMcpServer({ authorizationServer: as, dpop: { nonce: "once" } });
+  await using h = await oauthHarness();
+  const provider = h.runtime([dpopEntry(rs.url)]).providerFor(dpopEntry(rs.url))!;
+  await using connection = await connectWith(rs.url, provider);
+  assert.equal(await connection.call("echo", { text: "bound" }), "bound");
+  // The token request carried a valid proof of the stored key; the token is bound.
+  assert.equal(as.log.dpop.length, 1);
+  const tokenProof = as.log.dpop[0];
+  assert.ok("jkt" in tokenProof, JSON.stringify(tokenProof));
+  const stored = await h.store.load("ci");
+  assert.equal(tokenProof.jkt, stored?.dpopKey?.thumbprint);
+  assert.equal(stored?.issuers[stored.issuer!]?.tokens?.token_type, "DPoP");
+  // The first proof to the server was challenged for a nonce, once; every later one
+  // carried the server's nonce and was accepted.
+  const proofs = rs.dpopProofs;
+  assert.equal(proofs[0].error, "use_dpop_nonce");
+  assert.ok(proofs.slice(1).every((p) => p.status === 200), JSON.stringify(proofs));
+  assert.equal(proofs.filter((p) => p.error === "use_dpop_nonce").length, 1);
+  // Fresh proofs: no jti twice.
+  const jtis = proofs.map((p) => p.claims?.jti);
+  assert.equal(new Set(jtis).size, jtis.length);
+  // The server never saw the token as a Bearer token.
+  assert.ok(
+    rs.requests.every((r) => !r.authorization?.startsWith("Bearer ")),
+    JSON.stringify(rs.requests.map((r) => r.authorization?.split(" ")[0])),
+  );
+});
+
+Deno.test("DPoP: a server that asks for a new nonce again after the retry: a nonce loop, stopped with its cause", async () => {
+  await using as = startAuthorizationServer({
+    clientCredentials: true,
+    dpop: true,
+    clients: [ccClient()],
+  });
+  await using rs = startProtectedMcpServer({ authorizationServer: as, dpop: { nonce: "always" } });
+  await using h = await oauthHarness();
+  const provider = h.runtime([dpopEntry(rs.url)]).providerFor(dpopEntry(rs.url))!;
+  const error = await connectWith(rs.url, provider).then(
+    async (c) => {
+      await c[Symbol.asyncDispose]();
+      return undefined;
+    },
+    (e) => e,
+  );
+  const failure = findCause(error, OAuthFailedError);
+  assert.ok(failure, `not an OAuthFailedError: ${error}`);
+  assert.match(failure.reason, /answered use_dpop_nonce again after patchbay retried once/);
+  assert.match(failure.remedy, /report it to the server's operator/);
+  // Exactly two proofs per request: the first and the one retry.
+  assert.equal(rs.dpopProofs.filter((p) => p.error === "use_dpop_nonce").length, 2);
+});
+
+/** `error` or the first of its causes that is a `type`. */
+function findCause<T>(error: unknown, type: new (...args: never[]) => T): T | undefined {
+  for (let e = error, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof type) return e;
+  }
+  return undefined;
+}
