@@ -662,10 +662,13 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     if (error instanceof OAuthEndpointRefusedError || error instanceof CancelledError) {
       return undefined;
     }
-    const fallback = USED_ENDPOINTS.some(([field]) =>
-      sameEndpoint(endpointOf(discovery, field), new URL(last.url))
-    );
-    if (!fallback || ![401, 403, 404, 405].includes(last.status)) return undefined;
+    const at = new URL(last.url);
+    const field = USED_ENDPOINTS.find(([field]) => sameEndpoint(endpointOf(discovery, field), at));
+    // Missing (404, 405) anywhere, or registration refused to everyone (401, 403); a token
+    // endpoint's 401 is an answer about the client (invalid_client), reported as such.
+    const absent = last.status === 404 || last.status === 405 ||
+      (field?.[0] === "registration_endpoint" && (last.status === 401 || last.status === 403));
+    if (!field || !absent) return undefined;
     return oauthUnsupportedError(
       this.server,
       this.serverUrl,
