@@ -24,6 +24,7 @@ import {
   ConfigValidationError,
   OAuthEndpointRefusedError,
   OAuthFailedError,
+  OAuthUnsupportedError,
 } from "../lib/errors.ts";
 import { Logger } from "../lib/log.ts";
 import { Redactor } from "../lib/redact.ts";
@@ -431,3 +432,31 @@ function findCause<T>(error: unknown, type: new (...args: never[]) => T): T | un
   }
   return undefined;
 }
+
+Deno.test("no metadata and no default endpoints either: the server does not support OAuth, with what was tried", async () => {
+  // Asks for a token, publishes no metadata, and has no /register: an API-key server.
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (r) =>
+      new URL(r.url).pathname === "/mcp"
+        ? new Response("unauthorized", { status: 401, headers: { "www-authenticate": "Bearer" } })
+        : new Response("not found", { status: 404 }),
+  );
+  const origin = `http://127.0.0.1:${server.addr.port}`;
+  await using h = await oauthHarness();
+  const entry = httpEntry("keyed", `${origin}/mcp`);
+  const error = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
+    () => undefined,
+    (e) => e,
+  );
+  assert.ok(error instanceof OAuthUnsupportedError, String(error));
+  assert.equal(error.message, "Failed to connect to server 'keyed': Session terminated");
+  assert.equal(
+    error.reason,
+    `"auth": {"method": "oauth"} is set, but ${origin} publishes no OAuth metadata: no ` +
+      "protected-resource metadata (RFC 9728) and no authorization-server metadata at " +
+      `${origin}/ (RFC 8414 / OpenID discovery), and its default endpoint ${origin}/register ` +
+      "(2025-03-26) answered HTTP 404, so it does not support OAuth",
+  );
+  assert.deepEqual(h.browser.opened, []);
+});
