@@ -22,7 +22,6 @@ import { parseConfig } from "../lib/config/load.ts";
 import { createEnvironment } from "../lib/env.ts";
 import {
   ConfigValidationError,
-  OAuthEndpointRefusedError,
   OAuthFailedError,
   OAuthUnsupportedError,
 } from "../lib/errors.ts";
@@ -30,6 +29,7 @@ import { Logger } from "../lib/log.ts";
 import { Redactor } from "../lib/redact.ts";
 import { registerConfigSecrets } from "../lib/startup.ts";
 import { createOAuthRuntime, FileTokenStore } from "../lib/oauth/mod.ts";
+import { emptyCredentials } from "../lib/oauth/token_store.ts";
 import { runScenario, type ScenarioRun } from "../scripts/conformance.ts";
 import { fakeBrowser } from "./support/fake_browser.ts";
 import {
@@ -277,7 +277,7 @@ Deno.test("DPoP: the proof key is stored with the tokens, owner-only, and never 
 
 // ── the endpoint policy holds for the fallback endpoints ─────────────────────────────────
 
-Deno.test("fallback endpoints: a remote server without metadata cannot send registration to loopback", async () => {
+Deno.test("fallback endpoints: a remote server without metadata cannot redirect its registration to loopback", async () => {
   await using listener = startLoopbackListener();
   // No protected-resource metadata, no authorization-server metadata: the fallback. Its
   // /register redirects to this machine.
@@ -305,9 +305,14 @@ Deno.test("fallback endpoints: a remote server without metadata cannot send regi
   })!;
   try {
     const error = await runtime.providerFor(entry)!.ensureLogin().then(() => undefined, (e) => e);
-    assert.ok(error instanceof OAuthEndpointRefusedError, String(error));
-    assert.equal(error.endpoint, "redirect");
+    // The registration went to the server's own origin (the fallback); its cross-origin
+    // redirect was not followed, so registration failed there, with the answer named.
+    assert.ok(error instanceof OAuthFailedError, String(error));
+    assert.match(error.reason, /^dynamic client registration was refused \(HTTP 307/);
     assert.deepEqual(listener.requests, [], "nothing reached the loopback listener");
+    assert.ok(
+      remote.requests.includes("GET mcp.example.test/.well-known/oauth-authorization-server"),
+    );
     assert.deepEqual(browser.opened, []);
   } finally {
     await browser.settled();
@@ -459,4 +464,41 @@ Deno.test("no metadata and no default endpoints either: the server does not supp
       "(2025-03-26) answered HTTP 404, so it does not support OAuth",
   );
   assert.deepEqual(h.browser.opened, []);
+});
+
+Deno.test("fallback endpoints obey the address rule: derived from a loopback origin for a remote server, refused", async () => {
+  // Stored discovery without metadata whose authorization server is on this machine (as a
+  // tampered store or an older patchbay might leave it): its default endpoints are
+  // checked like discovered ones, so none is used, and discovery runs again.
+  await using listener = startLoopbackListener();
+  await using remote = await startRemoteOAuth();
+  const dir = await Deno.makeTempDir({ prefix: "patchbay-grants-" });
+  const logger = new Logger({ file: join(dir, "patchbay.log"), level: "debug" });
+  const store = new FileTokenStore({ dir: join(dir, "oauth") });
+  const record = emptyCredentials("remote", REMOTE_MCP_URL);
+  record.discovery = { authorizationServerUrl: listener.origin };
+  await store.save(record);
+  const entry = httpEntry("remote", REMOTE_MCP_URL);
+  const runtime = createOAuthRuntime([entry], {
+    log: logger.child("test"),
+    redactor: logger.redactor,
+    store,
+    opener: fakeBrowser().opener,
+    fetch: remote.fetch,
+    resolve: testResolver(),
+    interactive: false,
+  })!;
+  try {
+    const provider = runtime.providerFor(entry)!;
+    assert.equal(await provider.discoveryState(), undefined, "the stored fallback is refused");
+    assert.equal((await store.load("remote"))?.discovery, undefined, "and forgotten");
+    logger.close();
+    const log = await Deno.readTextFile(join(dir, "patchbay.log"));
+    assert.match(log, /stored OAuth discovery names a refused address/);
+    assert.deepEqual(listener.requests, []);
+  } finally {
+    await runtime.close();
+    logger.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
