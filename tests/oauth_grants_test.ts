@@ -20,11 +20,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseConfig } from "../lib/config/load.ts";
 import { createEnvironment } from "../lib/env.ts";
-import {
-  ConfigValidationError,
-  OAuthFailedError,
-  OAuthUnsupportedError,
-} from "../lib/errors.ts";
+import { ConfigValidationError, OAuthFailedError, OAuthUnsupportedError } from "../lib/errors.ts";
 import { Logger } from "../lib/log.ts";
 import { Redactor } from "../lib/redact.ts";
 import { registerConfigSecrets } from "../lib/startup.ts";
