@@ -8,6 +8,7 @@
 import type { Config } from "../lib/config/types.ts";
 import { EXIT, OAuthFailedError, UsageError } from "../lib/errors.ts";
 import {
+  describeGrant,
   describeOAuthEvent,
   type LoginSummary,
   relativeTime,
@@ -76,10 +77,18 @@ export async function loginSummaries(
 ): Promise<LoginSummary[]> {
   const stored = new Map((await store.list()).map((record) => [record.server, record]));
   const configured = new Map(
-    config.servers.filter(usesOAuth).map((server) => [server.name, server.url]),
+    config.servers.filter(usesOAuth).map((server) => [server.name, server]),
   );
   const names = [...new Set([...configured.keys(), ...stored.keys()])].sort();
-  return names.map((name) => summarizeLogin(name, configured.get(name), stored.get(name), now));
+  return names.map((name) =>
+    summarizeLogin(
+      name,
+      configured.get(name)?.url,
+      stored.get(name),
+      now,
+      configured.get(name)?.auth,
+    )
+  );
 }
 
 const STATE_TEXT: Record<LoginSummary["state"], string> = {
@@ -99,6 +108,7 @@ function renderSummaries(summaries: LoginSummary[], location: string, now: numbe
   const rows = summaries.map((s) => [
     s.server + (s.configured ? "" : " (not configured)"),
     STATE_TEXT[s.state],
+    describeGrant(s),
     s.issuer ?? "-",
     s.expiresAt
       ? relativeTime(Date.parse(s.expiresAt), now) + (s.refreshable ? ", refreshable" : "")
@@ -107,7 +117,7 @@ function renderSummaries(summaries: LoginSummary[], location: string, now: numbe
       : "-",
     s.scopes.join(" ") || "-",
   ]);
-  const header = ["SERVER", "STATUS", "ISSUER", "EXPIRES", "SCOPES"];
+  const header = ["SERVER", "STATUS", "GRANT", "ISSUER", "EXPIRES", "SCOPES"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   const line = (cells: string[]) =>
     "  " +
@@ -146,7 +156,16 @@ export async function authLogin(name: string, options: AuthLoginOptions): Promis
     const server = oauthServer(config, name);
     const provider = oauth!.providerFor(server)!;
     const outcome = await provider.ensureLogin({ force: options.force, signal: controller.signal });
-    const stored = summarizeLogin(name, server.url, await store.load(name), Date.now());
+    const stored = summarizeLogin(
+      name,
+      server.url,
+      await store.load(name),
+      Date.now(),
+      server.auth,
+    );
+    const grant = stored.grant === "client_credentials" || stored.dpop
+      ? `, grant ${describeGrant(stored)}`
+      : "";
     const expiry = stored.expiresAt
       ? `, token expires ${relativeTime(Date.parse(stored.expiresAt), Date.now())}`
       : "";
@@ -162,7 +181,7 @@ export async function authLogin(name: string, options: AuthLoginOptions): Promis
         break;
       case "authorized":
         console.log(
-          `${style.green("✓")} Logged in to '${name}' (issuer ${stored.issuer}${expiry}).`,
+          `${style.green("✓")} Logged in to '${name}' (issuer ${stored.issuer}${grant}${expiry}).`,
         );
         break;
       case "not_required":

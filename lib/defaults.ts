@@ -89,6 +89,19 @@ export const DEFAULTS = {
     db: 0,
   },
 
+  oauth: {
+    /** A person logs in in the browser unless the entry says otherwise. */
+    grant: "authorization_code",
+    /** The most widely accepted `private_key_jwt` algorithm (RFC 7518 §3.1 "recommended"). */
+    privateKeyAlg: "RS256",
+    /**
+     * Tokens are bearer tokens unless the entry asks for DPoP: a DPoP-bound token works
+     * only at an MCP server that accepts the DPoP scheme, which the authorization server's
+     * metadata does not promise.
+     */
+    dpop: false,
+  },
+
   /** The OAuth callback address is fixed by CONTRACT.md section 4. */
   oauthCallback: {
     host: "localhost",

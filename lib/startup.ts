@@ -13,6 +13,7 @@ import { DEFAULTS } from "./defaults.ts";
 import { type Environment, isSecretName, loadEnvironment } from "./env.ts";
 import { denoPermissionFlag } from "./errors.ts";
 import { Logger } from "./log.ts";
+import { privateKeySecrets } from "./oauth/private_key.ts";
 import { defaultLogFile } from "./paths.ts";
 import { Redactor } from "./redact.ts";
 import { replaceSessionLogger } from "./session_log.ts";
@@ -128,8 +129,9 @@ export function registerEnvironmentSecrets(env: Environment, redactor: Redactor)
 }
 
 /**
- * Header values, OAuth client secrets, secret-named server variables and the credentials
- * in configured URLs (`LLM.base_url`, `LLM.endpoint`, server `url`s) are secrets.
+ * Header values, OAuth client secrets and private keys, secret-named server variables and
+ * the credentials in configured URLs (`LLM.base_url`, `LLM.endpoint`, server `url`s) are
+ * secrets.
  */
 export function registerConfigSecrets(config: Config, redactor: Redactor): void {
   redactor.addUrlSecrets(config.llm.baseUrl);
@@ -145,6 +147,7 @@ export function registerConfigSecrets(config: Config, redactor: Redactor): void 
         redactor.addSecret(value.replace(/^(Bearer|Basic|Token)\s+/i, ""));
       }
       redactor.addSecret(server.auth?.clientSecret);
+      for (const secret of privateKeySecrets(server.auth?.privateKey)) redactor.addSecret(secret);
     }
   }
 }

@@ -28,6 +28,9 @@ const SERVER = "conformance";
 interface Context {
   client_id?: string;
   client_secret?: string;
+  /** The client's key for `private_key_jwt` (PKCS#8 PEM), and its algorithm. */
+  private_key_pem?: string;
+  signing_algorithm?: string;
   toolCalls?: { name: string; arguments?: Record<string, unknown> }[];
   [key: string]: unknown;
 }
@@ -128,14 +131,34 @@ export function stepsFor(scenario: string, context: Context): Step[] {
   throw new Error(`no steps known for scenario '${scenario}'`);
 }
 
-/** The server entry for the scenario. */
+/** Scenarios of the client_credentials grant (no browser). */
+const CLIENT_CREDENTIALS = new Set([
+  "auth/client-credentials-basic",
+  "auth/client-credentials-jwt",
+]);
+
+/** Scenarios whose MCP server takes DPoP-bound tokens. */
+const DPOP = new Set(["auth/dpop", "auth/dpop-nonce"]);
+
+/** The file a `private_key_jwt` scenario's key is written to, in the scenario's HOME. */
+const KEY_FILE = "client-key.pem";
+
+/**
+ * The server entry for the scenario, as a person would write it: a private key goes in a
+ * file beside servers_config.json (`private_key_file`), owner-readable only.
+ */
 function serverEntry(url: string, scenario: string, context: Context): Record<string, unknown> {
   const entry: Record<string, unknown> = { transport_type: "streamable_http", url };
   if (scenario.startsWith("auth/")) {
     entry.auth = {
       method: "oauth",
+      ...(CLIENT_CREDENTIALS.has(scenario) ? { grant: "client_credentials" } : {}),
       ...(context.client_id ? { client_id: context.client_id } : {}),
       ...(context.client_secret ? { client_secret: context.client_secret } : {}),
+      ...(context.private_key_pem
+        ? { private_key_file: KEY_FILE, private_key_alg: context.signing_algorithm ?? "ES256" }
+        : {}),
+      ...(DPOP.has(scenario) ? { dpop: true } : {}),
       ...(scenario === "auth/basic-cimd" ? { client_metadata_url: CIMD_URL } : {}),
     };
   }
@@ -179,6 +202,11 @@ async function main(): Promise<number> {
       LLM: { provider: "openai-compatible", model: "none", base_url: "http://127.0.0.1:9/v1" },
       mcpServers: { [SERVER]: serverEntry(url, scenario, context) },
     };
+    if (context.private_key_pem) {
+      await Deno.writeTextFile(join(home, "work", KEY_FILE), context.private_key_pem, {
+        mode: 0o600,
+      });
+    }
     await Deno.writeTextFile(
       join(home, "work", "servers_config.json"),
       JSON.stringify(config, null, 2),

@@ -42,6 +42,7 @@ import type {
   Config,
   HttpServerConfig,
   LlmConfig,
+  OAuthSettings,
   ServerConfig,
   StdioServerConfig,
 } from "./types.ts";
@@ -490,18 +491,105 @@ class Validator {
       headers,
       sseReadTimeoutSeconds,
       pingIntervalSeconds: entry.ping_interval ?? DEFAULTS.server.pingIntervalSeconds,
-      auth: entry.auth && {
-        method: entry.auth.method,
-        clientId: entry.auth.client_id &&
-          this.#expand(entry.auth.client_id, [...path, "auth", "client_id"]),
-        clientSecret: entry.auth.client_secret &&
-          this.#expand(entry.auth.client_secret, [...path, "auth", "client_secret"]),
-        scopes: entry.auth.scopes,
-        clientMetadataUrl: entry.auth.client_metadata_url,
-        allowInternalHosts: entry.auth.allow_internal_hosts,
-      },
+      auth: entry.auth && this.#auth(entry.auth, [...path, "auth"]),
     };
     return http;
+  }
+
+  /**
+   * The entry's `auth`, its fields checked together: a grant needs its credentials, and
+   * one way to authenticate the client is given, not two.
+   */
+  #auth(auth: NonNullable<ServerEntry["auth"]>, path: Path): OAuthSettings {
+    const grant = auth.grant ?? DEFAULTS.oauth.grant;
+    const keyFields = (["private_key", "private_key_file"] as const).filter((f) =>
+      auth[f] !== undefined
+    );
+    if (keyFields.length === 2) {
+      this.#add(
+        [...path, "private_key_file"],
+        "auth.private_key and auth.private_key_file are mutually exclusive",
+        "keep one: the key itself (e.g. ${CLIENT_KEY}) or the file that holds it",
+      );
+    }
+    if (keyFields.length > 0 && auth.client_secret !== undefined) {
+      this.#add(
+        [...path, keyFields[0]],
+        `auth.client_secret and auth.${keyFields[0]} are two ways to authenticate the client`,
+        "keep client_secret for client_secret_basic, or the private key for private_key_jwt",
+      );
+    }
+    if (keyFields.length > 0 && auth.client_id === undefined) {
+      this.#add(
+        [...path, keyFields[0]],
+        `auth.${keyFields[0]} needs auth.client_id: the key signs assertions for a ` +
+          "pre-registered client",
+        'set "client_id" to the id the authorization server registered the key under',
+      );
+    }
+    if (auth.private_key_alg !== undefined && keyFields.length === 0) {
+      this.warnings.push({
+        path: formatPath([...path, "private_key_alg"]),
+        message: "auth.private_key_alg is set but no private key is: it is not used",
+        hint: "add private_key or private_key_file, or remove private_key_alg",
+      });
+    }
+    if (grant === "client_credentials") {
+      if (auth.client_id === undefined) {
+        this.#missing(
+          [...path, "client_id"],
+          'grant "client_credentials" authenticates as a pre-registered client: set ' +
+            "client_id, and client_secret or private_key_file",
+        );
+      } else if (auth.client_secret === undefined && keyFields.length === 0) {
+        this.#add(
+          [...path, "grant"],
+          'grant "client_credentials" needs the client\'s credentials: auth.client_secret ' +
+            "(client_secret_basic) or auth.private_key / auth.private_key_file (private_key_jwt)",
+          'add "client_secret": "${CLIENT_SECRET}" (from .env), or "private_key_file"',
+        );
+      }
+      if (auth.client_metadata_url !== undefined) {
+        this.#add(
+          [...path, "client_metadata_url"],
+          'auth.client_metadata_url is for browser logins; grant "client_credentials" uses ' +
+            "client_id",
+          "remove client_metadata_url",
+        );
+      }
+    }
+    let privateKey: string | undefined;
+    let privateKeySource: string | undefined;
+    if (auth.private_key !== undefined) {
+      privateKey = this.#expand(auth.private_key, [...path, "private_key"]);
+      privateKeySource = "auth.private_key";
+    } else if (auth.private_key_file !== undefined) {
+      const file = this.#cwd(auth.private_key_file, [...path, "private_key_file"]);
+      privateKeySource = `auth.private_key_file (${file})`;
+      try {
+        privateKey = Deno.readTextFileSync(file);
+      } catch (error) {
+        this.#add(
+          [...path, "private_key_file"],
+          `cannot read the private key file ${file}: ${(error as Error).message}`,
+          "point private_key_file at the client's key (PEM PKCS#8 or JWK JSON), readable by you",
+        );
+      }
+    }
+    return {
+      method: auth.method,
+      grant,
+      clientId: auth.client_id && this.#expand(auth.client_id, [...path, "client_id"]),
+      clientSecret: auth.client_secret &&
+        this.#expand(auth.client_secret, [...path, "client_secret"]),
+      privateKey,
+      privateKeySource,
+      privateKeyAlg: auth.private_key_alg ?? DEFAULTS.oauth.privateKeyAlg,
+      dpop: auth.dpop ?? DEFAULTS.oauth.dpop,
+      scopes: auth.scopes,
+      clientMetadataUrl: auth.client_metadata_url,
+      allowInternalHosts: auth.allow_internal_hosts,
+    };
   }
 
   #transport(entry: ServerEntry, path: Path): ServerConfig["transport"] | undefined {

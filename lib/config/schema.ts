@@ -13,6 +13,7 @@ import { z } from "zod";
 import { DEFAULTS } from "../defaults.ts";
 import { PROVIDER_NAMES } from "../llm/presets.ts";
 import { PROTOCOL_MODES, PROTOCOL_REVISIONS } from "../revisions.ts";
+import { CLIENT_ASSERTION_ALGS } from "./types.ts";
 
 /**
  * Longest duration a configuration may give a wait (timeouts), in seconds: one day. No
@@ -82,7 +83,27 @@ export const LlmSchema = z.strictObject({
 export const AuthSchema = z.strictObject({
   method: z.literal("oauth").describe('"oauth" turns on OAuth for this server'),
   client_id: z.string().min(1).describe("Pre-registered OAuth client id").optional(),
+  grant: z.enum(["authorization_code", "client_credentials"]).describe(
+    '"authorization_code": a person logs in in the browser (default); "client_credentials": ' +
+      "patchbay authenticates as the client itself, with client_secret or a private key, " +
+      "for CI and hosts without a browser",
+  ).optional(),
   client_secret: z.string().min(1).describe("Pre-registered OAuth client secret").optional(),
+  private_key: z.string().min(1).describe(
+    "The client's private key for private_key_jwt client authentication: PEM (PKCS#8) or a " +
+      "JWK as JSON; write ${VARIABLE} to take it from .env or the environment",
+  ).optional(),
+  private_key_file: z.string().min(1).describe(
+    "File holding the client's private key (PEM PKCS#8 or JWK JSON) for private_key_jwt; " +
+      "relative to this file's folder",
+  ).optional(),
+  private_key_alg: z.enum(CLIENT_ASSERTION_ALGS).describe(
+    `JWS algorithm of the private_key_jwt assertion (default ${DEFAULTS.oauth.privateKeyAlg})`,
+  ).optional(),
+  dpop: z.boolean().describe(
+    `Ask for DPoP-bound tokens (RFC 9449) and sign every request with a proof key ` +
+      `(default ${DEFAULTS.oauth.dpop})`,
+  ).optional(),
   scopes: z.array(z.string().min(1)).describe("Scopes to request (default: the server's)")
     .optional(),
   client_metadata_url: z.string().min(1).describe(

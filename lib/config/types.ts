@@ -36,10 +36,40 @@ export interface LlmConfig {
   maxRetries: number;
 }
 
+/** How patchbay obtains tokens: a person in a browser, or the client's own credentials. */
+export type OAuthGrant = "authorization_code" | "client_credentials";
+
+/** JWS algorithms for `private_key_jwt` client assertions (asymmetric only). */
+export const CLIENT_ASSERTION_ALGS = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+] as const;
+
 export interface OAuthSettings {
   method: "oauth";
+  /** @default DEFAULTS.oauth.grant ("authorization_code") */
+  grant?: OAuthGrant;
   clientId?: string;
   clientSecret?: string;
+  /**
+   * The client's private key for `private_key_jwt` (PEM PKCS#8 or a JWK as JSON), read from
+   * `auth.private_key` or the file `auth.private_key_file` when the entry is loaded.
+   */
+  privateKey?: string;
+  /** Where {@linkcode privateKey} came from, for messages: `auth.private_key_file (<path>)`. */
+  privateKeySource?: string;
+  /** @default DEFAULTS.oauth.privateKeyAlg ("RS256") */
+  privateKeyAlg?: (typeof CLIENT_ASSERTION_ALGS)[number];
+  /** DPoP-bound tokens (RFC 9449). @default DEFAULTS.oauth.dpop (false) */
+  dpop?: boolean;
   scopes?: string[];
   clientMetadataUrl?: string;
   /**

@@ -27,9 +27,21 @@ export interface CallbackCheckOptions {
   signal?: AbortSignal;
 }
 
-/** The OAuth servers of the configuration, by name. */
+/**
+ * The servers of the configuration that log in in the browser, by name (the
+ * client_credentials grant needs no callback).
+ */
 function oauthServers(config: Config): string[] {
-  return config.servers.filter((s) => !s.disabled && usesOAuth(s)).map((s) => s.name);
+  return config.servers.filter((s) =>
+    !s.disabled && usesOAuth(s) && (s.auth.grant ?? "authorization_code") === "authorization_code"
+  ).map((s) => s.name);
+}
+
+/** Why no browser login is needed: no OAuth at all, or only the client_credentials grant. */
+function noBrowserLogin(config: Config): string {
+  return config.servers.some((s) => !s.disabled && usesOAuth(s))
+    ? "no server logs in in the browser (client_credentials only)"
+    : "no server uses OAuth";
 }
 
 /**
@@ -43,7 +55,9 @@ export async function checkCallbackPort(
 ): Promise<CheckResult> {
   const name = "oauth_port";
   const servers = oauthServers(config);
-  if (servers.length === 0) return skip(name, "no server uses OAuth; nothing listens on port 3000");
+  if (servers.length === 0) {
+    return skip(name, `${noBrowserLogin(config)}; nothing listens on port 3000`);
+  }
   const listener = new CallbackListener({ port: options.port });
   try {
     await listener.start(servers[0]);
@@ -91,7 +105,7 @@ export function checkBrowser(
   os: typeof Deno.build.os = Deno.build.os,
 ): CheckResult {
   const name = "browser";
-  if (oauthServers(config).length === 0) return skip(name, "no server uses OAuth");
+  if (oauthServers(config).length === 0) return skip(name, noBrowserLogin(config));
   const variable = env.get("BROWSER");
   const commands = browserCommands("https://example.invalid/", variable, os);
   const programs = commands.map((argv) => argv[0]);

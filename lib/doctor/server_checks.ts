@@ -15,6 +15,7 @@ import { ConnectionManager } from "../connections/manager.ts";
 import type { ServerStatus } from "../connections/types.ts";
 import type { Environment } from "../env.ts";
 import { OAuthLoginRequiredError } from "../errors.ts";
+import { describeGrant, grantOf } from "../oauth/messages.ts";
 import type { Log } from "../log.ts";
 import { createOAuthRuntime, type TokenStore, tokenStoreFor, usesOAuth } from "../oauth/mod.ts";
 import type { Redactor } from "../redact.ts";
@@ -90,7 +91,9 @@ function serverResult(
     const { tools, prompts, resources } = state.counts;
     return pass(
       name,
-      `connected over ${server.transport}${usesOAuth(server) ? " with OAuth" : ""} in ${ms} ms: ` +
+      `connected over ${server.transport}${
+        usesOAuth(server) ? ` with OAuth (${describeGrant(grantOf(server.auth))})` : ""
+      } in ${ms} ms: ` +
         `${info} offers ${plural(tools, "tool")}, ${plural(prompts, "prompt")}, ` +
         plural(resources, "resource"),
     );

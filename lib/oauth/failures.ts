@@ -25,6 +25,12 @@ export interface FailureContext {
   redirectUri: string;
   /** The last OAuth answer received: the document an invalid-metadata error is about. */
   lastDocument?: FetchedDocument;
+  /** @default "authorization_code" */
+  grant?: "authorization_code" | "client_credentials";
+  /** How the client authenticates at the token endpoint. @default "none" */
+  clientAuthentication?: "private_key_jwt" | "client_secret_basic" | "none";
+  /** Where the private key came from (`auth.private_key_file (<path>)`). */
+  privateKeySource?: string;
 }
 
 /** Problems of an invalid document named in a message; the rest are counted. */
@@ -83,9 +89,17 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
   }
   if (error instanceof OAuthError) {
     const remedy = error.code === "invalid_client" || error.code === "unauthorized_client"
-      ? "check auth.client_id and auth.client_secret in the server entry"
+      ? clientRemedy(context)
       : error.code === "invalid_scope"
       ? "check auth.scopes against the scopes the server supports"
+      : error.code === "unsupported_grant_type"
+      ? grantRemedy(context)
+      : error.code === "use_dpop_nonce"
+      ? "the authorization server asked for a new DPoP nonce again after patchbay retried " +
+        "once with the one it gave: report it to the server's operator"
+      : error.code === "invalid_dpop_proof"
+      ? `if the service does not support DPoP, set "dpop": false in the entry's "auth"; ` +
+        "otherwise report it to the server's operator"
       : undefined;
     return fail(`the authorization server answered ${error.code}: ${error.message}`, remedy);
   }
@@ -114,6 +128,44 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
     );
   }
   return fail(message);
+}
+
+/** What to check when the authorization server does not accept the client. */
+function clientRemedy(context: FailureContext): string {
+  const entry = `in the entry for '${context.server}'`;
+  switch (context.clientAuthentication) {
+    case "private_key_jwt":
+      return `check auth.client_id and the key in ${
+        context.privateKeySource ?? "auth.private_key"
+      } ${entry}: the authorization server must have this key's public half registered ` +
+        "for the client, and auth.private_key_alg must be an algorithm it accepts";
+    case "client_secret_basic":
+      return `check auth.client_id and auth.client_secret ${entry} (a secret in .env: ` +
+        "check the variable there); a secret may also have expired or been rotated";
+    default:
+      return `check auth.client_id ${entry}`;
+  }
+}
+
+/** What to do when the authorization server refuses the grant patchbay asked for. */
+function grantRemedy(context: FailureContext): string {
+  return context.grant === "client_credentials"
+    ? "the authorization server does not allow the client_credentials grant for this " +
+      'client: enable it for the client at the service, or remove "grant" from the ' +
+      'entry\'s "auth" to log in in the browser'
+    : "the authorization server does not accept browser logins (authorization_code) for " +
+      `this client; if it was issued client credentials, set "grant": "client_credentials"`;
+}
+
+/** A server that keeps asking for a fresh DPoP nonce after patchbay sent the one it gave. */
+export function dpopNonceLoopError(server: string, where: string): OAuthFailedError {
+  return new OAuthFailedError(server, {
+    reason: `${where} answered use_dpop_nonce again after patchbay retried once with the ` +
+      "nonce it had just given (RFC 9449 §9): a nonce loop, so patchbay stops here",
+    remedy: "retry once; if it repeats, the server does not accept its own nonces: report " +
+      `it to the server's operator (until then, "dpop": false in the entry's "auth" avoids ` +
+      "DPoP if the server allows bearer tokens)",
+  });
 }
 
 /** One problem zod found in a document. */

@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { OAuthSettings } from "../config/types.ts";
+import { DEFAULTS } from "../defaults.ts";
 import type { OAuthEvent } from "./broker.ts";
 import type { ServerCredentials } from "./token_store.ts";
 
@@ -66,6 +68,44 @@ export interface LoginSummary {
   refreshable: boolean;
   scopes: string[];
   clientId?: string;
+  /**
+   * How the configuration obtains tokens (absent for a login whose server is no longer
+   * configured): `authorization_code` (browser) or `client_credentials`.
+   */
+  grant?: "authorization_code" | "client_credentials";
+  /** How the client authenticates at the token endpoint, as configured. */
+  clientAuthentication?: "client_secret_basic" | "private_key_jwt" | "none";
+  /** The configuration asks for DPoP-bound tokens. */
+  dpop?: boolean;
+  /** `Bearer` or `DPoP`: how the stored token is presented. */
+  tokenType?: string;
+}
+
+/** What a summary says about the configured grant, e.g. `client credentials (private_key_jwt), DPoP`. */
+export function describeGrant(
+  summary: Pick<LoginSummary, "grant" | "clientAuthentication" | "dpop">,
+): string {
+  if (!summary.grant) return "-";
+  const grant = summary.grant === "client_credentials"
+    ? `client credentials (${summary.clientAuthentication ?? "none"})`
+    : "browser";
+  return summary.dpop ? `${grant}, DPoP` : grant;
+}
+
+/** The grant-related fields of a summary, from the entry's `auth`. */
+export function grantOf(
+  settings: OAuthSettings | undefined,
+): Pick<LoginSummary, "grant" | "clientAuthentication" | "dpop"> {
+  if (!settings) return {};
+  return {
+    grant: settings.grant ?? DEFAULTS.oauth.grant,
+    clientAuthentication: settings.privateKey !== undefined
+      ? "private_key_jwt"
+      : settings.clientSecret !== undefined
+      ? "client_secret_basic"
+      : "none",
+    dpop: settings.dpop ?? DEFAULTS.oauth.dpop,
+  };
 }
 
 /** Summarises a stored document (never a token value). */
@@ -74,8 +114,15 @@ export function summarizeLogin(
   configuredUrl: string | undefined,
   stored: ServerCredentials | undefined,
   now: number,
+  settings?: OAuthSettings,
 ): LoginSummary {
-  const base = { server, configured: configuredUrl !== undefined, scopes: [], refreshable: false };
+  const base = {
+    server,
+    configured: configuredUrl !== undefined,
+    scopes: [],
+    refreshable: false,
+    ...grantOf(settings),
+  };
   if (!stored) return { ...base, url: configuredUrl, state: "not_logged_in" };
   const issuer = stored.issuer;
   const entry = issuer ? stored.issuers[issuer] : undefined;
@@ -88,6 +135,7 @@ export function summarizeLogin(
     refreshable: tokens?.refresh_token !== undefined,
     scopes: tokens?.scope?.split(" ").filter(Boolean) ?? [],
     clientId: entry?.client?.client_id,
+    tokenType: tokens?.token_type,
     state: "not_logged_in",
   };
   if (configuredUrl !== undefined && new URL(configuredUrl).href !== stored.serverUrl) {

@@ -16,18 +16,38 @@ export interface DiscoveryContext {
   server: string;
   serverUrl: URL;
   redirectUri: string;
+  /** How tokens are obtained. @default "authorization_code" */
+  grant?: "authorization_code" | "client_credentials";
   /** A client ID is configured, or one is stored for the issuer being checked. */
   hasClient: (issuer: string) => boolean;
   clientMetadataUrl?: string;
+}
+
+/**
+ * The endpoints a 2025-03-26 client uses when the server publishes no OAuth metadata at
+ * all: these paths on the authorization server's origin, which is then the MCP server's.
+ */
+export const FALLBACK_ENDPOINT_PATHS: Readonly<Record<string, string>> = {
+  authorization_endpoint: "/authorize",
+  token_endpoint: "/token",
+  registration_endpoint: "/register",
+};
+
+/**
+ * Discovery found neither protected-resource nor authorization-server metadata: the
+ * 2025-03-26 fallback applies (default endpoints on the server's origin).
+ */
+export function isFallbackDiscovery(state: OAuthDiscoveryState): boolean {
+  return !state.resourceMetadata && !state.authorizationServerMetadata;
 }
 
 /** Throws the typed error for discovery results patchbay will not work with. */
 export function checkDiscovery(state: OAuthDiscoveryState, context: DiscoveryContext): void {
   const { server } = context;
   const metadata = state.authorizationServerMetadata;
-  if (!state.resourceMetadata && !metadata) {
-    throw oauthUnsupportedError(server, context.serverUrl, state.authorizationServerUrl);
-  }
+  // No metadata at all: a 2025-03-26 server, used at its default endpoints (a server that
+  // does not do OAuth is told apart when they do not answer: provider.ts).
+  if (isFallbackDiscovery(state)) return;
   if (!metadata) {
     throw new OAuthFailedError(server, {
       reason: `the authorization server ${state.authorizationServerUrl} named by the server ` +
@@ -36,6 +56,8 @@ export function checkDiscovery(state: OAuthDiscoveryState, context: DiscoveryCon
         '"auth" and send a token with headers',
     });
   }
+  // No browser, no authorization code: PKCE and registration do not apply.
+  if (context.grant === "client_credentials") return;
   if (!metadata.code_challenge_methods_supported?.includes("S256")) {
     throw new OAuthFailedError(server, {
       reason: `the authorization server ${metadata.issuer} does not advertise PKCE with S256 ` +
@@ -72,6 +94,7 @@ export function oauthUnsupportedError(
   serverUrl: URL,
   authorizationServerUrl: string | URL,
   answeredWithoutCredentials = false,
+  fallback?: { url: string; status: number },
 ): OAuthUnsupportedError {
   return new OAuthUnsupportedError(
     server,
@@ -81,7 +104,12 @@ export function oauthUnsupportedError(
         : "") +
       `${serverUrl.origin} publishes no OAuth metadata: no protected-resource metadata ` +
       `(RFC 9728) and no authorization-server metadata at ${authorizationServerUrl} ` +
-      "(RFC 8414 / OpenID discovery), so it does not support OAuth",
+      "(RFC 8414 / OpenID discovery)" +
+      (fallback
+        ? `, and its default endpoint ${fallback.url} (2025-03-26) answered HTTP ` +
+          `${fallback.status}`
+        : "") +
+      ", so it does not support OAuth",
   );
 }
 

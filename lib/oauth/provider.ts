@@ -32,12 +32,16 @@
  */
 
 import {
+  type AddClientAuthentication,
   auth,
   type AuthOptions,
   computeScopeUnion,
+  createPrivateKeyJwtAuth,
   discoverOAuthServerInfo,
+  DpopSession,
   extractWWWAuthenticateParams,
   type FetchLike,
+  isDpopNonceChallenge,
   isStrictScopeSuperset,
   type OAuthClientInformationContext,
   type OAuthClientMetadata,
@@ -53,22 +57,33 @@ import {
   CancelledError,
   OAuthEndpointRefusedError,
   OAuthFailedError,
+  type OAuthUnsupportedError,
   StoreConnectError,
 } from "../errors.ts";
 import type { Log } from "../log.ts";
 import type { Redactor } from "../redact.ts";
+import { DEFAULTS } from "../defaults.ts";
 import { VERSION } from "../version.ts";
 import { abortable } from "./abortable.ts";
 import type { AuthorizationBroker, AuthorizationReason, OAuthEvent } from "./broker.ts";
 import { EndpointPolicy, type EndpointRole, type Resolver } from "./endpoint_policy.ts";
+import { loadDpopKeyPair, newDpopKey } from "./dpop_key.ts";
+import { privateKeySecrets } from "./private_key.ts";
 import {
+  dpopNonceLoopError,
   type FailureContext,
   insufficientScopeError,
   rejectedAfterLoginError,
   typedOAuthFailure,
 } from "./failures.ts";
 import { type FetchedDocument, guardedFetch } from "./guarded_fetch.ts";
-import { checkClientMetadataUrl, checkDiscovery, oauthUnsupportedError } from "./policy.ts";
+import {
+  checkClientMetadataUrl,
+  checkDiscovery,
+  FALLBACK_ENDPOINT_PATHS,
+  isFallbackDiscovery,
+  oauthUnsupportedError,
+} from "./policy.ts";
 import { probeServer } from "./probe.ts";
 import { withSdkWarningsLogged } from "./sdk_warnings.ts";
 import {
@@ -169,6 +184,20 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   #loginMs = 0;
   #inflight: Promise<"refresh" | "browser"> | undefined;
   #refreshing: Promise<void> | undefined;
+  #dpop: Promise<DpopSession> | undefined;
+
+  /**
+   * The token request of the `client_credentials` grant (set only for that grant: the SDK
+   * then asks for tokens without a browser).
+   */
+  prepareTokenRequest?: (scope?: string) => URLSearchParams;
+  /** `private_key_jwt` client authentication (set only when the entry has a private key). */
+  addClientAuthentication?: AddClientAuthentication;
+  /**
+   * The DPoP session (set only with `auth.dpop`): the SDK signs token requests with it, and
+   * {@linkcode wrapFetch} every request to the server.
+   */
+  dpop?: () => Promise<DpopSession>;
 
   constructor(options: OAuthProviderOptions) {
     if (!options.server.auth) {
@@ -191,13 +220,42 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     this.#fetch = this.#guarded(options.fetch ?? ((input, init) => fetch(input, init)));
     this.#now = options.now ?? Date.now;
     this.#requestedScope = this.#configuredScope;
-    this.#redactor?.addSecret(options.server.auth.clientSecret);
+    const settings = options.server.auth;
+    this.#redactor?.addSecret(settings.clientSecret);
+    if (this.grant === "client_credentials") {
+      this.prepareTokenRequest = (scope) => {
+        const params = new URLSearchParams({ grant_type: "client_credentials" });
+        if (scope) params.set("scope", scope);
+        return params;
+      };
+    }
+    if (settings.privateKey !== undefined && settings.clientId !== undefined) {
+      this.#registerPrivateKey(settings.privateKey);
+      this.addClientAuthentication = this.#privateKeyJwt(settings.clientId, settings.privateKey);
+    }
+    if (settings.dpop) this.dpop = () => this.#dpop ??= this.#dpopSession();
+  }
+
+  /** How tokens are obtained for this server. */
+  get grant(): "authorization_code" | "client_credentials" {
+    return this.#entry.auth!.grant ?? DEFAULTS.oauth.grant;
+  }
+
+  /** How the client authenticates at the token endpoint. */
+  get clientAuthentication(): "private_key_jwt" | "client_secret_basic" | "none" {
+    const settings = this.#entry.auth!;
+    return settings.privateKey !== undefined
+      ? "private_key_jwt"
+      : settings.clientSecret !== undefined
+      ? "client_secret_basic"
+      : "none";
   }
 
   // ── OAuthClientProvider ───────────────────────────────────────────────────────────
 
-  get redirectUrl(): string {
-    return this.#broker.redirectUri;
+  /** The callback for a browser login; none for `client_credentials` (no browser). */
+  get redirectUrl(): string | undefined {
+    return this.grant === "client_credentials" ? undefined : this.#broker.redirectUri;
   }
 
   get clientMetadataUrl(): string | undefined {
@@ -205,13 +263,13 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    const secret = this.#entry.auth!.clientSecret;
+    const browser = this.grant === "authorization_code";
     return {
       client_name: "patchbay",
-      redirect_uris: [this.redirectUrl],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: secret ? "client_secret_basic" : "none",
+      redirect_uris: browser ? [this.#broker.redirectUri] : [],
+      grant_types: browser ? ["authorization_code", "refresh_token"] : ["client_credentials"],
+      response_types: browser ? ["code"] : [],
+      token_endpoint_auth_method: this.clientAuthentication,
       scope: this.#configuredScope,
       software_id: "patchbay",
       software_version: VERSION,
@@ -320,6 +378,8 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     if (scope === "all") {
       await this.#store.delete(this.server);
       this.#record = undefined;
+      // The DPoP key went with the record: the next tokens are bound to a new one.
+      this.#dpop = undefined;
       return;
     }
     await this.#update((record) => {
@@ -351,7 +411,8 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     checkDiscovery(state, {
       server: this.server,
       serverUrl: this.serverUrl,
-      redirectUri: this.redirectUrl,
+      redirectUri: this.#broker.redirectUri,
+      grant: this.grant,
       clientMetadataUrl: this.clientMetadataUrl,
       hasClient: (issuer) =>
         this.#entry.auth!.clientId !== undefined || record?.issuers[issuer]?.client !== undefined,
@@ -414,7 +475,9 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
       signal: options.signal,
       cancelsLogin: true,
     });
-    return how === "browser" ? "authorized" : "refreshed";
+    // The client_credentials grant obtains new tokens without a browser: a login, not a
+    // refresh.
+    return how === "browser" || this.grant === "client_credentials" ? "authorized" : "refreshed";
   }
 
   /**
@@ -432,7 +495,7 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
       const signal = init?.signal ?? undefined;
       await this.#current();
       if (this.#expiresWithin(REFRESH_MARGIN_MS)) await this.#refresh(signal);
-      const send = async () => base(input, await this.#withCurrentToken(init));
+      const send = () => this.#send(base, input, init, url);
       let response = await send();
       let reauthorizations = 0;
       let stepUps = 0;
@@ -556,7 +619,12 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     const record = await this.#current();
     const issuer = record?.issuer ?? "";
     const entry = record?.issuers[issuer];
-    this.#log.info(how === "browser" ? "OAuth login complete" : "OAuth tokens refreshed", {
+    const what = how === "browser"
+      ? "OAuth login complete"
+      : this.grant === "client_credentials"
+      ? "OAuth tokens obtained with the client_credentials grant"
+      : "OAuth tokens refreshed";
+    this.#log.info(what, {
       issuer,
       scope: entry?.tokens?.scope,
     });
@@ -578,8 +646,36 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
         () => auth(this, { serverUrl: this.serverUrl, fetchFn: this.#fetch, ...options }),
       );
     } catch (error) {
-      throw typedOAuthFailure(error, this.#failureContext);
+      throw this.#fallbackRefusal(error) ?? typedOAuthFailure(error, this.#failureContext);
     }
+  }
+
+  /**
+   * A server without OAuth metadata whose default endpoints (the 2025-03-26 fallback) do
+   * not exist or refuse everyone does not support OAuth (CONTRACT.md 5.3): said so, with
+   * the endpoint and its answer, rather than as a failed login.
+   */
+  #fallbackRefusal(error: unknown): OAuthUnsupportedError | undefined {
+    const discovery = this.#record?.discovery;
+    const last = this.#lastDocument;
+    if (!discovery || !isFallbackDiscovery(discovery) || !last) return undefined;
+    if (error instanceof OAuthEndpointRefusedError || error instanceof CancelledError) {
+      return undefined;
+    }
+    const at = new URL(last.url);
+    const field = USED_ENDPOINTS.find(([field]) => sameEndpoint(endpointOf(discovery, field), at));
+    // Missing (404, 405) anywhere, or registration refused to everyone (401, 403); a token
+    // endpoint's 401 is an answer about the client (invalid_client), reported as such.
+    const absent = last.status === 404 || last.status === 405 ||
+      (field?.[0] === "registration_endpoint" && (last.status === 401 || last.status === 403));
+    if (!field || !absent) return undefined;
+    return oauthUnsupportedError(
+      this.server,
+      this.serverUrl,
+      discovery.authorizationServerUrl,
+      false,
+      { url: last.url, status: last.status },
+    );
   }
 
   async #stepUp(
@@ -630,6 +726,8 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
         clientInformation: client,
         refreshToken: tokens.refresh_token,
         resource: discovery.resourceMetadata?.resource,
+        addClientAuthentication: this.addClientAuthentication,
+        dpop: this.dpop ? await this.dpop() : undefined,
         fetchFn: this.#fetch,
       });
       await this.saveTokens({ ...fresh, issuer }, { issuer });
@@ -646,22 +744,130 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     }
   }
 
-  async #withCurrentToken(init: RequestInit | undefined): Promise<RequestInit> {
-    const token = (await this.tokens())?.access_token;
+  /**
+   * One request to the server with the current token: a DPoP-bound token is presented with
+   * the `DPoP` scheme and a fresh proof, and a `use_dpop_nonce` challenge is answered once
+   * with the nonce the server gave (RFC 9449 §9); a second challenge is a nonce loop.
+   */
+  async #send(
+    base: FetchLike,
+    input: Parameters<FetchLike>[0],
+    init: RequestInit | undefined,
+    url: URL,
+  ): Promise<Response> {
+    const session = this.dpop ? await this.dpop() : undefined;
+    const response = await base(input, await this.#withCurrentToken(init, url, session));
+    const bound = session && (await this.tokens())?.token_type?.toLowerCase() === "dpop";
+    if (!bound) return response;
+    session.observeNonce(response, url);
+    if (!isDpopNonceChallenge(response) || !response.headers.has("dpop-nonce")) return response;
+    await response.body?.cancel();
+    this.#log.info("DPoP nonce challenge from the server; retrying once with its nonce");
+    const retried = await base(input, await this.#withCurrentToken(init, url, session));
+    session.observeNonce(retried, url);
+    if (isDpopNonceChallenge(retried)) {
+      await retried.body?.cancel();
+      throw dpopNonceLoopError(this.server, `the MCP server ${this.serverUrl.href}`);
+    }
+    return retried;
+  }
+
+  async #withCurrentToken(
+    init: RequestInit | undefined,
+    url: URL,
+    session: DpopSession | undefined,
+  ): Promise<RequestInit> {
+    const tokens = await this.tokens();
+    const token = tokens?.access_token;
     if (!token) return init ?? {};
     const headers = new Headers(init?.headers);
-    headers.set("authorization", `Bearer ${token}`);
+    if (session && tokens.token_type?.toLowerCase() === "dpop") {
+      // A DPoP-bound token is useless without its proof (RFC 9449 §7.1): fresh per request.
+      const htm = (init?.method ?? "GET").toUpperCase();
+      headers.set("authorization", `DPoP ${token}`);
+      headers.set("dpop", await session.buildProof({ htm, htu: url, accessToken: token }));
+    } else {
+      headers.set("authorization", `Bearer ${token}`);
+      headers.delete("dpop");
+    }
     return { ...init, headers };
+  }
+
+  /** `private_key_jwt` with the SDK's signer, its failures typed. */
+  #privateKeyJwt(clientId: string, privateKey: string): AddClientAuthentication {
+    const settings = this.#entry.auth!;
+    let key: string | Record<string, unknown> = privateKey;
+    const text = privateKey.trim();
+    if (text.startsWith("{")) {
+      try {
+        key = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        // Not JSON after all: the signer reports it as an unreadable key.
+      }
+    }
+    const sign = createPrivateKeyJwtAuth({
+      issuer: clientId,
+      subject: clientId,
+      privateKey: key,
+      alg: settings.privateKeyAlg ?? DEFAULTS.oauth.privateKeyAlg,
+    });
+    return async (headers, params, url, metadata) => {
+      try {
+        await sign(headers, params, url, metadata);
+      } catch (error) {
+        throw new OAuthFailedError(this.server, {
+          reason: `the private key in ${settings.privateKeySource ?? "auth.private_key"} could ` +
+            `not sign a ${settings.privateKeyAlg ?? DEFAULTS.oauth.privateKeyAlg} client ` +
+            `assertion (${(error as Error).message.split("\n")[0].slice(0, 160)})`,
+          remedy: "give a PKCS#8 PEM (-----BEGIN PRIVATE KEY-----) or a private JWK, and set " +
+            "auth.private_key_alg to the algorithm the key is for (RS256 for RSA, ES256 for " +
+            "P-256, EdDSA for Ed25519)",
+          cause: error,
+        });
+      }
+    };
+  }
+
+  /** Every part of a private key is a secret: the PEM, its lines, a JWK's private members. */
+  #registerPrivateKey(privateKey: string): void {
+    for (const secret of privateKeySecrets(privateKey)) this.#redactor?.addSecret(secret);
+  }
+
+  /**
+   * The DPoP key of this server: the one stored with its tokens (they are bound to it), or
+   * a new P-256 key, stored before any token is asked for with it.
+   */
+  async #dpopSession(): Promise<DpopSession> {
+    const stored = (await this.#current())?.dpopKey;
+    if (stored) {
+      this.#redactor?.addSecret(stored.privateJwk.d);
+      try {
+        return await DpopSession.create({ keyPair: await loadDpopKeyPair(stored) });
+      } catch (error) {
+        this.#log.warn("the stored DPoP key cannot be used; making a new one", { error });
+      }
+    }
+    const fresh = await newDpopKey();
+    this.#redactor?.addSecret(fresh.stored.privateJwk.d);
+    await this.#update((record) => {
+      record.dpopKey = fresh.stored;
+      // Tokens bound to another key are useless with this one.
+      for (const entry of Object.values(record.issuers)) {
+        if (entry.tokens?.token_type?.toLowerCase() === "dpop") {
+          entry.tokens = undefined;
+          entry.expiresAt = undefined;
+        }
+      }
+    });
+    return await DpopSession.create({ keyPair: fresh.keyPair });
   }
 
   /** Requests to the MCP server itself, not to metadata or authorization endpoints. */
   #isResourceRequest(url: URL): boolean {
     if (url.origin !== this.serverUrl.origin) return false;
     if (url.pathname.startsWith("/.well-known/")) return false;
-    const metadata = this.#record?.discovery?.authorizationServerMetadata as
-      | Record<string, unknown>
-      | undefined;
-    return !USED_ENDPOINTS.some(([field]) => sameEndpoint(metadata?.[field], url));
+    const discovery = this.#record?.discovery;
+    return !USED_ENDPOINTS.some(([field]) => sameEndpoint(endpointOf(discovery, field), url));
   }
 
   /** The server names protected-resource metadata other than the cached one. */
@@ -685,8 +891,11 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     return {
       server: this.server,
       serverUrl: this.serverUrl,
-      redirectUri: this.redirectUrl,
+      redirectUri: this.#broker.redirectUri,
       lastDocument: this.#lastDocument,
+      grant: this.grant,
+      clientAuthentication: this.clientAuthentication,
+      privateKeySource: this.#entry.auth!.privateKeySource,
     };
   }
 
@@ -708,15 +917,10 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
       await this.#policy.check(state.resourceMetadataUrl, RESOURCE_METADATA_HINT);
     }
     await this.#policy.check(state.authorizationServerUrl, AUTHORIZATION_SERVER);
-    const metadata = state.authorizationServerMetadata as Record<string, unknown> | undefined;
     for (const [field, credentials] of USED_ENDPOINTS) {
-      const value = metadata?.[field];
+      const value = endpointOf(state, field);
       if (value === undefined) continue;
-      await this.#policy.check(String(value), {
-        name: field,
-        source: "in the authorization server's metadata",
-        credentials,
-      });
+      await this.#policy.check(String(value), { ...endpointRole(state, field), credentials });
     }
   }
 
@@ -739,12 +943,9 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
   /** What `url` is in the discovered metadata, for messages. */
   #roleOf(url: URL): EndpointRole | undefined {
     const discovery = this.#record?.discovery;
-    const metadata = discovery?.authorizationServerMetadata as
-      | Record<string, unknown>
-      | undefined;
     for (const [field, credentials] of USED_ENDPOINTS) {
-      if (sameEndpoint(metadata?.[field], url)) {
-        return { name: field, source: "in the authorization server's metadata", credentials };
+      if (sameEndpoint(endpointOf(discovery, field), url)) {
+        return { ...endpointRole(discovery, field), credentials };
       }
     }
     if (url.pathname.startsWith("/.well-known/")) {
@@ -832,6 +1033,34 @@ const USED_ENDPOINTS: ReadonlyArray<readonly [string, boolean]> = [
   ["registration_endpoint", false],
   ["revocation_endpoint", true],
 ];
+
+/**
+ * The address of an endpoint patchbay uses: from the authorization server's metadata, or,
+ * for a server that publishes none (the 2025-03-26 fallback), the default path on the
+ * authorization server's origin, which is then the MCP server's own.
+ */
+function endpointOf(
+  state: OAuthDiscoveryState | undefined,
+  field: string,
+): string | undefined {
+  if (!state) return undefined;
+  const metadata = state.authorizationServerMetadata as Record<string, unknown> | undefined;
+  if (metadata) return typeof metadata[field] === "string" ? metadata[field] as string : undefined;
+  if (!isFallbackDiscovery(state)) return undefined;
+  const path = FALLBACK_ENDPOINT_PATHS[field];
+  return path ? new URL(path, state.authorizationServerUrl).href : undefined;
+}
+
+/** What an endpoint is, for the policy's messages. */
+function endpointRole(state: OAuthDiscoveryState | undefined, field: string): EndpointRole {
+  return state?.authorizationServerMetadata
+    ? { name: field, source: "in the authorization server's metadata" }
+    : {
+      name: field,
+      source: "by default on the server's origin (2025-03-26: the server publishes no " +
+        "OAuth metadata)",
+    };
+}
 
 function sameEndpoint(value: unknown, url: URL): boolean {
   if (typeof value !== "string") return false;

@@ -17,6 +17,7 @@ import type {
   StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
 import { basename, join } from "node:path";
+import type { StoredDpopKey } from "./dpop_key.ts";
 import { DenoPermissionError, denoPermissionFlag, PatchbayError } from "../errors.ts";
 import { configDir } from "../paths.ts";
 import { chmodOwnerOnly, replacePrivateFile } from "../private_file.ts";
@@ -56,6 +57,11 @@ export interface ServerCredentials {
   issuers: Record<string, IssuerCredentials>;
   /** Protected-resource and authorization-server metadata from the last discovery. */
   discovery?: OAuthDiscoveryState;
+  /**
+   * The DPoP key the tokens are bound to (`auth.dpop`): kept with them, since a bound token
+   * is useless without it (dpop_key.ts).
+   */
+  dpopKey?: StoredDpopKey;
   /** ISO time of the last write. */
   updatedAt: string;
 }

@@ -14,6 +14,7 @@
 
 import type { AuthInfo } from "@modelcontextprotocol/server";
 import { OAuthError, OAuthErrorCode } from "@modelcontextprotocol/server";
+import { type DpopClaims, verifyDpopProof } from "./dpop_verify.ts";
 
 /** A client the server knows. */
 export interface TestClient {
@@ -56,6 +57,13 @@ export interface AuthorizationServerOptions {
   grant?: (requested: string[]) => string[];
   /** Clients known without registration. */
   clients?: TestClient[];
+  /** Accept the client_credentials grant (and advertise it). @default false */
+  clientCredentials?: boolean;
+  /**
+   * Bind tokens to the key of a valid DPoP proof on the token request (`token_type: DPoP`),
+   * and advertise `dpop_signing_alg_values_supported`. @default false
+   */
+  dpop?: boolean;
 }
 
 /** A record of what the server was asked. */
@@ -65,6 +73,8 @@ export interface AuthorizationServerLog {
   token: Array<{ params: URLSearchParams; clientAuth: "basic" | "post" | "none" }>;
   register: Array<Record<string, unknown>>;
   revoke: URLSearchParams[];
+  /** DPoP proofs of token requests: their claims, or why they were refused. */
+  dpop: Array<DpopClaims | { error: string }>;
 }
 
 interface Grant {
@@ -113,6 +123,7 @@ export function startAuthorizationServer(
     token: [],
     register: [],
     revoke: [],
+    dpop: [],
   };
   const clients = new Map<string, TestClient>(
     (options.clients ?? []).map((client) => [client.client_id, client]),
@@ -138,8 +149,13 @@ export function startAuthorizationServer(
     ...(o().registration ?? true ? { registration_endpoint: `${state.issuer}/register` } : {}),
     ...(o().revocation ?? true ? { revocation_endpoint: `${state.issuer}/revoke` } : {}),
     response_types_supported: ["code"],
-    grant_types_supported: ["authorization_code", "refresh_token"],
+    grant_types_supported: [
+      "authorization_code",
+      "refresh_token",
+      ...(o().clientCredentials ? ["client_credentials"] : []),
+    ],
     token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+    ...(o().dpop ? { dpop_signing_alg_values_supported: ["ES256"] } : {}),
     ...(o().codeChallengeMethods === null
       ? {}
       : { code_challenge_methods_supported: o().codeChallengeMethods ?? ["S256"] }),
@@ -186,20 +202,24 @@ export function startAuthorizationServer(
     return { client, method };
   }
 
-  function issueTokens(grant: Omit<Grant, "expiresAt" | "revoked">) {
+  function issueTokens(
+    { refresh = true, tokenType = "Bearer", ...grant }:
+      & Omit<Grant, "expiresAt" | "revoked">
+      & { refresh?: boolean; tokenType?: string },
+  ) {
     const lifetime = o().accessTokenSeconds ?? 3600;
     const access = `at-${crypto.randomUUID()}`;
     accessTokens.set(access, { ...grant, expiresAt: Date.now() + lifetime * 1000, revoked: false });
     const body: Record<string, unknown> = {
       access_token: access,
-      token_type: "Bearer",
+      token_type: tokenType,
       expires_in: lifetime,
       scope: grant.scopes.join(" "),
     };
-    if (o().refreshTokens ?? true) {
-      const refresh = `rt-${crypto.randomUUID()}`;
-      refreshTokens.set(refresh, { ...grant, expiresAt: Infinity, revoked: false });
-      body.refresh_token = refresh;
+    if (refresh && (o().refreshTokens ?? true)) {
+      const refreshToken = `rt-${crypto.randomUUID()}`;
+      refreshTokens.set(refreshToken, { ...grant, expiresAt: Infinity, revoked: false });
+      body.refresh_token = refreshToken;
     }
     return Response.json(body, { headers: { "cache-control": "no-store" } });
   }
@@ -279,6 +299,20 @@ export function startAuthorizationServer(
     log.token.push({ params, clientAuth: authenticated.method });
     if ("error" in authenticated) return oauthError("invalid_client", 401);
     const { client } = authenticated;
+    let tokenType = "Bearer";
+    if (o().dpop && request.headers.has("dpop")) {
+      try {
+        const claims = await verifyDpopProof(request.headers.get("dpop"), {
+          htm: "POST",
+          htu: request.url,
+        });
+        log.dpop.push(claims);
+        tokenType = "DPoP";
+      } catch (error) {
+        log.dpop.push({ error: (error as Error).message });
+        return oauthError("invalid_dpop_proof", 400, (error as Error).message);
+      }
+    }
     const grantType = params.get("grant_type");
     if (grantType === "authorization_code") {
       const pending = codes.get(params.get("code") ?? "");
@@ -308,6 +342,17 @@ export function startAuthorizationServer(
         clientId: client.client_id,
         scopes: narrowed ?? grant.scopes,
         resource: params.get("resource") ?? grant.resource,
+      });
+    }
+    if (grantType === "client_credentials" && (o().clientCredentials ?? false)) {
+      // The client authenticated itself above: no browser, no code, no refresh token.
+      const requested = params.get("scope")?.split(" ").filter(Boolean) ?? [];
+      return issueTokens({
+        clientId: client.client_id,
+        scopes: requested,
+        resource: params.get("resource") ?? undefined,
+        refresh: false,
+        tokenType,
       });
     }
     return oauthError("unsupported_grant_type");

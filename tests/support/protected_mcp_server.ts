@@ -22,6 +22,7 @@ import {
   requireScopes,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { type DpopClaims, verifyDpopProof } from "./dpop_verify.ts";
 import type { AuthorizationServer } from "./oauth_server.ts";
 
 /** Options of {@linkcode startProtectedMcpServer}. */
@@ -50,6 +51,12 @@ export interface ProtectedServerOptions {
   noOAuth?: boolean;
   /** The port to listen on (a restart at the same address). @default a random free port */
   port?: number;
+  /**
+   * Take DPoP-bound tokens only (`Authorization: DPoP` with a valid proof, RFC 9449 §7),
+   * and with `nonce` ask for a server nonce: `"once"` challenges a proof without the
+   * current nonce; `"always"` challenges every proof with a new nonce (a nonce loop).
+   */
+  dpop?: { nonce?: "once" | "always" };
 }
 
 /** One request the server received. */
@@ -65,6 +72,8 @@ export interface ProtectedServer {
   url: string;
   origin: string;
   requests: SeenRequest[];
+  /** With `dpop`: each proof received, its claims or why it was refused, and the answer. */
+  dpopProofs: Array<{ claims?: DpopClaims; error?: string; status: number }>;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -147,8 +156,61 @@ export function startProtectedMcpServer(options: ProtectedServerOptions): Protec
       : undefined,
   });
 
-  async function route(request: Request): Promise<Response> {
+  const dpopProofs: ProtectedServer["dpopProofs"] = [];
+  let nonce = "";
+
+  /** A DPoP-bound request as the bearer request the gate checks, or the refusal. */
+  async function dpopGate(request: Request): Promise<Request | Response> {
+    const authorization = request.headers.get("authorization") ?? "";
+    const challenge = (error: string, status = 401, fresh = false) => {
+      const headers = new Headers({ "www-authenticate": `DPoP error="${error}"` });
+      if (fresh) {
+        nonce = `n-${crypto.randomUUID()}`;
+        headers.set("dpop-nonce", nonce);
+      }
+      dpopProofs.push({ error, status });
+      return new Response(error, { status, headers });
+    };
+    if (!authorization.startsWith("DPoP ")) {
+      // No token yet (or a Bearer one): the gate answers with its challenge.
+      return request;
+    }
+    const token = authorization.slice(5);
+    let claims: DpopClaims;
+    try {
+      claims = await verifyDpopProof(request.headers.get("dpop"), {
+        htm: request.method,
+        htu: request.url,
+        accessToken: token,
+      });
+    } catch (error) {
+      return challenge(`invalid_dpop_proof: ${(error as Error).message}`);
+    }
+    const mode = options.dpop?.nonce;
+    if (mode === "always" || (mode === "once" && claims.nonce !== nonce)) {
+      const refused = challenge("use_dpop_nonce", 401, true);
+      dpopProofs[dpopProofs.length - 1].claims = claims;
+      return refused;
+    }
+    dpopProofs.push({ claims, status: 200 });
+    const headers = new Headers(request.headers);
+    headers.set("authorization", `Bearer ${token}`);
+    return new Request(request.url, {
+      method: request.method,
+      headers,
+      body: request.body,
+      duplex: "half",
+    } as RequestInit);
+  }
+
+  async function route(original: Request): Promise<Response> {
+    let request = original;
     const path = new URL(request.url).pathname;
+    if (options.dpop && path === PATH) {
+      const gated = await dpopGate(request);
+      if (gated instanceof Response) return gated;
+      request = gated;
+    }
     if (path === metadataPaths[at] && request.method === "GET" && !options.noOAuth) {
       if (!options.authorizationServer) return new Response("not found", { status: 404 });
       const authorizationServer = options.authorizationServer;
@@ -191,6 +253,7 @@ export function startProtectedMcpServer(options: ProtectedServerOptions): Protec
     url,
     origin: state.origin,
     requests,
+    dpopProofs,
     close,
     [Symbol.asyncDispose]: close,
   };

@@ -46,6 +46,11 @@ export interface RemoteOAuthOptions {
   resourceMetadata?: string;
   /** Answers the MCP endpoint instead of the 401 challenge (redirect tests). */
   mcpAnswer?: () => Response;
+  /**
+   * The MCP server publishes no OAuth metadata at all (a 2025-03-26 server): its
+   * well-known addresses answer 404 and its challenge names none. @default false
+   */
+  noMetadata?: boolean;
 }
 
 /** A running remote stand-in. */
@@ -117,6 +122,16 @@ async function answer(
   options: RemoteOAuthOptions,
 ): Promise<Response> {
   if (host === "mcp.example.test") {
+    if (options.noMetadata && url.pathname.startsWith("/.well-known/")) {
+      return new Response("not found", { status: 404 });
+    }
+    if (options.noMetadata && url.pathname === "/mcp") {
+      await request.body?.cancel();
+      return new Response("login required", {
+        status: 401,
+        headers: { "www-authenticate": "Bearer" },
+      });
+    }
     if (url.pathname === "/mcp") {
       await request.body?.cancel();
       if (options.mcpAnswer) return options.mcpAnswer();
