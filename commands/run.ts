@@ -99,6 +99,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
       // stdin is the prompt (or not a terminal): only a terminal on both ends can answer.
       interactive: !json && Deno.stdin.isTerminal() && Deno.stderr.isTerminal(),
       acceptFormDefaults: options.acceptFormDefaults,
+      surface: "script",
     });
     connecting = false;
     reportServers(session, json, output, runtime.logger.redactor);
