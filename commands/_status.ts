@@ -24,6 +24,11 @@ export interface StatusOptions {
   compact?: boolean;
   /** The time durations are measured to. @default now */
   now?: Date;
+  /**
+   * List only these servers (the failed ones, under a scripting command); the header still
+   * counts every server. @default every server
+   */
+  only?: (status: ServerStatus) => boolean;
 }
 
 /** One line per server (state, transport, what it offers), failures with cause and remedy. */
@@ -56,9 +61,10 @@ export function renderServerStatus(
     `${style.bold("Servers")}  ${connected} of ${plural(enabled.length, "server")} connected` +
     (moving.length > 0 ? ` (${moving.join(", ")})` : ""),
   ];
-  const nameWidth = Math.max(...states.map((s) => s.name.length));
-  const stateWidth = Math.max(...states.map((s) => label(s).length));
-  for (const status of states) {
+  const listed = options.only ? states.filter(options.only) : states;
+  const nameWidth = Math.max(...listed.map((s) => s.name.length));
+  const stateWidth = Math.max(...listed.map((s) => label(s).length));
+  for (const status of listed) {
     const mark = status.disabled
       ? style.dim("-")
       : status.state === "connected"

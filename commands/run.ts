@@ -149,5 +149,7 @@ function reportServers(
   }
   const failed = states.filter((s) => !s.disabled && s.state !== "connected");
   if (failed.length === 0) return;
-  output.err(`${renderServerStatus(failed, { style: session.errStyle, redactor })}\n`);
+  // The header counts every server; only the failed ones are listed.
+  const only = (s: (typeof states)[number]) => failed.includes(s);
+  output.err(`${renderServerStatus(states, { style: session.errStyle, redactor, only })}\n`);
 }

@@ -381,8 +381,33 @@ export function denoPermissionFlag(error: unknown): string | undefined {
   return `--allow-${kind}=${absolute}`;
 }
 
-/** How deep {@linkcode findDenoDenial} follows `cause` chains (they can be cyclic). */
+/** How deep {@linkcode causeChain} follows `cause` chains (they can be cyclic). */
 const CAUSE_DEPTH_LIMIT = 8;
+
+/** How many errors {@linkcode causeChain} returns at most (aggregates can be wide). */
+const CAUSE_COUNT_LIMIT = 32;
+
+/**
+ * An error and everything behind it, outermost first: its `cause` chain, and the errors an
+ * `AggregateError` gathered (fetch, the SDKs and node:net wrap the runtime's error in their
+ * own). The one walker of cause chains: bounded in depth and count, and safe on cycles.
+ */
+export function causeChain(error: unknown): unknown[] {
+  const found: unknown[] = [];
+  const seen = new Set<unknown>();
+  const visit = (current: unknown, depth: number) => {
+    if (current === undefined || current === null || depth > CAUSE_DEPTH_LIMIT) return;
+    if (seen.has(current) || found.length >= CAUSE_COUNT_LIMIT) return;
+    seen.add(current);
+    found.push(current);
+    if (current instanceof AggregateError) {
+      for (const inner of current.errors) visit(inner, depth + 1);
+    }
+    if (typeof current === "object") visit((current as { cause?: unknown }).cause, depth + 1);
+  };
+  visit(error, 0);
+  return found;
+}
 
 /**
  * The sandbox refusal behind `error`, if any: libraries (fetch, the SDKs, node:net) wrap
@@ -390,17 +415,10 @@ const CAUSE_DEPTH_LIMIT = 8;
  */
 export function findDenoDenial(
   error: unknown,
-  depth = 0,
 ): InstanceType<typeof Deno.errors.NotCapable> | undefined {
-  if (depth > CAUSE_DEPTH_LIMIT || error === null || typeof error !== "object") return undefined;
-  if (error instanceof Deno.errors.NotCapable) return error;
-  if (error instanceof AggregateError) {
-    for (const inner of error.errors) {
-      const found = findDenoDenial(inner, depth + 1);
-      if (found) return found;
-    }
-  }
-  return findDenoDenial((error as { cause?: unknown }).cause, depth + 1);
+  return causeChain(error).find((e): e is InstanceType<typeof Deno.errors.NotCapable> =>
+    e instanceof Deno.errors.NotCapable
+  );
 }
 
 // ---- The model provider, the agent loop and sampling (issue 4) ----

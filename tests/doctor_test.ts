@@ -305,7 +305,7 @@ Deno.test("Network unreachable: the provider's host name does not resolve", asyn
   assert.equal(provider.status, "fail");
   assert.match(
     provider.finding,
-    new RegExp(`^Network unreachable — the host name ${UNRESOLVABLE} could not be resolved`),
+    new RegExp(`^Network unreachable — the host name '${UNRESOLVABLE}' does not resolve`),
   );
 });
 
@@ -445,7 +445,7 @@ Deno.test("Could not connect to the store: Redis down, wrong password, wrong dat
   assert.equal(refused.status, "fail");
   assert.match(
     refused.finding,
-    new RegExp(`^Could not connect to Redis at 127\\.0\\.0\\.1:${down}: connection refused`),
+    new RegExp(`^Could not connect to Redis at 127\\.0\\.0\\.1:${down} db 0: connection refused`),
   );
   assert.equal(refused.remedy, REMEDY.store);
 

@@ -34,8 +34,8 @@ import { abridge } from "../text.ts";
 import type { HttpCloseReason } from "../transports/http.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
 import { hasProcFs, listeningPorts, processTree } from "../transports/process.ts";
+import { errorChain, netLabel, netReason } from "../failure.ts";
 import {
-  errorChain,
   htmlTitle,
   type HttpAnswer,
   isJsonRpcAnswer,
@@ -591,16 +591,17 @@ function networkFailure(
 ): ServerConnectError {
   const info = (reason: string, remedy: string) =>
     new ServerConnectError(server.name, { reason, remedy, cause: context.error });
+  const target = { address, host: new URL(server.url).hostname };
   switch (failure.kind) {
     case "refused":
       return info(
-        `Connection refused: nothing is listening at ${address} (the server is not running ` +
+        `${netLabel("refused")}: ${netReason("refused", target)} (the server is not running ` +
           "at the configured address)",
         `${REMEDY.notRunning}; if it is running, check the port it listens on and fix "url"`,
       );
     case "dns":
       return info(
-        `the host name '${new URL(server.url).hostname}' does not resolve (DNS lookup failed)`,
+        netReason("dns", target),
         REMEDY.wrongAddress,
       );
     case "timeout":

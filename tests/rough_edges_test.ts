@@ -1,0 +1,57 @@
+/**
+ * The rough edges of issue 17, each through the real entry point: the server header of a
+ * scripting command counts every server, `run --json`'s `text_done` carries the text.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+import { DENO } from "./support/deps.ts";
+import { startScriptedLlm } from "./support/scripted_llm.ts";
+import { assumingClosed, freePort } from "./support/servers.ts";
+
+const FAILING_SERVER = fileURLToPath(
+  new URL("./fixtures/failing_tools_server.ts", import.meta.url),
+);
+
+Deno.test("a scripting command's server header counts every server, and lists the failed", async () => {
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
+  const closed = freePort();
+  await assumingClosed(closed, async () => {
+    await writeConfig(box, {
+      LLM: { provider: "openai", model: "gpt-4o-mini" },
+      mcpServers: {
+        good: { command: DENO, args: ["run", FAILING_SERVER] },
+        other: { command: DENO, args: ["run", FAILING_SERVER] },
+        offline: { transport_type: "streamable_http", url: `http://127.0.0.1:${closed}/mcp` },
+        parked: { command: "patchbay-never-started", disabled: true },
+      },
+    });
+    const result = await runPatchbay(box, ["tools"]);
+    // A server that failed makes the command fail; the tools of the others are listed.
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stdout, /rpcerr/);
+    // Three enabled servers, two connected: not "0 of 1" (the failed subset alone).
+    assert.match(result.stderr, /^Servers {2}2 of 3 servers connected$/m);
+    assert.match(result.stderr, /✗ offline\s+failed/);
+    assert.doesNotMatch(result.stderr, /✓ good|✓ other|parked/);
+  });
+});
+
+Deno.test("run --json: text_done carries the whole text, as the README documents", async () => {
+  await using llm = await startScriptedLlm({ replies: [{ text: "hello there, person" }] });
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
+  await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: {},
+  });
+  const result = await runPatchbay(box, ["run", "--json", "say hello"]);
+  assert.equal(result.code, 0, result.stderr);
+  const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line));
+  const done = events.filter((e) => e.type === "text_done");
+  assert.deepEqual(done, [{ type: "text_done", text: "hello there, person" }]);
+  const deltas = events.filter((e) => e.type === "text_delta").map((e) => e.text).join("");
+  assert.equal(deltas, "hello there, person");
+});
