@@ -55,3 +55,34 @@ Deno.test("run --json: text_done carries the whole text, as the README documents
   const deltas = events.filter((e) => e.type === "text_delta").map((e) => e.text).join("");
   assert.equal(deltas, "hello there, person");
 });
+
+Deno.test("a connect timeout names the server's configured timeout, not the probe's", async () => {
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
+  // Accepts connections and never answers: the attempt runs out of the entry's "timeout".
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const connection of listener) held.push(connection);
+  })();
+  try {
+    const port = (listener.addr as Deno.NetAddr).port;
+    await writeConfig(box, {
+      LLM: { provider: "openai", model: "gpt-4o-mini" },
+      mcpServers: {
+        silent: {
+          transport_type: "streamable_http",
+          url: `http://127.0.0.1:${port}/mcp`,
+          timeout: 3,
+        },
+      },
+    });
+    const result = await runPatchbay(box, ["tools"]);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /cause: +Connection timeout: .*within 3 s \(its "timeout"\)/);
+    assert.doesNotMatch(result.stderr, /within 1 s/);
+  } finally {
+    listener.close();
+    for (const connection of held) connection.close();
+    await accepting.catch(() => {});
+  }
+});

@@ -18,7 +18,10 @@ import {
   ToolExecutionError,
   ToolTimeoutError,
 } from "../errors.ts";
+import { looksLikePermissionError } from "../failure.ts";
 import { abridge } from "../text.ts";
+
+export { looksLikePermissionError };
 
 /**
  * Where a failure is shown: the interactive client (`repl`: slash commands exist) or a
@@ -179,10 +182,4 @@ function serverError(
 
 function oneLine(text: string): string {
   return abridge(text.replace(/\s+/g, " ").trim(), 300);
-}
-
-/** The wording operating systems and runtimes use for refused file access. */
-export function looksLikePermissionError(text: string): boolean {
-  return /\bEACCES\b|\bEPERM\b|permission denied|operation not permitted|access is denied/i
-    .test(text);
 }

@@ -378,7 +378,7 @@ async function diagnoseHttp(
     if (failure.kind === "timeout") {
       return fail(
         `Connection timeout: ${address} accepted the connection but sent no HTTP answer ` +
-          `within ${probeMs / 1000} s`,
+          waitedFor(server, context, probeMs),
         REMEDY.timeout,
       );
     }
@@ -606,9 +606,9 @@ function networkFailure(
       );
     case "timeout":
       return info(
-        `Connection timeout: no TCP connection to ${address} within ` +
-          `${(context.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS) / 1000} s (a host that is down, ` +
-          "or a firewall dropping packets)",
+        `Connection timeout: no TCP connection to ${address} ` +
+          waitedFor(server, context, context.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS) +
+          " (a host that is down, or a firewall dropping packets)",
         REMEDY.timeout,
       );
     case "unreachable":
@@ -755,6 +755,16 @@ async function findEndpoint(
 }
 
 // -------------------------------------------------------------------------- helpers
+
+/**
+ * How long patchbay waited, as the person configured it: the server's own `timeout` when
+ * the connection attempt ran out of it, else the diagnosis probe's bound.
+ */
+function waitedFor(server: HttpServerConfig, context: FailureContext, probeMs: number): string {
+  return context.timedOut
+    ? `within ${server.timeoutSeconds} s (its "timeout")`
+    : `within ${probeMs / 1000} s`;
+}
 
 function stderrDetails(evidence: StdioEvidence): string[] {
   return evidence.stderrTail.slice(-DIAGNOSIS_STDERR_LINES).map((line) => `stderr: ${line}`);
