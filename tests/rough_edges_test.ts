@@ -11,6 +11,10 @@ import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 import { assumingClosed, freePort } from "./support/servers.ts";
+import { createEnvironment } from "../lib/env.ts";
+import { RateLimitError } from "../lib/errors.ts";
+import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
+import { capture } from "./support/errors.ts";
 
 const FAILING_SERVER = fileURLToPath(
   new URL("./fixtures/failing_tools_server.ts", import.meta.url),
@@ -84,5 +88,36 @@ Deno.test("a connect timeout names the server's configured timeout, not the prob
     listener.close();
     for (const connection of held) connection.close();
     await accepting.catch(() => {});
+  }
+});
+
+Deno.test("the retry summary gives the request's whole time, not only the waits", async () => {
+  // Each answer takes 1.2 s to arrive; the wait between the attempts is short.
+  const slowRefusal = { status: 429, errorMessage: "slow down", delayMs: 1200 };
+  await using server = await startScriptedLlm({ replies: [slowRefusal, slowRefusal] });
+  const provider = createOpenAiProvider({
+    llm: {
+      provider: "openai",
+      model: "gpt-test",
+      maxTokens: 256,
+      maxContextLength: 8000,
+      timeoutSeconds: 10,
+      maxRetries: 1,
+      baseUrl: server.baseUrl,
+    },
+    env: createEnvironment({ LLM_API_KEY: "sk-test-0123456789abcdef0123" }, new Map()),
+    random: () => 0,
+  });
+  try {
+    const error = await capture(
+      provider.generate({ messages: [{ role: "user", content: "hi" }], onDelta: () => {} }),
+    );
+    assert.ok(error instanceof RateLimitError, String(error));
+    const over = /1 retry was made over (\d+\.\d) s/.exec(error.reason);
+    assert.ok(over, error.reason);
+    // Two answers of 1.2 s each at least: the waits alone (under a second) said far less.
+    assert.ok(Number(over[1]) >= 2.4, error.reason);
+  } finally {
+    provider.close();
   }
 });

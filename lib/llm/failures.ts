@@ -156,6 +156,11 @@ export interface FailureContext {
   retries: number;
   /** Milliseconds spent waiting between attempts. */
   waitedMs: number;
+  /**
+   * Milliseconds from the first attempt to the last failure, what the retry summary
+   * reports. @default waitedMs
+   */
+  elapsedMs?: number;
   proxy?: ProxySettings;
 }
 
@@ -166,7 +171,7 @@ export function failureError(failure: AttemptFailure, context: FailureContext): 
   const tries = context.retries === 0
     ? "no retry was made"
     : `${context.retries} ${context.retries === 1 ? "retry was" : "retries were"} made over ` +
-      `${(context.waitedMs / 1000).toFixed(1)} s`;
+      `${((context.elapsedMs ?? context.waitedMs) / 1000).toFixed(1)} s`;
   switch (failure.kind) {
     case "cancelled":
       return new CancelledError("the model request");
