@@ -15,6 +15,8 @@ import { createEnvironment } from "../lib/env.ts";
 import { RateLimitError } from "../lib/errors.ts";
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
 import { capture } from "./support/errors.ts";
+import { RedisServer } from "./support/redis.ts";
+import { startRepl } from "./support/repl.ts";
 
 const FAILING_SERVER = fileURLToPath(
   new URL("./fixtures/failing_tools_server.ts", import.meta.url),
@@ -120,4 +122,41 @@ Deno.test("the retry summary gives the request's whole time, not only the waits"
   } finally {
     provider.close();
   }
+});
+
+Deno.test("Redis refusing the password: the contract's message first, then what patchbay does; /memory off is quiet", async () => {
+  await using redis = await RedisServer.start({ password: "right-password" });
+  await using llm = await startScriptedLlm();
+  await using box = await sandbox();
+  await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: {},
+    Memory: { backend: "redis" },
+  });
+  await using repl = await startRepl(box, {
+    env: { ...redis.env, REDIS_PASSWORD: "wrong-password" },
+  });
+  const screen = await repl.tmux.screen();
+  const contract =
+    `error: Could not connect to Redis at 127.0.0.1:${redis.port} db 0: wrong password`;
+  const journal = screen.indexOf("Memory continues in a local journal");
+  assert.ok(screen.includes(contract), screen);
+  assert.ok(journal > screen.indexOf(contract), `the error comes first:\n${screen}`);
+  // A store that refused the password does not take the messages by itself later.
+  assert.doesNotMatch(screen, /written to .* when it answers/);
+  assert.match(screen, /messages wait there and are written to Redis at .* by the first run/);
+  assert.match(screen, /Memory on: Redis at .* refused the connection/);
+
+  const off = await repl.send("/memory", /Memory off/);
+  assert.doesNotMatch(off, /error: Could not connect/, "switching memory off repeats the error");
+});
+
+Deno.test("without a key, the remedy stands right under the model line it answers", async () => {
+  await using box = await sandbox();
+  await writeConfig(box, { LLM: { provider: "openai", model: "gpt-4o-mini" }, mcpServers: {} });
+  await using repl = await startRepl(box, { env: { LLM_API_KEY: undefined } });
+  const lines = (await repl.tmux.screen()).split("\n");
+  const model = lines.findIndex((line) => /Invalid API key/.test(line));
+  assert.ok(model >= 0, lines.join("\n"));
+  assert.match(lines[model + 1], /^ {2}remedy: set LLM_API_KEY/, lines.join("\n"));
 });

@@ -116,8 +116,9 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
       async run(s) {
         const status = await s.memory.setEnabled(!s.memory.enabled);
         out(s, status.text);
-        // An error, formatted for stderr: it goes there.
-        if (status.problem) s.output.err(`${s.presentError(status.problem)}\n`);
+        // An error, formatted for stderr: it goes there. Not when memory was just switched
+        // off: its remedy ("turn persistence off with /memory") is what was just done.
+        if (status.problem && status.enabled) s.output.err(`${s.presentError(status.problem)}\n`);
       },
     },
     {

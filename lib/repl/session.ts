@@ -541,13 +541,12 @@ export class ClientSession {
     const error = "error" in event ? event.error : undefined;
     const quiet = event.type === "restored" || event.type === "replayed" ||
       event.type === "write-recovered";
+    // What failed first, in the contract's words with cause and remedy; then what
+    // patchbay does about it.
+    if (error) this.#notify(`${this.presentError(error)}\n`);
     this.#notify(
       quiet ? this.errStyle.dim(`${event.message}\n`) : this.errStyle.yellow(`${event.message}\n`),
     );
-    if (error && event.type !== "unavailable") this.#notify(`${this.presentError(error)}\n`);
-    if (error && event.type === "unavailable") {
-      this.#notify(this.errStyle.dim(`  cause:  ${error.reason}\n  remedy: ${error.remedy}\n`));
-    }
   }
 
   /** Closes servers, memory and the model client, in that order. */
