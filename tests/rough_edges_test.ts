@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
@@ -17,6 +18,7 @@ import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
 import { capture } from "./support/errors.ts";
 import { RedisServer } from "./support/redis.ts";
 import { startRepl } from "./support/repl.ts";
+import { runDoctor } from "./support/doctor.ts";
 
 const FAILING_SERVER = fileURLToPath(
   new URL("./fixtures/failing_tools_server.ts", import.meta.url),
@@ -159,4 +161,35 @@ Deno.test("without a key, the remedy stands right under the model line it answer
   const model = lines.findIndex((line) => /Invalid API key/.test(line));
   assert.ok(model >= 0, lines.join("\n"));
   assert.match(lines[model + 1], /^ {2}remedy: set LLM_API_KEY/, lines.join("\n"));
+});
+
+Deno.test(".env beside the --config file is read when the working directory has none, and said", async () => {
+  await using llm = await startScriptedLlm({ replies: [{ text: "keyed" }] });
+  await using box = await sandbox();
+  const elsewhere = join(box.home, "elsewhere");
+  await Deno.mkdir(elsewhere);
+  const config = join(elsewhere, "servers_config.json");
+  await Deno.writeTextFile(
+    config,
+    JSON.stringify({
+      LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+      mcpServers: {},
+    }),
+  );
+  await Deno.writeTextFile(join(elsewhere, ".env"), "LLM_API_KEY=key-from-beside-config\n");
+
+  const run = await runPatchbay(box, ["--config", config, "run", "hello"]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stdout.trim(), "keyed");
+  assert.equal(llm.requests[0].headers["authorization"], "Bearer key-from-beside-config");
+  assert.match(
+    run.stderr,
+    /read the environment from .*elsewhere\/\.env, beside the configuration/,
+  );
+
+  const doctor = await runDoctor(box, ["--offline"], { global: ["--config", config] });
+  const envFile = doctor.check("env_file");
+  assert.equal(envFile.status, "pass");
+  assert.match(envFile.finding, /elsewhere\/\.env .*loaded: 1 variable|elsewhere\/\.env \(beside/);
+  assert.doesNotMatch(envFile.finding, /no environment file/);
 });
