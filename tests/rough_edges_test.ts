@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
-import { DENO } from "./support/deps.ts";
+import { DENO, NODE } from "./support/deps.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 import { assumingClosed, freePort } from "./support/servers.ts";
 import { createEnvironment } from "../lib/env.ts";
@@ -192,4 +192,25 @@ Deno.test(".env beside the --config file is read when the working directory has 
   assert.equal(envFile.status, "pass");
   assert.match(envFile.finding, /elsewhere\/\.env .*loaded: 1 variable|elsewhere\/\.env \(beside/);
   assert.doesNotMatch(envFile.finding, /no environment file/);
+});
+
+Deno.test("a crashing Node server: its error line is kept, not cut off by stack frames", async () => {
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
+  const script = join(box.cwd, "crash.mjs");
+  await Deno.writeTextFile(script, 'import "no-such-package-patchbay";\n');
+  await writeConfig(box, {
+    LLM: { provider: "openai", model: "gpt-4o-mini" },
+    mcpServers: { crash: { command: NODE, args: [script] } },
+  });
+  const result = await runPatchbay(box, ["tools"]);
+  assert.equal(result.code, 1, result.stderr);
+  assert.match(
+    result.stderr,
+    /stderr: Error \[ERR_MODULE_NOT_FOUND\]: Cannot find package 'no-such-package-patchbay'/,
+  );
+  assert.doesNotMatch(result.stderr, /stderr: +at /, "stack frames crowd out the error");
+  assert.match(
+    result.stderr,
+    /exited with code 1 before completing the MCP handshake \(its error output is above\)/,
+  );
 });

@@ -167,7 +167,7 @@ async function diagnoseStdio(
       : "";
     return fail(
       `the server process ${how} before completing the MCP handshake${noise}` +
-        (evidence.stderrTail.length > 0 ? " (its last stderr lines are above)" : ""),
+        (evidence.stderrTail.length > 0 ? " (its error output is above)" : ""),
       `run the command by hand to see why: ${commandLine}; fix what its error output says ` +
         '(variables it needs go in the entry\'s "env")',
     );
@@ -767,7 +767,31 @@ function waitedFor(server: HttpServerConfig, context: FailureContext, probeMs: n
 }
 
 function stderrDetails(evidence: StdioEvidence): string[] {
-  return evidence.stderrTail.slice(-DIAGNOSIS_STDERR_LINES).map((line) => `stderr: ${line}`);
+  return pickErrorLines(evidence.stderrTail, DIAGNOSIS_STDERR_LINES).map((line) =>
+    `stderr: ${line}`
+  );
+}
+
+/** Lines that say what went wrong, in the words runtimes and programs use for it. */
+const ERROR_LINE =
+  /\b(?:error|exception|cannot|can't|could not|couldn't|failed|fatal|panic|denied|not found|no such|missing|invalid|refused|unable|traceback)\b|ERR_[A-Z_]+/i;
+
+/** Stack frames, caret markers and blank lines: what crowds out the useful line. */
+const NOISE_LINE = /^\s*(?:at\s|File "|\^+\s*$|\.\.\.\s*\d+ more|$)/;
+
+/**
+ * At most `max` lines of a crashed server's stderr, in order: the lines that say what
+ * went wrong first (a Node crash puts `Cannot find package …` above a dozen stack frames),
+ * then the last other lines, stack frames and blanks left out.
+ */
+export function pickErrorLines(lines: readonly string[], max: number): string[] {
+  const useful = lines.map((line, index) => ({ line, index })).filter((l) =>
+    !NOISE_LINE.test(l.line)
+  );
+  const errors = useful.filter((l) => ERROR_LINE.test(l.line)).slice(-max);
+  const chosen = new Set(errors.map((l) => l.index));
+  for (let i = useful.length - 1; i >= 0 && chosen.size < max; i--) chosen.add(useful[i].index);
+  return useful.filter((l) => chosen.has(l.index)).map((l) => l.line);
 }
 
 /** What an MCP-level failure said, without raw runtime noise. */
