@@ -128,6 +128,7 @@ export async function withServers<T>(
             style: stderrStyle(),
             redactor: runtime.logger.redactor,
             only: (s) => failed.includes(s),
+            surface: "script",
           }),
         );
       }

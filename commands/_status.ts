@@ -10,7 +10,7 @@ import type { ServerStatus } from "../lib/connections/types.ts";
 import type { Redactor } from "../lib/redact.ts";
 import { createStyle, type Style } from "../lib/style.ts";
 import { plural } from "../lib/text.ts";
-import { formatError } from "./_boundary.ts";
+import { formatError, type Surface } from "./_boundary.ts";
 
 /** Options of {@linkcode renderServerStatus}. */
 export interface StatusOptions {
@@ -29,6 +29,8 @@ export interface StatusOptions {
    * counts every server. @default every server
    */
   only?: (status: ServerStatus) => boolean;
+  /** Where the block is shown, which decides the commands remedies name. @default "repl" */
+  surface?: Surface;
 }
 
 /** One line per server (state, transport, what it offers), failures with cause and remedy. */
@@ -86,7 +88,11 @@ export function renderServerStatus(
     const progress = progressOf(status, now);
     if (progress) lines.push(`      ${style.dim(progress)}`);
     if (status.error && !status.disabled && status.state !== "connected") {
-      const text = formatError(status.error, { style, redactor: options.redactor });
+      const text = formatError(status.error, {
+        style,
+        redactor: options.redactor,
+        surface: options.surface,
+      });
       for (const line of text.split("\n")) lines.push(`      ${line}`);
     }
   }

@@ -64,7 +64,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
       redactor: runtime.logger.redactor,
     })
     : undefined;
-  const presentError = errorPresenter(runtime.logger);
+  const presentError = errorPresenter(runtime.logger, "script");
   const controller = new AbortController();
   const skip = new AbortController();
   let connecting = true;
@@ -151,5 +151,9 @@ function reportServers(
   if (failed.length === 0) return;
   // The header counts every server; only the failed ones are listed.
   const only = (s: (typeof states)[number]) => failed.includes(s);
-  output.err(`${renderServerStatus(states, { style: session.errStyle, redactor, only })}\n`);
+  output.err(
+    `${
+      renderServerStatus(states, { style: session.errStyle, redactor, only, surface: "script" })
+    }\n`,
+  );
 }

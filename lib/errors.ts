@@ -118,6 +118,50 @@ export const REMEDY = {
     "proxy set HTTPS_PROXY",
 } as const;
 
+/**
+ * Where an error is shown: the interactive client (`repl`), where slash commands exist, or
+ * a scripting command (`script`: `run`, `call`, `tools`, `sessions`, `doctor`, …), where a
+ * remedy naming `/refresh` or `/memory` would send the person to a command they cannot type.
+ */
+export type Surface = "repl" | "script";
+
+/**
+ * The interactive client's commands in remedies, and what a scripting command offers
+ * instead (or nothing, when the advice has no counterpart there). Applied in this order.
+ */
+const SCRIPT_REMEDIES: readonly (readonly [RegExp, string])[] = [
+  [/ \(or run \/refresh once it is up\)/g, ""],
+  [/; \/api_stats shows what was used/g, ""],
+  [
+    /patchbay restarts the server by itself \(see \/connections\); run the request again once it is connected, or use \/refresh/g,
+    "run the command again once the server is up",
+  ],
+  [
+    /run \/debug for details and retry; \/refresh reconnects the server/g,
+    "run the command again with --debug for details",
+  ],
+  [
+    /retry with \/refresh; if it keeps failing, run \/debug/g,
+    "run the command again; if it keeps failing, add --debug",
+  ],
+  [/then retry with \/refresh/g, "then run the command again"],
+  [/run \/debug and \/refresh/g, "run the command again with --debug"],
+  [/turn persistence off with \/memory/g, 'turn persistence off with "Memory": {"backend": "off"}'],
+  [/run \/debug for details/g, "run again with --debug for details"],
+  [/check the tool exists with \/tools/g, "check the tool exists with `patchbay tools`"],
+  [/run \/refresh to connect it/g, "run the command again"],
+  [/\(or run \/refresh\)/g, ""],
+];
+
+/** `remedy` worded for `surface`: the slash commands it names replaced for scripts. */
+export function remedyFor(remedy: string, surface: Surface): string {
+  if (surface === "repl") return remedy;
+  return SCRIPT_REMEDIES.reduce(
+    (text, [pattern, replacement]) => text.replace(pattern, replacement),
+    remedy,
+  );
+}
+
 /** `Failed to connect to server '<name>': Session terminated`, with a diagnosed cause. */
 export class ServerConnectError extends PatchbayError {
   readonly server: string;

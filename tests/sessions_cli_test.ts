@@ -148,7 +148,7 @@ Deno.test("patchbay sessions against Redis, and against a Redis that is not runn
         `  cause:  nothing is listening at 127.0.0.1:${port}: the store is not running, or ` +
         "REDIS_HOST/REDIS_PORT point at the wrong host or port",
         "  remedy: start the store, fix the REDIS_* variables (host, port, db, password), or turn " +
-        "persistence off with /memory",
+        'persistence off with "Memory": {"backend": "off"}',
         "",
       ].join("\n"),
     );

@@ -15,19 +15,14 @@ import {
   PermissionDeniedError,
   ServerConnectError,
   ServerUnavailableError,
+  type Surface,
   ToolExecutionError,
   ToolTimeoutError,
 } from "../errors.ts";
 import { looksLikePermissionError } from "../failure.ts";
 import { abridge } from "../text.ts";
 
-export { looksLikePermissionError };
-
-/**
- * Where a failure is shown: the interactive client (`repl`: slash commands exist) or a
- * scripting command (`script`: `patchbay run`, `patchbay call`, which take flags instead).
- */
-export type Surface = "repl" | "script";
+export { looksLikePermissionError, type Surface };
 
 /** What the person can do about each kind of tool-call failure. */
 export interface ToolRemedies {
