@@ -48,7 +48,7 @@ const NET_PATTERNS: readonly (readonly [NetProblem, RegExp])[] = [
   ],
   [
     "unreachable",
-    /network is unreachable|no route to host|host is down|unreachable|os error 10[01]\b|os error 113\b|ENETUNREACH|EHOSTUNREACH/i,
+    /network (?:is )?unreachable|host (?:is )?unreachable|no route to host|host is down|os error 10[01]\b|os error 113\b|ENETUNREACH|EHOSTUNREACH/i,
   ],
   [
     "tls",

@@ -72,8 +72,9 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
       } in servers_config.json (and REDIS_PASSWORD if the store needs one)`,
     purpose,
   );
-  // The contract's message names the database too (`Could not connect to Redis at h:p db N`).
-  const at = mode === "cluster" ? settings.target : `${settings.target} db ${settings.db}`;
+  // The contract's message names the database too (`Could not connect to Redis at h:p db N`);
+  // a Sentinel or Cluster target is named by its master or nodes instead.
+  const at = mode === "standalone" ? `${settings.target} db ${settings.db}` : settings.target;
   const fail = (problem: string, reason: string, remedy: string = storeRemedy) =>
     new StoreConnectError(settings.store, at, problem, error, { reason, remedy });
   const vars = settings.source;
@@ -369,8 +370,13 @@ export function diagnoseCommandError(
 
 /** Whether the failure is about the connection rather than the command. */
 export function isConnectionProblem(error: unknown): boolean {
+  // Network problems by the one classifier; then what only ioredis and Redis say.
+  const net = netProblem(error);
+  if (net === "refused" || net === "dns" || net === "timeout" || net === "unreachable") {
+    return true;
+  }
   const text = `${errorCode(error)} ${errorText(error)}`;
-  return /Connection is closed|Stream isn't writeable|timed? ?out|ECONN|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|MaxRetriesPerRequest|CLUSTERDOWN|TRYAGAIN|LOADING|None of startup nodes|All sentinels|Failed to refresh|enableOfflineQueue|not (?:yet )?connected|socket/i
+  return /Connection is closed|Stream isn't writeable|ECONN|EPIPE|MaxRetriesPerRequest|CLUSTERDOWN|TRYAGAIN|LOADING|None of startup nodes|All sentinels|Failed to refresh|enableOfflineQueue|not (?:yet )?connected|socket/i
     .test(text);
 }
 
