@@ -15,7 +15,11 @@ import {
   findDenoDenial,
   messageOf,
   PatchbayError,
+  remedyFor,
+  type Surface,
 } from "../lib/errors.ts";
+
+export { remedyFor, type Surface };
 import type { Logger } from "../lib/log.ts";
 import { sessionLogger } from "../lib/session_log.ts";
 import { Redactor } from "../lib/redact.ts";
@@ -44,6 +48,8 @@ export interface FormatOptions {
   style?: Style;
   /** Hides secrets that reached an error message. */
   redactor?: Redactor;
+  /** Where it is shown, which decides the commands a remedy names. @default "repl" */
+  surface?: Surface;
 }
 
 /** The error as the lines a person reads: message, details, cause, remedy. */
@@ -56,18 +62,23 @@ export function formatError(error: unknown, options: FormatOptions = {}): string
   const lines = [`${style.red(style.bold("error:"))} ${style.bold(clean(e.message))}`];
   for (const detail of e.details) lines.push(`  ${clean(detail)}`);
   lines.push(`  ${style.yellow("cause:")}  ${clean(e.reason)}`);
-  lines.push(`  ${style.green("remedy:")} ${clean(e.remedy)}`);
+  lines.push(
+    `  ${style.green("remedy:")} ${clean(remedyFor(e.remedy, options.surface ?? "repl"))}`,
+  );
   return lines.join("\n");
 }
 
-/** The error as one JSON object, for `--json` output. */
-export function errorJson(error: unknown): Record<string, unknown> {
+/**
+ * The error as one JSON object, for `--json` output (of scripting commands: remedies
+ * name their flags and commands). @default surface "script"
+ */
+export function errorJson(error: unknown, surface: Surface = "script"): Record<string, unknown> {
   const e = toPatchbayError(error);
   return {
     code: e.code,
     message: e.message,
     cause: e.reason,
-    remedy: e.remedy,
+    remedy: remedyFor(e.remedy, surface),
     ...(e.details.length > 0 ? { details: e.details } : {}),
   };
 }
@@ -84,11 +95,14 @@ export interface BoundaryOptions {
  * The formatter the interactive session shows errors with: each error is logged as it is
  * shown (CONTRACT.md 1.7: errors go to the log file too).
  */
-export function errorPresenter(logger: Logger): (error: unknown) => string {
+export function errorPresenter(
+  logger: Logger,
+  surface: Surface = "repl",
+): (error: unknown) => string {
   const style = stderrStyle();
   return (error) => {
     logError(logger, error);
-    return formatError(error, { style, redactor: logger.redactor });
+    return formatError(error, { style, redactor: logger.redactor, surface });
   };
 }
 
@@ -122,7 +136,10 @@ export async function runCommand(
       const text = JSON.stringify({ type: "error", error: errorJson(e) });
       console.log(logger ? logger.redactor.redact(text) : text);
     } else {
-      console.error(formatError(e, { style: stderrStyle(), redactor: logger?.redactor }));
+      // Commands end here, outside the interactive client: remedies name no slash command.
+      console.error(
+        formatError(e, { style: stderrStyle(), redactor: logger?.redactor, surface: "script" }),
+      );
     }
     return e.exitCode ?? EXIT.failure;
   }

@@ -137,7 +137,12 @@ export async function withServers<T>(
       const failed = states.filter((s) => !s.disabled && s.state !== "connected");
       if (failed.length > 0 && !options.json) {
         console.error(
-          renderServerStatus(failed, { style: stderrStyle(), redactor: runtime.logger.redactor }),
+          renderServerStatus(states, {
+            style: stderrStyle(),
+            redactor: runtime.logger.redactor,
+            only: (s) => failed.includes(s),
+            surface: "script",
+          }),
         );
       }
       return await action({ runtime, manager, states, failed, signal: controller.signal });

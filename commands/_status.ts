@@ -10,7 +10,7 @@ import type { ServerStatus } from "../lib/connections/types.ts";
 import type { Redactor } from "../lib/redact.ts";
 import { createStyle, type Style } from "../lib/style.ts";
 import { plural } from "../lib/text.ts";
-import { formatError } from "./_boundary.ts";
+import { formatError, type Surface } from "./_boundary.ts";
 
 /** Options of {@linkcode renderServerStatus}. */
 export interface StatusOptions {
@@ -24,6 +24,13 @@ export interface StatusOptions {
   compact?: boolean;
   /** The time durations are measured to. @default now */
   now?: Date;
+  /**
+   * List only these servers (the failed ones, under a scripting command); the header still
+   * counts every server. @default every server
+   */
+  only?: (status: ServerStatus) => boolean;
+  /** Where the block is shown, which decides the commands remedies name. @default "repl" */
+  surface?: Surface;
 }
 
 /** One line per server (state, transport, what it offers), failures with cause and remedy. */
@@ -56,9 +63,10 @@ export function renderServerStatus(
     `${style.bold("Servers")}  ${connected} of ${plural(enabled.length, "server")} connected` +
     (moving.length > 0 ? ` (${moving.join(", ")})` : ""),
   ];
-  const nameWidth = Math.max(...states.map((s) => s.name.length));
-  const stateWidth = Math.max(...states.map((s) => label(s).length));
-  for (const status of states) {
+  const listed = options.only ? states.filter(options.only) : states;
+  const nameWidth = Math.max(...listed.map((s) => s.name.length));
+  const stateWidth = Math.max(...listed.map((s) => label(s).length));
+  for (const status of listed) {
     const mark = status.disabled
       ? style.dim("-")
       : status.state === "connected"
@@ -80,7 +88,11 @@ export function renderServerStatus(
     const progress = progressOf(status, now);
     if (progress) lines.push(`      ${style.dim(progress)}`);
     if (status.error && !status.disabled && status.state !== "connected") {
-      const text = formatError(status.error, { style, redactor: options.redactor });
+      const text = formatError(status.error, {
+        style,
+        redactor: options.redactor,
+        surface: options.surface,
+      });
       for (const line of text.split("\n")) lines.push(`      ${line}`);
     }
   }

@@ -7,9 +7,11 @@
  */
 
 import { convertToolResult } from "../lib/agent/content.ts";
-import { EXIT } from "../lib/errors.ts";
+import { errorResultFailure, thrownFailure } from "../lib/agent/tool_failure.ts";
+import { CancelledError, EXIT } from "../lib/errors.ts";
 import { parseJsonArgs, resolveTool } from "../lib/repl/resolve.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
+import { errorJson } from "./_boundary.ts";
 import { type ScriptOptions, serverPrefix, withServers } from "./_connect.ts";
 
 /** Calls a tool. */
@@ -23,18 +25,38 @@ export async function call(
   return await withServers(options, async ({ runtime, manager, failed, signal }) => {
     if (failed.length > 0 && manager.tools().length === 0) throw failed[0].error;
     const tool = resolveTool(spec, manager.tools());
-    const result = await manager.callTool(tool.name, args, {
-      signal,
-      timeoutSeconds: runtime.config.agent.toolCallTimeoutSeconds,
-    });
+    const seconds = runtime.config.agent.toolCallTimeoutSeconds;
+    let result;
+    try {
+      result = await manager.callTool(tool.name, args, { signal, timeoutSeconds: seconds });
+    } catch (error) {
+      if (error instanceof CancelledError || signal.aborted) throw error;
+      // Worded as in a model turn: server/tool names, cause, a remedy for this command.
+      throw thrownFailure(tool, error, {
+        seconds,
+        surface: "script",
+        stillOffered: manager.tools().some((t) => t.name === tool.name),
+      }).error;
+    }
+    const text = stripTerminalEscapes(convertToolResult(result, Number.MAX_SAFE_INTEGER).text);
+    const failure = result.isError ? errorResultFailure(tool, text, "script") : undefined;
     if (options.json) {
       console.log(
-        JSON.stringify({ server: tool.server, tool: tool.originalName, ...result }, null, 2),
+        JSON.stringify(
+          {
+            server: tool.server,
+            tool: tool.originalName,
+            ...result,
+            ...(failure ? { error: errorJson(failure.error) } : {}),
+          },
+          null,
+          2,
+        ),
       );
+    } else if (failure) {
+      throw failure.error;
     } else {
-      const text = stripTerminalEscapes(convertToolResult(result, Number.MAX_SAFE_INTEGER).text);
-      if (result.isError) console.error(text);
-      else console.log(text);
+      console.log(text);
     }
     return result.isError ? EXIT.failure : EXIT.ok;
   }, (names) => {

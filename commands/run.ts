@@ -66,7 +66,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
       redactor: runtime.logger.redactor,
     })
     : undefined;
-  const presentError = errorPresenter(runtime.logger);
+  const presentError = errorPresenter(runtime.logger, "script");
   const controller = new AbortController();
   const skip = new AbortController();
   let connecting = true;
@@ -104,6 +104,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
       // stdin is the prompt (or not a terminal): only a terminal on both ends can answer.
       interactive: !json && Deno.stdin.isTerminal() && Deno.stderr.isTerminal(),
       acceptFormDefaults: options.acceptFormDefaults,
+      surface: "script",
     });
     connecting = false;
     reportServers(session, json, output, runtime.logger.redactor);
@@ -154,5 +155,11 @@ function reportServers(
   }
   const failed = states.filter((s) => !s.disabled && s.state !== "connected");
   if (failed.length === 0) return;
-  output.err(`${renderServerStatus(failed, { style: session.errStyle, redactor })}\n`);
+  // The header counts every server; only the failed ones are listed.
+  const only = (s: (typeof states)[number]) => failed.includes(s);
+  output.err(
+    `${
+      renderServerStatus(states, { style: session.errStyle, redactor, only, surface: "script" })
+    }\n`,
+  );
 }

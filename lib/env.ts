@@ -9,6 +9,7 @@
  * @module
  */
 
+import { basename, dirname, join, resolve } from "node:path";
 import { DenoPermissionError, denoPermissionFlag, PatchbayError } from "./errors.ts";
 
 /** One line of a .env file that could not be understood. */
@@ -171,6 +172,41 @@ function namedVariables(): ProcessVariables {
       return refused.has(name);
     },
   };
+}
+
+/** Which .env file to read, and why. */
+export interface EnvFileChoice {
+  path: string;
+  /** Named with --env-file: a missing file is an error. */
+  required: boolean;
+  /** Read from beside the --config file, since the working directory has none. */
+  besideConfig: boolean;
+}
+
+/**
+ * The .env file of a run: `--env-file` when given; else `./.env`; else, when `--config`
+ * names a file in another folder, the `.env` beside it (a configuration kept with its
+ * secrets elsewhere is used as a whole, not without its variables).
+ */
+export function chooseEnvFile(
+  envFile: string | undefined,
+  configFile: string | undefined,
+  defaultPath: string,
+): EnvFileChoice {
+  if (envFile !== undefined) return { path: envFile, required: true, besideConfig: false };
+  const plain = { path: defaultPath, required: false, besideConfig: false };
+  if (configFile === undefined || isFile(defaultPath)) return plain;
+  const beside = join(dirname(configFile), basename(defaultPath));
+  if (resolve(beside) === resolve(defaultPath) || !isFile(beside)) return plain;
+  return { path: beside, required: false, besideConfig: true };
+}
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
 }
 
 /** What happened to the .env file at start-up. */

@@ -118,6 +118,50 @@ export const REMEDY = {
     "proxy set HTTPS_PROXY",
 } as const;
 
+/**
+ * Where an error is shown: the interactive client (`repl`), where slash commands exist, or
+ * a scripting command (`script`: `run`, `call`, `tools`, `sessions`, `doctor`, …), where a
+ * remedy naming `/refresh` or `/memory` would send the person to a command they cannot type.
+ */
+export type Surface = "repl" | "script";
+
+/**
+ * The interactive client's commands in remedies, and what a scripting command offers
+ * instead (or nothing, when the advice has no counterpart there). Applied in this order.
+ */
+const SCRIPT_REMEDIES: readonly (readonly [RegExp, string])[] = [
+  [/ \(or run \/refresh once it is up\)/g, ""],
+  [/; \/api_stats shows what was used/g, ""],
+  [
+    /patchbay restarts the server by itself \(see \/connections\); run the request again once it is connected, or use \/refresh/g,
+    "run the command again once the server is up",
+  ],
+  [
+    /run \/debug for details and retry; \/refresh reconnects the server/g,
+    "run the command again with --debug for details",
+  ],
+  [
+    /retry with \/refresh; if it keeps failing, run \/debug/g,
+    "run the command again; if it keeps failing, add --debug",
+  ],
+  [/then retry with \/refresh/g, "then run the command again"],
+  [/run \/debug and \/refresh/g, "run the command again with --debug"],
+  [/turn persistence off with \/memory/g, 'turn persistence off with "Memory": {"backend": "off"}'],
+  [/run \/debug for details/g, "run again with --debug for details"],
+  [/check the tool exists with \/tools/g, "check the tool exists with `patchbay tools`"],
+  [/run \/refresh to connect it/g, "run the command again"],
+  [/\(or run \/refresh\)/g, ""],
+];
+
+/** `remedy` worded for `surface`: the slash commands it names replaced for scripts. */
+export function remedyFor(remedy: string, surface: Surface): string {
+  if (surface === "repl") return remedy;
+  return SCRIPT_REMEDIES.reduce(
+    (text, [pattern, replacement]) => text.replace(pattern, replacement),
+    remedy,
+  );
+}
+
 /** `Failed to connect to server '<name>': Session terminated`, with a diagnosed cause. */
 export class ServerConnectError extends PatchbayError {
   readonly server: string;
@@ -381,8 +425,33 @@ export function denoPermissionFlag(error: unknown): string | undefined {
   return `--allow-${kind}=${absolute}`;
 }
 
-/** How deep {@linkcode findDenoDenial} follows `cause` chains (they can be cyclic). */
+/** How deep {@linkcode causeChain} follows `cause` chains (they can be cyclic). */
 const CAUSE_DEPTH_LIMIT = 8;
+
+/** How many errors {@linkcode causeChain} returns at most (aggregates can be wide). */
+const CAUSE_COUNT_LIMIT = 32;
+
+/**
+ * An error and everything behind it, outermost first: its `cause` chain, and the errors an
+ * `AggregateError` gathered (fetch, the SDKs and node:net wrap the runtime's error in their
+ * own). The one walker of cause chains: bounded in depth and count, and safe on cycles.
+ */
+export function causeChain(error: unknown): unknown[] {
+  const found: unknown[] = [];
+  const seen = new Set<unknown>();
+  const visit = (current: unknown, depth: number) => {
+    if (current === undefined || current === null || depth > CAUSE_DEPTH_LIMIT) return;
+    if (seen.has(current) || found.length >= CAUSE_COUNT_LIMIT) return;
+    seen.add(current);
+    found.push(current);
+    if (current instanceof AggregateError) {
+      for (const inner of current.errors) visit(inner, depth + 1);
+    }
+    if (typeof current === "object") visit((current as { cause?: unknown }).cause, depth + 1);
+  };
+  visit(error, 0);
+  return found;
+}
 
 /**
  * The sandbox refusal behind `error`, if any: libraries (fetch, the SDKs, node:net) wrap
@@ -390,17 +459,10 @@ const CAUSE_DEPTH_LIMIT = 8;
  */
 export function findDenoDenial(
   error: unknown,
-  depth = 0,
 ): InstanceType<typeof Deno.errors.NotCapable> | undefined {
-  if (depth > CAUSE_DEPTH_LIMIT || error === null || typeof error !== "object") return undefined;
-  if (error instanceof Deno.errors.NotCapable) return error;
-  if (error instanceof AggregateError) {
-    for (const inner of error.errors) {
-      const found = findDenoDenial(inner, depth + 1);
-      if (found) return found;
-    }
-  }
-  return findDenoDenial((error as { cause?: unknown }).cause, depth + 1);
+  return causeChain(error).find((e): e is InstanceType<typeof Deno.errors.NotCapable> =>
+    e instanceof Deno.errors.NotCapable
+  );
 }
 
 // ---- The model provider, the agent loop and sampling (issue 4) ----

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { describeWarning, loadConfig, locateConfig } from "./config/load.ts";
 import type { Config } from "./config/types.ts";
 import { DEFAULTS } from "./defaults.ts";
-import { type Environment, isSecretName, loadEnvironment } from "./env.ts";
+import { chooseEnvFile, type Environment, isSecretName, loadEnvironment } from "./env.ts";
 import { denoPermissionFlag } from "./errors.ts";
 import { Logger } from "./log.ts";
 import { privateKeySecrets } from "./oauth/private_key.ts";
@@ -72,10 +72,8 @@ export { sessionLogger } from "./session_log.ts";
  */
 export async function startUp(options: GlobalOptions): Promise<Runtime> {
   const notices: string[] = [];
-  const env = await loadEnvironment({
-    path: options.envFile ?? DEFAULTS.envFile,
-    required: options.envFile !== undefined,
-  });
+  const envChoice = chooseEnvFile(options.envFile, options.config, DEFAULTS.envFile);
+  const env = await loadEnvironment({ path: envChoice.path, required: envChoice.required });
   const redactor = new Redactor();
   registerEnvironmentSecrets(env, redactor);
   const { logger, logFile } = openLog(options, redactor);
@@ -88,6 +86,12 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
     log.info(`read ${env.file.count} variables from ${env.file.path}`);
   } else {
     log.info(`no environment file at ${env.file.path}`);
+  }
+  if (envChoice.besideConfig && env.file.loaded) {
+    notices.push(
+      `No ${DEFAULTS.envFile} here; read the environment from ${env.file.path}, beside the ` +
+        "configuration file (--env-file names another)",
+    );
   }
   for (const problem of env.file.problems) {
     notices.push(`${env.file.path} line ${problem.line}: ${problem.message} (line ignored)`);

@@ -112,7 +112,7 @@ Deno.test("Redis refused by Deno: the store's message names --allow-net", () => 
   });
   assert.equal(
     error.message,
-    "Could not connect to Redis at 127.0.0.1:6390: Permission denied: --allow-net=127.0.0.1:6390 was not granted",
+    "Could not connect to Redis at 127.0.0.1:6390 db 0: Permission denied: --allow-net=127.0.0.1:6390 was not granted",
   );
   assert.match(error.remedy, /^add --allow-net=127\.0\.0\.1:6390 to the deno run/);
 });

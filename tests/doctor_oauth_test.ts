@@ -97,6 +97,44 @@ Deno.test("OAuth authentication failed: port 3000 busy, naming the process that 
   }
 });
 
+Deno.test("under the start task's own flags, the doctor names the process holding port 3000", async () => {
+  const holder = new Deno.Command(NODE, {
+    args: [
+      "-e",
+      `require("http").createServer(() => {}).listen(${CALLBACK_PORT}, "127.0.0.1")`,
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    await eventually(() => portOpen(CALLBACK_PORT), "the holder to listen on port 3000");
+    await using box = await sandbox({ BROWSER: "patchbay-no-such-browser" });
+    await writeConfig(
+      box,
+      configWith({
+        notion: {
+          transport_type: "streamable_http",
+          url: "http://127.0.0.1:1/mcp",
+          auth: { method: "oauth" },
+        },
+      }),
+    );
+    // Deno refuses /proc without --allow-all, which the start task does not grant.
+    const run = await runDoctor(box, ["--offline"], { env: { LLM_API_KEY: KEY } });
+    const port = run.check("oauth_port");
+    assert.equal(port.status, "fail", port.finding);
+    assert.match(port.finding, new RegExp(`already in use by node \\(pid ${holder.pid}\\)`));
+    assert.match(
+      port.remedy!,
+      new RegExp(`^free port ${CALLBACK_PORT}: stop node \\(pid ${holder.pid}\\)`),
+    );
+  } finally {
+    holder.kill("SIGKILL");
+    await holder.status;
+  }
+});
+
 Deno.test("an OAuth server before and after a login; permissions learn its authorization server", async () => {
   await using as = startAuthorizationServer({ scopesSupported: ["mcp"] });
   await using rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"] });

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REMEDY } from "../lib/errors.ts";
+import { REMEDY, remedyFor } from "../lib/errors.ts";
 import { checkLogFile } from "../lib/doctor/setup_checks.ts";
 import { Logger } from "../lib/log.ts";
 import { configWith, type Sandbox, sandbox, WITHOUT_PROXIES, writeConfig } from "./support/cli.ts";
@@ -175,7 +175,7 @@ Deno.test("Rate limit exceeded: the provider answers 429", async () => {
   assert.equal(provider.status, "fail");
   assert.match(provider.finding, /^Rate limit exceeded \(Too many requests\) — .*HTTP 429/);
   assert.match(provider.finding, /asked to wait 7 s/);
-  assert.equal(provider.remedy, REMEDY.rateLimit);
+  assert.equal(provider.remedy, remedyFor(REMEDY.rateLimit, "script"));
 });
 
 Deno.test("Connection refused: the provider's address has nothing listening", async () => {
@@ -305,7 +305,7 @@ Deno.test("Network unreachable: the provider's host name does not resolve", asyn
   assert.equal(provider.status, "fail");
   assert.match(
     provider.finding,
-    new RegExp(`^Network unreachable — the host name ${UNRESOLVABLE} could not be resolved`),
+    new RegExp(`^Network unreachable — the host name '${UNRESOLVABLE}' does not resolve`),
   );
 });
 
@@ -445,9 +445,9 @@ Deno.test("Could not connect to the store: Redis down, wrong password, wrong dat
   assert.equal(refused.status, "fail");
   assert.match(
     refused.finding,
-    new RegExp(`^Could not connect to Redis at 127\\.0\\.0\\.1:${down}: connection refused`),
+    new RegExp(`^Could not connect to Redis at 127\\.0\\.0\\.1:${down} db 0: connection refused`),
   );
-  assert.equal(refused.remedy, REMEDY.store);
+  assert.equal(refused.remedy, remedyFor(REMEDY.store, "script"));
 
   const wrongPassword = await memory({ ...redis.env, REDIS_PASSWORD: "wrong" });
   assert.equal(wrongPassword.status, "fail");

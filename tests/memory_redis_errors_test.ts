@@ -41,9 +41,13 @@ Deno.test("closed port: 'connection refused' at once", async () => {
     );
     assert.equal(
       error.message,
-      `Could not connect to Redis at 127.0.0.1:${port}: connection refused`,
+      `Could not connect to Redis at 127.0.0.1:${port} db 0: connection refused`,
     );
-    assert.match(error.reason, /nothing is listening there: the store is not running/);
+    assert.equal(
+      error.reason,
+      `nothing is listening at 127.0.0.1:${port}: the store is not ` +
+        "running, or REDIS_HOST/REDIS_PORT point at the wrong host or port",
+    );
     assert.equal(error.remedy, REMEDY.store);
     assert.match(error.remedy, /start the store.*REDIS_\*.*\/memory/);
   });
@@ -57,7 +61,7 @@ Deno.test("unreachable host (accepts, never answers): reported within the bound"
   );
   assert.equal(
     error.message,
-    `Could not connect to Redis at 127.0.0.1:${silent.port}: no answer within 1.5 s`,
+    `Could not connect to Redis at 127.0.0.1:${silent.port} db 0: no answer within 1.5 s`,
   );
   assert.match(error.reason, /did not answer in time/);
 });
@@ -67,7 +71,7 @@ Deno.test("wrong password and missing password get their own messages", async ()
   const wrong = await failure({ ...redis.env, REDIS_PASSWORD: "wrong-password" }, StoreAuthError);
   assert.equal(
     wrong.error.message,
-    `Could not connect to Redis at 127.0.0.1:${redis.port}: wrong password`,
+    `Could not connect to Redis at 127.0.0.1:${redis.port} db 0: wrong password`,
   );
   assert.match(wrong.error.reason, /WRONGPASS/);
   assert.match(wrong.error.remedy, /REDIS_PASSWORD/);
@@ -78,7 +82,7 @@ Deno.test("wrong password and missing password get their own messages", async ()
   );
   assert.equal(
     missing.error.message,
-    `Could not connect to Redis at 127.0.0.1:${redis.port}: the server requires a password`,
+    `Could not connect to Redis at 127.0.0.1:${redis.port} db 0: the server requires a password`,
   );
   assert.match(missing.error.reason, /REDIS_PASSWORD is not set/);
 });
@@ -88,7 +92,7 @@ Deno.test("wrong database index: says which databases exist", async () => {
   const { error } = await failure({ ...redis.env, REDIS_DB: "9" }, StoreDatabaseError);
   assert.equal(
     error.message,
-    `Could not connect to Redis at 127.0.0.1:${redis.port}: database 9 does not exist ` +
+    `Could not connect to Redis at 127.0.0.1:${redis.port} db 9: database 9 does not exist ` +
       "(this server has 4: 0-3)",
   );
   assert.match(error.remedy, /set REDIS_DB to a database the server has \(0 to 3\)/);
@@ -124,7 +128,7 @@ Deno.test("store down at start: the client keeps working and the messages arrive
     assert.ok(warning.error instanceof StoreConnectError);
     assert.equal(
       warning.error.message,
-      `Could not connect to Redis at 127.0.0.1:${port}: connection refused`,
+      `Could not connect to Redis at 127.0.0.1:${port} db 0: connection refused`,
     );
     assert.match(warning.message, /^Memory continues in a local journal/);
 

@@ -58,7 +58,7 @@ Deno.test("an HTTP server on the Redis port: 'not a Redis server (it sent HTTP)'
   );
   const error = await connectError(http.addr.port, dir);
   const target = `127.0.0.1:${http.addr.port}`;
-  assert.equal(error.message, `Could not connect to Redis at ${target}: not a Redis server`);
+  assert.equal(error.message, `Could not connect to Redis at ${target} db 0: not a Redis server`);
   assert.equal(
     error.reason,
     `something that is not Redis answers at ${target} (it sent HTTP: a web server listens there)`,
@@ -98,7 +98,7 @@ Deno.test("a TLS port reached without TLS: the remedy is REDIS_TLS / rediss://",
     const error = await connectError(port, dir);
     assert.equal(
       error.message,
-      `Could not connect to Redis at 127.0.0.1:${port}: the port expects TLS`,
+      `Could not connect to Redis at 127.0.0.1:${port} db 0: the port expects TLS`,
     );
     assert.match(error.reason, /answered with a TLS alert: it speaks TLS/);
     assert.match(error.remedy, /REDIS_TLS=true \(or use a rediss:\/\/ REDIS_URL\)/);
@@ -114,7 +114,7 @@ Deno.test("an SSH banner or an unknown protocol: named by the first byte", async
   const sshError = await connectError(ssh.port, dir);
   assert.equal(
     sshError.message,
-    `Could not connect to Redis at 127.0.0.1:${ssh.port}: not a Redis server`,
+    `Could not connect to Redis at 127.0.0.1:${ssh.port} db 0: not a Redis server`,
   );
   assert.match(sshError.reason, /\(it sent what looks like an SSH banner\)$/);
 

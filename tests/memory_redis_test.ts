@@ -132,7 +132,7 @@ for (const fresh of [false, true]) {
     const warning = events[0] as Extract<MemoryEvent, { type: "unavailable" }>;
     assert.match(
       warning.error.message,
-      /^Could not connect to Redis at 127\.0\.0\.1:\d+: (the connection was lost|connection refused)$/,
+      /^Could not connect to Redis at 127\.0\.0\.1:\d+ db \d+: (the connection was lost|connection refused)$/,
     );
     assert.match(warning.message, /^Memory continues in the local journal .*\.jsonl; /);
     const status = memory.status();
@@ -328,7 +328,7 @@ Deno.test("Redis over TLS: rediss:// with REDIS_TLS_CA_FILE", async () => {
   );
   assert.equal(
     untrusted.message,
-    `Could not connect to Redis at 127.0.0.1:${redis.port}: TLS handshake failed ` +
+    `Could not connect to Redis at 127.0.0.1:${redis.port} db 0: TLS handshake failed ` +
       "(self-signed certificate)",
   );
   assert.match(untrusted.remedy, /REDIS_TLS_CA_FILE/);

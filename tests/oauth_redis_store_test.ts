@@ -171,9 +171,9 @@ Deno.test("Redis token store while Redis is away: a new login is kept locally, r
       const error = await rejection(attempt, StoreConnectError);
       assert.equal(
         error.message,
-        `Could not connect to Redis at 127.0.0.1:${redis.port}: connection refused`,
+        `Could not connect to Redis at 127.0.0.1:${redis.port} db 0: connection refused`,
       );
-      assert.match(error.reason, /nothing is listening there/);
+      assert.match(error.reason, /nothing is listening at 127\.0\.0\.1:\d+/);
       assert.match(error.reason, /keeps OAuth logins there because Memory\.backend is "redis"/);
       assert.match(error.remedy, /^start the store, fix the REDIS_\* variables/);
       assert.match(error.remedy, /then run patchbay again \(no browser login starts/);
@@ -211,7 +211,7 @@ Deno.test("Redis token store while Redis is away: a new login is kept locally, r
     assert.equal(
       describeOAuthEvent(events[1]),
       `Could not read the OAuth logins in Redis at 127.0.0.1:${redis.port} db 0 (Could not ` +
-        `connect to Redis at 127.0.0.1:${redis.port}: connection refused). Until it answers, ` +
+        `connect to Redis at 127.0.0.1:${redis.port} db 0: connection refused). Until it answers, ` +
         `only the logins kept locally in ${store.undeliveredDir} are available.`,
     );
 

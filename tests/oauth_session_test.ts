@@ -299,7 +299,7 @@ Deno.test("entry point, Memory.backend redis with Redis down: the OAuth server f
   // The session goes on without the server (stdin is empty, so it ends at once).
   assert.equal(result.code, 0, result.stderr);
   const refused =
-    `error: Could not connect to Redis at 127.0.0.1:${redis.port}: connection refused`;
+    `error: Could not connect to Redis at 127.0.0.1:${redis.port} db 0: connection refused`;
   const out = result.stderr;
   assert.match(out, /✗ prot\s+failed\s+streamable_http/);
   assert.ok(out.includes(refused), out);

@@ -144,11 +144,11 @@ Deno.test("patchbay sessions against Redis, and against a Redis that is not runn
     assert.equal(
       failed.stderr,
       [
-        `error: Could not connect to Redis at 127.0.0.1:${port}: connection refused`,
-        "  cause:  nothing is listening there: the store is not running, or REDIS_HOST/REDIS_PORT " +
-        "point at the wrong host or port",
+        `error: Could not connect to Redis at 127.0.0.1:${port} db 0: connection refused`,
+        `  cause:  nothing is listening at 127.0.0.1:${port}: the store is not running, or ` +
+        "REDIS_HOST/REDIS_PORT point at the wrong host or port",
         "  remedy: start the store, fix the REDIS_* variables (host, port, db, password), or turn " +
-        "persistence off with /memory",
+        'persistence off with "Memory": {"backend": "off"}',
         "",
       ].join("\n"),
     );

@@ -31,6 +31,7 @@ import { type Admission, admitRequest, maxStepsError } from "./limits.ts";
 import type { UsageStats } from "./stats.ts";
 import { systemPrompt } from "./system_prompt.ts";
 import { runToolCalls } from "./tool_runner.ts";
+import type { Surface } from "./tool_failure.ts";
 import type { AgentUi } from "./ui.ts";
 import { UiGuard } from "./ui_guard.ts";
 
@@ -55,6 +56,8 @@ export interface AgentOptions {
   log?: Log;
   /** @default () => new Date() */
   now?: () => Date;
+  /** Where tool failures are shown, which decides the commands remedies name. @default "repl" */
+  surface?: Surface;
 }
 
 /** What a completed turn produced. */
@@ -195,6 +198,7 @@ export class Agent {
           signal,
           log: this.#log,
           now: this.#now,
+          surface: this.#options.surface,
         });
         for (const message of messages) this.#append(message);
         guard.throwIfFailed();

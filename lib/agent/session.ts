@@ -12,6 +12,7 @@
  * @module
  */
 
+import type { Surface } from "./tool_failure.ts";
 import type { ServerRequestHandlers, ToolHost } from "../connections/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
@@ -45,6 +46,8 @@ export interface CreateAgentOptions {
   history?: readonly StoredMessage[];
   /** Receives each new message of the conversation, in order. */
   onMessage?: (message: StoredMessage) => void;
+  /** Where tool failures are shown, which decides the commands remedies name. @default "repl" */
+  surface?: Surface;
 }
 
 /** The model side of one session. */
@@ -102,6 +105,7 @@ export function createModelSession(options: ModelSessionOptions): ModelSession {
         approval,
         history: agentOptions.history,
         onMessage: agentOptions.onMessage,
+        surface: agentOptions.surface,
         log: log.child("agent"),
       }),
     formatStats: () => formatStats(stats.snapshot()),

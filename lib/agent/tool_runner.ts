@@ -17,11 +17,7 @@
 import type { CatalogueTool, ToolHost } from "../connections/types.ts";
 import { startDeadline } from "../deadline.ts";
 import {
-  ConnectionClosedError,
-  PatchbayError,
-  PermissionDeniedError,
-  ServerConnectError,
-  ServerUnavailableError,
+  type PatchbayError,
   ToolDeclinedError,
   ToolExecutionError,
   ToolTimeoutError,
@@ -35,6 +31,15 @@ import { convertToolResult } from "./content.ts";
 import type { ToolOutcome, UsageStats } from "./stats.ts";
 import type { AgentUi, ToolCallView } from "./ui.ts";
 import type { UiGuard } from "./ui_guard.ts";
+import {
+  errorResultFailure,
+  qualifiedName,
+  type Surface,
+  thrownFailure,
+  timeoutFailure,
+  type ToolRemedies,
+  toolRemedies,
+} from "./tool_failure.ts";
 
 /**
  * Time past `tool_call_timeout` after which the agent abandons a call itself, in case the
@@ -52,22 +57,7 @@ export const CANCELLED_RESULT = "Cancelled by the user before the tool finished.
 export const DECLINED_RESULT = "The user declined to run this tool call. Do not retry it " +
   "unless the user asks; continue without it or ask the user how to proceed.";
 
-/** What the person can do about each kind of tool-call failure. */
-export const TOOL_REMEDY = {
-  unknownTool: "the model named a tool no connected server offers: the tool list changed " +
-    "since it was sent, or the model invented the name; /tools lists the tools connected now",
-  invalidArguments: "nothing to do unless it repeats: the model is asked to call again with " +
-    "valid arguments; if it keeps failing, this model does not handle the tool's schema well",
-  serverError: "the cause is the server's own message: it says what went wrong (often the " +
-    "arguments); /debug logs the whole exchange with the server",
-  timeout: (seconds: number) =>
-    `raise AgentConfig.tool_call_timeout (now ${seconds} s) if the tool is slow; /debug ` +
-    "shows how far it got",
-  connectionLost: "the server stopped or its connection broke: /connections shows its state " +
-    "(patchbay reconnects it by itself), /refresh reconnects it now",
-  declined: 'approve it when asked, pass --yes, or mark the server "trusted" in ' +
-    "servers_config.json",
-} as const;
+export { TOOL_REMEDY } from "./tool_failure.ts";
 
 /** Everything {@linkcode runToolCalls} works with. */
 export interface ToolRunOptions {
@@ -83,6 +73,8 @@ export interface ToolRunOptions {
   signal: AbortSignal;
   log: Log;
   now?: () => Date;
+  /** Where failures are shown, which decides the commands remedies name. @default "repl" */
+  surface?: Surface;
 }
 
 interface Finished {
@@ -117,7 +109,8 @@ export async function runToolCalls(
     ...options,
     signal: AbortSignal.any([options.signal, options.guard.signal]),
   };
-  const planned = calls.map((call) => plan(call, catalogue));
+  const remedies = toolRemedies(options.surface ?? "repl");
+  const planned = calls.map((call) => plan(call, catalogue, remedies));
   await askApprovals(planned, catalogue, context);
   const finished = await Promise.all(planned.map((p) => settle(p, context)));
   const now = options.now ?? (() => new Date());
@@ -131,7 +124,11 @@ export async function runToolCalls(
   }));
 }
 
-function plan(call: ToolCall, catalogue: readonly CatalogueTool[]): Planned {
+function plan(
+  call: ToolCall,
+  catalogue: readonly CatalogueTool[],
+  remedies: ToolRemedies,
+): Planned {
   const tool = catalogue.find((t) => t.name === call.name);
   const parsed = parseArguments(call.arguments);
   const view: ToolCallView = {
@@ -145,7 +142,7 @@ function plan(call: ToolCall, catalogue: readonly CatalogueTool[]): Planned {
       PREVIEW_CHARS,
     ),
   };
-  if (!tool) return { call, view, early: unknownTool(call.name, catalogue) };
+  if (!tool) return { call, view, early: unknownTool(call.name, catalogue, remedies) };
   if (!parsed.ok) {
     const qualified = qualifiedName(tool);
     return {
@@ -160,7 +157,7 @@ function plan(call: ToolCall, catalogue: readonly CatalogueTool[]): Planned {
           qualified,
           `the model sent arguments that are not a JSON object: ${parsed.error}`,
           undefined,
-          TOOL_REMEDY.invalidArguments,
+          remedies.invalidArguments,
         ),
         durationMs: 0,
         omittedChars: 0,
@@ -170,16 +167,15 @@ function plan(call: ToolCall, catalogue: readonly CatalogueTool[]): Planned {
   return { call, view, tool, args: parsed.value };
 }
 
-/** `server/tool`: how a call is named to the person and to the model alike. */
-function qualifiedName(tool: Pick<CatalogueTool, "server" | "originalName">): string {
-  return `${tool.server}/${tool.originalName}`;
-}
-
 /**
  * A name no connected server offers. The model is given the names it can call; the person
  * is shown the closest tool as server and tool name.
  */
-function unknownTool(name: string, catalogue: readonly CatalogueTool[]): Finished {
+function unknownTool(
+  name: string,
+  catalogue: readonly CatalogueTool[],
+  remedies: ToolRemedies,
+): Finished {
   const names = catalogue.map((t) => t.name);
   const guess = didYouMean(name, names);
   const closest = catalogue.find((t) => t.name === guess);
@@ -195,7 +191,7 @@ function unknownTool(name: string, catalogue: readonly CatalogueTool[]): Finishe
       `the model asked for a tool named "${name}", which no connected server offers` +
         (closest ? ` (closest: ${qualifiedName(closest)})` : ""),
       undefined,
-      TOOL_REMEDY.unknownTool,
+      remedies.unknownTool,
     ),
     durationMs: 0,
     omittedChars: 0,
@@ -256,7 +252,7 @@ async function askApprovals(
           qualifiedName(tool),
           "it was not approved: you answered no, or no one could be asked (no terminal, " +
             'and neither --yes nor "trusted" applied)',
-          TOOL_REMEDY.declined,
+          toolRemedies(options.surface ?? "repl").declined,
         ),
         durationMs: 0,
         omittedChars: 0,
@@ -293,6 +289,7 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
   const tool = p.tool!;
   const qualified = qualifiedName(tool);
   const seconds = options.timeoutSeconds;
+  const surface = options.surface ?? "repl";
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   const controller = new AbortController();
@@ -331,87 +328,28 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
       };
     }
     return {
-      status: "error",
-      text: `Tool execution failed: ${qualified}: ${converted.text}`,
-      error: serverError(tool, `server '${tool.server}' reported: ${oneLine(converted.text)}`),
+      ...errorResultFailure(tool, converted.text, surface),
       durationMs: elapsed(),
       omittedChars: converted.omittedChars,
     };
   } catch (error) {
     if (guardFired || error instanceof ToolTimeoutError) {
-      return {
-        status: "timeout",
-        text: `Tool timeout: ${qualified} did not finish within ${seconds} s ` +
-          "(AgentConfig.tool_call_timeout) and was cancelled.",
-        error: new ToolTimeoutError(qualified, seconds, TOOL_REMEDY.timeout(seconds)),
-        durationMs: elapsed(),
-        omittedChars: 0,
-      };
+      return { ...timeoutFailure(tool, seconds, surface), durationMs: elapsed(), omittedChars: 0 };
     }
     if (options.signal.aborted) return cancelled(elapsed());
-    return { ...callFailure(tool, error, options.host), durationMs: elapsed() };
+    return {
+      ...thrownFailure(tool, error, {
+        seconds,
+        surface,
+        stillOffered: options.host.tools().some((t) => t.name === tool.name),
+      }),
+      durationMs: elapsed(),
+      omittedChars: 0,
+    };
   } finally {
     cancelGuard();
     options.signal.removeEventListener("abort", onTurnAbort);
   }
-}
-
-/** A call the host could not complete: the connection, a vanished tool, or the server. */
-function callFailure(
-  tool: CatalogueTool,
-  error: unknown,
-  host: ToolHost,
-): Omit<Finished, "durationMs"> {
-  const qualified = qualifiedName(tool);
-  const said = error instanceof PatchbayError
-    ? error.reason
-    : error instanceof Error
-    ? error.message
-    : String(error);
-  if (
-    error instanceof ConnectionClosedError || error instanceof ServerUnavailableError ||
-    error instanceof ServerConnectError
-  ) {
-    const reason = `${error.message}: ${error.reason}`;
-    return {
-      status: "error",
-      text: `Tool execution failed: ${qualified}: ${reason}. Whether the call took effect ` +
-        "is unknown.",
-      error: new ToolExecutionError(qualified, reason, error, TOOL_REMEDY.connectionLost),
-      omittedChars: 0,
-    };
-  }
-  if (!host.tools().some((t) => t.name === tool.name)) {
-    // The catalogue changed under the call (tools/list_changed, a server gone): the host no
-    // longer knows the name.
-    const reason = `server '${tool.server}' no longer offers ${tool.originalName}: ${said}`;
-    return {
-      status: "error",
-      text: `Tool execution failed: ${qualified}: the tool is no longer available. ` +
-        "Use the tools offered in the next request.",
-      error: new ToolExecutionError(qualified, reason, error, TOOL_REMEDY.unknownTool),
-      omittedChars: 0,
-    };
-  }
-  return {
-    status: "error",
-    text: `Tool execution failed: ${qualified}: ${said}`,
-    error: serverError(tool, said, error),
-    omittedChars: 0,
-  };
-}
-
-/** `Permission denied` when the server's words say the OS refused a file; else a tool failure. */
-function serverError(tool: CatalogueTool, reason: string, cause?: unknown): PatchbayError {
-  const qualified = qualifiedName(tool);
-  if (looksLikePermissionError(reason)) {
-    return new PermissionDeniedError(`${qualified} could not access a file`, oneLine(reason));
-  }
-  return new ToolExecutionError(qualified, oneLine(reason), cause, TOOL_REMEDY.serverError);
-}
-
-function oneLine(text: string): string {
-  return abridge(text.replace(/\s+/g, " ").trim(), 300);
 }
 
 function cancelled(durationMs: number): Finished {
@@ -421,12 +359,6 @@ function cancelled(durationMs: number): Finished {
     durationMs,
     omittedChars: 0,
   };
-}
-
-/** The wording operating systems and runtimes use for refused file access. */
-export function looksLikePermissionError(text: string): boolean {
-  return /\bEACCES\b|\bEPERM\b|permission denied|operation not permitted|access is denied/i
-    .test(text);
 }
 
 function rejectOnAbort(signal: AbortSignal): Promise<never> {

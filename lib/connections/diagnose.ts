@@ -34,8 +34,8 @@ import { abridge } from "../text.ts";
 import type { HttpCloseReason } from "../transports/http.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
 import { hasProcFs, listeningPorts, processTree } from "../transports/process.ts";
+import { errorChain, netLabel, netReason } from "../failure.ts";
 import {
-  errorChain,
   htmlTitle,
   type HttpAnswer,
   isJsonRpcAnswer,
@@ -167,7 +167,7 @@ async function diagnoseStdio(
       : "";
     return fail(
       `the server process ${how} before completing the MCP handshake${noise}` +
-        (evidence.stderrTail.length > 0 ? " (its last stderr lines are above)" : ""),
+        (evidence.stderrTail.length > 0 ? " (its error output is above)" : ""),
       `run the command by hand to see why: ${commandLine}; fix what its error output says ` +
         '(variables it needs go in the entry\'s "env")',
     );
@@ -378,7 +378,7 @@ async function diagnoseHttp(
     if (failure.kind === "timeout") {
       return fail(
         `Connection timeout: ${address} accepted the connection but sent no HTTP answer ` +
-          `within ${probeMs / 1000} s`,
+          waitedFor(server, context, probeMs),
         REMEDY.timeout,
       );
     }
@@ -591,23 +591,24 @@ function networkFailure(
 ): ServerConnectError {
   const info = (reason: string, remedy: string) =>
     new ServerConnectError(server.name, { reason, remedy, cause: context.error });
+  const target = { address, host: new URL(server.url).hostname };
   switch (failure.kind) {
     case "refused":
       return info(
-        `Connection refused: nothing is listening at ${address} (the server is not running ` +
+        `${netLabel("refused")}: ${netReason("refused", target)} (the server is not running ` +
           "at the configured address)",
         `${REMEDY.notRunning}; if it is running, check the port it listens on and fix "url"`,
       );
     case "dns":
       return info(
-        `the host name '${new URL(server.url).hostname}' does not resolve (DNS lookup failed)`,
+        netReason("dns", target),
         REMEDY.wrongAddress,
       );
     case "timeout":
       return info(
-        `Connection timeout: no TCP connection to ${address} within ` +
-          `${(context.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS) / 1000} s (a host that is down, ` +
-          "or a firewall dropping packets)",
+        `Connection timeout: no TCP connection to ${address} ` +
+          waitedFor(server, context, context.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS) +
+          " (a host that is down, or a firewall dropping packets)",
         REMEDY.timeout,
       );
     case "unreachable":
@@ -755,8 +756,42 @@ async function findEndpoint(
 
 // -------------------------------------------------------------------------- helpers
 
+/**
+ * How long patchbay waited, as the person configured it: the server's own `timeout` when
+ * the connection attempt ran out of it, else the diagnosis probe's bound.
+ */
+function waitedFor(server: HttpServerConfig, context: FailureContext, probeMs: number): string {
+  return context.timedOut
+    ? `within ${server.timeoutSeconds} s (its "timeout")`
+    : `within ${probeMs / 1000} s`;
+}
+
 function stderrDetails(evidence: StdioEvidence): string[] {
-  return evidence.stderrTail.slice(-DIAGNOSIS_STDERR_LINES).map((line) => `stderr: ${line}`);
+  return pickErrorLines(evidence.stderrTail, DIAGNOSIS_STDERR_LINES).map((line) =>
+    `stderr: ${line}`
+  );
+}
+
+/** Lines that say what went wrong, in the words runtimes and programs use for it. */
+const ERROR_LINE =
+  /\b(?:error|exception|cannot|can't|could not|couldn't|failed|fatal|panic|denied|not found|no such|missing|invalid|refused|unable|traceback)\b|ERR_[A-Z_]+/i;
+
+/** Stack frames, caret markers and blank lines: what crowds out the useful line. */
+const NOISE_LINE = /^\s*(?:at\s|File "|\^+\s*$|\.\.\.\s*\d+ more|$)/;
+
+/**
+ * At most `max` lines of a crashed server's stderr, in order: the lines that say what
+ * went wrong first (a Node crash puts `Cannot find package …` above a dozen stack frames),
+ * then the last other lines, stack frames and blanks left out.
+ */
+export function pickErrorLines(lines: readonly string[], max: number): string[] {
+  const useful = lines.map((line, index) => ({ line, index })).filter((l) =>
+    !NOISE_LINE.test(l.line)
+  );
+  const errors = useful.filter((l) => ERROR_LINE.test(l.line)).slice(-max);
+  const chosen = new Set(errors.map((l) => l.index));
+  for (let i = useful.length - 1; i >= 0 && chosen.size < max; i--) chosen.add(useful[i].index);
+  return useful.filter((l) => chosen.has(l.index)).map((l) => l.line);
 }
 
 /** What an MCP-level failure said, without raw runtime noise. */

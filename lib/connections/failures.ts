@@ -17,7 +17,8 @@ import {
   ToolTimeoutError,
 } from "../errors.ts";
 import { abridge } from "../text.ts";
-import { classifyNetError, errorChain } from "./probe.ts";
+import { errorChain } from "../failure.ts";
+import { classifyNetError } from "./probe.ts";
 
 /** Remedy of a request lost with its connection. */
 export const RECONNECT_REMEDY = "patchbay restarts the server by itself (see /connections); " +

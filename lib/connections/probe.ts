@@ -11,6 +11,7 @@
 
 import { type FetchLike, LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/client";
 import { denoPermissionFlag } from "../errors.ts";
+import { errorChain, netProblem } from "../failure.ts";
 import { VERSION } from "../version.ts";
 
 /** Deadline of one probe. */
@@ -42,29 +43,16 @@ export interface NetFailure {
   flag?: string;
 }
 
-/** Classifies a failed `Deno.connect` or `fetch` by what the runtime reported. */
+/** Classifies a failed `Deno.connect` or `fetch` (by the one classifier, lib/failure.ts). */
 export function classifyNetError(error: unknown): NetFailure {
   const flag = denoPermissionFlag(error);
   if (flag) return { ok: false, kind: "permission", message: (error as Error).message, flag };
-  const text = errorChain(error);
-  const kind: NetFailureKind = error instanceof Deno.errors.ConnectionRefused ||
-      /connection refused|os error 111|ECONNREFUSED/i.test(text)
-    ? "refused"
-    : /lookup address|name or service not known|nodename nor servname|no address associated|name resolution|dns error/i
-        .test(text)
-    ? "dns"
-    : error instanceof Deno.errors.TimedOut || /timed? ?out|TimeoutError|aborted due to timeout/i
-        .test(text)
-    ? "timeout"
-    : /network is unreachable|no route to host|os error 101|os error 113|host is down/i.test(text)
-    ? "unreachable"
-    : /tls|certificate|handshake|InvalidContentType|CorruptMessage/i.test(text)
-    ? "tls"
-    : /invalid http|parse error|HTTP\/0\.9|invalid status|unexpected (?:eof|end)|connection closed before message completed|incomplete message/i
-        .test(text)
-    ? "not_http"
-    : "other";
-  return { ok: false, kind, message: firstLine(text) };
+  const problem = netProblem(error);
+  const kind: NetFailureKind = problem === undefined || problem === "tunnel" ||
+      problem === "dropped"
+    ? "other"
+    : problem;
+  return { ok: false, kind, message: firstLine(errorChain(error)) };
 }
 
 /** Whether a TCP connection to `hostname:port` opens. */
@@ -368,22 +356,6 @@ export async function probeOAuthMetadata(
     }
   }
   return { found: false };
-}
-
-/** An error and its causes, as one line of text. */
-export function errorChain(error: unknown): string {
-  const parts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; current !== undefined && depth < 5; depth++) {
-    if (current instanceof Error) {
-      parts.push(`${current.name}: ${current.message}`);
-      current = current.cause;
-    } else {
-      parts.push(String(current));
-      break;
-    }
-  }
-  return parts.join(" <- ");
 }
 
 function firstLine(text: string): string {

@@ -12,6 +12,7 @@ import {
   findDenoDenial,
   messageOf,
   PatchbayError,
+  remedyFor,
 } from "../errors.ts";
 
 /**
@@ -69,7 +70,8 @@ export function failure(
     name,
     status,
     finding: `${e.message} — ${e.reason}`,
-    remedy: e.remedy,
+    // The doctor is a scripting command: remedies name its flags, not slash commands.
+    remedy: remedyFor(e.remedy, "script"),
     details: [...e.details],
     code: e.code,
   };

@@ -9,7 +9,7 @@
 
 import { DEFAULTS } from "../defaults.ts";
 import type { Config } from "../config/types.ts";
-import type { Environment } from "../env.ts";
+import { chooseEnvFile, type Environment } from "../env.ts";
 import type { Log } from "../log.ts";
 import { type TokenStore, tokenStoreFor } from "../oauth/mod.ts";
 import { gatherInputs } from "../permissions/inputs.ts";
@@ -86,8 +86,13 @@ async function* checks(
   redactor: Redactor,
   onStart?: (start: DoctorStart) => void,
 ): AsyncGenerator<CheckResult> {
-  const envFile = options.envFile ?? DEFAULTS.envFile;
-  const { env, result: envResult } = await checkEnvFile(options.envFile);
+  const envChoice = chooseEnvFile(options.envFile, options.config, DEFAULTS.envFile);
+  const envFile = envChoice.path;
+  const { env, result: envResult } = await checkEnvFile(
+    envChoice.required || envChoice.besideConfig ? envChoice.path : undefined,
+    undefined,
+    envChoice.besideConfig,
+  );
   registerEnvironmentSecrets(env, redactor);
   const { logger, logFile } = openLog(options, redactor);
   const log = logger.child("doctor");

@@ -36,11 +36,16 @@ export interface EnvOutcome {
 export async function checkEnvFile(
   path: string | undefined,
   processEnv = readProcessVariables(),
+  besideConfig = false,
 ): Promise<EnvOutcome> {
   const file = path ?? DEFAULTS.envFile;
   try {
-    const env = await loadEnvironment({ path: file, required: path !== undefined, processEnv });
-    return { env, result: envFileResult(env.file) };
+    const env = await loadEnvironment({
+      path: file,
+      required: path !== undefined && !besideConfig,
+      processEnv,
+    });
+    return { env, result: envFileResult(env.file, besideConfig) };
   } catch (error) {
     const env = createEnvironment(processEnv, new Map(), {
       path: file,
@@ -52,8 +57,9 @@ export async function checkEnvFile(
   }
 }
 
-function envFileResult(file: EnvFileStatus): CheckResult {
-  const where = resolve(file.path);
+function envFileResult(file: EnvFileStatus, besideConfig = false): CheckResult {
+  const where = resolve(file.path) +
+    (besideConfig ? ` (beside the configuration file; there is no ${DEFAULTS.envFile} here)` : "");
   if (!file.loaded) {
     return pass(
       "env_file",

@@ -20,6 +20,7 @@ import {
   TimeoutError,
 } from "../errors.ts";
 import { abridge } from "../text.ts";
+import { causeMessages, netProblem, netReason } from "../failure.ts";
 import { hostOf, proxyName, type ProxySettings } from "../proxy.ts";
 import { redirectTarget } from "./redirects.ts";
 import { isRetryableStatus, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
@@ -80,30 +81,19 @@ export function classifyFailure(error: unknown, context: ClassifyContext): Attem
   if (error instanceof APIUserAbortError) return { kind: "cancelled" };
   const text = errorChain(error);
   if (context.responded) return { kind: "dropped", message: text };
-  if (/unsuccessful tunnel|proxy (?:error|authentication)/i.test(text)) {
-    return { kind: "network", problem: "tunnel", message: text };
+  // The one classifier (lib/failure.ts) names the problem; retrying and wording are ours.
+  const problem = netProblem(error);
+  switch (problem) {
+    case "timeout":
+      return { kind: "timeout", phase: "connect" };
+    case "not_http":
+    case "dropped":
+      return { kind: "dropped", message: text };
+    case undefined:
+      return { kind: "network", problem: "other", message: text };
+    default:
+      return { kind: "network", problem, message: text };
   }
-  if (/timed out|os error 110|ETIMEDOUT/i.test(text)) return { kind: "timeout", phase: "connect" };
-  if (/connection refused|os error 111|ECONNREFUSED/i.test(text)) {
-    return { kind: "network", problem: "refused", message: text };
-  }
-  // "invalid dns name": TLS refuses a name no resolver could look up (a label over 63).
-  if (
-    /dns error|invalid dns name|failed to lookup|name or service not known|ENOTFOUND|EAI_AGAIN/i
-      .test(text)
-  ) {
-    return { kind: "network", problem: "dns", message: text };
-  }
-  if (/unreachable|no route to host|os error 10[01]|os error 113|ENETUNREACH/i.test(text)) {
-    return { kind: "network", problem: "unreachable", message: text };
-  }
-  if (/certificate|tls|ssl|UnknownIssuer/i.test(text)) {
-    return { kind: "network", problem: "tls", message: text };
-  }
-  if (/reset|closed|broken pipe|end of file|incomplete/i.test(text)) {
-    return { kind: "dropped", message: text };
-  }
-  return { kind: "network", problem: "other", message: text };
 }
 
 /** Whether another attempt could succeed. */
@@ -166,6 +156,11 @@ export interface FailureContext {
   retries: number;
   /** Milliseconds spent waiting between attempts. */
   waitedMs: number;
+  /**
+   * Milliseconds from the first attempt to the last failure, what the retry summary
+   * reports. @default waitedMs
+   */
+  elapsedMs?: number;
   proxy?: ProxySettings;
 }
 
@@ -176,7 +171,7 @@ export function failureError(failure: AttemptFailure, context: FailureContext): 
   const tries = context.retries === 0
     ? "no retry was made"
     : `${context.retries} ${context.retries === 1 ? "retry was" : "retries were"} made over ` +
-      `${(context.waitedMs / 1000).toFixed(1)} s`;
+      `${((context.elapsedMs ?? context.waitedMs) / 1000).toFixed(1)} s`;
   switch (failure.kind) {
     case "cancelled":
       return new CancelledError("the model request");
@@ -330,6 +325,7 @@ function networkError(
   const via = context.proxy
     ? ` through the proxy ${context.proxy.url} (${context.proxy.variable})`
     : "";
+  const target = { address: host, host: new URL(context.baseUrl).hostname };
   const local = isLoopback(context.baseUrl);
   const remedy = local
     ? `start ${label} so that it listens at ${context.baseUrl}, or fix LLM.base_url`
@@ -339,14 +335,14 @@ function networkError(
     case "refused":
       return new NetworkError(
         "Connection refused",
-        `nothing accepted the connection to ${label} at ${host}${via} (${tries})`,
+        `${netReason("refused", target)}: ${label} is not running there${via} (${tries})`,
         remedy,
         failure.message,
       );
     case "dns":
       return new NetworkError(
         "Network unreachable",
-        `the host name ${new URL(context.baseUrl).hostname} could not be resolved${via}`,
+        `${netReason("dns", target)}${via}`,
         remedy,
         failure.message,
       );
@@ -483,13 +479,9 @@ function stripStatus(message: string): string {
 
 /** An error and its causes, joined, so that the useful part (`.cause`) is not lost. */
 function errorChain(error: unknown): string {
-  const parts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
-    parts.push(current instanceof Error ? current.message : String(current));
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  const text = parts.filter((p) => p && p !== "Connection error.").join(": ") || "unknown error";
+  const text = causeMessages(error).slice(0, 5).filter((p) => p !== "Connection error.").join(
+    ": ",
+  ) || "unknown error";
   // fetch repeats the URL and layers of wrapping; the words after them are the news.
   return text
     .replace(/^fetch failed: /i, "")

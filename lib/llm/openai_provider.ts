@@ -184,6 +184,8 @@ class OpenAiProvider implements ModelProvider {
     let retries = 0;
     let waitedMs = 0;
     let adjustments = 0;
+    // The summary's "over N s" is the whole request's time, attempts and waits together.
+    const started = performance.now();
     while (true) {
       if (request.signal?.aborted) throw new CancelledError("the model request");
       const attempt = await this.#attempt(request, maxTokens);
@@ -207,7 +209,10 @@ class OpenAiProvider implements ModelProvider {
         retry: retryable ? retries + 1 : undefined,
       });
       if (!retryable) {
-        throw failureError(failure, this.#failureContext(retries, waitedMs));
+        throw failureError(failure, {
+          ...this.#failureContext(retries, waitedMs),
+          elapsedMs: performance.now() - started,
+        });
       }
       const notice: RetryNotice = {
         attempt: retries + 1,

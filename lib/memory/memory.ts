@@ -7,7 +7,7 @@
  */
 
 import type { PatchbayError } from "../errors.ts";
-import { SessionNotFoundError } from "../errors.ts";
+import { SessionNotFoundError, StoreAuthError, StoreDatabaseError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { Redactor } from "../redact.ts";
 import { plural } from "../text.ts";
@@ -155,7 +155,7 @@ export class Memory {
           ...event,
           message: `Memory continues in the local journal${
             event.journal ? ` ${event.journal}` : ""
-          }; messages are written to ${this.#location} when it answers again.`,
+          }; ${this.#whenWritten(event.error, "again")}.`,
         });
         break;
       case "restored":
@@ -208,7 +208,10 @@ export class Memory {
       text = `Memory off: this conversation is not saved (/memory saves it again, to ` +
         `${this.#location})`;
     } else if (!available) {
-      text = `Memory on: ${this.#location} is unreachable` +
+      text =
+        `Memory on: ${this.#location} ${
+          refusedUs(this.#problem) ? "refused the connection" : "is unreachable"
+        }` +
         (this.#problem ? ` (${this.#problem.message})` : "") +
         `; ${plural(pending, "message")} waiting in the local journal` +
         (journal ? ` ${journal}` : "") + " until it answers";
@@ -391,11 +394,22 @@ export class Memory {
       this.#emit({
         type: "unavailable",
         error: problem,
-        message: `Memory continues in a local journal; messages are written to ` +
-          `${this.#location} when it answers.`,
+        message: `Memory continues in a local journal; ${this.#whenWritten(problem)}.`,
       });
     }
     return store;
+  }
+
+  /**
+   * When journaled messages reach the store: once it answers, for a store that is away; a
+   * store that refused the password or has no such database will not take them until
+   * patchbay runs again with settings it accepts.
+   */
+  #whenWritten(problem: unknown, again = ""): string {
+    return refusedUs(problem)
+      ? `messages wait there and are written to ${this.#location} by the first run with ` +
+        "settings it accepts"
+      : `messages are written to ${this.#location} when it answers${again ? ` ${again}` : ""}`;
   }
 
   #emit(event: MemoryEvent): void {
@@ -404,4 +418,9 @@ export class Memory {
     );
     for (const listener of this.#listeners) listener(event);
   }
+}
+
+/** The store answered and refused us (credentials, database): waiting will not help. */
+function refusedUs(problem: unknown): boolean {
+  return problem instanceof StoreAuthError || problem instanceof StoreDatabaseError;
 }

@@ -18,6 +18,7 @@ import {
   StoreDatabaseError,
   StoreFailedError,
 } from "../errors.ts";
+import { netProblem, netReason } from "../failure.ts";
 import { configDir } from "../paths.ts";
 import type { RedisSettings } from "./redis_settings.ts";
 
@@ -71,8 +72,11 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
       } in servers_config.json (and REDIS_PASSWORD if the store needs one)`,
     purpose,
   );
+  // The contract's message names the database too (`Could not connect to Redis at h:p db N`);
+  // a Sentinel or Cluster target is named by its master or nodes instead.
+  const at = mode === "standalone" ? `${settings.target} db ${settings.db}` : settings.target;
   const fail = (problem: string, reason: string, remedy: string = storeRemedy) =>
-    new StoreConnectError(settings.store, settings.target, problem, error, { reason, remedy });
+    new StoreConnectError(settings.store, at, problem, error, { reason, remedy });
   const vars = settings.source;
 
   const flag = denoPermissionFlag(error);
@@ -92,7 +96,7 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
   if (/WRONGPASS|invalid password|invalid username-password/i.test(message)) {
     return new StoreAuthError(
       settings.store,
-      settings.target,
+      at,
       settings.password ? "wrong password" : "wrong user name or password",
       error,
       {
@@ -104,7 +108,7 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
   if (/NOAUTH|Authentication required/i.test(message)) {
     return new StoreAuthError(
       settings.store,
-      settings.target,
+      at,
       "the server requires a password",
       error,
       {
@@ -118,7 +122,7 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
   if (/NOPERM/i.test(message)) {
     return new StoreAuthError(
       settings.store,
-      settings.target,
+      at,
       "permission denied",
       error,
       {
@@ -138,7 +142,7 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
       : "";
     return new StoreDatabaseError(
       settings.store,
-      settings.target,
+      at,
       `database ${settings.db} does not exist${range}`,
       error,
       {
@@ -153,27 +157,31 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
       },
     );
   }
-  if (code === "ECONNREFUSED" || /ECONNREFUSED/.test(message)) {
+  // Network problems are recognised by the one classifier (lib/failure.ts) and worded as
+  // for a server or the model, followed by what the REDIS_* variables have to do with it.
+  const net = netProblem(error);
+  const where = { address: settings.target, host: settings.target.replace(/:\d+$/, "") };
+  if (net === "refused") {
     return fail(
       "connection refused",
-      `nothing is listening there: the store is not running, or ${vars} point at the ` +
+      `${netReason("refused", where)}: the store is not running, or ${vars} point at the ` +
         "wrong host or port",
     );
   }
-  if (code === "ENOTFOUND" || code === "EAI_AGAIN" || /ENOTFOUND|EAI_AGAIN/.test(message)) {
+  if (net === "dns") {
     return fail(
       "host name not found",
-      `DNS has no address for the host named in ${vars.replace("/REDIS_PORT", "")}`,
+      `${netReason("dns", where)}: check the host named in ${vars.replace("/REDIS_PORT", "")}`,
     );
   }
-  if (/EHOSTUNREACH|ENETUNREACH/.test(`${code} ${message}`)) {
+  if (net === "unreachable") {
     return fail(
       /ENETUNREACH/.test(`${code} ${message}`) ? "network unreachable" : "host unreachable",
       "no route to the host: it is down, on another network, or a firewall rejects the " +
         "traffic",
     );
   }
-  if (isTlsProblem(code, message)) {
+  if (net === "tls") {
     return fail(
       `TLS handshake failed (${firstLine(message)})`,
       "the server's certificate was not accepted, or the port does not speak TLS",
@@ -184,7 +192,7 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
       ),
     );
   }
-  if (/timed? ?out|ETIMEDOUT/i.test(`${code} ${message}`)) {
+  if (net === "timeout") {
     return fail(
       `no answer within ${(context.budgetMs / 1000).toFixed(1)} s`,
       "the host did not answer in time: it is unreachable or overloaded, a firewall drops " +
@@ -362,8 +370,13 @@ export function diagnoseCommandError(
 
 /** Whether the failure is about the connection rather than the command. */
 export function isConnectionProblem(error: unknown): boolean {
+  // Network problems by the one classifier; then what only ioredis and Redis say.
+  const net = netProblem(error);
+  if (net === "refused" || net === "dns" || net === "timeout" || net === "unreachable") {
+    return true;
+  }
   const text = `${errorCode(error)} ${errorText(error)}`;
-  return /Connection is closed|Stream isn't writeable|timed? ?out|ECONN|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|MaxRetriesPerRequest|CLUSTERDOWN|TRYAGAIN|LOADING|None of startup nodes|All sentinels|Failed to refresh|enableOfflineQueue|not (?:yet )?connected|socket/i
+  return /Connection is closed|Stream isn't writeable|ECONN|EPIPE|MaxRetriesPerRequest|CLUSTERDOWN|TRYAGAIN|LOADING|None of startup nodes|All sentinels|Failed to refresh|enableOfflineQueue|not (?:yet )?connected|socket/i
     .test(text);
 }
 
@@ -383,9 +396,4 @@ function errorCode(error: unknown): string {
 /** The message's first line, without ioredis's "Please report this." (not a bug to report). */
 function firstLine(text: string): string {
   return text.split("\n")[0].replace(/\.?\s*Please report this\.?$/i, "").replace(/\.$/, "");
-}
-
-function isTlsProblem(code: string, message: string): boolean {
-  return /^ERR_TLS|^ERR_SSL|CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code) ||
-    /certificate|SSL routines|TLS|wrong version number|self[- ]signed/i.test(message);
 }

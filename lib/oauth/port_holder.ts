@@ -39,13 +39,45 @@ export function listeningInodes(procNetTcp: string, port: number): string[] {
 
 /** The process listening on `port`, if it can be found. Never throws. */
 export async function findPortHolder(port: number): Promise<PortHolder | undefined> {
-  try {
-    if (Deno.build.os === "linux") return await findOnLinux(port);
-    if (Deno.build.os === "darwin") return await findWithLsof(port);
-  } catch {
-    // Finding the holder is a courtesy; the port-busy error stands without it.
+  const ways = Deno.build.os === "linux"
+    // /proc needs --allow-all under Deno 2, which the start task does not grant: `ss`
+    // (iproute2) and `lsof` name the holder under --allow-run alone.
+    ? [findOnLinux, findWithSs, findWithLsof]
+    : Deno.build.os === "darwin"
+    ? [findWithLsof]
+    : [];
+  for (const way of ways) {
+    try {
+      const holder = await way(port);
+      if (holder) return holder;
+    } catch {
+      // Finding the holder is a courtesy; the port-busy error stands without it.
+    }
   }
   return undefined;
+}
+
+/**
+ * `ss -Htlnp`: one line per listening socket, `… 127.0.0.1:3000 … users:(("node",pid=42,fd=19))`.
+ * Returns the holder of `port` in that text.
+ */
+export function holderInSsOutput(text: string, port: number): PortHolder | undefined {
+  for (const line of text.split("\n")) {
+    const fields = line.trim().split(/\s+/);
+    if (!fields[3]?.endsWith(`:${port}`)) continue;
+    const user = /users:\(\("((?:[^"\\]|\\.)*)",pid=(\d+)/.exec(line);
+    if (user) return { pid: Number(user[2]), name: user[1] };
+  }
+  return undefined;
+}
+
+async function findWithSs(port: number): Promise<PortHolder | undefined> {
+  const output = await new Deno.Command("ss", {
+    args: ["-Htlnp"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return holderInSsOutput(new TextDecoder().decode(output.stdout), port);
 }
 
 async function findOnLinux(port: number): Promise<PortHolder | undefined> {

@@ -9,7 +9,8 @@ import type { CallToolResult } from "@modelcontextprotocol/client";
 import { convertToolResult } from "../agent/content.ts";
 import { isPending, progressOf } from "../connections/progress.ts";
 import type { ServerStatus } from "../connections/types.ts";
-import { PatchbayError } from "../errors.ts";
+import { CancelledError, PatchbayError } from "../errors.ts";
+import { errorResultFailure, thrownFailure } from "../agent/tool_failure.ts";
 import type { Style } from "../style.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { abridge } from "../text.ts";
@@ -115,8 +116,9 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
       async run(s) {
         const status = await s.memory.setEnabled(!s.memory.enabled);
         out(s, status.text);
-        // An error, formatted for stderr: it goes there.
-        if (status.problem) s.output.err(`${s.presentError(status.problem)}\n`);
+        // An error, formatted for stderr: it goes there. Not when memory was just switched
+        // off: its remedy ("turn persistence off with /memory") is what was just done.
+        if (status.problem && status.enabled) s.output.err(`${s.presentError(status.problem)}\n`);
       },
     },
     {
@@ -297,27 +299,45 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
         const tool = resolveTool(spec, s.manager.tools());
         const toolArgs = parseJsonArgs(json);
         const started = performance.now();
-        const result: CallToolResult = await s.request(
-          `running ${tool.server} › ${tool.originalName}…`,
-          (signal) =>
-            s.manager.callTool(tool.name, toolArgs, {
-              signal,
-              timeoutSeconds: s.runtime.config.agent.toolCallTimeoutSeconds,
-              onProgress: (p) =>
-                s.output.spin(
-                  `${tool.originalName} ${p.progress}${p.total ? `/${p.total}` : ""}${
-                    p.message ? ` ${clean(p.message)}` : ""
-                  }`,
-                ),
-            }),
-        );
-        const mark = result.isError ? s.style.red("✗ error") : s.style.green("✓");
-        out(
-          s,
-          `${mark} ${clean(tool.server)} › ${clean(tool.originalName)} ${
-            s.style.dim(formatDuration(performance.now() - started))
-          }`,
-        );
+        const seconds = s.runtime.config.agent.toolCallTimeoutSeconds;
+        const header = (ok: boolean) =>
+          out(
+            s,
+            `${ok ? s.style.green("✓") : s.style.red("✗ error")} ${clean(tool.server)} › ${
+              clean(tool.originalName)
+            } ${s.style.dim(formatDuration(performance.now() - started))}`,
+          );
+        let result: CallToolResult;
+        try {
+          result = await s.request(
+            `running ${tool.server} › ${tool.originalName}…`,
+            (signal) =>
+              s.manager.callTool(tool.name, toolArgs, {
+                signal,
+                timeoutSeconds: seconds,
+                onProgress: (p) =>
+                  s.output.spin(
+                    `${tool.originalName} ${p.progress}${p.total ? `/${p.total}` : ""}${
+                      p.message ? ` ${clean(p.message)}` : ""
+                    }`,
+                  ),
+              }),
+          );
+        } catch (error) {
+          if (error instanceof CancelledError) throw error;
+          header(false);
+          // Worded as in a model turn: server/tool names, cause and remedy.
+          throw thrownFailure(tool, error, {
+            seconds,
+            surface: "repl",
+            stillOffered: s.manager.tools().some((t) => t.name === tool.name),
+          }).error;
+        }
+        header(!result.isError);
+        if (result.isError) {
+          const text = clean(convertToolResult(result, Number.MAX_SAFE_INTEGER).text);
+          throw errorResultFailure(tool, text, "repl").error;
+        }
         out(s, clean(convertToolResult(result, Number.MAX_SAFE_INTEGER).text));
       },
     },

@@ -44,6 +44,8 @@ export function usageJson(usage: TokenUsage) {
 /** {@linkcode AgentUi} writing NDJSON events. */
 export class JsonEventsUi implements AgentUi {
   readonly #options: JsonEventsOptions;
+  /** The text streamed since the last `text_done`, which that event carries whole. */
+  #text = "";
 
   constructor(options: JsonEventsOptions) {
     this.#options = options;
@@ -56,12 +58,16 @@ export class JsonEventsUi implements AgentUi {
   }
 
   textDelta(text: string): void {
+    this.#text += text;
     this.emit("text_delta", { text });
   }
   textDone(): void {
-    this.emit("text_done");
+    this.emit("text_done", { text: this.#text });
+    this.#text = "";
   }
   retry(notice: RetryNotice): void {
+    // What the failed attempt streamed is not part of the answer.
+    if (notice.discardedPartial) this.#text = "";
     this.emit("retry", {
       attempt: notice.attempt,
       max_retries: notice.maxRetries,

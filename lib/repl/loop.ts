@@ -23,13 +23,14 @@ export function banner(session: ClientSession, renderServers: StatusRenderer): s
       style.yellow(`(${session.modelError.message}: ${session.modelError.reason})`)
     }`
     : `${llm.provider}/${llm.model}`;
-  const lines = [
-    `${style.bold("patchbay")} ${VERSION} · ${model}`,
+  const lines = [`${style.bold("patchbay")} ${VERSION} · ${model}`];
+  // The remedy right under the error it answers (the model line), not under another line.
+  if (session.modelError) lines.push(style.dim(`  remedy: ${session.modelError.remedy}`));
+  lines.push(
     // Servers still connecting are named on one line; each is announced as it connects.
     renderServers(session, style, { compact: true }),
     style.dim(session.memory.status().text),
-  ];
-  if (session.modelError) lines.push(style.dim(`  remedy: ${session.modelError.remedy}`));
+  );
   lines.push(style.dim("Type a message, or /help for commands. Ctrl+D exits."));
   return lines.join("\n");
 }

@@ -16,6 +16,7 @@
  * @module
  */
 
+import type { Surface } from "../agent/tool_failure.ts";
 import process from "node:process";
 import type { Agent, TurnResult } from "../agent/agent.ts";
 import type { AgentUi } from "../agent/ui.ts";
@@ -89,6 +90,11 @@ export interface SessionOptions {
    */
   interactive?: boolean;
   /**
+   * Where tool failures are shown: `script` for `patchbay run`, whose remedies name flags
+   * and commands instead of slash commands. @default "repl"
+   */
+  surface?: Surface;
+  /**
    * Answer servers' forms with their defaults instead of asking (`--accept-form-defaults`).
    * @default false
    */
@@ -109,6 +115,7 @@ export class ClientSession {
   readonly ui: AgentUi;
   /** A person can answer questions at the terminal. */
   readonly interactive: boolean;
+  readonly #surface: Surface;
   readonly presentError: (error: unknown) => string;
   readonly startedAt = Date.now();
   manager!: ConnectionManager;
@@ -146,6 +153,7 @@ export class ClientSession {
       redact: (text) => options.runtime.logger.redactor.redact(text),
     });
     this.interactive = options.interactive ?? this.editor.interactive;
+    this.#surface = options.surface ?? "repl";
     this.#renderServers = options.renderServers;
     this.ui = options.ui ?? new TerminalUi({
       output: this.output,
@@ -209,6 +217,7 @@ export class ClientSession {
     this.agent = this.model?.createAgent(this.manager, {
       history: conversation.messages,
       onMessage: (message) => void this.memory.session.append(message),
+      surface: this.#surface,
     });
   }
 
@@ -532,13 +541,12 @@ export class ClientSession {
     const error = "error" in event ? event.error : undefined;
     const quiet = event.type === "restored" || event.type === "replayed" ||
       event.type === "write-recovered";
+    // What failed first, in the contract's words with cause and remedy; then what
+    // patchbay does about it.
+    if (error) this.#notify(`${this.presentError(error)}\n`);
     this.#notify(
       quiet ? this.errStyle.dim(`${event.message}\n`) : this.errStyle.yellow(`${event.message}\n`),
     );
-    if (error && event.type !== "unavailable") this.#notify(`${this.presentError(error)}\n`);
-    if (error && event.type === "unavailable") {
-      this.#notify(this.errStyle.dim(`  cause:  ${error.reason}\n  remedy: ${error.remedy}\n`));
-    }
   }
 
   /** Closes servers, memory and the model client, in that order. */
