@@ -15,7 +15,8 @@
  */
 
 import type { CatalogueTool, ToolHost } from "../connections/types.ts";
-import { startDeadline } from "../deadline.ts";
+import { abortable } from "../async/abortable.ts";
+import { startDeadline } from "../async/wait_clock.ts";
 import {
   ConnectionClosedError,
   PatchbayError,
@@ -310,17 +311,17 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
     options.host.waitClock?.(tool.server),
   );
   try {
-    // The race makes an abort take effect at once even if a host is slow to honour it; the
-    // host still receives the signal and cancels the request on the server.
-    const result = await Promise.race([
+    // `abortable` makes an abort take effect at once even if a host is slow to honour it;
+    // the host still receives the signal and cancels the request on the server.
+    const result = await abortable(
       options.host.callTool(tool.name, p.args!, {
         signal: controller.signal,
         timeoutSeconds: seconds,
         onProgress: (update) =>
           options.guard.tell(() => options.ui.toolProgress(p.call.id, update)),
       }),
-      rejectOnAbort(controller.signal),
-    ]);
+      controller.signal,
+    );
     const converted = convertToolResult(result);
     if (!converted.isError) {
       return {
@@ -427,11 +428,4 @@ function cancelled(durationMs: number): Finished {
 export function looksLikePermissionError(text: string): boolean {
   return /\bEACCES\b|\bEPERM\b|permission denied|operation not permitted|access is denied/i
     .test(text);
-}
-
-function rejectOnAbort(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-  });
 }

@@ -17,7 +17,7 @@ import { PROTOCOL_MODES, PROTOCOL_REVISIONS } from "../protocol.ts";
 /**
  * Longest duration a configuration may give a wait (timeouts), in seconds: one day. No
  * request should take longer, and it keeps every timer far from the 2^31 ms (24.8 days)
- * beyond which timers fire at once instead (`lib/timers.ts`).
+ * beyond which timers fire at once instead (`lib/async/timers.ts`).
  */
 export const MAX_DURATION_SECONDS = 86_400;
 

@@ -40,8 +40,8 @@ import {
 import type { Log, LogLevel } from "../log.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { HttpTransport } from "../transports/http.ts";
-import { combineClocks, type LoginClock, startDeadline, WaitClock } from "../deadline.ts";
-import { timerDelay } from "../timers.ts";
+import { combineClocks, type LoginClock, startDeadline, WaitClock } from "../async/wait_clock.ts";
+import { timerDelay } from "../async/timers.ts";
 import { diagnose } from "./diagnose.ts";
 import { cleanText, isConnectionLoss, RECONNECT_REMEDY, requestError } from "./failures.ts";
 import { rootsOf } from "./requests.ts";

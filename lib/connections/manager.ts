@@ -44,8 +44,8 @@ import type { OAuthRuntime } from "../oauth/mod.ts";
 import { type EnvLookup, ProxyRouter } from "../proxy.ts";
 import { Redactor } from "../redact.ts";
 import { didYouMean } from "../text.ts";
-import type { LoginClock } from "../deadline.ts";
-import { settlesWithin } from "../transports/timing.ts";
+import type { LoginClock } from "../async/wait_clock.ts";
+import { settlesWithin } from "../async/deadline.ts";
 import { buildCatalogue } from "./catalogue.ts";
 import {
   type BackoffPolicy,

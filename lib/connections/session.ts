@@ -35,9 +35,10 @@ import { negotiationOptions } from "../protocol.ts";
 import { type Network, PROCESS_NETWORK } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { STDERR_LINE_MAX_CHARS, StdioTransport } from "../transports/stdio.ts";
-import { startDeadline } from "../deadline.ts";
-import { timerDelay } from "../timers.ts";
-import { settlesWithin, untilAborted } from "../transports/timing.ts";
+import { startDeadline } from "../async/wait_clock.ts";
+import { timerDelay } from "../async/timers.ts";
+import { abortable } from "../async/abortable.ts";
+import { settlesWithin } from "../async/deadline.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
 import { RawToolSchemas } from "./raw_schemas.ts";
@@ -517,5 +518,5 @@ function watch(session: Session, hooks: SessionHooks, log: Log): void {
 function race<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   // The losing promise must not surface later as an unhandled rejection.
   promise.catch(() => {});
-  return untilAborted(promise, signal, () => signal.reason);
+  return abortable(promise, signal);
 }

@@ -15,7 +15,7 @@ import type {
   LoggingLevel,
   Tool,
 } from "@modelcontextprotocol/client";
-import type { LoginClock } from "../deadline.ts";
+import type { LoginClock } from "../async/wait_clock.ts";
 import type { PatchbayError } from "../errors.ts";
 import type { TransportType } from "../config/types.ts";
 

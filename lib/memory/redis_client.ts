@@ -109,19 +109,6 @@ export async function connectRedisClient(
   }
 }
 
-/** The promise's value, or `undefined` once `ms` passed (its timer is always cleared). */
-export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 async function tlsOptions(caFile: string | undefined): Promise<{ ca?: string[] }> {
   if (!caFile) return {};
   try {

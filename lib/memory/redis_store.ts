@@ -17,13 +17,13 @@ import { titleOf } from "./title.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
 import { diagnoseCommandError, diagnoseConnectError, isConnectionProblem } from "./redis_errors.ts";
 import { APPEND_RESULT, APPEND_SCRIPT, REDIS_SCHEMA_VERSION, RedisLayout } from "./redis_layout.ts";
+import { valueWithin } from "../async/deadline.ts";
 import {
   COMMAND_TIMEOUT_MS,
   CONNECT_BUDGET_MS,
   connectRedisClient,
   createRedisClient,
   type RedisClient,
-  withTimeout,
 } from "./redis_client.ts";
 import type { RedisSettings } from "./redis_settings.ts";
 import type {
@@ -344,8 +344,8 @@ export class RedisStore implements MemoryStore {
   async #countDatabases(): Promise<number | undefined> {
     const probe = await this.#createClient({ db: 0 }, true);
     try {
-      await withTimeout(probe.connect(), this.#budgetMs / 2);
-      const reply = await withTimeout(
+      await valueWithin(probe.connect(), this.#budgetMs / 2);
+      const reply = await valueWithin(
         (probe as Redis).config("GET", "databases") as Promise<unknown>,
         this.#budgetMs / 2,
       ) as string[] | undefined;
@@ -390,7 +390,7 @@ export class RedisStore implements MemoryStore {
     const client = this.#client;
     this.#client = undefined;
     if (!client) return;
-    if (client.status === "ready") await withTimeout(client.quit().catch(() => {}), QUIT_WAIT_MS);
+    if (client.status === "ready") await valueWithin(client.quit().catch(() => {}), QUIT_WAIT_MS);
     client.disconnect();
   }
 

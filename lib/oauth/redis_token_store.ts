@@ -40,13 +40,13 @@ import type { MemorySettings } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { messageOf, PatchbayError, StoreConnectError } from "../errors.ts";
 import type { Log } from "../log.ts";
+import { valueWithin } from "../async/deadline.ts";
 import {
   COMMAND_TIMEOUT_MS,
   CONNECT_BUDGET_MS,
   connectRedisClient,
   createRedisClient,
   type RedisClient,
-  withTimeout,
 } from "../memory/redis_client.ts";
 import {
   diagnoseCommandError,
@@ -197,7 +197,7 @@ export class RedisTokenStore implements TokenStore {
     const client = this.#client;
     this.#client = undefined;
     if (!client) return;
-    if (client.status === "ready") await withTimeout(client.quit().catch(() => {}), QUIT_WAIT_MS);
+    if (client.status === "ready") await valueWithin(client.quit().catch(() => {}), QUIT_WAIT_MS);
     client.disconnect();
   }
 
@@ -422,7 +422,7 @@ export class RedisTokenStore implements TokenStore {
       this.#options.log?.debug(`redis: ${(error as Error)?.message ?? error}`);
     });
     try {
-      const connected = await withTimeout(
+      const connected = await valueWithin(
         connectRedisClient(client, settings).then(() => true),
         this.#budgetMs,
       );

@@ -34,7 +34,7 @@ import { CancelledError, PatchbayError } from "../errors.ts";
 import type { Memory, MemoryEvent } from "../memory/mod.ts";
 import { openMemory } from "../memory/mod.ts";
 import { describeOAuthEvent } from "../oauth/messages.ts";
-import { untilAborted } from "../transports/timing.ts";
+import { abortable } from "../async/abortable.ts";
 import { statePath } from "../paths.ts";
 import type { Runtime } from "../startup.ts";
 import { stderrStyle, stdoutStyle, type Style } from "../style.ts";
@@ -397,7 +397,7 @@ export class ClientSession {
       await this.request(
         server ? `refreshing ${server}…` : "refreshing every server…",
         (signal) =>
-          untilAborted(
+          abortable(
             this.manager.refresh(server, { force: true }),
             signal,
             () => new CancelledError("waiting for the refresh (it goes on; /connections shows it)"),
