@@ -16,7 +16,6 @@
 
 import type { CatalogueTool, ToolHost } from "../connections/types.ts";
 import { abortable } from "../async/abortable.ts";
-import { startDeadline } from "../async/wait_clock.ts";
 import {
   ConnectionClosedError,
   PatchbayError,
@@ -36,12 +35,6 @@ import { convertToolResult } from "./content.ts";
 import type { ToolOutcome, UsageStats } from "./stats.ts";
 import type { AgentUi, ToolCallView } from "./ui.ts";
 import type { UiGuard } from "./ui_guard.ts";
-
-/**
- * Time past `tool_call_timeout` after which the agent abandons a call itself, in case the
- * tool host does not enforce the timeout it was given.
- */
-export const TOOL_TIMEOUT_GRACE_MS = 1_000;
 
 /** Length of the one-line argument and result previews shown to the user. */
 export const PREVIEW_CHARS = 160;
@@ -299,17 +292,9 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
   const controller = new AbortController();
   const onTurnAbort = () => controller.abort(options.signal.reason);
   options.signal.addEventListener("abort", onTurnAbort, { once: true });
-  let guardFired = false;
-  // Like the host's own deadline, this one leaves out the time the server waits on us
-  // (a form the person fills in mid-call).
-  const cancelGuard = startDeadline(
-    seconds * 1000 + TOOL_TIMEOUT_GRACE_MS,
-    () => {
-      guardFired = true;
-      controller.abort(new ToolTimeoutError(qualified, seconds));
-    },
-    options.host.waitClock?.(tool.server),
-  );
+  // The deadline is the host's (`Connection.request`, lib/connections/connection.ts): it
+  // gets `timeoutSeconds`, leaves out the time the server waits on us, cancels the request on
+  // the server and rejects with a ToolTimeoutError. The agent keeps no second timer.
   try {
     // `abortable` makes an abort take effect at once even if a host is slow to honour it;
     // the host still receives the signal and cancels the request on the server.
@@ -339,7 +324,7 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
       omittedChars: converted.omittedChars,
     };
   } catch (error) {
-    if (guardFired || error instanceof ToolTimeoutError) {
+    if (error instanceof ToolTimeoutError) {
       return {
         status: "timeout",
         text: `Tool timeout: ${qualified} did not finish within ${seconds} s ` +
@@ -352,7 +337,6 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
     if (options.signal.aborted) return cancelled(elapsed());
     return { ...callFailure(tool, error, options.host), durationMs: elapsed() };
   } finally {
-    cancelGuard();
     options.signal.removeEventListener("abort", onTurnAbort);
   }
 }

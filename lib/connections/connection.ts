@@ -58,8 +58,11 @@ import type {
 
 /**
  * Room the SDK's own request timers get beyond a request's timeout for the time the
- * server waits on patchbay (a person filling in its form); patchbay's deadline, which
- * leaves that time out, is the real bound.
+ * server waits on patchbay (a person filling in its form). The SDK insists on a timer of its
+ * own (60 s when none is given); parked this far out it is not a deadline but a backstop that
+ * never fires first. The one deadline of a request, a tool call included, is the one
+ * {@linkcode Connection.request} starts: it leaves that time out, cancels the request on the
+ * server and names the timeout (`ToolTimeoutError` for a tool).
  */
 const SERVER_WAITS_ON_US_ALLOWANCE_MS = 60 * 60 * 1000;
 /** Restarts after a lost connection. */
