@@ -24,8 +24,8 @@ import {
   connectRedisClient,
   createRedisClient,
   type RedisClient,
-} from "./redis_client.ts";
-import type { RedisSettings } from "./redis_settings.ts";
+} from "../redis/client.ts";
+import type { RedisSettings } from "../redis/settings.ts";
 import type {
   AppendStatus,
   ListOptions,

@@ -47,17 +47,13 @@ import {
   connectRedisClient,
   createRedisClient,
   type RedisClient,
-} from "../memory/redis_client.ts";
+} from "../redis/client.ts";
 import {
   diagnoseCommandError,
   diagnoseConnectError,
   isConnectionProblem,
 } from "../memory/redis_errors.ts";
-import {
-  journalFolder,
-  type RedisSettings,
-  resolveRedisSettings,
-} from "../memory/redis_settings.ts";
+import { journalFolder, type RedisSettings, resolveRedisSettings } from "../redis/settings.ts";
 import { configDir } from "../paths.ts";
 import type { Redactor } from "../redact.ts";
 import type { OAuthEvent } from "./broker.ts";

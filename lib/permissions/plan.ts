@@ -15,7 +15,7 @@ import { API_KEY_VARIABLE } from "../llm/api_key.ts";
 import { resolveBaseUrl } from "../llm/openai_provider.ts";
 import { PROVIDERS } from "../llm/presets.ts";
 import { portOf, proxyFor } from "../proxy.ts";
-import { redisConfigured, resolveRedisSettings } from "../memory/redis_settings.ts";
+import { redisConfigured, resolveRedisSettings } from "../redis/settings.ts";
 import { browserCommands } from "../oauth/browser.ts";
 import { usesOAuth } from "../oauth/mod.ts";
 import { INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";

@@ -2,7 +2,7 @@
  * One ioredis client for resolved {@linkcode RedisSettings}, standalone, Sentinel or
  * Cluster, with the fail-fast options NOTES.md found necessary: ioredis' defaults queue
  * commands and retry for over a minute against a dead server. Conversation memory
- * (`redis_store.ts`) and the OAuth token store (`lib/oauth/redis_token_store.ts`) both build
+^ * (`lib/memory/redis_store.ts`) and the OAuth token store (`lib/oauth/redis_token_store.ts`) both build
  * their clients here, so they reach the same store the same way.
  *
  * @module
@@ -10,7 +10,7 @@
 
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { DenoPermissionError, denoPermissionFlag, MemoryConfigError } from "../errors.ts";
-import type { RedisAddress, RedisSettings } from "./redis_settings.ts";
+import type { RedisAddress, RedisSettings } from "./settings.ts";
 
 /** A first connection succeeds or is reported within this many milliseconds. */
 export const CONNECT_BUDGET_MS = 1500;
