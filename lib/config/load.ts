@@ -21,7 +21,7 @@ import {
   PermissionDeniedError,
   type SourcePosition,
 } from "../errors.ts";
-import { PROVIDER_ALIASES, PROVIDER_NAMES, type ProviderName, PROVIDERS } from "../llm/presets.ts";
+import { PROVIDER_ALIASES, PROVIDER_NAMES, type ProviderName, PROVIDERS } from "../providers.ts";
 import { isModernRevision } from "../protocol.ts";
 import { didYouMean } from "../text.ts";
 import { expandVariables } from "./expand.ts";

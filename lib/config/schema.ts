@@ -11,7 +11,7 @@
 
 import { z } from "zod";
 import { DEFAULTS } from "../defaults.ts";
-import { PROVIDER_NAMES } from "../llm/presets.ts";
+import { PROVIDER_NAMES } from "../providers.ts";
 import { PROTOCOL_MODES, PROTOCOL_REVISIONS } from "../protocol.ts";
 
 /**

@@ -32,7 +32,7 @@ import {
   isRetryable,
   mayHaveBeenBilled,
 } from "./failures.ts";
-import { PROVIDERS } from "./presets.ts";
+import { PROVIDERS } from "../providers.ts";
 import type {
   ChatMessage,
   GenerateRequest,

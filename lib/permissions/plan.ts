@@ -13,7 +13,7 @@ import { DEFAULTS } from "../defaults.ts";
 import type { Environment } from "../env.ts";
 import { API_KEY_VARIABLE } from "../llm/api_key.ts";
 import { resolveBaseUrl } from "../llm/openai_provider.ts";
-import { PROVIDERS } from "../llm/presets.ts";
+import { PROVIDERS } from "../providers.ts";
 import { portOf, proxyFor } from "../proxy.ts";
 import { redisConfigured, resolveRedisSettings } from "../redis/settings.ts";
 import { browserCommands } from "../oauth/browser.ts";
