@@ -100,7 +100,11 @@ export async function withServers<T>(
       runtime.config.servers = runtime.config.servers.filter((s) => chosen.has(s.name));
     }
     connecting = true;
-    const { manager, states } = await openConnections(runtime, {
+    const { manager, states } = await openConnections({
+      ...runtime.config,
+      env: runtime.env,
+      logger: runtime.logger,
+    }, {
       signal: controller.signal,
       handlers: forms.handlers,
       skip: skip.signal,

@@ -238,7 +238,11 @@ export class ClientSession {
       );
     }
     try {
-      ({ manager: this.manager } = await openConnections(runtime, {
+      ({ manager: this.manager } = await openConnections({
+        ...runtime.config,
+        env: runtime.env,
+        logger: runtime.logger,
+      }, {
         signal: options.signal,
         skip: options.skip,
         onSkip: options.onSkip,
