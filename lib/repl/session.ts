@@ -74,8 +74,10 @@ export interface SessionOptions {
   skip?: AbortSignal;
   onSkip?: (servers: string[]) => void;
   /**
-   * `background` mode: the server block printed once the last server of start-up has
-   * connected or failed.
+   * Draws the server block: in the banner, for `/connections` and `/refresh`, and in
+   * `background` mode once the last server of start-up has connected or failed. Given once
+   * here (it lives in the command layer, so lib/ does not depend on it); the REPL reads it
+   * through {@linkcode ClientSession.renderServers}. Absent (one-shot mode): no block.
    */
   renderServers?: StatusRenderer;
   /**
@@ -284,6 +286,11 @@ export class ClientSession {
   /** Sampling needs the model; without a usable key every request is refused, saying why. */
   #refuseSampling(): NonNullable<ServerRequestHandlers["sampling"]> {
     return () => Promise.reject(this.modelError ?? new CancelledError("sampling"));
+  }
+
+  /** The server block in `style`'s colours ({@linkcode SessionOptions.renderServers}). */
+  renderServers(style: Style, options?: { compact?: boolean }): string {
+    return this.#renderServers?.(this, style, options) ?? "";
   }
 
   /** Whether a turn is running. */
@@ -518,7 +525,7 @@ export class ClientSession {
    */
   #startupNotice(server: string, status: ServerStatus | undefined): void {
     if (this.#startup.size === 0 && this.#renderServers) {
-      this.#notify(`${this.#renderServers(this, this.errStyle)}\n`);
+      this.#notify(`${this.renderServers(this.errStyle)}\n`);
       return;
     }
     const still = this.#startup.size > 0
