@@ -19,7 +19,7 @@
 import process from "node:process";
 import type { Agent, TurnResult } from "../agent/agent.ts";
 import type { AgentUi } from "../agent/ui.ts";
-import { createModelSession, type ModelSession } from "../agent/session.ts";
+import { createModelSession, type ModelSession } from "../agent/model_session.ts";
 import { openConnections } from "../connections/open.ts";
 import type { ConnectionManager } from "../connections/manager.ts";
 import type {
@@ -50,7 +50,7 @@ import type { StatusRenderer } from "./commands.ts";
 const LOUD_LOG_LEVELS = new Set(["warning", "error", "critical", "alert", "emergency"]);
 
 /** Options of {@linkcode ClientSession.open}. */
-export interface SessionOptions {
+export interface ClientSessionOptions {
   runtime: Runtime;
   output: TerminalOutput;
   /** Turns an error into the lines a person reads (the command layer's formatter). */
@@ -135,7 +135,7 @@ export class ClientSession {
   #background = false;
   #startupBegun = false;
 
-  private constructor(options: SessionOptions) {
+  private constructor(options: ClientSessionOptions) {
     this.runtime = options.runtime;
     this.output = options.output;
     const prompts = promptStream();
@@ -162,7 +162,7 @@ export class ClientSession {
   }
 
   /** Starts the model side, the servers, and memory; resumes a conversation if asked. */
-  static async open(options: SessionOptions): Promise<ClientSession> {
+  static async open(options: ClientSessionOptions): Promise<ClientSession> {
     const session = new ClientSession(options);
     try {
       await session.#open(options);
@@ -174,7 +174,7 @@ export class ClientSession {
     return session;
   }
 
-  async #open(options: SessionOptions): Promise<void> {
+  async #open(options: ClientSessionOptions): Promise<void> {
     const { runtime } = this;
     this.runtime.logger.setMirrorSink((line) => this.#notify(`${line}\n`));
     await this.editor.loadHistory();
@@ -214,7 +214,7 @@ export class ClientSession {
     });
   }
 
-  async #connect(options: SessionOptions): Promise<void> {
+  async #connect(options: ClientSessionOptions): Promise<void> {
     const { runtime } = this;
     const background = options.servers === "background";
     const acceptFormDefaults = options.acceptFormDefaults ?? false;
@@ -288,7 +288,7 @@ export class ClientSession {
     return () => Promise.reject(this.modelError ?? new CancelledError("sampling"));
   }
 
-  /** The server block in `style`'s colours ({@linkcode SessionOptions.renderServers}). */
+  /** The server block in `style`'s colours ({@linkcode ClientSessionOptions.renderServers}). */
   renderServers(style: Style, options?: { compact?: boolean }): string {
     return this.#renderServers?.(this, style, options) ?? "";
   }

@@ -28,7 +28,7 @@ import { createSamplingHandler } from "../../lib/agent/sampling.ts";
 import { createOpenAiProvider } from "../../lib/llm/openai_provider.ts";
 import type { ModelProvider } from "../../lib/llm/provider.ts";
 import type { StoredMessage } from "../../lib/memory/types.ts";
-import { createModelSession, type ModelSession } from "../../lib/agent/session.ts";
+import { createModelSession, type ModelSession } from "../../lib/agent/model_session.ts";
 import { filesystemEntry, NODE } from "./deps.ts";
 import { stdioEntry } from "./servers.ts";
 
