@@ -43,7 +43,7 @@ import { HttpTransport } from "../transports/http.ts";
 import { combineClocks, type LoginClock, startDeadline, WaitClock } from "../async/wait_clock.ts";
 import { timerDelay } from "../async/timers.ts";
 import { diagnose } from "./diagnose.ts";
-import { cleanText, isConnectionLoss, RECONNECT_REMEDY, requestError } from "./failures.ts";
+import { cleanText, isConnectionLoss, RECONNECT_REMEDY, requestError } from "./request_errors.ts";
 import { rootsOf } from "./requests.ts";
 import {
   type ListName,
