@@ -25,7 +25,7 @@ import {
   RecordingLog,
   stdioEntry,
 } from "./support/servers.ts";
-import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { createMcpHandler, McpServer } from "./support/mcp_server_sdk.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 import { SCHEMA_2020_12 } from "./fixtures/protocol_server.ts";
