@@ -19,6 +19,7 @@ import { diagnoseCommandError, diagnoseConnectError, isConnectionProblem } from 
 import { APPEND_RESULT, APPEND_SCRIPT, REDIS_SCHEMA_VERSION, RedisLayout } from "./redis_layout.ts";
 import { valueWithin } from "../async/deadline.ts";
 import {
+  closeRedisClient,
   COMMAND_TIMEOUT_MS,
   CONNECT_BUDGET_MS,
   connectRedisClient,
@@ -41,8 +42,6 @@ const RECOVERY_FIRST_DELAY_MS = 500;
 const RECOVERY_MAX_DELAY_MS = 15_000;
 /** Index entries younger than this are never pruned: their session may be mid-creation. */
 const INDEX_PRUNE_GRACE_MS = 60_000;
-/** How long closing waits for the server to acknowledge QUIT. */
-const QUIT_WAIT_MS = 500;
 
 /** What the store reports as it loses and regains its server. */
 export type RedisStoreEvent =
@@ -390,8 +389,7 @@ export class RedisStore implements MemoryStore {
     const client = this.#client;
     this.#client = undefined;
     if (!client) return;
-    if (client.status === "ready") await valueWithin(client.quit().catch(() => {}), QUIT_WAIT_MS);
-    client.disconnect();
+    await closeRedisClient(client);
   }
 
   /** The client, if the store is usable for reads; else the reason it is not. */

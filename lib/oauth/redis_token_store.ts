@@ -42,6 +42,7 @@ import { messageOf, PatchbayError, StoreConnectError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { valueWithin } from "../async/deadline.ts";
 import {
+  closeRedisClient,
   COMMAND_TIMEOUT_MS,
   CONNECT_BUDGET_MS,
   connectRedisClient,
@@ -65,8 +66,6 @@ import {
   type TokenStore,
 } from "./token_store.ts";
 
-/** How long closing waits for the server to acknowledge QUIT. */
-const QUIT_WAIT_MS = 500;
 /** Keys asked of `SCAN` per step; a handful of logins fit in one. */
 const SCAN_COUNT = 100;
 
@@ -193,8 +192,7 @@ export class RedisTokenStore implements TokenStore {
     const client = this.#client;
     this.#client = undefined;
     if (!client) return;
-    if (client.status === "ready") await valueWithin(client.quit().catch(() => {}), QUIT_WAIT_MS);
-    client.disconnect();
+    await closeRedisClient(client);
   }
 
   // ── settings ────────────────────────────────────────────────────────────────────────
