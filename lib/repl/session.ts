@@ -28,7 +28,6 @@ import type {
   ServerRequestHandlers,
   ServerStatus,
 } from "../connections/types.ts";
-import { attemptOf, seconds } from "../connections/progress.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
 import type { Memory, MemoryEvent } from "../memory/mod.ts";
@@ -45,9 +44,16 @@ import { LineEditor } from "./line_editor.ts";
 import type { TerminalOutput } from "./output.ts";
 import { formatDuration, TerminalUi } from "./terminal_ui.ts";
 import type { StatusRenderer } from "./commands.ts";
-
-/** Server log levels shown in the terminal outside debug mode. */
-const LOUD_LOG_LEVELS = new Set(["warning", "error", "critical", "alert", "emergency"]);
+import {
+  connectedNotice,
+  memoryNotices,
+  names,
+  reconnectingNotice,
+  resourceUpdatedNotice,
+  serverLogNotice,
+  startupNotice,
+  toolsChangedNotice,
+} from "./notices.ts";
 
 /** Options of {@linkcode ClientSession.open}. */
 export interface ClientSessionOptions {
@@ -480,16 +486,9 @@ export class ClientSession {
         } else if (event.state === "failed" && event.error && !this.#refreshing) {
           say(`${this.presentError(event.error)}\n`);
         } else if (event.state === "reconnecting") {
-          const why = event.error ? ` — ${stripTerminalEscapes(event.error.reason)}` : "";
-          const next = status?.retry?.nextAt
-            ? `, ${attemptOf(status)} in ${seconds(status.retry.nextAt.getTime() - Date.now())}`
-            : "";
-          say(
-            this.errStyle.yellow(`⟳ ${server}: connection lost${why}; reconnecting${next}\n`),
-          );
+          say(reconnectingNotice(this.errStyle, server, event.error, status));
         } else if (event.state === "connected" && !this.#refreshing) {
-          const what = before === "reconnecting" ? "reconnected" : "connected";
-          say(this.errStyle.green(`✓ ${server}: ${what}${offers(status)}\n`));
+          say(connectedNotice(this.errStyle, server, before === "reconnecting", status));
         }
         break;
       }
@@ -498,24 +497,17 @@ export class ClientSession {
         // only a real change of the tools is worth an interruption.
         if (event.list !== "tools") break;
         const change = this.#toolsChange(event.server);
-        if (change) {
-          say(this.errStyle.dim(`↻ ${server}: tools changed (${stripTerminalEscapes(change)})\n`));
-        }
+        if (change) say(toolsChangedNotice(this.errStyle, server, change));
         break;
       }
       case "resource_updated":
-        say(
-          this.errStyle.dim(`↻ ${server}: ${stripTerminalEscapes(event.uri)} updated\n`),
-        );
+        say(resourceUpdatedNotice(this.errStyle, server, event.uri));
         break;
-      case "log":
-        if (LOUD_LOG_LEVELS.has(event.level) || this.runtime.logger.debugMode) {
-          const data = typeof event.data === "string" ? event.data : JSON.stringify(event.data);
-          say(
-            this.errStyle.dim(`[${server}] ${event.level}: ${stripTerminalEscapes(data)}\n`),
-          );
-        }
+      case "log": {
+        const line = serverLogNotice(this.errStyle, server, event, this.runtime.logger.debugMode);
+        if (line) say(line);
         break;
+      }
     }
   }
 
@@ -528,28 +520,12 @@ export class ClientSession {
       this.#notify(`${this.renderServers(this.errStyle)}\n`);
       return;
     }
-    const still = this.#startup.size > 0
-      ? this.errStyle.dim(` · still connecting: ${names([...this.#startup])}`)
-      : "";
-    if (status?.state === "connected") {
-      this.#notify(`${this.errStyle.green(`✓ ${server} connected`)}${offers(status)}${still}\n`);
-    } else if (status?.error) {
-      const reason = stripTerminalEscapes(status.error.reason);
-      this.#notify(`${this.errStyle.red(`✗ ${server} failed`)}: ${reason}${still}\n`);
-    }
+    const line = startupNotice(this.errStyle, server, status, [...this.#startup]);
+    if (line) this.#notify(line);
   }
 
   #onMemoryEvent(event: MemoryEvent): void {
-    const error = "error" in event ? event.error : undefined;
-    const quiet = event.type === "restored" || event.type === "replayed" ||
-      event.type === "write-recovered";
-    this.#notify(
-      quiet ? this.errStyle.dim(`${event.message}\n`) : this.errStyle.yellow(`${event.message}\n`),
-    );
-    if (error && event.type !== "unavailable") this.#notify(`${this.presentError(error)}\n`);
-    if (error && event.type === "unavailable") {
-      this.#notify(this.errStyle.dim(`  cause:  ${error.reason}\n  remedy: ${error.remedy}\n`));
-    }
+    for (const line of memoryNotices(this.errStyle, event, this.presentError)) this.#notify(line);
   }
 
   /** Closes servers, memory and the model client, in that order. */
@@ -570,23 +546,6 @@ export class ClientSession {
  */
 function promptStream(): "stdout" | "stderr" {
   return !Deno.stderr.isTerminal() && Deno.stdout.isTerminal() ? "stdout" : "stderr";
-}
-
-/** Server names for a sentence: `a`, `a and b`, `a, b and c`. */
-function names(servers: readonly string[]): string {
-  const clean = servers.map((s) => stripTerminalEscapes(s));
-  return clean.length <= 1
-    ? clean.join("")
-    : `${clean.slice(0, -1).join(", ")} and ${clean.at(-1)}`;
-}
-
-/** ` · 15 tools, 4 prompts, 7 resources` for a connected server. */
-function offers(status: ServerStatus | undefined): string {
-  if (status?.state !== "connected") return "";
-  const { tools, prompts, resources } = status.counts;
-  return ` · ${plural(tools, "tool")}, ${plural(prompts, "prompt")}, ${
-    plural(resources, "resource")
-  }`;
 }
 
 function terminalWidth(): number {
