@@ -16,7 +16,14 @@ import type { Log } from "../log.ts";
 import { titleOf } from "./title.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
 import { diagnoseCommandError, diagnoseConnectError, isConnectionProblem } from "./redis_errors.ts";
-import { APPEND_RESULT, APPEND_SCRIPT, REDIS_SCHEMA_VERSION, RedisLayout } from "./redis_layout.ts";
+import {
+  APPEND_RESULT,
+  APPEND_SCRIPT,
+  parseRecords,
+  REDIS_SCHEMA_VERSION,
+  RedisLayout,
+  toSummary,
+} from "./redis_layout.ts";
 import { valueWithin } from "../async/deadline.ts";
 import {
   closeRedisClient,
@@ -678,40 +685,4 @@ export class RedisStore implements MemoryStore {
       if (!present.has(record.id)) await target.append(sessionId, record);
     }
   }
-}
-
-/** Parses stored JSON records; one `JSON.parse` for the whole list when it is intact. */
-function parseRecords(items: string[]): MessageRecord[] {
-  let values: unknown[];
-  try {
-    values = JSON.parse(`[${items.join(",")}]`);
-  } catch {
-    values = items.map((item) => {
-      try {
-        return JSON.parse(item);
-      } catch {
-        return undefined;
-      }
-    });
-  }
-  const records: MessageRecord[] = [];
-  for (const value of values) {
-    const record = value as MessageRecord | undefined;
-    if (!record || typeof record.id !== "string" || typeof record.message !== "object") continue;
-    records.push({ id: record.id, seq: records.length, message: record.message });
-  }
-  return records;
-}
-
-function toSummary(id: string, meta: Record<string, string>): SessionSummary | undefined {
-  if (!meta || !meta.started) return undefined;
-  return {
-    id,
-    started: meta.started,
-    lastMessageAt: meta.updated ?? meta.started,
-    messages: Number(meta.messages ?? 0),
-    turns: Number(meta.turns ?? 0),
-    ...(meta.model ? { model: meta.model } : {}),
-    ...(meta.title ? { title: meta.title } : {}),
-  };
 }
