@@ -268,6 +268,13 @@ class Parser {
     return false;
   }
 
+  /** After a member or element: the position of the comma that follows (consumed), or -1. */
+  #takeComma(): number {
+    this.#skipSpace();
+    if (this.text[this.#pos] !== ",") return -1;
+    return this.#pos++;
+  }
+
   #object(path: (string | number)[]): JsonValue {
     const open = this.#pos;
     this.#pos++;
@@ -313,12 +320,8 @@ class Parser {
         );
       }
       result[key] = this.#value(keyPath);
-      this.#skipSpace();
-      if (this.text[this.#pos] === ",") {
-        lastComma = this.#pos;
-        this.#pos++;
-      } else {
-        lastComma = -1;
+      lastComma = this.#takeComma();
+      if (lastComma < 0) {
         const next = this.text[this.#pos];
         if (
           next !== "}" && next !== '"' && next !== "'" && !this.#atIdentifier() &&
@@ -361,12 +364,8 @@ class Parser {
         this.#fatal(this.#pos, "empty array element (two commas in a row)", "remove the extra ','");
       }
       result.push(this.#value([...path, result.length]));
-      this.#skipSpace();
-      if (this.text[this.#pos] === ",") {
-        lastComma = this.#pos;
-        this.#pos++;
-      } else {
-        lastComma = -1;
+      lastComma = this.#takeComma();
+      if (lastComma < 0) {
         const next = this.text[this.#pos];
         if (next === "}") {
           this.#fatal(
