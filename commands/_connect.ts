@@ -111,7 +111,11 @@ export async function withServers<T>(
       formAnswers(options).then((answers) => forms = answers),
     ]);
     connecting = true;
-    const { manager, states } = await openConnections(runtime, {
+    const { manager, states } = await openConnections({
+      ...runtime.config,
+      env: runtime.env,
+      logger: runtime.logger,
+    }, {
       signal: controller.signal,
       handlers: forms!.handlers,
       skip: skip.signal,

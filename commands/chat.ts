@@ -70,10 +70,10 @@ export async function chat(options: ChatOptions): Promise<number> {
       renderServers,
     });
     if (startup.signal.aborted) return terminated ? EXIT.terminated : EXIT.interrupted;
-    session.editor.setCompleter(completerFor(session, renderServers));
-    output.err(`${banner(session, renderServers)}\n`);
+    session.editor.setCompleter(completerFor(session));
+    output.err(`${banner(session)}\n`);
     session.goLive();
-    await runLoop(session, renderServers);
+    await runLoop(session);
     return terminated ? EXIT.terminated : EXIT.ok;
   } finally {
     await session?.close();

@@ -15,7 +15,7 @@
 import { dirname } from "node:path";
 import { DEFAULTS } from "./defaults.ts";
 import { Redactor } from "./redact.ts";
-import { setTimer } from "./timers.ts";
+import { setTimer } from "./async/timers.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { parseConfig } from "../lib/config/load.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { InvalidApiKeyError } from "../lib/errors.ts";
-import { createModelSession } from "../lib/agent/session.ts";
+import { createModelSession } from "../lib/agent/model_session.ts";
 import { ScriptedUi } from "./support/scripted_ui.ts";
 import { Redactor } from "../lib/redact.ts";
 import { everythingEntry } from "./support/deps.ts";

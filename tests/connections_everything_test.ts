@@ -7,8 +7,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ConnectionManager } from "../lib/connections/manager.ts";
-import type { ConnectionEvent, ProgressUpdate } from "../lib/connections/types.ts";
+import type { ConnectionManager } from "../lib/connections/manager.ts";
+import type { ProgressUpdate } from "../lib/connections/types.ts";
 import type { ServerConfig } from "../lib/config/types.ts";
 import { CancelledError, ToolTimeoutError } from "../lib/errors.ts";
 import { filesystemEntry, NODE } from "./support/deps.ts";
@@ -16,8 +16,8 @@ import {
   eventually,
   everythingStdio,
   httpEntry,
-  RecordingLog,
   startEverythingHttp,
+  startManager,
   stdioEntry,
 } from "./support/servers.ts";
 
@@ -25,22 +25,7 @@ type Text = { type: string; text: string };
 const text = (result: { content?: unknown }) => ((result.content ?? []) as Text[])[0]?.text;
 
 /** A started manager with its events recorded; `await using` closes it. */
-async function managed(servers: ServerConfig[]) {
-  const log = new RecordingLog();
-  const manager = new ConnectionManager({ servers, log });
-  const events: ConnectionEvent[] = [];
-  manager.on((event) => events.push(event));
-  const states = await manager.start();
-  return {
-    manager,
-    log,
-    events,
-    states,
-    async [Symbol.asyncDispose]() {
-      await manager.close();
-    },
-  };
-}
+const managed = (servers: ServerConfig[]) => startManager({ servers });
 
 /** Everything the issue asks of server-everything, on whichever transport `entry` uses. */
 async function exerciseEverything(entry: ServerConfig): Promise<void> {

@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { ConnectionManager, type ConnectionManagerOptions } from "../lib/connections/manager.ts";
-import type { ConnectionEvent, ConnectionState } from "../lib/connections/types.ts";
+import type { ConnectionState } from "../lib/connections/types.ts";
 import type { ServerConfig } from "../lib/config/types.ts";
 import {
   CancelledError,
@@ -28,7 +28,7 @@ import {
   httpEntry,
   processesWith,
   rebind,
-  RecordingLog,
+  startManager,
   stdioEntry,
 } from "./support/servers.ts";
 
@@ -36,31 +36,12 @@ type Text = { text: string };
 const text = (result: { content?: unknown }) => ((result.content ?? []) as Text[])[0]?.text;
 
 /** A started manager over fixture servers tagged for this test; checks nothing is left. */
-async function managed(
-  servers: ServerConfig[],
-  options: Partial<ConnectionManagerOptions> = {},
-) {
-  const log = new RecordingLog();
-  const manager = new ConnectionManager({
+function managed(servers: ServerConfig[], options: Partial<ConnectionManagerOptions> = {}) {
+  return startManager({
     servers,
-    log,
     backoff: { initialDelayMs: 50, factor: 2, maxDelayMs: 400, maxAttempts: 3 },
     ...options,
   });
-  const events: ConnectionEvent[] = [];
-  manager.on((event) => events.push(event));
-  const states = await manager.start();
-  return {
-    manager,
-    log,
-    events,
-    states,
-    statesOf: (server: string) =>
-      events.flatMap((e) => e.type === "state" && e.server === server ? [e.state] : []),
-    async [Symbol.asyncDispose]() {
-      await manager.close();
-    },
-  };
 }
 
 /** A fixture entry tagged so the test can find its processes afterwards. */

@@ -9,7 +9,6 @@
  */
 
 import assert from "node:assert/strict";
-import { ConnectionManager } from "../lib/connections/manager.ts";
 import type { ServerConfig } from "../lib/config/types.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { ProxyRouter } from "../lib/proxy.ts";
@@ -21,6 +20,7 @@ import {
   httpEntry,
   RecordingLog,
   startEverythingHttp,
+  startManager,
 } from "./support/servers.ts";
 
 type Text = { text: string };
@@ -30,19 +30,8 @@ const text = (result: { content?: unknown }) => ((result.content ?? []) as Text[
 const dotenv = (values: Record<string, string>) =>
   createEnvironment({}, new Map(Object.entries(values)));
 
-async function started(servers: ServerConfig[], env: ReturnType<typeof dotenv>) {
-  const log = new RecordingLog();
-  const manager = new ConnectionManager({ servers, env, log });
-  const states = await manager.start();
-  return {
-    manager,
-    log,
-    states,
-    async [Symbol.asyncDispose]() {
-      await manager.close();
-    },
-  };
-}
+const started = (servers: ServerConfig[], env: ReturnType<typeof dotenv>) =>
+  startManager({ servers, env });
 
 Deno.test("a server reachable only through the proxy in .env connects (streamable HTTP and SSE)", async () => {
   await using streamable = await startEverythingHttp("streamableHttp");

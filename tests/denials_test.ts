@@ -15,7 +15,7 @@ import {
 } from "../lib/errors.ts";
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
 import { diagnoseConnectError } from "../lib/memory/redis_errors.ts";
-import { resolveRedisSettings } from "../lib/memory/redis_settings.ts";
+import { resolveRedisSettings } from "../lib/redis/settings.ts";
 import { AuthorizationBroker } from "../lib/oauth/broker.ts";
 import { DENO } from "./support/deps.ts";
 

@@ -10,11 +10,12 @@
 import assert from "node:assert/strict";
 import { MAX_DURATION_SECONDS, MAX_TTL_SECONDS } from "../lib/config/schema.ts";
 import { parseConfig } from "../lib/config/load.ts";
-import { startDeadline } from "../lib/deadline.ts";
+import { startDeadline } from "../lib/async/wait_clock.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { ConfigValidationError } from "../lib/errors.ts";
-import { MAX_TIMER_MS, setTimer, timerDelay } from "../lib/timers.ts";
-import { sleep, withTimeout } from "../lib/transports/timing.ts";
+import { MAX_TIMER_MS, setTimer, timerDelay } from "../lib/async/timers.ts";
+import { delay } from "../lib/async/delay.ts";
+import { deadline } from "../lib/async/deadline.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { fixtureEntry } from "./support/servers.ts";
 
@@ -88,10 +89,10 @@ Deno.test("timerDelay clamps to what a timer can hold and refuses NaN", () => {
 Deno.test("guarded timers given 35 days wait instead of firing at once", async () => {
   // Unguarded, each of these fired after 1 ms and lost the race to "later".
   assert.equal(
-    await Promise.race([sleep(OVERFLOWING_MS).then(() => "slept"), later(200)]),
+    await Promise.race([delay(OVERFLOWING_MS).then(() => "slept"), later(200)]),
     "later",
   );
-  assert.equal(await withTimeout(later(200), OVERFLOWING_MS), "later");
+  assert.equal(await deadline(later(200), OVERFLOWING_MS), "later");
   let expired = false;
   const cancel = startDeadline(OVERFLOWING_MS, () => expired = true);
   await later(200);

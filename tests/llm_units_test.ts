@@ -16,7 +16,7 @@ import { checkApiKey } from "../lib/llm/api_key.ts";
 import { CompletionAssembler } from "../lib/llm/assemble.ts";
 import { classifyFailure, failureError, isLoopback, isRetryable } from "../lib/llm/failures.ts";
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
-import { PROVIDER_NAMES, type ProviderName } from "../lib/llm/presets.ts";
+import { PROVIDER_NAMES, type ProviderName } from "../lib/providers.ts";
 import { bypassesProxy, proxyFor } from "../lib/proxy.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "../lib/llm/retry.ts";
 
@@ -258,7 +258,7 @@ Deno.test("failures: each kind gets the contract's message and a remedy that fit
 /**
  * Each preset's address and key rule, as README's providers table documents them. The
  * literals were checked against the providers' own documentation of their
- * OpenAI-compatible APIs and key formats; they are not copied from `presets.ts`, so a typo
+ * OpenAI-compatible APIs and key formats; they are not copied from `lib/providers.ts`, so a typo
  * there (or in the README) fails here. `prefix`: a key is required and must start with it
  * ("" when the provider's keys have no known prefix); `null`: no key is needed.
  */

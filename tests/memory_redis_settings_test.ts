@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { MemorySettings } from "../lib/config/types.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { MemoryConfigError } from "../lib/errors.ts";
-import { redisConfigured, resolveRedisSettings } from "../lib/memory/redis_settings.ts";
+import { redisConfigured, resolveRedisSettings } from "../lib/redis/settings.ts";
 import { Redactor } from "../lib/redact.ts";
 
 const MEMORY: MemorySettings = { backend: "auto", keyPrefix: "patchbay" };

@@ -5,7 +5,7 @@ import { createEnvironment } from "../lib/env.ts";
 import { StoreConnectError, StoreFailedError } from "../lib/errors.ts";
 import { FileStore } from "../lib/memory/file_store.ts";
 import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
-import { journalFolder } from "../lib/memory/redis_settings.ts";
+import { journalFolder } from "../lib/redis/settings.ts";
 import { RedisStore } from "../lib/memory/redis_store.ts";
 import { conversation, exchange, tempDir, tick } from "./support/conversation.ts";
 import { rejection } from "./support/errors.ts";

@@ -28,7 +28,13 @@ import {
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import type { BrowserOpener } from "../lib/oauth/browser.ts";
-import { bearerFetch, createOAuthRuntime, logout, RedisTokenStore } from "../lib/oauth/mod.ts";
+import {
+  bearerFetch,
+  createOAuthRuntime,
+  logout,
+  PatchbayOAuthProvider,
+  RedisTokenStore,
+} from "../lib/oauth/mod.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { join } from "node:path";
 import { startSseAuthProxy } from "./support/auth_proxy.ts";
@@ -64,16 +70,38 @@ const grants = (as: { log: { token: Array<{ params: URLSearchParams }> } }, type
  * server logged in through the harness's browser; `await using` ends them, the connection
  * first.
  */
+/**
+ * The provider's clock, injected: real time plus what a test moves it forward, so a token
+ * expires for the provider without the test waiting (the servers keep real time).
+ */
+function movableClock() {
+  let ahead = 0;
+  return { now: () => Date.now() + ahead, advance: (ms: number) => void (ahead += ms) };
+}
+
 async function loggedIn(
   asOptions: AuthorizationServerOptions = {},
   rsOptions: Omit<ProtectedServerOptions, "authorizationServer"> = {},
+  now?: () => number,
 ) {
   await using stack = new AsyncDisposableStack();
   const as = stack.use(startAuthorizationServer(asOptions));
   const rs = stack.use(startProtectedMcpServer({ authorizationServer: as, ...rsOptions }));
   const h = stack.use(await oauthHarness());
   const entry = httpEntry("protected", rs.url);
-  const provider = h.runtime([entry]).providerFor(entry)!;
+  const runtime = h.runtime([entry]);
+  // The runtime's provider, but on `now`'s clock.
+  const provider = now
+    ? new PatchbayOAuthProvider({
+      server: entry,
+      store: h.store,
+      broker: runtime.broker,
+      log: h.logger.child(`oauth:${entry.name}`),
+      redactor: h.logger.redactor,
+      onEvent: (event) => h.events.push(event),
+      now,
+    })
+    : runtime.providerFor(entry)!;
   const connection = stack.use(await connectWith(rs.url, provider));
   const owned = stack.move();
   return { as, rs, h, connection, [Symbol.asyncDispose]: () => owned.disposeAsync() };
@@ -192,12 +220,13 @@ Deno.test("Redis token store: a login made while Redis went away is kept, then r
 });
 
 Deno.test("refresh: an expired token is refreshed before use, a refused one after a 401", async () => {
-  await using session = await loggedIn({ accessTokenSeconds: 1 });
+  const clock = movableClock();
+  await using session = await loggedIn({ accessTokenSeconds: 60 }, {}, clock.now);
   const { as, rs, h, connection } = session;
   assert.equal(authorizeCount(as), 1);
 
   // Expired by the clock: refreshed before the request is sent, so the server sees no 401.
-  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  clock.advance(61_000);
   const refusalsBefore = rs.requests.filter((r) => r.status === 401).length;
   assert.equal(await connection.call("echo", { text: "after expiry" }), "after expiry");
   assert.equal(grants(as, "refresh_token"), 1);
@@ -519,13 +548,14 @@ Deno.test("no OAuth entry: no runtime, and connections never touch port 3000", a
 });
 
 Deno.test("OAuth tokens, codes and client secrets never reach the log, even at debug", async () => {
-  await using session = await loggedIn({ accessTokenSeconds: 1 });
+  const clock = movableClock();
+  await using session = await loggedIn({ accessTokenSeconds: 60 }, {}, clock.now);
   const { as, h, connection } = session;
   const first = (await h.store.load("protected"))!.issuers[as.issuer];
   // The server echoes the token and logs go through the refresh path as well.
   const echoed = await connection.call("token_echo");
   h.logger.child("test").debug("tool result", { text: echoed, tokens: first.tokens });
-  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  clock.advance(61_000); // expired for the provider: the next call refreshes
   await connection.call("echo", { text: "x" });
   const latest = (await h.store.load("protected"))!.issuers[as.issuer];
 

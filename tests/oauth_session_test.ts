@@ -22,7 +22,7 @@ import { ConnectionManager } from "../lib/connections/manager.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { ServerConnectError } from "../lib/errors.ts";
 import { CALLBACK_PORT } from "../lib/oauth/callback.ts";
-import { journalFolder, resolveRedisSettings } from "../lib/memory/redis_settings.ts";
+import { journalFolder, resolveRedisSettings } from "../lib/redis/settings.ts";
 import { FileTokenStore, logout, type OAuthEvent } from "../lib/oauth/mod.ts";
 import { emptyCredentials } from "../lib/oauth/token_store.ts";
 import { startSseAuthProxy } from "./support/auth_proxy.ts";

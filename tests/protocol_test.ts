@@ -10,7 +10,6 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { ConnectionManager } from "../lib/connections/manager.ts";
 import type { ServerRequestHandlers } from "../lib/connections/types.ts";
 import type { ServerConfig, StdioServerConfig } from "../lib/config/types.ts";
 import { ServerConnectError } from "../lib/errors.ts";
@@ -22,10 +21,10 @@ import {
   everythingStdio,
   httpEntry,
   processesWith,
-  RecordingLog,
+  startManager,
   stdioEntry,
 } from "./support/servers.ts";
-import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { createMcpHandler, McpServer } from "./support/mcp_server_sdk.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 import { SCHEMA_2020_12 } from "./fixtures/protocol_server.ts";
@@ -52,19 +51,8 @@ function fixture(
   );
 }
 
-async function managed(servers: ServerConfig[], handlers?: ServerRequestHandlers) {
-  const log = new RecordingLog();
-  const manager = new ConnectionManager({ servers, log, handlers });
-  const states = await manager.start();
-  return {
-    manager,
-    log,
-    states,
-    async [Symbol.asyncDispose]() {
-      await manager.close();
-    },
-  };
-}
+const managed = (servers: ServerConfig[], handlers?: ServerRequestHandlers) =>
+  startManager({ servers, handlers });
 
 Deno.test("auto: 2025-era stdio servers keep speaking 2025; a 2026-only server speaks 2026-07-28", async () => {
   const tag = newTag();

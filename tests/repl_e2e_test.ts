@@ -121,7 +121,14 @@ Deno.test("every slash command, through a real terminal", async () => {
     /everything: stdio .*server-everything/,
   );
   assert.doesNotMatch(await repl.tmux.screen({ escapes: true }), /\x1b/, "NO_COLOR");
+  // The block alone would also be printed by a /refresh that did nothing: the log shows
+  // the server went through connecting to connected once more.
+  const log = join(box.home, ".local/state/patchbay/patchbay.log");
+  const connects = async () =>
+    (await Deno.readTextFile(log)).match(/everything\] state connected$/gm)?.length ?? 0;
+  const connectsBefore = await connects();
   assert.match(await repl.send("/refresh everything", "connected"), /2 of 2 servers connected/);
+  assert.equal(await connects(), connectsBefore + 1, "/refresh everything reconnected it");
   assert.match(
     await repl.send("/debug", "Debug logging"),
     /Debug logging on \(log file .*patchbay\.log\)/,

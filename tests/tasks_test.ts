@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import manifest from "../deno.json" with { type: "json" };
+import { configDir, dataDir, stateDir } from "../lib/paths.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 
 /** The permission flags of a `deno run|install|compile ... main.ts` task. */
@@ -20,11 +21,26 @@ Deno.test("the start task runs main.ts under explicit, narrow permission flags",
   );
   const write = flags.find((f) => f.startsWith("--allow-write"));
   assert.ok(write?.includes("="), "write access is limited to patchbay's own folders");
-  assert.deepEqual(
-    write!.slice("--allow-write=".length).split(","),
-    ["$HOME/.local/state/patchbay", "$HOME/.local/share/patchbay", "$HOME/.config/patchbay"],
-  );
+  // The folders granted are the ones lib/paths.ts writes to by default (no XDG_* set),
+  // with HOME as the task spells it.
+  assert.deepEqual(write!.slice("--allow-write=".length).split(","), defaultFolders("$HOME"));
 });
+
+/** `stateDir()`, `dataDir()`, `configDir()` for `home` with no XDG_* variable set. */
+function defaultFolders(home: string): string[] {
+  const names = ["HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"];
+  const saved = names.map((name) => [name, Deno.env.get(name)] as const);
+  try {
+    for (const name of names) Deno.env.delete(name);
+    Deno.env.set("HOME", home);
+    return [stateDir(), dataDir(), configDir()];
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
+  }
+}
 
 Deno.test("install and compile grant exactly the start task's permissions", () => {
   const start = permissionFlags(manifest.tasks.start);

@@ -15,7 +15,7 @@
  */
 
 import type { CatalogueTool, ToolHost } from "../connections/types.ts";
-import { startDeadline } from "../deadline.ts";
+import { abortable } from "../async/abortable.ts";
 import {
   type PatchbayError,
   ToolDeclinedError,
@@ -40,12 +40,6 @@ import {
   type ToolRemedies,
   toolRemedies,
 } from "./tool_failure.ts";
-
-/**
- * Time past `tool_call_timeout` after which the agent abandons a call itself, in case the
- * tool host does not enforce the timeout it was given.
- */
-export const TOOL_TIMEOUT_GRACE_MS = 1_000;
 
 /** Length of the one-line argument and result previews shown to the user. */
 export const PREVIEW_CHARS = 160;
@@ -287,7 +281,6 @@ async function settle(p: Planned, options: ToolRunOptions): Promise<Finished> {
 
 async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
   const tool = p.tool!;
-  const qualified = qualifiedName(tool);
   const seconds = options.timeoutSeconds;
   const surface = options.surface ?? "repl";
   const started = performance.now();
@@ -295,29 +288,21 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
   const controller = new AbortController();
   const onTurnAbort = () => controller.abort(options.signal.reason);
   options.signal.addEventListener("abort", onTurnAbort, { once: true });
-  let guardFired = false;
-  // Like the host's own deadline, this one leaves out the time the server waits on us
-  // (a form the person fills in mid-call).
-  const cancelGuard = startDeadline(
-    seconds * 1000 + TOOL_TIMEOUT_GRACE_MS,
-    () => {
-      guardFired = true;
-      controller.abort(new ToolTimeoutError(qualified, seconds));
-    },
-    options.host.waitClock?.(tool.server),
-  );
+  // The deadline is the host's (`Connection.request`, lib/connections/connection.ts): it
+  // gets `timeoutSeconds`, leaves out the time the server waits on us, cancels the request on
+  // the server and rejects with a ToolTimeoutError. The agent keeps no second timer.
   try {
-    // The race makes an abort take effect at once even if a host is slow to honour it; the
-    // host still receives the signal and cancels the request on the server.
-    const result = await Promise.race([
+    // `abortable` makes an abort take effect at once even if a host is slow to honour it;
+    // the host still receives the signal and cancels the request on the server.
+    const result = await abortable(
       options.host.callTool(tool.name, p.args!, {
         signal: controller.signal,
         timeoutSeconds: seconds,
         onProgress: (update) =>
           options.guard.tell(() => options.ui.toolProgress(p.call.id, update)),
       }),
-      rejectOnAbort(controller.signal),
-    ]);
+      controller.signal,
+    );
     const converted = convertToolResult(result);
     if (!converted.isError) {
       return {
@@ -333,7 +318,7 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
       omittedChars: converted.omittedChars,
     };
   } catch (error) {
-    if (guardFired || error instanceof ToolTimeoutError) {
+    if (error instanceof ToolTimeoutError) {
       return { ...timeoutFailure(tool, seconds, surface), durationMs: elapsed(), omittedChars: 0 };
     }
     if (options.signal.aborted) return cancelled(elapsed());
@@ -347,7 +332,6 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
       omittedChars: 0,
     };
   } finally {
-    cancelGuard();
     options.signal.removeEventListener("abort", onTurnAbort);
   }
 }
@@ -359,11 +343,4 @@ function cancelled(durationMs: number): Finished {
     durationMs,
     omittedChars: 0,
   };
-}
-
-function rejectOnAbort(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-  });
 }

@@ -62,6 +62,16 @@ const MAX_FAULTS = 20;
  */
 export const MAX_NESTING = 32;
 
+/** How an object and an array read in messages about their ends. */
+const CONTAINERS = {
+  "}": {
+    opener: "{",
+    part: "member of an object",
+    unclosed: "add the missing '}' (or look for a missing quote earlier)",
+  },
+  "]": { opener: "[", part: "element of an array", unclosed: "add the missing ']'" },
+} as const;
+
 class Fatal extends Error {}
 
 const IDENTIFIER = /[A-Za-z_$][A-Za-z0-9_$-]*/y;
@@ -229,6 +239,42 @@ class Parser {
     );
   }
 
+  /**
+   * Where the object or array opened at `open` may end: true when it closes here (a
+   * trailing comma before the closer reported, the closer consumed); a fatal fault when the
+   * text ends first; false when a member or element follows.
+   */
+  #closes(open: number, closer: "}" | "]", lastComma: number): boolean {
+    const { opener, part, unclosed } = CONTAINERS[closer];
+    if (this.text[this.#pos] === closer) {
+      if (lastComma >= 0) {
+        this.#fault(
+          lastComma,
+          `trailing comma before '${closer}'`,
+          `strict JSON allows no comma after the last ${part}; remove it`,
+        );
+      }
+      this.#pos++;
+      return true;
+    }
+    if (this.#pos >= this.text.length) {
+      const opened = this.position(open);
+      this.#fatal(
+        this.#pos,
+        `unexpected end of file: '${opener}' opened at line ${opened.line}, column ${opened.column} is never closed`,
+        unclosed,
+      );
+    }
+    return false;
+  }
+
+  /** After a member or element: the position of the comma that follows (consumed), or -1. */
+  #takeComma(): number {
+    this.#skipSpace();
+    if (this.text[this.#pos] !== ",") return -1;
+    return this.#pos++;
+  }
+
   #object(path: (string | number)[]): JsonValue {
     const open = this.#pos;
     this.#pos++;
@@ -238,26 +284,7 @@ class Parser {
     let first = true;
     for (;;) {
       this.#skipSpace();
-      const ch = this.text[this.#pos];
-      if (ch === "}") {
-        if (lastComma >= 0) {
-          this.#fault(
-            lastComma,
-            "trailing comma before '}'",
-            "strict JSON allows no comma after the last member of an object; remove it",
-          );
-        }
-        this.#pos++;
-        return result;
-      }
-      if (this.#pos >= this.text.length) {
-        const opened = this.position(open);
-        this.#fatal(
-          this.#pos,
-          `unexpected end of file: '{' opened at line ${opened.line}, column ${opened.column} is never closed`,
-          "add the missing '}' (or look for a missing quote earlier)",
-        );
-      }
+      if (this.#closes(open, "}", lastComma)) return result;
       if (!first && lastComma < 0) {
         // Two members in a row with nothing between them: the classic missing comma.
         this.#fault(
@@ -293,12 +320,8 @@ class Parser {
         );
       }
       result[key] = this.#value(keyPath);
-      this.#skipSpace();
-      if (this.text[this.#pos] === ",") {
-        lastComma = this.#pos;
-        this.#pos++;
-      } else {
-        lastComma = -1;
+      lastComma = this.#takeComma();
+      if (lastComma < 0) {
         const next = this.text[this.#pos];
         if (
           next !== "}" && next !== '"' && next !== "'" && !this.#atIdentifier() &&
@@ -321,26 +344,8 @@ class Parser {
     let lastComma = -1;
     for (;;) {
       this.#skipSpace();
+      if (this.#closes(open, "]", lastComma)) return result;
       const ch = this.text[this.#pos];
-      if (ch === "]") {
-        if (lastComma >= 0) {
-          this.#fault(
-            lastComma,
-            "trailing comma before ']'",
-            "strict JSON allows no comma after the last element of an array; remove it",
-          );
-        }
-        this.#pos++;
-        return result;
-      }
-      if (this.#pos >= this.text.length) {
-        const opened = this.position(open);
-        this.#fatal(
-          this.#pos,
-          `unexpected end of file: '[' opened at line ${opened.line}, column ${opened.column} is never closed`,
-          "add the missing ']'",
-        );
-      }
       if (result.length > 0 && lastComma < 0) {
         if (!this.#startsValue()) {
           this.#fatal(
@@ -359,12 +364,8 @@ class Parser {
         this.#fatal(this.#pos, "empty array element (two commas in a row)", "remove the extra ','");
       }
       result.push(this.#value([...path, result.length]));
-      this.#skipSpace();
-      if (this.text[this.#pos] === ",") {
-        lastComma = this.#pos;
-        this.#pos++;
-      } else {
-        lastComma = -1;
+      lastComma = this.#takeComma();
+      if (lastComma < 0) {
         const next = this.text[this.#pos];
         if (next === "}") {
           this.#fatal(

@@ -11,14 +11,14 @@
 
 import { z } from "zod";
 import { DEFAULTS } from "../defaults.ts";
-import { PROVIDER_NAMES } from "../llm/presets.ts";
+import { PROVIDER_NAMES } from "../providers.ts";
 import { PROTOCOL_MODES, PROTOCOL_REVISIONS } from "../revisions.ts";
 import { CLIENT_ASSERTION_ALGS } from "./types.ts";
 
 /**
  * Longest duration a configuration may give a wait (timeouts), in seconds: one day. No
  * request should take longer, and it keeps every timer far from the 2^31 ms (24.8 days)
- * beyond which timers fire at once instead (`lib/timers.ts`).
+ * beyond which timers fire at once instead (`lib/async/timers.ts`).
  */
 export const MAX_DURATION_SECONDS = 86_400;
 

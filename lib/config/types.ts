@@ -6,7 +6,7 @@
  */
 
 import type { ConfigProblem } from "../errors.ts";
-import type { ProviderName } from "../llm/presets.ts";
+import type { ProviderName } from "../providers.ts";
 
 export type TransportType = "stdio" | "streamable_http" | "sse";
 

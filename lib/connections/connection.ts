@@ -40,12 +40,18 @@ import {
 import type { Log, LogLevel } from "../log.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { HttpTransport } from "../transports/http.ts";
-import { combineClocks, type LoginClock, startDeadline, WaitClock } from "../deadline.ts";
-import { timerDelay } from "../timers.ts";
+import { combineClocks, type LoginClock, startDeadline, WaitClock } from "../async/wait_clock.ts";
+import { timerDelay } from "../async/timers.ts";
 import { diagnose } from "./diagnose.ts";
-import { cleanText, isConnectionLoss, RECONNECT_REMEDY, requestError } from "./failures.ts";
+import { cleanText, isConnectionLoss, RECONNECT_REMEDY, requestError } from "./request_errors.ts";
 import { rootsOf } from "./requests.ts";
-import { type ListName, type Lists, openSession, Session, type SessionOptions } from "./session.ts";
+import {
+  type ListName,
+  type Lists,
+  openSession,
+  ServerSession,
+  type ServerSessionOptions,
+} from "./server_session.ts";
 import { assertTransition } from "./state.ts";
 import type {
   ConnectionEvent,
@@ -58,8 +64,11 @@ import type {
 
 /**
  * Room the SDK's own request timers get beyond a request's timeout for the time the
- * server waits on patchbay (a person filling in its form); patchbay's deadline, which
- * leaves that time out, is the real bound.
+ * server waits on patchbay (a person filling in its form). The SDK insists on a timer of its
+ * own (60 s when none is given); parked this far out it is not a deadline but a backstop that
+ * never fires first. The one deadline of a request, a tool call included, is the one
+ * {@linkcode Connection.request} starts: it leaves that time out, cancels the request on the
+ * server and names the timeout (`ToolTimeoutError` for a tool).
  */
 const SERVER_WAITS_ON_US_ALLOWANCE_MS = 60 * 60 * 1000;
 /** Restarts after a lost connection. */
@@ -124,7 +133,10 @@ export interface ConnectionOptions {
   emit: (event: ConnectionEvent) => void;
   /** Called whenever this server's lists or connectedness change. */
   changed: () => void;
-  session: Omit<SessionOptions, "log" | "hooks" | "signal" | "oauth" | "cleanup" | "requests">;
+  session: Omit<
+    ServerSessionOptions,
+    "log" | "hooks" | "signal" | "oauth" | "cleanup" | "requests"
+  >;
   /** The current answers to sampling and elicitation requests. */
   handlers: () => ServerRequestHandlers;
   /**
@@ -157,7 +169,7 @@ export class ServerConnection {
   #state: ConnectionState = "disconnected";
   #since = new Date();
   #error?: PatchbayError;
-  #session?: Session;
+  #session?: ServerSession;
   #lists: Lists = EMPTY_LISTS;
   #info: Pick<ServerStatus, "serverInfo" | "protocolVersion" | "instructions"> = {};
   #attempt?: Promise<boolean>;
@@ -174,9 +186,9 @@ export class ServerConnection {
   #checking?: Promise<void>;
   #lastCheck = 0;
   /** Why each lost network session was lost (diagnosed), for requests that were on it. */
-  #losses = new WeakMap<Session, PatchbayError>();
+  #losses = new WeakMap<ServerSession, PatchbayError>();
   /** Diagnoses of losses in progress, shared by every request that met the loss. */
-  #confirming = new WeakMap<Session, Promise<PatchbayError>>();
+  #confirming = new WeakMap<ServerSession, Promise<PatchbayError>>();
   /**
    * When this server waits on patchbay (its sampling or elicitation request is being
    * answered): its deadlines leave that time out.
@@ -224,7 +236,7 @@ export class ServerConnection {
   }
 
   /** The live session, when connected. */
-  get session(): Session | undefined {
+  get session(): ServerSession | undefined {
     return this.#state === "connected" ? this.#session : undefined;
   }
 
@@ -357,7 +369,7 @@ export class ServerConnection {
    */
   async request<T>(
     what: string,
-    run: (session: Session, options: RequestOptions) => Promise<T>,
+    run: (session: ServerSession, options: RequestOptions) => Promise<T>,
     options: ConnectionRequestOptions = {},
   ): Promise<T> {
     const session = this.session;
@@ -469,7 +481,7 @@ export class ServerConnection {
 
   async #open(): Promise<boolean> {
     // Losses reported before this attempt adopts its session are replayed after.
-    const holder: { session?: Session; lostEarly?: string; changedEarly: Set<ListName> } = {
+    const holder: { session?: ServerSession; lostEarly?: string; changedEarly: Set<ListName> } = {
       changedEarly: new Set(),
     };
     // Closing the connection stops the attempt; so does skip() (Ctrl+C) on its own.
@@ -478,7 +490,7 @@ export class ServerConnection {
     this.#closed.signal.addEventListener("abort", onClosed, { once: true });
     if (this.#closed.signal.aborted) abort.abort();
     this.#attemptAbort = abort;
-    let session: Session;
+    let session: ServerSession;
     try {
       session = await openSession(this.config, {
         ...this.#options.session,
@@ -549,7 +561,7 @@ export class ServerConnection {
     return true;
   }
 
-  #applyLogLevel(session: Session): void {
+  #applyLogLevel(session: ServerSession): void {
     const level = this.#options.logLevel();
     if (!level || !session.capabilities.logging) return;
     session.client.setLoggingLevel(level, {
@@ -567,7 +579,7 @@ export class ServerConnection {
    * The session ended without being asked to: `reconnecting`, then restarts. `cause` is
    * the reason in words, or the diagnosed error (network servers).
    */
-  #lost(session: Session, cause: string | PatchbayError): void {
+  #lost(session: ServerSession, cause: string | PatchbayError): void {
     if (session !== this.#session || this.#state !== "connected") return;
     const error = typeof cause === "string"
       ? new ConnectionClosedError(this.name, "the session", {
@@ -639,7 +651,7 @@ export class ServerConnection {
   // ------------------------------------------------------------------------ liveness
 
   /** The live session showed it is alive (an answer, a notification, progress). */
-  #heard(session: Session): void {
+  #heard(session: ServerSession): void {
     if (session === this.#session) this.#lastHeard = Date.now();
   }
 
@@ -653,20 +665,20 @@ export class ServerConnection {
    * Pings the session once it has been silent for half the keep-alive interval, each
    * ping answered within the other half: a server that died is noticed within one interval.
    */
-  #startWatch(session: Session): void {
+  #startWatch(session: ServerSession): void {
     this.#stopWatch();
     this.#lastHeard = Date.now();
     if (this.#pingMs > 0) this.#watchAt(session, this.#pingMs / 2);
   }
 
-  #watchAt(session: Session, delay: number): void {
+  #watchAt(session: ServerSession, delay: number): void {
     clearTimeout(this.#watchTimer);
     this.#watchTimer = setTimeout(() => this.#watch(session), timerDelay(delay));
     // An idle watch must not keep the process alive on its own.
     Deno.unrefTimer(this.#watchTimer as unknown as number);
   }
 
-  #watch(session: Session): void {
+  #watch(session: ServerSession): void {
     this.#watchTimer = undefined;
     if (!this.#isCurrent(session)) return;
     const half = this.#pingMs / 2;
@@ -683,7 +695,7 @@ export class ServerConnection {
   }
 
   /** Something looked wrong with the session (a dropped stream, a request timed out). */
-  #suspect(session: Session, reason: string): void {
+  #suspect(session: ServerSession, reason: string): void {
     if (!this.#isCurrent(session) || !isNetwork(session)) return;
     if (this.#checking || Date.now() - this.#lastCheck < SUSPICION_CHECK_SPACING_MS) return;
     this.#log.debug(`checking the connection: ${reason}`);
@@ -694,7 +706,7 @@ export class ServerConnection {
    * One MCP `ping` (single-flight): answered, the server is alive; unanswered in time or
    * unreachable, the session is lost (diagnosed when the server could not be reached).
    */
-  #check(session: Session, why: string): Promise<void> {
+  #check(session: ServerSession, why: string): Promise<void> {
     if (this.#checking) return this.#checking;
     this.#lastCheck = Date.now();
     const timeoutMs = this.config.timeoutSeconds * 1000;
@@ -704,7 +716,7 @@ export class ServerConnection {
     return checking;
   }
 
-  async #ping(session: Session, ms: number, why: string): Promise<void> {
+  async #ping(session: ServerSession, ms: number, why: string): Promise<void> {
     const deadline = new AbortController();
     const stop = startDeadline(ms, () => deadline.abort(), this.clock);
     try {
@@ -746,7 +758,7 @@ export class ServerConnection {
    * failed connection (a look at the address: refused, no answer, another server…), the
    * session is marked lost with it, and every request that met the loss gets it.
    */
-  #confirmLoss(session: Session, error: unknown): Promise<PatchbayError> {
+  #confirmLoss(session: ServerSession, error: unknown): Promise<PatchbayError> {
     let pending = this.#confirming.get(session);
     if (!pending) {
       pending = diagnose({
@@ -777,7 +789,7 @@ export class ServerConnection {
   }
 
   /** Re-lists after `list_changed`; notifications arriving meanwhile cause one more pass. */
-  #listChanged(session: Session, list: ListName): void {
+  #listChanged(session: ServerSession, list: ListName): void {
     this.#heard(session);
     const running = this.#relisting.get(list);
     if (running) {
@@ -789,7 +801,11 @@ export class ServerConnection {
     this.#trackRelist(this.#relistOne(session, list, entry));
   }
 
-  async #relistOne(session: Session, list: ListName, entry: { again: boolean }): Promise<void> {
+  async #relistOne(
+    session: ServerSession,
+    list: ListName,
+    entry: { again: boolean },
+  ): Promise<void> {
     try {
       while (entry.again && this.#isCurrent(session)) {
         entry.again = false;
@@ -806,11 +822,11 @@ export class ServerConnection {
     }
   }
 
-  #relistAll(session: Session): Promise<void> {
+  #relistAll(session: ServerSession): Promise<void> {
     return this.#trackRelist(this.#relistEverything(session));
   }
 
-  async #relistEverything(session: Session): Promise<void> {
+  async #relistEverything(session: ServerSession): Promise<void> {
     const before = this.#lists;
     try {
       await session.relist();
@@ -842,7 +858,7 @@ export class ServerConnection {
   }
 
   /** Whether `session` is still the one this connection serves (not closing, lost or replaced). */
-  #isCurrent(session: Session): boolean {
+  #isCurrent(session: ServerSession): boolean {
     return session === this.#session && !session.closing && this.#state === "connected";
   }
 
@@ -850,7 +866,7 @@ export class ServerConnection {
    * A re-listing that failed because its session ended (patchbay closing, the server lost
    * or replaced) is no news: the end itself is reported where it happens.
    */
-  #relistFailed(session: Session, what: string, error: unknown): void {
+  #relistFailed(session: ServerSession, what: string, error: unknown): void {
     if (this.#isCurrent(session)) this.#log.warn(`${what} failed: ${cleanText(error)}`);
     else this.#log.debug(`${what} stopped: the session ended (${cleanText(error)})`);
   }
@@ -899,6 +915,6 @@ const RESTARTING_NOTE = "patchbay keeps trying to reconnect (/connections shows 
   "attempt; /refresh tries at once)";
 
 /** Whether the session runs over HTTP (streamable HTTP or SSE), where nothing exits. */
-function isNetwork(session: Session): boolean {
+function isNetwork(session: ServerSession): boolean {
   return session.transport instanceof HttpTransport;
 }

@@ -44,8 +44,7 @@ import type { OAuthRuntime } from "../oauth/mod.ts";
 import { type EnvLookup, ProxyRouter } from "../proxy.ts";
 import { Redactor } from "../redact.ts";
 import { didYouMean } from "../text.ts";
-import type { LoginClock } from "../deadline.ts";
-import { settlesWithin } from "../transports/timing.ts";
+import { settlesWithin } from "../async/deadline.ts";
 import { buildCatalogue } from "./catalogue.ts";
 import {
   type BackoffPolicy,
@@ -268,19 +267,6 @@ export class ConnectionManager implements ToolHost {
         onProgress: options.onProgress,
       },
     ) as Promise<CallToolResult>;
-  }
-
-  /** The time `server`'s deadlines leave out (see {@linkcode ToolHost.waitClock}). */
-  waitClock(server: string): LoginClock {
-    const connection = this.#connection(server);
-    return {
-      get loginMs() {
-        return connection.clock.loginMs;
-      },
-      get loginInProgress() {
-        return connection.clock.loginInProgress;
-      },
-    };
   }
 
   /** Prompts of the connected servers. */

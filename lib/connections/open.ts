@@ -6,16 +6,30 @@
  * (Ctrl+C during start-up, a pending browser login included).
  *
  * The interactive client does not wait (`wait: false`): its prompt comes first and the
- * servers connect behind it (it starts them once the prompt is shown). The commands wait, and `skip` (their first Ctrl+C) gives up
- * on the servers still connecting instead of on everything.
+ * servers connect behind it (it starts them once the prompt is shown). The commands wait,
+ * and `skip` (their first Ctrl+C) gives up on the servers still connecting instead of on
+ * everything.
  *
  * @module
  */
 
 import { createOAuthRuntime, type OAuthEvent, tokenStoreFor } from "../oauth/mod.ts";
-import type { Runtime } from "../startup.ts";
+import type { Config } from "../config/types.ts";
+import type { Environment } from "../env.ts";
+import type { Logger } from "../log.ts";
 import { ConnectionManager } from "./manager.ts";
 import type { ServerRequestHandlers, ServerStatus } from "./types.ts";
+
+/**
+ * What {@linkcode openConnections} needs from start-up, and nothing more: the servers, the
+ * memory settings (OAuth tokens live in the same store as conversations), the environment
+ * (.env included) and the logger. `{ ...runtime.config, env, logger }` fits.
+ */
+export interface ConnectionSetup extends Pick<Config, "servers" | "memory"> {
+  /** Servers inherit HOME, PATH and the proxy variables as patchbay sees them. */
+  env: Environment;
+  logger: Logger;
+}
 
 /** Options of {@linkcode openConnections}. */
 export interface OpenConnectionsOptions {
@@ -52,34 +66,34 @@ export interface OpenConnections {
   states: ServerStatus[];
 }
 
-/** Creates the manager for `runtime`'s configuration and connects every server. */
+/** Creates the manager for `setup`'s servers and connects every one. */
 export async function openConnections(
-  runtime: Runtime,
+  setup: ConnectionSetup,
   options: OpenConnectionsOptions = {},
 ): Promise<OpenConnections> {
-  const log = runtime.logger.child("oauth");
-  const redactor = runtime.logger.redactor;
-  const oauth = createOAuthRuntime(runtime.config.servers, {
+  const log = setup.logger.child("oauth");
+  const redactor = setup.logger.redactor;
+  const oauth = createOAuthRuntime(setup.servers, {
     log,
     redactor,
     onEvent: options.onOAuthEvent,
     // $BROWSER and the proxy variables may come from .env, like every other setting.
-    getEnv: (name) => runtime.env.get(name),
-    store: tokenStoreFor(runtime.config.memory, runtime.env, {
+    getEnv: (name) => setup.env.get(name),
+    store: tokenStoreFor(setup.memory, setup.env, {
       log: log.child("store"),
       redactor,
       onEvent: options.onOAuthEvent,
     }),
   });
   const manager = new ConnectionManager({
-    servers: runtime.config.servers,
-    log: runtime.logger.child("connections"),
-    redactor: runtime.logger.redactor,
+    servers: setup.servers,
+    log: setup.logger.child("connections"),
+    redactor,
     handlers: options.handlers,
     oauth,
     // Servers inherit HOME, PATH and the like, and HTTP connections honour the proxy
     // variables, as patchbay sees them (.env included).
-    env: runtime.env,
+    env: setup.env,
     closePromptly: options.closePromptly,
   });
   const onAbort = () => manager.close();

@@ -25,7 +25,7 @@ import {
   type Root,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
-import type { WaitClock } from "../deadline.ts";
+import type { WaitClock } from "../async/wait_clock.ts";
 import { SamplingRejectedError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import type { ServerRequestHandlers } from "./types.ts";

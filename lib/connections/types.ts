@@ -15,7 +15,6 @@ import type {
   LoggingLevel,
   Tool,
 } from "@modelcontextprotocol/client";
-import type { LoginClock } from "../deadline.ts";
 import type { PatchbayError } from "../errors.ts";
 import type { TransportType } from "../config/types.ts";
 
@@ -94,7 +93,9 @@ export interface ToolCallOptions {
  * The tools of every connected server and how to call one: all the agent loop needs.
  *
  * `callTool` resolves with the server's result, including results with `isError: true`.
- * It rejects with `ToolTimeoutError` when `timeoutSeconds` passes, `CancelledError` when
+ * It owns the call's deadline: it rejects with `ToolTimeoutError` when `timeoutSeconds`
+ * passes (not counting the time the server waits on us) and cancels the request on the
+ * server; callers keep no timer of their own. It rejects with `CancelledError` when
  * `signal` aborts, and a `PatchbayError` naming the server when the tool is unknown or
  * its connection is closed or fails during the call.
  */
@@ -105,12 +106,6 @@ export interface ToolHost {
     args: Record<string, unknown>,
     options?: ToolCallOptions,
   ): Promise<CallToolResult>;
-  /**
-   * The time a server's deadlines leave out (a person logging in or filling in the
-   * server's form, the model answering its sampling request), for callers that keep a
-   * deadline of their own on a call.
-   */
-  waitClock?(server: string): LoginClock;
 }
 
 /** Answers to requests that servers send to the client. Absent: a clear refusal. */

@@ -12,7 +12,7 @@ import { DenoPermissionError, ProviderRequestError } from "../errors.ts";
 import { API_KEY_VARIABLE, checkApiKey } from "../llm/api_key.ts";
 import { isLoopback } from "../llm/failures.ts";
 import { createOpenAiProvider, resolveBaseUrl } from "../llm/openai_provider.ts";
-import { PROVIDERS } from "../llm/presets.ts";
+import { PROVIDERS } from "../providers.ts";
 import type { Log } from "../log.ts";
 import type { Redactor } from "../redact.ts";
 import { didYouMean, plural } from "../text.ts";

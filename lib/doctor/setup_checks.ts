@@ -19,7 +19,7 @@ import {
 } from "../env.ts";
 import { DenoPermissionError, denoPermissionFlag } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { PROVIDERS } from "../llm/presets.ts";
+import { PROVIDERS } from "../providers.ts";
 import { plural } from "../text.ts";
 import { type CheckResult, failure, pass, warn } from "./check.ts";
 

@@ -7,7 +7,7 @@
  */
 
 import { InvalidApiKeyError } from "../errors.ts";
-import { type ProviderName, type ProviderPreset, PROVIDERS } from "./presets.ts";
+import { type ProviderName, type ProviderPreset, PROVIDERS } from "../providers.ts";
 
 /** The one variable the key is read from (CONTRACT.md section 2.5). */
 export const API_KEY_VARIABLE = "LLM_API_KEY";

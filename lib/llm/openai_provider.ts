@@ -32,7 +32,7 @@ import {
   isRetryable,
   mayHaveBeenBilled,
 } from "./failures.ts";
-import { PROVIDERS } from "./presets.ts";
+import { PROVIDERS } from "../providers.ts";
 import type {
   ChatMessage,
   GenerateRequest,
@@ -44,9 +44,10 @@ import type {
   ToolDefinition,
 } from "./provider.ts";
 import { proxyFor, type ProxySettings } from "../proxy.ts";
-import { setTimer, timerDelay } from "../timers.ts";
+import { setTimer, timerDelay } from "../async/timers.ts";
 import { sameOriginFetch } from "./redirects.ts";
-import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs, sleep } from "./retry.ts";
+import { delay } from "../async/delay.ts";
+import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
 import { estimateTextTokens, TokenEstimator } from "./tokens.ts";
 
 type Params = OpenAI.Chat.Completions.ChatCompletionCreateParams;
@@ -229,7 +230,7 @@ class OpenAiProvider implements ModelProvider {
       const delayMs = notice.delayMs;
       request.onRetry?.(notice);
       try {
-        await sleep(delayMs, request.signal);
+        await delay(delayMs, { signal: request.signal });
       } catch {
         throw new CancelledError("the model request");
       }

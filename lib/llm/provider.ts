@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { ProviderName } from "./presets.ts";
+import type { ProviderName } from "../providers.ts";
 
 /** A tool call the model asked for. */
 export interface ToolCall {

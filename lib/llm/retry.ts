@@ -8,8 +8,6 @@
  * @module
  */
 
-import { setTimer } from "../timers.ts";
-
 /** First backoff wait; doubled on each further retry. */
 export const RETRY_BASE_DELAY_MS = 500;
 
@@ -50,20 +48,4 @@ export function backoffMs(attempt: number, requested?: number, random = Math.ran
   if (requested !== undefined) return Math.min(requested, RETRY_AFTER_CAP_MS);
   const base = Math.min(RETRY_BASE_DELAY_MS * 2 ** (attempt - 1), RETRY_MAX_DELAY_MS);
   return Math.round(base * (1 - 0.25 * random()));
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimer(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

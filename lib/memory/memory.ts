@@ -13,7 +13,7 @@ import { Redactor } from "../redact.ts";
 import { plural } from "../text.ts";
 import { isSessionId, newSessionId } from "./ids.ts";
 import type { RedisStoreEvent } from "./redis_store.ts";
-import { Session, type SessionHost } from "./session.ts";
+import { Conversation, type ConversationHost } from "./conversation.ts";
 import type { MemoryStore, SessionSummary, StoredMessage, StoreKind } from "./types.ts";
 
 /**
@@ -89,15 +89,15 @@ export class Memory {
   readonly #redactor: Redactor;
   readonly #log: Log | undefined;
   readonly #listeners = new Set<(event: MemoryEvent) => void>();
-  readonly #sessions = new Set<Session>();
-  readonly #host: SessionHost;
+  readonly #sessions = new Set<Conversation>();
+  readonly #host: ConversationHost;
   #enabled: boolean;
   #store: MemoryStore | undefined;
   #opening: Promise<MemoryStore> | undefined;
   #problem: PatchbayError | undefined;
   #location: string;
   #kind: StoreKind;
-  #current: Session | undefined;
+  #current: Conversation | undefined;
   #closed = false;
 
   constructor(init: MemoryInit) {
@@ -247,24 +247,24 @@ export class Memory {
   }
 
   /** The current session (a new one if none was started). */
-  get session(): Session {
+  get session(): Conversation {
     return this.#current ?? this.newSession();
   }
 
   /** Starts a new conversation and makes it current (`/clear`). */
-  newSession(): Session {
-    return this.#adopt(new Session(this.#host, newSessionId()));
+  newSession(): Conversation {
+    return this.#adopt(new Conversation(this.#host, newSessionId()));
   }
 
   /**
    * Loads a stored conversation and makes it current: `true` for the most recent one
    * (`--resume`), or an id or a unique prefix of one (`--resume <id>`).
    */
-  async resume(target: true | string = true): Promise<Session> {
+  async resume(target: true | string = true): Promise<Conversation> {
     const store = await this.#readableStore();
     const summary = target === true ? await this.#latest(store) : await this.find(target);
     const records = await store.load(summary.id) ?? [];
-    const session = this.#adopt(new Session(this.#host, summary.id, records, true));
+    const session = this.#adopt(new Conversation(this.#host, summary.id, records, true));
     this.#log?.info(`resumed session ${summary.id} (${records.length} messages)`);
     return session;
   }
@@ -344,7 +344,7 @@ export class Memory {
   }
 
   /** Makes `session` current; earlier sessions are kept only while they have writes. */
-  #adopt(session: Session): Session {
+  #adopt(session: Conversation): Conversation {
     for (const earlier of this.#sessions) if (earlier.idle) this.#sessions.delete(earlier);
     this.#sessions.add(session);
     this.#current = session;

@@ -15,7 +15,7 @@
 
 export { Memory, type MemoryEvent, type MemoryStatus } from "./memory.ts";
 export { openMemory, type OpenMemoryOptions } from "./open.ts";
-export { type AppendResult, Session } from "./session.ts";
+export { type AppendResult, Conversation } from "./conversation.ts";
 export type {
   AppendStatus,
   MemoryStore,

@@ -28,7 +28,7 @@ import {
   redisConfigured,
   type RedisSettings,
   resolveRedisSettings,
-} from "./redis_settings.ts";
+} from "../redis/settings.ts";
 import { RedisStore, type RedisStoreEvent } from "./redis_store.ts";
 
 /** Options of {@linkcode openMemory}. */

@@ -1,6 +1,6 @@
 /**
- * The Redis key layout, version 1. README.md ("Conversation memory") documents it for
- * people who inspect or migrate the data.
+ * The Redis key layout, version 1, and how its values read back. README.md ("Conversation
+ * memory") documents it for people who inspect or migrate the data.
  *
  * ```
  * <prefix>:schema                        string  layout version ("1")
@@ -16,6 +16,8 @@
  *
  * @module
  */
+
+import type { MessageRecord, SessionSummary } from "./types.ts";
 
 /** The layout this version writes and reads. */
 export const REDIS_SCHEMA_VERSION = 1;
@@ -91,3 +93,40 @@ if ttl > 0 then
 end
 return {${APPEND_RESULT.written}, len}
 `;
+
+/** Parses stored JSON records; one `JSON.parse` for the whole list when it is intact. */
+export function parseRecords(items: string[]): MessageRecord[] {
+  let values: unknown[];
+  try {
+    values = JSON.parse(`[${items.join(",")}]`);
+  } catch {
+    values = items.map((item) => {
+      try {
+        return JSON.parse(item);
+      } catch {
+        return undefined;
+      }
+    });
+  }
+  const records: MessageRecord[] = [];
+  for (const value of values) {
+    const record = value as MessageRecord | undefined;
+    if (!record || typeof record.id !== "string" || typeof record.message !== "object") continue;
+    records.push({ id: record.id, seq: records.length, message: record.message });
+  }
+  return records;
+}
+
+/** A session's summary from its `meta` hash; `undefined` when the hash is not (yet) one. */
+export function toSummary(id: string, meta: Record<string, string>): SessionSummary | undefined {
+  if (!meta || !meta.started) return undefined;
+  return {
+    id,
+    started: meta.started,
+    lastMessageAt: meta.updated ?? meta.started,
+    messages: Number(meta.messages ?? 0),
+    turns: Number(meta.turns ?? 0),
+    ...(meta.model ? { model: meta.model } : {}),
+    ...(meta.title ? { title: meta.title } : {}),
+  };
+}

@@ -16,16 +16,24 @@ import type { Log } from "../log.ts";
 import { titleOf } from "./title.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
 import { diagnoseCommandError, diagnoseConnectError, isConnectionProblem } from "./redis_errors.ts";
-import { APPEND_RESULT, APPEND_SCRIPT, REDIS_SCHEMA_VERSION, RedisLayout } from "./redis_layout.ts";
 import {
+  APPEND_RESULT,
+  APPEND_SCRIPT,
+  parseRecords,
+  REDIS_SCHEMA_VERSION,
+  RedisLayout,
+  toSummary,
+} from "./redis_layout.ts";
+import { valueWithin } from "../async/deadline.ts";
+import {
+  closeRedisClient,
   COMMAND_TIMEOUT_MS,
   CONNECT_BUDGET_MS,
   connectRedisClient,
   createRedisClient,
   type RedisClient,
-  withTimeout,
-} from "./redis_client.ts";
-import type { RedisSettings } from "./redis_settings.ts";
+} from "../redis/client.ts";
+import type { RedisSettings } from "../redis/settings.ts";
 import type {
   AppendStatus,
   ListOptions,
@@ -41,8 +49,6 @@ const RECOVERY_FIRST_DELAY_MS = 500;
 const RECOVERY_MAX_DELAY_MS = 15_000;
 /** Index entries younger than this are never pruned: their session may be mid-creation. */
 const INDEX_PRUNE_GRACE_MS = 60_000;
-/** How long closing waits for the server to acknowledge QUIT. */
-const QUIT_WAIT_MS = 500;
 
 /** What the store reports as it loses and regains its server. */
 export type RedisStoreEvent =
@@ -344,8 +350,8 @@ export class RedisStore implements MemoryStore {
   async #countDatabases(): Promise<number | undefined> {
     const probe = await this.#createClient({ db: 0 }, true);
     try {
-      await withTimeout(probe.connect(), this.#budgetMs / 2);
-      const reply = await withTimeout(
+      await valueWithin(probe.connect(), this.#budgetMs / 2);
+      const reply = await valueWithin(
         (probe as Redis).config("GET", "databases") as Promise<unknown>,
         this.#budgetMs / 2,
       ) as string[] | undefined;
@@ -390,8 +396,7 @@ export class RedisStore implements MemoryStore {
     const client = this.#client;
     this.#client = undefined;
     if (!client) return;
-    if (client.status === "ready") await withTimeout(client.quit().catch(() => {}), QUIT_WAIT_MS);
-    client.disconnect();
+    await closeRedisClient(client);
   }
 
   /** The client, if the store is usable for reads; else the reason it is not. */
@@ -680,40 +685,4 @@ export class RedisStore implements MemoryStore {
       if (!present.has(record.id)) await target.append(sessionId, record);
     }
   }
-}
-
-/** Parses stored JSON records; one `JSON.parse` for the whole list when it is intact. */
-function parseRecords(items: string[]): MessageRecord[] {
-  let values: unknown[];
-  try {
-    values = JSON.parse(`[${items.join(",")}]`);
-  } catch {
-    values = items.map((item) => {
-      try {
-        return JSON.parse(item);
-      } catch {
-        return undefined;
-      }
-    });
-  }
-  const records: MessageRecord[] = [];
-  for (const value of values) {
-    const record = value as MessageRecord | undefined;
-    if (!record || typeof record.id !== "string" || typeof record.message !== "object") continue;
-    records.push({ id: record.id, seq: records.length, message: record.message });
-  }
-  return records;
-}
-
-function toSummary(id: string, meta: Record<string, string>): SessionSummary | undefined {
-  if (!meta || !meta.started) return undefined;
-  return {
-    id,
-    started: meta.started,
-    lastMessageAt: meta.updated ?? meta.started,
-    messages: Number(meta.messages ?? 0),
-    turns: Number(meta.turns ?? 0),
-    ...(meta.model ? { model: meta.model } : {}),
-    ...(meta.title ? { title: meta.title } : {}),
-  };
 }

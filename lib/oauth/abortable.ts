@@ -1,12 +1,13 @@
 /**
  * Waiting on shared work without owning it: the caller stops waiting when its signal
- * aborts, while the work (a login other requests also wait for) carries on.
+ * aborts, while the work (a login other requests also wait for) carries on. OAuth's reading
+ * of `lib/async/abortable.ts`: the wait ends in a `CancelledError` naming what was waited on.
  *
  * @module
  */
 
+import { abortable as untilAborted } from "../async/abortable.ts";
 import { CancelledError } from "../errors.ts";
-import { untilAborted } from "../transports/timing.ts";
 
 /** `promise`, or a `CancelledError` as soon as `signal` aborts. */
 export function abortable<T>(promise: Promise<T>, signal?: AbortSignal, what?: string): Promise<T> {

@@ -8,7 +8,7 @@
  * const store = tokenStoreFor(config.memory, env, { redactor, log, onEvent });
  * const oauth = createOAuthRuntime(config.servers, { log, redactor, onEvent, getEnv, store });
  *
- * // Per HTTP server, for every connection attempt (lib/connections/session.ts):
+ * // Per HTTP server, for every connection attempt (lib/connections/server_session.ts):
  * const provider = oauth?.providerFor(server);           // the same instance each time
  * if (provider) await provider.ensureLogin({ signal });   // stored, refreshed or a browser
  *                                                         // login; abort cancels it

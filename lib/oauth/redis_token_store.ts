@@ -40,24 +40,21 @@ import type { MemorySettings } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { messageOf, PatchbayError, StoreConnectError } from "../errors.ts";
 import type { Log } from "../log.ts";
+import { valueWithin } from "../async/deadline.ts";
 import {
+  closeRedisClient,
   COMMAND_TIMEOUT_MS,
   CONNECT_BUDGET_MS,
   connectRedisClient,
   createRedisClient,
   type RedisClient,
-  withTimeout,
-} from "../memory/redis_client.ts";
+} from "../redis/client.ts";
 import {
   diagnoseCommandError,
   diagnoseConnectError,
   isConnectionProblem,
 } from "../memory/redis_errors.ts";
-import {
-  journalFolder,
-  type RedisSettings,
-  resolveRedisSettings,
-} from "../memory/redis_settings.ts";
+import { journalFolder, type RedisSettings, resolveRedisSettings } from "../redis/settings.ts";
 import { configDir } from "../paths.ts";
 import type { Redactor } from "../redact.ts";
 import type { OAuthEvent } from "./broker.ts";
@@ -69,8 +66,6 @@ import {
   type TokenStore,
 } from "./token_store.ts";
 
-/** How long closing waits for the server to acknowledge QUIT. */
-const QUIT_WAIT_MS = 500;
 /** Keys asked of `SCAN` per step; a handful of logins fit in one. */
 const SCAN_COUNT = 100;
 
@@ -197,8 +192,7 @@ export class RedisTokenStore implements TokenStore {
     const client = this.#client;
     this.#client = undefined;
     if (!client) return;
-    if (client.status === "ready") await withTimeout(client.quit().catch(() => {}), QUIT_WAIT_MS);
-    client.disconnect();
+    await closeRedisClient(client);
   }
 
   // ── settings ────────────────────────────────────────────────────────────────────────
@@ -422,7 +416,7 @@ export class RedisTokenStore implements TokenStore {
       this.#options.log?.debug(`redis: ${(error as Error)?.message ?? error}`);
     });
     try {
-      const connected = await withTimeout(
+      const connected = await valueWithin(
         connectRedisClient(client, settings).then(() => true),
         this.#budgetMs,
       );

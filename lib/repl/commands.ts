@@ -48,8 +48,8 @@ export type StatusRenderer = (
 const out = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
 const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
 
-/** Builds the registry; `renderServers` draws `/connections`. */
-export function slashCommands(renderServers: StatusRenderer): SlashRegistry<ClientSession> {
+/** Builds the registry; the session's `renderServers` draws `/connections`. */
+export function slashCommands(): SlashRegistry<ClientSession> {
   const registry = new SlashRegistry<ClientSession>();
   const commands: Command[] = [
     {
@@ -182,7 +182,7 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
       name: "connections",
       summary: "each server: transport, target, state, what it offers, last error and remedy",
       run(s) {
-        out(s, renderServers(s, s.style));
+        out(s, s.renderServers(s.style));
         for (const status of s.manager.states()) {
           const info = status.serverInfo
             ? `${clean(status.serverInfo.name)} ${clean(status.serverInfo.version)}`
@@ -210,7 +210,7 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
       async run(s, args) {
         if (args && !serverNames(s).includes(args)) throw unknownServer(s, args);
         await s.refresh(args || undefined);
-        out(s, renderServers(s, s.style));
+        out(s, s.renderServers(s.style));
       },
     },
     {

@@ -6,7 +6,7 @@
  */
 
 import { VERSION } from "../version.ts";
-import { slashCommands, type StatusRenderer } from "./commands.ts";
+import { slashCommands } from "./commands.ts";
 import type { ClientSession } from "./session.ts";
 import { parseSlash } from "./slash.ts";
 
@@ -14,7 +14,7 @@ import { parseSlash } from "./slash.ts";
 export type LoopEnd = "exit" | "eof" | "interrupt";
 
 /** The banner: version, model, servers, memory, and how to get help. */
-export function banner(session: ClientSession, renderServers: StatusRenderer): string {
+export function banner(session: ClientSession): string {
   // Printed on stderr.
   const { errStyle: style, runtime } = session;
   const { llm } = runtime.config;
@@ -28,7 +28,7 @@ export function banner(session: ClientSession, renderServers: StatusRenderer): s
   if (session.modelError) lines.push(style.dim(`  remedy: ${session.modelError.remedy}`));
   lines.push(
     // Servers still connecting are named on one line; each is announced as it connects.
-    renderServers(session, style, { compact: true }),
+    session.renderServers(style, { compact: true }),
     style.dim(session.memory.status().text),
   );
   lines.push(style.dim("Type a message, or /help for commands. Ctrl+D exits."));
@@ -36,11 +36,8 @@ export function banner(session: ClientSession, renderServers: StatusRenderer): s
 }
 
 /** Runs the session until the person leaves. */
-export async function runLoop(
-  session: ClientSession,
-  renderServers: StatusRenderer,
-): Promise<LoopEnd> {
-  const registry = slashCommands(renderServers);
+export async function runLoop(session: ClientSession): Promise<LoopEnd> {
+  const registry = slashCommands();
   const { editor, output, errStyle, promptStyle } = session;
   // The editor writes the prompt to the terminal's stream: its colours, not stdout's.
   const prompt = session.editor.interactive ? `${promptStyle.bold(promptStyle.green("›"))} ` : "";
@@ -89,7 +86,7 @@ export async function runLoop(
 }
 
 /** Tab completion for the session: slash commands and their arguments. */
-export function completerFor(session: ClientSession, renderServers: StatusRenderer) {
-  const registry = slashCommands(renderServers);
+export function completerFor(session: ClientSession) {
+  const registry = slashCommands();
   return (line: string) => registry.complete(session, line);
 }

@@ -20,7 +20,7 @@ import type { Surface } from "../agent/tool_failure.ts";
 import process from "node:process";
 import type { Agent, TurnResult } from "../agent/agent.ts";
 import type { AgentUi } from "../agent/ui.ts";
-import { createModelSession, type ModelSession } from "../agent/session.ts";
+import { createModelSession, type ModelSession } from "../agent/model_session.ts";
 import { openConnections } from "../connections/open.ts";
 import type { ConnectionManager } from "../connections/manager.ts";
 import type {
@@ -29,13 +29,12 @@ import type {
   ServerRequestHandlers,
   ServerStatus,
 } from "../connections/types.ts";
-import { attemptOf, seconds } from "../connections/progress.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
 import type { Memory, MemoryEvent } from "../memory/mod.ts";
 import { openMemory } from "../memory/mod.ts";
 import { describeOAuthEvent } from "../oauth/messages.ts";
-import { untilAborted } from "../transports/timing.ts";
+import { abortable } from "../async/abortable.ts";
 import { statePath } from "../paths.ts";
 import type { Runtime } from "../startup.ts";
 import { stderrStyle, stdoutStyle, type Style } from "../style.ts";
@@ -46,12 +45,19 @@ import { LineEditor } from "./line_editor.ts";
 import type { TerminalOutput } from "./output.ts";
 import { formatDuration, TerminalUi } from "./terminal_ui.ts";
 import type { StatusRenderer } from "./commands.ts";
-
-/** Server log levels shown in the terminal outside debug mode. */
-const LOUD_LOG_LEVELS = new Set(["warning", "error", "critical", "alert", "emergency"]);
+import {
+  connectedNotice,
+  memoryNotices,
+  names,
+  reconnectingNotice,
+  resourceUpdatedNotice,
+  serverLogNotice,
+  startupNotice,
+  toolsChangedNotice,
+} from "./notices.ts";
 
 /** Options of {@linkcode ClientSession.open}. */
-export interface SessionOptions {
+export interface ClientSessionOptions {
   runtime: Runtime;
   output: TerminalOutput;
   /** Turns an error into the lines a person reads (the command layer's formatter). */
@@ -75,8 +81,10 @@ export interface SessionOptions {
   skip?: AbortSignal;
   onSkip?: (servers: string[]) => void;
   /**
-   * `background` mode: the server block printed once the last server of start-up has
-   * connected or failed.
+   * Draws the server block: in the banner, for `/connections` and `/refresh`, and in
+   * `background` mode once the last server of start-up has connected or failed. Given once
+   * here (it lives in the command layer, so lib/ does not depend on it); the REPL reads it
+   * through {@linkcode ClientSession.renderServers}. Absent (one-shot mode): no block.
    */
   renderServers?: StatusRenderer;
   /**
@@ -140,7 +148,7 @@ export class ClientSession {
   #background = false;
   #startupBegun = false;
 
-  private constructor(options: SessionOptions) {
+  private constructor(options: ClientSessionOptions) {
     this.runtime = options.runtime;
     this.output = options.output;
     const prompts = promptStream();
@@ -168,7 +176,7 @@ export class ClientSession {
   }
 
   /** Starts the model side, the servers, and memory; resumes a conversation if asked. */
-  static async open(options: SessionOptions): Promise<ClientSession> {
+  static async open(options: ClientSessionOptions): Promise<ClientSession> {
     const session = new ClientSession(options);
     try {
       await session.#open(options);
@@ -180,7 +188,7 @@ export class ClientSession {
     return session;
   }
 
-  async #open(options: SessionOptions): Promise<void> {
+  async #open(options: ClientSessionOptions): Promise<void> {
     const { runtime } = this;
     this.runtime.logger.setMirrorSink((line) => this.#notify(`${line}\n`));
     await this.editor.loadHistory();
@@ -221,7 +229,7 @@ export class ClientSession {
     });
   }
 
-  async #connect(options: SessionOptions): Promise<void> {
+  async #connect(options: ClientSessionOptions): Promise<void> {
     const { runtime } = this;
     const background = options.servers === "background";
     const acceptFormDefaults = options.acceptFormDefaults ?? false;
@@ -247,7 +255,11 @@ export class ClientSession {
       );
     }
     try {
-      ({ manager: this.manager } = await openConnections(runtime, {
+      ({ manager: this.manager } = await openConnections({
+        ...runtime.config,
+        env: runtime.env,
+        logger: runtime.logger,
+      }, {
         signal: options.signal,
         skip: options.skip,
         onSkip: options.onSkip,
@@ -289,6 +301,11 @@ export class ClientSession {
   /** Sampling needs the model; without a usable key every request is refused, saying why. */
   #refuseSampling(): NonNullable<ServerRequestHandlers["sampling"]> {
     return () => Promise.reject(this.modelError ?? new CancelledError("sampling"));
+  }
+
+  /** The server block in `style`'s colours ({@linkcode ClientSessionOptions.renderServers}). */
+  renderServers(style: Style, options?: { compact?: boolean }): string {
+    return this.#renderServers?.(this, style, options) ?? "";
   }
 
   /** Whether a turn is running. */
@@ -406,7 +423,7 @@ export class ClientSession {
       await this.request(
         server ? `refreshing ${server}…` : "refreshing every server…",
         (signal) =>
-          untilAborted(
+          abortable(
             this.manager.refresh(server, { force: true }),
             signal,
             () => new CancelledError("waiting for the refresh (it goes on; /connections shows it)"),
@@ -478,16 +495,9 @@ export class ClientSession {
         } else if (event.state === "failed" && event.error && !this.#refreshing) {
           say(`${this.presentError(event.error)}\n`);
         } else if (event.state === "reconnecting") {
-          const why = event.error ? ` — ${stripTerminalEscapes(event.error.reason)}` : "";
-          const next = status?.retry?.nextAt
-            ? `, ${attemptOf(status)} in ${seconds(status.retry.nextAt.getTime() - Date.now())}`
-            : "";
-          say(
-            this.errStyle.yellow(`⟳ ${server}: connection lost${why}; reconnecting${next}\n`),
-          );
+          say(reconnectingNotice(this.errStyle, server, event.error, status));
         } else if (event.state === "connected" && !this.#refreshing) {
-          const what = before === "reconnecting" ? "reconnected" : "connected";
-          say(this.errStyle.green(`✓ ${server}: ${what}${offers(status)}\n`));
+          say(connectedNotice(this.errStyle, server, before === "reconnecting", status));
         }
         break;
       }
@@ -496,24 +506,17 @@ export class ClientSession {
         // only a real change of the tools is worth an interruption.
         if (event.list !== "tools") break;
         const change = this.#toolsChange(event.server);
-        if (change) {
-          say(this.errStyle.dim(`↻ ${server}: tools changed (${stripTerminalEscapes(change)})\n`));
-        }
+        if (change) say(toolsChangedNotice(this.errStyle, server, change));
         break;
       }
       case "resource_updated":
-        say(
-          this.errStyle.dim(`↻ ${server}: ${stripTerminalEscapes(event.uri)} updated\n`),
-        );
+        say(resourceUpdatedNotice(this.errStyle, server, event.uri));
         break;
-      case "log":
-        if (LOUD_LOG_LEVELS.has(event.level) || this.runtime.logger.debugMode) {
-          const data = typeof event.data === "string" ? event.data : JSON.stringify(event.data);
-          say(
-            this.errStyle.dim(`[${server}] ${event.level}: ${stripTerminalEscapes(data)}\n`),
-          );
-        }
+      case "log": {
+        const line = serverLogNotice(this.errStyle, server, event, this.runtime.logger.debugMode);
+        if (line) say(line);
         break;
+      }
     }
   }
 
@@ -523,30 +526,15 @@ export class ClientSession {
    */
   #startupNotice(server: string, status: ServerStatus | undefined): void {
     if (this.#startup.size === 0 && this.#renderServers) {
-      this.#notify(`${this.#renderServers(this, this.errStyle)}\n`);
+      this.#notify(`${this.renderServers(this.errStyle)}\n`);
       return;
     }
-    const still = this.#startup.size > 0
-      ? this.errStyle.dim(` · still connecting: ${names([...this.#startup])}`)
-      : "";
-    if (status?.state === "connected") {
-      this.#notify(`${this.errStyle.green(`✓ ${server} connected`)}${offers(status)}${still}\n`);
-    } else if (status?.error) {
-      const reason = stripTerminalEscapes(status.error.reason);
-      this.#notify(`${this.errStyle.red(`✗ ${server} failed`)}: ${reason}${still}\n`);
-    }
+    const line = startupNotice(this.errStyle, server, status, [...this.#startup]);
+    if (line) this.#notify(line);
   }
 
   #onMemoryEvent(event: MemoryEvent): void {
-    const error = "error" in event ? event.error : undefined;
-    const quiet = event.type === "restored" || event.type === "replayed" ||
-      event.type === "write-recovered";
-    // What failed first, in the contract's words with cause and remedy; then what
-    // patchbay does about it.
-    if (error) this.#notify(`${this.presentError(error)}\n`);
-    this.#notify(
-      quiet ? this.errStyle.dim(`${event.message}\n`) : this.errStyle.yellow(`${event.message}\n`),
-    );
+    for (const line of memoryNotices(this.errStyle, event, this.presentError)) this.#notify(line);
   }
 
   /** Closes servers, memory and the model client, in that order. */
@@ -567,23 +555,6 @@ export class ClientSession {
  */
 function promptStream(): "stdout" | "stderr" {
   return !Deno.stderr.isTerminal() && Deno.stdout.isTerminal() ? "stdout" : "stderr";
-}
-
-/** Server names for a sentence: `a`, `a and b`, `a, b and c`. */
-function names(servers: readonly string[]): string {
-  const clean = servers.map((s) => stripTerminalEscapes(s));
-  return clean.length <= 1
-    ? clean.join("")
-    : `${clean.slice(0, -1).join(", ")} and ${clean.at(-1)}`;
-}
-
-/** ` · 15 tools, 4 prompts, 7 resources` for a connected server. */
-function offers(status: ServerStatus | undefined): string {
-  if (status?.state !== "connected") return "";
-  const { tools, prompts, resources } = status.counts;
-  return ` · ${plural(tools, "tool")}, ${plural(prompts, "prompt")}, ${
-    plural(resources, "resource")
-  }`;
 }
 
 function terminalWidth(): number {

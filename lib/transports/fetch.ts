@@ -12,7 +12,7 @@
 
 import type { FetchLike } from "@modelcontextprotocol/client";
 import { createParser, type EventSourceParser } from "eventsource-parser";
-import { setTimer } from "../timers.ts";
+import { setTimer } from "../async/timers.ts";
 import { MAX_MESSAGE_BYTES, MessageTooLargeError } from "./limits.ts";
 
 /** One event of a `text/event-stream`, as far as patchbay needs it. */

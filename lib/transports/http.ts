@@ -39,7 +39,7 @@ import { NotificationBudget } from "./notices.ts";
 import { createTimedFetch, type StreamEvent } from "./fetch.ts";
 import type { MessageObserver } from "./observer.ts";
 import { assumeCompleteResult } from "./result_type.ts";
-import { withTimeout } from "./timing.ts";
+import { deadline } from "../async/deadline.ts";
 
 /** Longest wait for the `DELETE` that ends a session on close. */
 export const SESSION_DELETE_TIMEOUT_MS = 2000;
@@ -248,7 +248,7 @@ export class HttpTransport implements Transport {
       const inner = this.#inner;
       if (inner instanceof StreamableHTTPClientTransport && inner.sessionId) {
         try {
-          await withTimeout(inner.terminateSession(), SESSION_DELETE_TIMEOUT_MS);
+          await deadline(inner.terminateSession(), SESSION_DELETE_TIMEOUT_MS);
         } catch (error) {
           this.#log.debug(`session not terminated: ${(error as Error).message}`);
         }
@@ -309,7 +309,7 @@ export class HttpTransport implements Transport {
     const id = `${RENEWAL_ID_PREFIX}${++this.#renewals}`;
     const answer = new Promise<JSONRPCMessage>((resolve) => this.#awaiting.set(id, resolve));
     await this.#sendInner({ ...this.#initialize!, id });
-    const response = await withTimeout(answer, this.#timeoutMs);
+    const response = await deadline(answer, this.#timeoutMs);
     if (isJSONRPCErrorResponse(response)) throw new Error(response.error.message);
     if (!isJSONRPCResultResponse(response)) throw new Error("no answer to initialize");
     const version = (response.result as { protocolVersion?: unknown }).protocolVersion;

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { sleep } from "./timing.ts";
+import { delay } from "../async/delay.ts";
 
 /**
  * The only variables a server process inherits from patchbay's environment. Everything
@@ -191,7 +191,7 @@ export async function terminateChild(child: Deno.ChildProcess, graceMs: number):
     } catch {
       return; // Already exited.
     }
-    if (await Promise.race([exited, sleep(graceMs).then(() => false)])) return;
+    if (await Promise.race([exited, delay(graceMs).then(() => false)])) return;
   }
 }
 
@@ -210,7 +210,7 @@ export async function terminateGroup(pgid: number, graceMs: number): Promise<voi
 async function gone(pgid: number, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
-    await sleep(GROUP_POLL_MS);
+    await delay(GROUP_POLL_MS);
     if (!(await groupAlive(pgid))) return true;
   }
   return false;

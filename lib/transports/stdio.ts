@@ -27,7 +27,7 @@ import { LineSplitter, LineTooLongError } from "./lines.ts";
 import type { MessageObserver } from "./observer.ts";
 import { assumeCompleteResult } from "./result_type.ts";
 import { canSignalGroups, childEnvironment, terminateChild, terminateGroup } from "./process.ts";
-import { settlesWithin } from "./timing.ts";
+import { settlesWithin } from "../async/deadline.ts";
 import { claimPrespawned, spawnServer } from "./spawn.ts";
 
 export { MAX_MESSAGE_BYTES } from "./limits.ts";

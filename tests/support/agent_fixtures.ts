@@ -28,8 +28,7 @@ import { createSamplingHandler } from "../../lib/agent/sampling.ts";
 import { createOpenAiProvider } from "../../lib/llm/openai_provider.ts";
 import type { ModelProvider } from "../../lib/llm/provider.ts";
 import type { StoredMessage } from "../../lib/memory/types.ts";
-import { createModelSession, type ModelSession } from "../../lib/agent/session.ts";
-import type { Runtime } from "../../lib/startup.ts";
+import { createModelSession, type ModelSession } from "../../lib/agent/model_session.ts";
 import { filesystemEntry, NODE } from "./deps.ts";
 import { stdioEntry } from "./servers.ts";
 
@@ -146,16 +145,12 @@ export interface WiredSession {
 export async function wireSession(config: Config, ui = new ScriptedUi()): Promise<WiredSession> {
   const env = createEnvironment({});
   const model = createModelSession({ config, env, ui });
-  const runtime: Runtime = {
-    env,
-    logger: new Logger(),
-    config,
-    configPath: "servers_config.json",
-    notices: [],
-  };
   let manager: ConnectionManager;
   try {
-    ({ manager } = await openConnections(runtime, { handlers: { sampling: model.sampling } }));
+    ({ manager } = await openConnections(
+      { ...config, env, logger: new Logger() },
+      { handlers: { sampling: model.sampling } },
+    ));
   } catch (error) {
     model.close();
     throw error;

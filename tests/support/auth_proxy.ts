@@ -8,7 +8,7 @@
  * @module
  */
 
-import { requireBearerAuth } from "@modelcontextprotocol/server";
+import { requireBearerAuth } from "./mcp_server_sdk.ts";
 import type { AuthorizationServer } from "./oauth_server.ts";
 import { startEverythingHttp } from "./servers.ts";
 

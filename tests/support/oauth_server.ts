@@ -12,8 +12,8 @@
  * @module
  */
 
-import type { AuthInfo } from "@modelcontextprotocol/server";
-import { OAuthError, OAuthErrorCode } from "@modelcontextprotocol/server";
+import type { AuthInfo } from "./mcp_server_sdk.ts";
+import { OAuthError, OAuthErrorCode } from "./mcp_server_sdk.ts";
 import { type DpopClaims, verifyDpopProof } from "./dpop_verify.ts";
 
 /** A client the server knows. */

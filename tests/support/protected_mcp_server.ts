@@ -20,7 +20,7 @@ import {
   OAuthErrorCode,
   requireBearerAuth,
   requireScopes,
-} from "@modelcontextprotocol/server";
+} from "./mcp_server_sdk.ts";
 import { z } from "zod";
 import { type DpopClaims, verifyDpopProof } from "./dpop_verify.ts";
 import type { AuthorizationServer } from "./oauth_server.ts";

@@ -9,6 +9,8 @@
 
 import { fileURLToPath } from "node:url";
 import type { HttpServerConfig, ServerConfig, StdioServerConfig } from "../../lib/config/types.ts";
+import { ConnectionManager, type ConnectionManagerOptions } from "../../lib/connections/manager.ts";
+import type { ConnectionEvent } from "../../lib/connections/types.ts";
 import type { Log, LogLevel } from "../../lib/log.ts";
 import { listeningPorts } from "../../lib/transports/process.ts";
 import { DENO, everythingEntry, NODE } from "./deps.ts";
@@ -320,3 +322,31 @@ export async function eventually(
 
 /** Server entries are plain data; this keeps a test's list readable. */
 export type Entries = ServerConfig[];
+
+/**
+ * A started connection manager whose log and events are recorded; `await using` closes it.
+ * `options.log` replaces the recording log.
+ */
+export async function startManager(
+  options: Omit<ConnectionManagerOptions, "log"> & {
+    log?: Log;
+  },
+) {
+  const log = new RecordingLog();
+  const manager = new ConnectionManager({ log, ...options });
+  const events: ConnectionEvent[] = [];
+  manager.on((event) => events.push(event));
+  const states = await manager.start();
+  return {
+    manager,
+    log,
+    events,
+    states,
+    /** The states `server` went through, in order. */
+    statesOf: (server: string) =>
+      events.flatMap((e) => e.type === "state" && e.server === server ? [e.state] : []),
+    async [Symbol.asyncDispose]() {
+      await manager.close();
+    },
+  };
+}

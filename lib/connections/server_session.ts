@@ -35,9 +35,10 @@ import { negotiationOptions } from "../protocol.ts";
 import { type Network, PROCESS_NETWORK } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { STDERR_LINE_MAX_CHARS, StdioTransport } from "../transports/stdio.ts";
-import { startDeadline } from "../deadline.ts";
-import { timerDelay } from "../timers.ts";
-import { settlesWithin, untilAborted } from "../transports/timing.ts";
+import { startDeadline } from "../async/wait_clock.ts";
+import { timerDelay } from "../async/timers.ts";
+import { abortable } from "../async/abortable.ts";
+import { settlesWithin } from "../async/deadline.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
 import { RawToolSchemas } from "./raw_schemas.ts";
@@ -74,7 +75,7 @@ export interface Lists {
 export type ListName = "tools" | "prompts" | "resources";
 
 /** What the connection hears from a live session. */
-export interface SessionHooks {
+export interface ServerSessionHooks {
   listChanged(list: ListName): void;
   resourceUpdated(uri: string): void;
   serverLog(params: LoggingMessageNotification["params"]): void;
@@ -90,12 +91,12 @@ export interface SessionHooks {
 }
 
 /** Options of {@linkcode openSession}. */
-export interface SessionOptions {
+export interface ServerSessionOptions {
   log: Log;
   /** @default CLIENT_INFO */
   clientInfo?: Implementation;
   requests: Omit<RequestContext, "server" | "log">;
-  hooks: SessionHooks;
+  hooks: ServerSessionHooks;
   /** The OAuth provider of an HTTP entry with `auth.method: oauth`. */
   oauth?: PatchbayOAuthProvider;
   /**
@@ -130,7 +131,7 @@ export interface SessionOptions {
 type AnyTransport = StdioTransport | HttpTransport;
 
 /** A live connection to one server. */
-export class Session {
+export class ServerSession {
   readonly config: ServerConfig;
   readonly client: Client;
   readonly transport: AnyTransport;
@@ -282,7 +283,7 @@ export class Session {
 /** The transport for an entry. */
 function createTransport(
   config: ServerConfig,
-  options: SessionOptions,
+  options: ServerSessionOptions,
   oauth: PatchbayOAuthProvider | undefined,
   observer: RawToolSchemas,
 ): AnyTransport {
@@ -329,7 +330,10 @@ class DeadlineError extends Error {
  * (a browser login, when one is needed, is not counted). Throws the diagnosed
  * {@linkcode PatchbayError} on failure.
  */
-export async function openSession(config: ServerConfig, options: SessionOptions): Promise<Session> {
+export async function openSession(
+  config: ServerConfig,
+  options: ServerSessionOptions,
+): Promise<ServerSession> {
   try {
     return await attemptSession(config, options);
   } catch (error) {
@@ -353,7 +357,7 @@ class ProbeEndedProcess extends Error {
 }
 
 /** Whether `error` is the probe of an `auto` stdio entry ending its process. */
-function probeEndedProcess(config: ServerConfig, session: Session, error: unknown): boolean {
+function probeEndedProcess(config: ServerConfig, session: ServerSession, error: unknown): boolean {
   const transport = session.transport;
   return config.transport === "stdio" && (config.protocol ?? "auto") === "auto" &&
     transport instanceof StdioTransport && session.protocolVersion === undefined &&
@@ -361,7 +365,10 @@ function probeEndedProcess(config: ServerConfig, session: Session, error: unknow
     (transport.closeReason?.kind === "exited" || transport.closeReason?.kind === "stdout_closed");
 }
 
-async function attemptSession(config: ServerConfig, options: SessionOptions): Promise<Session> {
+async function attemptSession(
+  config: ServerConfig,
+  options: ServerSessionOptions,
+): Promise<ServerSession> {
   const log = options.log;
   const oauth = config.transport === "stdio" ? undefined : options.oauth;
   const rawSchemas = new RawToolSchemas();
@@ -374,7 +381,7 @@ async function attemptSession(config: ServerConfig, options: SessionOptions): Pr
     capabilities: clientCapabilities(offersRoots, offersElicitation),
     ...negotiationOptions(config),
   });
-  const session = new Session(config, client, transport, { oauth, offersRoots, rawSchemas });
+  const session = new ServerSession(config, client, transport, { oauth, offersRoots, rawSchemas });
   installRequestHandlers(
     client,
     { ...options.requests, server: config, log },
@@ -447,10 +454,10 @@ async function attemptSession(config: ServerConfig, options: SessionOptions): Pr
 
 async function diagnoseAttempt(
   config: ServerConfig,
-  session: Session,
+  session: ServerSession,
   error: unknown,
   timedOut: boolean,
-  options: SessionOptions,
+  options: ServerSessionOptions,
 ): Promise<PatchbayError> {
   const transport = session.transport;
   if (transport instanceof StdioTransport && !timedOut) {
@@ -473,7 +480,7 @@ async function diagnoseAttempt(
 }
 
 /** Routes the session's notifications and its end to the hooks. */
-function watch(session: Session, hooks: SessionHooks, log: Log): void {
+function watch(session: ServerSession, hooks: ServerSessionHooks, log: Log): void {
   const client = session.client;
   client.setNotificationHandler(
     "notifications/tools/list_changed",
@@ -523,5 +530,5 @@ function watch(session: Session, hooks: SessionHooks, log: Log): void {
 function race<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   // The losing promise must not surface later as an unhandled rejection.
   promise.catch(() => {});
-  return untilAborted(promise, signal, () => signal.reason);
+  return abortable(promise, signal);
 }

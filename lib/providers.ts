@@ -3,6 +3,9 @@
  * OpenAI-compatible API, so one client implementation serves them all; a preset only
  * supplies the address, whether a key is needed, and what a key looks like.
  *
+ * A leaf (it imports nothing), outside `config/` and `llm/`, since both read it: the
+ * configuration to validate a provider name, the model client to reach it.
+ *
  * @module
  */
 

@@ -2,15 +2,16 @@
  * One ioredis client for resolved {@linkcode RedisSettings}, standalone, Sentinel or
  * Cluster, with the fail-fast options NOTES.md found necessary: ioredis' defaults queue
  * commands and retry for over a minute against a dead server. Conversation memory
- * (`redis_store.ts`) and the OAuth token store (`lib/oauth/redis_token_store.ts`) both build
+^ * (`lib/memory/redis_store.ts`) and the OAuth token store (`lib/oauth/redis_token_store.ts`) both build
  * their clients here, so they reach the same store the same way.
  *
  * @module
  */
 
 import type { Cluster, Redis, RedisOptions } from "ioredis";
+import { valueWithin } from "../async/deadline.ts";
 import { DenoPermissionError, denoPermissionFlag, MemoryConfigError } from "../errors.ts";
-import type { RedisAddress, RedisSettings } from "./redis_settings.ts";
+import type { RedisAddress, RedisSettings } from "./settings.ts";
 
 /** A first connection succeeds or is reported within this many milliseconds. */
 export const CONNECT_BUDGET_MS = 1500;
@@ -109,19 +110,6 @@ export async function connectRedisClient(
   }
 }
 
-/** The promise's value, or `undefined` once `ms` passed (its timer is always cleared). */
-export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 async function tlsOptions(caFile: string | undefined): Promise<{ ca?: string[] }> {
   if (!caFile) return {};
   try {
@@ -158,4 +146,16 @@ async function importIoredis(): Promise<{ Redis: typeof Redis; Cluster: typeof C
       error,
     );
   }
+}
+
+/** How long closing waits for the server to acknowledge QUIT. */
+const QUIT_WAIT_MS = 500;
+
+/**
+ * Closes `client`: a polite QUIT when connected (waited for at most {@linkcode QUIT_WAIT_MS},
+ * so a server gone silent cannot hold up an exit), then the socket, in every case.
+ */
+export async function closeRedisClient(client: RedisClient): Promise<void> {
+  if (client.status === "ready") await valueWithin(client.quit().catch(() => {}), QUIT_WAIT_MS);
+  client.disconnect();
 }

@@ -8,30 +8,30 @@ import { messageOf, PatchbayError, StoreFailedError } from "../errors.ts";
 import { newMessageId } from "./ids.ts";
 import type { AppendStatus, MemoryStore, MessageRecord, StoredMessage } from "./types.ts";
 
-/** How {@linkcode Session.append} ended. */
+/** How {@linkcode Conversation.append} ended. */
 export type AppendResult =
   | AppendStatus
   /** The store failed (full disk, permissions): kept here and retried on the next append. */
   | "unsaved";
 
 /** What a session needs from the memory that owns it. */
-export interface SessionHost {
+export interface ConversationHost {
   /** The store to write to, or `undefined` while memory is off. */
   writer(): MemoryStore | undefined;
   /** Redacts a message before it is written. */
   redact(message: StoredMessage): StoredMessage;
   /** Reports that writes failed (`error`) or work again (`undefined`). */
-  writeTrouble(session: Session, error: PatchbayError | undefined): void;
+  writeTrouble(session: Conversation, error: PatchbayError | undefined): void;
   /** A write started: the host waits for it before closing. */
-  track(session: Session): void;
+  track(session: Conversation): void;
 }
 
 /** A conversation. The REPL appends every message; memory decides where it goes. */
-export class Session {
+export class Conversation {
   readonly id: string;
   /** Whether it was loaded from the store (`--resume`). */
   readonly resumed: boolean;
-  readonly #host: SessionHost;
+  readonly #host: ConversationHost;
   readonly #messages: StoredMessage[];
   /** The next record's position in the stored session (messages kept while off skip it). */
   #nextSeq: number;
@@ -42,7 +42,7 @@ export class Session {
   #failing = false;
 
   constructor(
-    host: SessionHost,
+    host: ConversationHost,
     id: string,
     stored: readonly MessageRecord[] = [],
     resumed = false,

@@ -1,7 +1,8 @@
 /**
  * Where the Redis memory store is and how to reach it, from the REDIS_* variables and the
  * `Memory` section of servers_config.json. Checked here, before any connection, so a
- * mistyped port is reported as such instead of as an unreachable host.
+ * mistyped port is reported as such instead of as an unreachable host. Shared by
+ * conversation memory (`lib/memory/`) and the OAuth token store (`lib/oauth/`).
  *
  * @module
  */

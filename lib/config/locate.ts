@@ -1,0 +1,37 @@
+/**
+ * Which configuration file to read: `--config`, else ./servers_config.json, else the
+ * project's example configuration.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { DEFAULTS } from "../defaults.ts";
+
+/** Where the configuration comes from. */
+export interface ConfigLocation {
+  path: string;
+  /** The example configuration stood in for a missing ./servers_config.json. */
+  usedExample: boolean;
+}
+
+/**
+ * Picks the file to read: the explicit `--config`, else ./servers_config.json, else the
+ * project's example configuration (so a fresh clone runs), else the default path (whose
+ * absence the reader then reports).
+ */
+export function locateConfig(explicit: string | undefined, projectDir: string): ConfigLocation {
+  if (explicit) return { path: explicit, usedExample: false };
+  if (exists(DEFAULTS.configFile)) return { path: DEFAULTS.configFile, usedExample: false };
+  const example = join(projectDir, DEFAULTS.exampleConfigFile);
+  if (exists(example)) return { path: example, usedExample: true };
+  return { path: DEFAULTS.configFile, usedExample: false };
+}
+
+function exists(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
