@@ -26,6 +26,11 @@ export interface LaunchArgs {
   unrestricted: boolean;
   /** The command prints the version or help only, and needs no permission. */
   informational: boolean;
+  /**
+   * The command is `permissions`, which computes the plan: it looks for commands on PATH
+   * and reads stored logins wherever they are, so it runs under the broad flags.
+   */
+  planning: boolean;
   /** The values of `--config`, `--env-file`, `--log-file`, as given. */
   files: { config?: string; envFile?: string; logFile?: string };
 }
@@ -37,6 +42,7 @@ export function parseLaunchArgs(args: readonly string[]): LaunchArgs {
   let unrestricted = false;
   let words = 0;
   let informational = false;
+  let planning = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === "--") {
@@ -64,9 +70,10 @@ export function parseLaunchArgs(args: readonly string[]): LaunchArgs {
       continue;
     }
     if (!arg.startsWith("-")) words++;
+    if (words === 1 && !arg.startsWith("-") && arg === "permissions") planning = true;
     // `patchbay --version` or `patchbay --help` before any command word: nothing to plan.
     if (words === 0 && ["-v", "--version", "-h", "--help"].includes(arg)) informational = true;
     if (words === 1 && arg === "help") informational = true;
   }
-  return { clientArgs, unrestricted, informational, files };
+  return { clientArgs, unrestricted, informational, planning, files };
 }

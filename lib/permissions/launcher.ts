@@ -79,7 +79,9 @@ export async function flagsFor(
   deno: string,
   cwd: string,
 ): Promise<{ flags: string[]; mode: LaunchMode }> {
-  if (parsed.unrestricted) return { flags: unrestrictedFlags(), mode: "unrestricted" };
+  if (parsed.unrestricted || parsed.planning) {
+    return { flags: unrestrictedFlags(), mode: "unrestricted" };
+  }
   if (parsed.informational) return { flags: ["--no-prompt"], mode: "bare" };
   const plan = await planFor(parsed, deno, cwd);
   return { flags: plan?.flags ?? fallbackFlags(parsed, cwd), mode: "narrow" };
