@@ -115,6 +115,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program.command("permissions")
     .description("print the narrowest Deno permission flags for the configuration")
     .option("--json", "print the flags, each grant and its reason as JSON")
+    .option(
+      "--discover",
+      "first find the authorization server of OAuth servers without a login (no browser)",
+    )
     .action(async (options: PermissionsOptions, command: Command) => {
       const all = { ...command.optsWithGlobals<PermissionsOptions>(), ...options };
       setExit(await runCommand(() => permissions(all), { json: options.json }));

@@ -110,7 +110,12 @@ export async function planFor(
   const unchanged = Object.entries(before.files).every(([path, hash]) =>
     inputs.files[path] === hash
   );
-  if (unchanged) await writeCachedPlan(file, { format: CACHE_FORMAT, inputs, plan });
+  // An OAuth server whose authorization server could not be discovered (unreachable now)
+  // is tried again at the next start rather than remembered without it.
+  const undiscovered = plan.notes.some((note) => note.startsWith("OAuth:"));
+  if (unchanged && !undiscovered) {
+    await writeCachedPlan(file, { format: CACHE_FORMAT, inputs, plan });
+  }
   return plan;
 }
 
@@ -151,6 +156,7 @@ async function computePlan(
         ...files,
         "permissions",
         "--json",
+        "--discover",
       ],
       cwd,
       stdin: "null",

@@ -10,6 +10,8 @@ import { convertToolResult } from "../agent/content.ts";
 import { isPending, progressOf } from "../connections/progress.ts";
 import type { ServerStatus } from "../connections/types.ts";
 import { PatchbayError } from "../errors.ts";
+import { redisConfigured } from "../memory/redis_settings.ts";
+import { describeGrants } from "../permissions/in_effect.ts";
 import type { Style } from "../style.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { abridge } from "../text.ts";
@@ -170,6 +172,7 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
           ["Debug", logger.debugMode ? "on" : "off"],
           ["Log file", logger.path ?? "none (not writable)"],
           ["Config", s.runtime.configPath],
+          ["Grants", grantsRow(s)],
           ["Uptime", formatDuration(Date.now() - s.startedAt)],
         ];
         for (const [label, value] of rows) out(s, `${s.style.bold(label.padEnd(9))} ${value}`);
@@ -372,6 +375,15 @@ export function slashCommands(renderServers: StatusRenderer): SlashRegistry<Clie
 }
 
 /** A server whose tools are missing from /tools, and why: still connecting, lost, failed. */
+/** The Deno permissions in effect, in yellow when broader than the plan. */
+function grantsRow(s: ClientSession): string {
+  const { memory } = s.runtime.config;
+  const redis = memory.backend === "redis" ||
+    (memory.backend !== "file" && redisConfigured(memory, s.runtime.env));
+  const grants = describeGrants({ redis });
+  return grants.broader ? s.style.yellow(grants.text) : grants.text;
+}
+
 function awayLine(s: ClientSession, status: ServerStatus): string {
   const name = clean(status.name);
   const progress = progressOf(status);
