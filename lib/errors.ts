@@ -9,6 +9,7 @@
  */
 
 import { isAbsolute, resolve } from "node:path";
+import { permissionRemedy } from "./permissions/remedy.ts";
 
 /** Exit codes shared by every command. */
 export const EXIT = {
@@ -266,24 +267,10 @@ export class DenoPermissionError extends PatchbayError {
   constructor(flag: string, what: string, cause?: unknown) {
     super("deno_permission", `Permission denied: ${what}`, {
       reason: `patchbay runs under explicit Deno permissions and ${flag} was not granted`,
-      remedy: startedByLauncher()
-        ? "restart patchbay: at each start it grants what the configuration and .env in " +
-          "effect need (`patchbay permissions` lists it); for anything else, start it with " +
-          "--unrestricted"
-        : `add ${flag} to the deno run / deno install command ` +
-          "(`patchbay permissions` prints the full set for your configuration)",
+      remedy: permissionRemedy(flag),
       cause,
     });
     this.flag = flag;
-  }
-}
-
-/** Whether the launcher (`launch.ts`) started this process under its plan. */
-function startedByLauncher(): boolean {
-  try {
-    return Deno.env.get("PATCHBAY_LAUNCHER") === "narrow";
-  } catch {
-    return false;
   }
 }
 

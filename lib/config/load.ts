@@ -45,6 +45,7 @@ import type {
   ServerConfig,
   StdioServerConfig,
 } from "./types.ts";
+import { startedByLauncher } from "../permissions/remedy.ts";
 
 type Path = (string | number)[];
 
@@ -636,8 +637,11 @@ class Validator {
         this.#add(
           path,
           `environment variable ${name} cannot be read: Deno did not grant --allow-env=${name}`,
-          `add --allow-env=${name} to the deno run / deno install command, or set ${name} ` +
-            "in .env",
+          startedByLauncher()
+            ? `restart patchbay (at each start it grants the variables the configuration ` +
+              `names), or set ${name} in .env`
+            : `add --allow-env=${name} to the deno run / deno install command, or set ${name} ` +
+              "in .env",
         );
         continue;
       }
