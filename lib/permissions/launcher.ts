@@ -172,9 +172,9 @@ async function computePlan(
 }
 
 /**
- * Without a plan (the configuration or .env cannot be read), just enough for the client to
- * read them and say what is wrong: the files themselves, its own folders, and the
- * variables that locate them.
+ * Without a plan (the configuration or .env is unusable), just enough for the client to
+ * read them and say what is wrong: the files themselves, its own folders and the
+ * environment; no network, no commands.
  */
 export function fallbackFlags(parsed: LaunchArgs, cwd: string): string[] {
   const base = baseInputs(parsed, cwd);
@@ -182,7 +182,9 @@ export function fallbackFlags(parsed: LaunchArgs, cwd: string): string[] {
   const logFile = parsed.files.logFile !== undefined ? [resolve(cwd, parsed.files.logFile)] : [];
   return [
     "--no-prompt",
-    `--allow-env=HOME,USERPROFILE,XDG_STATE_HOME,XDG_DATA_HOME,XDG_CONFIG_HOME,NO_COLOR,${LAUNCHER_VARIABLE}`,
+    // Every variable, so a configuration naming an unset one says "is not set" rather than
+    // "cannot be read"; without network or commands, nothing can leave the process.
+    "--allow-env",
     `--allow-read=${[...base.files, ...own, ...logFile].join(",")}`,
     `--allow-write=${[...own, ...logFile].join(",")}`,
   ];
