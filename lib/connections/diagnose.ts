@@ -48,7 +48,7 @@ import {
   probeStreamable,
   probeTcp,
 } from "./probe.ts";
-import { permissionRemedy } from "../permissions/remedy.ts";
+import { permissionRemedy, startedByLauncher } from "../permissions/remedy.ts";
 
 /** Stderr lines shown with a failure (the log keeps them all). */
 export const DIAGNOSIS_STDERR_LINES = 8;
@@ -129,7 +129,9 @@ function permissionDenied(server: ServerConfig, flag: string, cause: unknown): S
   return new ServerConnectError(server.name, {
     reason: `Permission denied: patchbay runs under explicit Deno permissions and ${flag} ` +
       "was not granted",
-    remedy: permissionRemedy(flag),
+    remedy: startedByLauncher()
+      ? permissionRemedy(flag)
+      : `add ${flag} to the deno run / deno install command`,
     cause,
   });
 }
