@@ -126,6 +126,10 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
   program.command("permissions")
     .description("print the narrowest Deno permission flags for the configuration")
     .option("--json", "print the flags, each grant and its reason as JSON")
+    .option(
+      "--discover",
+      "first find the authorization server of OAuth servers without a login (no browser)",
+    )
     .action(act(setExit, async (all: PermissionsOptions) => {
       const { permissions } = await import("./commands/permissions.ts");
       return permissions(all);

@@ -12,13 +12,21 @@ import { permissionFlags, shellQuote, unlistableValues } from "../lib/permission
 import { gatherInputs } from "../lib/permissions/inputs.ts";
 import { type PermissionPlan, planPermissions } from "../lib/permissions/plan.ts";
 import { defaultLogFile } from "../lib/paths.ts";
-import { type GlobalOptions, startUp } from "../lib/startup.ts";
+import { checkServers } from "../lib/doctor/server_checks.ts";
+import { usesOAuth } from "../lib/oauth/mod.ts";
+import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { VERSION } from "../lib/version.ts";
 
 /** Options of `patchbay permissions`. */
 export interface PermissionsOptions extends GlobalOptions {
   /** Print JSON (flags as separate arguments, grants with reasons). @default false */
   json?: boolean;
+  /**
+   * First discover the authorization server of each OAuth server without a stored login,
+   * as the doctor does (no browser, no login), so the plan can name its hosts. The
+   * launcher asks for this. @default false
+   */
+  discover?: boolean;
 }
 
 /** The entry point the flags are for: a local path, or the URL patchbay was run from. */
@@ -31,6 +39,7 @@ export const MAIN_MODULE: string = (() => {
 export async function permissions(options: PermissionsOptions): Promise<number> {
   const runtime = await startUp(options);
   try {
+    if (options.discover) await discoverAuthorizationServers(runtime, options);
     const inputs = await gatherInputs({
       config: runtime.config,
       env: runtime.env,
@@ -62,6 +71,32 @@ export async function permissions(options: PermissionsOptions): Promise<number> 
   } finally {
     runtime.logger.close();
   }
+}
+
+/**
+ * Connects, without a browser, to each OAuth server whose authorization server no stored
+ * login names: discovery (and client registration) is stored as the doctor stores it. A
+ * server that cannot be reached keeps its note in the plan.
+ */
+async function discoverAuthorizationServers(
+  runtime: Runtime,
+  options: PermissionsOptions,
+): Promise<void> {
+  const oauth = runtime.config.servers.filter((s) => !s.disabled && usesOAuth(s));
+  if (oauth.length === 0) return;
+  const inputs = await gatherInputs({
+    config: runtime.config,
+    env: runtime.env,
+    configPath: runtime.configPath,
+    envFile: options.envFile ?? DEFAULTS.envFile,
+    logFile: options.logFile ?? defaultLogFile(),
+  });
+  const unknown = oauth.filter((s) => (inputs.oauthHosts?.get(s.name) ?? []).length === 0);
+  if (unknown.length === 0) return;
+  await checkServers({ ...runtime.config, servers: unknown }, {
+    env: runtime.env,
+    log: runtime.logger.child("permissions"),
+  });
 }
 
 /** The listing: every grant with its reason as comments, then the flags on one line. */

@@ -9,6 +9,7 @@
  */
 
 import { isAbsolute, resolve } from "node:path";
+import { permissionRemedy } from "./permissions/remedy.ts";
 
 /** Exit codes shared by every command. */
 export const EXIT = {
@@ -310,8 +311,7 @@ export class DenoPermissionError extends PatchbayError {
   constructor(flag: string, what: string, cause?: unknown) {
     super("deno_permission", `Permission denied: ${what}`, {
       reason: `patchbay runs under explicit Deno permissions and ${flag} was not granted`,
-      remedy: `add ${flag} to the deno run / deno install command ` +
-        "(`patchbay permissions` prints the full set for your configuration)",
+      remedy: permissionRemedy(flag),
       cause,
     });
     this.flag = flag;

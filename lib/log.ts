@@ -292,8 +292,10 @@ export class LineBudget {
 function isDirectory(path: string): boolean {
   try {
     return Deno.statSync(path).isDirectory;
-  } catch {
-    return false;
+  } catch (error) {
+    // Granted the file but not its folder (the plan of `patchbay permissions`): opening
+    // the file says whether the folder is there.
+    return error instanceof Deno.errors.NotCapable;
   }
 }
 

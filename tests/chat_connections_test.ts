@@ -37,8 +37,10 @@ async function startUp(box: Sandbox, tag: string, closedPort: number) {
     configWith({
       good: { command: NODE, args: [everythingEntry(), "stdio", tag] },
       offline: { transport_type: "streamable_http", url: `http://127.0.0.1:${closedPort}/mcp` },
-      // An HTTP server configured as stdio. Under the start task's permissions Deno
-      // refuses /proc, so the diagnosis works from what the process announces.
+      // An HTTP server configured as stdio. The diagnosis probes the port the process
+      // announces, which the plan does not grant (a port no configuration names): hence
+      // --unrestricted below. Deno still refuses /proc (only reading is unrestricted there,
+      // and the diagnosis works from what the process announces).
       confused: {
         command: NODE,
         args: [everythingEntry(), "streamableHttp", tag],
@@ -49,7 +51,7 @@ async function startUp(box: Sandbox, tag: string, closedPort: number) {
       parked: { command: "patchbay-never-started", disabled: true },
     }),
   );
-  const result = await runPatchbay(box, ["--config", config]);
+  const result = await runPatchbay(box, ["--unrestricted", "--config", config]);
   return { result, out: result.stderr, httpPort };
 }
 

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
-import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+import { configWith, runCommand, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+import { DENO } from "./support/deps.ts";
 
 Deno.test("--version prints 'patchbay X.Y.Z' from deno.json", async () => {
   await using box = await sandbox();
@@ -207,13 +208,27 @@ Deno.test("the log: state directory by default, --log-file elsewhere, errors log
     /ERROR \[cli\] Invalid configuration: Missing required field: LLM\.model/,
   );
 
+  // The launcher grants the log file named on the command line (and only it).
   await writeConfig(box, configWith());
-  const denied = await runPatchbay(box, [
+  const elsewhere = join(box.home, "elsewhere.log");
+  const moved = await runPatchbay(box, ["--log-file", elsewhere, "config", "check"]);
+  assert.equal(moved.code, 0, moved.stderr);
+  assert.match(await Deno.readTextFile(elsewhere), /patchbay \d+\.\d+\.\d+ starting/);
+
+  // Under flags that leave it out, the denial is named.
+  const state = join(box.home, ".local/state/patchbay");
+  const denied = await runCommand(DENO, [
+    "run",
+    "--no-prompt",
+    "--allow-env",
+    `--allow-read=${box.cwd},${state}`,
+    `--allow-write=${state}`,
+    new URL("../main.ts", import.meta.url).pathname,
     "--log-file",
     "/tmp/patchbay-denied.log",
     "config",
     "check",
-  ]);
+  ], { cwd: box.cwd, env: box.env });
   assert.match(
     denied.stderr,
     /Cannot write the log file \/tmp\/patchbay-denied\.log: patchbay runs without Deno write permission there; logging is off\. Add --allow-write=\/tmp\/patchbay-denied\.log/,

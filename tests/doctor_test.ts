@@ -272,7 +272,7 @@ Deno.test("Network unreachable: the provider's host name does not resolve", asyn
     LLM: { provider: "openai", model: "gpt-4o-mini", base_url: `https://${missing}/v1` },
     mcpServers: {},
   });
-  const noRecord = await runDoctor(box);
+  const noRecord = await runDoctor(box, [], { global: ["--unrestricted"] });
   assert.equal(noRecord.code, 1);
   assert.equal(noRecord.check("provider").status, "skip");
   const dns = noRecord.check("dns");
@@ -291,7 +291,7 @@ Deno.test("Network unreachable: the provider's host name does not resolve", asyn
     mcpServers: {},
   });
   await writeEnv(box, `LLM_API_KEY=${KEY}\n`);
-  const malformed = await runDoctor(box);
+  const malformed = await runDoctor(box, [], { global: ["--unrestricted"] });
   assert.equal(malformed.code, 1);
   const label = malformed.check("dns");
   assert.equal(label.status, "fail");
@@ -354,7 +354,7 @@ Deno.test("servers: not running, wrong path, wrong transport, timeout, missing c
       parked: { command: NODE, args: [everythingEntry(), "stdio"], disabled: true },
     },
   });
-  const run = await runDoctor(box, ["--offline"]);
+  const run = await runDoctor(box, ["--offline"], { global: ["--unrestricted"] });
   assert.equal(run.code, 1);
   const contract = /^Failed to connect to server '(\w+)': Session terminated — /;
   // --offline skips the internet only: a provider on this machine is still asked.
@@ -463,11 +463,11 @@ Deno.test("Could not connect to the store: Redis down, wrong password, wrong dat
 Deno.test("an unwritable log file: refused by Deno's sandbox, and by the file system", async () => {
   await using box = await sandbox();
   await writeConfig(box, configWith());
-  // The start task may write only patchbay's own folders: a log in the working directory
+  // --unrestricted may write only patchbay's own folders: a log in the working directory
   // is a missing Deno permission, named as the flag to add.
   const logFile = join(box.cwd, "doctor.log");
   const run = await runDoctor(box, ["--offline"], {
-    global: ["--log-file", logFile],
+    global: ["--unrestricted", "--log-file", logFile],
     env: { LLM_API_KEY: KEY },
   });
   assert.equal(run.code, 1);

@@ -657,7 +657,9 @@ for (const field of ["registration_endpoint", "token_endpoint"] as const) {
     for (
       const args of [["tools", "--config", config], ["auth", "login", "remote", "--config", config]]
     ) {
-      const run = await runPatchbay(box, args);
+      // The guard is what is tested, so Deno's sandbox must not stop the request first:
+      // under the plan, the authorization server (unknown until a login) is not granted.
+      const run = await runPatchbay(box, ["--unrestricted", ...args]);
       const what = args.slice(0, 2).join(" ");
       assert.equal(run.code, 1, `${what}: ${run.stderr}`);
       assert.match(run.stderr, /OAuth authentication failed for server 'remote'/, what);
@@ -674,6 +676,12 @@ for (const field of ["registration_endpoint", "token_endpoint"] as const) {
       assert.match(run.stderr, /allow_internal_hosts/, what);
       assert.doesNotMatch(run.stderr, /Authorize patchbay for/, `${what}: no login started`);
     }
+    // Under the plan, the refusal comes from the sandbox, named.
+    const narrow = await runPatchbay(box, ["tools", "--config", config]);
+    assert.equal(narrow.code, 1, narrow.stderr);
+    assert.match(narrow.stderr, /OAuth authentication failed for server 'remote'/);
+    assert.match(narrow.stderr, /--allow-net=auth\.example\.test:443 was not granted/);
+    assert.doesNotMatch(narrow.stderr, /Requires net access|run again with/);
     assert.deepEqual(listener.requests, []);
     assert.ok(!remote.requests.some((line) => /\/(register|authorize|token)$/.test(line)));
   });
@@ -692,7 +700,8 @@ Deno.test("patchbay doctor: the hostile endpoints are reported, and nothing reac
     box,
     configWith({ remote: { url: REMOTE_MCP_URL, auth: { method: "oauth" } } }),
   );
-  const json = await runDoctor(box, ["--offline"]);
+  // The guard, not Deno's sandbox, must refuse: --unrestricted (see above).
+  const json = await runDoctor(box, ["--offline"], { global: ["--unrestricted"] });
   const server = json.check("server:remote");
   assert.equal(server.status, "fail", server.finding);
   assert.equal(server.code, "oauth_failed");
@@ -702,7 +711,7 @@ Deno.test("patchbay doctor: the hostile endpoints are reported, and nothing reac
   );
   assert.match(server.remedy!, /misconfigured or hostile/);
 
-  const text = await runPatchbay(box, ["doctor", "--offline"]);
+  const text = await runPatchbay(box, ["--unrestricted", "doctor", "--offline"]);
   assert.equal(text.code, 1, text.stderr);
   assert.match(
     text.stdout,

@@ -232,7 +232,11 @@ Deno.test("grants: missing ones are named with their flags; unrestricted ones ar
     /^Permission denied: Deno does not grant 1 permission .*--allow-run=\/opt\/bin\/node/,
   );
   assert.deepEqual(check.details, ["--allow-run=/opt/bin/node  starts server 'fs'"]);
-  assert.equal(checkPermissions(plan, () => "granted").status, "pass");
+  // Everything granted without limits is broader than the plan: a warning, with the remedy.
+  const broad = checkPermissions(plan, () => "granted");
+  assert.equal(broad.status, "warn");
+  assert.match(broad.finding, /broader than needed: --allow-read --allow-write --allow-net/);
+  assert.match(broad.remedy ?? "", /without --unrestricted/);
 });
 
 Deno.test("command lookup: PATH order, symbolic links kept, execute bit, relative paths", async () => {

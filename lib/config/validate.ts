@@ -18,6 +18,7 @@ import { didYouMean } from "../text.ts";
 import { expandVariables } from "./expand.ts";
 import { type JsonParseResult, type JsonValue, pathKey } from "./json.ts";
 import { formatPath } from "./problems.ts";
+import { startedByLauncher } from "../permissions/remedy.ts";
 import {
   AgentSchema,
   ConfigFileSchema,
@@ -546,8 +547,11 @@ export class Validator {
         this.#add(
           path,
           `environment variable ${name} cannot be read: Deno did not grant --allow-env=${name}`,
-          `add --allow-env=${name} to the deno run / deno install command, or set ${name} ` +
-            "in .env",
+          startedByLauncher()
+            ? `restart patchbay (at each start it grants the variables the configuration ` +
+              `names), or set ${name} in .env`
+            : `add --allow-env=${name} to the deno run / deno install command, or set ${name} ` +
+              "in .env",
         );
         continue;
       }

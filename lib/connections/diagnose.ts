@@ -48,6 +48,7 @@ import {
   probeStreamable,
   probeTcp,
 } from "./probe.ts";
+import { permissionRemedy, startedByLauncher } from "../permissions/remedy.ts";
 
 /** Stderr lines shown with a failure (the log keeps them all). */
 export const DIAGNOSIS_STDERR_LINES = 8;
@@ -128,7 +129,9 @@ function permissionDenied(server: ServerConfig, flag: string, cause: unknown): S
   return new ServerConnectError(server.name, {
     reason: `Permission denied: patchbay runs under explicit Deno permissions and ${flag} ` +
       "was not granted",
-    remedy: `add ${flag} to the deno run / deno install command`,
+    remedy: startedByLauncher()
+      ? permissionRemedy(flag)
+      : `add ${flag} to the deno run / deno install command`,
     cause,
   });
 }

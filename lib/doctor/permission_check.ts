@@ -9,7 +9,7 @@ import { grantFlag } from "../permissions/flags.ts";
 import { compareGrants } from "../permissions/grants.ts";
 import type { PermissionPlan } from "../permissions/plan.ts";
 import { plural } from "../text.ts";
-import { type CheckResult, pass } from "./check.ts";
+import { type CheckResult, pass, warn } from "./check.ts";
 
 /** Compares the grants in effect with `plan`. */
 export function checkPermissions(
@@ -36,11 +36,13 @@ export function checkPermissions(
     };
   }
   if (report.broader.length > 0) {
-    return pass(
+    return warn(
       name,
       "every permission the configuration needs is granted; broader than needed: " +
         report.broader.map((kind) => `--allow-${kind}`).join(" ") +
         " (`patchbay permissions` prints the narrowest set)",
+      "start patchbay with `deno task start` or the installed `patchbay`, without " +
+        "--unrestricted: they grant only the plan for the configuration in effect",
     );
   }
   return pass(name, "every permission the configuration needs is granted, and no more");

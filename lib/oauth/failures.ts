@@ -14,7 +14,8 @@ import {
   OAuthError,
   RegistrationRejectedError,
 } from "@modelcontextprotocol/client";
-import { messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
+import { denoPermissionFlag, messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
+import { permissionRemedy } from "../permissions/remedy.ts";
 import type { FetchedDocument } from "./guarded_fetch.ts";
 import { describeFetchError } from "./probe.ts";
 
@@ -49,6 +50,16 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
     remedy = `retry the login (/refresh, or patchbay auth login ${server}); if it keeps ` +
       "failing, report the cause above to the server's operator",
   ) => new OAuthFailedError(server, { reason, remedy, cause: error });
+  // Deno's sandbox refused a request (an authorization server the plan does not name):
+  // the grant and the reason, never Deno's own wording.
+  const flag = denoPermissionFlag(error);
+  if (flag) {
+    return fail(
+      `Permission denied: patchbay runs under explicit Deno permissions and ${flag} was not ` +
+        "granted",
+      permissionRemedy(flag),
+    );
+  }
   const registerByHand = `register patchbay with the service (redirect URI ` +
     `${context.redirectUri}) and set "client_id" (and "client_secret") in the entry's "auth"`;
 

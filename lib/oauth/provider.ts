@@ -26,7 +26,7 @@
  *   its host resolved then (guarded_fetch.ts);
  * - tokens and client secrets registered with the log's redactor the moment they exist;
  * - a clock of the time spent waiting for the person (a `LoginClock`, see
- *   lib/transports/timing.ts), which the connection layer's timeouts leave out.
+ *   lib/async/wait_clock.ts), which the connection layer's timeouts leave out.
  *
  * @module
  */

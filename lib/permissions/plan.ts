@@ -109,6 +109,7 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
     plan.add("env", name, "where patchbay's folders are");
   }
   plan.add("env", "NO_COLOR", "turns colours off when set");
+  plan.add("env", "PATCHBAY_LAUNCHER", "how the launcher started this session (/status)");
   for (const name of inputs.configVariables) {
     plan.add("env", name, `\${${name}} in ${inputs.configFile}`);
   }

@@ -11,6 +11,8 @@ import { isPending, progressOf } from "../connections/progress.ts";
 import type { ServerStatus } from "../connections/types.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
 import { errorResultFailure, thrownFailure } from "../agent/tool_failure.ts";
+import { redisConfigured } from "../redis/settings.ts";
+import { describeGrants } from "../permissions/in_effect.ts";
 import type { Style } from "../style.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { abridge } from "../text.ts";
@@ -172,6 +174,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
           ["Debug", logger.debugMode ? "on" : "off"],
           ["Log file", logger.path ?? "none (not writable)"],
           ["Config", s.runtime.configPath],
+          ["Grants", grantsRow(s)],
           ["Uptime", formatDuration(Date.now() - s.startedAt)],
         ];
         for (const [label, value] of rows) out(s, `${s.style.bold(label.padEnd(9))} ${value}`);
@@ -392,6 +395,15 @@ export function slashCommands(): SlashRegistry<ClientSession> {
 }
 
 /** A server whose tools are missing from /tools, and why: still connecting, lost, failed. */
+/** The Deno permissions in effect, in yellow when broader than the plan. */
+function grantsRow(s: ClientSession): string {
+  const { memory } = s.runtime.config;
+  const redis = memory.backend === "redis" ||
+    (memory.backend !== "file" && redisConfigured(memory, s.runtime.env));
+  const grants = describeGrants({ redis });
+  return grants.broader ? s.style.yellow(grants.text) : grants.text;
+}
+
 function awayLine(s: ClientSession, status: ServerStatus): string {
   const name = clean(status.name);
   const progress = progressOf(status);

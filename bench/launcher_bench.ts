@@ -1,0 +1,103 @@
+/**
+ * What the launcher adds to start-up (`deno task bench`): the same command run by the
+ * client directly, under the flags the launcher would give it, and through the launcher
+ * (`deno run <the start task's flags> launch.ts`), as `deno task start` and the installed
+ * `patchbay` run it.
+ *
+ * - `--version`: the launcher needs no plan for it (the client gets no permission at all);
+ * - `tools --json` with one stdio server (server-everything): the launcher checks its
+ *   remembered plan (the configuration, .env and variables unchanged) and starts the client;
+ * - the same on a first start, or after the configuration changed: the launcher computes
+ *   the plan (`patchbay permissions --json`) before starting the client.
+ *
+ * Run: `deno task bench` (or `deno bench --allow-all bench/launcher_bench.ts`).
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import manifest from "../deno.json" with { type: "json" };
+import { certificateEnv, proxyEnv } from "../tests/support/cli.ts";
+import { DENO, everythingEntry, NODE } from "../tests/support/deps.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const LAUNCHER_FLAGS = manifest.tasks.start.split(/\s+/).filter((w) => w.startsWith("--"));
+
+const home = await Deno.makeTempDir({ prefix: "patchbay-bench-" });
+const config = join(home, "servers_config.json");
+await Deno.writeTextFile(
+  config,
+  JSON.stringify({
+    LLM: { provider: "openai-compatible", model: "m", base_url: "http://127.0.0.1:9/v1" },
+    mcpServers: { everything: { command: NODE, args: [everythingEntry(), "stdio"] } },
+  }),
+);
+const env = {
+  HOME: home,
+  PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+  DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME")!, ".cache", "deno"),
+  ...certificateEnv(),
+  ...proxyEnv(),
+  NO_COLOR: "1",
+};
+const plans = join(home, ".local", "state", "patchbay", "launch");
+
+async function run(args: string[], extraEnv: Record<string, string> = {}): Promise<string> {
+  const { code, stdout, stderr } = await new Deno.Command(DENO, {
+    args,
+    env: { ...env, ...extraEnv },
+    clearEnv: true,
+    cwd: home,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (code !== 0) {
+    throw new Error(`${args.join(" ")} failed: ${new TextDecoder().decode(stderr)}`);
+  }
+  return new TextDecoder().decode(stdout);
+}
+
+const launcher = (args: string[]) =>
+  run([
+    "run",
+    ...LAUNCHER_FLAGS.map((f) => f.replaceAll("$HOME", home)),
+    join(ROOT, "launch.ts"),
+    ...args,
+  ]);
+
+// The plan the launcher gives the client for this configuration, as it prints it.
+const { flags } = JSON.parse(await launcher(["permissions", "--json"])) as { flags: string[] };
+const client = (clientFlags: string[], args: string[]) =>
+  run(
+    ["run", ...clientFlags, "--config", join(ROOT, "deno.json"), join(ROOT, "main.ts"), ...args],
+    { PATCHBAY_LAUNCHER: "narrow" },
+  );
+const tools = ["--config", config, "tools", "--json"];
+
+Deno.bench("client directly: --version", { group: "version", baseline: true }, async () => {
+  await client(["--no-prompt"], ["--version"]);
+});
+Deno.bench("through the launcher: --version", { group: "version" }, async () => {
+  await launcher(["--version"]);
+});
+
+Deno.bench("client directly under the plan: tools --json", {
+  group: "tools",
+  baseline: true,
+}, async () => {
+  await client(flags, tools);
+});
+Deno.bench("through the launcher, plan remembered: tools --json", { group: "tools" }, async () => {
+  await launcher(tools);
+});
+Deno.bench("through the launcher, plan computed (first start): tools --json", {
+  group: "tools",
+}, async () => {
+  await Deno.remove(plans, { recursive: true }).catch(() => {});
+  await launcher(tools);
+});
+
+globalThis.addEventListener("unload", () => {
+  Deno.removeSync(home, { recursive: true });
+});

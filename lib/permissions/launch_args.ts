@@ -1,0 +1,79 @@
+/**
+ * What the launcher needs from patchbay's command line: the files the plan is computed
+ * for (`--config`, `--env-file`, `--log-file`), whether the person asked for the broad
+ * flags (`--unrestricted`, the launcher's own option), and whether the command needs no
+ * permission at all (`--version`, `--help`). No npm imports: the launcher must stay cheap.
+ *
+ * @module
+ */
+
+/** The launcher's own option: run the client under the broad flags. */
+export const UNRESTRICTED_OPTION = "--unrestricted";
+
+/** The global options whose values the plan depends on, with their short forms. */
+const FILE_OPTIONS: Readonly<Record<string, "config" | "envFile" | "logFile">> = {
+  "-c": "config",
+  "--config": "config",
+  "--env-file": "envFile",
+  "--log-file": "logFile",
+};
+
+/** The command line as the launcher reads it. */
+export interface LaunchArgs {
+  /** The arguments for the client, without the launcher's own options. */
+  clientArgs: string[];
+  /** `--unrestricted` was given. */
+  unrestricted: boolean;
+  /** The command prints the version or help only, and needs no permission. */
+  informational: boolean;
+  /**
+   * The command is `permissions`, which computes the plan: it looks for commands on PATH
+   * and reads stored logins wherever they are, so it runs under the broad flags.
+   */
+  planning: boolean;
+  /** The values of `--config`, `--env-file`, `--log-file`, as given. */
+  files: { config?: string; envFile?: string; logFile?: string };
+}
+
+/** Reads `args`; everything after `--` is left alone (it belongs to a prompt or a tool). */
+export function parseLaunchArgs(args: readonly string[]): LaunchArgs {
+  const clientArgs: string[] = [];
+  const files: LaunchArgs["files"] = {};
+  let unrestricted = false;
+  let words = 0;
+  let informational = false;
+  let planning = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--") {
+      clientArgs.push(...args.slice(i));
+      break;
+    }
+    if (arg === UNRESTRICTED_OPTION) {
+      unrestricted = true;
+      continue;
+    }
+    clientArgs.push(arg);
+    const equals = arg.indexOf("=");
+    const name = arg.startsWith("--") && equals > 0 ? arg.slice(0, equals) : arg;
+    const field = FILE_OPTIONS[name];
+    if (field) {
+      if (name !== arg) files[field] = arg.slice(equals + 1);
+      else if (i + 1 < args.length) {
+        files[field] = args[i + 1];
+        clientArgs.push(args[++i]);
+      }
+      continue;
+    }
+    if (arg.startsWith("-c") && arg.length > 2 && !arg.startsWith("--")) {
+      files.config = arg.slice(2);
+      continue;
+    }
+    if (!arg.startsWith("-")) words++;
+    if (words === 1 && !arg.startsWith("-") && arg === "permissions") planning = true;
+    // `patchbay --version` or `patchbay --help` before any command word: nothing to plan.
+    if (words === 0 && ["-v", "--version", "-h", "--help"].includes(arg)) informational = true;
+    if (words === 1 && arg === "help") informational = true;
+  }
+  return { clientArgs, unrestricted, informational, planning, files };
+}

@@ -1,0 +1,266 @@
+/**
+ * The launcher: starts the client (`main.ts`) under the flags `patchbay permissions` prints
+ * for the configuration and .env in effect, so every session runs with the narrowest
+ * permissions its configuration needs. It computes the plan by running
+ * `patchbay permissions --json` (the one definition of the plan), remembers it until an
+ * input changes (`plan_cache.ts`), then runs the client with the same terminal, passing on
+ * signals and returning its exit code unchanged.
+ *
+ * The launcher itself needs only to read files and variables, write its memory of plans,
+ * and run Deno. It imports no npm package, so it adds little to start-up.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
+import { configDir, dataDir, stateDir } from "../paths.ts";
+import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
+import {
+  CACHE_FORMAT,
+  cacheFile,
+  currentInputs,
+  type InputNames,
+  namesFor,
+  type PrintedPlan,
+  readCachedPlan,
+  stillValid,
+  writeCachedPlan,
+} from "./plan_cache.ts";
+
+/** The folder of patchbay's own files (main.ts, deno.json). */
+const PROJECT = fileURLToPath(new URL("../../", import.meta.url));
+/** The client's entry point. */
+export const CLIENT_MAIN: string = join(PROJECT, "main.ts");
+const MANIFEST = join(PROJECT, "deno.json");
+
+/**
+ * The variable that tells the client how the launcher started it (`/status`, `doctor`):
+ * `narrow` (the plan), `unrestricted` (`--unrestricted`) or `bare` (`--version`, `--help`).
+ */
+export const LAUNCHER_VARIABLE = "PATCHBAY_LAUNCHER";
+
+/** How the client was started. */
+export type LaunchMode = "narrow" | "unrestricted" | "bare";
+
+/** The broad flags of `--unrestricted`: everything but writing outside patchbay's folders. */
+export function unrestrictedFlags(): string[] {
+  return [
+    "--no-prompt",
+    "--allow-env",
+    "--allow-read",
+    `--allow-write=${[stateDir(), dataDir(), configDir()].join(",")}`,
+    "--allow-net",
+    "--allow-run",
+    "--allow-sys",
+  ];
+}
+
+/** Options of {@linkcode launch}. */
+export interface LaunchOptions {
+  /** @default Deno.execPath() */
+  deno?: string;
+  /** @default the folder `deno task` was run from, else Deno.cwd() */
+  cwd?: string;
+}
+
+/** Runs the client for `args` and returns its exit code. */
+export async function launch(args: string[], options: LaunchOptions = {}): Promise<number> {
+  const deno = options.deno ?? Deno.execPath();
+  const cwd = options.cwd ?? taskWorkingDirectory() ?? Deno.cwd();
+  const parsed = parseLaunchArgs(args);
+  const { flags, mode } = await flagsFor(parsed, deno, cwd);
+  return await runClient(deno, flags, parsed.clientArgs, cwd, mode);
+}
+
+/** The flags to run the client with, and how they were chosen. */
+export async function flagsFor(
+  parsed: LaunchArgs,
+  deno: string,
+  cwd: string,
+): Promise<{ flags: string[]; mode: LaunchMode }> {
+  if (parsed.unrestricted || parsed.planning) {
+    return { flags: unrestrictedFlags(), mode: "unrestricted" };
+  }
+  if (parsed.informational) return { flags: ["--no-prompt"], mode: "bare" };
+  const plan = await planFor(parsed, deno, cwd);
+  return { flags: plan?.flags ?? fallbackFlags(parsed, cwd), mode: "narrow" };
+}
+
+/**
+ * The plan for this command line: remembered, or computed by `patchbay permissions --json`
+ * under the broad flags (it reads the stored OAuth logins, in Redis for some).
+ * `undefined` when it cannot be computed (an invalid configuration: the client says why).
+ */
+export async function planFor(
+  parsed: LaunchArgs,
+  deno: string,
+  cwd: string,
+): Promise<PrintedPlan | undefined> {
+  const base = baseInputs(parsed, cwd);
+  const key = JSON.stringify([cwd, parsed.files, deno, CLIENT_MAIN]);
+  const file = await cacheFile(join(stateDir(), "launch"), key);
+  const cached = await readCachedPlan(file);
+  if (cached && await stillValid(cached)) return cached.plan;
+  // Inputs are read before the plan is computed: a change while it runs is seen next time.
+  const before = await currentInputs(base);
+  const plan = await computePlan(parsed, deno, cwd);
+  if (!plan) return undefined;
+  const inputs = await currentInputs(namesFor(plan, base));
+  const unchanged = Object.entries(before.files).every(([path, hash]) =>
+    inputs.files[path] === hash
+  );
+  // An OAuth server whose authorization server could not be discovered (unreachable now)
+  // is tried again at the next start rather than remembered without it.
+  const undiscovered = plan.notes.some((note) => note.startsWith("OAuth:"));
+  if (unchanged && !undiscovered) {
+    await writeCachedPlan(file, { format: CACHE_FORMAT, inputs, plan });
+  }
+  return plan;
+}
+
+/** The configuration, .env, permission code and stored logins the plan is computed from. */
+function baseInputs(parsed: LaunchArgs, cwd: string): InputNames {
+  const configs = parsed.files.config !== undefined
+    ? [resolve(cwd, parsed.files.config)]
+    : [join(cwd, "servers_config.json"), join(PROJECT, "servers_config.example.json")];
+  const envFile = resolve(cwd, parsed.files.envFile ?? ".env");
+  const code = ["plan.ts", "inputs.ts", "flags.ts", "command_path.ts"].map((name) =>
+    join(PROJECT, "lib", "permissions", name)
+  );
+  return {
+    files: [...configs, envFile],
+    stats: [...code, MANIFEST, join(configDir(), "oauth")],
+    env: [],
+  };
+}
+
+async function computePlan(
+  parsed: LaunchArgs,
+  deno: string,
+  cwd: string,
+): Promise<PrintedPlan | undefined> {
+  const files = [
+    ...(parsed.files.config !== undefined ? ["--config", parsed.files.config] : []),
+    ...(parsed.files.envFile !== undefined ? ["--env-file", parsed.files.envFile] : []),
+    ...(parsed.files.logFile !== undefined ? ["--log-file", parsed.files.logFile] : []),
+  ];
+  try {
+    const output = await new Deno.Command(deno, {
+      args: [
+        "run",
+        ...unrestrictedFlags(),
+        "--config",
+        MANIFEST,
+        CLIENT_MAIN,
+        ...files,
+        "permissions",
+        "--json",
+        "--discover",
+      ],
+      cwd,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (output.code !== 0) return undefined;
+    const printed = JSON.parse(new TextDecoder().decode(output.stdout)) as PrintedPlan;
+    return Array.isArray(printed.flags) ? printed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Without a plan (the configuration or .env is unusable), just enough for the client to
+ * read them and say what is wrong: the files themselves, its own folders and the
+ * environment; no network, no commands.
+ */
+export function fallbackFlags(parsed: LaunchArgs, cwd: string): string[] {
+  const base = baseInputs(parsed, cwd);
+  const own = [stateDir(), dataDir(), configDir()];
+  const logFile = parsed.files.logFile !== undefined ? [resolve(cwd, parsed.files.logFile)] : [];
+  return [
+    "--no-prompt",
+    // Every variable, so a configuration naming an unset one says "is not set" rather than
+    // "cannot be read"; without network or commands, nothing can leave the process.
+    "--allow-env",
+    `--allow-read=${[...base.files, ...own, ...logFile].join(",")}`,
+    `--allow-write=${[...own, ...logFile].join(",")}`,
+  ];
+}
+
+/** Signals passed on to the client when the launcher receives them. */
+const FORWARDED: readonly Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+/**
+ * Runs the client on this terminal. A Ctrl+C at a terminal reaches the client directly (the
+ * terminal signals the whole foreground process group), so the launcher only passes SIGINT
+ * on when it has no terminal; SIGTERM and SIGHUP sent to the launcher are always passed on.
+ */
+async function runClient(
+  deno: string,
+  flags: readonly string[],
+  clientArgs: readonly string[],
+  cwd: string,
+  mode: LaunchMode,
+): Promise<number> {
+  const child = new Deno.Command(deno, {
+    args: ["run", ...flags, "--config", MANIFEST, CLIENT_MAIN, ...clientArgs],
+    cwd,
+    env: { [LAUNCHER_VARIABLE]: mode },
+    stdin: "inherit",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn();
+  const terminal = Deno.stdin.isTerminal();
+  const listeners = FORWARDED.map((signal) => {
+    const listener = () => {
+      if (signal === "SIGINT" && terminal) return;
+      try {
+        child.kill(signal);
+      } catch {
+        // Already gone: its status follows.
+      }
+    };
+    Deno.addSignalListener(signal, listener);
+    return { signal, listener };
+  });
+  try {
+    const status = await child.status;
+    return status.signal ? 128 + signalNumber(status.signal) : status.code;
+  } finally {
+    for (const { signal, listener } of listeners) Deno.removeSignalListener(signal, listener);
+  }
+}
+
+const SIGNAL_NUMBERS: Readonly<Record<string, number>> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGABRT: 6,
+  SIGKILL: 9,
+  SIGSEGV: 11,
+  SIGPIPE: 13,
+  SIGTERM: 15,
+};
+
+function signalNumber(signal: Deno.Signal): number {
+  return SIGNAL_NUMBERS[signal] ?? 0;
+}
+
+/**
+ * `deno task` runs tasks in the folder of deno.json; INIT_CWD is where the person ran it,
+ * and where the client works (it finds servers_config.json and .env there).
+ */
+function taskWorkingDirectory(): string | undefined {
+  const get = (name: string) => {
+    try {
+      return Deno.env.get(name);
+    } catch {
+      return undefined;
+    }
+  };
+  const viaDenoTask = get("npm_config_user_agent")?.startsWith("deno/");
+  return viaDenoTask ? get("INIT_CWD") : undefined;
+}
