@@ -10,14 +10,17 @@
 import {
   CancelledError,
   DenoPermissionError,
-  denoPermissionFlag,
   EXIT,
   findDenoDenial,
   messageOf,
+  NetworkError,
   PatchbayError,
+  PermissionDeniedError,
   remedyFor,
   type Surface,
+  TimeoutError,
 } from "../lib/errors.ts";
+import { classify, netLabel } from "../lib/failure.ts";
 
 export { remedyFor, type Surface };
 import type { Logger } from "../lib/log.ts";
@@ -29,12 +32,28 @@ import { createStyle, stderrStyle, type Style } from "../lib/style.ts";
 /** Anything thrown, as a {@linkcode PatchbayError} (unknown errors become internal ones). */
 export function toPatchbayError(error: unknown): PatchbayError {
   if (error instanceof PatchbayError) return error;
-  const flag = denoPermissionFlag(error);
-  if (flag) {
-    return new DenoPermissionError(flag, findDenoDenial(error)!.message.split(",")[0], error);
-  }
-  if (error instanceof DOMException && error.name === "AbortError") return new CancelledError();
+  // Whatever reached the boundary without a typed error is still named by the one
+  // classifier, so a network or file failure never reads as a bug.
+  const failure = classify(error);
   const message = messageOf(error);
+  switch (failure.kind) {
+    case "deno_permission":
+      return new DenoPermissionError(
+        failure.flag,
+        findDenoDenial(error)!.message.split(",")[0],
+        error,
+      );
+    case "cancelled":
+      return new CancelledError();
+    case "network": {
+      const label = netLabel(failure.problem);
+      return label === "Connection timeout"
+        ? new TimeoutError(label, message)
+        : new NetworkError(label, message, undefined, error);
+    }
+    case "file_permission":
+      return new PermissionDeniedError("a file could not be accessed", message);
+  }
   return new PatchbayError("internal", `Internal error: ${message}`, {
     reason: "patchbay hit a condition it does not handle; this is a bug",
     remedy: "run again with --debug and report the log (secrets are redacted) as an issue",

@@ -7,7 +7,8 @@
  */
 
 import assert from "node:assert/strict";
-import { causeChain } from "../lib/errors.ts";
+import { toPatchbayError } from "../commands/_boundary.ts";
+import { CancelledError, causeChain } from "../lib/errors.ts";
 import { classify, errorChain, netProblem, netReason } from "../lib/failure.ts";
 import { assumingClosed, freePort } from "./support/servers.ts";
 
@@ -102,4 +103,28 @@ Deno.test("the cause-chain walker follows causes and aggregates, and stops on a 
   const cyclic = new Error("one") as Error & { cause?: unknown };
   cyclic.cause = new Error("two", { cause: cyclic });
   assert.deepEqual(causeChain(cyclic).map((e) => (e as Error).message), ["one", "two"]);
+});
+
+Deno.test("the error boundary names what the classifier knows; only the unknown is a bug", async () => {
+  const port = freePort();
+  await assumingClosed(port, async () => {
+    const refused = toPatchbayError(await thrown(() => fetch(`http://127.0.0.1:${port}/`)));
+    assert.equal(refused.message, "Connection refused");
+    assert.equal(refused.code, "network");
+  });
+  // The words Node-based servers and libraries use when the operating system refuses a
+  // file (root reads every file here, so the text stands for the refusal itself).
+  const eacces = Object.assign(new Error("EACCES: permission denied, open '/srv/secret.txt'"), {
+    code: "EACCES",
+  });
+  const denied = toPatchbayError(eacces);
+  assert.equal(denied.code, "permission_denied");
+  assert.match(denied.reason, /EACCES/);
+  const aborted = new AbortController();
+  aborted.abort();
+  const wrapped = new Error("the request ended", { cause: aborted.signal.reason });
+  assert.ok(toPatchbayError(wrapped) instanceof CancelledError);
+  const unknown = toPatchbayError(new TypeError("x is not a function"));
+  assert.equal(unknown.code, "internal");
+  assert.match(unknown.message, /^Internal error: x is not a function/);
 });
