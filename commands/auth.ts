@@ -108,7 +108,6 @@ function renderSummaries(summaries: LoginSummary[], location: string, now: numbe
   const rows = summaries.map((s) => [
     s.server + (s.configured ? "" : " (not configured)"),
     STATE_TEXT[s.state],
-    describeGrant(s),
     s.issuer ?? "-",
     s.expiresAt
       ? relativeTime(Date.parse(s.expiresAt), now) + (s.refreshable ? ", refreshable" : "")
@@ -116,8 +115,9 @@ function renderSummaries(summaries: LoginSummary[], location: string, now: numbe
       ? "no expiry given"
       : "-",
     s.scopes.join(" ") || "-",
+    describeGrant(s),
   ]);
-  const header = ["SERVER", "STATUS", "GRANT", "ISSUER", "EXPIRES", "SCOPES"];
+  const header = ["SERVER", "STATUS", "ISSUER", "EXPIRES", "SCOPES", "GRANT"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   const line = (cells: string[]) =>
     "  " +

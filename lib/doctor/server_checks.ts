@@ -92,7 +92,7 @@ function serverResult(
     return pass(
       name,
       `connected over ${server.transport}${
-        usesOAuth(server) ? ` with OAuth (${describeGrant(grantOf(server.auth))})` : ""
+        usesOAuth(server) ? ` with OAuth${grantNote(server.auth)}` : ""
       } in ${ms} ms: ` +
         `${info} offers ${plural(tools, "tool")}, ${plural(prompts, "prompt")}, ` +
         plural(resources, "resource"),
@@ -114,4 +114,10 @@ function serverResult(
     remedy: "run `patchbay --debug tools` and read the log for this server",
     details: [],
   };
+}
+
+/** The grant of an OAuth entry, when it is not the usual browser login. */
+function grantNote(auth: Parameters<typeof grantOf>[0]): string {
+  const grant = grantOf(auth);
+  return grant.grant === "client_credentials" || grant.dpop ? ` (${describeGrant(grant)})` : "";
 }
