@@ -6,7 +6,6 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { DEFAULTS } from "../lib/defaults.ts";
 import { EXIT } from "../lib/errors.ts";
 import { permissionFlags, shellQuote, unlistableValues } from "../lib/permissions/flags.ts";
 import { gatherInputs } from "../lib/permissions/inputs.ts";
@@ -44,7 +43,7 @@ export async function permissions(options: PermissionsOptions): Promise<number> 
       config: runtime.config,
       env: runtime.env,
       configPath: runtime.configPath,
-      envFile: options.envFile ?? DEFAULTS.envFile,
+      envFile: runtime.env.file.path,
       logFile: options.logFile ?? defaultLogFile(),
     });
     const plan = planPermissions(inputs);
@@ -88,7 +87,7 @@ async function discoverAuthorizationServers(
     config: runtime.config,
     env: runtime.env,
     configPath: runtime.configPath,
-    envFile: options.envFile ?? DEFAULTS.envFile,
+    envFile: runtime.env.file.path,
     logFile: options.logFile ?? defaultLogFile(),
   });
   const unknown = oauth.filter((s) => (inputs.oauthHosts?.get(s.name) ?? []).length === 0);

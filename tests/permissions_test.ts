@@ -167,7 +167,8 @@ Deno.test("plan: OAuth needs the callback, the browser, the config folder, and i
     "[::1]:3000",
     "localhost:3000",
   ]);
-  assert.deepEqual(values(flags, "run"), ["/opt/bin/xdg-open"]);
+  // `ss` names the process holding port 3000 when it is taken (lib/oauth/port_holder.ts).
+  assert.deepEqual(values(flags, "run"), ["/opt/bin/xdg-open", "/opt/bin/ss"]);
   assert.ok(values(flags, "env").includes("BROWSER"));
   assert.ok(values(flags, "read").includes(DIRS.config));
   assert.ok(values(flags, "write").includes(DIRS.config));
@@ -180,6 +181,7 @@ Deno.test("plan: OAuth needs the callback, the browser, the config folder, and i
   assert.deepEqual(values(permissionFlags(known), "run"), [
     "/opt/bin/firefox",
     "/opt/bin/chromium",
+    "/opt/bin/ss",
   ]);
   assert.deepEqual(known.notes, []);
 });

@@ -66,6 +66,8 @@ export interface OAuthSettings {
   privateKey?: string;
   /** Where {@linkcode privateKey} came from, for messages: `auth.private_key_file (<path>)`. */
   privateKeySource?: string;
+  /** The absolute path of `auth.private_key_file`, when the key came from a file. */
+  privateKeyFile?: string;
   /** @default DEFAULTS.oauth.privateKeyAlg ("RS256") */
   privateKeyAlg?: (typeof CLIENT_ASSERTION_ALGS)[number];
   /** DPoP-bound tokens (RFC 9449). @default DEFAULTS.oauth.dpop (false) */

@@ -383,12 +383,14 @@ export class Validator {
     }
     let privateKey: string | undefined;
     let privateKeySource: string | undefined;
+    let privateKeyFile: string | undefined;
     if (auth.private_key !== undefined) {
       privateKey = this.#expand(auth.private_key, [...path, "private_key"]);
       privateKeySource = "auth.private_key";
     } else if (auth.private_key_file !== undefined) {
       const file = this.#cwd(auth.private_key_file, [...path, "private_key_file"]);
       privateKeySource = `auth.private_key_file (${file})`;
+      privateKeyFile = file;
       try {
         privateKey = Deno.readTextFileSync(file);
       } catch (error) {
@@ -407,6 +409,7 @@ export class Validator {
         this.#expand(auth.client_secret, [...path, "client_secret"]),
       privateKey,
       privateKeySource,
+      privateKeyFile,
       privateKeyAlg: auth.private_key_alg ?? DEFAULTS.oauth.privateKeyAlg,
       dpop: auth.dpop ?? DEFAULTS.oauth.dpop,
       scopes: auth.scopes,

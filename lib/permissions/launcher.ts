@@ -13,7 +13,7 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { configDir, dataDir, stateDir } from "../paths.ts";
 import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {
@@ -124,12 +124,19 @@ function baseInputs(parsed: LaunchArgs, cwd: string): InputNames {
   const configs = parsed.files.config !== undefined
     ? [resolve(cwd, parsed.files.config)]
     : [join(cwd, "servers_config.json"), join(PROJECT, "servers_config.example.json")];
-  const envFile = resolve(cwd, parsed.files.envFile ?? ".env");
+  // The .env the client will read: the named one, else the working directory's, else the
+  // one beside --config (lib/env.ts chooseEnvFile); the plan is remembered against each.
+  const envFiles = parsed.files.envFile !== undefined ? [resolve(cwd, parsed.files.envFile)] : [
+    join(cwd, ".env"),
+    ...(parsed.files.config !== undefined
+      ? [join(dirname(resolve(cwd, parsed.files.config)), ".env")]
+      : []),
+  ];
   const code = ["plan.ts", "inputs.ts", "flags.ts", "command_path.ts"].map((name) =>
     join(PROJECT, "lib", "permissions", name)
   );
   return {
-    files: [...configs, envFile],
+    files: [...configs, ...new Set(envFiles)],
     stats: [...code, MANIFEST, join(configDir(), "oauth")],
     env: [],
   };

@@ -100,6 +100,13 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
     const what = `MCP server '${server.name}' (${server.transport})`;
     plan.add("net", hostPort(server.url), what);
     planProxy(plan, inputs, server.url, `requests to ${what}`);
+    if (server.auth?.privateKeyFile) {
+      plan.add(
+        "read",
+        server.auth.privateKeyFile,
+        `the private key of server '${server.name}' (auth.private_key_file)`,
+      );
+    }
   }
   planOAuth(plan, inputs, oauth, os);
   planMemory(plan, inputs);
@@ -194,8 +201,11 @@ function planOAuth(
     const path = inputs.resolveCommand(program, inputs.env.get("PATH"), inputs.cwd);
     plan.add("run", path ?? program, "opens the OAuth authorization page in the browser");
   }
-  if (os === "darwin") {
-    plan.add("run", "lsof", "names the process holding port 3000 when it is taken");
+  // lib/oauth/port_holder.ts: /proc needs --allow-all, so Linux names the holder with `ss`.
+  const holderProgram = os === "darwin" ? "lsof" : os === "linux" ? "ss" : undefined;
+  if (holderProgram) {
+    const path = inputs.resolveCommand(holderProgram, inputs.env.get("PATH"), inputs.cwd);
+    plan.add("run", path ?? holderProgram, "names the process holding port 3000 when it is taken");
   }
   const unknown: string[] = [];
   for (const server of oauth) {
