@@ -34,18 +34,23 @@ export const MAIN_MODULE: string = (() => {
   return url.protocol === "file:" ? fileURLToPath(url) : url.href;
 })();
 
+/** What the plan is computed from, as this start-up read it (discovery may add OAuth hosts). */
+function inputsOf(runtime: Runtime, options: PermissionsOptions) {
+  return gatherInputs({
+    config: runtime.config,
+    env: runtime.env,
+    configPath: runtime.configPath,
+    envFile: runtime.env.file.path,
+    logFile: options.logFile ?? defaultLogFile(),
+  });
+}
+
 /** Prints the plan for the configuration. */
 export async function permissions(options: PermissionsOptions): Promise<number> {
   const runtime = await startUp(options);
   try {
     if (options.discover) await discoverAuthorizationServers(runtime, options);
-    const inputs = await gatherInputs({
-      config: runtime.config,
-      env: runtime.env,
-      configPath: runtime.configPath,
-      envFile: runtime.env.file.path,
-      logFile: options.logFile ?? defaultLogFile(),
-    });
+    const inputs = await inputsOf(runtime, options);
     const plan = planPermissions(inputs);
     const flags = permissionFlags(plan);
     const notes = [...plan.notes, ...commaNotes(plan)];
@@ -83,13 +88,7 @@ async function discoverAuthorizationServers(
 ): Promise<void> {
   const oauth = runtime.config.servers.filter((s) => !s.disabled && usesOAuth(s));
   if (oauth.length === 0) return;
-  const inputs = await gatherInputs({
-    config: runtime.config,
-    env: runtime.env,
-    configPath: runtime.configPath,
-    envFile: runtime.env.file.path,
-    logFile: options.logFile ?? defaultLogFile(),
-  });
+  const inputs = await inputsOf(runtime, options);
   const unknown = oauth.filter((s) => (inputs.oauthHosts?.get(s.name) ?? []).length === 0);
   if (unknown.length === 0) return;
   await checkServers({ ...runtime.config, servers: unknown }, {
