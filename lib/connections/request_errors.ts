@@ -18,7 +18,7 @@ import {
 } from "../errors.ts";
 import { abridge } from "../text.ts";
 import { errorChain } from "../failure.ts";
-import { classifyNetError } from "./probe.ts";
+import { classifyNetError } from "./network_probe.ts";
 
 /** Remedy of a request lost with its connection. */
 export const RECONNECT_REMEDY = "patchbay restarts the server by itself (see /connections); " +

@@ -196,15 +196,27 @@ const INITIALIZE_BODY = JSON.stringify({
 });
 
 /**
+ * How an MCP probe reaches its URL: the entry's headers, the probe's deadline and the way
+ * the session reaches servers (its proxy).
+ */
+export interface ProbeRoute {
+  /** @default {} */
+  headers?: Readonly<Record<string, string>>;
+  /** @default PROBE_TIMEOUT_MS */
+  timeoutMs?: number;
+  /** @default plain fetch */
+  fetchFn?: FetchLike;
+}
+
+/**
  * POSTs `initialize` as a streamable HTTP client would. A session the server opened for
  * the probe is ended with `DELETE` at once.
  */
 export async function probeStreamable(
   url: string | URL,
-  headers: Readonly<Record<string, string>> = {},
-  timeoutMs = PROBE_TIMEOUT_MS,
-  fetchFn: FetchLike = plainFetch,
+  route: ProbeRoute = {},
 ): Promise<McpProbe> {
+  const { headers = {}, timeoutMs, fetchFn } = route;
   const answer = await probeHttp(
     url,
     {
@@ -240,20 +252,13 @@ export async function probeStreamable(
 }
 
 /** GETs the URL as the legacy SSE transport would and looks for its `endpoint` event. */
-export async function probeSse(
-  url: string | URL,
-  headers: Readonly<Record<string, string>> = {},
-  timeoutMs = PROBE_TIMEOUT_MS,
-  fetchFn: FetchLike = plainFetch,
-): Promise<McpProbe> {
+export async function probeSse(url: string | URL, route: ProbeRoute = {}): Promise<McpProbe> {
+  const accept = { ...route.headers, accept: "text/event-stream" };
   const answer = await probeHttp(
     url,
-    {
-      method: "GET",
-      headers: { ...headers, accept: "text/event-stream" },
-    },
-    timeoutMs,
-    fetchFn,
+    { method: "GET", headers: accept },
+    route.timeoutMs,
+    route.fetchFn,
   );
   if (!answer.ok) return { kind: "failure", failure: answer };
   if (answer.status === 200 && answer.contentType.startsWith("text/event-stream")) {
@@ -318,7 +323,7 @@ export async function probeOAuthMetadata(
   fetchFn: FetchLike = plainFetch,
 ): Promise<OAuthMetadataProbe> {
   const url = new URL(serverUrl);
-  const challenge = await probeStreamable(url, {}, timeoutMs, fetchFn);
+  const challenge = await probeStreamable(url, { timeoutMs, fetchFn });
   if (challenge.kind === "failure") return { found: false };
   if (challenge.kind === "http") {
     const www = challenge.answer.headers.get("www-authenticate") ?? "";
