@@ -46,12 +46,8 @@ import { Redactor } from "../redact.ts";
 import { didYouMean } from "../text.ts";
 import { settlesWithin } from "../async/deadline.ts";
 import { buildCatalogue } from "./catalogue.ts";
-import {
-  type BackoffPolicy,
-  NETWORK_RECONNECT_BACKOFF,
-  RECONNECT_BACKOFF,
-  ServerConnection,
-} from "./connection.ts";
+import { ServerConnection } from "./connection.ts";
+import { type BackoffPolicy, NETWORK_RECONNECT_BACKOFF, RECONNECT_BACKOFF } from "./reconnect.ts";
 import { EventHub } from "./events.ts";
 import type {
   CatalogueTool,

@@ -85,22 +85,13 @@ export function installRequestHandlers(
 
   client.setRequestHandler("sampling/createMessage", async (request, ctx) => {
     if (server.sampling === "deny") {
-      log.info("refused a sampling request (sampling: deny)");
-      throw new ProtocolError(
-        REFUSAL_CODE,
-        `patchbay refused the sampling request: the entry for server '${server.name}' ` +
-          'has "sampling": "deny"',
+      throw refusal(
+        log,
+        "a sampling request (sampling: deny)",
+        `the sampling request: the entry for server '${server.name}' has "sampling": "deny"`,
       );
     }
-    const handler = context.handlers().sampling;
-    if (!handler) {
-      log.info("refused a sampling request (no model is attached to this session)");
-      throw new ProtocolError(
-        REFUSAL_CODE,
-        "patchbay refused the sampling request: no language model is attached to answer " +
-          "server requests in this session",
-      );
-    }
+    const handler = handlerFor(context, "sampling");
     return await answering(context, async () => {
       try {
         return await handler(server.name, request.params, ctx.mcpReq.signal);
@@ -117,17 +108,42 @@ export function installRequestHandlers(
 
   if (!offersElicitation) return;
   client.setRequestHandler("elicitation/create", async (request, ctx) => {
-    const handler = context.handlers().elicitation;
-    if (!handler) {
-      log.info("refused an elicitation request (no interactive prompt in this session)");
-      throw new ProtocolError(
-        REFUSAL_CODE,
-        "patchbay refused the elicitation request: no one can be asked for input in this " +
-          "session (it is not interactive)",
-      );
-    }
+    const handler = handlerFor(context, "elicitation");
     return await answering(context, () => handler(server.name, request.params, ctx.mcpReq.signal));
   });
+}
+
+/**
+ * A server's request refused: logged as `refused <logged>`, and answered with an error
+ * that tells the server `patchbay refused <told>`.
+ */
+function refusal(log: Log, logged: string, told: string): ProtocolError {
+  log.info(`refused ${logged}`);
+  return new ProtocolError(REFUSAL_CODE, `patchbay refused ${told}`);
+}
+
+/** Why a request of each kind is refused when nothing in this session can answer it. */
+const UNANSWERABLE = {
+  sampling: {
+    logged: "a sampling request (no model is attached to this session)",
+    told: "the sampling request: no language model is attached to answer server requests in " +
+      "this session",
+  },
+  elicitation: {
+    logged: "an elicitation request (no interactive prompt in this session)",
+    told: "the elicitation request: no one can be asked for input in this session (it is not " +
+      "interactive)",
+  },
+} as const;
+
+/** The session's answer to requests of `kind`; without one, the request is refused. */
+function handlerFor<K extends keyof typeof UNANSWERABLE>(
+  context: RequestContext,
+  kind: K,
+): NonNullable<ServerRequestHandlers[K]> {
+  const handler = context.handlers()[kind];
+  if (handler) return handler;
+  throw refusal(context.log, UNANSWERABLE[kind].logged, UNANSWERABLE[kind].told);
 }
 
 /** Runs a handler while the server's clock knows it is waiting on us. */
