@@ -1,9 +1,10 @@
 /**
  * The lines the interactive client prints unprompted, around the prompt: a server that
  * connects, fails, is lost or comes back, changes its tools, updates a resource or logs
- * loudly, and what memory has to say. Only the wording lives here; `ClientSession` decides
- * when each is due (it keeps the servers' states and knows whether start-up or a refresh
- * is running). Names and texts from servers are untrusted: terminal escapes are stripped.
+ * loudly, and what memory has to say. Only the wording lives here; `event_notices.ts`
+ * decides when each is due (it keeps the servers' states and knows whether start-up or a
+ * refresh is running). Names and texts from servers are untrusted: terminal escapes are
+ * stripped.
  *
  * @module
  */

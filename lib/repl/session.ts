@@ -3,9 +3,11 @@
  * the terminal they are shown on. The REPL loop reads input and hands it here; slash
  * commands act on the parts this object holds.
  *
- * Start-up order matters: the model session comes first (it checks LLM_API_KEY before any
- * server is started, and its sampling handler must be given to the connection manager
- * before servers connect), then memory and the conversation, then the servers.
+ * Start-up order ({@linkcode ClientSession.open}): the model session first (it checks
+ * LLM_API_KEY; an unusable key is kept as `modelError`, shown when a message is sent, and
+ * its sampling handler, or the refusal that says why, must reach the servers before they
+ * connect), then memory and the conversation (a `--resume` that cannot be honoured fails
+ * before any server starts), then the servers, then the agent over them.
  *
  * The interactive client does not wait for the servers (`servers: "background"`): its
  * prompt comes first, each server is announced as it connects or fails (above the line
@@ -23,38 +25,24 @@ import type { AgentUi } from "../agent/ui.ts";
 import { createModelSession, type ModelSession } from "../agent/model_session.ts";
 import { openConnections } from "../connections/open.ts";
 import type { ConnectionManager } from "../connections/manager.ts";
-import type {
-  ConnectionEvent,
-  ConnectionState,
-  ServerRequestHandlers,
-  ServerStatus,
-} from "../connections/types.ts";
+import type { ServerRequestHandlers } from "../connections/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
-import type { Memory, MemoryEvent } from "../memory/mod.ts";
+import type { Memory } from "../memory/mod.ts";
 import { openMemory } from "../memory/mod.ts";
 import { describeOAuthEvent } from "../oauth/messages.ts";
 import { abortable } from "../async/abortable.ts";
 import { statePath } from "../paths.ts";
 import type { Runtime } from "../startup.ts";
 import { stderrStyle, stdoutStyle, type Style } from "../style.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
 import { plural } from "../text.ts";
 import { createElicitationHandler, createFormDefaultsHandler } from "./elicitation.ts";
 import { LineEditor } from "./line_editor.ts";
 import type { TerminalOutput } from "./output.ts";
 import { formatDuration, TerminalUi } from "./terminal_ui.ts";
 import type { StatusRenderer } from "./commands.ts";
-import {
-  connectedNotice,
-  memoryNotices,
-  names,
-  reconnectingNotice,
-  resourceUpdatedNotice,
-  serverLogNotice,
-  startupNotice,
-  toolsChangedNotice,
-} from "./notices.ts";
+import { EventNotices } from "./event_notices.ts";
+import { names } from "./notices.ts";
 
 /** Options of {@linkcode ClientSession.open}. */
 export interface ClientSessionOptions {
@@ -135,14 +123,9 @@ export class ClientSession {
   agent?: Agent;
   #turn?: AbortController;
   #exitRequested = false;
-  #refreshing = false;
   #unsubscribe: (() => void)[] = [];
-  /** Server notices are printed (after the banner, which shows the states until then). */
-  #live = false;
-  /** Servers of a background start-up that have not connected or failed yet. */
-  #startup = new Set<string>();
-  /** The state of each server last heard, to word what changed. */
-  #states = new Map<string, ConnectionState>();
+  /** What is said unprompted about servers and memory, and when. */
+  readonly #notices: EventNotices;
   #renderServers?: StatusRenderer;
   /** Servers start behind the prompt, once {@linkcode goLive} was called. */
   #background = false;
@@ -172,6 +155,13 @@ export class ClientSession {
       autoApprove: options.yes,
       width: terminalWidth(),
       verbose: () => this.runtime.logger.debugMode,
+    });
+    this.#notices = new EventNotices({
+      style: this.errStyle,
+      notify: (text) => this.#notify(text),
+      presentError: this.presentError,
+      renderServers: options.renderServers && (() => this.renderServers(this.errStyle)),
+      debugMode: () => this.runtime.logger.debugMode,
     });
   }
 
@@ -208,7 +198,7 @@ export class ClientSession {
     this.memory = await openMemory(runtime.config.memory, runtime.env, {
       log: runtime.logger.child("memory"),
       redactor: runtime.logger.redactor,
-      onEvent: (event) => this.#onMemoryEvent(event),
+      onEvent: (event) => this.#notices.memoryEvent(event),
       signal: options.signal,
     });
     const conversation = options.resume
@@ -273,13 +263,9 @@ export class ClientSession {
     } finally {
       this.output.stopSpinner();
     }
-    for (const status of this.manager.states()) {
-      this.#toolsChange(status.name);
-      this.#states.set(status.name, status.state);
-    }
     this.#background = background;
-    if (!background) this.#live = true;
-    this.#unsubscribe.push(this.manager.on((event) => this.#onConnectionEvent(event)));
+    if (!background) this.#notices.live = true;
+    this.#unsubscribe.push(this.#notices.follow(this.manager));
   }
 
   /**
@@ -289,11 +275,11 @@ export class ClientSession {
    * prompt would otherwise wait for.
    */
   goLive(): void {
-    this.#live = true;
+    this.#notices.live = true;
     if (!this.#background || this.#startupBegun) return;
     this.#startupBegun = true;
     setTimeout(() => {
-      for (const name of this.manager.pending()) this.#startup.add(name);
+      this.#notices.startupBegins(this.manager.pending());
       void this.manager.start();
     }, 0);
   }
@@ -418,7 +404,7 @@ export class ClientSession {
    * attempts go on, and are announced when they end.
    */
   async refresh(server?: string): Promise<void> {
-    this.#refreshing = true;
+    this.#notices.refreshing = true;
     try {
       await this.request(
         server ? `refreshing ${server}…` : "refreshing every server…",
@@ -430,7 +416,7 @@ export class ClientSession {
           ),
       );
     } finally {
-      this.#refreshing = false;
+      this.#notices.refreshing = false;
     }
   }
 
@@ -460,81 +446,6 @@ export class ClientSession {
   #notify(text: string): void {
     const own = !this.editor.asking && !this.output.atLineStart ? `\n${text}` : text;
     this.editor.interject(own, (t) => this.output.err(t));
-  }
-
-  /** Tool names each server had when last shown, to report what a list_changed changed. */
-  #seenTools = new Map<string, Set<string>>();
-
-  #toolsChange(server: string): string | undefined {
-    const now = new Set(
-      this.manager.tools().filter((t) => t.server === server).map((t) => t.originalName),
-    );
-    const before = this.#seenTools.get(server) ?? new Set();
-    this.#seenTools.set(server, now);
-    const added = [...now].filter((n) => !before.has(n));
-    const removed = [...before].filter((n) => !now.has(n));
-    if (added.length + removed.length === 0) return undefined;
-    return [...added.map((n) => `+${n}`), ...removed.map((n) => `-${n}`)].join(" ");
-  }
-
-  #onConnectionEvent(event: ConnectionEvent): void {
-    const server = stripTerminalEscapes(event.server);
-    const say = (text: string) => this.#notify(text);
-    switch (event.type) {
-      case "state": {
-        const before = this.#states.get(event.server);
-        this.#states.set(event.server, event.state);
-        // A server that connects (or comes back) is shown with its tools, not as a change.
-        if (event.state === "connected") this.#toolsChange(event.server);
-        const settled = event.state !== "connecting" && event.state !== "disconnected";
-        const fromStartup = settled && this.#startup.delete(event.server);
-        if (!this.#live || event.state === "closed") break;
-        const status = this.manager.status(event.server);
-        if (fromStartup) {
-          this.#startupNotice(server, status);
-        } else if (event.state === "failed" && event.error && !this.#refreshing) {
-          say(`${this.presentError(event.error)}\n`);
-        } else if (event.state === "reconnecting") {
-          say(reconnectingNotice(this.errStyle, server, event.error, status));
-        } else if (event.state === "connected" && !this.#refreshing) {
-          say(connectedNotice(this.errStyle, server, before === "reconnecting", status));
-        }
-        break;
-      }
-      case "list_changed": {
-        // Servers announce changes freely (server-everything right after connecting);
-        // only a real change of the tools is worth an interruption.
-        if (event.list !== "tools") break;
-        const change = this.#toolsChange(event.server);
-        if (change) say(toolsChangedNotice(this.errStyle, server, change));
-        break;
-      }
-      case "resource_updated":
-        say(resourceUpdatedNotice(this.errStyle, server, event.uri));
-        break;
-      case "log": {
-        const line = serverLogNotice(this.errStyle, server, event, this.runtime.logger.debugMode);
-        if (line) say(line);
-        break;
-      }
-    }
-  }
-
-  /**
-   * A server of the start-up that connected or failed: one line while others are still
-   * connecting; after the last one, the whole block (failures with cause and remedy).
-   */
-  #startupNotice(server: string, status: ServerStatus | undefined): void {
-    if (this.#startup.size === 0 && this.#renderServers) {
-      this.#notify(`${this.renderServers(this.errStyle)}\n`);
-      return;
-    }
-    const line = startupNotice(this.errStyle, server, status, [...this.#startup]);
-    if (line) this.#notify(line);
-  }
-
-  #onMemoryEvent(event: MemoryEvent): void {
-    for (const line of memoryNotices(this.errStyle, event, this.presentError)) this.#notify(line);
   }
 
   /** Closes servers, memory and the model client, in that order. */
