@@ -11,8 +11,8 @@
  * @module
  */
 
-import type { Redis, RedisOptions } from "ioredis";
-import { PatchbayError, StoreFailedError } from "../errors.ts";
+import type { RedisOptions } from "ioredis";
+import { PatchbayError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { Journal } from "./journal.ts";
 import { diagnoseCommandError, diagnoseConnectError, isConnectionProblem } from "./redis_errors.ts";
@@ -24,16 +24,15 @@ import {
   RedisLayout,
   toSummary,
 } from "./redis_layout.ts";
-import { valueWithin } from "../async/deadline.ts";
 import {
   closeRedisClient,
   COMMAND_TIMEOUT_MS,
   CONNECT_BUDGET_MS,
-  connectRedisClient,
   createRedisClient,
   type RedisClient,
 } from "../redis/client.ts";
 import type { RedisSettings } from "../redis/settings.ts";
+import { countDatabases, handshake } from "./redis_handshake.ts";
 import { OutageQueue, type RedisStoreEvent, type RescueTarget } from "./redis_outage.ts";
 import type {
   AppendStatus,
@@ -243,7 +242,7 @@ export class RedisStore implements MemoryStore {
       signal?.addEventListener("abort", onAbort, { once: true });
     });
     try {
-      await Promise.race([this.#handshake(client), budget, aborted]);
+      await Promise.race([handshake(client, this.settings, this.#layout), budget, aborted]);
       this.#everReady = true;
       this.#verified = true;
       this.#log?.info(`connected to ${this.settings.description}`);
@@ -253,7 +252,7 @@ export class RedisStore implements MemoryStore {
       if (error instanceof PatchbayError) throw error;
       const cause = this.#lastError ?? error;
       const databases = /DB index/i.test(String((cause as Error)?.message))
-        ? await this.#countDatabases()
+        ? await countDatabases(await this.#createClient({ db: 0 }, true), this.#budgetMs)
         : undefined;
       const diagnosed = diagnoseConnectError(cause, {
         settings: this.settings,
@@ -268,48 +267,6 @@ export class RedisStore implements MemoryStore {
     } finally {
       clearTimeout(timer);
       if (onAbort) signal?.removeEventListener("abort", onAbort);
-    }
-  }
-
-  /** Connects, selects the database for real, and checks the layout version. */
-  async #handshake(client: RedisClient): Promise<void> {
-    await connectRedisClient(client, this.settings);
-    const found = await client.get(this.#layout.schema);
-    if (found === null) {
-      await client.set(this.#layout.schema, String(REDIS_SCHEMA_VERSION), "NX");
-      return;
-    }
-    const version = Number(found);
-    if (Number.isInteger(version) && version <= REDIS_SCHEMA_VERSION) return;
-    throw new StoreFailedError(
-      `${this.settings.description} holds conversations in a layout this patchbay cannot read`,
-      {
-        reason: Number.isInteger(version)
-          ? `${this.#layout.schema} is ${version}; this version of patchbay reads layout ` +
-            `${REDIS_SCHEMA_VERSION} (the data was written by a newer patchbay)`
-          : `${this.#layout.schema} holds "${found}", not a layout version: something else ` +
-            "uses these keys",
-        remedy: Number.isInteger(version)
-          ? "upgrade patchbay, or set Memory.key_prefix to keep this version's data apart"
-          : "set Memory.key_prefix to a prefix nothing else uses",
-      },
-    );
-  }
-
-  async #countDatabases(): Promise<number | undefined> {
-    const probe = await this.#createClient({ db: 0 }, true);
-    try {
-      await valueWithin(probe.connect(), this.#budgetMs / 2);
-      const reply = await valueWithin(
-        (probe as Redis).config("GET", "databases") as Promise<unknown>,
-        this.#budgetMs / 2,
-      ) as string[] | undefined;
-      const count = Number(reply?.[1]);
-      return Number.isInteger(count) ? count : undefined;
-    } catch {
-      return undefined;
-    } finally {
-      probe.disconnect();
     }
   }
 
