@@ -18,29 +18,41 @@ const DNS_TIMEOUT_MS = 5000;
 /** Programs that download what they run on first use, and so need a proxy to reach npm/PyPI. */
 const DOWNLOADERS = new Set(["npx", "uvx", "bunx", "pipx", "docker"]);
 
-/** The provider's address, or `undefined` when the configuration names none. */
-function providerUrl(config: Config): URL | undefined {
+/**
+ * Where model requests go: the provider's address (none when the configuration names
+ * none) and the proxy that applies to it, or why the proxy variable cannot be used.
+ */
+function modelRoute(
+  config: Config,
+  env: Environment,
+): { url?: URL; proxy?: ProxySettings; proxyError?: Error } {
+  let url: URL;
   try {
-    return new URL(resolveBaseUrl(config.llm));
+    url = new URL(resolveBaseUrl(config.llm));
   } catch {
-    return undefined;
+    return {};
+  }
+  try {
+    return { url, proxy: proxyFor(url.href, env) };
+  } catch (error) {
+    return { url, proxyError: error as Error };
   }
 }
+
+/** The reason the network checks skip a configuration without a provider address. */
+const NO_PROVIDER = "the configuration names no provider address";
 
 /** The proxy variables that apply to model requests, and what they do. */
 export function checkProxy(config: Config, env: Environment): CheckResult {
   const name = "proxy";
-  const url = providerUrl(config);
-  if (!url) return skip(name, "the configuration names no provider address");
-  let proxy: ProxySettings | undefined;
-  try {
-    proxy = proxyFor(url.href, env);
-  } catch (error) {
+  const { url, proxy, proxyError } = modelRoute(config, env);
+  if (!url) return skip(name, NO_PROVIDER);
+  if (proxyError) {
     return failure(
       name,
       new NetworkError(
         "Network unreachable",
-        (error as Error).message,
+        proxyError.message,
         "set the proxy " +
           "variable to a URL such as http://proxy.example.com:3128, in .env or the environment, " +
           "then restart patchbay",
@@ -103,14 +115,9 @@ export async function checkDns(
   options: DnsCheckOptions = {},
 ): Promise<CheckResult> {
   const name = "dns";
-  const url = providerUrl(config);
-  if (!url) return skip(name, "the configuration names no provider address");
-  let proxy: ProxySettings | undefined;
-  try {
-    proxy = proxyFor(url.href, env);
-  } catch {
-    return skip(name, "not checked: the proxy variable is not a URL (see proxy)");
-  }
+  const { url, proxy, proxyError } = modelRoute(config, env);
+  if (!url) return skip(name, NO_PROVIDER);
+  if (proxyError) return skip(name, "not checked: the proxy variable is not a URL (see proxy)");
   const host = hostOf(proxy ? new URL(proxy.url) : url);
   const what = proxy ? `the proxy host ${host}` : host;
   if (isAddress(host)) return pass(name, `${what} is an IP address: nothing to resolve`);
