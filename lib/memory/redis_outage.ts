@@ -105,7 +105,7 @@ export class OutageQueue {
   }
 
   /** Whether writes are known not to reach the store. */
-  get outage(): boolean {
+  get away(): boolean {
     return this.#outage;
   }
 

@@ -111,7 +111,7 @@ export class RedisStore implements MemoryStore {
 
   /** Whether the last contact with the server worked. */
   get available(): boolean {
-    return this.#verified && !this.#outage.outage && this.#client?.status === "ready";
+    return this.#verified && !this.#outage.away && this.#client?.status === "ready";
   }
 
   /** Messages waiting in the journal. */
