@@ -27,12 +27,11 @@ export const MAX_DURATION_SECONDS = 86_400;
 /** Longest `Memory.ttl_seconds`: ten years (365-day years), a bound for date arithmetic. */
 export const MAX_TTL_SECONDS = 10 * 365 * 86_400;
 
-const seconds = (what: string, fallback?: number) =>
+/** A duration in seconds, up to {@linkcode MAX_DURATION_SECONDS}; `fallback` when absent. */
+const seconds = (what: string, fallback: number) =>
   z.number().positive().max(MAX_DURATION_SECONDS).describe(
-    `${what}, in seconds${
-      fallback === undefined ? "" : ` (default ${fallback})`
-    }; at most ${MAX_DURATION_SECONDS} (one day)`,
-  );
+    `${what}, in seconds (default ${fallback}); at most ${MAX_DURATION_SECONDS} (one day)`,
+  ).default(fallback);
 
 /** Fields whose value is a duration in seconds (for messages that name the unit). */
 export const DURATION_FIELDS: ReadonlySet<string> = new Set([
@@ -84,8 +83,7 @@ export const LlmSchema = z.strictObject({
   deployment: optionalText("Azure only: deployment name (default: model)"),
   api_version: optionalText("Azure only: API version, e.g. 2024-10-21"),
   system_prompt: z.string().describe("Replaces patchbay's system prompt").optional(),
-  timeout: seconds("Time one model request may take", DEFAULTS.llm.timeoutSeconds)
-    .default(DEFAULTS.llm.timeoutSeconds),
+  timeout: seconds("Time one model request may take", DEFAULTS.llm.timeoutSeconds),
   max_retries: z.number().int().min(0).max(10).describe(
     `Retries of a failed model request (default ${DEFAULTS.llm.maxRetries})`,
   ).default(DEFAULTS.llm.maxRetries),
@@ -159,11 +157,11 @@ export const ServerSchema = z.strictObject({
   timeout: seconds(
     "Time to connect and to answer one request",
     DEFAULTS.server.timeoutSeconds,
-  ).default(DEFAULTS.server.timeoutSeconds),
+  ),
   sse_read_timeout: seconds(
     "Time an event stream may stay silent before it is reopened",
     DEFAULTS.server.sseReadTimeoutSeconds,
-  ).default(DEFAULTS.server.sseReadTimeoutSeconds),
+  ),
   ping_interval: z.number().min(0).max(MAX_PING_INTERVAL_SECONDS).describe(
     "streamable_http / sse: a server that died is noticed within this many seconds " +
       "(an MCP ping after half of it without a word from the server, answered within the " +
@@ -241,7 +239,7 @@ export const AgentSchema = z.strictObject({
   tool_call_timeout: seconds(
     "Limit for one tool call",
     DEFAULTS.agent.toolCallTimeoutSeconds,
-  ).default(DEFAULTS.agent.toolCallTimeoutSeconds),
+  ),
   connect_wait: z.number().min(0).max(MAX_CONNECT_WAIT_SECONDS).describe(
     "Seconds a message sent while servers are still connecting waits for them, then goes " +
       "with the tools of the servers that are connected " +
