@@ -287,6 +287,24 @@ export const ConfigFileSchema = z.strictObject({
   Memory: MemorySchema.optional(),
 }).describe("patchbay configuration (servers_config.json)");
 
+/** A section the file must have; its content is parsed on its own. */
+const requiredSection = (hint?: string) =>
+  z.unknown().refine((value) => value !== undefined, {
+    message: hint ?? "",
+    params: { kind: "missing" } satisfies RuleParams,
+  });
+
+/**
+ * The file's top level: the sections it takes and the two it needs. Each section is then
+ * parsed on its own (lib/config/validate.ts), so one broken section hides no other.
+ */
+export const FileSectionsSchema = ConfigFileSchema.extend({
+  LLM: requiredSection("it names the provider and model"),
+  mcpServers: requiredSection(),
+  AgentConfig: z.unknown().optional(),
+  Memory: z.unknown().optional(),
+});
+
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;
 export type ServerEntry = z.infer<typeof ServerSchema>;
 export type AuthEntry = z.infer<typeof AuthSchema>;

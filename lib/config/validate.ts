@@ -11,16 +11,14 @@ import { dirname, resolve } from "node:path";
 import { DEFAULTS } from "../defaults.ts";
 import type { Environment } from "../env.ts";
 import type { ConfigProblem } from "../errors.ts";
-import { didYouMean } from "../text.ts";
-import { FIELD_ALIASES } from "./aliases.ts";
 import type { JsonParseResult, JsonValue } from "./json.ts";
 import { readLlm } from "./llm.ts";
 import { ProblemList } from "./problem_list.ts";
-import { AgentSchema, MemorySchema } from "./schema.ts";
+import { AgentSchema, FileSectionsSchema, MemorySchema } from "./schema.ts";
 import { readServers } from "./servers.ts";
 import type { Config } from "./types.ts";
 import { ConfigValues } from "./values.ts";
-import { describeType, describeValue, KNOWN_KEYS, parseSection } from "./zod_issues.ts";
+import { describeType, parseSection } from "./zod_issues.ts";
 
 /** Walks the parsed file, collecting problems and building the normalized configuration. */
 export class Validator {
@@ -62,22 +60,7 @@ export class Validator {
     }
     // Sections are validated one by one (servers entry by entry), so one broken part
     // never hides the problems of another.
-    for (const key of Object.keys(raw)) {
-      if (KNOWN_KEYS.top.includes(key)) continue;
-      const suggestion = didYouMean(key, KNOWN_KEYS.top, FIELD_ALIASES);
-      problems.add(
-        [key],
-        `unknown field "${key}"`,
-        suggestion ? `did you mean "${suggestion}"?` : `known fields: ${KNOWN_KEYS.top.join(", ")}`,
-        problems.keyPos([key]),
-      );
-    }
-    if (raw.$schema !== undefined && typeof raw.$schema !== "string") {
-      problems.add(["$schema"], `expected a string, got ${describeValue(raw.$schema)}`);
-    }
-    if (!("LLM" in raw)) problems.missing(["LLM"], "it names the provider and model");
-    if (!("mcpServers" in raw)) problems.missing(["mcpServers"]);
-
+    parseSection(problems, FileSectionsSchema, raw, []);
     const reader = { problems, values: this.#values };
     const llm = "LLM" in raw ? readLlm(problems, this.#values, raw.LLM) : undefined;
     const servers = "mcpServers" in raw ? readServers(reader, raw.mcpServers) : [];

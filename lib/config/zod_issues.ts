@@ -80,7 +80,9 @@ export function reportIssues(
           problems.add(
             [...path, key],
             `unknown field "${key}"`,
-            suggestion ? `did you mean "${suggestion}"?` : `known fields here: ${known.join(", ")}`,
+            suggestion
+              ? `did you mean "${suggestion}"?`
+              : `known fields${path.length === 0 ? "" : " here"}: ${known.join(", ")}`,
             problems.keyPos([...path, key]),
           );
         }
@@ -127,7 +129,7 @@ export function reportIssues(
       }
       case "custom": {
         const { hint, at, kind } = (issue.params ?? {}) as RuleParams;
-        if (kind === "missing") problems.missing(path, issue.message);
+        if (kind === "missing") problems.missing(path, issue.message || undefined);
         else if (kind === "warning") problems.warn(path, issue.message, hint ?? "");
         else {problems.add(
             path,
