@@ -183,9 +183,9 @@ export const ServerSchema = z.strictObject({
 }).describe("One MCP server");
 
 /** Fields that only a server started as a local process takes. */
-export const STDIO_ONLY_FIELDS = { command: true, args: true, env: true, cwd: true } as const;
+const STDIO_ONLY_FIELDS = { command: true, args: true, env: true, cwd: true } as const;
 /** Fields that only a server reached at a URL takes. */
-export const HTTP_ONLY_FIELDS = {
+const HTTP_ONLY_FIELDS = {
   url: true,
   headers: true,
   auth: true,
