@@ -125,3 +125,12 @@ Deno.test("transport rules wait for a sound entry; a field of the other transpor
     ],
   );
 });
+
+Deno.test('sse: "legacy", "auto" and a 2025 revision are accepted (the modes are not revisions)', () => {
+  for (const protocol of ["legacy", "auto", "2025-11-25"]) {
+    const config = load({ a: { transport_type: "sse", url: "http://127.0.0.1:1/sse", protocol } });
+    const server = config.servers[0];
+    assert.equal(server.transport, "sse", `protocol ${protocol}`);
+    assert.equal(server.protocol, protocol);
+  }
+});
