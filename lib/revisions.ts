@@ -28,7 +28,14 @@ export const PROTOCOL_REVISIONS: readonly string[] = [MODERN_REVISION, ...LEGACY
 /** The settings of `protocol` that are not a revision. */
 export const PROTOCOL_MODES = ["auto", "legacy"] as const;
 
-/** Whether `revision` belongs to the stateless era (negotiated with `server/discover`). */
+/** A revision's shape: a date. The modes ("auto", "legacy") are not revisions. */
+const REVISION_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * Whether `revision` belongs to the stateless era (negotiated with `server/discover`).
+ * Only a dated revision can: compared as strings, "legacy" and "auto" would sort after
+ * every date.
+ */
 export function isModernRevision(revision: string): boolean {
-  return revision >= MODERN_REVISION;
+  return REVISION_DATE.test(revision) && revision >= MODERN_REVISION;
 }

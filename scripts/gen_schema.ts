@@ -7,30 +7,43 @@
  */
 
 import { z } from "zod";
-import { ConfigFileSchema } from "../lib/config/schema.ts";
+import { ConfigFileSchema, EntryByTransportSchema } from "../lib/config/schema.ts";
 
 /** The JSON Schema text for servers_config.json. */
 export function generateJsonSchema(): string {
   const schema = z.toJSONSchema(ConfigFileSchema, { io: "input" }) as Record<string, unknown>;
   const properties = schema.properties as Record<string, Record<string, unknown>>;
   const servers = properties.mcpServers.additionalProperties as Record<string, unknown>;
-  // What each transport needs, which the zod object alone cannot say.
+  // What each transport needs (the loader's discriminated union), which one object of
+  // every field cannot say; without transport_type, command or url says it.
   servers.allOf = [
-    {
-      if: { properties: { transport_type: { const: "stdio" } }, required: ["transport_type"] },
-      then: { required: ["command"] },
-    },
-    {
+    ...transportRequirements().map(({ transports, required }) => ({
       if: {
-        properties: { transport_type: { enum: ["streamable_http", "sse"] } },
+        properties: {
+          transport_type: transports.length === 1 ? { const: transports[0] } : { enum: transports },
+        },
         required: ["transport_type"],
       },
-      then: { required: ["url"] },
-    },
+      then: { required },
+    })),
     { anyOf: [{ required: ["command"] }, { required: ["url"] }] },
   ];
   schema.title = "patchbay servers_config.json";
   return JSON.stringify(schema, null, 2) + "\n";
+}
+
+/** The fields each transport requires besides transport_type, transports alike grouped. */
+function transportRequirements(): { transports: string[]; required: string[] }[] {
+  const groups = new Map<string, { transports: string[]; required: string[] }>();
+  for (const option of EntryByTransportSchema.options) {
+    const json = z.toJSONSchema(option, { io: "input" }) as { required?: string[] };
+    const required = (json.required ?? []).filter((field) => field !== "transport_type");
+    const key = required.join(",");
+    const group = groups.get(key) ?? { transports: [], required };
+    group.transports.push(option.shape.transport_type.value);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
 }
 
 if (import.meta.main) {

@@ -3,8 +3,10 @@
  *
  * This zod schema is the single source: the loader validates with it and
  * `scripts/gen_schema.ts` turns it into `servers_config.schema.json` for editors
- * (a test keeps the two in step). Rules that span fields (which fields each transport
- * needs) are checked by the loader, which can word them better than a schema can.
+ * (a test keeps the two in step). Defaults are applied here (`.default`, values from
+ * lib/defaults.ts); which fields each transport needs and refuses is the discriminated
+ * union {@linkcode EntryByTransportSchema}, and the rules among `auth`'s fields are
+ * lib/config/auth_rules.ts. lib/config/zod_issues.ts words their issues.
  *
  * @module
  */
@@ -12,7 +14,7 @@
 import { z } from "zod";
 import { DEFAULTS } from "../defaults.ts";
 import { PROVIDER_NAMES } from "../providers.ts";
-import { PROTOCOL_MODES, PROTOCOL_REVISIONS } from "../revisions.ts";
+import { isModernRevision, PROTOCOL_MODES, PROTOCOL_REVISIONS } from "../revisions.ts";
 import { CLIENT_ASSERTION_ALGS } from "./types.ts";
 
 /**
@@ -25,12 +27,11 @@ export const MAX_DURATION_SECONDS = 86_400;
 /** Longest `Memory.ttl_seconds`: ten years (365-day years), a bound for date arithmetic. */
 export const MAX_TTL_SECONDS = 10 * 365 * 86_400;
 
-const seconds = (what: string, fallback?: number) =>
+/** A duration in seconds, up to {@linkcode MAX_DURATION_SECONDS}; `fallback` when absent. */
+const seconds = (what: string, fallback: number) =>
   z.number().positive().max(MAX_DURATION_SECONDS).describe(
-    `${what}, in seconds${
-      fallback === undefined ? "" : ` (default ${fallback})`
-    }; at most ${MAX_DURATION_SECONDS} (one day)`,
-  );
+    `${what}, in seconds (default ${fallback}); at most ${MAX_DURATION_SECONDS} (one day)`,
+  ).default(fallback);
 
 /** Fields whose value is a duration in seconds (for messages that name the unit). */
 export const DURATION_FIELDS: ReadonlySet<string> = new Set([
@@ -42,12 +43,26 @@ export const DURATION_FIELDS: ReadonlySet<string> = new Set([
 
 const positiveInt = (what: string) => z.number().int().positive().describe(what);
 
+/** An optional, non-empty text field. */
+const optionalText = (what: string) => z.string().min(1).describe(what).optional();
+
 /** Longest `AgentConfig.connect_wait`: a message should not wait on servers for long. */
 export const MAX_CONNECT_WAIT_SECONDS = 300;
 /** Longest `ping_interval`: a dead server is noticed within the hour at worst. */
 export const MAX_PING_INTERVAL_SECONDS = 3600;
 
 export const TRANSPORT_TYPES = ["stdio", "streamable_http", "sse"] as const;
+
+/**
+ * What a rule's custom issue carries besides its message: the hint, where the caret goes
+ * (`key`: at the field's name; else at its value), and its kind (`missing`: the message
+ * is the hint of a `Missing required field` problem; `warning`: worth saying, not an error).
+ */
+export interface RuleParams {
+  hint?: string;
+  at?: "key";
+  kind?: "missing" | "warning";
+}
 
 export const LlmSchema = z.strictObject({
   provider: z.string().min(1).describe(
@@ -56,59 +71,54 @@ export const LlmSchema = z.strictObject({
   model: z.string().min(1).describe("Model identifier, e.g. gpt-4o-mini"),
   max_tokens: positiveInt(
     `Cap on the tokens of one response (default ${DEFAULTS.llm.maxTokens})`,
-  ).optional(),
+  ).default(DEFAULTS.llm.maxTokens),
   temperature: z.number().min(0).max(2).describe(
     "Sampling temperature; lower is more focused (default: the provider's)",
   ).optional(),
   max_context_length: positiveInt(
     `Tokens of conversation history kept (default ${DEFAULTS.llm.maxContextLength})`,
-  ).optional(),
-  base_url: z.string().min(1).describe(
-    "OpenAI-compatible API address; overrides the provider's preset",
-  ).optional(),
-  endpoint: z.string().min(1).describe(
-    "Azure only: the resource endpoint, https://<resource>.openai.azure.com",
-  ).optional(),
-  deployment: z.string().min(1).describe("Azure only: deployment name (default: model)")
-    .optional(),
-  api_version: z.string().min(1).describe("Azure only: API version, e.g. 2024-10-21")
-    .optional(),
+  ).default(DEFAULTS.llm.maxContextLength),
+  base_url: optionalText("OpenAI-compatible API address; overrides the provider's preset"),
+  endpoint: optionalText("Azure only: the resource endpoint, https://<resource>.openai.azure.com"),
+  deployment: optionalText("Azure only: deployment name (default: model)"),
+  api_version: optionalText("Azure only: API version, e.g. 2024-10-21"),
   system_prompt: z.string().describe("Replaces patchbay's system prompt").optional(),
-  timeout: seconds("Time one model request may take", DEFAULTS.llm.timeoutSeconds).optional(),
+  timeout: seconds("Time one model request may take", DEFAULTS.llm.timeoutSeconds),
   max_retries: z.number().int().min(0).max(10).describe(
     `Retries of a failed model request (default ${DEFAULTS.llm.maxRetries})`,
-  ).optional(),
+  ).default(DEFAULTS.llm.maxRetries),
 }).describe("Model settings");
 
 export const AuthSchema = z.strictObject({
   method: z.literal("oauth").describe('"oauth" turns on OAuth for this server'),
-  client_id: z.string().min(1).describe("Pre-registered OAuth client id").optional(),
+  client_id: optionalText("Pre-registered OAuth client id"),
   grant: z.enum(["authorization_code", "client_credentials"]).describe(
     '"authorization_code": a person logs in in the browser (default); "client_credentials": ' +
       "patchbay authenticates as the client itself, with client_secret or a private key, " +
       "for CI and hosts without a browser",
-  ).optional(),
-  client_secret: z.string().min(1).describe("Pre-registered OAuth client secret").optional(),
-  private_key: z.string().min(1).describe(
+  ).default(DEFAULTS.oauth.grant),
+  client_secret: optionalText("Pre-registered OAuth client secret"),
+  private_key: optionalText(
     "The client's private key for private_key_jwt client authentication: PEM (PKCS#8) or a " +
       "JWK as JSON; write ${VARIABLE} to take it from .env or the environment",
-  ).optional(),
-  private_key_file: z.string().min(1).describe(
+  ),
+  private_key_file: optionalText(
     "File holding the client's private key (PEM PKCS#8 or JWK JSON) for private_key_jwt; " +
       "relative to this file's folder",
-  ).optional(),
+  ),
+  // No zod default: a private_key_alg written without a key is worth a warning.
   private_key_alg: z.enum(CLIENT_ASSERTION_ALGS).describe(
     `JWS algorithm of the private_key_jwt assertion (default ${DEFAULTS.oauth.privateKeyAlg})`,
   ).optional(),
   dpop: z.boolean().describe(
     `Ask for DPoP-bound tokens (RFC 9449) and sign every request with a proof key ` +
       `(default ${DEFAULTS.oauth.dpop})`,
-  ).optional(),
+  ).default(DEFAULTS.oauth.dpop),
   scopes: z.array(z.string().min(1)).describe("Scopes to request (default: the server's)")
     .optional(),
-  client_metadata_url: z.string().min(1).describe(
+  client_metadata_url: optionalText(
     "HTTPS URL of a client ID metadata document to use as client_id",
-  ).optional(),
+  ),
   allow_internal_hosts: z.array(
     z.string().regex(
       /^(?:[^\s/:@?#[\]]+|\[?[0-9A-Fa-f:.]+\]?)$/,
@@ -121,21 +131,25 @@ export const AuthSchema = z.strictObject({
   ).optional(),
 }).describe("Authentication; omit it and use headers for a bearer token");
 
+const protocol = z.enum([...PROTOCOL_MODES, ...PROTOCOL_REVISIONS]).describe(
+  `MCP protocol revision: auto (default ${DEFAULTS.server.protocol}: probe for ` +
+    `${PROTOCOL_REVISIONS[0]} with server/discover, else the 2025 initialize handshake), ` +
+    "legacy (the 2025 handshake, no probe), or one revision to require",
+);
+
+/** One server entry as written: every field of every transport (what editors offer). */
 export const ServerSchema = z.strictObject({
   transport_type: z.enum(TRANSPORT_TYPES).describe(
     "How to reach the server; inferred from command (stdio) or url (streamable_http) " +
       "when omitted",
   ).optional(),
-  command: z.string().min(1).describe("stdio: executable that starts the server").optional(),
+  command: optionalText("stdio: executable that starts the server"),
   args: z.array(z.string()).describe("stdio: arguments for the command").optional(),
   env: z.record(z.string(), z.string()).describe(
     "stdio: extra environment variables for the server process",
   ).optional(),
-  cwd: z.string().min(1).describe(
-    "stdio: working directory (relative to this file's folder)",
-  ).optional(),
-  url: z.string().min(1).describe("streamable_http / sse: http(s)://<host>:<port>/<path>")
-    .optional(),
+  cwd: optionalText("stdio: working directory (relative to this file's folder)"),
+  url: optionalText("streamable_http / sse: http(s)://<host>:<port>/<path>"),
   headers: z.record(z.string(), z.string()).describe(
     "streamable_http / sse: extra request headers, e.g. Authorization: Bearer <token>",
   ).optional(),
@@ -143,50 +157,99 @@ export const ServerSchema = z.strictObject({
   timeout: seconds(
     "Time to connect and to answer one request",
     DEFAULTS.server.timeoutSeconds,
-  ).optional(),
+  ),
   sse_read_timeout: seconds(
     "Time an event stream may stay silent before it is reopened",
     DEFAULTS.server.sseReadTimeoutSeconds,
-  ).optional(),
+  ),
   ping_interval: z.number().min(0).max(MAX_PING_INTERVAL_SECONDS).describe(
     "streamable_http / sse: a server that died is noticed within this many seconds " +
       "(an MCP ping after half of it without a word from the server, answered within the " +
       `other half); 0 turns the pings off (default ${DEFAULTS.server.pingIntervalSeconds}, ` +
       `at most ${MAX_PING_INTERVAL_SECONDS})`,
-  ).optional(),
+  ).default(DEFAULTS.server.pingIntervalSeconds),
   roots: z.array(z.string().min(1)).min(1).describe(
     "Folders offered to the server as MCP roots (paths; relative ones against this file's " +
       "folder). Without it the server is not offered roots and keeps its own settings",
   ).optional(),
   trusted: z.boolean().describe("Run this server's tools without asking (default false)")
-    .optional(),
+    .default(DEFAULTS.server.trusted),
   sampling: z.enum(["ask", "allow", "deny"]).describe(
     "Model requests from the server (sampling): ask, allow or deny (default ask)",
-  ).optional(),
+  ).default(DEFAULTS.server.sampling),
   disabled: z.boolean().describe("Keep the entry but do not connect (default false)")
-    .optional(),
-  protocol: z.enum([...PROTOCOL_MODES, ...PROTOCOL_REVISIONS]).describe(
-    `MCP protocol revision: auto (default ${DEFAULTS.server.protocol}: probe for ` +
-      `${PROTOCOL_REVISIONS[0]} with server/discover, else the 2025 initialize handshake), ` +
-      "legacy (the 2025 handshake, no probe), or one revision to require",
-  ).optional(),
+    .default(false),
+  protocol: protocol.default(DEFAULTS.server.protocol),
 }).describe("One MCP server");
+
+/** Fields that only a server started as a local process takes. */
+const STDIO_ONLY_FIELDS = { command: true, args: true, env: true, cwd: true } as const;
+/** Fields that only a server reached at a URL takes. */
+const HTTP_ONLY_FIELDS = {
+  url: true,
+  headers: true,
+  auth: true,
+  sse_read_timeout: true,
+  ping_interval: true,
+} as const;
+
+/**
+ * A required text whose absence is explained: `hint` becomes the message of the missing
+ * field's issue (the other issues keep zod's wording, which lib/config/zod_issues.ts
+ * replaces).
+ */
+const requiredText = (hint: string) =>
+  z.string({ error: (issue) => issue.input === undefined ? hint : undefined }).min(1);
+
+const httpEntry = <T extends "streamable_http" | "sse">(transport: T) =>
+  ServerSchema.omit(STDIO_ONLY_FIELDS).extend({
+    transport_type: z.literal(transport),
+    url: requiredText(`a ${transport} server needs its url, http://<host>:<port>/<path>`),
+  });
+
+/**
+ * Which fields each transport needs and which it refuses, for an entry whose
+ * `transport_type` is known (written, or inferred from command or url). Its issues are
+ * `unrecognized_keys` for a field of the other transport and a missing command or url.
+ */
+export const EntryByTransportSchema = z.discriminatedUnion("transport_type", [
+  ServerSchema.omit(HTTP_ONLY_FIELDS).extend({
+    transport_type: z.literal("stdio"),
+    command: requiredText("a stdio server needs the command that starts it"),
+  }),
+  httpEntry("streamable_http"),
+  httpEntry("sse").extend({
+    // Refined before the default: only a protocol written in the entry is judged.
+    protocol: protocol.superRefine((protocol, ctx) => {
+      if (!isModernRevision(protocol)) return;
+      ctx.addIssue({
+        code: "custom",
+        message: `protocol revision ${protocol} has no legacy SSE transport`,
+        params: {
+          hint: 'use "transport_type": "streamable_http" with the server\'s MCP endpoint, or ' +
+            '"protocol": "legacy" for an SSE server',
+          at: "key",
+        } satisfies RuleParams,
+      });
+    }).default(DEFAULTS.server.protocol),
+  }),
+]);
 
 export const AgentSchema = z.strictObject({
   tool_call_timeout: seconds(
     "Limit for one tool call",
     DEFAULTS.agent.toolCallTimeoutSeconds,
-  ).optional(),
+  ),
   connect_wait: z.number().min(0).max(MAX_CONNECT_WAIT_SECONDS).describe(
     "Seconds a message sent while servers are still connecting waits for them, then goes " +
       "with the tools of the servers that are connected " +
       `(default ${DEFAULTS.agent.connectWaitSeconds}, at most ${MAX_CONNECT_WAIT_SECONDS})`,
-  ).optional(),
+  ).default(DEFAULTS.agent.connectWaitSeconds),
   request_limit: positiveInt("Model requests per session (default unlimited)").optional(),
   total_tokens_limit: positiveInt("Tokens per session (default unlimited)").optional(),
   max_steps: positiveInt(
     `Model requests per turn (default ${DEFAULTS.agent.maxSteps})`,
-  ).optional(),
+  ).default(DEFAULTS.agent.maxSteps),
 }).describe("Runtime limits");
 
 export const MemorySchema = z.strictObject({
@@ -194,7 +257,7 @@ export const MemorySchema = z.strictObject({
     "auto (Redis when REDIS_URL or REDIS_HOST is set, or sentinels or cluster_nodes, else " +
       "the embedded store in the data directory), redis, file or off (nothing saved; " +
       "/memory turns it on)",
-  ).optional(),
+  ).default(DEFAULTS.memory.backend),
   ttl_seconds: z.number().int().positive().max(MAX_TTL_SECONDS).describe(
     "Seconds a conversation is kept after its last message (default: forever); at most " +
       `${MAX_TTL_SECONDS} (ten years)`,
@@ -204,11 +267,11 @@ export const MemorySchema = z.strictObject({
     "no spaces or braces (braces would break Redis Cluster hash tags)",
   ).describe(
     `Prefix of Redis keys (default ${DEFAULTS.memory.keyPrefix}); keeps deployments apart`,
-  ).optional(),
+  ).default(DEFAULTS.memory.keyPrefix),
   sentinels: z.array(z.string().min(1)).describe(
     "Redis Sentinel addresses host:port; connects to the master named by sentinel_name",
   ).optional(),
-  sentinel_name: z.string().min(1).describe("Redis Sentinel master group name").optional(),
+  sentinel_name: optionalText("Redis Sentinel master group name"),
   cluster_nodes: z.array(z.string().min(1)).describe(
     "Redis Cluster seed nodes host:port",
   ).optional(),
@@ -224,65 +287,24 @@ export const ConfigFileSchema = z.strictObject({
   Memory: MemorySchema.optional(),
 }).describe("patchbay configuration (servers_config.json)");
 
+/** A section the file must have; its content is parsed on its own. */
+const requiredSection = (hint?: string) =>
+  z.unknown().refine((value) => value !== undefined, {
+    message: hint ?? "",
+    params: { kind: "missing" } satisfies RuleParams,
+  });
+
+/**
+ * The file's top level: the sections it takes and the two it needs. Each section is then
+ * parsed on its own (lib/config/validate.ts), so one broken section hides no other.
+ */
+export const FileSectionsSchema = ConfigFileSchema.extend({
+  LLM: requiredSection("it names the provider and model"),
+  mcpServers: requiredSection(),
+  AgentConfig: z.unknown().optional(),
+  Memory: z.unknown().optional(),
+});
+
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;
 export type ServerEntry = z.infer<typeof ServerSchema>;
-
-/** Field names people write instead of the real ones, for did-you-mean hints. */
-export const FIELD_ALIASES: Readonly<Record<string, string>> = {
-  type: "transport_type",
-  transport: "transport_type",
-  transporttype: "transport_type",
-  cmd: "command",
-  arguments: "args",
-  argv: "args",
-  environment: "env",
-  workdir: "cwd",
-  root: "roots",
-  folders: "roots",
-  directories: "roots",
-  working_directory: "cwd",
-  serverurl: "url",
-  endpoint: "url",
-  uri: "url",
-  header: "headers",
-  authentication: "auth",
-  timeout_seconds: "timeout",
-  keepalive: "ping_interval",
-  keep_alive: "ping_interval",
-  keepalive_interval: "ping_interval",
-  heartbeat: "ping_interval",
-  readtimeout: "sse_read_timeout",
-  protocol_version: "protocol",
-  protocolversion: "protocol",
-  llm: "LLM",
-  servers: "mcpServers",
-  mcp_servers: "mcpServers",
-  mcpservers: "mcpServers",
-  agent: "AgentConfig",
-  agentconfig: "AgentConfig",
-  agent_config: "AgentConfig",
-  memory: "Memory",
-  maxtokens: "max_tokens",
-  max_output_tokens: "max_tokens",
-  context_length: "max_context_length",
-  max_context: "max_context_length",
-  baseurl: "base_url",
-  api_base: "base_url",
-  api_base_url: "base_url",
-  timeout: "tool_call_timeout",
-  max_requests: "request_limit",
-  token_limit: "total_tokens_limit",
-  max_iterations: "max_steps",
-};
-
-/** Values people write for transport_type, mapped to the real ones. */
-export const TRANSPORT_ALIASES: Readonly<Record<string, string>> = {
-  http: "streamable_http",
-  "streamable-http": "streamable_http",
-  streamablehttp: "streamable_http",
-  streamable: "streamable_http",
-  https: "streamable_http",
-  "server-sent-events": "sse",
-  process: "stdio",
-  local: "stdio",
-};
+export type AuthEntry = z.infer<typeof AuthSchema>;

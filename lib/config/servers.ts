@@ -1,0 +1,245 @@
+/**
+ * The `mcpServers` section: each entry's shape (zod, lib/config/schema.ts), its transport
+ * (written, or inferred from command or url), the fields that transport needs and refuses
+ * ({@linkcode EntryByTransportSchema}), its `auth` rules, and its values expanded.
+ *
+ * @module
+ */
+
+import { DEFAULTS } from "../defaults.ts";
+import { AuthRulesSchema } from "./auth_rules.ts";
+import type { FieldPath, ProblemList } from "./problem_list.ts";
+import {
+  type AuthEntry,
+  EntryByTransportSchema,
+  type ServerEntry,
+  ServerSchema,
+} from "./schema.ts";
+import type {
+  HttpServerConfig,
+  OAuthSettings,
+  ServerConfig,
+  StdioServerConfig,
+  TransportType,
+} from "./types.ts";
+import type { ConfigValues } from "./values.ts";
+import { describeType, PARSE_OPTIONS, parseSection, reportIssues } from "./zod_issues.ts";
+
+/** What reading the entries needs: where problems go, and how values are read. */
+export interface EntryReader {
+  problems: ProblemList;
+  values: ConfigValues;
+}
+
+/** Remedies for a field of the other transport, by the entry's transport. */
+const MISPLACED_REMEDY: Readonly<Record<TransportType, string>> = {
+  stdio: "remove it, or set transport_type to streamable_http or sse for a server at a URL",
+  streamable_http:
+    "remove it, or set transport_type to stdio for a server started as a local process",
+  sse: "remove it, or set transport_type to stdio for a server started as a local process",
+};
+
+/** The servers of `value` (the `mcpServers` section), in file order. */
+export function readServers(reader: EntryReader, value: unknown): ServerConfig[] {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    reader.problems.add(
+      ["mcpServers"],
+      `expected an object mapping server names to entries, got ${describeType(value)}`,
+      'write "mcpServers": {} for no servers',
+    );
+    return [];
+  }
+  const servers: ServerConfig[] = [];
+  for (const [name, raw] of Object.entries(value)) {
+    const path = ["mcpServers", name];
+    if (name.trim() === "") {
+      reader.problems.add(
+        path,
+        "a server name cannot be empty",
+        undefined,
+        reader.problems.keyPos(path),
+      );
+      continue;
+    }
+    // The transport's rules are checked once the entry's fields are sound, so a broken
+    // entry reports its first-order problems alone.
+    const entry = parseSection(reader.problems, ServerSchema, raw, path);
+    if (!entry) continue;
+    const server = readServer(reader, name, entry, raw as Record<string, unknown>, path);
+    if (server) servers.push(server);
+  }
+  return servers;
+}
+
+function readServer(
+  { problems, values }: EntryReader,
+  name: string,
+  entry: ServerEntry,
+  raw: Record<string, unknown>,
+  path: FieldPath,
+): ServerConfig | undefined {
+  const transport = inferTransport(problems, entry, path);
+  if (!transport) return undefined;
+  const common = {
+    name,
+    timeoutSeconds: entry.timeout,
+    trusted: entry.trusted,
+    sampling: entry.sampling,
+    disabled: entry.disabled,
+    roots: entry.roots === undefined
+      ? DEFAULTS.server.roots
+      : values.roots(entry.roots, [...path, "roots"]),
+    transportInferred: entry.transport_type === undefined,
+    protocol: entry.protocol,
+  };
+  if (!transportRulesHold(problems, { ...raw, transport_type: transport }, transport, path)) {
+    return undefined;
+  }
+  if (transport === "stdio") {
+    const stdio: StdioServerConfig = {
+      ...common,
+      transport,
+      // The transport's rules hold: a stdio entry has its command.
+      command: values.expand(entry.command!, [...path, "command"]),
+      args: (entry.args ?? []).map((arg, i) => values.expand(arg, [...path, "args", i])),
+      env: Object.fromEntries(
+        Object.entries(entry.env ?? {}).map((
+          [k, v],
+        ) => [k, values.expand(v, [...path, "env", k])]),
+      ),
+      cwd: entry.cwd === undefined ? undefined : values.path(entry.cwd, [...path, "cwd"]),
+    };
+    return stdio;
+  }
+  const url = values.url(entry.url, [...path, "url"]);
+  const headers = Object.fromEntries(
+    Object.entries(entry.headers ?? {}).map((
+      [k, v],
+    ) => [k, values.header(k, v, [...path, "headers", k])]),
+  );
+  const hasAuthorization = Object.keys(headers).some((h) => h.toLowerCase() === "authorization");
+  if (entry.auth && hasAuthorization) {
+    problems.add(
+      [...path, "auth"],
+      "auth (OAuth) and an Authorization header are mutually exclusive",
+      "keep auth for OAuth, or remove auth and keep the bearer header",
+      problems.keyPos([...path, "auth"]),
+    );
+  }
+  if (url === undefined) return undefined;
+  if (entry.sse_read_timeout < common.timeoutSeconds) {
+    problems.warn(
+      [...path, "sse_read_timeout"],
+      `sse_read_timeout (${entry.sse_read_timeout} s) is shorter than timeout (${common.timeoutSeconds} s)`,
+      "event streams may then be reopened before a slow answer arrives",
+    );
+  }
+  const http: HttpServerConfig = {
+    ...common,
+    transport,
+    url,
+    headers,
+    sseReadTimeoutSeconds: entry.sse_read_timeout,
+    pingIntervalSeconds: entry.ping_interval,
+    auth: entry.auth && readAuth({ problems, values }, entry.auth, [...path, "auth"]),
+  };
+  return http;
+}
+
+/**
+ * Checks the fields `transport` needs and refuses; false when the entry lacks what it
+ * needs (a field of the other transport is reported, and the entry read on).
+ */
+function transportRulesHold(
+  problems: ProblemList,
+  entry: Record<string, unknown>,
+  transport: TransportType,
+  path: FieldPath,
+): boolean {
+  const result = EntryByTransportSchema.safeParse(entry, PARSE_OPTIONS);
+  if (result.success) return true;
+  let holds = true;
+  for (const issue of result.error.issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const field of issue.keys) {
+        problems.add(
+          [...path, field],
+          `"${field}" does not apply to transport_type ${transport}`,
+          MISPLACED_REMEDY[transport],
+          problems.keyPos([...path, field]),
+        );
+      }
+      continue;
+    }
+    if (issue.code === "invalid_type") holds = false;
+    reportIssues(problems, [issue], path);
+  }
+  return holds;
+}
+
+function inferTransport(
+  problems: ProblemList,
+  entry: ServerEntry,
+  path: FieldPath,
+): TransportType | undefined {
+  if (entry.transport_type) return entry.transport_type;
+  if (entry.command !== undefined && entry.url !== undefined) {
+    problems.missing(
+      [...path, "transport_type"],
+      "the entry has both command and url; say which to use (stdio, streamable_http or sse)",
+    );
+    return undefined;
+  }
+  if (entry.command !== undefined) return "stdio";
+  if (entry.url !== undefined) return "streamable_http";
+  problems.missing(
+    [...path, "transport_type"],
+    "give transport_type with command (stdio) or url (streamable_http, sse)",
+  );
+  return undefined;
+}
+
+/** The entry's `auth`: its rules checked (lib/config/auth_rules.ts), its values read. */
+function readAuth(
+  { problems, values }: EntryReader,
+  auth: AuthEntry,
+  path: FieldPath,
+): OAuthSettings {
+  // Problems are reported; the values are still read, so theirs are reported too.
+  parseSection(problems, AuthRulesSchema, auth, path);
+  let privateKey: string | undefined;
+  let privateKeySource: string | undefined;
+  let privateKeyFile: string | undefined;
+  if (auth.private_key !== undefined) {
+    privateKey = values.expand(auth.private_key, [...path, "private_key"]);
+    privateKeySource = "auth.private_key";
+  } else if (auth.private_key_file !== undefined) {
+    const file = values.path(auth.private_key_file, [...path, "private_key_file"]);
+    privateKeySource = `auth.private_key_file (${file})`;
+    privateKeyFile = file;
+    try {
+      privateKey = Deno.readTextFileSync(file);
+    } catch (error) {
+      problems.add(
+        [...path, "private_key_file"],
+        `cannot read the private key file ${file}: ${(error as Error).message}`,
+        "point private_key_file at the client's key (PEM PKCS#8 or JWK JSON), readable by you",
+      );
+    }
+  }
+  return {
+    method: auth.method,
+    grant: auth.grant,
+    clientId: auth.client_id && values.expand(auth.client_id, [...path, "client_id"]),
+    clientSecret: auth.client_secret &&
+      values.expand(auth.client_secret, [...path, "client_secret"]),
+    privateKey,
+    privateKeySource,
+    privateKeyFile,
+    privateKeyAlg: auth.private_key_alg ?? DEFAULTS.oauth.privateKeyAlg,
+    dpop: auth.dpop,
+    scopes: auth.scopes,
+    clientMetadataUrl: auth.client_metadata_url,
+    allowInternalHosts: auth.allow_internal_hosts,
+  };
+}

@@ -1,0 +1,202 @@
+/**
+ * zod's issues worded for a person editing the file: the expected type and the value
+ * seen, did-you-mean for unknown fields and enum values, durations in their unit, and the
+ * rules' custom issues (lib/config/schema.ts {@linkcode RuleParams}) as they ask.
+ *
+ * @module
+ */
+
+import type { z } from "zod";
+import { didYouMean } from "../text.ts";
+import { FIELD_ALIASES, TRANSPORT_ALIASES } from "./aliases.ts";
+import type { FieldPath, ProblemList } from "./problem_list.ts";
+import {
+  AgentSchema,
+  AuthSchema,
+  ConfigFileSchema,
+  DURATION_FIELDS,
+  LlmSchema,
+  MemorySchema,
+  type RuleParams,
+  ServerSchema,
+} from "./schema.ts";
+
+/** The fields each part of the file takes, for unknown-field hints. */
+export const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
+  top: Object.keys(ConfigFileSchema.shape),
+  LLM: Object.keys(LlmSchema.shape),
+  server: Object.keys(ServerSchema.shape),
+  auth: Object.keys(AuthSchema.shape),
+  AgentConfig: Object.keys(AgentSchema.shape),
+  Memory: Object.keys(MemorySchema.shape),
+};
+
+/**
+ * How the configuration's schemas are run: issues carry the value seen, and a missing
+ * field's issue keeps the message its schema gave it (the hint of a required field,
+ * lib/config/schema.ts) or has none.
+ */
+export const PARSE_OPTIONS: z.core.ParseContext<z.core.$ZodIssue> = {
+  reportInput: true,
+  error: (issue) => issue.code === "invalid_type" && issue.input === undefined ? "" : undefined,
+};
+
+/**
+ * Parses `value` (at `path` in the file) with `schema`; on failure adds its issues to
+ * `problems` and returns `undefined`.
+ */
+export function parseSection<S extends z.ZodType>(
+  problems: ProblemList,
+  schema: S,
+  value: unknown,
+  path: FieldPath,
+): z.output<S> | undefined {
+  const result = schema.safeParse(value, PARSE_OPTIONS);
+  if (result.success) return result.data;
+  reportIssues(problems, result.error.issues, path);
+  return undefined;
+}
+
+/** Adds zod's `issues` (found at `base` in the file) to `problems`. */
+export function reportIssues(
+  problems: ProblemList,
+  issues: readonly z.core.$ZodIssue[],
+  base: FieldPath,
+): void {
+  for (const issue of issues) {
+    const path = [...base, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))];
+    const value = issue.input;
+    switch (issue.code) {
+      case "invalid_type":
+        if (value === undefined) problems.missing(path, issue.message || undefined);
+        else {
+          problems.add(path, `expected ${typeName(issue.expected)}, got ${describeValue(value)}`);
+        }
+        break;
+      case "unrecognized_keys":
+        for (const key of issue.keys) {
+          const known = knownKeys(path);
+          const suggestion = didYouMean(key, known, FIELD_ALIASES);
+          problems.add(
+            [...path, key],
+            `unknown field "${key}"`,
+            suggestion
+              ? `did you mean "${suggestion}"?`
+              : `known fields${path.length === 0 ? "" : " here"}: ${known.join(", ")}`,
+            problems.keyPos([...path, key]),
+          );
+        }
+        break;
+      case "invalid_value": {
+        const allowed = issue.values.map(String);
+        const isTransport = path.at(-1) === "transport_type";
+        const suggestion = typeof value === "string"
+          ? (isTransport ? TRANSPORT_ALIASES[value.toLowerCase()] : undefined) ??
+            didYouMean(value, allowed)
+          : undefined;
+        problems.add(
+          path,
+          `expected one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}, got ${
+            describeValue(value)
+          }`,
+          suggestion ? `did you mean "${suggestion}"?` : undefined,
+        );
+        break;
+      }
+      case "too_small":
+        problems.add(
+          path,
+          issue.origin === "string" || issue.origin === "array"
+            ? `must not be empty, got ${describeValue(value)}`
+            : `must be ${issue.inclusive ? "at least" : "greater than"} ${issue.minimum}, got ${
+              describeValue(value)
+            }`,
+        );
+        break;
+      case "too_big": {
+        const duration = DURATION_FIELDS.has(String(path.at(-1)));
+        const unit = duration ? ` seconds (${describeSeconds(Number(issue.maximum))})` : "";
+        problems.add(
+          path,
+          `must be ${issue.inclusive ? "at most" : "less than"} ${issue.maximum}${unit}, got ${
+            describeValue(value)
+          }`,
+          duration && typeof value === "number"
+            ? durationHint(value, Number(issue.maximum))
+            : undefined,
+        );
+        break;
+      }
+      case "custom": {
+        const { hint, at, kind } = (issue.params ?? {}) as RuleParams;
+        if (kind === "missing") problems.missing(path, issue.message || undefined);
+        else if (kind === "warning") problems.warn(path, issue.message, hint ?? "");
+        else {problems.add(
+            path,
+            issue.message,
+            hint,
+            at === "key" ? problems.keyPos(path) : undefined,
+          );}
+        break;
+      }
+      default:
+        problems.add(path, `${issue.message}, got ${describeValue(value)}`);
+    }
+  }
+}
+
+/** The fields known where an object at `path` sits. */
+function knownKeys(path: FieldPath): readonly string[] {
+  if (path.length === 0) return KNOWN_KEYS.top;
+  if (path[0] === "mcpServers") return path.at(-1) === "auth" ? KNOWN_KEYS.auth : KNOWN_KEYS.server;
+  return KNOWN_KEYS[String(path[0])] ?? [];
+}
+
+function typeName(expected: string): string {
+  return ({
+    string: "a string",
+    number: "a number",
+    int: "an integer",
+    boolean: "true or false",
+    object: "an object",
+    array: "an array",
+    record: "an object",
+  } as Record<string, string>)[expected] ?? expected;
+}
+
+/** `null`, `an array`, `an object`, `a string`… */
+export function describeType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** The value seen, in a few words: `the string "x"`, `the number 3`, `an object`. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (typeof value === "string") {
+    return `the string ${JSON.stringify(value.length > 60 ? value.slice(0, 57) + "..." : value)}`;
+  }
+  if (typeof value === "number") return `the number ${value}`;
+  if (typeof value === "boolean") return `${value}`;
+  return describeType(value);
+}
+
+/** `86400` → "one day"; the maxima are whole days or years. */
+function describeSeconds(seconds: number): string {
+  const days = seconds / 86_400;
+  if (days >= 365 && Number.isInteger(days / 365)) {
+    return days === 365 ? "one year" : `${days / 365} years`;
+  }
+  if (Number.isInteger(days)) return days === 1 ? "one day" : `${days} days`;
+  return `${seconds} s`;
+}
+
+/** Why a duration is too long, in the unit people confuse it with. */
+function durationHint(value: number, maximum: number): string {
+  const days = (value / 86_400).toFixed(1);
+  return value % 1000 === 0 && value / 1000 <= maximum
+    ? `durations are in seconds: ${value} s is ${days} days; for ${value} ms write ${value / 1000}`
+    : `durations are in seconds: ${value} s is ${days} days`;
+}
