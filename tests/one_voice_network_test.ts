@@ -4,7 +4,9 @@
  * the scripted provider answering 401 and 429, Redis with a password given wrong and a
  * database it does not have — reads the same message and cause on every surface that shows
  * it: the interactive client (tmux), the scripting commands (`tools`, `run --json`,
- * `sessions`) and `patchbay doctor`. The remedy is the interactive client's, with the slash
+ * `sessions`) and `patchbay doctor`. OAuth: an authorization server that refuses the
+ * client's credentials reads the same at start-up, for `/call` and `patchbay call`, in
+ * `run --json` and in the doctor. The remedy is the interactive client's, with the slash
  * commands it names replaced for the scripting commands (`remedyFor`).
  *
  * @module
@@ -15,6 +17,8 @@ import { remedyFor, type Surface } from "../lib/errors.ts";
 import { runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
 import { runDoctor } from "./support/doctor.ts";
 import { RedisServer } from "./support/redis.ts";
+import { startAuthorizationServer } from "./support/oauth_server.ts";
+import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
 import { startRepl } from "./support/repl.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 import { assumingClosed, freePort } from "./support/servers.ts";
@@ -235,6 +239,84 @@ Deno.test({
         ["sessions", "script", printed(sessions.stderr, row.message)],
         ["doctor", "script", doctored(memory.finding, memory.remedy)],
       ]);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "OAuth: credentials the authorization server refuses read the same at start-up, /call, call, run --json and doctor",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    // client_credentials: the login is the token request alone (no browser, no port 3000).
+    const client = { client_id: "ci-bot", client_secret: "the-right-secret", redirect_uris: [] };
+    await using as = startAuthorizationServer({ clientCredentials: true, clients: [client] });
+    await using rs = startProtectedMcpServer({ authorizationServer: as });
+    await using llm = await startScriptedLlm({ fallback: () => ({ text: "fine" }) });
+    await using box = await sandbox({ LLM_API_KEY: "test-key" });
+    for (
+      const row of [
+        {
+          name: "wrong client secret",
+          auth: { client_id: "ci-bot", client_secret: "not-the-secret" },
+          cause: /^the authorization server answered invalid_client\b/,
+          remedy: /check auth\.client_id and auth\.client_secret in the entry for 'ci'/,
+        },
+        {
+          name: "unknown client",
+          auth: { client_id: "nobody", client_secret: "the-right-secret" },
+          cause: /^the authorization server answered invalid_client\b/,
+          remedy: /check auth\.client_id and auth\.client_secret in the entry for 'ci'/,
+        },
+      ]
+    ) {
+      await writeConfig(box, {
+        LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+        mcpServers: {
+          ci: {
+            transport_type: "streamable_http",
+            url: rs.url,
+            auth: { method: "oauth", grant: "client_credentials", ...row.auth },
+          },
+        },
+      });
+      const message = "OAuth authentication failed for server 'ci'";
+      const requests = as.log.token.length;
+      let screen: string;
+      let slashCall: string;
+      {
+        await using repl = await startRepl(box);
+        screen = await repl.tmux.screen();
+        slashCall = await repl.send('/call ci.echo {"text": "hi"}', /remedy: .+\n/);
+      }
+      const reference = printed(screen, message);
+      assert.match(reference.cause, row.cause, `${row.name}: cause at start-up`);
+      assert.match(reference.remedy, row.remedy, `${row.name}: remedy at start-up`);
+      const call = await runPatchbay(box, ["call", "ci.echo", '{"text": "hi"}']);
+      assert.equal(call.code, 1, call.stderr);
+      const run = await events(box, ["hello"]);
+      const doctor = await runDoctor(box, ["--offline"]);
+      const check = doctor.check("server:ci");
+      same(row.name, reference, [
+        ["/call", "repl", printed(slashCall, message)],
+        [
+          "call",
+          "script",
+          printed(call.stderr.slice(call.stderr.lastIndexOf("\nerror: ")), message),
+        ],
+        [
+          "run --json",
+          "script",
+          fromJson(run.find((e) => e.type === "server" && e.name === "ci")?.error, "run"),
+        ],
+        ["doctor", "script", doctored(check.finding, check.remedy)],
+      ]);
+      // Each surface really asked the authorization server (none reused an earlier answer).
+      assert.ok(as.log.token.length >= requests + 4, `${row.name}: token requests`);
+      for (const output of [screen, slashCall, call.stderr, JSON.stringify(run)]) {
+        assert.ok(!output.includes(row.auth.client_secret), `${row.name}: the secret is not shown`);
+      }
     }
   },
 });
