@@ -176,12 +176,6 @@ export function startServerProcesses(runtime: Runtime): void {
   }
 }
 
-/** The server part of `server.tool` when it names a configured server. */
-export function serverPrefix(spec: string, servers: readonly string[]): string | undefined {
-  return servers.filter((name) => spec.startsWith(`${name}.`) || spec.startsWith(`${name}/`))
-    .sort((a, b) => b.length - a.length)[0];
-}
-
 /** Server states as JSON. */
 export function statesJson(states: readonly ServerStatus[]) {
   return states.map((s) => ({

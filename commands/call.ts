@@ -9,10 +9,10 @@
 import { convertToolResult } from "../lib/agent/content.ts";
 import { errorResultFailure, thrownFailure } from "../lib/agent/tool_failure.ts";
 import { CancelledError, EXIT } from "../lib/errors.ts";
-import { parseJsonArgs, resolveTool } from "../lib/repl/resolve.ts";
+import { parseJsonArgs, resolveTool, serverPrefix } from "../lib/repl/resolve.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { errorJson } from "./_boundary.ts";
-import { type ScriptOptions, serverPrefix, withServers } from "./_connect.ts";
+import { type ScriptOptions, withServers } from "./_connect.ts";
 
 /** Calls a tool. */
 export async function call(

@@ -151,6 +151,7 @@ const SCRIPT_REMEDIES: readonly (readonly [RegExp, string])[] = [
   [/run \/debug for details/g, "run again with --debug for details"],
   [/check the tool exists with \/tools/g, "check the tool exists with `patchbay tools`"],
   [/run \/refresh to connect it/g, "run the command again"],
+  [/retry the login \(\/refresh, or (patchbay auth login [^)]+)\)/g, "retry the login ($1)"],
   [/\(or run \/refresh\)/g, ""],
 ];
 

@@ -84,3 +84,21 @@ export class TerminalEscapeFilter {
     return rest;
   }
 }
+
+/** East Asian wide and fullwidth characters, and emoji: two columns each. */
+const WIDE =
+  /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]/u;
+/** Characters that take no column of their own: combining marks and joiners. */
+const ZERO_WIDTH = /[\p{M}\u200b-\u200f]/u;
+
+/**
+ * Columns `text` takes in a terminal, escape sequences left out. An estimate (terminals
+ * differ on some emoji), exact for the ASCII and the Latin text patchbay writes itself.
+ */
+export function displayWidth(text: string): number {
+  let width = 0;
+  for (const char of stripTerminalEscapes(text)) {
+    width += char === "\t" ? 8 - (width % 8) : ZERO_WIDTH.test(char) ? 0 : WIDE.test(char) ? 2 : 1;
+  }
+  return width;
+}

@@ -4,7 +4,9 @@
  * the scripted provider answering 401 and 429, Redis with a password given wrong and a
  * database it does not have — reads the same message and cause on every surface that shows
  * it: the interactive client (tmux), the scripting commands (`tools`, `run --json`,
- * `sessions`) and `patchbay doctor`. The remedy is the interactive client's, with the slash
+ * `sessions`) and `patchbay doctor`. OAuth: an authorization server that refuses the
+ * client's credentials reads the same at start-up, for `/call` and `patchbay call`, in
+ * `run --json` and in the doctor. The remedy is the interactive client's, with the slash
  * commands it names replaced for the scripting commands (`remedyFor`).
  *
  * @module
@@ -15,6 +17,8 @@ import { remedyFor, type Surface } from "../lib/errors.ts";
 import { runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
 import { runDoctor } from "./support/doctor.ts";
 import { RedisServer } from "./support/redis.ts";
+import { startAuthorizationServer } from "./support/oauth_server.ts";
+import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
 import { startRepl } from "./support/repl.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 import { assumingClosed, freePort } from "./support/servers.ts";
@@ -60,12 +64,19 @@ function fromJson(error: Record<string, string> | undefined, where: string): Sho
   return { message: error.message, cause: error.cause, remedy: error.remedy };
 }
 
+/** A slash command of the interactive client, which a scripting command cannot act on. */
+const SLASH_COMMAND =
+  /(?<![\w.:/])\/(?:debug|tools|memory|api_stats|status|connections|refresh|call|prompts?|resources?|clear|history)\b/;
+
 /** Every surface against the interactive client's reading of the same failure. */
 function same(name: string, reference: Shown, others: [string, Surface, Shown][]): void {
   for (const [where, surface, shown] of others) {
     assert.equal(shown.message, reference.message, `${name}, ${where}: message`);
     assert.equal(shown.cause, reference.cause, `${name}, ${where}: cause`);
     assert.equal(shown.remedy, remedyFor(reference.remedy, surface), `${name}, ${where}: remedy`);
+    if (surface === "script") {
+      assert.doesNotMatch(shown.remedy, SLASH_COMMAND, `${name}, ${where}: remedy`);
+    }
   }
 }
 
@@ -235,6 +246,102 @@ Deno.test({
         ["sessions", "script", printed(sessions.stderr, row.message)],
         ["doctor", "script", doctored(memory.finding, memory.remedy)],
       ]);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "OAuth: credentials the authorization server refuses read the same at start-up, /call, call, run --json and doctor",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using llm = await startScriptedLlm({ fallback: () => ({ text: "fine" }) });
+    await using box = await sandbox({ LLM_API_KEY: "test-key" });
+    // client_credentials: the login is the token request alone (no browser, no port 3000).
+    const secret = "the-right-secret";
+    const client = { client_id: "ci-bot", client_secret: secret, redirect_uris: [] };
+    const clientRemedy = /^check auth\.client_id and auth\.client_secret in the entry for 'ci'/;
+    for (
+      const row of [
+        {
+          name: "wrong client secret",
+          server: {},
+          auth: { client_id: "ci-bot", client_secret: "not-the-secret" },
+          cause: /^the authorization server answered invalid_client\b/,
+          remedy: clientRemedy,
+        },
+        {
+          name: "unknown client",
+          server: {},
+          auth: { client_id: "nobody", client_secret: secret },
+          cause: /^the authorization server answered invalid_client\b/,
+          remedy: clientRemedy,
+        },
+        {
+          // A generic refusal: its remedy names /refresh, which the scripts word their way.
+          name: "authorization server failing",
+          server: {
+            tokenError: { error: "temporarily_unavailable", description: "down for maintenance" },
+          },
+          auth: { client_id: "ci-bot", client_secret: secret },
+          cause:
+            /^the authorization server answered temporarily_unavailable: down for maintenance$/,
+          remedy: /^retry the login \(\/refresh, or patchbay auth login ci\)/,
+        },
+      ]
+    ) {
+      await using as = startAuthorizationServer({
+        clientCredentials: true,
+        clients: [client],
+        ...row.server,
+      });
+      await using rs = startProtectedMcpServer({ authorizationServer: as });
+      await writeConfig(box, {
+        LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+        mcpServers: {
+          ci: {
+            transport_type: "streamable_http",
+            url: rs.url,
+            auth: { method: "oauth", grant: "client_credentials", ...row.auth },
+          },
+        },
+      });
+      const message = "OAuth authentication failed for server 'ci'";
+      let screen: string;
+      let slashCall: string;
+      {
+        await using repl = await startRepl(box);
+        screen = await repl.tmux.screen();
+        slashCall = await repl.send('/call ci.echo {"text": "hi"}', /remedy: .+\n/);
+      }
+      const reference = printed(screen, message);
+      assert.match(reference.cause, row.cause, `${row.name}: cause at start-up`);
+      assert.match(reference.remedy, row.remedy, `${row.name}: remedy at start-up`);
+      const call = await runPatchbay(box, ["call", "ci.echo", '{"text": "hi"}']);
+      assert.equal(call.code, 1, call.stderr);
+      const run = await events(box, ["hello"]);
+      const doctor = await runDoctor(box, ["--offline"]);
+      const check = doctor.check("server:ci");
+      same(row.name, reference, [
+        ["/call", "repl", printed(slashCall, message)],
+        [
+          "call",
+          "script",
+          printed(call.stderr.slice(call.stderr.lastIndexOf("\nerror: ")), message),
+        ],
+        [
+          "run --json",
+          "script",
+          fromJson(run.find((e) => e.type === "server" && e.name === "ci")?.error, "run"),
+        ],
+        ["doctor", "script", doctored(check.finding, check.remedy)],
+      ]);
+      // Each surface really asked the authorization server (none reused an earlier answer).
+      assert.ok(as.log.token.length >= 4, `${row.name}: token requests`);
+      for (const output of [screen, slashCall, call.stderr, JSON.stringify(run)]) {
+        assert.ok(!output.includes(row.auth.client_secret), `${row.name}: the secret is shown`);
+      }
     }
   },
 });

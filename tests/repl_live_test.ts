@@ -150,11 +150,12 @@ Deno.test("a server that connects during a turn adds its tools from the next mod
   });
   await repl.tmux.press("y");
   const screen = (await repl.tmux.waitFor("Two steps done.", { after: before })).slice(before);
-  // The notice went above the question, which was drawn again below it.
+  // The notice went above the question, which was drawn again, whole, below it.
   assert.match(
     screen,
-    / {4}\{"message":"first step"\}\nServers {2}2 of 2 servers connected\n(.*\n){2} {4}\[y\]es .*\(default No\) y\n/,
+    /Servers {2}2 of 2 servers connected\n(.*\n){2}\? Run good › echo\n {4}\{"message":"first step"\}\n {4}\[y\]es .*\(default No\) y\n/,
   );
+  assert.equal(screen.split("? Run good › echo").length, 2, screen);
   const names = (i: number) =>
     (llm.requests[i].body.tools as { function: { name: string } }[]).map((t) => t.function.name);
   assert.equal(llm.requests.length, 2);

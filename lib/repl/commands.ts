@@ -30,6 +30,7 @@ import {
   resolveNamed,
   resolveTool,
   resourceServer,
+  serverPrefix,
 } from "./resolve.ts";
 import type { ClientSession } from "./session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
@@ -299,7 +300,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
         if (!spec) {
           throw usage("/call <tool> <json-args>", 'e.g. /call everything.echo {"message": "hi"}');
         }
-        const tool = resolveTool(spec, s.manager.tools());
+        const tool = resolveCallTool(s, spec);
         const toolArgs = parseJsonArgs(json);
         const started = performance.now();
         const seconds = s.runtime.config.agent.toolCallTimeoutSeconds;
@@ -421,6 +422,18 @@ function awayLine(s: ClientSession, status: ServerStatus): string {
 
 function serverNames(s: ClientSession): string[] {
   return s.manager.states().map((st) => st.name);
+}
+
+/**
+ * The tool `/call` names. A tool of a server that is not connected is that server's failure
+ * (message, cause, remedy), as `patchbay call` reports it, rather than an unknown tool.
+ */
+function resolveCallTool(s: ClientSession, spec: string) {
+  const tools = s.manager.tools();
+  const server = serverPrefix(spec, serverNames(s));
+  const status = server ? s.manager.status(server) : undefined;
+  if (status?.error && !tools.some((t) => t.server === server)) throw status.error;
+  return resolveTool(spec, tools);
 }
 
 function unknownServer(s: ClientSession, name: string): PatchbayError {

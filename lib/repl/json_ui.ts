@@ -9,17 +9,7 @@
 
 import type { ProgressUpdate } from "../connections/types.ts";
 import type { RetryNotice, TokenUsage } from "../llm/provider.ts";
-import type {
-  AgentUi,
-  NoticeLevel,
-  SamplingApprovalRequest,
-  SamplingEnd,
-  StepUsage,
-  ToolApproval,
-  ToolApprovalRequest,
-  ToolCallEnd,
-  ToolCallView,
-} from "../agent/ui.ts";
+import type * as seam from "../agent/ui.ts";
 import type { Redactor } from "../redact.ts";
 
 /** Options of {@linkcode JsonEventsUi}. */
@@ -41,8 +31,8 @@ export function usageJson(usage: TokenUsage) {
   };
 }
 
-/** {@linkcode AgentUi} writing NDJSON events. */
-export class JsonEventsUi implements AgentUi {
+/** The agent's UI ({@linkcode seam.AgentUi}) writing NDJSON events. */
+export class JsonEventsUi implements seam.AgentUi {
   readonly #options: JsonEventsOptions;
   /** The text streamed since the last `text_done`, which that event carries whole. */
   #text = "";
@@ -76,7 +66,7 @@ export class JsonEventsUi implements AgentUi {
       discarded_partial: notice.discardedPartial,
     });
   }
-  toolStart(call: ToolCallView): void {
+  toolStart(call: seam.ToolCallView): void {
     this.emit("tool_call", {
       id: call.id,
       server: call.server,
@@ -87,7 +77,7 @@ export class JsonEventsUi implements AgentUi {
   toolProgress(id: string, update: ProgressUpdate): void {
     this.emit("tool_progress", { id, ...update });
   }
-  toolEnd(id: string, end: ToolCallEnd): void {
+  toolEnd(id: string, end: seam.ToolCallEnd): void {
     this.emit("tool_result", {
       id,
       status: end.status,
@@ -106,10 +96,10 @@ export class JsonEventsUi implements AgentUi {
         : {}),
     });
   }
-  notice(level: NoticeLevel, text: string): void {
+  notice(level: seam.NoticeLevel, text: string): void {
     this.emit("notice", { level, text });
   }
-  usage(report: StepUsage): void {
+  usage(report: seam.StepUsage): void {
     this.emit("usage", {
       step: report.step,
       model: report.model,
@@ -117,7 +107,7 @@ export class JsonEventsUi implements AgentUi {
       duration_ms: Math.round(report.durationMs),
     });
   }
-  approveToolCall(request: ToolApprovalRequest): Promise<ToolApproval> {
+  approveToolCall(request: seam.ToolApprovalRequest): Promise<seam.ToolApproval> {
     if (this.#options.autoApprove) return Promise.resolve("yes");
     this.notice(
       "warning",
@@ -125,7 +115,7 @@ export class JsonEventsUi implements AgentUi {
     );
     return Promise.resolve("no");
   }
-  approveSampling(request: SamplingApprovalRequest): Promise<boolean> {
+  approveSampling(request: seam.SamplingApprovalRequest): Promise<boolean> {
     if (this.#options.autoApprove) return Promise.resolve(true);
     this.notice(
       "warning",
@@ -133,7 +123,7 @@ export class JsonEventsUi implements AgentUi {
     );
     return Promise.resolve(false);
   }
-  samplingEnd(end: SamplingEnd): void {
+  samplingEnd(end: seam.SamplingEnd): void {
     this.emit("sampling", {
       server: end.server,
       status: end.status,

@@ -15,6 +15,7 @@ import process from "node:process";
 import * as readline from "node:readline/promises";
 import { dirname } from "node:path";
 import { replacePrivateFile } from "../private_file.ts";
+import { displayWidth } from "../terminal.ts";
 
 /** What one prompt produced. */
 export type ReadResult =
@@ -43,6 +44,8 @@ export interface LineEditorOptions {
   output?: NodeJS.WritableStream;
   /** Applied to an entry before it is written to the history file (hides secrets). */
   redact?: (text: string) => string;
+  /** The terminal's width in columns, read when a question is drawn again. @default the console's */
+  columns?: () => number;
 }
 
 /** Lines ending in a backslash continue on the next line. */
@@ -72,8 +75,9 @@ export class LineEditor {
   #active?: readline.Interface;
   /** Ctrl+C watchers of running turns; while any is set the terminal stays raw. */
   #busy = new Set<(chunk: Uint8Array | string) => void>();
-  /** The last line of the one-key question waiting for its key, to draw it again. */
+  /** The one-key question waiting for its key, to draw it again. */
   #asking?: string;
+  readonly #columns: () => number;
 
   constructor(options: LineEditorOptions = {}) {
     this.#input = options.input ?? process.stdin;
@@ -82,6 +86,7 @@ export class LineEditor {
     this.#historySize = options.historySize ?? 1000;
     this.#redact = options.redact ?? ((text) => text);
     this.#completer = options.completer;
+    this.#columns = options.columns ?? consoleColumns;
   }
 
   /** Sets the tab completion used by the following prompts. */
@@ -320,7 +325,7 @@ export class LineEditor {
       return chosen;
     }
     const input = this.#input;
-    this.#asking = question.slice(question.lastIndexOf("\n") + 1);
+    this.#asking = question;
     const chosen = await new Promise<string>((resolve) => {
       let settled = false;
       const finish = (value: string) => {
@@ -385,8 +390,10 @@ export class LineEditor {
     }
     const asking = this.#asking;
     if (asking === undefined) return write(text);
-    // A one-key question waits on its last line: the text goes above it, the line again below.
-    this.#output.write("\r\x1b[K");
+    // The text goes above a one-key question, which is drawn again whole below it. Every row
+    // the question takes is erased first: clearing only the cursor's row left the wrapped
+    // start of its last line, and the heading, above the text (the question read twice).
+    this.#output.write(eraseRows(screenRows(asking, this.#columns())));
     write(text);
     this.#output.write(asking);
   }
@@ -406,4 +413,26 @@ export class LineEditor {
   close(): void {
     this.#piped?.rl.close();
   }
+}
+
+/** The console's width; `Infinity` (nothing wraps) when there is no console. */
+function consoleColumns(): number {
+  try {
+    return Deno.consoleSize().columns || Infinity;
+  } catch {
+    return Infinity;
+  }
+}
+
+/** Rows `text` takes on a terminal `columns` wide, the cursor left after its last character. */
+export function screenRows(text: string, columns: number): number {
+  return text.split("\n").reduce(
+    (rows, line) => rows + Math.max(1, Math.ceil(displayWidth(line) / columns)),
+    0,
+  );
+}
+
+/** Moves to the first of the last `rows` rows (the cursor's included) and clears from there. */
+function eraseRows(rows: number): string {
+  return `\r${rows > 1 ? `\x1b[${rows - 1}A` : ""}\x1b[J`;
 }

@@ -82,6 +82,12 @@ export function resolveTool(spec: string, tools: readonly CatalogueTool[]): Cata
   return resolveNamed("tool", spec, views).tool;
 }
 
+/** The server part of `server.tool` when it names a configured server. */
+export function serverPrefix(spec: string, servers: readonly string[]): string | undefined {
+  return servers.filter((name) => spec.startsWith(`${name}.`) || spec.startsWith(`${name}/`))
+    .sort((a, b) => b.length - a.length)[0];
+}
+
 /** Parses `k=v` words (values may be quoted) into prompt arguments. */
 export function parseKeyValues(text: string): Record<string, string> {
   const result: Record<string, string> = {};

@@ -64,6 +64,11 @@ export interface AuthorizationServerOptions {
    * and advertise `dpop_signing_alg_values_supported`. @default false
    */
   dpop?: boolean;
+  /**
+   * Answer every token request of an authenticated client with this OAuth error (HTTP 400),
+   * as a failing authorization server does.
+   */
+  tokenError?: { error: string; description: string };
 }
 
 /** A record of what the server was asked. */
@@ -313,6 +318,8 @@ export function startAuthorizationServer(
         return oauthError("invalid_dpop_proof", 400, (error as Error).message);
       }
     }
+    const failure = o().tokenError;
+    if (failure) return oauthError(failure.error, 400, failure.description);
     const grantType = params.get("grant_type");
     if (grantType === "authorization_code") {
       const pending = codes.get(params.get("code") ?? "");
