@@ -14,13 +14,13 @@
 import { SdkError, SdkErrorCode, SdkHttpError } from "@modelcontextprotocol/client";
 import type { HttpServerConfig, ServerConfig, StdioServerConfig } from "../config/types.ts";
 import {
-  denoPermissionFlag,
   OAuthFailedError,
   PatchbayError,
   REMEDY,
   ServerConnectError,
   ServerProbeFailedError,
 } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import {
   hostOf,
   type Network,

@@ -14,7 +14,8 @@ import {
   OAuthError,
   RegistrationRejectedError,
 } from "@modelcontextprotocol/client";
-import { denoPermissionFlag, messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
+import { messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import { permissionRemedy } from "../permissions/remedy.ts";
 import type { FetchedDocument } from "./guarded_fetch.ts";
 import { describeFetchError } from "./probe.ts";

@@ -18,7 +18,8 @@ import type {
 } from "@modelcontextprotocol/client";
 import { basename, join } from "node:path";
 import type { StoredDpopKey } from "./dpop_key.ts";
-import { DenoPermissionError, denoPermissionFlag, PatchbayError } from "../errors.ts";
+import { DenoPermissionError, PatchbayError } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import { configDir } from "../paths.ts";
 import { chmodOwnerOnly, replacePrivateFile } from "../private_file.ts";
 

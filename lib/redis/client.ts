@@ -10,7 +10,8 @@
 
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { valueWithin } from "../async/deadline.ts";
-import { DenoPermissionError, denoPermissionFlag, MemoryConfigError } from "../errors.ts";
+import { DenoPermissionError, MemoryConfigError } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import type { RedisAddress, RedisSettings } from "./settings.ts";
 
 /** A first connection succeeds or is reported within this many milliseconds. */
