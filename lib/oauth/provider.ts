@@ -64,7 +64,7 @@ import type { Log } from "../log.ts";
 import type { Redactor } from "../redact.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { VERSION } from "../version.ts";
-import { abortable } from "./abortable.ts";
+import { abortable } from "../async/abortable.ts";
 import type { AuthorizationBroker, AuthorizationReason, OAuthEvent } from "./broker.ts";
 import { EndpointPolicy, type EndpointRole, type Resolver } from "./endpoint_policy.ts";
 import { loadDpopKeyPair, newDpopKey } from "./dpop_key.ts";
@@ -75,7 +75,7 @@ import {
   insufficientScopeError,
   rejectedAfterLoginError,
   typedOAuthFailure,
-} from "./failures.ts";
+} from "./login_errors.ts";
 import { type FetchedDocument, guardedFetch } from "./guarded_fetch.ts";
 import {
   checkClientMetadataUrl,
@@ -84,7 +84,7 @@ import {
   isFallbackDiscovery,
   oauthUnsupportedError,
 } from "./policy.ts";
-import { probeServer } from "./probe.ts";
+import { probeServer } from "./challenge_probe.ts";
 import { withSdkWarningsLogged } from "./sdk_warnings.ts";
 import {
   emptyCredentials,
@@ -549,11 +549,14 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
     const what = `login to ${this.server}`;
     // A caller already gone starts nothing: a login nobody awaits would fail unheard.
     if (request.signal?.aborted) return Promise.reject(new CancelledError(what));
-    if (this.#inflight) return abortable(this.#inflight, request.signal, what);
+    const cancelled = () => new CancelledError(what);
+    if (this.#inflight) return abortable(this.#inflight, request.signal, cancelled);
     this.#inflight = this.#runAuthorization(request).finally(() => this.#inflight = undefined);
     // A caller whose signal cancels the login hears of it once the login has wound down
     // (callback port released); other callers just stop waiting.
-    return request.cancelsLogin ? this.#inflight : abortable(this.#inflight, request.signal, what);
+    return request.cancelsLogin
+      ? this.#inflight
+      : abortable(this.#inflight, request.signal, cancelled);
   }
 
   async #runAuthorization(request: AuthorizeRequest): Promise<"refresh" | "browser"> {
@@ -704,9 +707,10 @@ export class PatchbayOAuthProvider implements OAuthClientProvider {
 
   /** Refreshes with the stored refresh token; `false` when a login is needed instead. */
   async #refresh(signal: AbortSignal | undefined): Promise<boolean> {
-    if (signal?.aborted) throw new CancelledError(`refreshing the login to ${this.server}`);
+    const cancelled = () => new CancelledError(`refreshing the login to ${this.server}`);
+    if (signal?.aborted) throw cancelled();
     this.#refreshing ??= this.#runRefresh().finally(() => this.#refreshing = undefined);
-    await abortable(this.#refreshing, signal, `refreshing the login to ${this.server}`);
+    await abortable(this.#refreshing, signal, cancelled);
     return !this.#expiresWithin(0) && (await this.tokens()) !== undefined;
   }
 

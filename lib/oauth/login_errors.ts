@@ -18,7 +18,7 @@ import { messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
 import { denoPermissionFlag } from "../permissions/denial.ts";
 import { permissionRemedy } from "../permissions/remedy.ts";
 import type { FetchedDocument } from "./guarded_fetch.ts";
-import { describeFetchError } from "./probe.ts";
+import { describeFetchError } from "./challenge_probe.ts";
 
 /** Where the failure happened, for the messages. */
 export interface FailureContext {
