@@ -40,13 +40,10 @@ import type { MemorySettings } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { messageOf, PatchbayError, StoreConnectError } from "../errors.ts";
 import type { Log } from "../log.ts";
-import { valueWithin } from "../async/deadline.ts";
 import {
   closeRedisClient,
-  COMMAND_TIMEOUT_MS,
   CONNECT_BUDGET_MS,
-  connectRedisClient,
-  createRedisClient,
+  openRedisClient,
   type RedisClient,
 } from "../redis/client.ts";
 import {
@@ -403,28 +400,16 @@ export class RedisTokenStore implements TokenStore {
     this.#client?.disconnect();
     this.#client = undefined;
     this.#lastError = undefined;
-    const client = await createRedisClient(settings, {
+    const client = await openRedisClient(settings, {
       connectTimeoutMs: this.#budgetMs,
-      commandTimeoutMs: this.#options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
-      // Never reconnects by itself: the next operation connects again, within the budget.
-      retry: () => null,
+      commandTimeoutMs: this.#options.commandTimeoutMs,
+      // The last failure is the useful cause of a failed connection.
+      onError: (error) => {
+        this.#lastError = error;
+        this.#options.log?.debug(`redis: ${(error as Error)?.message ?? error}`);
+      },
+      connectFailure: (error) => this.#unreachable(this.#lastError ?? error, "connect"),
     });
-    // The last failure is the useful cause of a failed connection; without a listener
-    // ioredis would also print every one.
-    client.on("error", (error: unknown) => {
-      this.#lastError = error;
-      this.#options.log?.debug(`redis: ${(error as Error)?.message ?? error}`);
-    });
-    try {
-      const connected = await valueWithin(
-        connectRedisClient(client, settings).then(() => true),
-        this.#budgetMs,
-      );
-      if (!connected) throw new Error(`connection timed out after ${this.#budgetMs} ms`);
-    } catch (error) {
-      client.disconnect();
-      throw this.#unreachable(this.#lastError ?? error, "connect");
-    }
     this.#client = client;
     // A new outage is told again.
     this.#toldReadingLocally = false;
