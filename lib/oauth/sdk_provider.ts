@@ -40,7 +40,8 @@ import {
 } from "./client_auth.ts";
 import { CredentialCache } from "./credential_cache.ts";
 import { checkEndpoints, roleOf } from "./discovered_endpoints.ts";
-import { EndpointPolicy, type Resolver } from "./endpoint_policy.ts";
+import { EndpointPolicy } from "./endpoint_policy.ts";
+import type { Resolver } from "./host_location.ts";
 import { type FetchedDocument, guardedFetch } from "./guarded_fetch.ts";
 import type { FailureContext } from "./login_errors.ts";
 import { checkDiscovery } from "./policy.ts";
