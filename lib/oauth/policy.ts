@@ -46,7 +46,7 @@ export function checkDiscovery(state: OAuthDiscoveryState, context: DiscoveryCon
   const { server } = context;
   const metadata = state.authorizationServerMetadata;
   // No metadata at all: a 2025-03-26 server, used at its default endpoints (a server that
-  // does not do OAuth is told apart when they do not answer: provider.ts).
+  // does not do OAuth is told apart when they do not answer: discovered_endpoints.ts).
   if (isFallbackDiscovery(state)) return;
   if (!metadata) {
     throw new OAuthFailedError(server, {
