@@ -34,7 +34,6 @@ import {
   auth,
   type AuthOptions,
   computeScopeUnion,
-  discoverOAuthServerInfo,
   extractWWWAuthenticateParams,
   type FetchLike,
   isStrictScopeSuperset,
@@ -52,7 +51,7 @@ import {
   rejectedAfterLoginError,
   typedOAuthFailure,
 } from "./login_errors.ts";
-import { checkClientMetadataUrl, oauthUnsupportedError } from "./policy.ts";
+import { checkClientMetadataUrl, requireOAuthMetadata } from "./policy.ts";
 import { sendWithToken } from "./resource_requests.ts";
 import { type OAuthProviderOptions, SdkOAuthProvider } from "./sdk_provider.ts";
 import { withSdkWarningsLogged } from "./sdk_warnings.ts";
@@ -130,7 +129,7 @@ export class PatchbayOAuthProvider extends SdkOAuthProvider {
     }
     const probe = await probeServer(this.entry, this.oauthFetch, options.signal);
     if (probe.ok) {
-      await this.#requireOAuthMetadata();
+      await requireOAuthMetadata(() => this.failureContext, this.oauthFetch, this.log);
       this.log.info("server answered without asking for authorization", {
         status: probe.status,
       });
@@ -267,26 +266,6 @@ export class PatchbayOAuthProvider extends SdkOAuthProvider {
       });
     }
     await this.#announce("browser");
-  }
-
-  /**
-   * A server that answered without a token must still publish OAuth metadata: one that
-   * does not, does not support OAuth, and `auth.method: oauth` on it is a configuration
-   * error (CONTRACT.md 5.3), not a server that needs no login.
-   */
-  async #requireOAuthMetadata(): Promise<void> {
-    let found: Awaited<ReturnType<typeof discoverOAuthServerInfo>>;
-    try {
-      found = await withSdkWarningsLogged(
-        this.log,
-        () => discoverOAuthServerInfo(this.serverUrl, { fetchFn: this.oauthFetch }),
-      );
-    } catch (error) {
-      throw typedOAuthFailure(error, this.failureContext);
-    }
-    if (!found.resourceMetadata && !found.authorizationServerMetadata) {
-      throw oauthUnsupportedError(this.server, this.serverUrl, found.authorizationServerUrl, true);
-    }
   }
 
   async #announce(how: "browser" | "refresh"): Promise<void> {
