@@ -11,7 +11,6 @@ import {
   CancelledError,
   DenoPermissionError,
   EXIT,
-  findDenoDenial,
   messageOf,
   NetworkError,
   PatchbayError,
@@ -20,6 +19,7 @@ import {
   type Surface,
   TimeoutError,
 } from "../lib/errors.ts";
+import { findDenoDenial } from "../lib/permissions/denial.ts";
 import { classify, netLabel } from "../lib/failure.ts";
 
 export { remedyFor, type Surface };

@@ -10,7 +10,8 @@
  */
 
 import { basename, dirname, join, resolve } from "node:path";
-import { DenoPermissionError, denoPermissionFlag, PatchbayError } from "./errors.ts";
+import { DenoPermissionError, PatchbayError } from "./errors.ts";
+import { denoPermissionFlag } from "./permissions/denial.ts";
 
 /** One line of a .env file that could not be understood. */
 export interface DotenvProblem {

@@ -8,7 +8,6 @@
  * @module
  */
 
-import { isAbsolute, resolve } from "node:path";
 import { permissionRemedy } from "./permissions/remedy.ts";
 
 /** Exit codes shared by every command. */
@@ -407,63 +406,6 @@ export class UsageError extends PatchbayError {
       exitCode: EXIT.usage,
     });
   }
-}
-
-/**
- * Turns a Deno sandbox refusal (`Deno.errors.NotCapable`) into the flag that would allow
- * it, e.g. `--allow-net=127.0.0.1:8080`. Returns `undefined` for any other error.
- */
-export function denoPermissionFlag(error: unknown): string | undefined {
-  const denial = findDenoDenial(error);
-  if (!denial) return undefined;
-  const match = /Requires (\w+) access to "([^"]+)"/.exec(denial.message);
-  if (!match) return /--allow-[a-z-]+/.exec(denial.message)?.[0];
-  const [, kind, value] = match;
-  // A relative path in the flag would be resolved against wherever deno is started next.
-  const absolute = (kind === "read" || kind === "write") && !isAbsolute(value)
-    ? resolve(value)
-    : value;
-  return `--allow-${kind}=${absolute}`;
-}
-
-/** How deep {@linkcode causeChain} follows `cause` chains (they can be cyclic). */
-const CAUSE_DEPTH_LIMIT = 8;
-
-/** How many errors {@linkcode causeChain} returns at most (aggregates can be wide). */
-const CAUSE_COUNT_LIMIT = 32;
-
-/**
- * An error and everything behind it, outermost first: its `cause` chain, and the errors an
- * `AggregateError` gathered (fetch, the SDKs and node:net wrap the runtime's error in their
- * own). The one walker of cause chains: bounded in depth and count, and safe on cycles.
- */
-export function causeChain(error: unknown): unknown[] {
-  const found: unknown[] = [];
-  const seen = new Set<unknown>();
-  const visit = (current: unknown, depth: number) => {
-    if (current === undefined || current === null || depth > CAUSE_DEPTH_LIMIT) return;
-    if (seen.has(current) || found.length >= CAUSE_COUNT_LIMIT) return;
-    seen.add(current);
-    found.push(current);
-    if (current instanceof AggregateError) {
-      for (const inner of current.errors) visit(inner, depth + 1);
-    }
-    if (typeof current === "object") visit((current as { cause?: unknown }).cause, depth + 1);
-  };
-  visit(error, 0);
-  return found;
-}
-
-/**
- * The sandbox refusal behind `error`, if any: libraries (fetch, the SDKs, node:net) wrap
- * it in errors of their own, so `cause` chains and aggregated errors are searched too.
- */
-export function findDenoDenial(
-  error: unknown,
-): InstanceType<typeof Deno.errors.NotCapable> | undefined {
-  return causeChain(error).find((e): e is InstanceType<typeof Deno.errors.NotCapable> =>
-    e instanceof Deno.errors.NotCapable
-  );
 }
 
 // ---- The model provider, the agent loop and sampling (issue 4) ----

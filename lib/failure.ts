@@ -9,7 +9,8 @@
  * @module
  */
 
-import { causeChain, denoPermissionFlag } from "./errors.ts";
+import { causeChain } from "./cause_chain.ts";
+import { denoPermissionFlag } from "./permissions/denial.ts";
 
 /** Why no connection (or no usable answer) could be had. */
 export type NetProblem =

@@ -1,5 +1,6 @@
 /**
- * Files only their owner may read (credentials, the prompt history), replaced atomically.
+ * Files only their owner may read (credentials, the prompt history): replaced atomically,
+ * removed when asked whether or not they exist.
  *
  * @module
  */
@@ -29,4 +30,15 @@ export async function replacePrivateFile(path: string, text: string, mode = 0o60
     await Deno.remove(temporary).catch(() => {});
     throw error;
   }
+}
+
+/** Removes the file at `path`; `false` when there was none. Other failures are thrown. */
+export async function removeIfPresent(path: string): Promise<boolean> {
+  try {
+    await Deno.remove(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+  return true;
 }

@@ -7,12 +7,8 @@ import assert from "node:assert/strict";
 import { resolve } from "node:path";
 import { parseConfig } from "../lib/config/load.ts";
 import { createEnvironment, type ProcessVariables } from "../lib/env.ts";
-import {
-  DenoPermissionError,
-  denoPermissionFlag,
-  findDenoDenial,
-  OAuthLoginRequiredError,
-} from "../lib/errors.ts";
+import { DenoPermissionError, OAuthLoginRequiredError } from "../lib/errors.ts";
+import { denoPermissionFlag, findDenoDenial } from "../lib/permissions/denial.ts";
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
 import { diagnoseConnectError } from "../lib/memory/redis_errors.ts";
 import { resolveRedisSettings } from "../lib/redis/settings.ts";

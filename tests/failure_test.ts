@@ -8,7 +8,8 @@
 
 import assert from "node:assert/strict";
 import { toPatchbayError } from "../commands/_boundary.ts";
-import { CancelledError, causeChain } from "../lib/errors.ts";
+import { CancelledError } from "../lib/errors.ts";
+import { causeChain } from "../lib/cause_chain.ts";
 import { classify, errorChain, netProblem, netReason } from "../lib/failure.ts";
 import { assumingClosed, freePort } from "./support/servers.ts";
 

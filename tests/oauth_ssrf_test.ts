@@ -27,11 +27,8 @@ import {
 } from "../lib/errors.ts";
 import type { HttpServerConfig } from "../lib/config/types.ts";
 import { Logger } from "../lib/log.ts";
-import {
-  classifyAddress,
-  EndpointPolicy,
-  type EndpointRole,
-} from "../lib/oauth/endpoint_policy.ts";
+import { EndpointPolicy, type EndpointRole } from "../lib/oauth/endpoint_policy.ts";
+import { classifyAddress } from "../lib/oauth/host_location.ts";
 import {
   type FetchedDocument,
   guardedFetch,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Logger } from "../lib/log.ts";
 import { InsecureTokenEndpointError } from "@modelcontextprotocol/client";
 import type { OAuthFailedError } from "../lib/errors.ts";
-import { typedOAuthFailure } from "../lib/oauth/failures.ts";
+import { typedOAuthFailure } from "../lib/oauth/login_errors.ts";
 import { REDACTED, Redactor } from "../lib/redact.ts";
 
 Deno.test("registered secrets are replaced wherever they appear", () => {

@@ -15,10 +15,10 @@ import {
   ConfigSyntaxError,
   ConfigValidationError,
   DenoPermissionError,
-  denoPermissionFlag,
   PatchbayError,
   PermissionDeniedError,
 } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import { parseJson } from "./json.ts";
 import { renderProblems, sortProblems } from "./problems.ts";
 import type { Config } from "./types.ts";

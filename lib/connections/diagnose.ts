@@ -18,11 +18,11 @@
 
 import type { ServerConfig } from "../config/types.ts";
 import {
-  denoPermissionFlag,
   PatchbayError,
   ServerConnectError,
   ServerProbeFailedError,
 } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import { negotiationFailure } from "../protocol.ts";
 import { permissionRemedy, startedByLauncher } from "../permissions/remedy.ts";
 import type { ConnectFailure } from "./diagnosis_context.ts";

@@ -7,13 +7,12 @@
 
 import {
   DenoPermissionError,
-  denoPermissionFlag,
   type ErrorCode,
-  findDenoDenial,
   messageOf,
   PatchbayError,
   remedyFor,
 } from "../errors.ts";
+import { denoPermissionFlag, findDenoDenial } from "../permissions/denial.ts";
 
 /**
  * `pass`: works; `warn`: works, but something deserves attention; `fail`: patchbay will

@@ -7,7 +7,8 @@
 
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import { denoPermissionFlag, NetworkError, REMEDY } from "../errors.ts";
+import { NetworkError, REMEDY } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import { resolveBaseUrl } from "../llm/openai_provider.ts";
 import { bypassesProxy, hostOf, proxyFor, type ProxySettings } from "../proxy.ts";
 import { type CheckResult, failure, pass, skip, timeoutSignal, warn } from "./check.ts";

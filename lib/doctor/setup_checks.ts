@@ -17,7 +17,8 @@ import {
   loadEnvironment,
   readProcessVariables,
 } from "../env.ts";
-import { DenoPermissionError, denoPermissionFlag } from "../errors.ts";
+import { DenoPermissionError } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import type { Logger } from "../log.ts";
 import { PROVIDERS } from "../providers.ts";
 import { plural } from "../text.ts";

@@ -11,12 +11,8 @@
  */
 
 import OpenAI, { AzureOpenAI } from "openai";
-import {
-  CancelledError,
-  DenoPermissionError,
-  denoPermissionFlag,
-  ProviderRequestError,
-} from "../errors.ts";
+import { CancelledError, DenoPermissionError, ProviderRequestError } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import type { LlmConfig } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { type Log, silentLog } from "../log.ts";

@@ -12,12 +12,12 @@
 import { join } from "node:path";
 import {
   DenoPermissionError,
-  denoPermissionFlag,
   messageOf,
   PatchbayError,
   PermissionDeniedError,
   StoreFailedError,
 } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import { isSessionId } from "./ids.ts";
 import {
   ensurePrivateDir,

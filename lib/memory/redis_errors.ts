@@ -12,12 +12,12 @@
 
 import { join } from "node:path";
 import {
-  denoPermissionFlag,
   StoreAuthError,
   StoreConnectError,
   StoreDatabaseError,
   StoreFailedError,
 } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import { netProblem, netReason } from "../failure.ts";
 import { configDir } from "../paths.ts";
 import type { RedisSettings } from "../redis/settings.ts";

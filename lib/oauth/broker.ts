@@ -10,7 +10,7 @@
 
 import { CancelledError, OAuthLoginRequiredError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
-import { abortable } from "./abortable.ts";
+import { abortable } from "../async/abortable.ts";
 import { type BrowserOpener, type BrowserOpenResult, openBrowser } from "./browser.ts";
 import {
   type AuthorizationCallback,
@@ -166,7 +166,11 @@ export class AuthorizationBroker {
       if (behind !== undefined) {
         this.#onEvent({ type: "queued", server: request.server, behind });
       }
-      await abortable(ahead, request.signal, `login to ${request.server}`);
+      await abortable(
+        ahead,
+        request.signal,
+        () => new CancelledError(`login to ${request.server}`),
+      );
       if (this.#closed) throw new CancelledError(`login to ${request.server}`);
       return await finish(await this.#run(request));
     } finally {

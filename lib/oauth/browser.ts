@@ -12,7 +12,7 @@
  * @module
  */
 
-import { denoPermissionFlag } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 
 /** What became of an attempt to open a URL. */
 export interface BrowserOpenResult {

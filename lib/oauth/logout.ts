@@ -21,7 +21,8 @@ import type { OAuthSettings } from "../config/types.ts";
 import { PatchbayError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
 import { ProxyRouter } from "../proxy.ts";
-import { EndpointPolicy, type Resolver } from "./endpoint_policy.ts";
+import { EndpointPolicy } from "./endpoint_policy.ts";
+import type { Resolver } from "./host_location.ts";
 import { guardedFetch } from "./guarded_fetch.ts";
 import type { ServerCredentials, TokenStore } from "./token_store.ts";
 

@@ -35,7 +35,7 @@ import { ProxyRouter } from "../proxy.ts";
 import type { Redactor } from "../redact.ts";
 import { type BrowserOpener, openBrowser } from "./browser.ts";
 import { AuthorizationBroker, type OAuthEvent } from "./broker.ts";
-import type { Resolver } from "./endpoint_policy.ts";
+import type { Resolver } from "./host_location.ts";
 import { PatchbayOAuthProvider } from "./provider.ts";
 import { FileTokenStore, type TokenStore } from "./token_store.ts";
 
@@ -43,14 +43,13 @@ export { type AuthorizationReason, type OAuthEvent } from "./broker.ts";
 export { bearerFetch, hasAuthorizationHeader } from "./bearer.ts";
 export { type BrowserOpener, openBrowser } from "./browser.ts";
 export { CALLBACK_PORT, CALLBACK_TIMEOUT_MS, redirectUriFor } from "./callback.ts";
+export { EndpointPolicy, type EndpointRole } from "./endpoint_policy.ts";
 export {
   type AddressKind,
   classifyAddress,
-  EndpointPolicy,
-  type EndpointRole,
   type Resolver,
   systemResolver,
-} from "./endpoint_policy.ts";
+} from "./host_location.ts";
 export { guardedFetch } from "./guarded_fetch.ts";
 export { logout, type LogoutResult } from "./logout.ts";
 export {

@@ -8,8 +8,16 @@
  * @module
  */
 
-import { isHttpsUrl, type OAuthDiscoveryState } from "@modelcontextprotocol/client";
+import {
+  discoverOAuthServerInfo,
+  type FetchLike,
+  isHttpsUrl,
+  type OAuthDiscoveryState,
+} from "@modelcontextprotocol/client";
 import { OAuthFailedError, OAuthUnsupportedError } from "../errors.ts";
+import type { Log } from "../log.ts";
+import { type FailureContext, typedOAuthFailure } from "./login_errors.ts";
+import { withSdkWarningsLogged } from "./sdk_warnings.ts";
 
 /** What the checks need to know about the entry and the stored registration. */
 export interface DiscoveryContext {
@@ -46,7 +54,7 @@ export function checkDiscovery(state: OAuthDiscoveryState, context: DiscoveryCon
   const { server } = context;
   const metadata = state.authorizationServerMetadata;
   // No metadata at all: a 2025-03-26 server, used at its default endpoints (a server that
-  // does not do OAuth is told apart when they do not answer: provider.ts).
+  // does not do OAuth is told apart when they do not answer: discovered_endpoints.ts).
   if (isFallbackDiscovery(state)) return;
   if (!metadata) {
     throw new OAuthFailedError(server, {
@@ -111,6 +119,29 @@ export function oauthUnsupportedError(
         : "") +
       ", so it does not support OAuth",
   );
+}
+
+/**
+ * A server that answered without a token must still publish OAuth metadata: one that
+ * does not, does not support OAuth, and `auth.method: oauth` on it is a configuration
+ * error (CONTRACT.md 5.3), not a server that needs no login. Discovery's failures are typed
+ * with `failureContext()`, asked for once they happened (it names the last answer seen).
+ */
+export async function requireOAuthMetadata(
+  failureContext: () => FailureContext,
+  fetchFn: FetchLike,
+  log: Log,
+): Promise<void> {
+  const { server, serverUrl } = failureContext();
+  let found: Awaited<ReturnType<typeof discoverOAuthServerInfo>>;
+  try {
+    found = await withSdkWarningsLogged(log, () => discoverOAuthServerInfo(serverUrl, { fetchFn }));
+  } catch (error) {
+    throw typedOAuthFailure(error, failureContext());
+  }
+  if (!found.resourceMetadata && !found.authorizationServerMetadata) {
+    throw oauthUnsupportedError(server, serverUrl, found.authorizationServerUrl, true);
+  }
 }
 
 /** Entry settings that only matter once OAuth is used. */

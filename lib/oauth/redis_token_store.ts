@@ -2,9 +2,9 @@
  * OAuth logins in Redis, for configurations whose `Memory.backend` is `redis`: one key per
  * server, `<Memory.key_prefix>:oauth:<server>`, holding the very JSON document a credentials
  * file holds, with no expiry. `list` walks the keys with `SCAN` (on every master of a
- * cluster). The client is built like conversation memory's (`createRedisClient`: the same
+ * cluster). The client is built like conversation memory's (lib/redis/client.ts: the same
  * REDIS_* variables, Memory settings and fail-fast options), on first use only, so a session
- * whose stored tokens are never read never connects.
+ * whose stored tokens are never read never connects (redis_connection.ts).
  *
  * When Redis cannot be reached (or refuses the connection: a wrong password, say):
  * - writing keeps what was just obtained, since a rotated refresh token cannot be obtained
@@ -40,24 +40,12 @@ import type { MemorySettings } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { messageOf, PatchbayError, StoreConnectError } from "../errors.ts";
 import type { Log } from "../log.ts";
-import { valueWithin } from "../async/deadline.ts";
-import {
-  closeRedisClient,
-  COMMAND_TIMEOUT_MS,
-  CONNECT_BUDGET_MS,
-  connectRedisClient,
-  createRedisClient,
-  type RedisClient,
-} from "../redis/client.ts";
-import {
-  diagnoseCommandError,
-  diagnoseConnectError,
-  isConnectionProblem,
-} from "../memory/redis_errors.ts";
+import { CONNECT_BUDGET_MS, type RedisClient } from "../redis/client.ts";
 import { journalFolder, type RedisSettings, resolveRedisSettings } from "../redis/settings.ts";
 import { configDir } from "../paths.ts";
 import type { Redactor } from "../redact.ts";
 import type { OAuthEvent } from "./broker.ts";
+import { LoginStoreConnection } from "./redis_connection.ts";
 import {
   FileTokenStore,
   parseCredentials,
@@ -91,14 +79,9 @@ export interface RedisTokenStoreOptions {
 /** Credentials in Redis, one key per server; see the module documentation. */
 export class RedisTokenStore implements TokenStore {
   readonly #options: RedisTokenStoreOptions;
-  readonly #budgetMs: number;
   #resolved: RedisSettings | undefined;
   #undelivered: FileTokenStore | undefined;
-  #client: RedisClient | undefined;
-  #connecting: Promise<RedisClient> | undefined;
-  #lastError: unknown;
-  /** Set by `close()`: later operations fail instead of connecting again. */
-  #closed = false;
+  readonly #connection: LoginStoreConnection;
   /** Servers whose login was kept locally in this outage (told once each). */
   readonly #keptLocally = new Set<string>();
   /** Whether this outage's reads from the kept copies were told (once per outage). */
@@ -108,7 +91,14 @@ export class RedisTokenStore implements TokenStore {
 
   constructor(options: RedisTokenStoreOptions) {
     this.#options = options;
-    this.#budgetMs = options.connectBudgetMs ?? CONNECT_BUDGET_MS;
+    this.#connection = new LoginStoreConnection({
+      settings: () => this.#settings,
+      connectBudgetMs: options.connectBudgetMs ?? CONNECT_BUDGET_MS,
+      commandTimeoutMs: options.commandTimeoutMs,
+      log: options.log,
+      // A new outage is told again.
+      onConnect: () => this.#toldReadingLocally = false,
+    });
   }
 
   get location(): string {
@@ -132,7 +122,7 @@ export class RedisTokenStore implements TokenStore {
   load(server: string): Promise<ServerCredentials | undefined> {
     return this.#orKept(
       () =>
-        this.#withClient(async (client) =>
+        this.#connection.run(async (client) =>
           await this.#deliverKept(client, server, await this.#get(client, server))
         ),
       () => this.#kept(server),
@@ -145,7 +135,7 @@ export class RedisTokenStore implements TokenStore {
       // No expiry: a login carries a refresh token meant to outlive every access token, and
       // a key that expired would log the person out without a word. SET also drops any TTL
       // set on the key by hand. (Memory.ttl_seconds is about conversations only.)
-      await this.#withClient((client) =>
+      await this.#connection.run((client) =>
         client.set(this.keyFor(server), serializeCredentials(credentials))
       );
     } catch (error) {
@@ -160,7 +150,7 @@ export class RedisTokenStore implements TokenStore {
   }
 
   async delete(server: string): Promise<boolean> {
-    const removed = await this.#withClient((client) => client.del(this.keyFor(server)));
+    const removed = await this.#connection.run((client) => client.del(this.keyFor(server)));
     const removedLocally = await this.#forgetKept(server);
     return removed > 0 || removedLocally;
   }
@@ -168,7 +158,7 @@ export class RedisTokenStore implements TokenStore {
   list(): Promise<ServerCredentials[]> {
     return this.#orKept(
       () =>
-        this.#withClient(async (client) => {
+        this.#connection.run(async (client) => {
           const servers = new Set(await this.#scanServers(client));
           for (const kept of await this.#allKept()) servers.add(kept.server);
           const documents: ServerCredentials[] = [];
@@ -186,13 +176,8 @@ export class RedisTokenStore implements TokenStore {
     );
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    await this.#connecting?.catch(() => {});
-    const client = this.#client;
-    this.#client = undefined;
-    if (!client) return;
-    await closeRedisClient(client);
+  close(): Promise<void> {
+    return this.#connection.close();
   }
 
   // ── settings ────────────────────────────────────────────────────────────────────────
@@ -385,94 +370,6 @@ export class RedisTokenStore implements TokenStore {
     }
     // SCAN may return a key twice.
     return [...new Set(servers)];
-  }
-
-  // ── the connection ──────────────────────────────────────────────────────────────────
-
-  /** A ready client; connected on first use, and again after the store went away. */
-  #connection(): Promise<RedisClient> {
-    const client = this.#client;
-    if (client?.status === "ready") return Promise.resolve(client);
-    this.#connecting ??= this.#connect().finally(() => this.#connecting = undefined);
-    return this.#connecting;
-  }
-
-  async #connect(): Promise<RedisClient> {
-    if (this.#closed) throw new Error("the Redis token store is closed");
-    const settings = this.#settings;
-    this.#client?.disconnect();
-    this.#client = undefined;
-    this.#lastError = undefined;
-    const client = await createRedisClient(settings, {
-      connectTimeoutMs: this.#budgetMs,
-      commandTimeoutMs: this.#options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
-      // Never reconnects by itself: the next operation connects again, within the budget.
-      retry: () => null,
-    });
-    // The last failure is the useful cause of a failed connection; without a listener
-    // ioredis would also print every one.
-    client.on("error", (error: unknown) => {
-      this.#lastError = error;
-      this.#options.log?.debug(`redis: ${(error as Error)?.message ?? error}`);
-    });
-    try {
-      const connected = await valueWithin(
-        connectRedisClient(client, settings).then(() => true),
-        this.#budgetMs,
-      );
-      if (!connected) throw new Error(`connection timed out after ${this.#budgetMs} ms`);
-    } catch (error) {
-      client.disconnect();
-      throw this.#unreachable(this.#lastError ?? error, "connect");
-    }
-    this.#client = client;
-    // A new outage is told again.
-    this.#toldReadingLocally = false;
-    return client;
-  }
-
-  /**
-   * Runs `run` on a ready client; failures become typed errors. A connection that broke
-   * since its last use (Redis restarted during a long session) gets one fresh attempt:
-   * every command here can safely run twice.
-   */
-  async #withClient<T>(run: (client: RedisClient) => Promise<T>): Promise<T> {
-    const client = await this.#connection();
-    try {
-      return await run(client);
-    } catch (error) {
-      if (!isConnectionProblem(error)) throw this.#explain(error);
-      // Its status turns to "end" only once the socket closes: forget it now.
-      client.disconnect();
-      if (this.#client === client) this.#client = undefined;
-    }
-    const again = await this.#connection();
-    try {
-      return await run(again);
-    } catch (error) {
-      throw this.#explain(error);
-    }
-  }
-
-  #explain(error: unknown): PatchbayError {
-    if (error instanceof PatchbayError) return error;
-    if (isConnectionProblem(error)) return this.#unreachable(this.#lastError ?? error, "session");
-    return diagnoseCommandError(error, this.#settings, "logins");
-  }
-
-  /** The shared diagnosis, saying why logins depend on the store. */
-  #unreachable(cause: unknown, phase: "connect" | "session"): StoreConnectError {
-    const diagnosed = diagnoseConnectError(cause, {
-      settings: this.#settings,
-      budgetMs: this.#budgetMs,
-      phase,
-      purpose: "logins",
-    });
-    return new StoreConnectError(diagnosed.store, diagnosed.target, diagnosed.problem, cause, {
-      reason: `${diagnosed.reason}; patchbay keeps OAuth logins there because ` +
-        'Memory.backend is "redis"',
-      remedy: diagnosed.remedy,
-    });
   }
 }
 

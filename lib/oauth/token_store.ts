@@ -18,9 +18,10 @@ import type {
 } from "@modelcontextprotocol/client";
 import { basename, join } from "node:path";
 import type { StoredDpopKey } from "./dpop_key.ts";
-import { DenoPermissionError, denoPermissionFlag, PatchbayError } from "../errors.ts";
+import { DenoPermissionError, PatchbayError } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import { configDir } from "../paths.ts";
-import { chmodOwnerOnly, replacePrivateFile } from "../private_file.ts";
+import { chmodOwnerOnly, removeIfPresent, replacePrivateFile } from "../private_file.ts";
 
 /** Version of the stored document; a reader refuses documents it does not understand. */
 export const CREDENTIALS_FORMAT = 1;
@@ -161,10 +162,8 @@ export class FileTokenStore implements TokenStore {
   async delete(server: string): Promise<boolean> {
     const path = await this.pathFor(server);
     try {
-      await Deno.remove(path);
-      return true;
+      return await removeIfPresent(path);
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return false;
       throw storeError("delete", path, error);
     }
   }

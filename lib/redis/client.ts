@@ -2,15 +2,17 @@
  * One ioredis client for resolved {@linkcode RedisSettings}, standalone, Sentinel or
  * Cluster, with the fail-fast options NOTES.md found necessary: ioredis' defaults queue
  * commands and retry for over a minute against a dead server. Conversation memory
-^ * (`lib/memory/redis_store.ts`) and the OAuth token store (`lib/oauth/redis_token_store.ts`) both build
- * their clients here, so they reach the same store the same way.
+ * (`lib/memory/redis_store.ts`) and the OAuth token store (`lib/oauth/redis_token_store.ts`)
+ * both build their clients here, so they reach the same store the same way;
+ * {@linkcode openRedisClient} is the whole connection for a store used on demand.
  *
  * @module
  */
 
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { valueWithin } from "../async/deadline.ts";
-import { DenoPermissionError, denoPermissionFlag, MemoryConfigError } from "../errors.ts";
+import { DenoPermissionError, MemoryConfigError } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import type { RedisAddress, RedisSettings } from "./settings.ts";
 
 /** A first connection succeeds or is reported within this many milliseconds. */
@@ -108,6 +110,51 @@ export async function connectRedisClient(
   if (settings.topology.mode !== "cluster" && settings.db !== 0) {
     await (client as Redis).select(settings.db);
   }
+}
+
+/** Options of {@linkcode openRedisClient}. */
+export interface OpenRedisClientOptions {
+  /** Milliseconds the connection, the database's selection included, may take. */
+  connectTimeoutMs: number;
+  /** Milliseconds a command on the established connection may take. @default COMMAND_TIMEOUT_MS */
+  commandTimeoutMs?: number;
+  /**
+   * Every `error` event of the client, for as long as it lives (without a listener
+   * ioredis prints each). The last one before a failed connection is its useful cause.
+   */
+  onError: (error: unknown) => void;
+  /** The error to throw for a connection that failed or timed out. @default the error itself */
+  connectFailure?: (error: unknown) => unknown;
+}
+
+/**
+ * A client for `settings`, connected and its database selected within `connectTimeoutMs`,
+ * that never reconnects by itself: for a store used on demand, whose next operation
+ * connects again. A failed connection is disconnected before `connectFailure` is thrown;
+ * a failure to build the client (settings, permissions) is thrown as it is.
+ */
+export async function openRedisClient(
+  settings: RedisSettings,
+  options: OpenRedisClientOptions,
+): Promise<RedisClient> {
+  const budgetMs = options.connectTimeoutMs;
+  const client = await createRedisClient(settings, {
+    connectTimeoutMs: budgetMs,
+    commandTimeoutMs: options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
+    retry: () => null,
+  });
+  client.on("error", options.onError);
+  try {
+    const connected = await valueWithin(
+      connectRedisClient(client, settings).then(() => true),
+      budgetMs,
+    );
+    if (!connected) throw new Error(`connection timed out after ${budgetMs} ms`);
+  } catch (error) {
+    client.disconnect();
+    throw options.connectFailure ? options.connectFailure(error) : error;
+  }
+  return client;
 }
 
 async function tlsOptions(caFile: string | undefined): Promise<{ ca?: string[] }> {

@@ -14,10 +14,12 @@ import {
   OAuthError,
   RegistrationRejectedError,
 } from "@modelcontextprotocol/client";
-import { denoPermissionFlag, messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
+import { messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
+import { valueAt } from "../json_path.ts";
 import { permissionRemedy } from "../permissions/remedy.ts";
 import type { FetchedDocument } from "./guarded_fetch.ts";
-import { describeFetchError } from "./probe.ts";
+import { describeFetchError } from "./challenge_probe.ts";
 
 /** Where the failure happened, for the messages. */
 export interface FailureContext {
@@ -220,15 +222,6 @@ function invalidDocumentReason(
   const more = issues.length > ISSUES_SHOWN ? `; and ${issues.length - ISSUES_SHOWN} more` : "";
   const kind = last && last.method !== "GET" ? "" : " OAuth metadata";
   return `${what} is not valid${kind}: ${problems.join("; ") || message}${more}`;
-}
-
-function valueAt(document: unknown, path: ReadonlyArray<PropertyKey>): unknown {
-  let value = document;
-  for (const key of path) {
-    if (value === null || typeof value !== "object") return undefined;
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
-  return value;
 }
 
 function showValue(value: unknown): string {
