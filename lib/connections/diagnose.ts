@@ -17,11 +17,7 @@
  */
 
 import type { ServerConfig } from "../config/types.ts";
-import {
-  PatchbayError,
-  ServerConnectError,
-  ServerProbeFailedError,
-} from "../errors.ts";
+import { PatchbayError, ServerConnectError, ServerProbeFailedError } from "../errors.ts";
 import { denoPermissionFlag } from "../permissions/denial.ts";
 import { negotiationFailure } from "../protocol.ts";
 import { permissionRemedy, startedByLauncher } from "../permissions/remedy.ts";
