@@ -10,7 +10,7 @@ import { createEnvironment, type ProcessVariables } from "../lib/env.ts";
 import { DenoPermissionError, OAuthLoginRequiredError } from "../lib/errors.ts";
 import { denoPermissionFlag, findDenoDenial } from "../lib/permissions/denial.ts";
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
-import { diagnoseConnectError } from "../lib/memory/redis_errors.ts";
+import { diagnoseConnectError } from "../lib/redis/errors.ts";
 import { resolveRedisSettings } from "../lib/redis/settings.ts";
 import { AuthorizationBroker } from "../lib/oauth/broker.ts";
 import { DENO } from "./support/deps.ts";

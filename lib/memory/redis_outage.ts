@@ -50,7 +50,7 @@ export interface OutageQueueOptions {
   log?: Log;
   onEvent: (event: RedisStoreEvent) => void;
   rescue?: RescueTarget;
-  /** A store error in the words of `redis_errors.ts`. */
+  /** A store error in the words of `lib/redis/errors.ts`. */
   explain: (error: unknown) => PatchbayError;
   /**
    * Makes the store ready to take the journal (connecting it if it was never reached);

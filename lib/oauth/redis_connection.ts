@@ -13,7 +13,7 @@ import {
   diagnoseCommandError,
   diagnoseConnectError,
   isConnectionProblem,
-} from "../memory/redis_errors.ts";
+} from "../redis/errors.ts";
 import { closeRedisClient, openRedisClient, type RedisClient } from "../redis/client.ts";
 import type { RedisSettings } from "../redis/settings.ts";
 

@@ -20,7 +20,7 @@ import {
 import { denoPermissionFlag } from "../permissions/denial.ts";
 import { netProblem, netReason } from "../failure.ts";
 import { configDir } from "../paths.ts";
-import type { RedisSettings } from "../redis/settings.ts";
+import type { RedisSettings } from "./settings.ts";
 
 /** What the caller keeps in Redis: conversation memory, or OAuth logins. */
 export type RedisPurpose = "memory" | "logins";
