@@ -7,7 +7,8 @@ import { parseJsonLines } from "../lib/memory/json_lines.ts";
 import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
 import type { MemorySettings } from "../lib/config/types.ts";
 import { Redactor } from "../lib/redact.ts";
-import { conversation, exchange, tempDir, tick } from "./support/conversation.ts";
+import { conversation, exchange, tick } from "./support/conversation.ts";
+import { tempDir } from "./support/temp_dir.ts";
 import { rejection } from "./support/errors.ts";
 
 const FILE: MemorySettings = { backend: "auto", keyPrefix: "patchbay" };

@@ -10,7 +10,8 @@ import {
   StoreDatabaseError,
 } from "../lib/errors.ts";
 import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
-import { exchange, tempDir } from "./support/conversation.ts";
+import { exchange } from "./support/conversation.ts";
+import { tempDir } from "./support/temp_dir.ts";
 import { rejection } from "./support/errors.ts";
 import { assumingClosed } from "./support/servers.ts";
 import { freePort, RedisServer, SilentPort } from "./support/redis.ts";

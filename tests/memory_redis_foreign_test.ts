@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { createEnvironment } from "../lib/env.ts";
 import { REMEDY, StoreConnectError } from "../lib/errors.ts";
 import { openMemory } from "../lib/memory/mod.ts";
-import { tempDir } from "./support/conversation.ts";
+import { tempDir } from "./support/temp_dir.ts";
 import { rejection } from "./support/errors.ts";
 
 /** Opens the store strictly at 127.0.0.1:`port` and returns the connection error. */

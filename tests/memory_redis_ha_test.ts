@@ -3,7 +3,8 @@ import type { MemorySettings } from "../lib/config/types.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { MemoryConfigError, StoreConnectError } from "../lib/errors.ts";
 import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
-import { conversation, tempDir } from "./support/conversation.ts";
+import { conversation } from "./support/conversation.ts";
+import { tempDir } from "./support/temp_dir.ts";
 import { rejection } from "./support/errors.ts";
 import { freePort, RedisCluster, RedisSentinel, RedisServer } from "./support/redis.ts";
 

@@ -7,7 +7,8 @@ import { FileStore } from "../lib/memory/file_store.ts";
 import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
 import { journalFolder } from "../lib/redis/settings.ts";
 import { RedisStore } from "../lib/memory/redis_store.ts";
-import { conversation, exchange, tempDir, tick } from "./support/conversation.ts";
+import { conversation, exchange, tick } from "./support/conversation.ts";
+import { tempDir } from "./support/temp_dir.ts";
 import { rejection } from "./support/errors.ts";
 import { RedisServer, RoundTripRelay } from "./support/redis.ts";
 

@@ -1,24 +1,11 @@
 /**
  * Conversations for the memory tests: realistic messages, tool calls and results
- * included, and a temporary data folder that `await using` removes.
+ * included.
  *
  * @module
  */
 
 import type { StoredMessage } from "../../lib/memory/types.ts";
-
-/** A temporary folder removed on dispose. */
-export async function tempDir(prefix = "patchbay-memory-"): Promise<
-  { path: string; [Symbol.asyncDispose](): Promise<void> }
-> {
-  const path = await Deno.makeTempDir({ prefix });
-  return {
-    path,
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(path, { recursive: true }).catch(() => {});
-    },
-  };
-}
 
 let clock = Date.parse("2026-03-01T09:00:00Z");
 
