@@ -27,6 +27,7 @@ import {
   freePort,
   httpEntry,
   processesWith,
+  silentListener,
   startEverythingHttp,
   stdioEntry,
 } from "./support/servers.ts";
@@ -266,26 +267,15 @@ Deno.test("an http entry pointing at a port that does not speak HTTP", async () 
 });
 
 Deno.test("an address that accepts connections but never answers: Connection timeout", async () => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  const held: Deno.Conn[] = [];
-  const accepting = (async () => {
-    for await (const connection of listener) held.push(connection);
-  })();
-  try {
-    const error = await diagnosed(
-      httpEntry("slow", `http://127.0.0.1:${port}/mcp`, { timeoutSeconds: 1 }),
-    );
-    assert.match(
-      error.reason,
-      /^Connection timeout: 127\.0\.0\.1:\d+ accepted the connection but sent no HTTP answer/,
-    );
-    assert.equal(error.remedy, REMEDY.timeout);
-  } finally {
-    listener.close();
-    for (const connection of held) connection.close();
-    await accepting.catch(() => {});
-  }
+  await using silent = silentListener();
+  const error = await diagnosed(
+    httpEntry("slow", `http://127.0.0.1:${silent.port}/mcp`, { timeoutSeconds: 1 }),
+  );
+  assert.match(
+    error.reason,
+    /^Connection timeout: 127\.0\.0\.1:\d+ accepted the connection but sent no HTTP answer/,
+  );
+  assert.equal(error.remedy, REMEDY.timeout);
 });
 
 Deno.test("command not found (ENOENT), and a missing working directory", async () => {

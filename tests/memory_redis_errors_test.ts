@@ -13,8 +13,8 @@ import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
 import { exchange } from "./support/conversation.ts";
 import { tempDir } from "./support/temp_dir.ts";
 import { rejection } from "./support/errors.ts";
-import { assumingClosed } from "./support/servers.ts";
-import { freePort, RedisServer, SilentPort } from "./support/redis.ts";
+import { assumingClosed, silentListener } from "./support/servers.ts";
+import { freePort, RedisServer } from "./support/redis.ts";
 
 const SETTINGS: MemorySettings = { backend: "auto", keyPrefix: "patchbay" };
 /**
@@ -55,7 +55,7 @@ Deno.test("closed port: 'connection refused' at once", async () => {
 });
 
 Deno.test("unreachable host (accepts, never answers): reported within the bound", async () => {
-  await using silent = new SilentPort();
+  await using silent = silentListener();
   const { error } = await failure(
     { REDIS_HOST: "127.0.0.1", REDIS_PORT: String(silent.port) },
     StoreConnectError,

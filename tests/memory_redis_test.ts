@@ -9,6 +9,7 @@ import { journalFolder } from "../lib/redis/settings.ts";
 import { RedisStore } from "../lib/memory/redis_store.ts";
 import { conversation, exchange, tick } from "./support/conversation.ts";
 import { tempDir } from "./support/temp_dir.ts";
+import { selfSignedCertificate } from "./support/tls.ts";
 import { rejection } from "./support/errors.ts";
 import { RedisServer, RoundTripRelay } from "./support/redis.ts";
 
@@ -283,30 +284,7 @@ Deno.test("Redis: listing is most recent first; limit and delete work", async ()
 
 Deno.test("Redis over TLS: rediss:// with REDIS_TLS_CA_FILE", async () => {
   await using dir = await tempDir();
-  const cert = join(dir.path, "cert.pem");
-  const key = join(dir.path, "key.pem");
-  const openssl = await new Deno.Command("openssl", {
-    args: [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      key,
-      "-out",
-      cert,
-      "-days",
-      "1",
-      "-subj",
-      "/CN=localhost",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1,DNS:localhost",
-    ],
-    stdout: "null",
-    stderr: "null",
-  }).output();
-  assert.equal(openssl.code, 0, "openssl could not make a certificate");
+  const { cert, key } = await selfSignedCertificate(dir.path);
   await using redis = await RedisServer.start({ tls: { cert, key } });
   const env = { REDIS_URL: `rediss://127.0.0.1:${redis.port}`, REDIS_TLS_CA_FILE: cert };
   const memory = await openWith(env, join(dir.path, "data"));
