@@ -10,7 +10,7 @@ import {
   StoreDatabaseError,
 } from "../lib/errors.ts";
 import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
-import { exchange } from "./support/conversation.ts";
+import { appendEach, exchange } from "./support/conversation.ts";
 import { tempDir } from "./support/temp_dir.ts";
 import { rejection } from "./support/errors.ts";
 import { assumingClosed, silentListener } from "./support/servers.ts";
@@ -135,7 +135,7 @@ Deno.test("store down at start: the client keeps working and the messages arrive
 
     const session = memory.newSession();
     const messages = exchange("while Redis is down");
-    for (const message of messages) assert.equal(await session.append(message), "journaled");
+    await appendEach(session, messages, "journaled");
     assert.equal(events.length, 1, "warned once");
 
     await using redis = await RedisServer.start({ port });

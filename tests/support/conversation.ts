@@ -5,6 +5,8 @@
  * @module
  */
 
+import assert from "node:assert/strict";
+import type { AppendResult } from "../../lib/memory/mod.ts";
 import type { StoredMessage } from "../../lib/memory/types.ts";
 
 let clock = Date.parse("2026-03-01T09:00:00Z");
@@ -47,4 +49,15 @@ export function conversation(turns = 2, model = "gpt-4o-mini"): StoredMessage[] 
   ];
   for (let i = 1; i <= turns; i++) messages.push(...exchange(`Question ${i}?`, model));
   return messages;
+}
+
+/** Appends `messages` to `session` in order, asserting that each append had `outcome`. */
+export async function appendEach(
+  session: { append(message: StoredMessage): Promise<AppendResult> },
+  messages: readonly StoredMessage[],
+  outcome: AppendResult,
+): Promise<void> {
+  for (const [i, message] of messages.entries()) {
+    assert.equal(await session.append(message), outcome, `message ${i + 1} of ${messages.length}`);
+  }
 }
