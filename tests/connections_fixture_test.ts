@@ -206,9 +206,13 @@ Deno.test("server log messages and list_changed reach the log and the events", a
   const tag = newTag();
   await using session = await managed([tagged("chatty", tag)]);
   const { manager, events, log } = session;
+  /** The first event of `type`, once one has arrived. */
+  const firstEvent = async (type: string, what: string) => {
+    await eventually(() => events.some((e) => e.type === type), what);
+    return events.find((e) => e.type === type);
+  };
   await manager.callTool("chatty__log", {});
-  await eventually(() => events.some((e) => e.type === "log"), "log event");
-  assert.deepEqual(events.find((e) => e.type === "log"), {
+  assert.deepEqual(await firstEvent("log", "log event"), {
     type: "log",
     server: "chatty",
     level: "warning",
@@ -228,8 +232,7 @@ Deno.test("server log messages and list_changed reach the log and the events", a
   assert.ok(manager.tools().some((t) => t.name.startsWith("chatty__added-")));
 
   await manager.callTool("chatty__touch", {});
-  await eventually(() => events.some((e) => e.type === "resource_updated"), "resource update");
-  assert.deepEqual(events.find((e) => e.type === "resource_updated"), {
+  assert.deepEqual(await firstEvent("resource_updated", "resource update"), {
     type: "resource_updated",
     server: "chatty",
     uri: "fixture://note",

@@ -292,25 +292,24 @@ Deno.test("what onRetry or admitRetry throws ends the request as it is", async (
     replies: [{ status: 503, errorMessage: "busy" }, { status: 503, errorMessage: "busy" }],
   });
   const provider = createOpenAiProvider({ llm: llm(server.baseUrl), env: env(), random: () => 0 });
+  /** What a request for "hi" with `hooks` rejects with. */
+  const rejectionWith = (hooks: Partial<Parameters<typeof provider.generate>[0]>) =>
+    captureAny(provider.generate({ messages: user("hi"), onDelta: () => {}, ...hooks }));
   const fromUi = new Error("the terminal went away");
-  const error = await captureAny(provider.generate({
-    messages: user("hi"),
-    onDelta: () => {},
+  const error = await rejectionWith({
     onRetry: () => {
       throw fromUi;
     },
-  }));
+  });
   assert.equal(error, fromUi);
   assert.equal(server.requests.length, 1);
 
   const refusal = new Error("no budget for a retry");
-  const refused = await captureAny(provider.generate({
-    messages: user("hi"),
-    onDelta: () => {},
+  const refused = await rejectionWith({
     admitRetry: () => {
       throw refusal;
     },
-  }));
+  });
   provider.close();
   assert.equal(refused, refusal);
   assert.equal(server.requests.length, 2);
