@@ -17,7 +17,7 @@
 
 import { join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
-import { benchSandbox } from "../tests/support/bench.ts";
+import { benchSandbox } from "../tests/support/bench_sandbox.ts";
 import { runCommand } from "../tests/support/cli.ts";
 import { DENO } from "../tests/support/deps.ts";
 

@@ -19,7 +19,7 @@
 
 import { join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
-import { benchSandbox, writeEverythingConfig } from "../tests/support/bench.ts";
+import { benchSandbox, writeEverythingConfig } from "../tests/support/bench_sandbox.ts";
 import { DENO, NODE, testDepsDir } from "../tests/support/deps.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
