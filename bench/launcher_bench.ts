@@ -17,45 +17,23 @@
 
 import { join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
-import { certificateEnv, proxyEnv } from "../tests/support/cli.ts";
-import { DENO, everythingEntry, NODE } from "../tests/support/deps.ts";
+import { benchSandbox } from "../tests/support/bench_sandbox.ts";
+import { runCommand } from "../tests/support/cli.ts";
+import { DENO } from "../tests/support/deps.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const LAUNCHER_FLAGS = manifest.tasks.start.split(/\s+/).filter((w) => w.startsWith("--"));
 
-const home = await Deno.makeTempDir({ prefix: "patchbay-bench-" });
-const config = join(home, "servers_config.json");
-await Deno.writeTextFile(
-  config,
-  JSON.stringify({
-    LLM: { provider: "openai-compatible", model: "m", base_url: "http://127.0.0.1:9/v1" },
-    mcpServers: { everything: { command: NODE, args: [everythingEntry(), "stdio"] } },
-  }),
-);
-const env = {
-  HOME: home,
-  PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-  DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME")!, ".cache", "deno"),
-  ...certificateEnv(),
-  ...proxyEnv(),
-  NO_COLOR: "1",
-};
+const { home, env, config } = await benchSandbox();
 const plans = join(home, ".local", "state", "patchbay", "launch");
 
 async function run(args: string[], extraEnv: Record<string, string> = {}): Promise<string> {
-  const { code, stdout, stderr } = await new Deno.Command(DENO, {
-    args,
-    env: { ...env, ...extraEnv },
-    clearEnv: true,
+  const { code, stdout, stderr } = await runCommand(DENO, args, {
     cwd: home,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (code !== 0) {
-    throw new Error(`${args.join(" ")} failed: ${new TextDecoder().decode(stderr)}`);
-  }
-  return new TextDecoder().decode(stdout);
+    env: { ...env, ...extraEnv },
+  });
+  if (code !== 0) throw new Error(`${args.join(" ")} failed: ${stderr}`);
+  return stdout;
 }
 
 const launcher = (args: string[]) =>

@@ -22,7 +22,8 @@ import { newMessageId, newSessionId } from "../lib/memory/ids.ts";
 import { openMemory } from "../lib/memory/open.ts";
 import { RedisStore } from "../lib/memory/redis_store.ts";
 import type { MemoryStore, MessageRecord, StoredMessage } from "../lib/memory/types.ts";
-import { freePort, RedisServer, SilentPort } from "../tests/support/redis.ts";
+import { freePort, RedisServer } from "../tests/support/redis.ts";
+import { silentListener } from "../tests/support/servers.ts";
 
 /** Messages in the session the load benchmarks read. */
 const LARGE_SESSION = 10_000;
@@ -191,7 +192,7 @@ Deno.bench("Redis unusable: closed port reported (connection refused)", {
   await reportedFailure({ REDIS_HOST: "127.0.0.1", REDIS_PORT: String(closedPort) });
 });
 
-const silent = new SilentPort();
+const silent = silentListener();
 Deno.bench("Redis unusable: host that accepts and never answers reported", {
   group: "unusable store",
   n: 3,

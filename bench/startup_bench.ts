@@ -19,8 +19,8 @@
 
 import { join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
-import { certificateEnv, proxyEnv } from "../tests/support/cli.ts";
-import { DENO, everythingEntry, NODE, testDepsDir } from "../tests/support/deps.ts";
+import { benchSandbox, writeEverythingConfig } from "../tests/support/bench_sandbox.ts";
+import { DENO, NODE, testDepsDir } from "../tests/support/deps.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 // The client itself, under the broad flags (the compile task's); the launcher's own cost is
@@ -29,42 +29,11 @@ const FLAGS = manifest.tasks.compile.split(/\s+/).filter((w) =>
   w.startsWith("--") && w !== "--output"
 );
 
-const home = await Deno.makeTempDir({ prefix: "patchbay-bench-" });
-const config = join(home, "servers_config.json");
-await Deno.writeTextFile(
-  config,
-  JSON.stringify({
-    LLM: { provider: "openai-compatible", model: "m", base_url: "http://127.0.0.1:9/v1" },
-    mcpServers: { everything: { command: NODE, args: [everythingEntry(), "stdio"] } },
-  }),
-);
-const fiveServers = join(home, "five.json");
-await Deno.writeTextFile(
-  fiveServers,
-  JSON.stringify({
-    LLM: { provider: "openai-compatible", model: "m", base_url: "http://127.0.0.1:9/v1" },
-    mcpServers: Object.fromEntries(
-      Array.from(
-        { length: 5 },
-        (_, i) => [`everything${i}`, { command: NODE, args: [everythingEntry(), "stdio"] }],
-      ),
-    ),
-  }),
-);
+const { home, env, config } = await benchSandbox();
+const fiveServers = await writeEverythingConfig(home, "five.json", 5);
 const SDK_CLIENT = join(ROOT, "bench", "sdk_client.mjs");
 /** Counted rounds of the comparison with the plain SDK client. */
 const ROUNDS = 10;
-
-const env = {
-  HOME: home,
-  PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-  DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME")!, ".cache", "deno"),
-  // Deno reaches the npm registry (if it must) the way this process does; loopback never
-  // goes through a proxy.
-  ...certificateEnv(),
-  ...proxyEnv(),
-  NO_COLOR: "1",
-};
 
 function command(args: string[], stdin: "null" | "piped" = "null") {
   return new Deno.Command(DENO, {

@@ -19,23 +19,26 @@ Deno.test("text blocks pass through, joined by newlines", () => {
   assert.deepEqual(result, { text: "one\ntwo", isError: false, omittedChars: 0, mediaItems: 0 });
 });
 
-Deno.test("images and audio are described by type and size, not passed on", () => {
-  const result = convertToolResult({
+/** Content that is described rather than passed on: what the model reads instead. */
+const described: {
+  name: string;
+  content: CallToolResult["content"];
+  text: string;
+  /** The media items counted, where the test checks them. */
+  mediaItems?: number;
+}[] = [
+  {
+    name: "images and audio are described by type and size, not passed on",
     content: [
       { type: "image", data: PNG_1K, mimeType: "image/png" },
       { type: "audio", data: btoa("abc"), mimeType: "audio/wav" },
     ],
-  });
-  assert.equal(
-    result.text,
-    "[image: image/png, 1.5 kB; shown to the user, not passed to the model]\n" +
+    text: "[image: image/png, 1.5 kB; shown to the user, not passed to the model]\n" +
       "[audio: audio/wav, 3 B; not passed to the model]",
-  );
-  assert.equal(result.mediaItems, 2);
-});
-
-Deno.test("resource links name their URI, type, size and description", () => {
-  const result = convertToolResult({
+    mediaItems: 2,
+  },
+  {
+    name: "resource links name their URI, type, size and description",
     content: [{
       type: "resource_link",
       uri: "file:///tmp/report.pdf",
@@ -45,16 +48,11 @@ Deno.test("resource links name their URI, type, size and description", () => {
       size: 2_500_000,
       description: "Q3 numbers",
     }],
-  });
-  assert.equal(
-    result.text,
-    "[resource link: Quarterly report (report.pdf) <file:///tmp/report.pdf> application/pdf, " +
-      "2.5 MB: Q3 numbers]",
-  );
-});
-
-Deno.test("embedded text resources are included; binary ones described", () => {
-  const result = convertToolResult({
+    text: "[resource link: Quarterly report (report.pdf) <file:///tmp/report.pdf> " +
+      "application/pdf, 2.5 MB: Q3 numbers]",
+  },
+  {
+    name: "embedded text resources are included; binary ones described",
     content: [
       {
         type: "resource",
@@ -69,14 +67,19 @@ Deno.test("embedded text resources are included; binary ones described", () => {
         },
       },
     ],
-  });
-  assert.equal(
-    result.text,
-    "[resource <test://static/1> (text/plain)]\nHello resource\n" +
+    text: "[resource <test://static/1> (text/plain)]\nHello resource\n" +
       "[binary resource <test://static/2> (application/octet-stream), 8 B; not passed to the model]",
-  );
-  assert.equal(result.mediaItems, 1);
-});
+    mediaItems: 1,
+  },
+];
+
+for (const { name, content, text, mediaItems } of described) {
+  Deno.test(name, () => {
+    const result = convertToolResult({ content });
+    assert.equal(result.text, text);
+    if (mediaItems !== undefined) assert.equal(result.mediaItems, mediaItems);
+  });
+}
 
 Deno.test("structured content is added unless the text already carries it", () => {
   const weather = { temperature: 22.5, conditions: "Sunny", humidity: 40 };

@@ -23,6 +23,7 @@ import {
   noTools,
   roles,
   testLimits,
+  tokenLimitedAgent,
 } from "./support/agent_fixtures.ts";
 import { DENO } from "./support/deps.ts";
 import { captureAny } from "./support/errors.ts";
@@ -308,12 +309,7 @@ Deno.test("a retry after a cut-off answer must fit in total_tokens_limit too", a
       { text: "the retry, past the limit" },
     ],
   });
-  using f = buildAgent({
-    baseUrl: llm.baseUrl,
-    host: noTools,
-    llm: { maxTokens: 4096 },
-    limits: { totalTokensLimit: 1000 },
-  });
+  using f = tokenLimitedAgent(llm.baseUrl, 1000);
   const error = await captureAny(f.agent.runTurn("Write a long answer"));
 
   assert.ok(error instanceof LimitReachedError, `got ${error}`);

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { formatError } from "../commands/_boundary.ts";
 import { INTERRUPTED_NOTE } from "../lib/agent/agent.ts";
 import { formatStats } from "../lib/agent/stats.ts";
+import type { ToolHost } from "../lib/connections/types.ts";
 import { estimateTextTokens, TokenEstimator } from "../lib/llm/tokens.ts";
 import { CANCELLED_RESULT, DECLINED_RESULT, TOOL_REMEDY } from "../lib/agent/tool_runner.ts";
 import {
@@ -22,6 +23,8 @@ import {
   ToolTimeoutError,
 } from "../lib/errors.ts";
 import {
+  type AgentFixture,
+  type AgentFixtureOptions,
   assertConsistent,
   buildAgent,
   connectServers,
@@ -30,11 +33,26 @@ import {
   roles,
   tapped,
   type TappedEntry,
+  tokenLimitedAgent,
 } from "./support/agent_fixtures.ts";
 import { capture } from "./support/errors.ts";
-import { DEFAULT_USAGE, startScriptedLlm } from "./support/scripted_llm.ts";
+import {
+  DEFAULT_USAGE,
+  reportedUsage,
+  type ScriptedLlm,
+  startScriptedLlm,
+} from "./support/scripted_llm.ts";
 import { eventually, everythingStdio } from "./support/servers.ts";
 import { bounded } from "./support/bounded.ts";
+
+/** An agent over `host` that trusts server-everything (its tools run without asking). */
+function trustingAgent(
+  llm: ScriptedLlm,
+  host: ToolHost,
+  options: Partial<AgentFixtureOptions> = {},
+): AgentFixture {
+  return buildAgent({ baseUrl: llm.baseUrl, host, trusted: ["everything"], ...options });
+}
 
 Deno.test("a plain answer streams to the UI and lands in the history with its usage", async () => {
   await using llm = await startScriptedLlm({
@@ -47,12 +65,7 @@ Deno.test("a plain answer streams to the UI and lands in the history with its us
   const result = await f.agent.runTurn("What is the capital of France?");
 
   assert.equal(result.text, "Paris is the capital of France.");
-  assert.deepEqual(result.usage, {
-    promptTokens: 31,
-    completionTokens: 8,
-    totalTokens: 39,
-    estimated: false,
-  });
+  assert.deepEqual(result.usage, reportedUsage(31, 8));
   // The user saw the answer arrive in pieces, then the end of the answer and the usage.
   assert.ok(f.ui.ofType("text").length > 3);
   assert.equal(f.ui.text, "Paris is the capital of France.");
@@ -276,12 +289,7 @@ Deno.test("a tool past tool_call_timeout is cancelled and the model told Tool ti
       { text: "The operation took too long." },
     ],
   });
-  using f = buildAgent({
-    baseUrl: llm.baseUrl,
-    host,
-    trusted: ["everything"],
-    limits: { toolCallTimeoutSeconds: 0.5 },
-  });
+  using f = trustingAgent(llm, host, { limits: { toolCallTimeoutSeconds: 0.5 } });
   const result = await f.agent.runTurn("Run the long operation");
 
   assert.equal(result.text, "The operation took too long.");
@@ -317,12 +325,7 @@ Deno.test("max_steps stops a turn that keeps calling tools, history intact", asy
   await using host = await connectServers([everythingStdio()]);
   const call = { toolCalls: [{ name: "everything__echo", arguments: { message: "again" } }] };
   await using llm = await startScriptedLlm({ replies: [call, call, call] });
-  using f = buildAgent({
-    baseUrl: llm.baseUrl,
-    host,
-    trusted: ["everything"],
-    limits: { maxSteps: 2 },
-  });
+  using f = trustingAgent(llm, host, { limits: { maxSteps: 2 } });
   const error = await capture(f.agent.runTurn("Loop"));
 
   assert.ok(error instanceof LimitReachedError);
@@ -347,12 +350,7 @@ Deno.test("request_limit stops the turn before the request that would pass it", 
       text: "never sent",
     }],
   });
-  using f = buildAgent({
-    baseUrl: llm.baseUrl,
-    host,
-    trusted: ["everything"],
-    limits: { requestLimit: 1 },
-  });
+  using f = trustingAgent(llm, host, { limits: { requestLimit: 1 } });
   const error = await capture(f.agent.runTurn("Echo x"));
 
   assert.ok(error instanceof LimitReachedError);
@@ -407,12 +405,7 @@ Deno.test("past max_context_length, requests leave out old turns, then old steps
       { text: "Done.", usage: null },
     ],
   });
-  using f = buildAgent({
-    baseUrl: llm.baseUrl,
-    host,
-    trusted: ["everything"],
-    llm: { maxContextLength: 18_500 },
-  });
+  using f = trustingAgent(llm, host, { llm: { maxContextLength: 18_500 } });
   const notices: number[] = [];
   for (const turn of ["u1", "u2", "u3", "u4"]) {
     await f.agent.runTurn(text(turn, 1));
@@ -475,12 +468,7 @@ Deno.test("total_tokens_limit caps answers and stops before the request that wou
       { text: "never sent" },
     ],
   });
-  using f = buildAgent({
-    baseUrl: llm.baseUrl,
-    host: noTools,
-    llm: { maxTokens: 4096 },
-    limits: { totalTokensLimit: 500 },
-  });
+  using f = tokenLimitedAgent(llm.baseUrl, 500);
   await f.agent.runTurn("First question");
   const cap = llm.requests[0].body.max_tokens;
   assert.ok(cap < 500, `the answer was capped to the room left (${cap})`);
@@ -655,10 +643,7 @@ Deno.test("aborting mid-tool-call cancels the MCP request and records the cancel
     ],
   });
   const controller = new AbortController();
-  using f = buildAgent({
-    baseUrl: llm.baseUrl,
-    host,
-    trusted: ["everything"],
+  using f = trustingAgent(llm, host, {
     uiOptions: { onEvent: (e) => e.type === "toolProgress" && controller.abort() },
   });
   const error = await bounded(
@@ -750,7 +735,7 @@ Deno.test("invalid arguments and unknown tools are answered, not run", async () 
       { text: "Let me fix that." },
     ],
   });
-  using f = buildAgent({ baseUrl: llm.baseUrl, host, trusted: ["everything"] });
+  using f = trustingAgent(llm, host);
   await f.agent.runTurn("Echo");
 
   assert.match(

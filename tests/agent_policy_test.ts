@@ -4,8 +4,15 @@ import assert from "node:assert/strict";
 import { ApprovalPolicy } from "../lib/agent/approval.ts";
 import { admitRequest, MIN_ANSWER_TOKENS } from "../lib/agent/limits.ts";
 import { formatStats, UsageStats } from "../lib/agent/stats.ts";
+import type { AgentLimits } from "../lib/config/types.ts";
 import type { CatalogueTool } from "../lib/connections/types.ts";
 import { LimitReachedError } from "../lib/errors.ts";
+import { reportedUsage } from "./support/scripted_llm.ts";
+
+/** Session limits with a 30 s tool timeout and 5 steps, and `limits` over them. */
+function limitsOf(limits: Partial<AgentLimits>): AgentLimits {
+  return { toolCallTimeoutSeconds: 30, maxSteps: 5, ...limits };
+}
 
 const tool = (server: string, name: string, description = "does things"): CatalogueTool => ({
   name: `${server}_${name}`,
@@ -50,8 +57,8 @@ Deno.test("limits: unlimited passes; request_limit stops at the limit", () => {
   assert.equal(unlimited.maxTokens, 4096);
   assert.equal(unlimited.capped, false);
   unlimited.release();
-  const limits = { toolCallTimeoutSeconds: 30, maxSteps: 5, requestLimit: 1 };
-  stats.recordRequest("chat", "m", usage(10, 5));
+  const limits = limitsOf({ requestLimit: 1 });
+  stats.recordRequest("chat", "m", reportedUsage(10, 5));
   assert.throws(() => admitRequest(stats, limits, 10, 100), (e: unknown) => {
     assert.ok(e instanceof LimitReachedError);
     assert.equal(e.message, "Limit reached: request_limit");
@@ -60,9 +67,9 @@ Deno.test("limits: unlimited passes; request_limit stops at the limit", () => {
 });
 
 Deno.test("limits: total_tokens_limit caps the answer to the room left", () => {
-  const limits = { toolCallTimeoutSeconds: 30, maxSteps: 5, totalTokensLimit: 1000 };
+  const limits = limitsOf({ totalTokensLimit: 1000 });
   const stats = new UsageStats(limits);
-  stats.recordRequest("chat", "m", usage(500, 100));
+  stats.recordRequest("chat", "m", reportedUsage(500, 100));
   const capped = admitRequest(stats, limits, 200, 4096);
   assert.equal(capped.maxTokens, 200);
   assert.equal(capped.capped, true);
@@ -78,14 +85,9 @@ Deno.test("limits: total_tokens_limit caps the answer to the room left", () => {
 });
 
 Deno.test("limits: requests under way hold their share, so concurrent ones cannot overrun", () => {
-  const limits = {
-    toolCallTimeoutSeconds: 30,
-    maxSteps: 5,
-    requestLimit: 3,
-    totalTokensLimit: 1000,
-  };
+  const limits = limitsOf({ requestLimit: 3, totalTokensLimit: 1000 });
   const stats = new UsageStats(limits);
-  stats.recordRequest("chat", "m", usage(300, 50));
+  stats.recordRequest("chat", "m", reportedUsage(300, 50));
   // Two sampling requests arrive while nothing has finished: the first holds 100 + 200.
   const first = admitRequest(stats, limits, 100, 200);
   assert.deepEqual([stats.heldRequests, stats.heldTokens], [1, 300]);
@@ -102,9 +104,9 @@ Deno.test("limits: requests under way hold their share, so concurrent ones canno
     );
     return true;
   });
-  stats.recordRequest("sampling", "m", usage(100, 200), { server: "s" });
+  stats.recordRequest("sampling", "m", reportedUsage(100, 200), { server: "s" });
   first.release();
-  stats.recordRequest("sampling", "m", usage(100, 250), { server: "s" });
+  stats.recordRequest("sampling", "m", reportedUsage(100, 250), { server: "s" });
   second.release();
   second.release();
   assert.deepEqual([stats.heldRequests, stats.heldTokens], [0, 0], "released once each");
@@ -112,7 +114,7 @@ Deno.test("limits: requests under way hold their share, so concurrent ones canno
 });
 
 Deno.test("limits: a retry counts what the failed attempt may have cost", () => {
-  const limits = { toolCallTimeoutSeconds: 30, maxSteps: 5, totalTokensLimit: 1000 };
+  const limits = limitsOf({ totalTokensLimit: 1000 });
   const stats = new UsageStats(limits);
   const admission = admitRequest(stats, limits, 300, 400);
   const notice = {
@@ -146,16 +148,13 @@ Deno.test("limits: a retry counts what the failed attempt may have cost", () => 
 });
 
 Deno.test("stats: per model, chat and sampling apart, tools per server, what limits leave", () => {
-  const limits = {
-    toolCallTimeoutSeconds: 30,
-    maxSteps: 10,
-    requestLimit: 3,
-    totalTokensLimit: 1000,
-  };
+  const limits = limitsOf({ maxSteps: 10, requestLimit: 3, totalTokensLimit: 1000 });
   const stats = new UsageStats(limits, new Date("2026-03-01T10:00:00Z"));
-  stats.recordRequest("chat", "gpt-a", usage(100, 20), { retries: 1 });
-  stats.recordRequest("chat", "gpt-a", usage(50, 5));
-  stats.recordRequest("sampling", "gpt-a", { ...usage(7, 3), estimated: true }, { server: "srv" });
+  stats.recordRequest("chat", "gpt-a", reportedUsage(100, 20), { retries: 1 });
+  stats.recordRequest("chat", "gpt-a", reportedUsage(50, 5));
+  stats.recordRequest("sampling", "gpt-a", { ...reportedUsage(7, 3), estimated: true }, {
+    server: "srv",
+  });
   stats.recordToolCall("fs", "ok", 120);
   stats.recordToolCall("fs", "error", 30);
   stats.recordToolCall("fs", "timeout", 30_000);
@@ -199,11 +198,11 @@ Deno.test("stats: per model, chat and sampling apart, tools per server, what lim
 Deno.test("stats: a prompt larger than its estimate shows no negative remainder", () => {
   // The token limit can be passed only by the prompt estimate's error: the provider reports
   // more prompt tokens than were estimated for the last request admitted.
-  const limits = { toolCallTimeoutSeconds: 30, maxSteps: 10, totalTokensLimit: 1000 };
+  const limits = limitsOf({ maxSteps: 10, totalTokensLimit: 1000 });
   const stats = new UsageStats(limits);
   const admission = admitRequest(stats, limits, 400, 4096);
   assert.equal(admission.maxTokens, 600);
-  stats.recordRequest("chat", "m", usage(430, 600));
+  stats.recordRequest("chat", "m", reportedUsage(430, 600));
   admission.release();
   const tokens = stats.snapshot().limits.find((l) => l.name === "total_tokens_limit")!;
   assert.deepEqual(tokens, { name: "total_tokens_limit", used: 1030, limit: 1000, remaining: 0 });
@@ -219,12 +218,3 @@ Deno.test("stats: unset limits read unlimited; a fresh session says no tool call
   assert.match(text, /total_tokens_limit: unlimited \(0 used\)/);
   assert.deepEqual(stats.snapshot().limits.map((l) => l.remaining), ["unlimited", "unlimited"]);
 });
-
-function usage(prompt: number, completion: number) {
-  return {
-    promptTokens: prompt,
-    completionTokens: completion,
-    totalTokens: prompt + completion,
-    estimated: false,
-  };
-}

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { SamplingRejectedError } from "../lib/errors.ts";
 import { scriptedConfig, wireSession } from "./support/agent_fixtures.ts";
 import { everythingEntry, NODE } from "./support/deps.ts";
-import { startScriptedLlm } from "./support/scripted_llm.ts";
+import { reportedUsage, startScriptedLlm } from "./support/scripted_llm.ts";
 import { ScriptedUi } from "./support/scripted_ui.ts";
 
 const SAMPLE = "everything__trigger-sampling-request";
@@ -68,12 +68,7 @@ Deno.test("a server's sampling request is approved, answered by the model and ac
   const end = s.ui.ofType("samplingEnd")[0].end;
   assert.equal(end.status, "ok");
   assert.equal(end.preview, "Blue.");
-  assert.deepEqual(end.usage, {
-    promptTokens: 30,
-    completionTokens: 2,
-    totalTokens: 32,
-    estimated: false,
-  });
+  assert.deepEqual(end.usage, reportedUsage(30, 2));
 
   // The tool's result carries the sampled answer back to the chat.
   assert.match(s.stored[2].content!, /LLM sampling result:[\s\S]*"text": "Blue\."/);

@@ -1,8 +1,22 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
-import { configWith, runCommand, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+import {
+  type CliResult,
+  configWith,
+  runCommand,
+  runPatchbay,
+  sandbox,
+  writeConfig,
+} from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
+
+/** Runs `patchbay config check` in a fresh sandbox on `config` as its servers_config.json. */
+async function configCheck(config: unknown): Promise<CliResult> {
+  await using box = await sandbox();
+  await writeConfig(box, config);
+  return await runPatchbay(box, ["config", "check"]);
+}
 
 Deno.test("--version prints 'patchbay X.Y.Z' from deno.json", async () => {
   await using box = await sandbox();
@@ -28,15 +42,12 @@ Deno.test("an unknown command suggests the closest one, exit code 2", async () =
 });
 
 Deno.test("config check: a valid file gets a summary and exit code 0", async () => {
-  await using box = await sandbox();
-  await writeConfig(
-    box,
+  const result = await configCheck(
     configWith({
       fs: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "."] },
       remote: { transport_type: "sse", url: "http://127.0.0.1:8931/sse", timeout: 5 },
     }),
   );
-  const result = await runPatchbay(box, ["config", "check"]);
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stdout, /✓ servers_config\.json is valid/);
   assert.match(result.stdout, /fs\s+stdio\s+npx -y @modelcontextprotocol\/server-filesystem \./);
@@ -48,12 +59,9 @@ Deno.test("config check: a valid file gets a summary and exit code 0", async () 
 });
 
 Deno.test("config check: every problem, with line, column, caret, cause and remedy; exit 1", async () => {
-  await using box = await sandbox();
-  await writeConfig(
-    box,
+  const result = await configCheck(
     '{\n  "LLM": {"provider": "openai"},\n  "mcpServers": {\n    "a": {"type": "stdio", "command": "x"}\n  }\n}\n',
   );
-  const result = await runPatchbay(box, ["config", "check"]);
   assert.equal(result.code, 1);
   assert.equal(result.stdout, "");
   assert.match(result.stderr, /error: Invalid configuration: 2 problems in servers_config\.json/);
@@ -74,12 +82,9 @@ Deno.test("config check: every problem, with line, column, caret, cause and reme
 });
 
 Deno.test("config check: a JSON syntax fault names the likely mistake", async () => {
-  await using box = await sandbox();
-  await writeConfig(
-    box,
+  const result = await configCheck(
     '{\n  "LLM": {"provider": "openai", "model": "m"},\n  "mcpServers": {},\n}\n',
   );
-  const result = await runPatchbay(box, ["config", "check"]);
   assert.equal(result.code, 1);
   assert.match(
     result.stderr,
@@ -169,14 +174,11 @@ Deno.test(".env feeds ${VAR} expansion; the process environment wins; --env-file
 });
 
 Deno.test("an unset variable is an error naming the server, field and variable", async () => {
-  await using box = await sandbox();
-  await writeConfig(
-    box,
+  const result = await configCheck(
     configWith({
       gh: { url: "https://127.0.0.1/mcp", headers: { Authorization: "Bearer ${GH_TOKEN}" } },
     }),
   );
-  const result = await runPatchbay(box, ["config", "check"]);
   assert.equal(result.code, 1);
   assert.match(
     result.stderr,

@@ -15,14 +15,12 @@ import { filesystemEntry, NODE } from "./support/deps.ts";
 import {
   eventually,
   everythingStdio,
+  firstText,
   httpEntry,
   startEverythingHttp,
   startManager,
   stdioEntry,
 } from "./support/servers.ts";
-
-type Text = { type: string; text: string };
-const text = (result: { content?: unknown }) => ((result.content ?? []) as Text[])[0]?.text;
 
 /** A started manager with its events recorded; `await using` closes it. */
 const managed = (servers: ServerConfig[]) => startManager({ servers });
@@ -43,10 +41,10 @@ async function exerciseEverything(entry: ServerConfig): Promise<void> {
   const names = manager.tools().map((t) => t.name);
   assert.ok(names.includes("everything__echo"), names.join(" "));
   assert.equal(
-    text(await manager.callTool("everything__echo", { message: "hello" })),
+    firstText(await manager.callTool("everything__echo", { message: "hello" })),
     "Echo: hello",
   );
-  assert.match(text(await manager.callTool("everything__get-sum", { a: 2, b: 3 }))!, /\b5\b/);
+  assert.match(firstText(await manager.callTool("everything__get-sum", { a: 2, b: 3 }))!, /\b5\b/);
 
   // Prompts.
   assert.ok(manager.prompts().some((p) => p.name === "args-prompt" && p.server === "everything"));
@@ -95,7 +93,7 @@ async function exerciseEverything(entry: ServerConfig): Promise<void> {
     { duration: 0.5, steps: 5 },
     { onProgress: (update) => progress.push(update) },
   );
-  assert.match(text(done)!, /completed/);
+  assert.match(firstText(done)!, /completed/);
   // The last notification may trail the result (the SDK then drops it; see NOTES.md).
   const steps = progress.map((p) => p.progress);
   assert.deepEqual(steps, [1, 2, 3, 4, 5].slice(0, steps.length));
@@ -125,7 +123,10 @@ async function exerciseEverything(entry: ServerConfig): Promise<void> {
   );
 
   // The connection is still healthy after all that.
-  assert.equal(text(await manager.callTool("everything__echo", { message: "ok" })), "Echo: ok");
+  assert.equal(
+    firstText(await manager.callTool("everything__echo", { message: "ok" })),
+    "Echo: ok",
+  );
   await manager.callTool("everything__toggle-simulated-logging", {});
 }
 
@@ -159,7 +160,7 @@ async function folders(...names: string[]) {
 /** The folders server-filesystem says it may use. */
 async function allowedDirectories(manager: ConnectionManager, server: string): Promise<string[]> {
   const result = await manager.callTool(`${server}__list_allowed_directories`, {});
-  return text(result)!.split("\n").slice(1).filter(Boolean);
+  return firstText(result)!.split("\n").slice(1).filter(Boolean);
 }
 
 Deno.test("roots: a server whose entry has none is offered none (no capability)", async () => {
@@ -229,11 +230,11 @@ Deno.test("server-filesystem over stdio", async () => {
     assert.deepEqual(manager.resources(), []);
 
     const listing = await manager.callTool("files__list_directory", { path: dir });
-    assert.match(text(listing)!, /\[FILE\] hello\.txt/);
+    assert.match(firstText(listing)!, /\[FILE\] hello\.txt/);
     const content = await manager.callTool("files__read_text_file", {
       path: join(dir, "hello.txt"),
     });
-    assert.equal(text(content), "hello from the test\n");
+    assert.equal(firstText(content), "hello from the test\n");
     await manager.callTool("files__write_file", { path: join(dir, "out.txt"), content: "written" });
     assert.equal(await Deno.readTextFile(join(dir, "out.txt")), "written");
 

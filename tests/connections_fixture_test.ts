@@ -23,6 +23,7 @@ import { startHttpFixture } from "./fixtures/http_server.ts";
 import {
   assumingClosed,
   eventually,
+  firstText,
   fixtureEntry,
   freePort,
   httpEntry,
@@ -31,9 +32,6 @@ import {
   startManager,
   stdioEntry,
 } from "./support/servers.ts";
-
-type Text = { text: string };
-const text = (result: { content?: unknown }) => ((result.content ?? []) as Text[])[0]?.text;
 
 /** A started manager over fixture servers tagged for this test; checks nothing is left. */
 function managed(servers: ServerConfig[], options: Partial<ConnectionManagerOptions> = {}) {
@@ -81,7 +79,7 @@ Deno.test("start-up: a noisy, a silent, an exiting and a missing server, in para
     }
 
     assert.equal(byName.noisy.state, "connected");
-    assert.equal(text(await session.manager.callTool("noisy__echo", { message: "hi" })), "hi");
+    assert.equal(firstText(await session.manager.callTool("noisy__echo", { message: "hi" })), "hi");
     assert.ok(session.log.matching(/protocol warning: stdout line is not JSON-RPC/).length >= 1);
 
     const silent = byName.silent.error!;
@@ -127,7 +125,7 @@ Deno.test("a crash mid-call: that call fails naming the server, others go on, it
       assert.match(error.reason, /exited with code 7; its last stderr line: "boom: crashing/);
       return true;
     });
-    assert.equal(text(await steady), "unaffected");
+    assert.equal(firstText(await steady), "unaffected");
     await eventually(() => manager.status("crashy")?.state === "connected", "crashy back");
     assert.deepEqual(session.statesOf("crashy"), [
       "connecting",
@@ -135,7 +133,7 @@ Deno.test("a crash mid-call: that call fails naming the server, others go on, it
       "reconnecting",
       "connected",
     ]);
-    assert.equal(text(await manager.callTool("crashy__echo", { message: "back" })), "back");
+    assert.equal(firstText(await manager.callTool("crashy__echo", { message: "back" })), "back");
     assert.deepEqual(session.statesOf("steady"), ["connecting", "connected"]);
   }
   assert.deepEqual(processesWith(tag), []);
@@ -208,9 +206,13 @@ Deno.test("server log messages and list_changed reach the log and the events", a
   const tag = newTag();
   await using session = await managed([tagged("chatty", tag)]);
   const { manager, events, log } = session;
+  /** The first event of `type`, once one has arrived. */
+  const firstEvent = async (type: string, what: string) => {
+    await eventually(() => events.some((e) => e.type === type), what);
+    return events.find((e) => e.type === type);
+  };
   await manager.callTool("chatty__log", {});
-  await eventually(() => events.some((e) => e.type === "log"), "log event");
-  assert.deepEqual(events.find((e) => e.type === "log"), {
+  assert.deepEqual(await firstEvent("log", "log event"), {
     type: "log",
     server: "chatty",
     level: "warning",
@@ -230,8 +232,7 @@ Deno.test("server log messages and list_changed reach the log and the events", a
   assert.ok(manager.tools().some((t) => t.name.startsWith("chatty__added-")));
 
   await manager.callTool("chatty__touch", {});
-  await eventually(() => events.some((e) => e.type === "resource_updated"), "resource update");
-  assert.deepEqual(events.find((e) => e.type === "resource_updated"), {
+  assert.deepEqual(await firstEvent("resource_updated", "resource update"), {
     type: "resource_updated",
     server: "chatty",
     uri: "fixture://note",
@@ -288,7 +289,7 @@ Deno.test("an oversized answer closes only that server, which then restarts", as
       () => manager.callTool("huge__big", { bytes: 11 * 1024 * 1024 }),
       (error) => error instanceof ConnectionClosedError && /more than 10 MB/.test(error.reason),
     );
-    assert.equal(text(await manager.callTool("fine__echo", { message: "fine" })), "fine");
+    assert.equal(firstText(await manager.callTool("fine__echo", { message: "fine" })), "fine");
     await eventually(() => manager.status("huge")?.state === "connected", "huge restarted");
   }
   assert.deepEqual(processesWith(tag), []);
@@ -305,14 +306,17 @@ Deno.test("server requests: refusals without handlers, answers with them, roots,
     const { manager } = session;
 
     assert.match(
-      text(await manager.callTool("asker__sample", {}))!,
+      firstText(await manager.callTool("asker__sample", {}))!,
       /patchbay refused the sampling request: no language model is attached/,
     );
     assert.match(
-      text(await manager.callTool("asker__elicit", {}))!,
+      firstText(await manager.callTool("asker__elicit", {}))!,
       /patchbay refused the elicitation request/,
     );
-    assert.match(text(await manager.callTool("asker__roots", {}))!, new RegExp(`file://${dir}`));
+    assert.match(
+      firstText(await manager.callTool("asker__roots", {}))!,
+      new RegExp(`file://${dir}`),
+    );
 
     const asked: string[] = [];
     manager.setHandlers({
@@ -326,11 +330,11 @@ Deno.test("server requests: refusals without handlers, answers with them, roots,
       },
       elicitation: () => Promise.resolve({ action: "accept", content: { name: "Ada" } }),
     });
-    assert.match(text(await manager.callTool("asker__sample", {}))!, /from the model/);
+    assert.match(firstText(await manager.callTool("asker__sample", {}))!, /from the model/);
     assert.deepEqual(asked, ["asker:10"]);
-    assert.match(text(await manager.callTool("asker__elicit", {}))!, /"name":"Ada"/);
+    assert.match(firstText(await manager.callTool("asker__elicit", {}))!, /"name":"Ada"/);
 
-    const refusal = JSON.parse(text(await manager.callTool("denied__sample", {}))!);
+    const refusal = JSON.parse(firstText(await manager.callTool("denied__sample", {}))!);
     assert.deepEqual(refusal, {
       code: -1,
       message: "patchbay refused the sampling request: the entry for server 'denied' has " +
@@ -392,7 +396,7 @@ Deno.test("refresh: a server that was down connects once it is up; a forced refr
     await using _fixture = startHttpFixture({}, port);
     const states = await manager.refresh();
     assert.equal(states.find((s) => s.name === "web")?.state, "connected");
-    assert.equal(text(await manager.callTool("web__echo", { message: "up" })), "up");
+    assert.equal(firstText(await manager.callTool("web__echo", { message: "up" })), "up");
 
     const pidBefore = processesWith(tag);
     await manager.refresh("local", { force: true });
@@ -429,7 +433,7 @@ Deno.test("an HTTP server that goes away: calls fail naming it with the diagnose
       httpEntry("web", `http://127.0.0.1:${port}/mcp`, { timeoutSeconds: 2 }),
     ], { backoff: { initialDelayMs: 100, factor: 1, maxDelayMs: 100, maxAttempts: 50 } });
     const { manager } = session;
-    assert.equal(text(await manager.callTool("web__echo", { message: "up" })), "up");
+    assert.equal(firstText(await manager.callTool("web__echo", { message: "up" })), "up");
 
     await fixture[Symbol.asyncDispose]();
     // The call finds the server gone: what a look at its address found, not "fetch failed".
@@ -446,7 +450,7 @@ Deno.test("an HTTP server that goes away: calls fail naming it with the diagnose
 
     fixture = rebind(port, () => startHttpFixture({}, port));
     await eventually(() => manager.status("web")?.state === "connected", "reconnected");
-    assert.equal(text(await manager.callTool("web__echo", { message: "back" })), "back");
+    assert.equal(firstText(await manager.callTool("web__echo", { message: "back" })), "back");
   } finally {
     await fixture[Symbol.asyncDispose]();
   }

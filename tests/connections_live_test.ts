@@ -29,6 +29,7 @@ import { startHttpFixture } from "./fixtures/http_server.ts";
 import {
   eventually,
   everythingStdio,
+  firstText,
   httpEntry,
   processAlive,
   processesWith,
@@ -37,9 +38,6 @@ import {
   startEverythingHttp,
   stdioEntry,
 } from "./support/servers.ts";
-
-type Text = { text: string };
-const text = (result: { content?: unknown }) => ((result.content ?? []) as Text[])[0]?.text;
 
 /** Restarts quick enough for a test; the attempts keep their per-transport limit. */
 const QUICK = { initialDelayMs: 100, factor: 1, maxDelayMs: 100 };
@@ -126,7 +124,7 @@ for (const mode of ["streamableHttp", "sse"] as const) {
       // Back with its lists, without /refresh.
       assert.ok(status("web").counts.tools > 0);
       assert.equal(
-        text(await manager.callTool("web__echo", { message: "back" })),
+        firstText(await manager.callTool("web__echo", { message: "back" })),
         "Echo: back",
       );
       const states = session.events.flatMap((e) => e.type === "state" ? [e.state] : []);
@@ -167,7 +165,10 @@ Deno.test("keep-alive: a server that stops answering (SIGSTOP) is lost by its pi
 
     Deno.kill(server.pid, "SIGCONT");
     await eventually(() => status("web").state === "connected", "reconnected", 30_000);
-    assert.equal(text(await manager.callTool("web__echo", { message: "awake" })), "Echo: awake");
+    assert.equal(
+      firstText(await manager.callTool("web__echo", { message: "awake" })),
+      "Echo: awake",
+    );
   } finally {
     if (processAlive(server.pid)) Deno.kill(server.pid, "SIGCONT");
   }
@@ -214,7 +215,7 @@ Deno.test("a request that cannot reach its server is the loss: diagnosed, never 
     fixture = startHttpFixture({ getStream: "none" }, port);
     const [refreshed] = await session.manager.refresh("web");
     assert.equal(refreshed.state, "connected", refreshed.error?.reason);
-    assert.equal(text(await session.manager.callTool("web__echo", { message: "up" })), "up");
+    assert.equal(firstText(await session.manager.callTool("web__echo", { message: "up" })), "up");
   } finally {
     await fixture[Symbol.asyncDispose]();
   }
@@ -238,7 +239,10 @@ Deno.test("a stdio server that exits while idle is restarted; its restarts are c
   assert.ok(lost.retry?.nextAt instanceof Date);
   await eventually(() => status("local").state === "connected", "restarted", 20_000);
   assert.notDeepEqual(processesWith(tag), [pid]);
-  assert.equal(text(await manager.callTool("local__echo", { message: "again" })), "Echo: again");
+  assert.equal(
+    firstText(await manager.callTool("local__echo", { message: "again" })),
+    "Echo: again",
+  );
 });
 
 Deno.test("start-up in the background: pending servers are named, waited for with a bound, and skipped", async () => {

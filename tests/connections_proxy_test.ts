@@ -16,15 +16,13 @@ import { configWith, runPatchbay, sandbox, WITHOUT_PROXIES, writeConfig } from "
 import { startTestProxy } from "./support/proxy.ts";
 import {
   assumingClosed,
+  firstText,
   freePort,
   httpEntry,
   RecordingLog,
   startEverythingHttp,
   startManager,
 } from "./support/servers.ts";
-
-type Text = { text: string };
-const text = (result: { content?: unknown }) => ((result.content ?? []) as Text[])[0]?.text;
 
 /** An environment whose `values` come from .env only. */
 const dotenv = (values: Record<string, string>) =>
@@ -54,8 +52,8 @@ Deno.test("a server reachable only through the proxy in .env connects (streamabl
       for (const status of session.states) {
         assert.equal(status.state, "connected", `${status.name}: ${status.error?.reason}`);
       }
-      assert.equal(text(await manager.callTool("inside__echo", { message: "a" })), "Echo: a");
-      assert.equal(text(await manager.callTool("legacy__echo", { message: "b" })), "Echo: b");
+      assert.equal(firstText(await manager.callTool("inside__echo", { message: "a" })), "Echo: a");
+      assert.equal(firstText(await manager.callTool("legacy__echo", { message: "b" })), "Echo: b");
       assert.ok(
         proxy.requestLines.includes(
           `POST http://127.0.0.1:${hiddenStreamable}/mcp HTTP/1.1`,

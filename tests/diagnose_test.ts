@@ -27,6 +27,7 @@ import {
   freePort,
   httpEntry,
   processesWith,
+  silentListener,
   startEverythingHttp,
   stdioEntry,
 } from "./support/servers.ts";
@@ -128,13 +129,22 @@ async function oauthFor(entry: ServerConfig) {
   };
 }
 
+/**
+ * Diagnoses the entry `name` at `url` with OAuth configured; the diagnosis must be that the
+ * server does not support OAuth, and is returned.
+ */
+async function oauthUnsupported(name: string, url: string): Promise<OAuthUnsupportedError> {
+  const entry = httpEntry(name, url, { auth: { method: "oauth" } });
+  await using oauth = await oauthFor(entry);
+  const error = await diagnosed(entry, oauth.runtime);
+  assert.ok(error instanceof OAuthUnsupportedError, String(error));
+  return error;
+}
+
 Deno.test("OAuth configured for a server that publishes no OAuth metadata", async () => {
   // A server that answers without asking for credentials: OAuth is not what it speaks.
   await using server = await startEverythingHttp("streamableHttp");
-  const open = httpEntry("everything", `${server.origin}/mcp`, { auth: { method: "oauth" } });
-  await using oauth = await oauthFor(open);
-  const error = await diagnosed(open, oauth.runtime);
-  assert.ok(error instanceof OAuthUnsupportedError, String(error));
+  const error = await oauthUnsupported("everything", `${server.origin}/mcp`);
   assert.equal(
     error.reason,
     `"auth": {"method": "oauth"} is set, but ${server.origin}/mcp answered initialize without ` +
@@ -148,10 +158,7 @@ Deno.test("OAuth configured for a server that publishes no OAuth metadata", asyn
   await using guarded = serve(() =>
     new Response("unauthorized", { status: 401, headers: { "www-authenticate": "Bearer" } })
   );
-  const closed = httpEntry("api", `${guarded.origin}/mcp`, { auth: { method: "oauth" } });
-  await using oauth2 = await oauthFor(closed);
-  const refused = await diagnosed(closed, oauth2.runtime);
-  assert.ok(refused instanceof OAuthUnsupportedError, String(refused));
+  const refused = await oauthUnsupported("api", `${guarded.origin}/mcp`);
   assert.match(
     refused.reason,
     /^"auth": \{"method": "oauth"\} is set, but http:\/\/127\.0\.0\.1:\d+ publishes no OAuth metadata/,
@@ -266,26 +273,15 @@ Deno.test("an http entry pointing at a port that does not speak HTTP", async () 
 });
 
 Deno.test("an address that accepts connections but never answers: Connection timeout", async () => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  const held: Deno.Conn[] = [];
-  const accepting = (async () => {
-    for await (const connection of listener) held.push(connection);
-  })();
-  try {
-    const error = await diagnosed(
-      httpEntry("slow", `http://127.0.0.1:${port}/mcp`, { timeoutSeconds: 1 }),
-    );
-    assert.match(
-      error.reason,
-      /^Connection timeout: 127\.0\.0\.1:\d+ accepted the connection but sent no HTTP answer/,
-    );
-    assert.equal(error.remedy, REMEDY.timeout);
-  } finally {
-    listener.close();
-    for (const connection of held) connection.close();
-    await accepting.catch(() => {});
-  }
+  await using silent = silentListener();
+  const error = await diagnosed(
+    httpEntry("slow", `http://127.0.0.1:${silent.port}/mcp`, { timeoutSeconds: 1 }),
+  );
+  assert.match(
+    error.reason,
+    /^Connection timeout: 127\.0\.0\.1:\d+ accepted the connection but sent no HTTP answer/,
+  );
+  assert.equal(error.remedy, REMEDY.timeout);
 });
 
 Deno.test("command not found (ENOENT), and a missing working directory", async () => {

@@ -55,7 +55,13 @@ Deno.test("OAuth on a server without OAuth: Session terminated, remove auth; por
   assert.match(browser.remedy!, /open the authorization URL patchbay prints/);
 });
 
-Deno.test("OAuth authentication failed: port 3000 busy, naming the process that holds it", async () => {
+/**
+ * A node process listening on the OAuth callback port (as another program might), once it
+ * listens; killed on dispose.
+ */
+async function holdCallbackPort(): Promise<
+  { pid: number; [Symbol.asyncDispose](): Promise<void> }
+> {
   const holder = new Deno.Command(NODE, {
     args: [
       "-e",
@@ -65,74 +71,69 @@ Deno.test("OAuth authentication failed: port 3000 busy, naming the process that 
     stdout: "null",
     stderr: "null",
   }).spawn();
-  try {
-    await eventually(() => portOpen(CALLBACK_PORT), "the holder to listen on port 3000");
-    const config = {
-      servers: [{
-        name: "notion",
-        transport: "streamable_http",
-        url: "http://127.0.0.1:1/mcp",
-        headers: {},
-        auth: { method: "oauth" },
-        disabled: false,
-      }],
-    } as unknown as Config;
-    const result = await checkCallbackPort(config);
-    assert.equal(result.status, "fail");
-    assert.equal(result.code, "oauth_failed");
-    assert.match(
-      result.finding,
-      new RegExp(
-        `^OAuth authentication failed for server 'notion' — port ${CALLBACK_PORT} on ` +
-          `localhost, .* is already in use by node \\(pid ${holder.pid}\\)`,
-      ),
-    );
-    assert.match(
-      result.remedy!,
-      new RegExp(`^free port ${CALLBACK_PORT}: stop node \\(pid ${holder.pid}\\)`),
-    );
-  } finally {
+  const stop = async () => {
     holder.kill("SIGKILL");
     await holder.status;
+  };
+  try {
+    await eventually(() => portOpen(CALLBACK_PORT), "the holder to listen on port 3000");
+  } catch (error) {
+    await stop();
+    throw error;
   }
+  return { pid: holder.pid, [Symbol.asyncDispose]: stop };
+}
+
+Deno.test("OAuth authentication failed: port 3000 busy, naming the process that holds it", async () => {
+  await using holder = await holdCallbackPort();
+  const config = {
+    servers: [{
+      name: "notion",
+      transport: "streamable_http",
+      url: "http://127.0.0.1:1/mcp",
+      headers: {},
+      auth: { method: "oauth" },
+      disabled: false,
+    }],
+  } as unknown as Config;
+  const result = await checkCallbackPort(config);
+  assert.equal(result.status, "fail");
+  assert.equal(result.code, "oauth_failed");
+  assert.match(
+    result.finding,
+    new RegExp(
+      `^OAuth authentication failed for server 'notion' — port ${CALLBACK_PORT} on ` +
+        `localhost, .* is already in use by node \\(pid ${holder.pid}\\)`,
+    ),
+  );
+  assert.match(
+    result.remedy!,
+    new RegExp(`^free port ${CALLBACK_PORT}: stop node \\(pid ${holder.pid}\\)`),
+  );
 });
 
 Deno.test("under the start task's own flags, the doctor names the process holding port 3000", async () => {
-  const holder = new Deno.Command(NODE, {
-    args: [
-      "-e",
-      `require("http").createServer(() => {}).listen(${CALLBACK_PORT}, "127.0.0.1")`,
-    ],
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  try {
-    await eventually(() => portOpen(CALLBACK_PORT), "the holder to listen on port 3000");
-    await using box = await sandbox({ BROWSER: "patchbay-no-such-browser" });
-    await writeConfig(
-      box,
-      configWith({
-        notion: {
-          transport_type: "streamable_http",
-          url: "http://127.0.0.1:1/mcp",
-          auth: { method: "oauth" },
-        },
-      }),
-    );
-    // Deno refuses /proc without --allow-all, which the start task does not grant.
-    const run = await runDoctor(box, ["--offline"], { env: { LLM_API_KEY: KEY } });
-    const port = run.check("oauth_port");
-    assert.equal(port.status, "fail", port.finding);
-    assert.match(port.finding, new RegExp(`already in use by node \\(pid ${holder.pid}\\)`));
-    assert.match(
-      port.remedy!,
-      new RegExp(`^free port ${CALLBACK_PORT}: stop node \\(pid ${holder.pid}\\)`),
-    );
-  } finally {
-    holder.kill("SIGKILL");
-    await holder.status;
-  }
+  await using holder = await holdCallbackPort();
+  await using box = await sandbox({ BROWSER: "patchbay-no-such-browser" });
+  await writeConfig(
+    box,
+    configWith({
+      notion: {
+        transport_type: "streamable_http",
+        url: "http://127.0.0.1:1/mcp",
+        auth: { method: "oauth" },
+      },
+    }),
+  );
+  // Deno refuses /proc without --allow-all, which the start task does not grant.
+  const run = await runDoctor(box, ["--offline"], { env: { LLM_API_KEY: KEY } });
+  const port = run.check("oauth_port");
+  assert.equal(port.status, "fail", port.finding);
+  assert.match(port.finding, new RegExp(`already in use by node \\(pid ${holder.pid}\\)`));
+  assert.match(
+    port.remedy!,
+    new RegExp(`^free port ${CALLBACK_PORT}: stop node \\(pid ${holder.pid}\\)`),
+  );
 });
 
 Deno.test("an OAuth server before and after a login; permissions learn its authorization server", async () => {

@@ -12,9 +12,9 @@ import { Logger } from "../lib/log.ts";
 import { configWith, type Sandbox, sandbox, WITHOUT_PROXIES, writeConfig } from "./support/cli.ts";
 import { everythingEntry, filesystemEntry, NODE } from "./support/deps.ts";
 import { runDoctor } from "./support/doctor.ts";
-import { RedisServer, SilentPort } from "./support/redis.ts";
+import { RedisServer } from "./support/redis.ts";
 import { type ScriptedLlm, startScriptedLlm } from "./support/scripted_llm.ts";
-import { freePort, startEverythingHttp } from "./support/servers.ts";
+import { freePort, silentListener, startEverythingHttp } from "./support/servers.ts";
 
 const KEY = "sk-doctor-test-key";
 
@@ -327,7 +327,7 @@ Deno.test("a model the provider does not list is a warning with a suggestion", a
 
 Deno.test("servers: not running, wrong path, wrong transport, timeout, missing command — each diagnosed", async () => {
   await using http = await startEverythingHttp("streamableHttp");
-  await using silent = new SilentPort();
+  await using silent = silentListener();
   await using box = await sandbox();
   await writeEnv(box, `LLM_API_KEY=${KEY}\n`);
   const down = freePort();

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createEnvironment, isSecretName, loadEnvironment, parseDotenv } from "../lib/env.ts";
 import { PatchbayError } from "../lib/errors.ts";
+import { tempDir } from "./support/temp_dir.ts";
 
 Deno.test("dotenv syntax: export, quotes, escapes, comments, multi-line values", () => {
   const { values, problems } = parseDotenv([
@@ -41,49 +42,37 @@ Deno.test("bad lines are reported with their line numbers and skipped", () => {
 });
 
 Deno.test("the process environment wins over the .env file", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const path = join(dir, ".env");
-    await Deno.writeTextFile(path, "LLM_API_KEY=from-file\nREDIS_PORT=6380\n");
-    const env = await loadEnvironment({ path, processEnv: { LLM_API_KEY: "from-process" } });
-    assert.equal(env.get("LLM_API_KEY"), "from-process");
-    assert.equal(env.source("LLM_API_KEY"), "process");
-    assert.equal(env.get("REDIS_PORT"), "6380");
-    assert.equal(env.source("REDIS_PORT"), "file");
-    assert.equal(env.get("MISSING"), undefined);
-    assert.deepEqual(env.file, { path, loaded: true, count: 2, problems: [] });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  const path = join(dir.path, ".env");
+  await Deno.writeTextFile(path, "LLM_API_KEY=from-file\nREDIS_PORT=6380\n");
+  const env = await loadEnvironment({ path, processEnv: { LLM_API_KEY: "from-process" } });
+  assert.equal(env.get("LLM_API_KEY"), "from-process");
+  assert.equal(env.source("LLM_API_KEY"), "process");
+  assert.equal(env.get("REDIS_PORT"), "6380");
+  assert.equal(env.source("REDIS_PORT"), "file");
+  assert.equal(env.get("MISSING"), undefined);
+  assert.deepEqual(env.file, { path, loaded: true, count: 2, problems: [] });
 });
 
 Deno.test("a missing default .env is fine; a missing explicit --env-file is an error", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const path = join(dir, ".env");
-    const env = await loadEnvironment({ path, processEnv: {} });
-    assert.equal(env.file.loaded, false);
-    const error = await loadEnvironment({ path, required: true, processEnv: {} }).catch((e) => e);
-    assert.ok(error instanceof PatchbayError);
-    assert.equal(error.message, `Could not read environment file ${path}`);
-    assert.equal(error.reason, "the file does not exist");
-    assert.match(error.remedy, /--env-file/);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  const path = join(dir.path, ".env");
+  const env = await loadEnvironment({ path, processEnv: {} });
+  assert.equal(env.file.loaded, false);
+  const error = await loadEnvironment({ path, required: true, processEnv: {} }).catch((e) => e);
+  assert.ok(error instanceof PatchbayError);
+  assert.equal(error.message, `Could not read environment file ${path}`);
+  assert.equal(error.reason, "the file does not exist");
+  assert.match(error.remedy, /--env-file/);
 });
 
 Deno.test("loading never writes into Deno.env", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const path = join(dir, ".env");
-    await Deno.writeTextFile(path, "PATCHBAY_TEST_ONLY_VAR=1\n");
-    const env = await loadEnvironment({ path });
-    assert.equal(env.get("PATCHBAY_TEST_ONLY_VAR"), "1");
-    assert.equal(Deno.env.get("PATCHBAY_TEST_ONLY_VAR"), undefined);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  const path = join(dir.path, ".env");
+  await Deno.writeTextFile(path, "PATCHBAY_TEST_ONLY_VAR=1\n");
+  const env = await loadEnvironment({ path });
+  assert.equal(env.get("PATCHBAY_TEST_ONLY_VAR"), "1");
+  assert.equal(Deno.env.get("PATCHBAY_TEST_ONLY_VAR"), undefined);
 });
 
 Deno.test("secret-looking names", () => {

@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { HttpTransport, type HttpTransportOptions } from "../lib/transports/http.ts";
 import { type HttpFixture, startHttpFixture } from "./fixtures/http_server.ts";
 import { DENO } from "./support/deps.ts";
-import { eventually, RecordingLog } from "./support/servers.ts";
+import { eventually, RecordingLog, silentListener } from "./support/servers.ts";
 
 /** A connected SDK client over {@linkcode HttpTransport} to the fixture. */
 async function connect(
@@ -163,15 +163,10 @@ Deno.test("legacy SSE: a reconnect into a new session closes the transport", asy
 
 Deno.test("timeout bounds the wait for response headers", async () => {
   // A listener that accepts and never answers.
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  const held: Deno.Conn[] = [];
-  const accepting = (async () => {
-    for await (const connection of listener) held.push(connection);
-  })();
+  await using silent = silentListener();
   const transport = new HttpTransport({
     kind: "streamable_http",
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${silent.port}/mcp`,
     timeoutSeconds: 0.3,
     sseReadTimeoutSeconds: 300,
   });
@@ -179,9 +174,6 @@ Deno.test("timeout bounds the wait for response headers", async () => {
   // The message is the headers timeout's own (the SDK's would say otherwise, after 60 s).
   await assert.rejects(() => client.connect(transport), /no response from .* within 0.3 s/);
   await client.close();
-  listener.close();
-  for (const connection of held) connection.close();
-  await accepting.catch(() => {});
 });
 
 Deno.test("closing ends an event stream even after garbage collection", async () => {

@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
 import {
   type CliResult,
-  runCommand,
+  runInSandbox,
   runPatchbay,
   type Sandbox,
   sandbox,
@@ -26,9 +26,9 @@ function run(
   args: string[],
   options: { cwd?: string; env?: Record<string, string> } = {},
 ): Promise<CliResult> {
-  return runCommand(command, args, {
-    cwd: options.cwd ?? box.cwd,
-    env: { ...box.env, PATH: `${dirname(DENO)}:${box.env.PATH}`, ...options.env },
+  return runInSandbox(box, command, args, {
+    ...options,
+    env: { PATH: `${dirname(DENO)}:${box.env.PATH}`, ...options.env },
   });
 }
 

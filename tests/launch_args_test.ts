@@ -14,8 +14,7 @@ import {
 } from "../lib/permissions/plan_cache.ts";
 
 Deno.test("the launcher takes --unrestricted for itself and reads the file options in every spelling", () => {
-  const parsed = parseLaunchArgs([
-    "--unrestricted",
+  const clientArgs = [
     "-c",
     "a.json",
     "--env-file=my.env",
@@ -23,16 +22,9 @@ Deno.test("the launcher takes --unrestricted for itself and reads the file optio
     "--log-file",
     "x.log",
     "--json",
-  ]);
-  assert.deepEqual(parsed.clientArgs, [
-    "-c",
-    "a.json",
-    "--env-file=my.env",
-    "tools",
-    "--log-file",
-    "x.log",
-    "--json",
-  ]);
+  ];
+  const parsed = parseLaunchArgs(["--unrestricted", ...clientArgs]);
+  assert.deepEqual(parsed.clientArgs, clientArgs);
   assert.equal(parsed.unrestricted, true);
   assert.deepEqual(parsed.files, { config: "a.json", envFile: "my.env", logFile: "x.log" });
   assert.equal(parsed.informational, false);

@@ -22,7 +22,7 @@ import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
 import type { RetryNotice } from "../lib/llm/provider.ts";
 import { Redactor } from "../lib/redact.ts";
 import { capture, captureAny } from "./support/errors.ts";
-import { startScriptedLlm } from "./support/scripted_llm.ts";
+import { reportedUsage, startScriptedLlm } from "./support/scripted_llm.ts";
 import { freePort } from "./support/servers.ts";
 import { startTestProxy } from "./support/proxy.ts";
 
@@ -63,12 +63,7 @@ Deno.test("a streamed answer arrives delta by delta with the provider's usage", 
   assert.equal(deltas.join(""), "Hello there, world.");
   assert.equal(result.content, "Hello there, world.");
   assert.equal(result.finishReason, "stop");
-  assert.deepEqual(result.usage, {
-    promptTokens: 42,
-    completionTokens: 7,
-    totalTokens: 49,
-    estimated: false,
-  });
+  assert.deepEqual(result.usage, reportedUsage(42, 7));
   assert.equal(result.retries, 0);
   const body = server.requests[0].body;
   assert.equal(body.stream, true);
@@ -297,25 +292,24 @@ Deno.test("what onRetry or admitRetry throws ends the request as it is", async (
     replies: [{ status: 503, errorMessage: "busy" }, { status: 503, errorMessage: "busy" }],
   });
   const provider = createOpenAiProvider({ llm: llm(server.baseUrl), env: env(), random: () => 0 });
+  /** What a request for "hi" with `hooks` rejects with. */
+  const rejectionWith = (hooks: Partial<Parameters<typeof provider.generate>[0]>) =>
+    captureAny(provider.generate({ messages: user("hi"), onDelta: () => {}, ...hooks }));
   const fromUi = new Error("the terminal went away");
-  const error = await captureAny(provider.generate({
-    messages: user("hi"),
-    onDelta: () => {},
+  const error = await rejectionWith({
     onRetry: () => {
       throw fromUi;
     },
-  }));
+  });
   assert.equal(error, fromUi);
   assert.equal(server.requests.length, 1);
 
   const refusal = new Error("no budget for a retry");
-  const refused = await captureAny(provider.generate({
-    messages: user("hi"),
-    onDelta: () => {},
+  const refused = await rejectionWith({
     admitRetry: () => {
       throw refusal;
     },
-  }));
+  });
   provider.close();
   assert.equal(refused, refusal);
   assert.equal(server.requests.length, 2);

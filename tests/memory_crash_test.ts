@@ -5,7 +5,7 @@ import { FileStore } from "../lib/memory/file_store.ts";
 import { parseJsonLines } from "../lib/memory/json_lines.ts";
 import { openMemory } from "../lib/memory/open.ts";
 import { DENO } from "./support/deps.ts";
-import { tempDir } from "./support/conversation.ts";
+import { tempDir } from "./support/temp_dir.ts";
 import { assumingClosed } from "./support/servers.ts";
 import { freePort, RedisServer } from "./support/redis.ts";
 

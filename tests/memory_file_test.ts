@@ -7,7 +7,8 @@ import { parseJsonLines } from "../lib/memory/json_lines.ts";
 import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
 import type { MemorySettings } from "../lib/config/types.ts";
 import { Redactor } from "../lib/redact.ts";
-import { conversation, exchange, tempDir, tick } from "./support/conversation.ts";
+import { appendEach, conversation, exchange, tick } from "./support/conversation.ts";
+import { tempDir } from "./support/temp_dir.ts";
 import { rejection } from "./support/errors.ts";
 
 const FILE: MemorySettings = { backend: "auto", keyPrefix: "patchbay" };
@@ -38,7 +39,7 @@ Deno.test("embedded store: a conversation with tool calls round-trips and resume
   const first = await open(dir.path);
   assert.deepEqual(first.status().kind, "file");
   const session = first.newSession();
-  for (const message of messages) assert.deepEqual(await session.append(message), "written");
+  await appendEach(session, messages, "written");
   await first.close();
 
   // A new instance, as after a restart of patchbay.
@@ -131,7 +132,7 @@ Deno.test("memory off: nothing is written, and /memory turns it on and off", asy
   assert.deepEqual(memory.enabled, false);
   assert.match(memory.status().text, /^Memory off: .*not saved.*sessions\)$/);
   const session = memory.newSession();
-  for (const message of conversation(1)) assert.deepEqual(await session.append(message), "off");
+  await appendEach(session, conversation(1), "off");
   assert.deepEqual(session.messages.length, 5, "the conversation itself keeps every message");
   assert.deepEqual(await filesUnder(dir.path), [], "memory off wrote a file");
 

@@ -10,10 +10,11 @@ import {
   StoreDatabaseError,
 } from "../lib/errors.ts";
 import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
-import { exchange, tempDir } from "./support/conversation.ts";
+import { appendEach, exchange } from "./support/conversation.ts";
+import { tempDir } from "./support/temp_dir.ts";
 import { rejection } from "./support/errors.ts";
-import { assumingClosed } from "./support/servers.ts";
-import { freePort, RedisServer, SilentPort } from "./support/redis.ts";
+import { assumingClosed, silentListener } from "./support/servers.ts";
+import { freePort, RedisServer } from "./support/redis.ts";
 
 const SETTINGS: MemorySettings = { backend: "auto", keyPrefix: "patchbay" };
 /**
@@ -54,7 +55,7 @@ Deno.test("closed port: 'connection refused' at once", async () => {
 });
 
 Deno.test("unreachable host (accepts, never answers): reported within the bound", async () => {
-  await using silent = new SilentPort();
+  await using silent = silentListener();
   const { error } = await failure(
     { REDIS_HOST: "127.0.0.1", REDIS_PORT: String(silent.port) },
     StoreConnectError,
@@ -134,7 +135,7 @@ Deno.test("store down at start: the client keeps working and the messages arrive
 
     const session = memory.newSession();
     const messages = exchange("while Redis is down");
-    for (const message of messages) assert.equal(await session.append(message), "journaled");
+    await appendEach(session, messages, "journaled");
     assert.equal(events.length, 1, "warned once");
 
     await using redis = await RedisServer.start({ port });

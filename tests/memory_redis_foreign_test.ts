@@ -7,11 +7,12 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { createEnvironment } from "../lib/env.ts";
 import { REMEDY, StoreConnectError } from "../lib/errors.ts";
 import { openMemory } from "../lib/memory/mod.ts";
-import { tempDir } from "./support/conversation.ts";
+import { silentListener } from "./support/servers.ts";
+import { tempDir } from "./support/temp_dir.ts";
+import { selfSignedCertificate } from "./support/tls.ts";
 import { rejection } from "./support/errors.ts";
 
 /** Opens the store strictly at 127.0.0.1:`port` and returns the connection error. */
@@ -25,29 +26,6 @@ async function connectError(port: number, dir: { path: string }): Promise<StoreC
       ),
     StoreConnectError,
   );
-}
-
-/** A TCP listener that writes `greeting` to every connection and then reads until closed. */
-function bannerServer(greeting: string): { port: number } & AsyncDisposable {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const connections = new Set<Deno.Conn>();
-  const serving = (async () => {
-    for await (const conn of listener) {
-      connections.add(conn);
-      conn.write(new TextEncoder().encode(greeting)).catch(() => {});
-      conn.readable.pipeTo(new WritableStream()).catch(() => {}).finally(() =>
-        connections.delete(conn)
-      );
-    }
-  })();
-  return {
-    port: (listener.addr as Deno.NetAddr).port,
-    async [Symbol.asyncDispose]() {
-      listener.close();
-      for (const conn of connections) conn.close();
-      await serving.catch(() => {});
-    },
-  };
 }
 
 Deno.test("an HTTP server on the Redis port: 'not a Redis server (it sent HTTP)'", async () => {
@@ -69,17 +47,7 @@ Deno.test("an HTTP server on the Redis port: 'not a Redis server (it sent HTTP)'
 
 Deno.test("a TLS port reached without TLS: the remedy is REDIS_TLS / rediss://", async () => {
   await using dir = await tempDir();
-  const cert = join(dir.path, "cert.pem");
-  const key = join(dir.path, "key.pem");
-  const openssl = await new Deno.Command("openssl", {
-    args: [
-      ...["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert],
-      ...["-days", "1", "-subj", "/CN=localhost"],
-    ],
-    stdout: "null",
-    stderr: "null",
-  }).output();
-  assert.equal(openssl.code, 0, "openssl could not make a certificate");
+  const { cert, key } = await selfSignedCertificate(dir.path);
   const listener = Deno.listenTls({
     hostname: "127.0.0.1",
     port: 0,
@@ -110,7 +78,7 @@ Deno.test("a TLS port reached without TLS: the remedy is REDIS_TLS / rediss://",
 
 Deno.test("an SSH banner or an unknown protocol: named by the first byte", async () => {
   await using dir = await tempDir();
-  await using ssh = bannerServer("SSH-2.0-OpenSSH_9.2\r\n");
+  await using ssh = silentListener({ greeting: "SSH-2.0-OpenSSH_9.2\r\n" });
   const sshError = await connectError(ssh.port, dir);
   assert.equal(
     sshError.message,
@@ -118,7 +86,7 @@ Deno.test("an SSH banner or an unknown protocol: named by the first byte", async
   );
   assert.match(sshError.reason, /\(it sent what looks like an SSH banner\)$/);
 
-  await using other = bannerServer("xyzzy\r\n");
+  await using other = silentListener({ greeting: "xyzzy\r\n" });
   const otherError = await connectError(other.port, dir);
   assert.match(
     otherError.reason,

@@ -3,7 +3,8 @@ import type { MemorySettings } from "../lib/config/types.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { MemoryConfigError, StoreConnectError } from "../lib/errors.ts";
 import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
-import { conversation, tempDir } from "./support/conversation.ts";
+import { appendEach, conversation } from "./support/conversation.ts";
+import { tempDir } from "./support/temp_dir.ts";
 import { rejection } from "./support/errors.ts";
 import { freePort, RedisCluster, RedisSentinel, RedisServer } from "./support/redis.ts";
 
@@ -33,7 +34,7 @@ Deno.test("Redis Sentinel: memory reaches the master the sentinels name", async 
     `Redis Sentinel master 'patchbaymaster' via 127.0.0.1:${sentinel.port} db 2`,
   );
   const messages = conversation(2);
-  for (const message of messages) assert.equal(await memory.session.append(message), "written");
+  await appendEach(memory.session, messages, "written");
   const id = memory.session.id;
   await memory.close();
 
@@ -80,19 +81,13 @@ Deno.test("Redis Sentinel: the master dies mid-session; after the failover every
   });
   const session = memory.newSession();
   const messages = conversation(3);
-  for (const message of messages.slice(0, 5)) {
-    assert.equal(await session.append(message), "written");
-  }
+  await appendEach(session, messages.slice(0, 5), "written");
 
   await master.kill();
-  for (const message of messages.slice(5, 9)) {
-    assert.equal(await session.append(message), "journaled");
-  }
+  await appendEach(session, messages.slice(5, 9), "journaled");
   await sentinel.awaitMaster(replica);
   await waitUntil(() => Promise.resolve(events.some((e) => e.type === "restored")));
-  for (const message of messages.slice(9)) {
-    assert.equal(await session.append(message), "written");
-  }
+  await appendEach(session, messages.slice(9), "written");
   await memory.close();
 
   assert.deepEqual(events.map((e) => e.type), ["unavailable", "restored"]);
@@ -132,7 +127,7 @@ Deno.test("Redis Cluster: sessions spread over the nodes, each session's keys in
   for (let i = 0; i < 6; i++) {
     const session = memory.newSession();
     const messages = conversation(1);
-    for (const message of messages) assert.equal(await session.append(message), "written");
+    await appendEach(session, messages, "written");
     written.set(session.id, messages);
   }
   await memory.close();

@@ -7,7 +7,9 @@ import { FileStore } from "../lib/memory/file_store.ts";
 import { type MemoryEvent, openMemory } from "../lib/memory/mod.ts";
 import { journalFolder } from "../lib/redis/settings.ts";
 import { RedisStore } from "../lib/memory/redis_store.ts";
-import { conversation, exchange, tempDir, tick } from "./support/conversation.ts";
+import { appendEach, conversation, exchange, tick } from "./support/conversation.ts";
+import { tempDir } from "./support/temp_dir.ts";
+import { selfSignedCertificate } from "./support/tls.ts";
 import { rejection } from "./support/errors.ts";
 import { RedisServer, RoundTripRelay } from "./support/redis.ts";
 
@@ -49,7 +51,7 @@ Deno.test("Redis: a conversation with tool calls round-trips, resumes after rest
   const first = await openWith(redis.env, dir.path);
   assert.equal(first.status().text, `Memory on: saving to Redis at 127.0.0.1:${redis.port} db 0`);
   const session = first.newSession();
-  for (const message of messages) assert.equal(await session.append(message), "written");
+  await appendEach(session, messages, "written");
   await first.close();
 
   const second = await openWith(redis.env, dir.path);
@@ -120,14 +122,10 @@ for (const fresh of [false, true]) {
     const memory = await openWith(redis.env, dir.path, events);
     const session = memory.newSession();
     const messages = conversation(3);
-    for (const message of messages.slice(0, 5)) {
-      assert.equal(await session.append(message), "written");
-    }
+    await appendEach(session, messages.slice(0, 5), "written");
 
     await redis.kill();
-    for (const message of messages.slice(5, 9)) {
-      assert.equal(await session.append(message), "journaled");
-    }
+    await appendEach(session, messages.slice(5, 9), "journaled");
     assert.deepEqual(events.map((e) => e.type), ["unavailable"], "warned once, not per message");
     const warning = events[0] as Extract<MemoryEvent, { type: "unavailable" }>;
     assert.match(
@@ -142,7 +140,7 @@ for (const fresh of [false, true]) {
 
     await redis.restart({ fresh });
     await eventually(events, "restored");
-    for (const message of messages.slice(9)) assert.equal(await session.append(message), "written");
+    await appendEach(session, messages.slice(9), "written");
     await memory.close();
 
     const stored = (await redis.cli("LRANGE", keysOf(session.id).messages, "0", "-1"))
@@ -227,7 +225,7 @@ Deno.test("Redis with memory off: nothing is written to the store", async () => 
   await using redis = await RedisServer.start();
   const off = await openWith(redis.env, dir.path, [], { ...SETTINGS, backend: "off" });
   assert.match(off.status().text, /^Memory off: .*Redis at 127\.0\.0\.1:\d+ db 0\)$/);
-  for (const message of conversation(1)) assert.equal(await off.session.append(message), "off");
+  await appendEach(off.session, conversation(1), "off");
   await off.close();
   assert.equal(await redis.cli("DBSIZE"), "0");
   assert.deepEqual(await Array.fromAsync(Deno.readDir(dir.path)), []);
@@ -282,36 +280,13 @@ Deno.test("Redis: listing is most recent first; limit and delete work", async ()
 
 Deno.test("Redis over TLS: rediss:// with REDIS_TLS_CA_FILE", async () => {
   await using dir = await tempDir();
-  const cert = join(dir.path, "cert.pem");
-  const key = join(dir.path, "key.pem");
-  const openssl = await new Deno.Command("openssl", {
-    args: [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      key,
-      "-out",
-      cert,
-      "-days",
-      "1",
-      "-subj",
-      "/CN=localhost",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1,DNS:localhost",
-    ],
-    stdout: "null",
-    stderr: "null",
-  }).output();
-  assert.equal(openssl.code, 0, "openssl could not make a certificate");
+  const { cert, key } = await selfSignedCertificate(dir.path);
   await using redis = await RedisServer.start({ tls: { cert, key } });
   const env = { REDIS_URL: `rediss://127.0.0.1:${redis.port}`, REDIS_TLS_CA_FILE: cert };
   const memory = await openWith(env, join(dir.path, "data"));
   assert.equal(memory.status().location, `Redis at 127.0.0.1:${redis.port} db 0, TLS`);
   const messages = exchange("over TLS");
-  for (const message of messages) assert.equal(await memory.session.append(message), "written");
+  await appendEach(memory.session, messages, "written");
   await memory.close();
   const again = await openWith(env, join(dir.path, "data"));
   assert.deepEqual((await again.resume()).messages, messages);

@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+import { type CliResult, configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 
 /** Every request a server on loopback received: method, path, whether it had a body. */
@@ -40,6 +40,18 @@ function recordingServer(handler: (request: Request, url: URL) => Promise<Respon
   };
 }
 
+/** Runs `patchbay run <prompt>` with the model at `${origin}/v1` and the API key `key`. */
+async function runAgainst(origin: string, key: string, prompt: string): Promise<CliResult> {
+  await using box = await sandbox({ LLM_API_KEY: key });
+  await writeConfig(
+    box,
+    configWith({}, {
+      LLM: { provider: "openai-compatible", model: "m", base_url: `${origin}/v1` },
+    }),
+  );
+  return await runPatchbay(box, ["run", prompt]);
+}
+
 Deno.test("a redirect to another origin is refused and reported; nothing reaches that origin", async () => {
   await using elsewhere = recordingServer(() => new Response("{}", { status: 200 }));
   await using endpoint = recordingServer(() =>
@@ -48,14 +60,11 @@ Deno.test("a redirect to another origin is refused and reported; nothing reaches
       headers: { location: `${elsewhere.origin}/v1/chat/completions?token=abc` },
     })
   );
-  await using box = await sandbox({ LLM_API_KEY: "sk-secret-key-for-the-test" });
-  await writeConfig(
-    box,
-    configWith({}, {
-      LLM: { provider: "openai-compatible", model: "m", base_url: `${endpoint.origin}/v1` },
-    }),
+  const result = await runAgainst(
+    endpoint.origin,
+    "sk-secret-key-for-the-test",
+    "my private conversation",
   );
-  const result = await runPatchbay(box, ["run", "my private conversation"]);
   assert.equal(result.code, 1, result.stdout);
   assert.deepEqual(elsewhere.seen, [], "the conversation went to the other origin");
   assert.equal(endpoint.seen.length, 1, "a redirect is not retried");
@@ -96,14 +105,7 @@ Deno.test("a redirect within the endpoint's own origin is followed", async () =>
       body: await request.text(),
     });
   });
-  await using box = await sandbox({ LLM_API_KEY: "test-key" });
-  await writeConfig(
-    box,
-    configWith({}, {
-      LLM: { provider: "openai-compatible", model: "m", base_url: `${endpoint.origin}/v1` },
-    }),
-  );
-  const result = await runPatchbay(box, ["run", "hello"]);
+  const result = await runAgainst(endpoint.origin, "test-key", "hello");
   assert.equal(result.code, 0, result.stderr);
   assert.equal(result.stdout, "Answered after a redirect.\n");
   assert.deepEqual(endpoint.seen.map((s) => `${s.method} ${s.path}`), [

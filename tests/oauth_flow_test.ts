@@ -371,10 +371,7 @@ Deno.test("callback: denial in the browser, and an iss mismatch (RFC 9207), fail
   await using rs = startProtectedMcpServer({ authorizationServer: as });
   await using h = await oauthHarness();
   const entry = httpEntry("protected", rs.url);
-  const denied = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
-    () => undefined,
-    (e) => e,
-  );
+  const denied = await h.loginError(entry);
   assert.ok(denied instanceof OAuthFailedError);
   assert.match(denied.reason, /denied in the browser \(error=access_denied\)/);
   await h.browser.settled();
@@ -382,10 +379,7 @@ Deno.test("callback: denial in the browser, and an iss mismatch (RFC 9207), fail
 
   as.options.consent = "approve";
   as.options.wrongIssOnRedirect = true;
-  const mixedUp = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
-    () => undefined,
-    (e) => e,
-  );
+  const mixedUp = await h.loginError(entry);
   assert.ok(mixedUp instanceof OAuthFailedError);
   assert.match(mixedUp.reason, /RFC 9207/);
   assert.equal(grants(as, "authorization_code"), 0);
@@ -399,10 +393,7 @@ Deno.test("no browser: the URL is shown and opened by hand; the listener is loop
     timeoutMs: 3_000,
   });
   const entry = httpEntry("protected", rs.url);
-  const login = h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
-    () => undefined,
-    (e) => e,
-  );
+  const login = h.loginError(entry);
   await browserOpened(h.browser, 1, login);
 
   const other = await fetch(`http://127.0.0.1:${CALLBACK_PORT}/favicon.ico`);
@@ -511,10 +502,7 @@ Deno.test("port 3000 busy: OAuth authentication failed, naming the process, reme
   await using holder = await holdPort(CALLBACK_PORT);
   const entry = httpEntry("protected", rs.url);
 
-  const error = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
-    () => undefined,
-    (e) => e,
-  );
+  const error = await h.loginError(entry);
   assert.ok(error instanceof OAuthFailedError, String(error));
   assert.equal(error.message, "OAuth authentication failed for server 'protected'");
   assert.match(error.reason, new RegExp(`port 3000 .* in use by node \\(pid ${holder.pid}\\)`));
@@ -670,10 +658,7 @@ Deno.test("discovery: metadata whose issuer does not match is refused (RFC 8414 
   await using rs = startProtectedMcpServer({ authorizationServer: as, checkAudience: false });
   await using h = await oauthHarness();
   const entry = httpEntry("mismatch", rs.url);
-  const error = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
-    () => undefined,
-    (e) => e,
-  );
+  const error = await h.loginError(entry);
   assert.ok(error instanceof OAuthFailedError, String(error));
   assert.match(error.reason, /names issuer "https:\/\/impostor.example"/);
   assert.equal(as.log.register.length + as.log.authorize.length, 0);
@@ -687,10 +672,7 @@ Deno.test("discovery: a server publishing another resource's metadata is refused
   });
   await using h = await oauthHarness();
   const entry = httpEntry("wrong-resource", rs.url);
-  const error = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
-    () => undefined,
-    (e) => e,
-  );
+  const error = await h.loginError(entry);
   assert.ok(error instanceof OAuthFailedError, String(error));
   assert.match(error.reason, /other\.example.*RFC 9728/);
 });
@@ -701,10 +683,7 @@ Deno.test("PKCE: an authorization server that does not advertise S256 is refused
     await using rs = startProtectedMcpServer({ authorizationServer: as });
     await using h = await oauthHarness();
     const entry = httpEntry("no-pkce", rs.url);
-    const error = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
-      () => undefined,
-      (e) => e,
-    );
+    const error = await h.loginError(entry);
     assert.ok(error instanceof OAuthFailedError, String(error));
     assert.match(error.reason, /does not advertise PKCE with S256/);
     assert.equal(as.log.register.length + as.log.authorize.length, 0, "nothing was sent");
@@ -760,10 +739,7 @@ Deno.test("registration order: pre-registered client, then metadata document, th
     await using as = startAuthorizationServer({ registration: false });
     await using rs = startProtectedMcpServer({ authorizationServer: as });
     const entry = httpEntry("stuck", rs.url);
-    const error = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
-      () => undefined,
-      (e) => e,
-    );
+    const error = await h.loginError(entry);
     assert.ok(error instanceof OAuthFailedError);
     assert.match(error.reason, /offers no way for patchbay to register/);
     assert.match(error.remedy, /"client_id"/);
@@ -792,19 +768,13 @@ Deno.test("ensureLogin: a wrong URL or a failing server is named as such, not as
   await using rs = startProtectedMcpServer({ authorizationServer: as });
   await using h = await oauthHarness();
   const wrongPath = httpEntry("typo", rs.url.replace("/mcp", "/mpc"));
-  const error = await h.runtime([wrongPath]).providerFor(wrongPath)!.ensureLogin().then(
-    () => undefined,
-    (e) => e,
-  );
+  const error = await h.loginError(wrongPath);
   assert.ok(error instanceof ServerConnectError && !(error instanceof OAuthUnsupportedError));
   assert.match(error.reason, /answered HTTP 404: there is no MCP endpoint/);
   assert.equal(error.remedy, REMEDY.wrongAddress);
 
   const closed = httpEntry("down", `http://127.0.0.1:${freePort()}/mcp`);
-  const down = await h.runtime([closed]).providerFor(closed)!.ensureLogin().then(
-    () => undefined,
-    (e) => e,
-  );
+  const down = await h.loginError(closed);
   assert.ok(down instanceof ServerConnectError, String(down));
   assert.match(down.reason, /could not be reached/);
   assert.equal(down.remedy, REMEDY.notRunning);
@@ -823,10 +793,7 @@ Deno.test("discovery: an HTML page where OAuth metadata should be is named as su
   try {
     await using h = await oauthHarness();
     const entry = httpEntry("webapp", `http://127.0.0.1:${site.addr.port}/mcp`);
-    const error = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
-      () => undefined,
-      (e) => e,
-    );
+    const error = await h.loginError(entry);
     assert.ok(error instanceof OAuthFailedError, String(error));
     // The document named by its address, and what is wrong with it.
     assert.match(

@@ -27,6 +27,7 @@ import { registerConfigSecrets } from "../lib/startup.ts";
 import { createOAuthRuntime, FileTokenStore } from "../lib/oauth/mod.ts";
 import { emptyCredentials } from "../lib/oauth/token_store.ts";
 import { runScenario, type ScenarioRun } from "../scripts/conformance.ts";
+import { rejection } from "./support/errors.ts";
 import { fakeBrowser } from "./support/fake_browser.ts";
 import {
   connectWith,
@@ -51,18 +52,66 @@ function ccClient() {
   return { client_id: "ci-bot", client_secret: SECRET, redirect_uris: [] };
 }
 
+/** How {@linkcode ciSetup} sets the fixtures and the entry up. */
+interface CiSetupOptions {
+  /** Whether the authorization server grants client_credentials. @default true */
+  grants?: boolean;
+  /**
+   * DPoP verified by both fixtures, the resource server asking for a nonce this way.
+   * @default undefined (no DPoP verification)
+   */
+  nonce?: "once" | "always";
+  /** The entry's `auth.dpop`. @default false */
+  dpop?: boolean;
+  /** The entry's client secret. @default SECRET */
+  secret?: string;
+}
+
+/**
+ * The loopback authorization server with the pre-registered client `ci-bot`, the protected
+ * MCP server in front of it, a harness, and the entry `ci` that logs in with the
+ * client_credentials grant; disposed together, the harness first.
+ */
+async function ciSetup(options: CiSetupOptions = {}) {
+  const stack = new AsyncDisposableStack();
+  try {
+    const as = stack.use(startAuthorizationServer({
+      clientCredentials: options.grants ?? true,
+      ...(options.nonce ? { dpop: true } : {}),
+      clients: [ccClient()],
+    }));
+    const rs = stack.use(startProtectedMcpServer({
+      authorizationServer: as,
+      ...(options.nonce ? { dpop: { nonce: options.nonce } } : {}),
+    }));
+    const h = stack.use(await oauthHarness());
+    const entry = httpEntry("ci", rs.url, {
+      grant: "client_credentials",
+      clientId: "ci-bot",
+      clientSecret: options.secret ?? SECRET,
+      ...(options.dpop ? { dpop: true } : {}),
+    });
+    return {
+      as,
+      rs,
+      h,
+      entry,
+      /** The entry's provider in a fresh runtime (a second call is a second process). */
+      provider: () => h.runtime([entry]).providerFor(entry)!,
+      [Symbol.asyncDispose]: () => stack.disposeAsync(),
+    };
+  } catch (error) {
+    await stack.disposeAsync();
+    throw error;
+  }
+}
+
 // ── client_credentials against the loopback authorization server ─────────────────────────
 
 Deno.test("client_credentials with client_secret_basic: tokens and a tool call, no browser", async () => {
-  await using as = startAuthorizationServer({ clientCredentials: true, clients: [ccClient()] });
-  await using rs = startProtectedMcpServer({ authorizationServer: as });
-  await using h = await oauthHarness();
-  const entry = httpEntry("ci", rs.url, {
-    grant: "client_credentials",
-    clientId: "ci-bot",
-    clientSecret: SECRET,
-  });
-  const provider = h.runtime([entry]).providerFor(entry)!;
+  await using ci = await ciSetup();
+  const { as, rs, h } = ci;
+  const provider = ci.provider();
   assert.equal(await provider.ensureLogin(), "authorized");
   assert.equal(as.log.token.length, 1);
   assert.equal(as.log.token[0].params.get("grant_type"), "client_credentials");
@@ -73,7 +122,7 @@ Deno.test("client_credentials with client_secret_basic: tokens and a tool call, 
   await using connection = await connectWith(rs.url, provider);
   assert.equal(await connection.call("echo", { text: "headless" }), "headless");
   // A second process uses the stored token: no new token request.
-  const again = h.runtime([entry]).providerFor(entry)!;
+  const again = ci.provider();
   assert.equal(await again.ensureLogin(), "stored");
   assert.equal(as.log.token.length, 1);
   // The secret is nowhere in the log.
@@ -82,16 +131,9 @@ Deno.test("client_credentials with client_secret_basic: tokens and a tool call, 
 });
 
 Deno.test("client_credentials: an expired token is replaced by a new grant, not a browser", async () => {
-  await using as = startAuthorizationServer({ clientCredentials: true, clients: [ccClient()] });
-  await using rs = startProtectedMcpServer({ authorizationServer: as });
-  await using h = await oauthHarness();
-  const entry = httpEntry("ci", rs.url, {
-    grant: "client_credentials",
-    clientId: "ci-bot",
-    clientSecret: SECRET,
-  });
-  const provider = h.runtime([entry]).providerFor(entry)!;
-  await using connection = await connectWith(rs.url, provider);
+  await using ci = await ciSetup();
+  const { as, rs, h } = ci;
+  await using connection = await connectWith(rs.url, ci.provider());
   assert.equal(as.log.token.length, 1);
   as.expireAccessTokens();
   assert.equal(await connection.call("echo", { text: "after expiry" }), "after expiry");
@@ -101,20 +143,10 @@ Deno.test("client_credentials: an expired token is replaced by a new grant, not 
 });
 
 Deno.test("client_credentials with a wrong secret: invalid_client, with the cause and the remedy", async () => {
-  await using as = startAuthorizationServer({ clientCredentials: true, clients: [ccClient()] });
-  await using rs = startProtectedMcpServer({ authorizationServer: as });
-  await using h = await oauthHarness();
   const wrong = "not-the-secret-8e3b1f";
-  const entry = httpEntry("ci", rs.url, {
-    grant: "client_credentials",
-    clientId: "ci-bot",
-    clientSecret: wrong,
-  });
-  const error = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
-    () => undefined,
-    (e) => e,
-  );
-  assert.ok(error instanceof OAuthFailedError, String(error));
+  await using ci = await ciSetup({ secret: wrong });
+  const { h } = ci;
+  const error = await rejection(() => ci.provider().ensureLogin(), OAuthFailedError);
   assert.equal(error.message, "OAuth authentication failed for server 'ci'");
   assert.match(error.reason, /^the authorization server answered invalid_client/);
   assert.match(error.remedy, /check auth\.client_id and auth\.client_secret in the entry for 'ci'/);
@@ -126,19 +158,8 @@ Deno.test("client_credentials with a wrong secret: invalid_client, with the caus
 
 Deno.test("client_credentials refused by the authorization server: unsupported_grant_type, and what to do", async () => {
   // The fixture without clientCredentials answers unsupported_grant_type.
-  await using as = startAuthorizationServer({ clients: [ccClient()] });
-  await using rs = startProtectedMcpServer({ authorizationServer: as });
-  await using h = await oauthHarness();
-  const entry = httpEntry("ci", rs.url, {
-    grant: "client_credentials",
-    clientId: "ci-bot",
-    clientSecret: SECRET,
-  });
-  const error = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
-    () => undefined,
-    (e) => e,
-  );
-  assert.ok(error instanceof OAuthFailedError, String(error));
+  await using ci = await ciSetup({ grants: false });
+  const error = await rejection(() => ci.provider().ensureLogin(), OAuthFailedError);
   assert.match(error.reason, /answered unsupported_grant_type/);
   assert.match(error.remedy, /does not allow the client_credentials grant for this client/);
 });
@@ -244,17 +265,9 @@ Deno.test("conformance: a 2025-03-26 server without metadata: registration, logi
 // ── DPoP against the loopback fixture: the key is kept with the tokens, privately ────────
 
 Deno.test("DPoP: the proof key is stored with the tokens, owner-only, and never logged", async () => {
-  await using as = startAuthorizationServer({ clientCredentials: true, clients: [ccClient()] });
-  await using rs = startProtectedMcpServer({ authorizationServer: as });
-  await using h = await oauthHarness();
-  const entry = httpEntry("ci", rs.url, {
-    grant: "client_credentials",
-    clientId: "ci-bot",
-    clientSecret: SECRET,
-    dpop: true,
-  });
-  const provider = h.runtime([entry]).providerFor(entry)!;
-  assert.equal(await provider.ensureLogin(), "authorized");
+  await using ci = await ciSetup({ dpop: true });
+  const { h } = ci;
+  assert.equal(await ci.provider().ensureLogin(), "authorized");
   // The fixture does not do DPoP: the proof is sent, the token stays a Bearer token.
   const stored = await h.store.load("ci");
   const key = stored?.dpopKey;
@@ -264,8 +277,7 @@ Deno.test("DPoP: the proof key is stored with the tokens, owner-only, and never 
   assert.equal(files.length, 1);
   assert.equal((await Deno.stat(join(h.dir, "oauth", files[0].name))).mode! & 0o777, 0o600);
   // The same key is used by the next process.
-  const again = h.runtime([entry]).providerFor(entry)!;
-  const session = await again.dpop!();
+  const session = await ci.provider().dpop!();
   assert.equal(session.thumbprint, key.thumbprint);
   h.logger.close();
   assert.ok(!(await Deno.readTextFile(h.logFile)).includes(key.privateJwk.d));
@@ -359,25 +371,10 @@ Deno.test("a configured private key is redacted from start-up on: the PEM, each 
 
 // ── DPoP against the loopback fixtures, which verify every proof ─────────────────────────
 
-function dpopEntry(url: string) {
-  return httpEntry("ci", url, {
-    grant: "client_credentials",
-    clientId: "ci-bot",
-    clientSecret: SECRET,
-    dpop: true,
-  });
-}
-
 Deno.test("DPoP: a proof on the token request and a fresh one on every request; a nonce challenge answered once", async () => {
-  await using as = startAuthorizationServer({
-    clientCredentials: true,
-    dpop: true,
-    clients: [ccClient()],
-  });
-  await using rs = startProtectedMcpServer({ authorizationServer: as, dpop: { nonce: "once" } });
-  await using h = await oauthHarness();
-  const provider = h.runtime([dpopEntry(rs.url)]).providerFor(dpopEntry(rs.url))!;
-  await using connection = await connectWith(rs.url, provider);
+  await using ci = await ciSetup({ nonce: "once", dpop: true });
+  const { as, rs, h } = ci;
+  await using connection = await connectWith(rs.url, ci.provider());
   assert.equal(await connection.call("echo", { text: "bound" }), "bound");
   // The token request carried a valid proof of the stored key; the token is bound.
   assert.equal(as.log.dpop.length, 1);
@@ -403,15 +400,9 @@ Deno.test("DPoP: a proof on the token request and a fresh one on every request; 
 });
 
 Deno.test("DPoP: a server that asks for a new nonce again after the retry: a nonce loop, stopped with its cause", async () => {
-  await using as = startAuthorizationServer({
-    clientCredentials: true,
-    dpop: true,
-    clients: [ccClient()],
-  });
-  await using rs = startProtectedMcpServer({ authorizationServer: as, dpop: { nonce: "always" } });
-  await using h = await oauthHarness();
-  const provider = h.runtime([dpopEntry(rs.url)]).providerFor(dpopEntry(rs.url))!;
-  const error = await connectWith(rs.url, provider).then(
+  await using ci = await ciSetup({ nonce: "always", dpop: true });
+  const { rs } = ci;
+  const error = await connectWith(rs.url, ci.provider()).then(
     async (c) => {
       await c[Symbol.asyncDispose]();
       return undefined;
@@ -446,11 +437,10 @@ Deno.test("no metadata and no default endpoints either: the server does not supp
   const origin = `http://127.0.0.1:${server.addr.port}`;
   await using h = await oauthHarness();
   const entry = httpEntry("keyed", `${origin}/mcp`);
-  const error = await h.runtime([entry]).providerFor(entry)!.ensureLogin().then(
-    () => undefined,
-    (e) => e,
+  const error = await rejection(
+    () => h.runtime([entry]).providerFor(entry)!.ensureLogin(),
+    OAuthUnsupportedError,
   );
-  assert.ok(error instanceof OAuthUnsupportedError, String(error));
   assert.equal(error.message, "Failed to connect to server 'keyed': Session terminated");
   assert.equal(
     error.reason,

@@ -24,7 +24,7 @@ import {
   FileTokenStore,
   type ServerCredentials,
 } from "../lib/oauth/token_store.ts";
-import { tempDir } from "./support/conversation.ts";
+import { tempDir } from "./support/temp_dir.ts";
 import { httpEntry } from "./support/oauth_harness.ts";
 import { rejection } from "./support/errors.ts";
 import { RedisCluster, RedisServer } from "./support/redis.ts";

@@ -27,6 +27,7 @@ import { FileTokenStore, logout, type OAuthEvent } from "../lib/oauth/mod.ts";
 import { emptyCredentials } from "../lib/oauth/token_store.ts";
 import { startSseAuthProxy } from "./support/auth_proxy.ts";
 import { configWith, runPatchbay, sandbox, spawnStartTask, writeConfig } from "./support/cli.ts";
+import type { Sandbox } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
 import {
   httpEntry,
@@ -34,7 +35,7 @@ import {
   oauthHarness,
   requireFreeCallbackPort,
 } from "./support/oauth_harness.ts";
-import { startAuthorizationServer } from "./support/oauth_server.ts";
+import { type AuthorizationServer, startAuthorizationServer } from "./support/oauth_server.ts";
 import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
 import { startTestProxy } from "./support/proxy.ts";
 import { RedisServer } from "./support/redis.ts";
@@ -183,14 +184,44 @@ Deno.test("manager: OAuth discovery, registration, tokens and revocation go thro
 
 // ── the real entry point ──────────────────────────────────────────────────────────────
 
+/** A sandbox whose `$BROWSER` is the fake browser, which follows the login page. */
+function browserSandbox(env: Record<string, string> = {}): Promise<Sandbox> {
+  return sandbox({ BROWSER: `${DENO} run --allow-net ${FAKE_BROWSER_CLI}`, ...env });
+}
+
+/** Writes a configuration with the OAuth server `prot` at `url`; returns its path. */
+function writeProtConfig(
+  box: Sandbox,
+  url: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  return writeConfig(box, configWith({ prot: { url, auth: { method: "oauth" } } }, extra));
+}
+
+/**
+ * Runs the entry point again after a browser login and asserts that it connected on the
+ * stored login: no second browser login, no token request. Returns that run.
+ */
+async function runAgainOnStoredLogin(
+  box: Sandbox,
+  config: string,
+  as: AuthorizationServer,
+) {
+  const tokenRequests = as.log.token.length;
+  const second = await runPatchbay(box, ["--config", config]);
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stderr, /✓ prot\s+connected\s+streamable_http\s+4 tools/);
+  assert.doesNotMatch(second.stderr, /Authorize patchbay|open this URL/);
+  assert.equal(as.log.authorize.length, 1, "no second browser login");
+  assert.equal(as.log.token.length, tokenRequests, "the stored access token was used as it is");
+  return second;
+}
+
 Deno.test("entry point: an OAuth server logs in through $BROWSER; the next run reuses the tokens", async () => {
   await using as = startAuthorizationServer({ scopesSupported: ["mcp"] });
   await using rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"] });
-  await using box = await sandbox({ BROWSER: `${DENO} run --allow-net ${FAKE_BROWSER_CLI}` });
-  const config = await writeConfig(
-    box,
-    configWith({ prot: { url: rs.url, auth: { method: "oauth" } } }),
-  );
+  await using box = await browserSandbox();
+  const config = await writeProtConfig(box, rs.url);
 
   const first = await runPatchbay(box, ["--config", config]);
   assert.equal(first.code, 0, first.stderr);
@@ -203,14 +234,8 @@ Deno.test("entry point: an OAuth server logs in through $BROWSER; the next run r
   assert.match(first.stderr, /Servers {2}1 of 1 server connected/);
   assert.match(first.stderr, /✓ prot\s+connected\s+streamable_http\s+4 tools/);
   assert.equal(as.log.authorize.length, 1);
-  const tokenRequests = as.log.token.length;
 
-  const second = await runPatchbay(box, ["--config", config]);
-  assert.equal(second.code, 0, second.stderr);
-  assert.match(second.stderr, /✓ prot\s+connected\s+streamable_http\s+4 tools/);
-  assert.doesNotMatch(second.stderr, /Authorize patchbay|open this URL/);
-  assert.equal(as.log.authorize.length, 1, "no second browser login");
-  assert.equal(as.log.token.length, tokenRequests, "the stored access token was used as it is");
+  const second = await runAgainOnStoredLogin(box, config, as);
 
   const oauthDir = join(box.home, ".config", "patchbay", "oauth");
   const [file] = [...Deno.readDirSync(oauthDir)].map((entry) => join(oauthDir, entry.name));
@@ -225,16 +250,10 @@ Deno.test("entry point, Memory.backend redis: the login lands in Redis, is reuse
   await using as = startAuthorizationServer({ scopesSupported: ["mcp"] });
   await using rs = startProtectedMcpServer({ authorizationServer: as, requiredScopes: ["mcp"] });
   await using redis = await RedisServer.start();
-  await using box = await sandbox({
-    BROWSER: `${DENO} run --allow-net ${FAKE_BROWSER_CLI}`,
-    ...redis.env,
+  await using box = await browserSandbox(redis.env);
+  const config = await writeProtConfig(box, rs.url, {
+    Memory: { backend: "redis", key_prefix: "team" },
   });
-  const config = await writeConfig(
-    box,
-    configWith({ prot: { url: rs.url, auth: { method: "oauth" } } }, {
-      Memory: { backend: "redis", key_prefix: "team" },
-    }),
-  );
 
   const first = await runPatchbay(box, ["--config", config]);
   assert.equal(first.code, 0, first.stderr);
@@ -248,13 +267,7 @@ Deno.test("entry point, Memory.backend redis: the login lands in Redis, is reuse
   assert.equal(await Deno.stat(oauthDir).catch(() => undefined), undefined, "no file written");
 
   // A restart reads the login back from Redis: no browser, no token request.
-  const tokenRequests = as.log.token.length;
-  const second = await runPatchbay(box, ["--config", config]);
-  assert.equal(second.code, 0, second.stderr);
-  assert.match(second.stderr, /✓ prot\s+connected\s+streamable_http\s+4 tools/);
-  assert.doesNotMatch(second.stderr, /Authorize patchbay|open this URL/);
-  assert.equal(as.log.authorize.length, 1, "no second browser login");
-  assert.equal(as.log.token.length, tokenRequests, "the stored access token was used as it is");
+  const second = await runAgainOnStoredLogin(box, config, as);
 
   const list = await runPatchbay(box, ["auth", "list", "--config", config]);
   assert.equal(list.code, 0, list.stderr);
@@ -285,16 +298,10 @@ Deno.test("entry point, Memory.backend redis with Redis down: the OAuth server f
   await using rs = startProtectedMcpServer({ authorizationServer: as });
   await using redis = await RedisServer.start();
   await redis.stop();
-  await using box = await sandbox({
-    BROWSER: `${DENO} run --allow-net ${FAKE_BROWSER_CLI}`,
-    ...redis.env,
+  await using box = await browserSandbox(redis.env);
+  const config = await writeProtConfig(box, rs.url, {
+    Memory: { backend: "redis" },
   });
-  const config = await writeConfig(
-    box,
-    configWith({ prot: { url: rs.url, auth: { method: "oauth" } } }, {
-      Memory: { backend: "redis" },
-    }),
-  );
   const result = await runPatchbay(box, ["--config", config]);
   // The session goes on without the server (stdin is empty, so it ends at once).
   assert.equal(result.code, 0, result.stderr);
@@ -345,7 +352,7 @@ Deno.test("entry point, Memory.backend redis with Redis down: the OAuth server f
 
 Deno.test("entry point: auth.method oauth on a plain MCP server: Session terminated, remove auth", async () => {
   await using plain = await startEverythingHttp("streamableHttp");
-  await using box = await sandbox({ BROWSER: `${DENO} run --allow-net ${FAKE_BROWSER_CLI}` });
+  await using box = await browserSandbox();
   const config = await writeConfig(
     box,
     configWith({ plain: { url: `${plain.origin}/mcp`, auth: { method: "oauth" } } }),
@@ -409,10 +416,7 @@ Deno.test("entry point: Ctrl+C during a pending browser login cancels it and fre
   await using rs = startProtectedMcpServer({ authorizationServer: as });
   // A "browser" that opens and is never used: the login waits for the person.
   await using box = await sandbox({ BROWSER: "true" });
-  const config = await writeConfig(
-    box,
-    configWith({ prot: { url: rs.url, auth: { method: "oauth" } } }),
-  );
+  const config = await writeProtConfig(box, rs.url);
   const child = await spawnStartTask(box, config, "null");
   let stderr = "";
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();

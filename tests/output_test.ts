@@ -11,13 +11,42 @@ function capture(spinner: boolean) {
   return { output, events };
 }
 
-Deno.test("the spinner is cleared before any text is written", () => {
-  const { output, events } = capture(true);
-  output.spin("thinking");
-  output.out("Hello");
-  output.stopSpinner();
-  assert.deepEqual(events, ["err:\r\x1b[K⠙ thinking", "err:\r\x1b[K", "out:Hello"]);
-});
+/** What is written, in order, when `write` drives an output with or without a spinner. */
+const sequences: {
+  name: string;
+  spinner: boolean;
+  write: (output: TerminalOutput) => void;
+  events: string[];
+}[] = [
+  {
+    name: "the spinner is cleared before any text is written",
+    spinner: true,
+    write: (output) => {
+      output.spin("thinking");
+      output.out("Hello");
+      output.stopSpinner();
+    },
+    events: ["err:\r\x1b[K⠙ thinking", "err:\r\x1b[K", "out:Hello"],
+  },
+  {
+    name: "without a terminal there is no spinner at all",
+    spinner: false,
+    write: (output) => {
+      output.spin("thinking");
+      output.err("note\n");
+      output.stopSpinner();
+    },
+    events: ["err:note\n"],
+  },
+];
+
+for (const { name, spinner, write, events: expected } of sequences) {
+  Deno.test(name, () => {
+    const { output, events } = capture(spinner);
+    write(output);
+    assert.deepEqual(events, expected);
+  });
+}
 
 Deno.test("the spinner never draws over a half-written line", () => {
   const { output, events } = capture(true);
@@ -27,12 +56,4 @@ Deno.test("the spinner never draws over a half-written line", () => {
   assert.deepEqual(events, ["out:partial answer"]);
   output.newline();
   assert.deepEqual(events, ["out:partial answer", "out:\n"]);
-});
-
-Deno.test("without a terminal there is no spinner at all", () => {
-  const { output, events } = capture(false);
-  output.spin("thinking");
-  output.err("note\n");
-  output.stopSpinner();
-  assert.deepEqual(events, ["err:note\n"]);
 });

@@ -13,14 +13,7 @@ import { permissionFlags, shellQuote } from "../lib/permissions/flags.ts";
 import { resolveCommandPath } from "../lib/permissions/command_path.ts";
 import { compareGrants } from "../lib/permissions/grants.ts";
 import { type PermissionInputs, planPermissions } from "../lib/permissions/plan.ts";
-import {
-  type CliResult,
-  runCommand,
-  runPatchbay,
-  type Sandbox,
-  sandbox,
-  writeConfig,
-} from "./support/cli.ts";
+import { runInSandbox, runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
 import {
   DENO,
   everythingEntry,
@@ -267,8 +260,8 @@ const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const KEY = "sk-permissions-test";
 
 /** `deno run <flags> main.ts <args>` in the sandbox, with nothing but the flags given. */
-function runUnder(box: Sandbox, flags: string[], args: string[]): Promise<CliResult> {
-  return runCommand(DENO, ["run", ...flags, MAIN, ...args], { cwd: box.cwd, env: box.env });
+function runUnder(box: Sandbox, flags: string[], args: string[]) {
+  return runInSandbox(box, DENO, ["run", ...flags, MAIN, ...args]);
 }
 
 /** `flags` with one value taken out of one flag (the flag dropped if nothing is left). */

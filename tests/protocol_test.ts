@@ -19,6 +19,7 @@ import { DENO, everythingEntry, filesystemEntry, NODE } from "./support/deps.ts"
 import {
   eventually,
   everythingStdio,
+  firstText,
   httpEntry,
   processesWith,
   startManager,
@@ -31,8 +32,7 @@ import { SCHEMA_2020_12 } from "./fixtures/protocol_server.ts";
 
 const PROTOCOL_SERVER = fileURLToPath(new URL("./fixtures/protocol_server.ts", import.meta.url));
 
-type Text = { text: string };
-const text = (result: { content?: unknown }) => ((result.content ?? []) as Text[])[0]?.text ?? "";
+const text = (result: { content?: unknown }) => firstText(result) ?? "";
 
 const newTag = () => `patchbay-test-${crypto.randomUUID()}`;
 

@@ -5,6 +5,7 @@ import { InsecureTokenEndpointError } from "@modelcontextprotocol/client";
 import type { OAuthFailedError } from "../lib/errors.ts";
 import { typedOAuthFailure } from "../lib/oauth/login_errors.ts";
 import { REDACTED, Redactor } from "../lib/redact.ts";
+import { tempDir } from "./support/temp_dir.ts";
 
 Deno.test("registered secrets are replaced wherever they appear", () => {
   const r = new Redactor();
@@ -47,52 +48,44 @@ Deno.test("redactValue walks nested JSON", () => {
 });
 
 Deno.test("the log file never holds a registered secret, at any level", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const file = join(dir, "state", "patchbay.log");
-    const redactor = new Redactor();
-    redactor.addSecret("sk-test-0123456789abcdef");
-    const mirrored: string[] = [];
-    const logger = new Logger({
-      file,
-      level: "debug",
-      mirror: true,
-      redactor,
-      mirrorTo: (l) => mirrored.push(l),
-    });
-    const log = logger.child("test");
-    log.debug("using key sk-test-0123456789abcdef", { header: "Bearer sk-test-0123456789abcdef" });
-    log.info("plain line");
-    logger.close();
-    const text = await Deno.readTextFile(file);
-    assert.ok(!text.includes("sk-test-0123456789abcdef"), text);
-    assert.match(text, /DEBUG \[test\] using key \[REDACTED\]/);
-    assert.match(text, /INFO {2}\[test\] plain line/);
-    assert.equal(mirrored.length, 2);
-    assert.ok(mirrored.every((l) => !l.includes("sk-test-0123456789abcdef")));
-    assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  const file = join(dir.path, "state", "patchbay.log");
+  const redactor = new Redactor();
+  redactor.addSecret("sk-test-0123456789abcdef");
+  const mirrored: string[] = [];
+  const logger = new Logger({
+    file,
+    level: "debug",
+    mirror: true,
+    redactor,
+    mirrorTo: (l) => mirrored.push(l),
+  });
+  const log = logger.child("test");
+  log.debug("using key sk-test-0123456789abcdef", { header: "Bearer sk-test-0123456789abcdef" });
+  log.info("plain line");
+  logger.close();
+  const text = await Deno.readTextFile(file);
+  assert.ok(!text.includes("sk-test-0123456789abcdef"), text);
+  assert.match(text, /DEBUG \[test\] using key \[REDACTED\]/);
+  assert.match(text, /INFO {2}\[test\] plain line/);
+  assert.equal(mirrored.length, 2);
+  assert.ok(mirrored.every((l) => !l.includes("sk-test-0123456789abcdef")));
+  assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
 });
 
 Deno.test("levels filter and --debug mode mirrors", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const file = join(dir, "p.log");
-    const mirrored: string[] = [];
-    const logger = new Logger({ file, mirrorTo: (l) => mirrored.push(l) });
-    logger.child("x").debug("hidden at info level");
-    logger.setDebug(true);
-    logger.child("x").debug("shown in debug mode");
-    logger.close();
-    const text = await Deno.readTextFile(file);
-    assert.ok(!text.includes("hidden at info level"));
-    assert.ok(text.includes("shown in debug mode"));
-    assert.equal(mirrored.length, 1);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  const file = join(dir.path, "p.log");
+  const mirrored: string[] = [];
+  const logger = new Logger({ file, mirrorTo: (l) => mirrored.push(l) });
+  logger.child("x").debug("hidden at info level");
+  logger.setDebug(true);
+  logger.child("x").debug("shown in debug mode");
+  logger.close();
+  const text = await Deno.readTextFile(file);
+  assert.ok(!text.includes("hidden at info level"));
+  assert.ok(text.includes("shown in debug mode"));
+  assert.equal(mirrored.length, 1);
 });
 
 Deno.test("an unwritable log path is reported, not thrown", () => {

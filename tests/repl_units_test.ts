@@ -6,7 +6,7 @@ import { JsonEventsUi } from "../lib/repl/json_ui.ts";
 import { LineEditor } from "../lib/repl/line_editor.ts";
 import { resourceServer, templateMatches } from "../lib/repl/resolve.ts";
 import { Redactor } from "../lib/redact.ts";
-import { tempDir } from "./support/conversation.ts";
+import { tempDir } from "./support/temp_dir.ts";
 
 Deno.test("elicitation answers are parsed and checked against the field's schema", () => {
   const ok = (schema: Record<string, unknown>, input: string, required = false) =>

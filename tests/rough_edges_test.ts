@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO, NODE } from "./support/deps.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
-import { assumingClosed, freePort } from "./support/servers.ts";
+import { assumingClosed, freePort, silentListener } from "./support/servers.ts";
 import { createEnvironment } from "../lib/env.ts";
 import { RateLimitError } from "../lib/errors.ts";
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
@@ -67,32 +67,21 @@ Deno.test("run --json: text_done carries the whole text, as the README documents
 Deno.test("a connect timeout names the server's configured timeout, not the probe's", async () => {
   await using box = await sandbox({ LLM_API_KEY: "test-key" });
   // Accepts connections and never answers: the attempt runs out of the entry's "timeout".
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const held: Deno.Conn[] = [];
-  const accepting = (async () => {
-    for await (const connection of listener) held.push(connection);
-  })();
-  try {
-    const port = (listener.addr as Deno.NetAddr).port;
-    await writeConfig(box, {
-      LLM: { provider: "openai", model: "gpt-4o-mini" },
-      mcpServers: {
-        silent: {
-          transport_type: "streamable_http",
-          url: `http://127.0.0.1:${port}/mcp`,
-          timeout: 3,
-        },
+  await using silent = silentListener();
+  await writeConfig(box, {
+    LLM: { provider: "openai", model: "gpt-4o-mini" },
+    mcpServers: {
+      silent: {
+        transport_type: "streamable_http",
+        url: `http://127.0.0.1:${silent.port}/mcp`,
+        timeout: 3,
       },
-    });
-    const result = await runPatchbay(box, ["tools"]);
-    assert.equal(result.code, 1, result.stderr);
-    assert.match(result.stderr, /cause: +Connection timeout: .*within 3 s \(its "timeout"\)/);
-    assert.doesNotMatch(result.stderr, /within 1 s/);
-  } finally {
-    listener.close();
-    for (const connection of held) connection.close();
-    await accepting.catch(() => {});
-  }
+    },
+  });
+  const result = await runPatchbay(box, ["tools"]);
+  assert.equal(result.code, 1, result.stderr);
+  assert.match(result.stderr, /cause: +Connection timeout: .*within 3 s \(its "timeout"\)/);
+  assert.doesNotMatch(result.stderr, /within 1 s/);
 });
 
 Deno.test("the retry summary gives the request's whole time, not only the waits", async () => {

@@ -246,6 +246,19 @@ export function buildAgent(options: AgentFixtureOptions): AgentFixture {
 }
 
 /**
+ * An agent without tools whose answers may be 4096 tokens long, under `total_tokens_limit`
+ * `totalTokensLimit`: where the token limit, not the answer size, decides.
+ */
+export function tokenLimitedAgent(baseUrl: string, totalTokensLimit: number): AgentFixture {
+  return buildAgent({
+    baseUrl,
+    host: noTools,
+    llm: { maxTokens: 4096 },
+    limits: { totalTokensLimit },
+  });
+}
+
+/**
  * The session's sampling handler over a fixture's provider, UI and statistics, for tests
  * that give it to a connection manager themselves.
  */

@@ -201,6 +201,22 @@ export async function runCommand(
 }
 
 /**
+ * Runs `command` in the sandbox: in its folder (or `options.cwd`), with its environment and
+ * `options.env` over it; collects its output.
+ */
+export function runInSandbox(
+  box: Sandbox,
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<CliResult> {
+  return runCommand(command, args, {
+    cwd: options.cwd ?? box.cwd,
+    env: { ...box.env, ...options.env },
+  });
+}
+
+/**
  * Spawns patchbay on `config` by `deno run` with the `start` task's own flags rather than
  * `deno task start`, so a signal sent to the child reaches patchbay itself, not the task's
  * wrapper. Runs in the project folder with the sandbox's environment; stderr is piped.

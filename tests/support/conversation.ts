@@ -1,24 +1,13 @@
 /**
  * Conversations for the memory tests: realistic messages, tool calls and results
- * included, and a temporary data folder that `await using` removes.
+ * included.
  *
  * @module
  */
 
+import assert from "node:assert/strict";
+import type { AppendResult } from "../../lib/memory/mod.ts";
 import type { StoredMessage } from "../../lib/memory/types.ts";
-
-/** A temporary folder removed on dispose. */
-export async function tempDir(prefix = "patchbay-memory-"): Promise<
-  { path: string; [Symbol.asyncDispose](): Promise<void> }
-> {
-  const path = await Deno.makeTempDir({ prefix });
-  return {
-    path,
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(path, { recursive: true }).catch(() => {});
-    },
-  };
-}
 
 let clock = Date.parse("2026-03-01T09:00:00Z");
 
@@ -60,4 +49,15 @@ export function conversation(turns = 2, model = "gpt-4o-mini"): StoredMessage[] 
   ];
   for (let i = 1; i <= turns; i++) messages.push(...exchange(`Question ${i}?`, model));
   return messages;
+}
+
+/** Appends `messages` to `session` in order, asserting that each append had `outcome`. */
+export async function appendEach(
+  session: { append(message: StoredMessage): Promise<AppendResult> },
+  messages: readonly StoredMessage[],
+  outcome: AppendResult,
+): Promise<void> {
+  for (const [i, message] of messages.entries()) {
+    assert.equal(await session.append(message), outcome, `message ${i + 1} of ${messages.length}`);
+  }
 }

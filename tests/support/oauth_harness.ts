@@ -119,6 +119,11 @@ export interface Harness {
   events: OAuthEvent[];
   /** A fresh runtime (a "restart" is a second call). Closed with the harness. */
   runtime(servers: HttpServerConfig[], browser?: FakeBrowser): OAuthRuntime;
+  /**
+   * Logs `entry` in through a fresh runtime; resolves to what the login rejected with, or
+   * `undefined` when it succeeded, so a test asserts on the failure it expects.
+   */
+  loginError(entry: HttpServerConfig): Promise<unknown>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -131,6 +136,20 @@ export async function oauthHarness(options: HarnessOptions = {}): Promise<Harnes
   const browser = fakeBrowser(options.browser);
   const events: OAuthEvent[] = [];
   const runtimes: OAuthRuntime[] = [];
+  const runtime = (servers: HttpServerConfig[], other = browser): OAuthRuntime => {
+    const created = createOAuthRuntime(servers, {
+      log: logger.child("test"),
+      redactor: logger.redactor,
+      onEvent: (event) => events.push(event),
+      store,
+      opener: other.opener,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      getEnv: options.getEnv,
+    });
+    if (!created) throw new Error("no server uses OAuth");
+    runtimes.push(created);
+    return created;
+  };
   return {
     dir,
     logFile,
@@ -138,19 +157,12 @@ export async function oauthHarness(options: HarnessOptions = {}): Promise<Harnes
     store,
     browser,
     events,
-    runtime(servers, other = browser) {
-      const runtime = createOAuthRuntime(servers, {
-        log: logger.child("test"),
-        redactor: logger.redactor,
-        onEvent: (event) => events.push(event),
-        store,
-        opener: other.opener,
-        timeoutMs: options.timeoutMs ?? 10_000,
-        getEnv: options.getEnv,
-      });
-      if (!runtime) throw new Error("no server uses OAuth");
-      runtimes.push(runtime);
-      return runtime;
+    runtime,
+    loginError(entry) {
+      return runtime([entry]).providerFor(entry)!.ensureLogin().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     },
     async [Symbol.asyncDispose]() {
       await browser.settled();

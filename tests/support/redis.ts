@@ -517,42 +517,6 @@ export class RedisCluster {
 }
 
 /**
- * A port that accepts connections and never answers: what a firewalled or hung store
- * looks like from the client (loopback only, as the tests must be).
- */
-export class SilentPort {
-  readonly port: number;
-  #listener: Deno.TcpListener;
-  #conns: Deno.TcpConn[] = [];
-  #accepting: Promise<void>;
-
-  constructor() {
-    this.#listener = Deno.listen({ hostname: HOST, port: 0 });
-    this.port = (this.#listener.addr as Deno.NetAddr).port;
-    const listener = this.#listener;
-    this.#accepting = (async () => {
-      try {
-        for await (const conn of listener) this.#conns.push(conn);
-      } catch {
-        // Closed.
-      }
-    })();
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    this.#listener.close();
-    for (const conn of this.#conns) {
-      try {
-        conn.close();
-      } catch {
-        // Already closed by the peer.
-      }
-    }
-    await this.#accepting;
-  }
-}
-
-/**
  * A loopback relay in front of a real server that records round trips: each time the
  * client sends after the server last answered (or sends first), it waited for an answer
  * before going on, which starts a round trip. Commands pipelined together share one.

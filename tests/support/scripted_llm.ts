@@ -51,6 +51,19 @@ export interface ScriptedReply {
 /** Usage reported when a reply names none. */
 export const DEFAULT_USAGE = { prompt_tokens: 100, completion_tokens: 10 } as const;
 
+/**
+ * Usage as patchbay reports it for a request the model server counted: `prompt` and
+ * `completion` tokens, their sum, not estimated.
+ */
+export function reportedUsage(prompt: number, completion: number) {
+  return {
+    promptTokens: prompt,
+    completionTokens: completion,
+    totalTokens: prompt + completion,
+    estimated: false,
+  };
+}
+
 /** What the server saw of one request. */
 export interface RecordedRequest {
   method: string;

@@ -307,6 +307,50 @@ export function processesWith(marker: string): number[] {
   return found;
 }
 
+/** The first text of a tool result's content; `undefined` when it has none. */
+export function firstText(result: { content?: unknown }): string | undefined {
+  return ((result.content ?? []) as Array<{ text?: string }>)[0]?.text;
+}
+
+/** A loopback listener that accepts connections and never answers. */
+export interface SilentListener {
+  port: number;
+  /** Closes the listener and every connection it accepted. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * Starts a listener on a random loopback port that accepts connections and never answers
+ * what it is sent: a host that is up but stuck. With `greeting`, it first writes that to
+ * each connection, as a server of another protocol does (an SSH banner).
+ */
+export function silentListener(options: { greeting?: string } = {}): SilentListener {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held = new Set<Deno.Conn>();
+  const accepting = (async () => {
+    for await (const connection of listener) {
+      held.add(connection);
+      if (options.greeting !== undefined) {
+        connection.write(new TextEncoder().encode(options.greeting)).catch(() => {});
+      }
+    }
+  })();
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    async [Symbol.asyncDispose]() {
+      listener.close();
+      for (const connection of held) {
+        try {
+          connection.close();
+        } catch {
+          // Already closed.
+        }
+      }
+      await accepting.catch(() => {});
+    },
+  };
+}
+
 /** Waits until `check` holds (polling), failing with `what` after `timeoutMs`. */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
