@@ -15,7 +15,11 @@ import type { RedisOptions } from "ioredis";
 import { PatchbayError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { Journal } from "./journal.ts";
-import { diagnoseCommandError, diagnoseConnectError, isConnectionProblem } from "../redis/errors.ts";
+import {
+  diagnoseCommandError,
+  diagnoseConnectError,
+  isConnectionProblem,
+} from "../redis/errors.ts";
 import { APPEND_COMMAND, RedisAppender } from "./redis_append.ts";
 import {
   APPEND_SCRIPT,
