@@ -16,6 +16,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { denoPermissionFlag, messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
 import { permissionRemedy } from "../permissions/remedy.ts";
+import { noteOAuthRefusal } from "../permissions/restart.ts";
 import type { FetchedDocument } from "./guarded_fetch.ts";
 import { describeFetchError } from "./probe.ts";
 
@@ -54,6 +55,7 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
   // the grant and the reason, never Deno's own wording.
   const flag = denoPermissionFlag(error);
   if (flag) {
+    noteOAuthRefusal(flag, server); // The launcher can discover it and run the command again.
     return fail(
       `Permission denied: patchbay runs under explicit Deno permissions and ${flag} was not ` +
         "granted",

@@ -71,10 +71,12 @@ export async function takeRestartRequest(file: string): Promise<RestartRequest |
   }
 }
 
-/** The one line a person reads: what is added, and why. */
-export function describeAdds(adds: readonly NeededGrant[]): string {
-  return `Restarting under an extended plan, which adds ${grantList(adds)}; ` +
-    "the conversation continues.";
+/** The one line a person reads: what is added, and why, and what happens next. */
+export function describeAdds(
+  adds: readonly NeededGrant[],
+  next = "the conversation continues",
+): string {
+  return `Restarting under an extended plan, which adds ${grantList(adds)}; ${next}.`;
 }
 
 /** Each grant with its reason: `run /usr/bin/uvx (starts server 'time')`. */
@@ -91,4 +93,45 @@ export function restartArgs(clientArgs: readonly string[], session: string | und
   const end = clientArgs.indexOf("--");
   const at = end === -1 ? clientArgs.length : end;
   return [...clientArgs.slice(0, at), "--resume", session, ...clientArgs.slice(at)];
+}
+
+/** Grants this process was refused on the way to an OAuth server that moved, and which. */
+const refused: { adds: NeededGrant[]; rediscover: Set<string> } = {
+  adds: [],
+  rediscover: new Set(),
+};
+
+/**
+ * Remembers that Deno refused `flag` (`--allow-net=host:port`) while `server` was logging
+ * in: its authorization server is not the one its stored login names, so the plan lacks it.
+ * A command that then fails asks the launcher to discover it again ({@linkcode restartCode}).
+ */
+export function noteOAuthRefusal(flag: string, server: string): void {
+  const match = /^--allow-net=(.+)$/.exec(flag);
+  if (!match) return;
+  refused.rediscover.add(server);
+  if (!refused.adds.some((grant) => grant.value === match[1])) {
+    refused.adds.push({
+      kind: "net",
+      value: match[1],
+      why: `the authorization server '${server}' now names`,
+    });
+  }
+}
+
+/** What {@linkcode noteOAuthRefusal} remembered, if anything. */
+export function oauthRefusals(): { adds: NeededGrant[]; rediscover: string[] } {
+  return { adds: [...refused.adds], rediscover: [...refused.rediscover] };
+}
+
+/**
+ * The exit code of a command that failed with `code`: {@linkcode RESTART_EXIT_CODE} when an
+ * OAuth server's new authorization server was refused and the launcher can start the
+ * command again after discovering it (the line saying so is printed here).
+ */
+export async function restartCode(code: number): Promise<number> {
+  const { adds, rediscover } = oauthRefusals();
+  if (adds.length === 0 || !await writeRestartRequest({ adds, rediscover })) return code;
+  console.error(describeAdds(adds, "the command runs again"));
+  return RESTART_EXIT_CODE;
 }

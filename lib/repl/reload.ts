@@ -22,6 +22,7 @@ import { planPermissions } from "../permissions/plan.ts";
 import {
   describeAdds,
   type NeededGrant,
+  oauthRefusals,
   restartFile,
   writeRestartRequest,
 } from "../permissions/restart.ts";
@@ -74,13 +75,14 @@ export async function reloadConfiguration(session: ClientSession): Promise<Reloa
  * conversation to resume) and says what is added and why. False when nothing is missing.
  */
 async function restarted(session: ClientSession, config: Config, env: Environment) {
-  const adds = await missingGrants(config, env, session.runtime.configPath);
+  // An OAuth server whose new authorization server was refused: discovered at the restart.
+  const { adds: refused, rediscover } = oauthRefusals();
+  const adds = [...await missingGrants(config, env, session.runtime.configPath), ...refused];
   if (adds.length === 0) return false;
   const conversation = session.memory.session;
   const resumable = session.memory.enabled && conversation.messages.length > 0;
-  if (!await writeRestartRequest({ adds, session: resumable ? conversation.id : undefined })) {
-    return false;
-  }
+  const request = { adds, rediscover, session: resumable ? conversation.id : undefined };
+  if (!await writeRestartRequest(request)) return false;
   session.output.err(`${session.errStyle.yellow(describeAdds(adds))}\n`);
   return true;
 }
