@@ -148,14 +148,14 @@ export async function planFor(
 ): Promise<PrintedPlan | undefined> {
   const base = baseInputs(parsed, cwd);
   const key = JSON.stringify([cwd, parsed.files, deno, CLIENT_MAIN]);
-  const file = await cacheFile(join(stateDir(), "launch"), key);
-  const cached = options.fresh ? undefined : await readCachedPlan(file);
-  if (cached && await stillValid(cached)) return cached.plan;
+  const file = cacheFile(join(stateDir(), "launch"), key);
+  const cached = options.fresh ? undefined : readCachedPlan(file);
+  if (cached && stillValid(cached)) return cached.plan;
   // Inputs are read before the plan is computed: a change while it runs is seen next time.
-  const before = await currentInputs(base);
+  const before = currentInputs(base);
   const plan = await computePlan(parsed, deno, cwd, options.rediscover ?? []);
   if (!plan) return undefined;
-  const inputs = await currentInputs(namesFor(plan, base));
+  const inputs = currentInputs(namesFor(plan, base));
   const unchanged = Object.entries(before.files).every(([path, hash]) =>
     inputs.files[path] === hash
   );
