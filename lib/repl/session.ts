@@ -134,6 +134,8 @@ export class ClientSession {
   /** Why there is no model side. */
   modelError?: PatchbayError;
   agent?: Agent;
+  /** `/refresh` asked the launcher for a restart under an extended plan: the loop ends. */
+  restartRequested = false;
   #turn?: AbortController;
   #exitRequested = false;
   #refreshing = false;
@@ -456,9 +458,6 @@ export class ClientSession {
       this.#refreshing = false;
     }
   }
-
-  /** `/refresh` asked the launcher for a restart under an extended plan: the loop ends. */
-  restartRequested = false;
 
   /** Cancels the running turn; `false` when none runs. */
   interrupt(): boolean {
