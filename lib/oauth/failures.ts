@@ -15,7 +15,7 @@ import {
   RegistrationRejectedError,
 } from "@modelcontextprotocol/client";
 import { denoPermissionFlag, messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
-import { permissionRemedy } from "../permissions/remedy.ts";
+import { authorizationServerRemedy } from "../permissions/remedy.ts";
 import { noteOAuthRefusal } from "../permissions/restart.ts";
 import type { FetchedDocument } from "./guarded_fetch.ts";
 import { describeFetchError } from "./probe.ts";
@@ -59,7 +59,7 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
     return fail(
       `Permission denied: patchbay runs under explicit Deno permissions and ${flag} was not ` +
         "granted",
-      permissionRemedy(flag),
+      authorizationServerRemedy(flag),
     );
   }
   const registerByHand = `register patchbay with the service (redirect URI ` +
