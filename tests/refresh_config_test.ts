@@ -49,6 +49,36 @@ Deno.test("/refresh adds a server whose command the plan lacks: restart under th
   assert.doesNotMatch(again, /Restarting/);
 });
 
+Deno.test("/refresh with a ${VAR} the plan does not grant: restart with the variable, then it is read", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  const config = replConfig(box, llm);
+  const path = await writeConfig(box, config);
+  await using repl = await startRepl(box, { env: { PATCHBAY_REFRESH_ROOT: box.cwd } });
+
+  const { filesystem } = config.mcpServers;
+  await writeConfig(box, {
+    ...config,
+    mcpServers: {
+      ...config.mcpServers,
+      filesystem: { ...filesystem, args: [filesystem.args[0], "${PATCHBAY_REFRESH_ROOT}"] },
+    },
+  });
+  const restart = await repl.send("/refresh", /Type a message/, 60_000);
+  assert.match(
+    restart,
+    new RegExp(
+      "Restarting under an extended plan, which adds env PATCHBAY_REFRESH_ROOT " +
+        `\\(\\$\\{PATCHBAY_REFRESH_ROOT\\} in ${path}\\)`,
+    ),
+  );
+  // Nothing was said: a new conversation, and the variable is read this time.
+  assert.doesNotMatch(restart, /Resuming session/);
+  await repl.tmux.waitFor(/2 of 2 servers connected/, { timeoutMs: 60_000 });
+  const again = await repl.send("/refresh", "Configuration read again");
+  assert.match(again, /no server changed/);
+});
+
 Deno.test("/refresh closes a server removed from the file", async () => {
   await using box = await sandbox();
   await using llm = await startScriptedLlm();
