@@ -130,6 +130,11 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
       "--discover",
       "first find the authorization server of OAuth servers without a login (no browser)",
     )
+    .option(
+      "--rediscover <server>",
+      "with --discover: find this server's authorization server even if a login names one",
+      (server: string, before: string[] = []) => [...before, server],
+    )
     .action(act(setExit, async (all: PermissionsOptions) => {
       const { permissions } = await import("./commands/permissions.ts");
       return permissions(all);
@@ -335,7 +340,11 @@ function taskVariable(name: string): string | undefined {
 
 if (import.meta.main) {
   adoptTaskWorkingDirectory();
-  const code = await main(Deno.args);
+  let code = await main(Deno.args);
   sessionLogger()?.close();
+  // A failure that a grant the plan lacks explains: the launcher may run the command again.
+  if (code !== EXIT.ok) {
+    code = await (await import("./lib/permissions/restart.ts")).restartCode(code);
+  }
   Deno.exit(code);
 }

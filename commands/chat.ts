@@ -6,6 +6,7 @@
  */
 
 import { EXIT } from "../lib/errors.ts";
+import { RESTART_EXIT_CODE } from "../lib/permissions/restart.ts";
 import { banner, completerFor, runLoop } from "../lib/repl/loop.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
 import { ClientSession } from "../lib/repl/session.ts";
@@ -74,6 +75,7 @@ export async function chat(options: ChatOptions): Promise<number> {
     output.err(`${banner(session)}\n`);
     session.goLive();
     await runLoop(session);
+    if (session.restartRequested) return RESTART_EXIT_CODE;
     return terminated ? EXIT.terminated : EXIT.ok;
   } finally {
     await session?.close();

@@ -26,6 +26,11 @@ export interface PermissionsOptions extends GlobalOptions {
    * launcher asks for this. @default false
    */
   discover?: boolean;
+  /**
+   * With `discover`: servers whose authorization server is discovered even when a stored
+   * login names one (it moved: the launcher asks after a refused request). @default []
+   */
+  rediscover?: string[];
 }
 
 /** The entry point the flags are for: a local path, or the URL patchbay was run from. */
@@ -89,7 +94,10 @@ async function discoverAuthorizationServers(
   const oauth = runtime.config.servers.filter((s) => !s.disabled && usesOAuth(s));
   if (oauth.length === 0) return;
   const inputs = await inputsOf(runtime, options);
-  const unknown = oauth.filter((s) => (inputs.oauthHosts?.get(s.name) ?? []).length === 0);
+  const again = new Set(options.rediscover ?? []);
+  const unknown = oauth.filter((s) =>
+    again.has(s.name) || (inputs.oauthHosts?.get(s.name) ?? []).length === 0
+  );
   if (unknown.length === 0) return;
   await checkServers({ ...runtime.config, servers: unknown }, {
     env: runtime.env,

@@ -131,16 +131,6 @@ export function stepsFor(scenario: string, context: Context): Step[] {
   throw new Error(`no steps known for scenario '${scenario}'`);
 }
 
-/**
- * Scenarios run with `--unrestricted`. In authorization-server migration the server names a
- * new authorization server in the middle of the session: the narrow plan the launcher
- * computed at start grants only the one known then, and a restart does not learn the new one
- * while the old login is stored (README, Permissions: what the plan cannot know). Until the
- * launcher can restart under an extended plan, this scenario tests the protocol behaviour
- * under the broad flags.
- */
-const UNRESTRICTED = new Set(["auth/authorization-server-migration"]);
-
 /** Scenarios of the client_credentials grant (no browser). */
 const CLIENT_CREDENTIALS = new Set([
   "auth/client-credentials-basic",
@@ -237,8 +227,7 @@ async function main(): Promise<number> {
     const pending = stepsFor(scenario, context);
     while (pending.length > 0) {
       const step = pending.shift()!;
-      const args = UNRESTRICTED.has(scenario) ? ["--unrestricted", ...step.args] : step.args;
-      const { code, stdout } = await runPatchbay(home, env, args);
+      const { code, stdout } = await runPatchbay(home, env, step.args);
       const expected = step.refuses ? 1 : 0;
       if (code !== expected) {
         console.error(`patchbay exited ${code}, expected ${expected}`);

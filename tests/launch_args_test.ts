@@ -56,22 +56,22 @@ Deno.test("a remembered plan is stale once the configuration, .env or a variable
     const names = { files: [config, env], stats: [dir], env: [variable] };
     const cached: CachedPlan = {
       format: CACHE_FORMAT,
-      inputs: await currentInputs(names),
+      inputs: currentInputs(names),
       plan: { flags: ["--no-prompt"], grants: [], all_env: null, notes: [] },
     };
-    assert.equal(await stillValid(cached), true);
+    assert.equal(stillValid(cached), true);
     await Deno.writeTextFile(env, "A=1\n"); // .env appears
-    assert.equal(await stillValid(cached), false);
-    cached.inputs = await currentInputs(names);
-    assert.equal(await stillValid(cached), true);
+    assert.equal(stillValid(cached), false);
+    cached.inputs = currentInputs(names);
+    assert.equal(stillValid(cached), true);
     await Deno.writeTextFile(config, '{"mcpServers": {}}');
-    assert.equal(await stillValid(cached), false);
-    cached.inputs = await currentInputs(names);
+    assert.equal(stillValid(cached), false);
+    cached.inputs = currentInputs(names);
     Deno.env.set(variable, "two");
-    assert.equal(await stillValid(cached), false);
-    cached.inputs = await currentInputs(names);
+    assert.equal(stillValid(cached), false);
+    cached.inputs = currentInputs(names);
     Deno.env.delete(variable);
-    assert.equal(await stillValid(cached), false);
+    assert.equal(stillValid(cached), false);
   } finally {
     Deno.env.delete("PATCHBAY_PLAN_CACHE_TEST");
     await Deno.remove(dir, { recursive: true });

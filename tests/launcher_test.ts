@@ -273,8 +273,15 @@ Deno.test("the installed command starts without deno on PATH, under the plan", a
   const node = new TextDecoder().decode(
     (await new Deno.Command("sh", { args: ["-c", "command -v node"] }).output()).stdout,
   ).trim();
-  const env = { ...box.env, PATH: [...path, node.slice(0, node.lastIndexOf("/"))].join(":") };
-  const noDeno = await runCommand("sh", ["-c", "command -v deno || echo none"], {
+  // node (the server) and kill (which ends it) in a folder of their own: the folder they
+  // come from may hold a deno too (/usr/bin).
+  const nodeOnly = join(box.home, "node-bin");
+  await Deno.mkdir(nodeOnly);
+  for (const program of [node, "/bin/kill"]) {
+    await Deno.symlink(program, join(nodeOnly, program.slice(program.lastIndexOf("/") + 1)));
+  }
+  const env = { ...box.env, PATH: [...path, nodeOnly].join(":") };
+  const noDeno = await runCommand("/bin/sh", ["-c", "command -v deno || echo none"], {
     cwd: box.cwd,
     env,
   });
@@ -295,5 +302,6 @@ Deno.test("the installed command starts without deno on PATH, under the plan", a
       env: { ...env, LLM_API_KEY: "sk-x" },
     }),
   );
-  assert.equal(doctor.find((line) => line.name === "permissions")!.status, "pass");
+  const permissions = doctor.find((line) => line.name === "permissions")!;
+  assert.equal(permissions.status, "pass", JSON.stringify(permissions));
 });

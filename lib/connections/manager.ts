@@ -99,6 +99,13 @@ export interface ConnectionManagerOptions {
   closePromptly?: boolean;
 }
 
+/** What {@linkcode ConnectionManager.apply} changed, by server name. */
+export interface ServerChanges {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
 /** A prompt, with the server offering it. */
 export interface CataloguePrompt extends Prompt {
   server: string;
@@ -136,37 +143,42 @@ export class ConnectionManager implements ToolHost {
   readonly #oauth?: OAuthRuntime;
   readonly #network: ProxyRouter;
 
+  readonly #options: ConnectionManagerOptions;
+  readonly #env: EnvLookup;
+
   constructor(options: ConnectionManagerOptions) {
+    this.#options = options;
     this.#log = options.log ?? silentLog;
-    const env = options.env ?? Deno.env;
-    this.#network = new ProxyRouter({ env, log: this.#log.child("network") });
+    this.#env = options.env ?? Deno.env;
+    this.#network = new ProxyRouter({ env: this.#env, log: this.#log.child("network") });
     this.#redactor = options.redactor ?? new Redactor();
     this.#handlers = { ...options.handlers };
     this.#oauth = options.oauth;
-    const stdioBackoff = { ...RECONNECT_BACKOFF, ...options.backoff };
-    const networkBackoff = { ...NETWORK_RECONNECT_BACKOFF, ...options.backoff };
-    for (const config of options.servers) {
-      const backoff = config.transport === "stdio" ? stdioBackoff : networkBackoff;
-      this.#connections.set(
-        config.name,
-        new ServerConnection({
-          config,
-          log: this.#log.child(`server:${config.name}`),
-          emit: (event) => this.#hub.emit(event),
-          changed: () => this.#rebuildCatalogue(),
-          backoff,
-          logLevel: () => this.#logLevel,
-          oauth: options.oauth?.providerFor(config),
-          handlers: () => this.#handlers,
-          session: {
-            clientInfo: options.clientInfo,
-            parentEnv: (name) => env.get(name),
-            network: this.#network,
-            ...(options.closePromptly ? { stdinCloseGraceMs: 0 } : {}),
-          },
-        }),
-      );
-    }
+    for (const config of options.servers) this.#connections.set(config.name, this.#create(config));
+  }
+
+  #create(config: ServerConfig): ServerConnection {
+    const options = this.#options;
+    const backoff = {
+      ...(config.transport === "stdio" ? RECONNECT_BACKOFF : NETWORK_RECONNECT_BACKOFF),
+      ...options.backoff,
+    };
+    return new ServerConnection({
+      config,
+      log: this.#log.child(`server:${config.name}`),
+      emit: (event) => this.#hub.emit(event),
+      changed: () => this.#rebuildCatalogue(),
+      backoff,
+      logLevel: () => this.#logLevel,
+      oauth: options.oauth?.providerFor(config),
+      handlers: () => this.#handlers,
+      session: {
+        clientInfo: options.clientInfo,
+        parentEnv: (name) => this.#env.get(name),
+        network: this.#network,
+        ...(options.closePromptly ? { stdinCloseGraceMs: 0 } : {}),
+      },
+    });
   }
 
   /**
@@ -178,13 +190,7 @@ export class ConnectionManager implements ToolHost {
   start(): Promise<ServerStatus[]> {
     this.#started ??= (async () => {
       const connections = [...this.#connections.values()].filter((c) => !c.config.disabled);
-      await Promise.all(connections.map((connection) =>
-        settlesWithin(
-          connection.connect(),
-          connection.config.timeoutSeconds * 1000 + START_GRACE_MS,
-          connection.oauth,
-        )
-      ));
+      await Promise.all(connections.map((connection) => this.#connectWithin(connection)));
       return this.states();
     })();
     return this.#started;
@@ -392,6 +398,39 @@ export class ConnectionManager implements ToolHost {
   }
 
   /**
+   * Makes `servers` the configured ones (a configuration read again by `/refresh`): entries
+   * no longer there are closed, changed ones are closed and started again, new ones are
+   * started; the others are left as they are. Resolves, with what changed, once the new and
+   * changed servers have connected or failed, as {@linkcode start} does.
+   */
+  async apply(servers: readonly ServerConfig[]): Promise<ServerChanges> {
+    const next = new Map(servers.map((config) => [config.name, config]));
+    const changes: ServerChanges = { added: [], removed: [], changed: [] };
+    for (const [name, connection] of this.#connections) {
+      const config = next.get(name);
+      if (!config) changes.removed.push(name);
+      else if (JSON.stringify(config) !== JSON.stringify(connection.config)) {
+        changes.changed.push(name);
+      }
+    }
+    changes.added = servers.map((c) => c.name).filter((name) => !this.#connections.has(name));
+    const replaced = [...changes.removed, ...changes.changed];
+    await Promise.all(replaced.map((name) => this.#connections.get(name)!.close()));
+    const kept = new Map(this.#connections);
+    this.#connections.clear();
+    for (const config of servers) {
+      const same = !replaced.includes(config.name) && kept.get(config.name);
+      this.#connections.set(config.name, same || this.#create(config));
+    }
+    this.#rebuildCatalogue();
+    const starting = [...changes.added, ...changes.changed]
+      .map((name) => this.#connections.get(name)!)
+      .filter((connection) => !connection.config.disabled);
+    await Promise.all(starting.map((connection) => this.#connectWithin(connection)));
+    return changes;
+  }
+
+  /**
    * Closes every connection (stdio trees ended, HTTP sessions deleted, a login in
    * progress cancelled) and the OAuth runtime; idempotent.
    */
@@ -407,6 +446,15 @@ export class ConnectionManager implements ToolHost {
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
+  }
+
+  /** Connects, waiting at most the server's `timeout` (+ grace), logging in not counted. */
+  #connectWithin(connection: ServerConnection): Promise<unknown> {
+    return settlesWithin(
+      connection.connect(),
+      connection.config.timeoutSeconds * 1000 + START_GRACE_MS,
+      connection.oauth,
+    );
   }
 
   #connected(): ServerConnection[] {

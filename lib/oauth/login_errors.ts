@@ -17,7 +17,8 @@ import {
 import { messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
 import { denoPermissionFlag } from "../permissions/denial.ts";
 import { valueAt } from "../json_path.ts";
-import { permissionRemedy } from "../permissions/remedy.ts";
+import { authorizationServerRemedy } from "../permissions/remedy.ts";
+import { noteOAuthRefusal } from "../permissions/restart.ts";
 import type { FetchedDocument } from "./guarded_fetch.ts";
 import { describeFetchError } from "./challenge_probe.ts";
 
@@ -56,10 +57,11 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
   // the grant and the reason, never Deno's own wording.
   const flag = denoPermissionFlag(error);
   if (flag) {
+    noteOAuthRefusal(flag, server); // The launcher can discover it and run the command again.
     return fail(
       `Permission denied: patchbay runs under explicit Deno permissions and ${flag} was not ` +
         "granted",
-      permissionRemedy(flag),
+      authorizationServerRemedy(flag),
     );
   }
   const registerByHand = `register patchbay with the service (redirect URI ` +

@@ -17,6 +17,13 @@ import { dirname, join, resolve } from "node:path";
 import { configDir, dataDir, stateDir } from "../paths.ts";
 import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {
+  grantList,
+  RESTART_EXIT_CODE,
+  RESTART_FILE_VARIABLE,
+  restartArgs,
+  takeRestartRequest,
+} from "./restart.ts";
+import {
   CACHE_FORMAT,
   cacheFile,
   currentInputs,
@@ -64,13 +71,54 @@ export interface LaunchOptions {
   cwd?: string;
 }
 
-/** Runs the client for `args` and returns its exit code. */
+/**
+ * Runs the client for `args` and returns its exit code. A client that needs grants its plan
+ * lacks (`restart.ts`) is started again under the plan computed anew, resuming its
+ * conversation. A restart that would not widen the plan is the last one: the client then
+ * runs without the grant and says why when it is refused.
+ */
 export async function launch(args: string[], options: LaunchOptions = {}): Promise<number> {
   const deno = options.deno ?? Deno.execPath();
   const cwd = options.cwd ?? taskWorkingDirectory() ?? Deno.cwd();
   const parsed = parseLaunchArgs(args);
-  const { flags, mode } = await flagsFor(parsed, deno, cwd);
-  return await runClient(deno, flags, parsed.clientArgs, cwd, mode);
+  const chosen = await flagsFor(parsed, deno, cwd);
+  const mode = chosen.mode;
+  let flags = chosen.flags;
+  let clientArgs = parsed.clientArgs;
+  let restarts = mode === "narrow";
+  for (;;) {
+    const file = restarts ? await restartFileFor() : undefined;
+    const code = await runClient(deno, flags, clientArgs, cwd, mode, file);
+    const request = code === RESTART_EXIT_CODE && file ? await takeRestartRequest(file) : undefined;
+    if (file) await Deno.remove(file).catch(() => {});
+    if (!request) return code;
+    const plan = await planFor(parsed, deno, cwd, { fresh: true, rediscover: request.rediscover });
+    const extended = plan?.flags ?? flags;
+    if (JSON.stringify(extended) === JSON.stringify(flags)) {
+      // Computed from the same files, the plan still lacks what was asked for: asking again
+      // would only start the client again.
+      console.error(
+        `patchbay: the plan for this configuration does not include ${
+          grantList(request.adds)
+        }, so the session continues without it (\`patchbay permissions\` shows the plan; ` +
+          "--unrestricted allows everything)",
+      );
+      restarts = false;
+    }
+    flags = extended;
+    clientArgs = restartArgs(parsed.clientArgs, request.session);
+  }
+}
+
+/** A fresh file for one client's restart request, in the launcher's own folder. */
+async function restartFileFor(): Promise<string | undefined> {
+  const dir = join(stateDir(), "launch");
+  try {
+    await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch {
+    return undefined; // Not writable: the client runs without asking for restarts.
+  }
+  return join(dir, `restart-${crypto.randomUUID()}.json`);
 }
 
 /** The flags to run the client with, and how they were chosen. */
@@ -96,17 +144,18 @@ export async function planFor(
   parsed: LaunchArgs,
   deno: string,
   cwd: string,
+  options: PlanOptions = {},
 ): Promise<PrintedPlan | undefined> {
   const base = baseInputs(parsed, cwd);
   const key = JSON.stringify([cwd, parsed.files, deno, CLIENT_MAIN]);
-  const file = await cacheFile(join(stateDir(), "launch"), key);
-  const cached = await readCachedPlan(file);
-  if (cached && await stillValid(cached)) return cached.plan;
+  const file = cacheFile(join(stateDir(), "launch"), key);
+  const cached = options.fresh ? undefined : readCachedPlan(file);
+  if (cached && stillValid(cached)) return cached.plan;
   // Inputs are read before the plan is computed: a change while it runs is seen next time.
-  const before = await currentInputs(base);
-  const plan = await computePlan(parsed, deno, cwd);
+  const before = currentInputs(base);
+  const plan = await computePlan(parsed, deno, cwd, options.rediscover ?? []);
   if (!plan) return undefined;
-  const inputs = await currentInputs(namesFor(plan, base));
+  const inputs = currentInputs(namesFor(plan, base));
   const unchanged = Object.entries(before.files).every(([path, hash]) =>
     inputs.files[path] === hash
   );
@@ -117,6 +166,14 @@ export async function planFor(
     await writeCachedPlan(file, { format: CACHE_FORMAT, inputs, plan });
   }
   return plan;
+}
+
+/** Options of {@linkcode planFor}. */
+export interface PlanOptions {
+  /** Compute it even when a remembered plan is still valid (a restart asked for). @default false */
+  fresh?: boolean;
+  /** OAuth servers whose authorization server is discovered again (it moved). @default [] */
+  rediscover?: readonly string[];
 }
 
 /** The configuration, .env, permission code and stored logins the plan is computed from. */
@@ -146,6 +203,7 @@ async function computePlan(
   parsed: LaunchArgs,
   deno: string,
   cwd: string,
+  rediscover: readonly string[],
 ): Promise<PrintedPlan | undefined> {
   const files = [
     ...(parsed.files.config !== undefined ? ["--config", parsed.files.config] : []),
@@ -164,6 +222,7 @@ async function computePlan(
         "permissions",
         "--json",
         "--discover",
+        ...rediscover.flatMap((server) => ["--rediscover", server]),
       ],
       cwd,
       stdin: "null",
@@ -211,11 +270,15 @@ async function runClient(
   clientArgs: readonly string[],
   cwd: string,
   mode: LaunchMode,
+  restartFile: string | undefined,
 ): Promise<number> {
   const child = new Deno.Command(deno, {
     args: ["run", ...flags, "--config", MANIFEST, CLIENT_MAIN, ...clientArgs],
     cwd,
-    env: { [LAUNCHER_VARIABLE]: mode },
+    env: {
+      [LAUNCHER_VARIABLE]: mode,
+      ...(restartFile ? { [RESTART_FILE_VARIABLE]: restartFile } : {}),
+    },
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",

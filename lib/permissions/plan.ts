@@ -117,6 +117,11 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
   }
   plan.add("env", "NO_COLOR", "turns colours off when set");
   plan.add("env", "PATCHBAY_LAUNCHER", "how the launcher started this session (/status)");
+  plan.add(
+    "env",
+    "PATCHBAY_RESTART_FILE",
+    "where to ask the launcher for a restart under an extended plan",
+  );
   for (const name of inputs.configVariables) {
     plan.add("env", name, `\${${name}} in ${inputs.configFile}`);
   }

@@ -23,7 +23,7 @@ export interface PrintedPlan {
 
 /** What a plan was computed from; each value as it was then (`null`: absent). */
 export interface PlanInputs {
-  /** SHA-256 of each file's content. */
+  /** The {@linkcode fingerprint} of each file's content. */
   files: Record<string, string | null>;
   /** Modification time (ms) of each path. */
   stats: Record<string, number | null>;
@@ -39,7 +39,7 @@ export interface CachedPlan {
 }
 
 /** Bumped whenever a cached plan's meaning changes. */
-export const CACHE_FORMAT = 1;
+export const CACHE_FORMAT = 2;
 
 /**
  * Variables the plan depends on whatever the configuration says: where files are, where
@@ -59,16 +59,35 @@ const BASE_VARIABLES = [
   "REDIS_HOST",
 ];
 
-/** SHA-256 of `data`, hex. */
-export async function sha256(data: string | Uint8Array): Promise<string> {
+/**
+ * A fingerprint of `data` (its length and two 53-bit cyrb53 hashes, hex) to notice an edit.
+ * Not SHA-256: WebCrypto's first digest costs several milliseconds of every start, and the
+ * cache guards against edits, not against someone who can write the files it compares.
+ */
+export function fingerprint(data: string | Uint8Array): string {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const hex = (n: number) => n.toString(16).padStart(14, "0");
+  return `${bytes.length.toString(16)}-${hex(cyrb53(bytes, 0))}${hex(cyrb53(bytes, 0x9e3779b9))}`;
 }
 
-async function fileHash(path: string): Promise<string | null> {
+/** cyrb53 (public domain): a fast 53-bit hash with good mixing, seeded. */
+function cyrb53(bytes: Uint8Array, seed: number): number {
+  let h1 = 0xdeadbeef ^ seed;
+  let h2 = 0x41c6ce57 ^ seed;
+  for (let i = 0; i < bytes.length; i++) {
+    h1 = Math.imul(h1 ^ bytes[i], 2654435761);
+    h2 = Math.imul(h2 ^ bytes[i], 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
+  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
+  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+function fileHash(path: string): string | null {
   try {
-    return await sha256(await Deno.readFile(path));
+    return fingerprint(Deno.readFileSync(path));
   } catch {
     return null;
   }
@@ -98,9 +117,9 @@ export interface InputNames {
 }
 
 /** The current values of `names`. */
-export async function currentInputs(names: InputNames): Promise<PlanInputs> {
+export function currentInputs(names: InputNames): PlanInputs {
   const files: PlanInputs["files"] = {};
-  for (const path of names.files) files[path] = await fileHash(path);
+  for (const path of names.files) files[path] = fileHash(path);
   const stats: PlanInputs["stats"] = {};
   for (const path of names.stats) stats[path] = mtime(path);
   const env: PlanInputs["env"] = {};
@@ -132,14 +151,14 @@ export function namesFor(plan: PrintedPlan, base: InputNames): InputNames {
 }
 
 /** Whether `cached` was computed from the same inputs as now. */
-export async function stillValid(cached: CachedPlan): Promise<boolean> {
+export function stillValid(cached: CachedPlan): boolean {
   if (cached.format !== CACHE_FORMAT) return false;
   const names = {
     files: Object.keys(cached.inputs.files),
     stats: Object.keys(cached.inputs.stats),
     env: Object.keys(cached.inputs.env),
   };
-  const now = await currentInputs(names);
+  const now = currentInputs(names);
   return equalRecords(now.files, cached.inputs.files) &&
     equalRecords(now.stats, cached.inputs.stats) && equalRecords(now.env, cached.inputs.env);
 }
@@ -150,14 +169,14 @@ function equalRecords<T>(a: Record<string, T>, b: Record<string, T>): boolean {
 }
 
 /** The file remembering the plan for `key` (the command line and folder) in `dir`. */
-export async function cacheFile(dir: string, key: string): Promise<string> {
-  return join(dir, `${(await sha256(key)).slice(0, 32)}.json`);
+export function cacheFile(dir: string, key: string): string {
+  return join(dir, `${fingerprint(key)}.json`);
 }
 
 /** The remembered plan in `path`, if it is there and readable. */
-export async function readCachedPlan(path: string): Promise<CachedPlan | undefined> {
+export function readCachedPlan(path: string): CachedPlan | undefined {
   try {
-    const parsed = JSON.parse(await Deno.readTextFile(path));
+    const parsed = JSON.parse(Deno.readTextFileSync(path));
     return parsed?.format === CACHE_FORMAT ? parsed as CachedPlan : undefined;
   } catch {
     return undefined;

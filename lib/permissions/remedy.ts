@@ -6,6 +6,8 @@
  * @module
  */
 
+import { restartFile } from "./restart.ts";
+
 /** Whether the launcher (`launch.ts`) started this process under its plan. */
 export function startedByLauncher(): boolean {
   try {
@@ -18,8 +20,21 @@ export function startedByLauncher(): boolean {
 /** The remedy for a refused `flag`. */
 export function permissionRemedy(flag: string): string {
   return startedByLauncher()
-    ? "restart patchbay, which grants at each start what the configuration and .env then " +
-      "in effect need (`patchbay permissions` lists it), or start it with --unrestricted"
+    ? "/refresh in the interactive client, or restart patchbay: either grants what the " +
+      "configuration and .env then in effect need (`patchbay permissions` lists it); or start " +
+      "it with --unrestricted"
     : `add ${flag} to the deno run / deno install command ` +
       "(`patchbay permissions` prints the full set for your configuration)";
+}
+
+/**
+ * The remedy for a refused request to an OAuth server's authorization server: where the
+ * launcher can restart the client, it discovers that server and restarts under a plan that
+ * includes it (a command at once, the interactive client at its next `/refresh`).
+ */
+export function authorizationServerRemedy(flag: string): string {
+  return restartFile()
+    ? "patchbay finds the authorization server and restarts under a plan that includes it: " +
+      "a command at once, the interactive client at the next /refresh"
+    : permissionRemedy(flag);
 }

@@ -32,6 +32,7 @@ import {
   resourceServer,
   serverPrefix,
 } from "./resolve.ts";
+import { describeChanges, reloadConfiguration } from "./reload.ts";
 import type { ClientSession } from "./session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
 import { formatDuration } from "./terminal_ui.ts";
@@ -213,7 +214,17 @@ export function slashCommands(): SlashRegistry<ClientSession> {
       complete: (s) => serverNames(s),
       async run(s, args) {
         if (args && !serverNames(s).includes(args)) throw unknownServer(s, args);
-        await s.refresh(args || undefined);
+        if (args) await s.refresh(args);
+        else {
+          // The whole refresh reads the configuration again (lib/repl/reload.ts).
+          const outcome = await reloadConfiguration(s);
+          if (outcome.kind === "restart") {
+            s.restartRequested = true;
+            return "exit";
+          }
+          if (outcome.kind === "applied") out(s, s.style.dim(describeChanges(outcome.changes)));
+          else await s.refresh();
+        }
         out(s, s.renderServers(s.style));
       },
     },

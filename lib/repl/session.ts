@@ -24,7 +24,8 @@ import type { Agent, TurnResult } from "../agent/agent.ts";
 import type { AgentUi } from "../agent/ui.ts";
 import { createModelSession, type ModelSession } from "../agent/model_session.ts";
 import { openConnections } from "../connections/open.ts";
-import type { ConnectionManager } from "../connections/manager.ts";
+import type { ConnectionManager, ServerChanges } from "../connections/manager.ts";
+import type { ServerConfig } from "../config/types.ts";
 import type { ServerRequestHandlers } from "../connections/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
@@ -121,6 +122,8 @@ export class ClientSession {
   /** Why there is no model side. */
   modelError?: PatchbayError;
   agent?: Agent;
+  /** `/refresh` asked the launcher for a restart under an extended plan: the loop ends. */
+  restartRequested = false;
   #turn?: AbortController;
   #exitRequested = false;
   #unsubscribe: (() => void)[] = [];
@@ -404,13 +407,35 @@ export class ClientSession {
    * attempts go on, and are announced when they end.
    */
   async refresh(server?: string): Promise<void> {
+    await this.#reconnecting(
+      server ? `refreshing ${server}…` : "refreshing every server…",
+      () => this.manager.refresh(server, { force: true }),
+    );
+  }
+
+  /**
+   * `/refresh` with the configuration read again: `servers` replace the configured ones
+   * (see {@linkcode ConnectionManager.apply}); those that stay are reconnected.
+   */
+  async applyServers(servers: readonly ServerConfig[]): Promise<ServerChanges> {
+    return await this.#reconnecting("refreshing every server…", async () => {
+      const changes = await this.manager.apply(servers);
+      const started = new Set([...changes.added, ...changes.changed]);
+      const kept = servers.filter((s) => !started.has(s.name)).map((s) => s.name);
+      await Promise.all(kept.map((name) => this.manager.refresh(name, { force: true })));
+      return changes;
+    });
+  }
+
+  /** Runs `work` with its notices left to the status block that follows, Ctrl+C to stop waiting. */
+  async #reconnecting<T>(label: string, work: () => Promise<T>): Promise<T> {
     this.#notices.refreshing = true;
     try {
-      await this.request(
-        server ? `refreshing ${server}…` : "refreshing every server…",
+      return await this.request(
+        label,
         (signal) =>
           abortable(
-            this.manager.refresh(server, { force: true }),
+            work(),
             signal,
             () => new CancelledError("waiting for the refresh (it goes on; /connections shows it)"),
           ),

@@ -1,0 +1,139 @@
+/**
+ * `/refresh` reads the configuration and .env again. Servers added, removed or changed in
+ * the file are started, closed or restarted (`ConnectionManager.apply`); a configuration
+ * that does not validate is reported and changes nothing. A configuration that needs grants
+ * the running plan lacks (a new stdio command, a new host, a new variable) asks the
+ * launcher for a restart under the extended plan (`permissions/restart.ts`), which resumes
+ * this conversation.
+ *
+ * Only the servers follow the file; the model, memory and agent settings are those of the
+ * start (they are read again at the next start).
+ *
+ * @module
+ */
+
+import type { Config } from "../config/types.ts";
+import { loadConfig } from "../config/load.ts";
+import { type Environment, loadEnvironment } from "../env.ts";
+import { defaultLogFile } from "../paths.ts";
+import { compareGrants } from "../permissions/grants.ts";
+import { gatherInputs } from "../permissions/inputs.ts";
+import { planPermissions } from "../permissions/plan.ts";
+import {
+  describeAdds,
+  type NeededGrant,
+  oauthRefusals,
+  restartFile,
+  writeRestartRequest,
+} from "../permissions/restart.ts";
+import { registerConfigSecrets } from "../startup.ts";
+import type { ServerChanges } from "../connections/manager.ts";
+import { stripTerminalEscapes } from "../terminal.ts";
+import type { ClientSession } from "./session.ts";
+
+/** What became of a `/refresh` that read the configuration again. */
+export type ReloadOutcome =
+  | { kind: "applied"; changes: ServerChanges }
+  /** The file does not validate: said, and the servers stay as they were. */
+  | { kind: "invalid" }
+  /** The launcher starts the client again under the extended plan. */
+  | { kind: "restart" };
+
+/** A value standing in for variables Deno does not let this process read (see below). */
+const UNREADABLE_PLACEHOLDER = "unreadable-variable";
+
+/** Reads the configuration and .env again and applies them to `session`. */
+export async function reloadConfiguration(session: ClientSession): Promise<ReloadOutcome> {
+  const { runtime, output } = session;
+  const canRestart = restartFile() !== undefined;
+  let config: Config;
+  let env: Environment | undefined;
+  try {
+    env = await loadEnvironment({ path: runtime.env.file.path });
+    config = await loadConfig(runtime.configPath, env);
+  } catch (error) {
+    // A variable this process may not read is granted by the new plan, not a mistake.
+    const standIn = canRestart && env
+      ? await loadWithUnreadable(runtime.configPath, env)
+      : undefined;
+    if (env && standIn && await restarted(session, standIn, env)) return { kind: "restart" };
+    output.err(`${session.presentError(error)}\n`);
+    output.err(
+      session.errStyle.dim("The servers stay as they were; fix the file and /refresh again.\n"),
+    );
+    return { kind: "invalid" };
+  }
+  if (canRestart && await restarted(session, config, env)) return { kind: "restart" };
+  registerConfigSecrets(config, runtime.logger.redactor);
+  const changes = await session.applyServers(config.servers);
+  runtime.config = { ...runtime.config, servers: config.servers };
+  return { kind: "applied", changes };
+}
+
+/**
+ * When `config` needs grants this process lacks: asks the launcher for a restart (with the
+ * conversation to resume) and says what is added and why. False when nothing is missing.
+ */
+async function restarted(session: ClientSession, config: Config, env: Environment) {
+  // An OAuth server whose new authorization server was refused: discovered at the restart.
+  const { adds: refused, rediscover } = oauthRefusals();
+  const adds = [...await missingGrants(config, env, session.runtime.configPath), ...refused];
+  if (adds.length === 0) return false;
+  const conversation = session.memory.session;
+  const resumable = session.memory.enabled && conversation.messages.length > 0;
+  const request = { adds, rediscover, session: resumable ? conversation.id : undefined };
+  if (!await writeRestartRequest(request)) return false;
+  session.output.err(`${session.errStyle.yellow(describeAdds(adds))}\n`);
+  return true;
+}
+
+/**
+ * The configuration with a placeholder for each variable Deno does not let this process
+ * read, to tell a file that only needs more grants from one that is wrong: `undefined` when
+ * it does not validate even so (where the placeholder itself does not fit, as in a URL,
+ * the refusal names the variable and how to grant it).
+ */
+async function loadWithUnreadable(path: string, env: Environment): Promise<Config | undefined> {
+  const standIn: Environment = {
+    ...env,
+    get: (name) => env.denied(name) ? UNREADABLE_PLACEHOLDER : env.get(name),
+  };
+  try {
+    return await loadConfig(path, standIn);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Grants the plan for `config` needs that this process runs without. */
+async function missingGrants(
+  config: Config,
+  env: Environment,
+  configPath: string,
+): Promise<NeededGrant[]> {
+  const plan = planPermissions(
+    await gatherInputs({
+      config,
+      env,
+      configPath,
+      envFile: env.file.path,
+      logFile: defaultLogFile(),
+    }),
+  );
+  const report = compareGrants(plan);
+  const adds: NeededGrant[] = report.missing.map(({ kind, value, why }) => ({ kind, value, why }));
+  if (report.missingAllEnv && plan.allEnv) {
+    adds.push({ kind: "env", value: "(every variable)", why: plan.allEnv.why });
+  }
+  return adds;
+}
+
+/** One line on what the file changed: `Configuration read again: 'time' added.` */
+export function describeChanges(changes: ServerChanges): string {
+  const parts = [
+    ...changes.added.map((name) => `'${stripTerminalEscapes(name)}' added`),
+    ...changes.removed.map((name) => `'${stripTerminalEscapes(name)}' removed`),
+    ...changes.changed.map((name) => `'${stripTerminalEscapes(name)}' changed`),
+  ];
+  return `Configuration read again: ${parts.length > 0 ? parts.join(", ") : "no server changed"}.`;
+}

@@ -1,0 +1,121 @@
+/**
+ * `/refresh` reads the configuration again, as a person uses it: the real `deno task start`
+ * (the launcher and its plan) in tmux, real server-everything, the scripted model. A server
+ * whose command the running plan does not allow is added by a restart under the extended
+ * plan that keeps the conversation; a removed server is closed; a broken file changes
+ * nothing.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { sandbox, writeConfig } from "./support/cli.ts";
+import { everythingEntry, NODE } from "./support/deps.ts";
+import { replConfig, startRepl } from "./support/repl.ts";
+import { startScriptedLlm } from "./support/scripted_llm.ts";
+
+Deno.test("/refresh adds a server whose command the plan lacks: restart under the extended plan, conversation kept", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm({ replies: [{ text: "Noted: pineapple." }] });
+  const config = replConfig(box, llm);
+  delete (config.mcpServers as Record<string, unknown>).filesystem;
+  await writeConfig(box, config);
+  // A command of its own, so the plan of the first start cannot allow it.
+  const script = join(box.cwd, "second-server.sh");
+  await Deno.writeTextFile(script, `#!/bin/sh\nexec '${NODE}' '${everythingEntry()}' stdio\n`);
+  await Deno.chmod(script, 0o755);
+  await using repl = await startRepl(box);
+  await repl.send("remember the word pineapple", "Noted: pineapple.");
+
+  await writeConfig(box, {
+    ...config,
+    mcpServers: { ...config.mcpServers, second: { command: "./second-server.sh" } },
+  });
+  const restart = await repl.send("/refresh", /Resuming session \S+ \(2 messages\)/, 60_000);
+  assert.match(
+    restart,
+    new RegExp(
+      `Restarting under an extended plan, which adds run ${script} \\(starts server 'second'\\); ` +
+        "the conversation continues\\.",
+    ),
+  );
+  await repl.tmux.waitFor(/2 of 2 servers connected/, { timeoutMs: 60_000 });
+  assert.match(await repl.send("/tools second", "get-sum"), /second \(\d+ tools\)/);
+  const history = await repl.send("/history", "conversation ");
+  assert.match(history, /you\s+remember the word pineapple/);
+  assert.match(history, /model\s+Noted: pineapple\./);
+  // The launcher remembers the extended plan: no second restart for the same file.
+  const again = await repl.send("/refresh", "Configuration read again");
+  assert.match(again, /no server changed/);
+  assert.doesNotMatch(again, /Restarting/);
+});
+
+Deno.test("/refresh with a ${VAR} the plan does not grant: restart with the variable, then it is read", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  const config = replConfig(box, llm);
+  const path = await writeConfig(box, config);
+  await using repl = await startRepl(box, { env: { PATCHBAY_REFRESH_ROOT: box.cwd } });
+
+  const { filesystem } = config.mcpServers;
+  await writeConfig(box, {
+    ...config,
+    mcpServers: {
+      ...config.mcpServers,
+      filesystem: { ...filesystem, args: [filesystem.args[0], "${PATCHBAY_REFRESH_ROOT}"] },
+    },
+  });
+  const restart = await repl.send("/refresh", /Type a message/, 60_000);
+  assert.match(
+    restart,
+    new RegExp(
+      "Restarting under an extended plan, which adds env PATCHBAY_REFRESH_ROOT " +
+        `\\(\\$\\{PATCHBAY_REFRESH_ROOT\\} in ${path}\\)`,
+    ),
+  );
+  // Nothing was said: a new conversation, and the variable is read this time.
+  assert.doesNotMatch(restart, /Resuming session/);
+  await repl.tmux.waitFor(/2 of 2 servers connected/, { timeoutMs: 60_000 });
+  const again = await repl.send("/refresh", "Configuration read again");
+  assert.match(again, /no server changed/);
+});
+
+Deno.test("/refresh closes a server removed from the file", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  const config = replConfig(box, llm);
+  await writeConfig(box, config);
+  await using repl = await startRepl(box);
+  assert.match(await repl.tmux.screen(), /2 of 2 servers connected/);
+
+  await writeConfig(box, { ...config, mcpServers: { everything: config.mcpServers.everything } });
+  const refreshed = await repl.send("/refresh", /1 of 1 server connected/, 60_000);
+  assert.match(refreshed, /Configuration read again: 'filesystem' removed\./);
+  assert.doesNotMatch(refreshed, /Restarting/);
+  assert.match(
+    await repl.send("/tools filesystem", "Unknown server"),
+    /Unknown server: filesystem/,
+  );
+  assert.match(await repl.send("/tools everything", "get-sum"), /everything \(\d+ tools\)/);
+});
+
+Deno.test("/refresh with a broken file says why and keeps the servers", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  const config = replConfig(box, llm);
+  const path = await writeConfig(box, config);
+  await using repl = await startRepl(box);
+
+  await Deno.writeTextFile(path, '{ "mcpServers": { "everything": ');
+  const refused = await repl.send(
+    "/refresh",
+    /stay as they were[^]*2 of 2 servers connected/,
+    60_000,
+  );
+  assert.match(refused, /JSON decode error/);
+  assert.match(refused, /fix the file and \/refresh again/);
+  assert.match(refused, /2 of 2 servers connected/);
+  assert.match(
+    await repl.send('/call everything.echo {"message": "still here"}', "Echo: still here"),
+    /Echo: still here/,
+  );
+});
