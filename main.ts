@@ -17,6 +17,7 @@ import type { PermissionsOptions } from "./commands/permissions.ts";
 import type { ReadOptions } from "./commands/read.ts";
 import type { RunOptions } from "./commands/run.ts";
 import type { SessionsOptions } from "./commands/sessions.ts";
+import { plainChatFlags } from "./lib/chat_args.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
 import { sessionLogger } from "./lib/session_log.ts";
 import type { GlobalOptions } from "./lib/startup.ts";
@@ -299,6 +300,15 @@ export async function main(args: string[]): Promise<number> {
   if (args.length === 1 && (args[0] === "--version" || args[0] === "-v")) {
     console.log(`${NAME} ${VERSION}`);
     return EXIT.ok;
+  }
+  // So does the interactive session with plain flags: it stays running, and the parser
+  // would stay in its memory.
+  const chatFlags = plainChatFlags(args);
+  if (chatFlags) {
+    return await runCommand(async () => {
+      const { chat } = await import("./commands/chat.ts");
+      return chat(chatFlags);
+    });
   }
   let exitCode: number = EXIT.ok;
   const program = await buildProgram((code) => exitCode = code);
