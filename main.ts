@@ -294,6 +294,17 @@ function unknownCommand(word: string, program: Command, name = "patchbay"): Usag
   );
 }
 
+/** The commands that connect servers through `commands/_connect.ts`. */
+const SERVER_COMMANDS: ReadonlySet<string> = new Set([
+  "tools",
+  "prompts",
+  "resources",
+  "call",
+  "read",
+  "prompt",
+  "run",
+]);
+
 /** Runs patchbay with `args` and returns the process exit code. */
 export async function main(args: string[]): Promise<number> {
   // The commonest call that needs nothing else answers before the parser is loaded.
@@ -308,6 +319,13 @@ export async function main(args: string[]): Promise<number> {
     return await runCommand(async () => {
       const { chat } = await import("./commands/chat.ts");
       return chat(chatFlags);
+    });
+  }
+  // A command that starts servers spawns them once its module graph (zod, the configuration)
+  // is loaded: that load starts now, alongside commander's, rather than after the parse.
+  if (args.some((word) => SERVER_COMMANDS.has(word))) {
+    import("./commands/_connect.ts").catch(() => {
+      // The command's own import reports the failure, if it is one.
     });
   }
   let exitCode: number = EXIT.ok;
