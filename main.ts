@@ -17,7 +17,7 @@ import type { PermissionsOptions } from "./commands/permissions.ts";
 import type { ReadOptions } from "./commands/read.ts";
 import type { RunOptions } from "./commands/run.ts";
 import type { SessionsOptions } from "./commands/sessions.ts";
-import { plainChatFlags } from "./lib/chat_args.ts";
+import { plainChatFlags } from "./commands/_chat_flags.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
 import { sessionLogger } from "./lib/session_log.ts";
 import type { GlobalOptions } from "./lib/startup.ts";

@@ -1,5 +1,5 @@
 /**
- * The interactive session's command line read without commander (`lib/chat_args.ts`,
+ * The interactive session's command line read without commander (`commands/_chat_flags.ts`,
  * issue 16) must mean exactly what commander makes of it: every line the quick reader
  * accepts is compared with commander's parse of the same line, and lines it must leave to
  * commander are checked to be left.
@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { buildProgram } from "../main.ts";
-import { plainChatFlags } from "../lib/chat_args.ts";
+import { plainChatFlags } from "../commands/_chat_flags.ts";
 
 /** Commander's reading of `args` as root flags (what the default command receives). */
 async function commanderFlags(args: string[]): Promise<Record<string, unknown>> {
