@@ -17,6 +17,7 @@ import type { PermissionsOptions } from "./commands/permissions.ts";
 import type { ReadOptions } from "./commands/read.ts";
 import type { RunOptions } from "./commands/run.ts";
 import type { SessionsOptions } from "./commands/sessions.ts";
+import { plainChatFlags } from "./commands/_chat_flags.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
 import { sessionLogger } from "./lib/session_log.ts";
 import type { GlobalOptions } from "./lib/startup.ts";
@@ -298,12 +299,39 @@ function unknownCommand(word: string, program: Command, name = "patchbay"): Usag
   );
 }
 
+/** The commands that connect servers through `commands/_connect.ts`. */
+const SERVER_COMMANDS: ReadonlySet<string> = new Set([
+  "tools",
+  "prompts",
+  "resources",
+  "call",
+  "read",
+  "prompt",
+  "run",
+]);
+
 /** Runs patchbay with `args` and returns the process exit code. */
 export async function main(args: string[]): Promise<number> {
   // The commonest call that needs nothing else answers before the parser is loaded.
   if (args.length === 1 && (args[0] === "--version" || args[0] === "-v")) {
     console.log(`${NAME} ${VERSION}`);
     return EXIT.ok;
+  }
+  // So does the interactive session with plain flags: it stays running, and the parser
+  // would stay in its memory.
+  const chatFlags = plainChatFlags(args);
+  if (chatFlags) {
+    return await runCommand(async () => {
+      const { chat } = await import("./commands/chat.ts");
+      return chat(chatFlags);
+    });
+  }
+  // A command that starts servers spawns them once its module graph (zod, the configuration)
+  // is loaded: that load starts now, alongside commander's, rather than after the parse.
+  if (args.some((word) => SERVER_COMMANDS.has(word))) {
+    import("./commands/_connect.ts").catch(() => {
+      // The command's own import reports the failure, if it is one.
+    });
   }
   let exitCode: number = EXIT.ok;
   const program = await buildProgram((code) => exitCode = code);

@@ -8,8 +8,10 @@
  * - `tools --json` with one and with five stdio servers (server-everything): connect,
  *   list, close, each against a plain SDK client doing the same in the same run
  *   (`bench/sdk_client.mjs`: Node, the SDK's own `Client` and stdio transport);
- * - resident memory of an interactive session with five servers connected and the prompt
- *   shown (VmRSS and VmHWM from /proc, printed once; Deno.bench only times).
+ * - resident memory of an interactive session with five servers connected: at the prompt,
+ *   and again after one turn (a tool call and an answer from the scripted model server,
+ *   which brings in the model client) (VmRSS and VmHWM from /proc, printed once;
+ *   Deno.bench only times).
  *
  * The comparison with the SDK client is timed by hand (medians printed before Deno's own
  * table), in alternating order; Deno.bench times the start-up group.
@@ -20,6 +22,7 @@
 import { join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
 import { benchSandbox, writeEverythingConfig } from "../tests/support/bench_sandbox.ts";
+import { startScriptedLlm } from "../tests/support/scripted_llm.ts";
 import { DENO, NODE, testDepsDir } from "../tests/support/deps.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -30,7 +33,14 @@ const FLAGS = manifest.tasks.compile.split(/\s+/).filter((w) =>
 );
 
 const { home, env, config } = await benchSandbox();
-const fiveServers = await writeEverythingConfig(home, "five.json", 5);
+// The model of the interactive session's turn: one `echo` call, then the answer.
+const model = await startScriptedLlm({
+  fallback: (request) =>
+    request.body.messages.at(-1)?.role === "tool"
+      ? { text: "The echo came back." }
+      : { toolCalls: [{ name: "everything0__echo", arguments: { message: "hi" } }] },
+});
+const fiveServers = await writeEverythingConfig(home, "five.json", 5, model.baseUrl);
 const SDK_CLIENT = join(ROOT, "bench", "sdk_client.mjs");
 /** Counted rounds of the comparison with the plain SDK client. */
 const ROUNDS = 10;
@@ -124,37 +134,59 @@ async function compareWithSdk(): Promise<void> {
   }
 }
 
-/**
- * Starts an interactive session with five servers, waits for its prompt and for every
- * server to connect, and reads its memory from /proc.
- */
-async function sessionMemory(): Promise<{ rssMiB: number; peakMiB: number }> {
-  const child = command(["--config", fiveServers], "piped").spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  // Without a terminal, the session shows its servers' table once every one is settled.
-  while (!seen.includes("Type a message") || !seen.includes("5 of 5 servers connected")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the session ended early: ${seen}`);
-    seen += value;
-  }
-  const status = await Deno.readTextFile(`/proc/${child.pid}/status`);
+/** VmRSS and VmHWM of process `pid`, in MiB. */
+async function memoryOf(pid: number): Promise<{ rssMiB: number; peakMiB: number }> {
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
   const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]);
-  await child.stdin.close();
-  reader.releaseLock();
-  await child.stderr.cancel().catch(() => {});
-  await child.stdout.cancel();
-  await child.status;
   return { rssMiB: kib("VmRSS") / 1024, peakMiB: kib("VmHWM") / 1024 };
+}
+
+/** Reads `stream` as text into `seen.text` until it ends. */
+async function collect(stream: ReadableStream<Uint8Array>, seen: { text: string }) {
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) seen.text += chunk;
+}
+
+/** Waits until `seen.text` holds every one of `parts` (or `ended` settles first). */
+async function waitFor(seen: { text: string }, parts: string[], ended: Promise<unknown>) {
+  let over = false;
+  ended.finally(() => over = true);
+  while (!parts.every((part) => seen.text.includes(part))) {
+    if (over) throw new Error(`the session ended early: ${seen.text}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/**
+ * Starts an interactive session with five servers (tool calls approved, since nobody is at
+ * a terminal), waits for its prompt and for every server to connect and reads its memory
+ * from /proc; then has it make one turn (the scripted model asks for one `echo` call and
+ * then answers) and reads it again.
+ */
+async function sessionMemory() {
+  const child = command(["--config", fiveServers, "--yes"], "piped").spawn();
+  const stderr = { text: "" };
+  const stdout = { text: "" };
+  const ended = Promise.all([collect(child.stderr, stderr), collect(child.stdout, stdout)]);
+  // Without a terminal, the session shows its servers' table once every one is settled.
+  await waitFor(stderr, ["Type a message", "5 of 5 servers connected"], ended);
+  const atPrompt = await memoryOf(child.pid);
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode("Echo hi, please.\n"));
+  await waitFor(stdout, ["The echo came back."], ended);
+  const afterTurn = await memoryOf(child.pid);
+  await writer.close();
+  await Promise.all([ended, child.status]);
+  return { atPrompt, afterTurn };
 }
 
 await compareWithSdk();
 const memory = await sessionMemory();
+const mib = ({ rssMiB, peakMiB }: { rssMiB: number; peakMiB: number }) =>
+  `RSS ${rssMiB.toFixed(1)} MiB (peak ${peakMiB.toFixed(1)} MiB)`;
 console.log(
-  `interactive session, five stdio servers connected, at the prompt: ` +
-    `RSS ${memory.rssMiB.toFixed(1)} MiB (peak ${
-      memory.peakMiB.toFixed(1)
-    } MiB) for patchbay itself`,
+  `interactive session, five stdio servers connected, for patchbay itself: at the prompt ` +
+    `${mib(memory.atPrompt)}; after one turn with a tool call ${mib(memory.afterTurn)}`,
 );
+await model.close();
 
 globalThis.addEventListener("unload", () => Deno.removeSync(home, { recursive: true }));

@@ -101,6 +101,22 @@ Deno.test("the scripting commands' modules load no npm package but zod until the
   }
 });
 
+Deno.test("the interactive session loads the servers' SDK but not the model client, commander or Redis before its first turn", async () => {
+  // main.ts reads the session's plain flags without commander (commands/_chat_flags.ts); the
+  // model client's SDK comes with the first request (lib/llm/openai_sdk.ts), Redis only
+  // with a Redis store.
+  const packages = await staticNpmPackages("commands/chat.ts");
+  assert.deepEqual(
+    [...packages.keys()].sort(),
+    ["@modelcontextprotocol/client", "eventsource-parser", "zod"],
+    describe(packages),
+  );
+  for (const entry of ["lib/llm/openai_provider.ts", "lib/llm/failures.ts"]) {
+    const packages = await staticNpmPackages(entry);
+    assert.equal(packages.size, 0, `${entry}: ${describe(packages)}`);
+  }
+});
+
 Deno.test("the protocol revisions known without the SDK are the SDK's own", () => {
   assert.deepEqual([...LEGACY_REVISIONS], [...SUPPORTED_PROTOCOL_VERSIONS]);
 });

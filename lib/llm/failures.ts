@@ -7,7 +7,6 @@
  * @module
  */
 
-import { APIError, APIUserAbortError } from "openai";
 import {
   AuthenticationFailedError,
   CancelledError,
@@ -22,6 +21,7 @@ import {
 import { abridge } from "../text.ts";
 import { causeMessages, netProblem, netReason } from "../failure.ts";
 import { hostOf, proxyName, type ProxySettings } from "../proxy.ts";
+import { loadedOpenAi } from "./openai_sdk.ts";
 import { redirectTarget } from "./redirects.ts";
 import { isRetryableStatus, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
 
@@ -64,7 +64,9 @@ export function classifyFailure(error: unknown, context: ClassifyContext): Attem
   if (context.timedOut) {
     return { kind: "timeout", phase: context.responded ? "stream" : "response" };
   }
-  if (error instanceof APIError && error.status !== undefined) {
+  // The SDK is loaded by the request that failed, if the failure is its own (openai_sdk.ts).
+  const sdk = loadedOpenAi();
+  if (sdk && error instanceof sdk.APIError && error.status !== undefined) {
     const body = error.error as { message?: unknown; code?: unknown } | undefined;
     return {
       kind: "status",
@@ -78,7 +80,7 @@ export function classifyFailure(error: unknown, context: ClassifyContext): Attem
       headers: error.headers,
     };
   }
-  if (error instanceof APIUserAbortError) return { kind: "cancelled" };
+  if (sdk && error instanceof sdk.APIUserAbortError) return { kind: "cancelled" };
   const text = errorChain(error);
   if (context.responded) return { kind: "dropped", message: text };
   // The one classifier (lib/failure.ts) names the problem; retrying and wording are ours.

@@ -10,7 +10,7 @@
  * @module
  */
 
-import OpenAI, { AzureOpenAI } from "openai";
+import type { AzureOpenAI, default as OpenAI } from "openai";
 import { CancelledError, DenoPermissionError, ProviderRequestError } from "../errors.ts";
 import { denoPermissionFlag } from "../permissions/denial.ts";
 import type { LlmConfig } from "../config/types.ts";
@@ -41,6 +41,7 @@ import type {
 } from "./provider.ts";
 import { proxyFor, type ProxySettings } from "../proxy.ts";
 import { setTimer, timerDelay } from "../async/timers.ts";
+import { loadOpenAi } from "./openai_sdk.ts";
 import { sameOriginFetch } from "./redirects.ts";
 import { delay } from "../async/delay.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
@@ -77,7 +78,9 @@ class OpenAiProvider implements ModelProvider {
   readonly model: string;
   readonly baseUrl: string;
   #llm: LlmConfig;
-  #client: OpenAI;
+  /** Builds the SDK client once the SDK is loaded (the first request loads it). */
+  #newClient: (sdk: typeof import("openai")) => OpenAI;
+  #client: Promise<OpenAI> | undefined;
   #httpClient: Deno.HttpClient | undefined;
   #proxy: ProxySettings | undefined;
   #log: Log;
@@ -147,27 +150,33 @@ class OpenAiProvider implements ModelProvider {
       // The conversation and the key never follow a redirect to another origin.
       fetch: sameOriginFetch(),
     };
-    if (llm.provider === "azure") {
-      this.#client = new AzureOpenAI(
-        {
+    this.#newClient = llm.provider === "azure"
+      ? (sdk) =>
+        new sdk.AzureOpenAI(
+          {
+            ...common,
+            apiKey: key,
+            apiVersion: llm.apiVersion,
+            deployment: llm.deployment ?? llm.model,
+            ...(llm.baseUrl ? { baseURL: llm.baseUrl } : { baseURL: null, endpoint: llm.endpoint }),
+          } as ConstructorParameters<typeof AzureOpenAI>[0],
+        )
+      : (sdk) =>
+        new sdk.OpenAI({
           ...common,
-          apiKey: key,
-          apiVersion: llm.apiVersion,
-          deployment: llm.deployment ?? llm.model,
-          ...(llm.baseUrl ? { baseURL: llm.baseUrl } : { baseURL: null, endpoint: llm.endpoint }),
-        } as ConstructorParameters<typeof AzureOpenAI>[0],
-      );
-    } else {
-      this.#client = new OpenAI({
-        ...common,
-        adminAPIKey: null,
-        // Local servers without a key: the SDK insists on one, so a stand-in is given and the
-        // Authorization header it would produce is removed again.
-        apiKey: key ?? "no-key",
-        defaultHeaders: key === undefined ? { Authorization: null } : undefined,
-        baseURL: this.baseUrl,
-      });
-    }
+          adminAPIKey: null,
+          // Local servers without a key: the SDK insists on one, so a stand-in is given and the
+          // Authorization header it would produce is removed again.
+          apiKey: key ?? "no-key",
+          defaultHeaders: key === undefined ? { Authorization: null } : undefined,
+          baseURL: this.baseUrl,
+        });
+  }
+
+  /** The SDK client, made at the first request (the configuration was checked above). */
+  #sdkClient(): Promise<OpenAI> {
+    this.#client ??= loadOpenAi().then(this.#newClient);
+    return this.#client;
   }
 
   close(): void {
@@ -183,9 +192,10 @@ class OpenAiProvider implements ModelProvider {
     let adjustments = 0;
     // The summary's "over N s" is the whole request's time, attempts and waits together.
     const started = performance.now();
+    const client = await this.#sdkClient();
     while (true) {
       if (request.signal?.aborted) throw new CancelledError("the model request");
-      const attempt = await this.#attempt(request, maxTokens);
+      const attempt = await this.#attempt(client, request, maxTokens);
       if (attempt.ok) {
         return { ...this.#finish(attempt.result, request), retries };
       }
@@ -235,6 +245,7 @@ class OpenAiProvider implements ModelProvider {
   }
 
   async listModels(options: ListModelsOptions = {}): Promise<string[]> {
+    const client = await this.#sdkClient();
     const controller = new AbortController();
     const onAbort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -243,7 +254,7 @@ class OpenAiProvider implements ModelProvider {
     try {
       const ids: string[] = [];
       // The list is paginated by some providers; the SDK follows the pages.
-      for await (const model of this.#client.models.list({ signal: controller.signal })) {
+      for await (const model of client.models.list({ signal: controller.signal })) {
         ids.push(model.id);
       }
       return ids;
@@ -279,7 +290,7 @@ class OpenAiProvider implements ModelProvider {
   }
 
   /** One HTTP exchange under a watchdog: no byte for `timeout` seconds ends it. */
-  async #attempt(request: GenerateRequest, maxTokens: number): Promise<
+  async #attempt(client: OpenAI, request: GenerateRequest, maxTokens: number): Promise<
     | { ok: true; result: AssembledCompletion }
     | { ok: false; failure: AttemptFailure; emitted: boolean }
   > {
@@ -294,14 +305,14 @@ class OpenAiProvider implements ModelProvider {
       const body = this.#body(request, maxTokens);
       const options = { signal: controller.signal, maxRetries: 0 };
       if (!request.onDelta) {
-        const completion = await this.#client.chat.completions.create(
+        const completion = await client.chat.completions.create(
           { ...body, stream: false },
           options,
         );
         responded = true;
         return { ok: true, result: assembleCompletion(completion) };
       }
-      const stream = await this.#client.chat.completions.create({
+      const stream = await client.chat.completions.create({
         ...body,
         stream: true,
         ...(this.#streamUsage ? { stream_options: { include_usage: true } } : {}),

@@ -33,20 +33,21 @@ export async function benchSandbox(): Promise<BenchSandbox> {
 /**
  * Writes a configuration of `count` stdio servers (server-everything) to `name` in `dir`
  * and returns its path. One server is named `everything`; more are `everything0`,
- * `everything1`, …. The model is an OpenAI-compatible endpoint on a closed loopback port:
- * nothing benchmarked calls it.
+ * `everything1`, …. The model is the OpenAI-compatible endpoint `baseUrl`, by default a
+ * closed loopback port for a benchmark that never calls it.
  */
 export async function writeEverythingConfig(
   dir: string,
   name: string,
   count: number,
+  baseUrl = "http://127.0.0.1:9/v1",
 ): Promise<string> {
   const server = { command: NODE, args: [everythingEntry(), "stdio"] };
   const path = join(dir, name);
   await Deno.writeTextFile(
     path,
     JSON.stringify({
-      LLM: { provider: "openai-compatible", model: "m", base_url: "http://127.0.0.1:9/v1" },
+      LLM: { provider: "openai-compatible", model: "m", base_url: baseUrl },
       mcpServers: count === 1
         ? { everything: server }
         : Object.fromEntries(Array.from({ length: count }, (_, i) => [`everything${i}`, server])),
