@@ -16,7 +16,7 @@ import { CancelledError, EXIT, UsageError } from "../lib/errors.ts";
 import type { Redactor } from "../lib/redact.ts";
 import { JsonEventsUi, usageJson } from "../lib/repl/json_ui.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
-import type { ClientSession } from "../lib/repl/session.ts";
+import type { ClientSession } from "../lib/repl/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { endUnclaimed } from "../lib/transports/spawn.ts";
 import { errorJson, errorPresenter } from "./_boundary.ts";
@@ -83,7 +83,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     }
     // The servers boot while the session's code (SDK, model client, memory) loads.
     startServerProcesses(runtime);
-    const { ClientSession } = await import("../lib/repl/session.ts");
+    const { ClientSession } = await import("../lib/repl/client_session.ts");
     session = await ClientSession.open({
       runtime,
       output,

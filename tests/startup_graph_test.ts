@@ -111,7 +111,7 @@ Deno.test("the interactive session loads the servers' SDK but not the model clie
     ["@modelcontextprotocol/client", "eventsource-parser", "zod"],
     describe(packages),
   );
-  for (const entry of ["lib/llm/openai_provider.ts", "lib/llm/failures.ts"]) {
+  for (const entry of ["lib/llm/openai_provider.ts", "lib/llm/request_failures.ts"]) {
     const packages = await staticNpmPackages(entry);
     assert.equal(packages.size, 0, `${entry}: ${describe(packages)}`);
   }

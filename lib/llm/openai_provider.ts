@@ -27,7 +27,7 @@ import {
   failureError,
   isRetryable,
   mayHaveBeenBilled,
-} from "./failures.ts";
+} from "./request_failures.ts";
 import { PROVIDERS } from "../providers.ts";
 import type {
   ChatMessage,

@@ -33,7 +33,7 @@ import {
   serverPrefix,
 } from "./resolve.ts";
 import { describeChanges, reloadConfiguration } from "./reload.ts";
-import type { ClientSession } from "./session.ts";
+import type { ClientSession } from "./client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
 import { formatDuration } from "./terminal_ui.ts";
 

@@ -7,7 +7,7 @@
 
 import { VERSION } from "../version.ts";
 import { slashCommands } from "./commands.ts";
-import type { ClientSession } from "./session.ts";
+import type { ClientSession } from "./client_session.ts";
 import { parseSlash } from "./slash.ts";
 
 /** How the session ended. */

@@ -29,7 +29,7 @@ import {
 import { registerConfigSecrets } from "../startup.ts";
 import type { ServerChanges } from "../connections/manager.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
-import type { ClientSession } from "./session.ts";
+import type { ClientSession } from "./client_session.ts";
 
 /** What became of a `/refresh` that read the configuration again. */
 export type ReloadOutcome =
