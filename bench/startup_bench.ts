@@ -26,8 +26,9 @@ import { startScriptedLlm } from "../tests/support/scripted_llm.ts";
 import { DENO, NODE, testDepsDir } from "../tests/support/deps.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-// The client itself, under the broad flags (the compile task's); the launcher's own cost is
-// in launcher_bench.ts.
+// The client itself, under the compile task's flags: the broad permissions and the client's
+// V8 flags (`CLIENT_V8_FLAGS`, which the launcher passes too), so the memory measured is what
+// users run. The launcher's own cost is in launcher_bench.ts.
 const FLAGS = manifest.tasks.compile.split(/\s+/).filter((w) =>
   w.startsWith("--") && w !== "--output"
 );

@@ -15,6 +15,7 @@ import { checkServers } from "../lib/doctor/server_checks.ts";
 import { usesOAuth } from "../lib/oauth/mod.ts";
 import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { VERSION } from "../lib/version.ts";
+import { CLIENT_V8_FLAGS } from "../lib/v8_flags.ts";
 
 /** Options of `patchbay permissions`. */
 export interface PermissionsOptions extends GlobalOptions {
@@ -146,9 +147,9 @@ export function renderPlan(
     "",
     line,
     "",
-    `# Run:     deno run ${runConfig}<the flags above> ${main}`,
-    `# Install: deno install --global --force --name patchbay ${installConfig} <the flags ` +
-      `above> ${main} ${baked}`,
+    `# Run:     deno run ${runConfig}${CLIENT_V8_FLAGS} <the flags above> ${main}`,
+    `# Install: deno install --global --force --name patchbay ${installConfig} ` +
+      `${CLIENT_V8_FLAGS} <the flags above> ${main} ${baked}`,
     "#          (the grants are for this configuration and .env: the install keeps using them)",
     ...(fileExists(envFile) ? [] : [
       `#          (there is no ${envFile}: an installed patchbay then reads .env from the folder`,

@@ -17,6 +17,7 @@ import { startScriptedLlm } from "./support/scripted_llm.ts";
 import { startEverythingHttp } from "./support/servers.ts";
 import { parseLaunchArgs } from "../lib/permissions/launch_args.ts";
 import { CLIENT_MAIN, flagsFor } from "../lib/permissions/launcher.ts";
+import { CLIENT_V8_FLAGS } from "../lib/v8_flags.ts";
 
 const PROJECT = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -145,6 +146,10 @@ Deno.test("/status shows the grants in effect: the plan, or broader with --unres
     await using repl = await startRepl(box);
     const status = await repl.send("/status", /Uptime/);
     assert.match(status, /Grants +narrow: the plan for this configuration/);
+    // The client runs with the memory settings of a long-running process.
+    const client = (await repl.leftoverProcesses()).filter((p) => p.includes(CLIENT_MAIN));
+    assert.equal(client.length, 1, client.join("\n"));
+    assert.ok(client[0].split(" ").includes(CLIENT_V8_FLAGS), client[0]);
     await repl.tmux.submit("/quit");
     assert.equal(await repl.tmux.exitCode(), 0);
   }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import manifest from "../deno.json" with { type: "json" };
 import { configDir, dataDir, stateDir } from "../lib/paths.ts";
+import { CLIENT_V8_FLAGS } from "../lib/v8_flags.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 
 /** The permission flags of a `deno run|install|compile ... main.ts` task. */
@@ -26,7 +27,7 @@ Deno.test("the start task runs the launcher, which may read, run Deno and write 
   ]);
 });
 
-Deno.test("install runs the install script; compile keeps the broad flags of --unrestricted", () => {
+Deno.test("install runs the install script; compile keeps the broad flags of --unrestricted and the client's V8 flags", () => {
   assert.ok(manifest.tasks.install.endsWith(" scripts/install.ts"), manifest.tasks.install);
   assert.ok(!permissionFlags(manifest.tasks.install).some((f) => f.startsWith("--allow-net")));
   // A compiled binary cannot start itself under other flags: it keeps the broad set, with
@@ -37,6 +38,8 @@ Deno.test("install runs the install script; compile keeps the broad flags of --u
   // HOME as the task spells it.
   const write = compile.find((f) => f.startsWith("--allow-write="));
   assert.deepEqual(write?.slice("--allow-write=".length).split(","), defaultFolders("$HOME"));
+  // The binary keeps the client's memory settings, as the launcher's command line does.
+  assert.ok(manifest.tasks.compile.split(/\s+/).includes(CLIENT_V8_FLAGS), manifest.tasks.compile);
 });
 
 /** `stateDir()`, `dataDir()`, `configDir()` for `home` with no XDG_* variable set. */

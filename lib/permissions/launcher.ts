@@ -15,6 +15,7 @@
 import { fileURLToPath } from "node:url";
 import { dirname, join, resolve } from "node:path";
 import { configDir, dataDir, stateDir } from "../paths.ts";
+import { CLIENT_V8_FLAGS } from "../v8_flags.ts";
 import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {
   grantList,
@@ -214,6 +215,7 @@ async function computePlan(
     const output = await new Deno.Command(deno, {
       args: [
         "run",
+        CLIENT_V8_FLAGS,
         ...unrestrictedFlags(),
         "--config",
         MANIFEST,
@@ -273,7 +275,7 @@ async function runClient(
   restartFile: string | undefined,
 ): Promise<number> {
   const child = new Deno.Command(deno, {
-    args: ["run", ...flags, "--config", MANIFEST, CLIENT_MAIN, ...clientArgs],
+    args: ["run", CLIENT_V8_FLAGS, ...flags, "--config", MANIFEST, CLIENT_MAIN, ...clientArgs],
     cwd,
     env: {
       [LAUNCHER_VARIABLE]: mode,
