@@ -49,6 +49,48 @@ Deno.test("/refresh adds a server whose command the plan lacks: restart under th
   assert.doesNotMatch(again, /Restarting/);
 });
 
+Deno.test("/refresh with memory off: a restart that would end the conversation waits for a second /refresh", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm({ replies: [{ text: "Noted: mango." }] });
+  const config = replConfig(box, llm);
+  delete (config.mcpServers as Record<string, unknown>).filesystem;
+  await writeConfig(box, config);
+  const script = join(box.cwd, "second-server.sh");
+  await Deno.writeTextFile(script, `#!/bin/sh\nexec '${NODE}' '${everythingEntry()}' stdio\n`);
+  await Deno.chmod(script, 0o755);
+  await using repl = await startRepl(box);
+  await repl.send("/memory", "Memory off");
+  await repl.send("remember the word mango", "Noted: mango.");
+
+  await writeConfig(box, {
+    ...config,
+    mcpServers: { ...config.mcpServers, second: { command: "./second-server.sh" } },
+  });
+  const held = await repl.send("/refresh", /stay as they were[^]*1 of 1 server connected/, 60_000);
+  assert.match(
+    held,
+    new RegExp(
+      `The configuration needs run ${script} \\(starts server 'second'\\), which only a ` +
+        "restart under an extended plan can add\\. Memory is off, so the restart would end " +
+        "this conversation \\(2 messages\\): /refresh again to restart anyway\\.",
+    ),
+  );
+  assert.doesNotMatch(held, /Restarting/);
+  // Nothing changed: the conversation is still the one in progress.
+  assert.match(await repl.send("/history", "conversation "), /you\s+remember the word mango/);
+
+  const restart = await repl.send("/refresh", /Type a message/, 60_000);
+  assert.match(
+    restart,
+    new RegExp(
+      `Restarting under an extended plan, which adds run ${script} \\(starts server 'second'\\); ` +
+        "a new conversation starts\\.",
+    ),
+  );
+  await repl.tmux.waitFor(/2 of 2 servers connected/, { timeoutMs: 60_000 });
+  assert.match(await repl.send("/tools second", "get-sum"), /second \(\d+ tools\)/);
+});
+
 Deno.test("/refresh with a ${VAR} the plan does not grant: restart with the variable, then it is read", async () => {
   await using box = await sandbox();
   await using llm = await startScriptedLlm();

@@ -114,7 +114,7 @@ export function noteOAuthRefusal(flag: string, server: string): void {
     refused.adds.push({
       kind: "net",
       value: match[1],
-      why: `the authorization server '${server}' now names`,
+      why: `the new authorization server of '${server}'`,
     });
   }
 }

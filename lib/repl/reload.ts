@@ -21,6 +21,7 @@ import { gatherInputs } from "../permissions/inputs.ts";
 import { planPermissions } from "../permissions/plan.ts";
 import {
   describeAdds,
+  grantList,
   type NeededGrant,
   oauthRefusals,
   restartFile,
@@ -37,7 +38,18 @@ export type ReloadOutcome =
   /** The file does not validate: said, and the servers stay as they were. */
   | { kind: "invalid" }
   /** The launcher starts the client again under the extended plan. */
-  | { kind: "restart" };
+  | { kind: "restart" }
+  /**
+   * A restart would end a conversation memory does not keep: said, and held until the
+   * person asks again. The servers stay as they were.
+   */
+  | { kind: "held" };
+
+/**
+ * Sessions told that a restart would end their conversation (memory is off): their next
+ * `/refresh` restarts all the same.
+ */
+const warnedOfLoss = new WeakSet<ClientSession>();
 
 /** A value standing in for variables Deno does not let this process read (see below). */
 const UNREADABLE_PLACEHOLDER = "unreadable-variable";
@@ -56,14 +68,16 @@ export async function reloadConfiguration(session: ClientSession): Promise<Reloa
     const standIn = canRestart && env
       ? await loadWithUnreadable(runtime.configPath, env)
       : undefined;
-    if (env && standIn && await restarted(session, standIn, env)) return { kind: "restart" };
+    const restart = env && standIn ? await restarted(session, standIn, env) : undefined;
+    if (restart) return { kind: restart };
     output.err(`${session.presentError(error)}\n`);
     output.err(
       session.errStyle.dim("The servers stay as they were; fix the file and /refresh again.\n"),
     );
     return { kind: "invalid" };
   }
-  if (canRestart && await restarted(session, config, env)) return { kind: "restart" };
+  const restart = canRestart ? await restarted(session, config, env) : undefined;
+  if (restart) return { kind: restart };
   registerConfigSecrets(config, runtime.logger.redactor);
   const changes = await session.applyServers(config.servers);
   runtime.config = { ...runtime.config, servers: config.servers };
@@ -72,19 +86,47 @@ export async function reloadConfiguration(session: ClientSession): Promise<Reloa
 
 /**
  * When `config` needs grants this process lacks: asks the launcher for a restart (with the
- * conversation to resume) and says what is added and why. False when nothing is missing.
+ * conversation to resume) and says what is added and why: `"restart"`. With memory off and
+ * something said, the restart would end the conversation: the first time, that is said
+ * instead (`"held"`). `undefined` when nothing is missing or no restart can be asked for.
  */
-async function restarted(session: ClientSession, config: Config, env: Environment) {
+async function restarted(
+  session: ClientSession,
+  config: Config,
+  env: Environment,
+): Promise<"restart" | "held" | undefined> {
   // An OAuth server whose new authorization server was refused: discovered at the restart.
   const { adds: refused, rediscover } = oauthRefusals();
   const adds = [...await missingGrants(config, env, session.runtime.configPath), ...refused];
-  if (adds.length === 0) return false;
+  if (adds.length === 0) return undefined;
   const conversation = session.memory.session;
-  const resumable = session.memory.enabled && conversation.messages.length > 0;
+  const said = conversation.messages.length;
+  if (!session.memory.enabled && said > 0 && !warnedOfLoss.has(session)) {
+    warnedOfLoss.add(session);
+    session.output.err(
+      `${session.errStyle.yellow(describeHeldRestart(adds, said))}\n` +
+        session.errStyle.dim("The servers stay as they were.\n"),
+    );
+    return "held";
+  }
+  const resumable = session.memory.enabled && said > 0;
   const request = { adds, rediscover, session: resumable ? conversation.id : undefined };
-  if (!await writeRestartRequest(request)) return false;
-  session.output.err(`${session.errStyle.yellow(describeAdds(adds))}\n`);
-  return true;
+  if (!await writeRestartRequest(request)) return undefined;
+  session.output.err(
+    `${
+      session.errStyle.yellow(
+        describeAdds(adds, resumable || said === 0 ? undefined : "a new conversation starts"),
+      )
+    }\n`,
+  );
+  return "restart";
+}
+
+/** Why a restart waits for a second `/refresh`: memory is off, so it would end `said` messages. */
+export function describeHeldRestart(adds: readonly NeededGrant[], said: number): string {
+  return `The configuration needs ${grantList(adds)}, which only a restart under an ` +
+    `extended plan can add. Memory is off, so the restart would end this conversation ` +
+    `(${said} message${said === 1 ? "" : "s"}): /refresh again to restart anyway.`;
 }
 
 /**
