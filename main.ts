@@ -299,16 +299,26 @@ function unknownCommand(word: string, program: Command, name = "patchbay"): Usag
   );
 }
 
-/** The commands that connect servers through `commands/_connect.ts`. */
-const SERVER_COMMANDS: ReadonlySet<string> = new Set([
-  "tools",
-  "prompts",
-  "resources",
-  "call",
-  "read",
-  "prompt",
-  "run",
-]);
+/**
+ * The module each command word runs, loaded alongside commander's rather than after the
+ * parse: the commands that start servers spawn them once it is loaded (`_connect.ts`), and
+ * the others answer as soon as it is. Literal specifiers, so that `deno compile` and the
+ * permission plan see every module.
+ */
+const COMMAND_MODULES: Readonly<Record<string, () => Promise<unknown>>> = {
+  tools: () => import("./commands/_connect.ts"),
+  prompts: () => import("./commands/_connect.ts"),
+  resources: () => import("./commands/_connect.ts"),
+  call: () => import("./commands/_connect.ts"),
+  read: () => import("./commands/_connect.ts"),
+  prompt: () => import("./commands/_connect.ts"),
+  run: () => import("./commands/_connect.ts"),
+  config: () => import("./commands/config_check.ts"),
+  sessions: () => import("./commands/sessions.ts"),
+  permissions: () => import("./commands/permissions.ts"),
+  doctor: () => import("./commands/doctor.ts"),
+  auth: () => import("./commands/auth.ts"),
+};
 
 /** Runs patchbay with `args` and returns the process exit code. */
 export async function main(args: string[]): Promise<number> {
@@ -326,10 +336,11 @@ export async function main(args: string[]): Promise<number> {
       return chat(chatFlags);
     });
   }
-  // A command that starts servers spawns them once its module graph (zod, the configuration)
-  // is loaded: that load starts now, alongside commander's, rather than after the parse.
-  if (args.some((word) => SERVER_COMMANDS.has(word))) {
-    import("./commands/_connect.ts").catch(() => {
+  // The command's module graph (zod, the configuration; the servers' spawn) loads now,
+  // alongside commander's, rather than after the parse.
+  const word = args.find((word) => Object.hasOwn(COMMAND_MODULES, word));
+  if (word) {
+    COMMAND_MODULES[word]().catch(() => {
       // The command's own import reports the failure, if it is one.
     });
   }
