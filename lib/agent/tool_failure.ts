@@ -11,6 +11,7 @@
 import type { CatalogueTool } from "../connections/types.ts";
 import {
   ConnectionClosedError,
+  OAuthFailedError,
   PatchbayError,
   PermissionDeniedError,
   ServerConnectError,
@@ -136,6 +137,15 @@ export function thrownFailure(
       text: `Tool execution failed: ${qualified}: ${reason}. Whether the call took effect ` +
         "is unknown.",
       error: new ToolExecutionError(qualified, reason, error, remedies.connectionLost),
+    };
+  }
+  if (error instanceof OAuthFailedError) {
+    // The login failed, not the tool: the server's own words would hide its cause and remedy
+    // (a grant the plan lacks reads "Permission denied", which is not a file's).
+    return {
+      status: "error",
+      text: `Tool execution failed: ${qualified}: ${error.message}: ${error.reason}`,
+      error,
     };
   }
   if (options.stillOffered === false) {

@@ -130,6 +130,9 @@ export function oauthRefusals(): { adds: NeededGrant[]; rediscover: string[] } {
  * command again after discovering it (the line saying so is printed here).
  */
 export async function restartCode(code: number): Promise<number> {
+  // The interactive client asked already (`/refresh`): its request, with the conversation
+  // to resume, stands.
+  if (code === RESTART_EXIT_CODE) return code;
   const { adds, rediscover } = oauthRefusals();
   if (adds.length === 0 || !await writeRestartRequest({ adds, rediscover })) return code;
   console.error(describeAdds(adds, "the command runs again"));

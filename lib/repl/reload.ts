@@ -12,6 +12,7 @@
  * @module
  */
 
+import { isAbsolute } from "node:path";
 import type { Config } from "../config/types.ts";
 import { loadConfig } from "../config/load.ts";
 import { type Environment, loadEnvironment } from "../env.ts";
@@ -163,7 +164,11 @@ async function missingGrants(
     }),
   );
   const report = compareGrants(plan);
-  const adds: NeededGrant[] = report.missing.map(({ kind, value, why }) => ({ kind, value, why }));
+  const adds: NeededGrant[] = report.missing
+    // A command not found on PATH (no browser opener on this machine) is named as it is
+    // written, and Deno cannot grant a name it cannot find either: a restart would not add it.
+    .filter(({ kind, value }) => kind !== "run" || isAbsolute(value))
+    .map(({ kind, value, why }) => ({ kind, value, why }));
   if (report.missingAllEnv && plan.allEnv) {
     adds.push({ kind: "env", value: "(every variable)", why: plan.allEnv.why });
   }
