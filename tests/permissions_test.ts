@@ -177,6 +177,24 @@ Deno.test("plan: OAuth needs the callback, the browser, the config folder, and i
     "/opt/bin/ss",
   ]);
   assert.deepEqual(known.notes, []);
+
+  // An opener or a port-holder namer that is not on PATH: left out of the flags (Deno
+  // cannot grant a name it cannot resolve, and would say so at every start), with a note.
+  const missing = planPermissions(inputsFor(config, { BROWSER: "missing-opener" }, {
+    oauthHosts: new Map([["notion", ["auth.notion.com:443"]]]),
+    resolveCommand: (command) => command === "ss" ? undefined : `/opt/bin/${command}`,
+  }));
+  assert.deepEqual(values(permissionFlags(missing), "run"), ["/opt/bin/missing-opener"]);
+  const noOpener = planPermissions(inputsFor(config, {}, {
+    oauthHosts: new Map([["notion", ["auth.notion.com:443"]]]),
+    resolveCommand: (command) => command === "xdg-open" ? undefined : `/opt/bin/${command}`,
+  }));
+  assert.deepEqual(values(permissionFlags(noOpener), "run"), ["/opt/bin/ss"]);
+  assert.deepEqual(noOpener.notes, [
+    "'xdg-open' is not on PATH, so it is not granted (it opens the OAuth authorization page " +
+    "in the browser): the authorization URL is printed to open by hand.",
+  ]);
+  assert.match(missing.notes.join(" "), /'ss' is not on PATH, so it is not granted/);
 });
 
 Deno.test("plan: proxy, a log file elsewhere, a command that is not installed", () => {

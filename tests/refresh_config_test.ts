@@ -8,28 +8,43 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { sandbox, writeConfig } from "./support/cli.ts";
+import { type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
 import { everythingEntry, NODE } from "./support/deps.ts";
 import { replConfig, startRepl } from "./support/repl.ts";
-import { startScriptedLlm } from "./support/scripted_llm.ts";
+import { type ScriptedLlm, startScriptedLlm } from "./support/scripted_llm.ts";
 
-Deno.test("/refresh adds a server whose command the plan lacks: restart under the extended plan, conversation kept", async () => {
-  await using box = await sandbox();
-  await using llm = await startScriptedLlm({ replies: [{ text: "Noted: pineapple." }] });
+/**
+ * A session with one server (everything) that has said `word` to the model, and a second
+ * server written into the file whose command is a script of its own, so the plan of the
+ * first start cannot allow it. `memoryOff` turns memory off before anything is said.
+ */
+async function withSecondServerAdded(
+  box: Sandbox,
+  llm: ScriptedLlm,
+  word: string,
+  options: { memoryOff?: boolean } = {},
+) {
   const config = replConfig(box, llm);
   delete (config.mcpServers as Record<string, unknown>).filesystem;
   await writeConfig(box, config);
-  // A command of its own, so the plan of the first start cannot allow it.
   const script = join(box.cwd, "second-server.sh");
   await Deno.writeTextFile(script, `#!/bin/sh\nexec '${NODE}' '${everythingEntry()}' stdio\n`);
   await Deno.chmod(script, 0o755);
-  await using repl = await startRepl(box);
-  await repl.send("remember the word pineapple", "Noted: pineapple.");
-
+  const repl = await startRepl(box);
+  if (options.memoryOff) await repl.send("/memory", "Memory off");
+  await repl.send(`remember the word ${word}`, `Noted: ${word}.`);
   await writeConfig(box, {
     ...config,
     mcpServers: { ...config.mcpServers, second: { command: "./second-server.sh" } },
   });
+  return { repl, script };
+}
+
+Deno.test("/refresh adds a server whose command the plan lacks: restart under the extended plan, conversation kept", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm({ replies: [{ text: "Noted: pineapple." }] });
+  const { repl, script } = await withSecondServerAdded(box, llm, "pineapple");
+  await using _repl = repl;
   const restart = await repl.send("/refresh", /Resuming session \S+ \(2 messages\)/, 60_000);
   assert.match(
     restart,
@@ -52,20 +67,8 @@ Deno.test("/refresh adds a server whose command the plan lacks: restart under th
 Deno.test("/refresh with memory off: a restart that would end the conversation waits for a second /refresh", async () => {
   await using box = await sandbox();
   await using llm = await startScriptedLlm({ replies: [{ text: "Noted: mango." }] });
-  const config = replConfig(box, llm);
-  delete (config.mcpServers as Record<string, unknown>).filesystem;
-  await writeConfig(box, config);
-  const script = join(box.cwd, "second-server.sh");
-  await Deno.writeTextFile(script, `#!/bin/sh\nexec '${NODE}' '${everythingEntry()}' stdio\n`);
-  await Deno.chmod(script, 0o755);
-  await using repl = await startRepl(box);
-  await repl.send("/memory", "Memory off");
-  await repl.send("remember the word mango", "Noted: mango.");
-
-  await writeConfig(box, {
-    ...config,
-    mcpServers: { ...config.mcpServers, second: { command: "./second-server.sh" } },
-  });
+  const { repl, script } = await withSecondServerAdded(box, llm, "mango", { memoryOff: true });
+  await using _repl = repl;
   const held = await repl.send("/refresh", /stay as they were[^]*1 of 1 server connected/, 60_000);
   assert.match(
     held,

@@ -188,6 +188,24 @@ function planProxy(plan: PlanBuilder, inputs: PermissionInputs, target: string, 
   }
 }
 
+/**
+ * A program patchbay can do without (the browser opener, the port-3000 holder's namer):
+ * granted by the file it resolves to on PATH. One that is not on PATH is left out with a
+ * note: Deno cannot grant a name it cannot resolve (it says so on stderr at every start),
+ * and starting it fails the same way granted or not.
+ */
+function addHelperProgram(
+  plan: PlanBuilder,
+  inputs: PermissionInputs,
+  program: string,
+  why: string,
+  without: string,
+): void {
+  const path = inputs.resolveCommand(program, inputs.env.get("PATH"), inputs.cwd);
+  if (path) plan.add("run", path, why);
+  else plan.note(`'${program}' is not on PATH, so it is not granted (it ${why}): ${without}.`);
+}
+
 function planOAuth(
   plan: PlanBuilder,
   inputs: PermissionInputs,
@@ -202,15 +220,24 @@ function planOAuth(
   plan.add("net", `localhost:${port}`, why);
   plan.add("env", "BROWSER", "the command that opens the authorization page");
   for (const argv of browserCommands("https://example.invalid/", inputs.env.get("BROWSER"), os)) {
-    const program = argv[0];
-    const path = inputs.resolveCommand(program, inputs.env.get("PATH"), inputs.cwd);
-    plan.add("run", path ?? program, "opens the OAuth authorization page in the browser");
+    addHelperProgram(
+      plan,
+      inputs,
+      argv[0],
+      "opens the OAuth authorization page in the browser",
+      "the authorization URL is printed to open by hand",
+    );
   }
   // lib/oauth/port_holder.ts: /proc needs --allow-all, so Linux names the holder with `ss`.
   const holderProgram = os === "darwin" ? "lsof" : os === "linux" ? "ss" : undefined;
   if (holderProgram) {
-    const path = inputs.resolveCommand(holderProgram, inputs.env.get("PATH"), inputs.cwd);
-    plan.add("run", path ?? holderProgram, "names the process holding port 3000 when it is taken");
+    addHelperProgram(
+      plan,
+      inputs,
+      holderProgram,
+      "names the process holding port 3000 when it is taken",
+      "a taken port 3000 is reported without the name of its holder",
+    );
   }
   const unknown: string[] = [];
   for (const server of oauth) {

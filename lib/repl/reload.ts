@@ -165,8 +165,8 @@ async function missingGrants(
   );
   const report = compareGrants(plan);
   const adds: NeededGrant[] = report.missing
-    // A command not found on PATH (no browser opener on this machine) is named as it is
-    // written, and Deno cannot grant a name it cannot find either: a restart would not add it.
+    // A server's command not found on PATH is named as it is written, and Deno cannot
+    // grant a name it cannot find either: a restart would not add it.
     .filter(({ kind, value }) => kind !== "run" || isAbsolute(value))
     .map(({ kind, value, why }) => ({ kind, value, why }));
   if (report.missingAllEnv && plan.allEnv) {
