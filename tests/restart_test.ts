@@ -5,7 +5,17 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { describeAdds, restartArgs, takeRestartRequest } from "../lib/permissions/restart.ts";
+import {
+  describeAdds,
+  grantList,
+  noteOAuthRefusal,
+  RESTART_EXIT_CODE,
+  RESTART_FILE_VARIABLE,
+  restartArgs,
+  restartCode,
+  takeRestartRequest,
+} from "../lib/permissions/restart.ts";
+import { EXIT } from "../lib/errors.ts";
 
 const ADD = { kind: "run", value: "/opt/bin/time-server", why: "starts server 'time'" };
 
@@ -39,10 +49,89 @@ Deno.test("the launcher reads a request once, and ignores what is not one", asyn
     assert.deepEqual(await takeRestartRequest(file), { adds: [ADD], session: "abc" });
     assert.equal(await takeRestartRequest(file), undefined, "removed once read");
     await Deno.writeTextFile(file, "{not json");
-    assert.equal(await takeRestartRequest(file), undefined);
+    assert.deepEqual(await takeRestartRequest(file), { malformed: "not JSON" });
     await Deno.writeTextFile(file, JSON.stringify({ session: "abc" }));
-    assert.equal(await takeRestartRequest(file), undefined, "no grants: no request");
+    assert.match(
+      (await takeRestartRequest(file) as { malformed: string }).malformed,
+      /adds is not a list/,
+      "no grants: no request",
+    );
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a malformed request is refused whole: grants, session, servers to rediscover, exit code", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = join(dir, "restart.json");
+    const malformed: [unknown, RegExp][] = [
+      [[ADD], /not an object/],
+      [{ adds: [] }, /adds/],
+      [{ adds: [{ kind: "run", value: 1, why: "x" }] }, /adds/],
+      [{ adds: [ADD, "run x"] }, /adds/],
+      [{ adds: [ADD], session: 42 }, /session/],
+      [{ adds: [ADD], session: "--config=/tmp/evil.json" }, /session/],
+      [{ adds: [ADD], rediscover: "time" }, /rediscover/],
+      [{ adds: [ADD], rediscover: ["--config=/tmp/evil.json"] }, /rediscover/],
+      [{ adds: [ADD], failedWith: 75 }, /failedWith/],
+      [{ adds: [ADD], failedWith: "1" }, /failedWith/],
+    ];
+    for (const [request, why] of malformed) {
+      await Deno.writeTextFile(file, JSON.stringify(request));
+      const read = await takeRestartRequest(file);
+      assert.ok(read && "malformed" in read, JSON.stringify(request));
+      assert.match(read.malformed, why);
+    }
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({ adds: [ADD], session: "k3f9x2m7q1ab", rediscover: ["idp"], failedWith: 1 }),
+    );
+    assert.deepEqual(await takeRestartRequest(file), {
+      adds: [ADD],
+      session: "k3f9x2m7q1ab",
+      rediscover: ["idp"],
+      failedWith: 1,
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("what the client wrote reaches the terminal without its escape sequences", () => {
+  const line = grantList([{ kind: "run", value: "\x1b]0;owned\x07/bin/x", why: "\x1b[2Jwhy" }]);
+  assert.equal(line, "run /bin/x (why)");
+});
+
+Deno.test("only a failed command asks for a restart: not Ctrl+C, SIGTERM, usage, or 75 itself", async () => {
+  const dir = await Deno.makeTempDir();
+  const file = join(dir, "restart.json");
+  const saved = [Deno.env.get("PATCHBAY_LAUNCHER"), Deno.env.get(RESTART_FILE_VARIABLE)];
+  Deno.env.set("PATCHBAY_LAUNCHER", "narrow");
+  Deno.env.set(RESTART_FILE_VARIABLE, file);
+  try {
+    noteOAuthRefusal("--allow-net=idp.example:443", "remote");
+    for (const code of [EXIT.interrupted, EXIT.terminated, EXIT.usage, EXIT.brokenPipe]) {
+      assert.equal(await restartCode(code), code);
+      assert.equal(await takeRestartRequest(file), undefined, `no request for ${code}`);
+    }
+    assert.equal(await restartCode(RESTART_EXIT_CODE), RESTART_EXIT_CODE);
+    assert.equal(await restartCode(EXIT.failure), RESTART_EXIT_CODE);
+    const request = await takeRestartRequest(file);
+    assert.deepEqual(request, {
+      adds: [{
+        kind: "net",
+        value: "idp.example:443",
+        why: "the new authorization server of 'remote'",
+      }],
+      rediscover: ["remote"],
+      failedWith: EXIT.failure,
+    });
+  } finally {
+    const names = ["PATCHBAY_LAUNCHER", RESTART_FILE_VARIABLE];
+    names.forEach((name, i) =>
+      saved[i] === undefined ? Deno.env.delete(name) : Deno.env.set(name, saved[i]!)
+    );
     await Deno.remove(dir, { recursive: true });
   }
 });

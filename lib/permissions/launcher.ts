@@ -73,10 +73,20 @@ export interface LaunchOptions {
 }
 
 /**
+ * The most times one launch starts the client again. Each restart should widen the plan
+ * once (a `/refresh`, an OAuth server that moved); a client that keeps asking is asking for
+ * what the plan cannot give, and the launcher stops rather than start it without end.
+ */
+export const MAX_RESTARTS = 3;
+
+/**
  * Runs the client for `args` and returns its exit code. A client that needs grants its plan
  * lacks (`restart.ts`) is started again under the plan computed anew, resuming its
- * conversation. A restart that would not widen the plan is the last one: the client then
- * runs without the grant and says why when it is refused.
+ * conversation. A restart that would not widen the plan is the last one: the interactive
+ * client then runs without the grant and says why when it is refused; a failed command is
+ * not run again (it may have had side effects and read its input) and ends with its code.
+ * A client the launcher passed a terminating signal to, or a malformed request, is not
+ * started again, nor more than {@linkcode MAX_RESTARTS} times.
  */
 export async function launch(args: string[], options: LaunchOptions = {}): Promise<number> {
   const deno = options.deno ?? Deno.execPath();
@@ -86,34 +96,60 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
   const mode = chosen.mode;
   let flags = chosen.flags;
   let clientArgs = parsed.clientArgs;
-  let restarts = mode === "narrow";
-  for (;;) {
-    const file = restarts ? await restartFileFor() : undefined;
-    const code = await runClient(deno, flags, clientArgs, cwd, mode, file);
-    const request = code === RESTART_EXIT_CODE && file ? await takeRestartRequest(file) : undefined;
+  let canRestart = mode === "narrow";
+  for (let restarts = 0;; restarts++) {
+    const file = canRestart ? await restartFileFor() : undefined;
+    const run = await runClient(deno, flags, clientArgs, cwd, mode, file);
+    const asked = run.code === RESTART_EXIT_CODE && file && !run.signalled;
+    const request = asked ? await takeRestartRequest(file) : undefined;
     if (file) await Deno.remove(file).catch(() => {});
-    if (!request) return code;
+    if (!request) return run.code;
+    if ("malformed" in request) {
+      console.error(
+        `patchbay: the client asked for a restart, but its request is malformed ` +
+          `(${request.malformed}), so it is not started again; run the command again ` +
+          "(`patchbay permissions` shows the plan; --unrestricted allows everything)",
+      );
+      return run.code;
+    }
+    if (restarts >= MAX_RESTARTS) {
+      console.error(
+        `patchbay: the client asked for a restart ${restarts + 1} times in a row (for ` +
+          `${grantList(request.adds)}), so it is not started again; check the configuration ` +
+          "with `patchbay doctor` and start patchbay again",
+      );
+      return request.failedWith ?? run.code;
+    }
     const plan = await planFor(parsed, deno, cwd, { fresh: true, rediscover: request.rediscover });
     const extended = plan?.flags ?? flags;
     if (JSON.stringify(extended) === JSON.stringify(flags)) {
       // Computed from the same files, the plan still lacks what was asked for: asking again
       // would only start the client again.
-      console.error(
-        `patchbay: the plan for this configuration does not include ${
-          grantList(request.adds)
-        }, so the session continues without it (\`patchbay permissions\` shows the plan; ` +
-          "--unrestricted allows everything)",
-      );
-      restarts = false;
+      const lacking = `the plan for this configuration does not include ${grantList(request.adds)}`;
+      const where = "(`patchbay permissions` shows the plan; --unrestricted allows everything)";
+      if (request.failedWith !== undefined) {
+        console.error(`patchbay: ${lacking}, so the command is not run again ${where}`);
+        return request.failedWith;
+      }
+      console.error(`patchbay: ${lacking}, so the session continues without it ${where}`);
+      canRestart = false;
     }
     flags = extended;
     clientArgs = restartArgs(parsed.clientArgs, request.session);
   }
 }
 
-/** A fresh file for one client's restart request, in the launcher's own folder. */
+/** The launcher's remembered plans: the client may not write there (`runClient`). */
+function plansDir(): string {
+  return join(stateDir(), "launch");
+}
+
+/**
+ * A fresh file for one client's restart request, in a folder of its own: the client writes
+ * it, so it is not in the folder of remembered plans, which the client may not write.
+ */
 async function restartFileFor(): Promise<string | undefined> {
-  const dir = join(stateDir(), "launch");
+  const dir = join(stateDir(), "restart");
   try {
     await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
   } catch {
@@ -149,7 +185,7 @@ export async function planFor(
 ): Promise<PrintedPlan | undefined> {
   const base = baseInputs(parsed, cwd);
   const key = JSON.stringify([cwd, parsed.files, deno, CLIENT_MAIN]);
-  const file = cacheFile(join(stateDir(), "launch"), key);
+  const file = cacheFile(plansDir(), key);
   const cached = options.fresh ? undefined : readCachedPlan(file);
   if (cached && stillValid(cached)) return cached.plan;
   // Inputs are read before the plan is computed: a change while it runs is seen next time.
@@ -264,7 +300,12 @@ const FORWARDED: readonly Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 /**
  * Runs the client on this terminal. A Ctrl+C at a terminal reaches the client directly (the
  * terminal signals the whole foreground process group), so the launcher only passes SIGINT
- * on when it has no terminal; SIGTERM and SIGHUP sent to the launcher are always passed on.
+ * on when it has no terminal; SIGTERM and SIGHUP sent to the launcher are always passed on,
+ * and a client asked to stop that way is not started again (`signalled`).
+ *
+ * The client may write patchbay's folders, but never the launcher's remembered plans: the
+ * launcher trusts them at the next start, so a client that could write one could grant
+ * itself anything. Deno's `--deny-write` wins over the `--allow-write` of their parent.
  */
 async function runClient(
   deno: string,
@@ -273,9 +314,10 @@ async function runClient(
   cwd: string,
   mode: LaunchMode,
   restartFile: string | undefined,
-): Promise<number> {
+): Promise<{ code: number; signalled: boolean }> {
+  const guarded = [...flags, `--deny-write=${plansDir()}`];
   const child = new Deno.Command(deno, {
-    args: ["run", CLIENT_V8_FLAGS, ...flags, "--config", MANIFEST, CLIENT_MAIN, ...clientArgs],
+    args: ["run", CLIENT_V8_FLAGS, ...guarded, "--config", MANIFEST, CLIENT_MAIN, ...clientArgs],
     cwd,
     env: {
       [LAUNCHER_VARIABLE]: mode,
@@ -286,9 +328,11 @@ async function runClient(
     stderr: "inherit",
   }).spawn();
   const terminal = Deno.stdin.isTerminal();
+  let signalled = false;
   const listeners = FORWARDED.map((signal) => {
     const listener = () => {
       if (signal === "SIGINT" && terminal) return;
+      signalled = true;
       try {
         child.kill(signal);
       } catch {
@@ -300,7 +344,10 @@ async function runClient(
   });
   try {
     const status = await child.status;
-    return status.signal ? 128 + signalNumber(status.signal) : status.code;
+    return {
+      code: status.signal ? 128 + signalNumber(status.signal) : status.code,
+      signalled,
+    };
   } finally {
     for (const { signal, listener } of listeners) Deno.removeSignalListener(signal, listener);
   }

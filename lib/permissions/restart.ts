@@ -11,6 +11,10 @@
  * @module
  */
 
+import { EXIT } from "../errors.ts";
+import { isSessionId } from "../memory/ids.ts";
+import { stripTerminalEscapes } from "../terminal.ts";
+
 /** The exit code that asks the launcher for a restart (EX_TEMPFAIL: "try again"). */
 export const RESTART_EXIT_CODE = 75;
 
@@ -35,6 +39,18 @@ export interface RestartRequest {
    * computed from their stored login would name the old one.
    */
   rediscover?: string[];
+  /**
+   * The exit code of the failed command that asked ({@linkcode restartCode}): it runs again
+   * only under a wider plan, and ends with this code otherwise (it may have had side effects
+   * and read its input). Absent: the interactive client asked (`/refresh`), which may
+   * continue without the grant.
+   */
+  failedWith?: number;
+}
+
+/** A request file that is not one the client writes: why, in a few words. */
+export interface MalformedRequest {
+  malformed: string;
 }
 
 /** The file the launcher named, if this process may ask for a restart. */
@@ -59,16 +75,63 @@ export async function writeRestartRequest(request: RestartRequest): Promise<bool
   }
 }
 
-/** The request in `file`, removed once read; `undefined` when there is none. */
-export async function takeRestartRequest(file: string): Promise<RestartRequest | undefined> {
+/**
+ * The request in `file`, removed once read; `undefined` when there is none, and why it is
+ * malformed when it is not exactly what the client writes (the launcher then does not
+ * restart: what it reads goes into a command line and onto the terminal).
+ */
+export async function takeRestartRequest(
+  file: string,
+): Promise<RestartRequest | MalformedRequest | undefined> {
+  let text: string;
   try {
-    const parsed = JSON.parse(await Deno.readTextFile(file)) as RestartRequest;
-    return Array.isArray(parsed?.adds) ? parsed : undefined;
+    text = await Deno.readTextFile(file);
   } catch {
     return undefined;
   } finally {
     await Deno.remove(file).catch(() => {});
   }
+  try {
+    return checkRequest(JSON.parse(text));
+  } catch {
+    return { malformed: "not JSON" };
+  }
+}
+
+/** `value` as a {@linkcode RestartRequest}, or why it is not one. */
+export function checkRequest(value: unknown): RestartRequest | MalformedRequest {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { malformed: "not an object" };
+  }
+  const { adds, session, rediscover, failedWith } = value as Record<string, unknown>;
+  const isGrant = (grant: unknown) =>
+    typeof grant === "object" && grant !== null &&
+    ["kind", "value", "why"].every((key) =>
+      typeof (grant as Record<string, unknown>)[key] === "string"
+    );
+  if (!Array.isArray(adds) || adds.length === 0 || !adds.every(isGrant)) {
+    return { malformed: "adds is not a list of grants {kind, value, why}" };
+  }
+  if (session !== undefined && (typeof session !== "string" || !isSessionId(session))) {
+    return { malformed: "session is not a session id" };
+  }
+  const isServer = (name: unknown) =>
+    typeof name === "string" && name !== "" && !name.startsWith("-");
+  if (rediscover !== undefined && (!Array.isArray(rediscover) || !rediscover.every(isServer))) {
+    return { malformed: "rediscover is not a list of server names" };
+  }
+  const isFailure = (code: unknown) =>
+    Number.isInteger(code) && (code as number) > 0 && (code as number) < 256 &&
+    code !== RESTART_EXIT_CODE;
+  if (failedWith !== undefined && !isFailure(failedWith)) {
+    return { malformed: "failedWith is not the exit code of a failure" };
+  }
+  return {
+    adds: adds.map(({ kind, value, why }) => ({ kind, value, why })),
+    ...(session !== undefined ? { session } : {}),
+    ...(rediscover !== undefined ? { rediscover } : {}),
+    ...(failedWith !== undefined ? { failedWith } : {}),
+  } as RestartRequest;
 }
 
 /** The one line a person reads: what is added, and why, and what happens next. */
@@ -81,7 +144,9 @@ export function describeAdds(
 
 /** Each grant with its reason: `run /usr/bin/uvx (starts server 'time')`. */
 export function grantList(adds: readonly NeededGrant[]): string {
-  return adds.map((grant) => `${grant.kind} ${grant.value} (${grant.why})`).join(", ");
+  // What the client wrote reaches the terminal: no escape sequence of its own.
+  return adds.map((grant) => stripTerminalEscapes(`${grant.kind} ${grant.value} (${grant.why})`))
+    .join(", ");
 }
 
 /**
@@ -127,14 +192,18 @@ export function oauthRefusals(): { adds: NeededGrant[]; rediscover: string[] } {
 /**
  * The exit code of a command that failed with `code`: {@linkcode RESTART_EXIT_CODE} when an
  * OAuth server's new authorization server was refused and the launcher can start the
- * command again after discovering it (the line saying so is printed here).
+ * command again after discovering it (the line saying so is printed here). Only a failure
+ * (`EXIT.failure`) asks: an interrupted or terminated client (Ctrl+C, SIGTERM) was asked to
+ * stop, and a usage error is not a missing grant.
  */
 export async function restartCode(code: number): Promise<number> {
   // The interactive client asked already (`/refresh`): its request, with the conversation
-  // to resume, stands.
-  if (code === RESTART_EXIT_CODE) return code;
+  // to resume, stands. RESTART_EXIT_CODE is returned unchanged.
+  if (code !== EXIT.failure) return code;
   const { adds, rediscover } = oauthRefusals();
-  if (adds.length === 0 || !await writeRestartRequest({ adds, rediscover })) return code;
+  if (adds.length === 0 || !await writeRestartRequest({ adds, rediscover, failedWith: code })) {
+    return code;
+  }
   console.error(describeAdds(adds, "the command runs again"));
   return RESTART_EXIT_CODE;
 }
