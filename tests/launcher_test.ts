@@ -16,7 +16,8 @@ import { replConfig, startRepl } from "./support/repl.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 import { startEverythingHttp } from "./support/servers.ts";
 import { parseLaunchArgs } from "../lib/permissions/launch_args.ts";
-import { CLIENT_MAIN, flagsFor } from "../lib/permissions/launcher.ts";
+import { CLIENT_MAIN, flagsFor, MAX_RESTARTS } from "../lib/permissions/launcher.ts";
+import { type StandIn, standInClient } from "./support/stand_in_client.ts";
 import { CLIENT_V8_FLAGS } from "../lib/v8_flags.ts";
 
 const PROJECT = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
@@ -309,4 +310,72 @@ Deno.test("the installed command starts without deno on PATH, under the plan", a
   );
   const permissions = doctor.find((line) => line.name === "permissions")!;
   assert.equal(permissions.status, "pass", JSON.stringify(permissions));
+});
+
+const WANTED = { kind: "net", value: "idp.example:443", why: "the new authorization server" };
+
+/** Runs the launcher in front of `standIn` to its end. */
+async function launched(standIn: StandIn, args: string[]) {
+  const output = await standIn.spawn(args).output();
+  return { code: output.code, stderr: new TextDecoder().decode(output.stderr) };
+}
+
+Deno.test("a failed command is not run again when the plan computed anew is the same; its code and what is missing are said", async () => {
+  await using standIn = await standInClient({
+    adds: [{ ...WANTED, why: "\x1b[2Jthe new authorization server" }],
+    rediscover: ["remote"],
+    failedWith: 1,
+  });
+  const result = await launched(standIn, ["call", "remote", "echo"]);
+  assert.equal(result.code, 1, result.stderr);
+  assert.equal((await standIn.runs()).length, 1, "run once: it may have had side effects");
+  assert.match(
+    result.stderr,
+    /does not include net idp\.example:443 \(the new authorization server\), so the command is not run again/,
+  );
+  assert.doesNotMatch(
+    result.stderr,
+    /\x1b/,
+    "no escape sequence of the client's reaches the terminal",
+  );
+});
+
+Deno.test("the interactive client is resumed once under an unchanged plan, and may not ask again", async () => {
+  await using standIn = await standInClient({ adds: [WANTED], session: "k3f9x2m7q1ab" });
+  const result = await launched(standIn, ["--debug"]);
+  const runs = await standIn.runs();
+  assert.equal(runs.length, 2, result.stderr);
+  assert.match(runs[1], /main\.ts --debug --resume k3f9x2m7q1ab$/);
+  assert.match(result.stderr, /so the session continues without it/);
+  assert.equal(result.code, 75);
+});
+
+Deno.test(`the launcher restarts the client at most MAX_RESTARTS (${MAX_RESTARTS}) times, then stops and says why`, async () => {
+  await using standIn = await standInClient({ adds: [WANTED], failedWith: 1 });
+  await Deno.writeTextFile(join(standIn.dir, "widen"), "");
+  const result = await launched(standIn, ["run", "hello"]);
+  assert.equal((await standIn.runs()).length, MAX_RESTARTS + 1, result.stderr);
+  assert.match(result.stderr, /asked for a restart 4 times in a row .*so it is not started again/);
+  assert.equal(result.code, 1);
+});
+
+Deno.test("a malformed restart request is refused: the client is not started again", async () => {
+  await using standIn = await standInClient({ adds: [WANTED], session: "--config=/tmp/x.json" });
+  const result = await launched(standIn, ["run", "hello"]);
+  assert.equal((await standIn.runs()).length, 1, result.stderr);
+  assert.match(result.stderr, /request is malformed \(session is not a session id\)/);
+  assert.equal(result.code, 75);
+});
+
+Deno.test("a client the launcher passed SIGTERM to is not started again, whatever it asked", async () => {
+  await using standIn = await standInClient({ adds: [WANTED], session: "k3f9x2m7q1ab" });
+  await Deno.writeTextFile(join(standIn.dir, "wait"), "");
+  const launcher = standIn.spawn(["--debug"]);
+  while (!await Deno.stat(join(standIn.dir, "started")).then(() => true, () => false)) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  launcher.kill("SIGTERM");
+  const output = await launcher.output();
+  assert.equal((await standIn.runs()).length, 1, new TextDecoder().decode(output.stderr));
+  assert.equal(output.code, 75);
 });
