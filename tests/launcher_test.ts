@@ -333,11 +333,7 @@ Deno.test("a failed command is not run again when the plan computed anew is the 
     result.stderr,
     /does not include net idp\.example:443 \(the new authorization server\), so the command is not run again/,
   );
-  assert.doesNotMatch(
-    result.stderr,
-    /\x1b/,
-    "no escape sequence of the client's reaches the terminal",
-  );
+  assert.ok(!result.stderr.includes("\x1b"), "no escape sequence of the client's is printed");
 });
 
 Deno.test("the interactive client is resumed once under an unchanged plan, and may not ask again", async () => {
