@@ -375,3 +375,67 @@ Deno.test("a client the launcher passed SIGTERM to is not started again, whateve
   assert.equal((await standIn.runs()).length, 1, new TextDecoder().decode(output.stderr));
   assert.equal(output.code, 75);
 });
+
+/** The command line of the running process whose arguments include `needle`. */
+async function commandLineWith(needle: string): Promise<string[] | undefined> {
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    const raw = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
+    const words = raw.split("\0").filter(Boolean);
+    if (words.some((word) => word.includes(needle))) return words;
+  }
+  return undefined;
+}
+
+Deno.test("deno task start: the client may write patchbay's state folder but not the launcher's remembered plans", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  // The answer never comes in time: the client is still running while it is looked at.
+  llm.enqueue({ text: "late", delayMs: 60_000 });
+  await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: {},
+  });
+  const launcher = new Deno.Command(DENO, {
+    args: [...startTaskArgs(box.home), "run", "say something"],
+    cwd: box.cwd,
+    env: { ...box.env, LLM_API_KEY: "k" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const state = join(box.home, ".local/state/patchbay");
+  const plans = join(state, "launch");
+  const deadline = Date.now() + 60_000;
+  while (llm.requests.length === 0) {
+    assert.ok(Date.now() < deadline, "the client never asked the model");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const client = await commandLineWith(`--deny-write=${plans}`);
+  launcher.kill("SIGTERM");
+  const status = await launcher.output();
+  assert.equal(status.code, 143, new TextDecoder().decode(status.stderr));
+  assert.ok(client, "the client runs with --deny-write of the plans folder");
+  assert.ok(client.includes(CLIENT_MAIN), client.join(" "));
+  assert.ok(client.some((word) => word.startsWith("--allow-write=") && word.includes(state)));
+  // A script under the client's very flags: the state folder is writable, the plans are not.
+  const flags = client.slice(client.indexOf("run") + 1, client.indexOf("--config"));
+  const probe = join(box.cwd, "probe.ts");
+  await Deno.writeTextFile(
+    probe,
+    `for (const path of Deno.args) {
+       try { Deno.writeTextFileSync(path, "{}"); console.log("written"); }
+       catch (error) { console.log((error as Error).name); }
+     }`,
+  );
+  const attempt = await runCommand(DENO, [
+    "run",
+    ...flags,
+    probe,
+    join(state, "probe.json"),
+    join(plans, "forged.json"),
+  ], { cwd: box.cwd, env: box.env });
+  assert.deepEqual(attempt.stdout.trim().split("\n"), ["written", "NotCapable"], attempt.stderr);
+  assert.equal(await Deno.stat(join(plans, "forged.json")).catch(() => undefined), undefined);
+});
