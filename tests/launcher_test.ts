@@ -9,7 +9,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
-import { type CliResult, runCommand, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+import {
+  type CliResult,
+  runCommand,
+  runPatchbay,
+  type Sandbox,
+  sandbox,
+  writeConfig,
+} from "./support/cli.ts";
 import { DENO, everythingEntry, NODE } from "./support/deps.ts";
 import { RedisServer } from "./support/redis.ts";
 import { replConfig, startRepl } from "./support/repl.ts";
@@ -103,32 +110,47 @@ Deno.test("exit codes pass through the launcher: 0, 1, 2, and 130 / 143 for SIGI
   assert.doesNotMatch(invalid.stderr, /NotCapable|Requires .* access/);
 
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
-    await using llm = await startScriptedLlm();
-    // The answer never comes in time: the signal arrives while the client waits for it.
-    llm.enqueue({ text: "late", delayMs: 60_000 });
-    await writeConfig(box, {
-      LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
-      mcpServers: {},
-    });
-    const child = new Deno.Command(DENO, {
-      args: [...startTaskArgs(box.home), "run", "say something"],
-      cwd: box.cwd,
-      env: { ...box.env, LLM_API_KEY: "k" },
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const deadline = Date.now() + 60_000;
-    while (llm.requests.length === 0) {
-      assert.ok(Date.now() < deadline, `the client never asked the model before ${signal}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // The signal arrives while the client waits for the model's answer.
+    await using waiting = await startWaitingClient(box);
+    const child = waiting.launcher;
     child.kill(signal);
     const status = await child.output();
     assert.equal(status.code, code, new TextDecoder().decode(status.stderr));
   }
 });
+
+/**
+ * `run "say something"` started by the launcher (`startTaskArgs`), returned once the
+ * client asked a scripted model whose answer never comes in time.
+ */
+async function startWaitingClient(box: Sandbox) {
+  const llm = await startScriptedLlm();
+  llm.enqueue({ text: "late", delayMs: 60_000 });
+  await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: {},
+  });
+  const launcher = new Deno.Command(DENO, {
+    args: [...startTaskArgs(box.home), "run", "say something"],
+    cwd: box.cwd,
+    env: { ...box.env, LLM_API_KEY: "k" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const deadline = Date.now() + 60_000;
+  while (llm.requests.length === 0) {
+    if (Date.now() > deadline) {
+      launcher.kill("SIGKILL");
+      await launcher.output();
+      await llm[Symbol.asyncDispose]();
+      throw new Error("the client never asked the model");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { launcher, [Symbol.asyncDispose]: () => llm[Symbol.asyncDispose]() };
+}
 
 /** `deno run <the start task's flags> launch.ts`, so a signal reaches the launcher itself. */
 function startTaskArgs(home: string): string[] {
@@ -389,29 +411,11 @@ async function commandLineWith(needle: string): Promise<string[] | undefined> {
 
 Deno.test("deno task start: the client may write patchbay's state folder but not the launcher's remembered plans", async () => {
   await using box = await sandbox();
-  await using llm = await startScriptedLlm();
-  // The answer never comes in time: the client is still running while it is looked at.
-  llm.enqueue({ text: "late", delayMs: 60_000 });
-  await writeConfig(box, {
-    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
-    mcpServers: {},
-  });
-  const launcher = new Deno.Command(DENO, {
-    args: [...startTaskArgs(box.home), "run", "say something"],
-    cwd: box.cwd,
-    env: { ...box.env, LLM_API_KEY: "k" },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  // The client is still running (waiting for the model) while it is looked at.
+  await using waiting = await startWaitingClient(box);
+  const launcher = waiting.launcher;
   const state = join(box.home, ".local/state/patchbay");
   const plans = join(state, "launch");
-  const deadline = Date.now() + 60_000;
-  while (llm.requests.length === 0) {
-    assert.ok(Date.now() < deadline, "the client never asked the model");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
   const client = await commandLineWith(`--deny-write=${plans}`);
   launcher.kill("SIGTERM");
   const status = await launcher.output();
