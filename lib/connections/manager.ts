@@ -140,6 +140,8 @@ export class ConnectionManager implements ToolHost {
   #logLevel?: LoggingLevel;
   #started?: Promise<ServerStatus[]>;
   #closing?: Promise<void>;
+  /** The last {@linkcode apply} call's run, settled; the next one waits for it. */
+  #applying: Promise<unknown> = Promise.resolve();
   readonly #oauth?: OAuthRuntime;
   readonly #network: ProxyRouter;
 
@@ -402,10 +404,21 @@ export class ConnectionManager implements ToolHost {
    * no longer there are closed, changed ones are closed and started again, new ones are
    * started; the others are left as they are. Resolves, with what changed, once the new and
    * changed servers have connected or failed, as {@linkcode start} does.
+   *
+   * Calls run one after the other (a second `/refresh` while the first still connects
+   * compares with what the first made), and a manager that closes meanwhile starts nothing
+   * more: what the call created is closed with it.
    */
-  async apply(servers: readonly ServerConfig[]): Promise<ServerChanges> {
-    const next = new Map(servers.map((config) => [config.name, config]));
+  apply(servers: readonly ServerConfig[]): Promise<ServerChanges> {
+    const run = this.#applying.then(() => this.#apply(servers));
+    this.#applying = run.catch(() => {});
+    return run;
+  }
+
+  async #apply(servers: readonly ServerConfig[]): Promise<ServerChanges> {
     const changes: ServerChanges = { added: [], removed: [], changed: [] };
+    if (this.#closing) return changes;
+    const next = new Map(servers.map((config) => [config.name, config]));
     for (const [name, connection] of this.#connections) {
       const config = next.get(name);
       if (!config) changes.removed.push(name);
@@ -416,6 +429,8 @@ export class ConnectionManager implements ToolHost {
     changes.added = servers.map((c) => c.name).filter((name) => !this.#connections.has(name));
     const replaced = [...changes.removed, ...changes.changed];
     await Promise.all(replaced.map((name) => this.#connections.get(name)!.close()));
+    // Closed meanwhile: close() ended what was there; nothing new may start.
+    if (this.#closing) return changes;
     const kept = new Map(this.#connections);
     this.#connections.clear();
     for (const config of servers) {
@@ -427,16 +442,20 @@ export class ConnectionManager implements ToolHost {
       .map((name) => this.#connections.get(name)!)
       .filter((connection) => !connection.config.disabled);
     await Promise.all(starting.map((connection) => this.#connectWithin(connection)));
+    // A close() during the connects may have come before one of them spawned its server.
+    if (this.#closing) await Promise.all(starting.map((connection) => connection.close()));
     return changes;
   }
 
   /**
    * Closes every connection (stdio trees ended, HTTP sessions deleted, a login in
-   * progress cancelled) and the OAuth runtime; idempotent.
+   * progress cancelled) and the OAuth runtime; idempotent. An {@linkcode apply} under way
+   * is waited for, so that no server it starts outlives the manager.
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.all([...this.#connections.values()].map((c) => c.close()));
+      await this.#applying;
       await this.#oauth?.close();
       this.#network.close();
       this.#hub.close();
