@@ -8,8 +8,9 @@
  *   the time a person spends logging in to it (OAuth); a failed or slow server never
  *   holds up the others.
  * - Entries with `auth.method: oauth` authenticate through the session's
- *   {@linkcode OAuthRuntime}: one provider per server for the manager's whole life, so
- *   reconnects and `/refresh` reuse its tokens. The manager closes the runtime.
+ *   {@linkcode OAuthRuntime}, made when the first such entry appears (at start or by
+ *   `/refresh`): one provider per server and auth settings, so reconnects and `/refresh`
+ *   reuse its tokens. The manager closes the runtime.
  * - Start-up can also go on in the background ({@linkcode ConnectionManager.start} not
  *   awaited): {@linkcode ConnectionManager.pending} names the servers still connecting,
  *   {@linkcode ConnectionManager.settled} waits for them with a bound, and
@@ -40,7 +41,7 @@ import type {
 import type { ServerConfig } from "../config/types.ts";
 import { ServerUnavailableError, ToolExecutionError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
-import type { OAuthRuntime } from "../oauth/mod.ts";
+import { type OAuthRuntime, type PatchbayOAuthProvider, usesOAuth } from "../oauth/mod.ts";
 import { type EnvLookup, ProxyRouter } from "../proxy.ts";
 import { Redactor } from "../redact.ts";
 import { didYouMean } from "../text.ts";
@@ -76,6 +77,12 @@ export interface ConnectionManagerOptions {
    * asks for one fails with "OAuth authentication failed".
    */
   oauth?: OAuthRuntime;
+  /**
+   * Makes the OAuth runtime, when `oauth` is not given, the first time an entry uses OAuth
+   * (at start, or added by {@linkcode ConnectionManager.apply}); closed with the manager.
+   * Never called while no entry uses OAuth, so nothing listens on the callback port then.
+   */
+  createOAuth?: () => OAuthRuntime;
   /** @default patchbay's name and version */
   clientInfo?: Implementation;
   /**
@@ -142,7 +149,8 @@ export class ConnectionManager implements ToolHost {
   #closing?: Promise<void>;
   /** The last {@linkcode apply} call's run, settled; the next one waits for it. */
   #applying: Promise<unknown> = Promise.resolve();
-  readonly #oauth?: OAuthRuntime;
+  /** Given, or made by `createOAuth` for the first entry that uses OAuth. */
+  #oauth?: OAuthRuntime;
   readonly #network: ProxyRouter;
 
   readonly #options: ConnectionManagerOptions;
@@ -172,7 +180,7 @@ export class ConnectionManager implements ToolHost {
       changed: () => this.#rebuildCatalogue(),
       backoff,
       logLevel: () => this.#logLevel,
-      oauth: options.oauth?.providerFor(config),
+      oauth: this.#oauthFor(config),
       handlers: () => this.#handlers,
       session: {
         clientInfo: options.clientInfo,
@@ -181,6 +189,13 @@ export class ConnectionManager implements ToolHost {
         ...(options.closePromptly ? { stdinCloseGraceMs: 0 } : {}),
       },
     });
+  }
+
+  /** The OAuth provider of an entry that uses OAuth, the runtime made on first need. */
+  #oauthFor(config: ServerConfig): PatchbayOAuthProvider | undefined {
+    if (!usesOAuth(config)) return undefined;
+    this.#oauth ??= this.#options.createOAuth?.();
+    return this.#oauth?.providerFor(config);
   }
 
   /**
