@@ -197,7 +197,7 @@ class OpenAiProvider implements ModelProvider {
     const flag = denoPermissionFlag(error);
     if (flag) return new DenoPermissionError(flag, "loading the model client", error);
     return new ProviderRequestError(
-      "Model request failed: loading the model client failed",
+      "Model request failed: loading the model client (the openai package) failed",
       undefined,
       {
         reason: error instanceof Error ? error.message : String(error),
