@@ -38,6 +38,8 @@ export interface Runtime {
   config: Config;
   /** Path the configuration was read from. */
   configPath: string;
+  /** The session's log file (--log-file, else the default), whether it could be opened or not. */
+  logFile: string;
   /** Things to tell the user once at start (fallbacks taken, files skipped). */
   notices: string[];
 }
@@ -108,7 +110,7 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
   registerConfigSecrets(config, redactor);
   log.info(`configuration ${location.path}: ${config.servers.length} servers`);
   notices.push(...config.warnings.map(describeWarning));
-  return { env, logger, config, configPath: location.path, notices };
+  return { env, logger, config, configPath: location.path, logFile, notices };
 }
 
 function logFileNotice(path: string, error: Error): string {

@@ -56,3 +56,52 @@ Deno.test("apply: removed servers end, changed ones restart, new ones start, the
     "the changed server runs as now configured",
   );
 });
+
+Deno.test("apply racing close(): no server it starts outlives the manager", async () => {
+  // close() right after apply() (/refresh, Ctrl+C, /exit), then close() while it connects.
+  for (const closeWhen of ["at once", "while connecting"] as const) {
+    const tags = { kept: tag(), added: tag() };
+    const session = await startManager({
+      servers: [fixtureEntry("kept", [`--tag=${tags.kept}`])],
+    });
+    const { manager } = session;
+    const connecting = new Promise<void>((resolve) =>
+      manager.on((e) => {
+        if (e.type === "state" && e.server === "added" && e.state === "connecting") resolve();
+      })
+    );
+    const applying = manager.apply([
+      fixtureEntry("kept", [`--tag=${tags.kept}`]),
+      fixtureEntry("added", [`--tag=${tags.added}`]),
+    ]);
+    if (closeWhen === "while connecting") await connecting;
+    await manager.close();
+    await applying;
+    await eventually(
+      () => processesWith(tags.kept).length === 0 && processesWith(tags.added).length === 0,
+      `closed ${closeWhen}: every server process ends`,
+    );
+    assert.notEqual(manager.status("added")?.state, "connected", closeWhen);
+  }
+});
+
+Deno.test("apply twice in a row: the second waits for the first and leaves its set", async () => {
+  const tags = { kept: tag(), first: tag(), second: tag() };
+  const kept = fixtureEntry("kept", [`--tag=${tags.kept}`]);
+  await using session = await startManager({ servers: [kept] });
+  const { manager } = session;
+  const first = manager.apply([kept, fixtureEntry("first", [`--tag=${tags.first}`])]);
+  const second = manager.apply([kept, fixtureEntry("second", [`--tag=${tags.second}`])]);
+  assert.deepEqual(await first, { added: ["first"], removed: [], changed: [] });
+  assert.deepEqual(await second, { added: ["second"], removed: ["first"], changed: [] });
+  assert.deepEqual(manager.states().map((s) => [s.name, s.state]), [
+    ["kept", "connected"],
+    ["second", "connected"],
+  ]);
+  await eventually(
+    () => processesWith(tags.first).length === 0,
+    "the first call's server, dropped by the second, ends",
+  );
+  assert.ok(processesWith(tags.second).length > 0);
+  assert.equal(processesWith(tags.kept).length, 1);
+});

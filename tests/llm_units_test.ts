@@ -5,6 +5,7 @@ import type OpenAI from "openai";
 import { createEnvironment } from "../lib/env.ts";
 import {
   AuthenticationFailedError,
+  DenoPermissionError,
   InvalidApiKeyError,
   NetworkError,
   ProviderRequestError,
@@ -355,4 +356,46 @@ Deno.test("provider presets: each resolves to its documented address and key rul
     [...DOCUMENTED_PRESETS.map((p) => p.provider), "azure", "openai-compatible"].sort(),
     [...PROVIDER_NAMES].sort(),
   );
+});
+
+Deno.test("model client: a failed load is classified like a failed request, and tried again", async () => {
+  const failures: Error[] = [
+    new Deno.errors.NotCapable(
+      'Requires read access to "/cache/npm/openai", run again with the --allow-read flag',
+    ),
+    new TypeError("Module not found"),
+  ];
+  let loads = 0;
+  const provider = createOpenAiProvider({
+    llm: {
+      provider: "ollama",
+      model: "m",
+      maxTokens: 16,
+      maxContextLength: 1000,
+      timeoutSeconds: 5,
+      maxRetries: 0,
+    },
+    env: createEnvironment({}),
+    loadSdk: () => {
+      loads++;
+      return Promise.reject(failures.shift());
+    },
+  });
+  try {
+    const request = { messages: [{ role: "user" as const, content: "hi" }] };
+    const denied = await provider.generate(request).catch((error) => error);
+    assert.ok(denied instanceof DenoPermissionError, String(denied));
+    assert.equal(denied.flag, "--allow-read=/cache/npm/openai");
+    assert.match(denied.message, /loading the model client/);
+    assert.ok(denied.remedy);
+    // The rejected load is not kept: the next request loads again.
+    const failed = await provider.listModels().catch((error) => error);
+    assert.ok(failed instanceof ProviderRequestError, String(failed));
+    assert.match(failed.message, /loading the model client/);
+    assert.match(failed.reason ?? "", /Module not found/);
+    assert.ok(failed.remedy);
+    assert.equal(loads, 2);
+  } finally {
+    provider.close();
+  }
 });

@@ -36,6 +36,7 @@ import {
   requireFreeCallbackPort,
 } from "./support/oauth_harness.ts";
 import { startAuthorizationServer } from "./support/oauth_server.ts";
+import { fixtureEntry, startManager } from "./support/servers.ts";
 import { startProtectedMcpServer } from "./support/protected_mcp_server.ts";
 import {
   REMOTE_MCP_URL,
@@ -128,6 +129,51 @@ Deno.test("client_credentials with client_secret_basic: tokens and a tool call, 
   // The secret is nowhere in the log.
   h.logger.close();
   assert.ok(!(await Deno.readTextFile(h.logFile)).includes(SECRET));
+});
+
+Deno.test("an OAuth server added by /refresh (apply) gets the runtime then; none before", async () => {
+  await using ci = await ciSetup();
+  const { as, h, entry } = ci;
+  let made = 0;
+  await using session = await startManager({
+    servers: [fixtureEntry("local")],
+    createOAuth: () => {
+      made++;
+      return h.runtime([entry]);
+    },
+  });
+  const { manager } = session;
+  assert.equal(made, 0, "no entry uses OAuth: no runtime, so no callback listener");
+  const changes = await manager.apply([fixtureEntry("local"), entry]);
+  assert.deepEqual(changes.added, ["ci"]);
+  assert.equal(made, 1);
+  assert.equal(manager.status("ci")?.state, "connected", manager.status("ci")?.error?.message);
+  assert.equal(as.log.token[0]?.params.get("grant_type"), "client_credentials");
+  const result = await manager.callTool("ci__echo", { text: "added later" });
+  assert.equal((result.content as { text: string }[])[0].text, "added later");
+  assert.deepEqual(h.browser.opened, []);
+});
+
+Deno.test("an entry's edited auth settings get a provider of their own; unchanged ones the same", async () => {
+  await using ci = await ciSetup();
+  const { h, entry } = ci;
+  const runtime = h.runtime([entry]);
+  const first = runtime.providerFor(entry);
+  assert.ok(first);
+  assert.equal(runtime.providerFor(structuredClone(entry)), first, "same settings: same one");
+  for (
+    const auth of [
+      { clientId: "other-bot" },
+      { scopes: ["mcp:write"] },
+      { grant: "authorization_code" as const },
+      { dpop: true },
+    ]
+  ) {
+    const edited = { ...entry, auth: { ...entry.auth!, ...auth } };
+    const provider = runtime.providerFor(edited);
+    assert.notEqual(provider, first, JSON.stringify(auth));
+    assert.equal(runtime.providerFor(edited), provider, "then kept for those settings");
+  }
 });
 
 Deno.test("client_credentials: an expired token is replaced by a new grant, not a browser", async () => {

@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
-import { everythingEntry, NODE } from "./support/deps.ts";
+import { everythingEntry, filesystemEntry, NODE } from "./support/deps.ts";
+import { processesWith } from "./support/servers.ts";
 import { replConfig, startRepl } from "./support/repl.ts";
 import { type ScriptedLlm, startScriptedLlm } from "./support/scripted_llm.ts";
 
@@ -149,6 +150,10 @@ Deno.test("/refresh with a broken file says why and keeps the servers", async ()
   const config = replConfig(box, llm);
   const path = await writeConfig(box, config);
   await using repl = await startRepl(box);
+  const filesystemPids = () =>
+    processesWith(filesystemEntry()).filter((pid) => processesWith(box.cwd).includes(pid));
+  const before = filesystemPids();
+  assert.equal(before.length, 1);
 
   await Deno.writeTextFile(path, '{ "mcpServers": { "everything": ');
   const refused = await repl.send(
@@ -159,6 +164,7 @@ Deno.test("/refresh with a broken file says why and keeps the servers", async ()
   assert.match(refused, /JSON decode error/);
   assert.match(refused, /fix the file and \/refresh again/);
   assert.match(refused, /2 of 2 servers connected/);
+  assert.deepEqual(filesystemPids(), before, "not reconnected: the same server process");
   assert.match(
     await repl.send('/call everything.echo {"message": "still here"}', "Echo: still here"),
     /Echo: still here/,

@@ -8,8 +8,9 @@
  *   the time a person spends logging in to it (OAuth); a failed or slow server never
  *   holds up the others.
  * - Entries with `auth.method: oauth` authenticate through the session's
- *   {@linkcode OAuthRuntime}: one provider per server for the manager's whole life, so
- *   reconnects and `/refresh` reuse its tokens. The manager closes the runtime.
+ *   {@linkcode OAuthRuntime}, made when the first such entry appears (at start or by
+ *   `/refresh`): one provider per server and auth settings, so reconnects and `/refresh`
+ *   reuse its tokens. The manager closes the runtime.
  * - Start-up can also go on in the background ({@linkcode ConnectionManager.start} not
  *   awaited): {@linkcode ConnectionManager.pending} names the servers still connecting,
  *   {@linkcode ConnectionManager.settled} waits for them with a bound, and
@@ -40,7 +41,7 @@ import type {
 import type { ServerConfig } from "../config/types.ts";
 import { ServerUnavailableError, ToolExecutionError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
-import type { OAuthRuntime } from "../oauth/mod.ts";
+import { type OAuthRuntime, type PatchbayOAuthProvider, usesOAuth } from "../oauth/mod.ts";
 import { type EnvLookup, ProxyRouter } from "../proxy.ts";
 import { Redactor } from "../redact.ts";
 import { didYouMean } from "../text.ts";
@@ -76,6 +77,12 @@ export interface ConnectionManagerOptions {
    * asks for one fails with "OAuth authentication failed".
    */
   oauth?: OAuthRuntime;
+  /**
+   * Makes the OAuth runtime, when `oauth` is not given, the first time an entry uses OAuth
+   * (at start, or added by {@linkcode ConnectionManager.apply}); closed with the manager.
+   * Never called while no entry uses OAuth, so nothing listens on the callback port then.
+   */
+  createOAuth?: () => OAuthRuntime;
   /** @default patchbay's name and version */
   clientInfo?: Implementation;
   /**
@@ -140,7 +147,10 @@ export class ConnectionManager implements ToolHost {
   #logLevel?: LoggingLevel;
   #started?: Promise<ServerStatus[]>;
   #closing?: Promise<void>;
-  readonly #oauth?: OAuthRuntime;
+  /** The last {@linkcode apply} call's run, settled; the next one waits for it. */
+  #applying: Promise<unknown> = Promise.resolve();
+  /** Given, or made by `createOAuth` for the first entry that uses OAuth. */
+  #oauth?: OAuthRuntime;
   readonly #network: ProxyRouter;
 
   readonly #options: ConnectionManagerOptions;
@@ -170,7 +180,7 @@ export class ConnectionManager implements ToolHost {
       changed: () => this.#rebuildCatalogue(),
       backoff,
       logLevel: () => this.#logLevel,
-      oauth: options.oauth?.providerFor(config),
+      oauth: this.#oauthFor(config),
       handlers: () => this.#handlers,
       session: {
         clientInfo: options.clientInfo,
@@ -179,6 +189,13 @@ export class ConnectionManager implements ToolHost {
         ...(options.closePromptly ? { stdinCloseGraceMs: 0 } : {}),
       },
     });
+  }
+
+  /** The OAuth provider of an entry that uses OAuth, the runtime made on first need. */
+  #oauthFor(config: ServerConfig): PatchbayOAuthProvider | undefined {
+    if (!usesOAuth(config)) return undefined;
+    this.#oauth ??= this.#options.createOAuth?.();
+    return this.#oauth?.providerFor(config);
   }
 
   /**
@@ -402,10 +419,21 @@ export class ConnectionManager implements ToolHost {
    * no longer there are closed, changed ones are closed and started again, new ones are
    * started; the others are left as they are. Resolves, with what changed, once the new and
    * changed servers have connected or failed, as {@linkcode start} does.
+   *
+   * Calls run one after the other (a second `/refresh` while the first still connects
+   * compares with what the first made), and a manager that closes meanwhile starts nothing
+   * more: what the call created is closed with it.
    */
-  async apply(servers: readonly ServerConfig[]): Promise<ServerChanges> {
-    const next = new Map(servers.map((config) => [config.name, config]));
+  apply(servers: readonly ServerConfig[]): Promise<ServerChanges> {
+    const run = this.#applying.then(() => this.#apply(servers));
+    this.#applying = run.catch(() => {});
+    return run;
+  }
+
+  async #apply(servers: readonly ServerConfig[]): Promise<ServerChanges> {
     const changes: ServerChanges = { added: [], removed: [], changed: [] };
+    if (this.#closing) return changes;
+    const next = new Map(servers.map((config) => [config.name, config]));
     for (const [name, connection] of this.#connections) {
       const config = next.get(name);
       if (!config) changes.removed.push(name);
@@ -416,6 +444,8 @@ export class ConnectionManager implements ToolHost {
     changes.added = servers.map((c) => c.name).filter((name) => !this.#connections.has(name));
     const replaced = [...changes.removed, ...changes.changed];
     await Promise.all(replaced.map((name) => this.#connections.get(name)!.close()));
+    // Closed meanwhile: close() ended what was there; nothing new may start.
+    if (this.#closing) return changes;
     const kept = new Map(this.#connections);
     this.#connections.clear();
     for (const config of servers) {
@@ -427,16 +457,20 @@ export class ConnectionManager implements ToolHost {
       .map((name) => this.#connections.get(name)!)
       .filter((connection) => !connection.config.disabled);
     await Promise.all(starting.map((connection) => this.#connectWithin(connection)));
+    // A close() during the connects may have come before one of them spawned its server.
+    if (this.#closing) await Promise.all(starting.map((connection) => connection.close()));
     return changes;
   }
 
   /**
    * Closes every connection (stdio trees ended, HTTP sessions deleted, a login in
-   * progress cancelled) and the OAuth runtime; idempotent.
+   * progress cancelled) and the OAuth runtime; idempotent. An {@linkcode apply} under way
+   * is waited for, so that no server it starts outlives the manager.
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.all([...this.#connections.values()].map((c) => c.close()));
+      await this.#applying;
       await this.#oauth?.close();
       this.#network.close();
       this.#hub.close();

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { createOAuthRuntime, type OAuthEvent, tokenStoreFor } from "../oauth/mod.ts";
+import { type OAuthEvent, OAuthRuntime, tokenStoreFor } from "../oauth/mod.ts";
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import type { Logger } from "../log.ts";
@@ -73,24 +73,26 @@ export async function openConnections(
 ): Promise<OpenConnections> {
   const log = setup.logger.child("oauth");
   const redactor = setup.logger.redactor;
-  const oauth = createOAuthRuntime(setup.servers, {
-    log,
-    redactor,
-    onEvent: options.onOAuthEvent,
-    // $BROWSER and the proxy variables may come from .env, like every other setting.
-    getEnv: (name) => setup.env.get(name),
-    store: tokenStoreFor(setup.memory, setup.env, {
-      log: log.child("store"),
+  // Made when the first entry that uses OAuth appears, at start or at a /refresh.
+  const createOAuth = () =>
+    new OAuthRuntime({
+      log,
       redactor,
       onEvent: options.onOAuthEvent,
-    }),
-  });
+      // $BROWSER and the proxy variables may come from .env, like every other setting.
+      getEnv: (name) => setup.env.get(name),
+      store: tokenStoreFor(setup.memory, setup.env, {
+        log: log.child("store"),
+        redactor,
+        onEvent: options.onOAuthEvent,
+      }),
+    });
   const manager = new ConnectionManager({
     servers: setup.servers,
     log: setup.logger.child("connections"),
     redactor,
     handlers: options.handlers,
-    oauth,
+    createOAuth,
     // Servers inherit HOME, PATH and the like, and HTTP connections honour the proxy
     // variables, as patchbay sees them (.env included).
     env: setup.env,

@@ -41,7 +41,7 @@ import type {
 } from "./provider.ts";
 import { proxyFor, type ProxySettings } from "../proxy.ts";
 import { setTimer, timerDelay } from "../async/timers.ts";
-import { loadOpenAi } from "./openai_sdk.ts";
+import { loadOpenAi, type OpenAiModule } from "./openai_sdk.ts";
 import { sameOriginFetch } from "./redirects.ts";
 import { delay } from "../async/delay.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
@@ -61,6 +61,11 @@ export interface OpenAiProviderOptions {
   log?: Log;
   /** Jitter source for backoff (tests pin it). @default Math.random */
   random?: () => number;
+  /**
+   * Loads the `openai` package at the first request (tests give one that fails, to see
+   * how a failed load is reported). @default loadOpenAi
+   */
+  loadSdk?: () => Promise<OpenAiModule>;
 }
 
 /**
@@ -85,6 +90,7 @@ class OpenAiProvider implements ModelProvider {
   #proxy: ProxySettings | undefined;
   #log: Log;
   #random: () => number;
+  #loadSdk: () => Promise<OpenAiModule>;
   /** Cleared when the server rejects `stream_options` (some OpenAI-compatible servers do). */
   #streamUsage = true;
   #maxTokensField: "max_tokens" | "max_completion_tokens";
@@ -95,6 +101,7 @@ class OpenAiProvider implements ModelProvider {
     this.#llm = llm;
     this.#log = options.log ?? silentLog;
     this.#random = options.random ?? Math.random;
+    this.#loadSdk = options.loadSdk ?? loadOpenAi;
     this.provider = llm.provider;
     this.label = preset.label;
     this.model = llm.model;
@@ -173,10 +180,32 @@ class OpenAiProvider implements ModelProvider {
         });
   }
 
-  /** The SDK client, made at the first request (the configuration was checked above). */
+  /**
+   * The SDK client, made at the first request (the configuration was checked above). A
+   * failed load is reported like a failed request, and the next request loads again.
+   */
   #sdkClient(): Promise<OpenAI> {
-    this.#client ??= loadOpenAi().then(this.#newClient);
+    this.#client ??= this.#loadSdk().then(this.#newClient, (error) => {
+      this.#client = undefined;
+      throw this.#loadFailure(error);
+    });
     return this.#client;
+  }
+
+  /** A failed load of the SDK: a Deno denial with its grant, else what went wrong. */
+  #loadFailure(error: unknown): Error {
+    const flag = denoPermissionFlag(error);
+    if (flag) return new DenoPermissionError(flag, "loading the model client", error);
+    return new ProviderRequestError(
+      "Model request failed: loading the model client (the openai package) failed",
+      undefined,
+      {
+        reason: error instanceof Error ? error.message : String(error),
+        remedy: "the npm package openai could not be loaded from Deno's cache; install " +
+          "patchbay again (deno install, see the README) and start it again",
+        cause: error,
+      },
+    );
   }
 
   close(): void {

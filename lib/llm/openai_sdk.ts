@@ -7,14 +7,24 @@
  * @module
  */
 
-type OpenAiModule = typeof import("openai");
+/** The `openai` package's module namespace. */
+export type OpenAiModule = typeof import("openai");
 
 let loaded: OpenAiModule | undefined;
 let loading: Promise<OpenAiModule> | undefined;
 
-/** The `openai` package, loaded once, on the first call. */
+/**
+ * The `openai` package, loaded once, on the first call. A failed load (a Deno read denial
+ * on the npm cache, say) is not kept: the next call tries again.
+ */
 export function loadOpenAi(): Promise<OpenAiModule> {
-  loading ??= import("openai").then((module) => loaded = module);
+  loading ??= import("openai").then(
+    (module) => loaded = module,
+    (error) => {
+      loading = undefined;
+      throw error;
+    },
+  );
   return loading;
 }
 

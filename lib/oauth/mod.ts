@@ -2,11 +2,12 @@
  * OAuth for MCP servers, and the seam the connection layer plugs into.
  *
  * ```ts
- * // Once per session (lib/connections/open.ts): undefined when no entry uses OAuth, and
- * // then no callback listener ever exists (CONTRACT.md section 4). Logins are kept in
- * // files, or in Redis when Memory.backend is "redis".
+ * // Once per session, when the first entry that uses OAuth appears (the manager calls
+ * // lib/connections/open.ts's factory, at start or at a /refresh): while none does, no
+ * // callback listener ever exists (CONTRACT.md section 4). Logins are kept in files, or
+ * // in Redis when Memory.backend is "redis".
  * const store = tokenStoreFor(config.memory, env, { redactor, log, onEvent });
- * const oauth = createOAuthRuntime(config.servers, { log, redactor, onEvent, getEnv, store });
+ * const oauth = new OAuthRuntime({ log, redactor, onEvent, getEnv, store });
  *
  * // Per HTTP server, for every connection attempt (lib/connections/server_session.ts):
  * const provider = oauth?.providerFor(server);           // the same instance each time
@@ -114,7 +115,8 @@ export class OAuthRuntime {
   readonly broker: AuthorizationBroker;
   readonly store: TokenStore;
   readonly #options: OAuthRuntimeOptions;
-  readonly #providers = new Map<string, PatchbayOAuthProvider>();
+  /** By server name, with the address and auth settings it was made for. */
+  readonly #providers = new Map<string, { key: string; provider: PatchbayOAuthProvider }>();
   /** The proxy-aware fetch, unless one was given. */
   readonly #network?: ProxyRouter;
 
@@ -139,13 +141,16 @@ export class OAuthRuntime {
   }
 
   /**
-   * The provider for `server` (the same instance on every call), or `undefined` when the
-   * entry does not use OAuth. The connection manager asks once per server.
+   * The provider for `server` (the same instance on every call while its `url` and `auth`
+   * stay the same), or `undefined` when the entry does not use OAuth. The connection
+   * manager asks once per server and configuration.
    */
   providerFor(server: ServerConfig): PatchbayOAuthProvider | undefined {
     if (!usesOAuth(server)) return undefined;
+    // An entry whose address or auth settings changed (`/refresh`) gets a provider of them.
+    const key = JSON.stringify([new URL(server.url).href, server.auth]);
     const existing = this.#providers.get(server.name);
-    if (existing && existing.serverUrl.href === new URL(server.url).href) return existing;
+    if (existing?.key === key) return existing.provider;
     const provider = new PatchbayOAuthProvider({
       server,
       store: this.store,
@@ -156,7 +161,7 @@ export class OAuthRuntime {
       fetch: this.#options.fetch ?? this.#network!.fetch,
       resolve: this.#options.resolve,
     });
-    this.#providers.set(server.name, provider);
+    this.#providers.set(server.name, { key, provider });
     return provider;
   }
 

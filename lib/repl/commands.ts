@@ -222,8 +222,8 @@ export function slashCommands(): SlashRegistry<ClientSession> {
             s.restartRequested = true;
             return "exit";
           }
+          // invalid or held: the servers stay as they were, said so; not reconnected either.
           if (outcome.kind === "applied") out(s, s.style.dim(describeChanges(outcome.changes)));
-          else await s.refresh();
         }
         out(s, s.renderServers(s.style));
       },

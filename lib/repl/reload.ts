@@ -7,7 +7,10 @@
  * this conversation.
  *
  * Only the servers follow the file; the model, memory and agent settings are those of the
- * start (they are read again at the next start).
+ * start (they are read again at the next start). The .env read again serves the file's
+ * `${VAR}` only: servers inherit the environment of the start, and the proxy variables and
+ * the model's key stay those of the start (the manager and the model client keep the
+ * environment they were made with).
  *
  * @module
  */
@@ -16,7 +19,6 @@ import { isAbsolute } from "node:path";
 import type { Config } from "../config/types.ts";
 import { loadConfig } from "../config/load.ts";
 import { type Environment, loadEnvironment } from "../env.ts";
-import { defaultLogFile } from "../paths.ts";
 import { compareGrants } from "../permissions/grants.ts";
 import { gatherInputs } from "../permissions/inputs.ts";
 import { planPermissions } from "../permissions/plan.ts";
@@ -28,7 +30,7 @@ import {
   restartFile,
   writeRestartRequest,
 } from "../permissions/restart.ts";
-import { registerConfigSecrets } from "../startup.ts";
+import { registerConfigSecrets, type Runtime } from "../startup.ts";
 import type { ServerChanges } from "../connections/manager.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import type { ClientSession } from "./client_session.ts";
@@ -98,7 +100,7 @@ async function restarted(
 ): Promise<"restart" | "held" | undefined> {
   // An OAuth server whose new authorization server was refused: discovered at the restart.
   const { adds: refused, rediscover } = oauthRefusals();
-  const adds = [...await missingGrants(config, env, session.runtime.configPath), ...refused];
+  const adds = [...await missingGrants(config, env, session.runtime), ...refused];
   if (adds.length === 0) return undefined;
   const conversation = session.memory.session;
   const said = conversation.messages.length;
@@ -152,15 +154,16 @@ async function loadWithUnreadable(path: string, env: Environment): Promise<Confi
 async function missingGrants(
   config: Config,
   env: Environment,
-  configPath: string,
+  runtime: Pick<Runtime, "configPath" | "logFile">,
 ): Promise<NeededGrant[]> {
   const plan = planPermissions(
     await gatherInputs({
       config,
       env,
-      configPath,
+      configPath: runtime.configPath,
       envFile: env.file.path,
-      logFile: defaultLogFile(),
+      // The session's own log file (--log-file): the plan it runs under grants that one.
+      logFile: runtime.logFile,
     }),
   );
   const report = compareGrants(plan);
