@@ -17,7 +17,7 @@ import type { PermissionsOptions } from "./commands/permissions.ts";
 import type { ReadOptions } from "./commands/read.ts";
 import type { RunOptions } from "./commands/run.ts";
 import type { SessionsOptions } from "./commands/sessions.ts";
-import { plainChatFlags } from "./commands/_chat_flags.ts";
+import { plainChatFlags, plainCommand, type QuickCommand } from "./commands/_chat_flags.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
 import { sessionLogger } from "./lib/session_log.ts";
 import type { GlobalOptions } from "./lib/startup.ts";
@@ -236,7 +236,7 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
     .option(
       "-n, --limit <n>",
       `how many to list (default ${DEFAULT_SESSION_LIMIT})`,
-      parseLimit,
+      (value: string) => parseLimit(value, (message) => new cli.InvalidArgumentError(message)),
     )
     .option("-a, --all", "list every stored conversation")
     .action(async (options: SessionsOptions, command: Command) => {
@@ -320,6 +320,20 @@ const COMMAND_MODULES: Readonly<Record<string, () => Promise<unknown>>> = {
   auth: () => import("./commands/auth.ts"),
 };
 
+/** What each command read without commander runs: the same call as its commander action. */
+const QUICK_ACTIONS: Readonly<
+  Record<QuickCommand, (options: Record<string, unknown>) => Promise<number | void>>
+> = {
+  "config check": async (options) =>
+    (await import("./commands/config_check.ts")).configCheck(
+      options as GlobalOptions & { json?: boolean },
+    ),
+  "sessions list": async (options) =>
+    (await import("./commands/sessions.ts")).sessionsList(options as SessionsOptions),
+  "permissions": async (options) =>
+    (await import("./commands/permissions.ts")).permissions(options as PermissionsOptions),
+};
+
 /** Runs patchbay with `args` and returns the process exit code. */
 export async function main(args: string[]): Promise<number> {
   // The commonest call that needs nothing else answers before the parser is loaded.
@@ -335,6 +349,12 @@ export async function main(args: string[]): Promise<number> {
       const { chat } = await import("./commands/chat.ts");
       return chat(chatFlags);
     });
+  }
+  // So do the commands that touch no server, in their plain forms.
+  const quick = plainCommand(args);
+  if (quick) {
+    const { json } = quick.options as { json?: boolean };
+    return await runCommand(() => QUICK_ACTIONS[quick.command](quick.options), { json });
   }
   // The command's module graph (zod, the configuration; the servers' spawn) loads now,
   // alongside commander's, rather than after the parse.

@@ -9,7 +9,8 @@
 
 import assert from "node:assert/strict";
 import { buildProgram } from "../main.ts";
-import { plainChatFlags } from "../commands/_chat_flags.ts";
+import { plainChatFlags, plainCommand } from "../commands/_chat_flags.ts";
+import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 
 /** Commander's reading of `args` as root flags (what the default command receives). */
 async function commanderFlags(args: string[]): Promise<Record<string, unknown>> {
@@ -64,4 +65,75 @@ Deno.test("anything but plain root flags is left to commander", () => {
   ) {
     assert.equal(plainChatFlags(args), undefined, JSON.stringify(args));
   }
+});
+
+Deno.test("the commands that touch no server are read without commander in their plain forms only", () => {
+  const read = (args: string[]) => {
+    const quick = plainCommand(args);
+    return quick && { command: quick.command, options: { ...quick.options } };
+  };
+  assert.deepEqual(read(["config", "check"]), { command: "config check", options: {} });
+  assert.deepEqual(read(["-c", "a.json", "-d", "config", "check", "--json"]), {
+    command: "config check",
+    options: { config: "a.json", debug: true, json: true },
+  });
+  assert.deepEqual(read(["sessions"]), { command: "sessions list", options: {} });
+  assert.deepEqual(read(["sessions", "list", "-a", "--json"]), {
+    command: "sessions list",
+    options: { all: true, json: true },
+  });
+  assert.deepEqual(read(["--env-file", "x.env", "permissions", "--json", "--discover"]), {
+    command: "permissions",
+    options: { envFile: "x.env", json: true, discover: true },
+  });
+  for (
+    const args of [
+      [],
+      ["config"],
+      ["config", "check", "--help"],
+      ["config", "check", "-c", "a.json"],
+      ["sessions", "show", "3f2a"],
+      ["sessions", "-n", "5"],
+      ["sessions", "--limit=5"],
+      ["permissions", "--rediscover", "docs"],
+      ["permissions", "--json", "extra"],
+      ["--config=a.json", "config", "check"],
+      ["tools"],
+      ["run", "config", "check"],
+    ]
+  ) {
+    assert.equal(plainCommand(args), undefined, JSON.stringify(args));
+  }
+});
+
+Deno.test("a command read without commander answers exactly as through commander", async () => {
+  await using box = await sandbox();
+  const path = await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "m", base_url: "http://127.0.0.1:9/v1" },
+    mcpServers: { everything: { command: "node", args: ["server.js"] } },
+  });
+  for (
+    const words of [["config", "check"], ["config", "check", "--json"], ["sessions", "--json"], [
+      "permissions",
+      "--json",
+    ]]
+  ) {
+    // `--config=<path>` is a form the quick reader leaves to commander.
+    const quick = await runPatchbay(box, ["--config", path, ...words]);
+    const parsed = await runPatchbay(box, [`--config=${path}`, ...words]);
+    assert.equal(quick.code, parsed.code, words.join(" "));
+    assert.equal(quick.stdout, parsed.stdout, words.join(" "));
+    assert.equal(quick.stderr, parsed.stderr, words.join(" "));
+    assert.ok(quick.stdout.length > 0, `${words.join(" ")} printed nothing`);
+  }
+});
+
+Deno.test("sessions --limit that is not a whole number is still a usage error from commander", async () => {
+  await using box = await sandbox();
+  const result = await runPatchbay(box, ["sessions", "--limit", "0"]);
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(
+    result.stderr,
+    /argument '0' is invalid\. expected a whole number of at least 1 \(or --all\)/,
+  );
 });

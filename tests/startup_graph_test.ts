@@ -77,14 +77,22 @@ Deno.test("the entry point loads no npm package before it runs (--version answer
   assert.equal(packages.size, 0, describe(packages));
 });
 
-Deno.test("reading the configuration loads zod and no other npm package (no SDK, model client, Redis)", async () => {
-  for (const entry of ["lib/startup.ts", "commands/config_check.ts"]) {
+Deno.test("reading the configuration loads zod and no other npm package (no SDK, model client, Redis, commander)", async () => {
+  // config check, sessions and permissions in their plain forms are read without commander
+  // (commands/_chat_flags.ts), so their modules must not bring it in either.
+  for (
+    const entry of [
+      "lib/startup.ts",
+      "commands/config_check.ts",
+      "commands/sessions.ts",
+    ]
+  ) {
     const packages = await staticNpmPackages(entry);
     assert.deepEqual([...packages.keys()], ["zod"], `${entry}: ${describe(packages)}`);
   }
-  // commander is loaded already when a command runs: the command line was parsed with it.
-  const packages = await staticNpmPackages("commands/sessions.ts");
-  assert.deepEqual([...packages.keys()].sort(), ["commander", "zod"], describe(packages));
+  // permissions also loads the SDK (--discover asks OAuth servers), but not commander.
+  const permissions = await staticNpmPackages("commands/permissions.ts");
+  assert.ok(!permissions.has("commander"), describe(permissions));
 });
 
 Deno.test("the scripting commands' modules load no npm package but zod until their servers are started", async () => {
