@@ -11,8 +11,7 @@ import { permissionFlags, shellQuote, unlistableValues } from "../lib/permission
 import { gatherInputs } from "../lib/permissions/inputs.ts";
 import { type PermissionPlan, planPermissions } from "../lib/permissions/plan.ts";
 import { defaultLogFile } from "../lib/paths.ts";
-import { checkServers } from "../lib/doctor/server_checks.ts";
-import { usesOAuth } from "../lib/oauth/mod.ts";
+import { usesOAuth } from "../lib/oauth/uses_oauth.ts";
 import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { VERSION } from "../lib/version.ts";
 import { CLIENT_V8_FLAGS } from "../lib/v8_flags.ts";
@@ -100,6 +99,8 @@ async function discoverAuthorizationServers(
     again.has(s.name) || (inputs.oauthHosts?.get(s.name) ?? []).length === 0
   );
   if (unknown.length === 0) return;
+  // The doctor's server checks (the SDK, OAuth) load only when there is something to discover.
+  const { checkServers } = await import("../lib/doctor/server_checks.ts");
   await checkServers({ ...runtime.config, servers: unknown }, {
     env: runtime.env,
     log: runtime.logger.child("permissions"),

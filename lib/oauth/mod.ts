@@ -30,7 +30,8 @@
  */
 
 import type { FetchLike } from "@modelcontextprotocol/client";
-import type { HttpServerConfig, OAuthSettings, ServerConfig } from "../config/types.ts";
+import type { ServerConfig } from "../config/types.ts";
+import { usesOAuth } from "./uses_oauth.ts";
 import type { Log } from "../log.ts";
 import { ProxyRouter } from "../proxy.ts";
 import type { Redactor } from "../redact.ts";
@@ -62,13 +63,7 @@ export {
 export { RedisTokenStore, tokenStoreFor } from "./redis_token_store.ts";
 export { FileTokenStore, type ServerCredentials, type TokenStore } from "./token_store.ts";
 
-/** An HTTP server entry with `"auth": {"method": "oauth"}`. */
-export type OAuthServerConfig = HttpServerConfig & { auth: OAuthSettings };
-
-/** Whether `server` uses OAuth. */
-export function usesOAuth(server: ServerConfig): server is OAuthServerConfig {
-  return server.transport !== "stdio" && server.auth?.method === "oauth";
-}
+export { type OAuthServerConfig, usesOAuth } from "./uses_oauth.ts";
 
 /** Options of {@linkcode createOAuthRuntime}. */
 export interface OAuthRuntimeOptions {

@@ -10,7 +10,10 @@ import { resolve } from "node:path";
 import { referencedVariables } from "../config/expand.ts";
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import { type ServerCredentials, type TokenStore, tokenStoreFor, usesOAuth } from "../oauth/mod.ts";
+// The stores and the predicate from their own modules: oauth/mod.ts would load the SDK.
+import { tokenStoreFor } from "../oauth/redis_token_store.ts";
+import type { ServerCredentials, TokenStore } from "../oauth/token_store.ts";
+import { usesOAuth } from "../oauth/uses_oauth.ts";
 import { configDir, dataDir, stateDir } from "../paths.ts";
 import { resolveCommandPath } from "./command_path.ts";
 import { hostPort, type PermissionInputs } from "./plan.ts";

@@ -17,7 +17,7 @@ import { PROVIDERS } from "../providers.ts";
 import { portOf, proxyFor } from "../proxy.ts";
 import { redisConfigured, resolveRedisSettings } from "../redis/settings.ts";
 import { browserCommands } from "../oauth/browser.ts";
-import { usesOAuth } from "../oauth/mod.ts";
+import { usesOAuth } from "../oauth/uses_oauth.ts";
 import { INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
 
 /** The permission kinds patchbay can need, as Deno names them. */
