@@ -93,6 +93,10 @@ Deno.bench("patchbay sessions", { group: "start-up" }, async () => {
   await run(["--config", config, "sessions"]);
 });
 
+Deno.bench("patchbay permissions", { group: "start-up" }, async () => {
+  await run(["--config", config, "permissions"]);
+});
+
 /**
  * patchbay against the plain SDK client, connecting one and five servers: the four runs of
  * a round alternate (ABBA from one round to the next), so that a load that drifts during
