@@ -110,10 +110,7 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
   config.command("check")
     .description("validate the configuration and print a summary (exit code 0 valid, 1 not)")
     .option("--json", "print the normalized configuration as JSON (secrets redacted)")
-    .action(act(setExit, async (all: GlobalOptions & { json?: boolean }) => {
-      const { configCheck } = await import("./commands/config_check.ts");
-      return configCheck(all);
-    }));
+    .action(act(setExit, QUICK_ACTIONS["config check"]));
 
   program.command("doctor")
     .description("check the configuration, key, provider, servers, memory and permissions")
@@ -136,10 +133,7 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
       "with --discover: find this server's authorization server even if a login names one",
       (server: string, before: string[] = []) => [...before, server],
     )
-    .action(act(setExit, async (all: PermissionsOptions) => {
-      const { permissions } = await import("./commands/permissions.ts");
-      return permissions(all);
-    }));
+    .action(act(setExit, QUICK_ACTIONS.permissions));
 
   program.command("run")
     .description("ask once and exit: the answer on stdout, status on stderr (prompt or stdin)")
@@ -244,8 +238,7 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
       // `sessions` runs `list` by default, which would otherwise swallow a typo.
       await act(setExit, async (all: SessionsOptions) => {
         if (words.length > 0) throw unknownCommand(words[0], sessions, "patchbay sessions");
-        const { sessionsList } = await import("./commands/sessions.ts");
-        return sessionsList(all);
+        return await QUICK_ACTIONS["sessions list"](all);
       })(options, command);
     });
   sessions.command("show <id>")
@@ -305,14 +298,15 @@ function unknownCommand(word: string, program: Command, name = "patchbay"): Usag
  * the others answer as soon as it is. Literal specifiers, so that `deno compile` and the
  * permission plan see every module.
  */
+const loadConnect = () => import("./commands/_connect.ts");
 const COMMAND_MODULES: Readonly<Record<string, () => Promise<unknown>>> = {
-  tools: () => import("./commands/_connect.ts"),
-  prompts: () => import("./commands/_connect.ts"),
-  resources: () => import("./commands/_connect.ts"),
-  call: () => import("./commands/_connect.ts"),
-  read: () => import("./commands/_connect.ts"),
-  prompt: () => import("./commands/_connect.ts"),
-  run: () => import("./commands/_connect.ts"),
+  tools: loadConnect,
+  prompts: loadConnect,
+  resources: loadConnect,
+  call: loadConnect,
+  read: loadConnect,
+  prompt: loadConnect,
+  run: loadConnect,
   config: () => import("./commands/config_check.ts"),
   sessions: () => import("./commands/sessions.ts"),
   permissions: () => import("./commands/permissions.ts"),
@@ -320,9 +314,12 @@ const COMMAND_MODULES: Readonly<Record<string, () => Promise<unknown>>> = {
   auth: () => import("./commands/auth.ts"),
 };
 
-/** What each command read without commander runs: the same call as its commander action. */
+/**
+ * What each command that touches no server runs, whether its line was read without commander
+ * (`plainCommand`) or by commander's action: one call for both.
+ */
 const QUICK_ACTIONS: Readonly<
-  Record<QuickCommand, (options: Record<string, unknown>) => Promise<number | void>>
+  Record<QuickCommand, (options: object) => Promise<number | void>>
 > = {
   "config check": async (options) =>
     (await import("./commands/config_check.ts")).configCheck(
