@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { ConnectionManager } from "../lib/connections/manager.ts";
 import type { ServerConfig } from "../lib/config/types.ts";
-import { EventStreamScanner, type StreamEvent } from "../lib/transports/fetch.ts";
+import { EventStreamScanner, type StreamEvent } from "../lib/transports/event_stream.ts";
 import { MAX_MESSAGE_BYTES } from "../lib/transports/limits.ts";
 import { type FloodKind, startHostileHttp } from "./fixtures/hostile_http_server.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";

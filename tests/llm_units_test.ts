@@ -1,11 +1,9 @@
 /** Pure tests of the provider layer's parts: stream assembly, keys, presets, proxy, retries. */
 
 import assert from "node:assert/strict";
-import type OpenAI from "openai";
 import { createEnvironment } from "../lib/env.ts";
 import {
   AuthenticationFailedError,
-  DenoPermissionError,
   InvalidApiKeyError,
   NetworkError,
   ProviderRequestError,
@@ -15,6 +13,7 @@ import {
 import type { LlmConfig } from "../lib/config/types.ts";
 import { checkApiKey } from "../lib/llm/api_key.ts";
 import { CompletionAssembler } from "../lib/llm/assemble.ts";
+import type { ChatCompletionChunk } from "../lib/llm/chat_api.ts";
 import {
   classifyFailure,
   failureError,
@@ -26,7 +25,7 @@ import { PROVIDER_NAMES, type ProviderName } from "../lib/providers.ts";
 import { bypassesProxy, proxyFor } from "../lib/proxy.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "../lib/llm/retry.ts";
 
-type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
+type Chunk = ChatCompletionChunk;
 
 const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
 const chunk = (
@@ -356,46 +355,4 @@ Deno.test("provider presets: each resolves to its documented address and key rul
     [...DOCUMENTED_PRESETS.map((p) => p.provider), "azure", "openai-compatible"].sort(),
     [...PROVIDER_NAMES].sort(),
   );
-});
-
-Deno.test("model client: a failed load is classified like a failed request, and tried again", async () => {
-  const failures: Error[] = [
-    new Deno.errors.NotCapable(
-      'Requires read access to "/cache/npm/openai", run again with the --allow-read flag',
-    ),
-    new TypeError("Module not found"),
-  ];
-  let loads = 0;
-  const provider = createOpenAiProvider({
-    llm: {
-      provider: "ollama",
-      model: "m",
-      maxTokens: 16,
-      maxContextLength: 1000,
-      timeoutSeconds: 5,
-      maxRetries: 0,
-    },
-    env: createEnvironment({}),
-    loadSdk: () => {
-      loads++;
-      return Promise.reject(failures.shift());
-    },
-  });
-  try {
-    const request = { messages: [{ role: "user" as const, content: "hi" }] };
-    const denied = await provider.generate(request).catch((error) => error);
-    assert.ok(denied instanceof DenoPermissionError, String(denied));
-    assert.equal(denied.flag, "--allow-read=/cache/npm/openai");
-    assert.match(denied.message, /loading the model client/);
-    assert.ok(denied.remedy);
-    // The rejected load is not kept: the next request loads again.
-    const failed = await provider.listModels().catch((error) => error);
-    assert.ok(failed instanceof ProviderRequestError, String(failed));
-    assert.match(failed.message, /loading the model client/);
-    assert.match(failed.reason ?? "", /Module not found/);
-    assert.ok(failed.remedy);
-    assert.equal(loads, 2);
-  } finally {
-    provider.close();
-  }
 });

@@ -108,9 +108,9 @@ Deno.test("the scripting commands' modules load no npm package but zod until the
   }
 });
 
-Deno.test("the interactive session loads the servers' SDK but not the model client, commander or Redis before its first turn", async () => {
+Deno.test("the interactive session loads the servers' SDK but no model SDK, commander or Redis before its first turn", async () => {
   // main.ts reads the session's plain flags without commander (commands/_chat_flags.ts); the
-  // model client's SDK comes with the first request (lib/llm/openai_sdk.ts), Redis only
+  // model client is patchbay's own (lib/llm/chat_api.ts, no npm package), Redis comes only
   // with a Redis store.
   const packages = await staticNpmPackages("commands/chat.ts");
   assert.deepEqual(

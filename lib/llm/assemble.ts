@@ -9,11 +9,13 @@
  * @module
  */
 
-import type OpenAI from "openai";
+import type {
+  ChatCompletion as Completion,
+  ChatCompletionChunk as Chunk,
+  WireToolCall,
+  WireUsage,
+} from "./chat_api.ts";
 import type { FinishReason, ToolCall } from "./provider.ts";
-
-type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
-type Completion = OpenAI.Chat.Completions.ChatCompletion;
 
 /** Usage exactly as the provider reported it. */
 export interface ReportedUsage {
@@ -49,19 +51,20 @@ export class CompletionAssembler {
 
   /** Adds one chunk; returns its text delta ("" when it has none). */
   push(chunk: Chunk): string {
-    if (chunk.model) this.#model = chunk.model;
-    if (chunk.usage) this.#usage = toUsage(chunk.usage);
+    if (typeof chunk.model === "string" && chunk.model) this.#model = chunk.model;
+    if (isObject(chunk.usage)) this.#usage = toUsage(chunk.usage);
     let delta = "";
-    for (const choice of chunk.choices ?? []) {
+    for (const choice of Array.isArray(chunk.choices) ? chunk.choices : []) {
       // Only the first choice is ever requested; others would be a provider quirk.
-      if ((choice.index ?? 0) !== 0) continue;
+      if (!isObject(choice) || (choice.index ?? 0) !== 0) continue;
       const content = choice.delta?.content;
       if (typeof content === "string" && content !== "") {
         this.#text += content;
         delta += content;
       }
-      for (const call of choice.delta?.tool_calls ?? []) this.#mergeCall(call);
-      if (choice.finish_reason) this.#finish = choice.finish_reason;
+      const calls = choice.delta?.tool_calls;
+      if (Array.isArray(calls)) { for (const call of calls) this.#mergeCall(call); }
+      if (typeof choice.finish_reason === "string") this.#finish = choice.finish_reason;
     }
     return delta;
   }
@@ -93,7 +96,9 @@ export class CompletionAssembler {
     };
   }
 
-  #mergeCall(delta: NonNullable<Chunk["choices"][number]["delta"]["tool_calls"]>[number]): void {
+  #mergeCall(delta: WireToolCall): void {
+    // The server's output is untrusted: a field of the wrong type is ignored, not fatal.
+    if (typeof delta !== "object" || delta === null) return;
     let call = delta.index === undefined ? undefined : this.#byIndex.get(delta.index);
     if (!call && delta.index === undefined && delta.id) {
       call = this.#calls.find((c) => c.id === delta.id);
@@ -103,23 +108,24 @@ export class CompletionAssembler {
       this.#calls.push(call);
       if (delta.index !== undefined) this.#byIndex.set(delta.index, call);
     }
-    if (delta.id) call.id = delta.id;
-    if (delta.function?.name) call.name += delta.function.name;
-    if (delta.function?.arguments) call.arguments += delta.function.arguments;
+    if (typeof delta.id === "string" && delta.id) call.id = delta.id;
+    if (typeof delta.function?.name === "string") call.name += delta.function.name;
+    if (typeof delta.function?.arguments === "string") call.arguments += delta.function.arguments;
   }
 }
 
 /** The same result from a non-streamed completion. */
 export function assembleCompletion(completion: Completion): AssembledCompletion {
-  const choice = completion.choices?.[0];
+  const choice = Array.isArray(completion?.choices) ? completion.choices[0] : undefined;
   const message = choice?.message;
   const toolCalls: ToolCall[] = [];
-  for (const [i, call] of (message?.tool_calls ?? []).entries()) {
-    if (call.type !== "function") continue;
+  const calls = Array.isArray(message?.tool_calls) ? message.tool_calls : [];
+  for (const [i, call] of calls.entries()) {
+    if (call?.type !== "function" || typeof call.function?.name !== "string") continue;
     toolCalls.push({
-      id: call.id || `call_${i + 1}`,
+      id: typeof call.id === "string" && call.id ? call.id : `call_${i + 1}`,
       name: call.function.name,
-      arguments: call.function.arguments ?? "",
+      arguments: typeof call.function.arguments === "string" ? call.function.arguments : "",
     });
   }
   const content = typeof message?.content === "string" && message.content !== ""
@@ -128,20 +134,32 @@ export function assembleCompletion(completion: Completion): AssembledCompletion 
   return {
     content,
     toolCalls,
-    finishReason: finishReason(choice?.finish_reason, toolCalls.length),
-    usage: completion.usage ? toUsage(completion.usage) : undefined,
-    model: completion.model || undefined,
+    finishReason: finishReason(
+      typeof choice?.finish_reason === "string" ? choice.finish_reason : undefined,
+      toolCalls.length,
+    ),
+    usage: isObject(completion.usage) ? toUsage(completion.usage) : undefined,
+    model: typeof completion.model === "string" && completion.model ? completion.model : undefined,
   };
 }
 
-function toUsage(usage: OpenAI.CompletionUsage): ReportedUsage {
-  const promptTokens = usage.prompt_tokens ?? 0;
-  const completionTokens = usage.completion_tokens ?? 0;
+function toUsage(usage: WireUsage): ReportedUsage {
+  const promptTokens = count(usage.prompt_tokens) ?? 0;
+  const completionTokens = count(usage.completion_tokens) ?? 0;
   return {
     promptTokens,
     completionTokens,
-    totalTokens: usage.total_tokens ?? promptTokens + completionTokens,
+    totalTokens: count(usage.total_tokens) ?? promptTokens + completionTokens,
   };
+}
+
+/** A token count as reported, if it is one. */
+function count(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+function isObject<T>(value: T): value is NonNullable<T> & object {
+  return typeof value === "object" && value !== null;
 }
 
 function finishReason(reason: string | null | undefined, toolCalls: number): FinishReason {

@@ -1,16 +1,14 @@
 /**
- * {@linkcode ModelProvider} for every OpenAI-compatible API, on the `openai` SDK.
+ * {@linkcode ModelProvider} for every OpenAI-compatible API, over {@linkcode ChatApi}.
  *
- * patchbay runs the SDK with its own retries off (`maxRetries: 0`) and retries here, so it
- * can tell the UI why it waits, count the retries for `/api_stats` and the error text, and
- * time out a stalled stream (the SDK's timeout ends when the headers arrive). Every
- * constructor option is passed explicitly: otherwise the SDK reads `OPENAI_*` variables,
- * which would override the configuration (and make Deno prompt for env access).
+ * Retries are made here, so that patchbay can tell the UI why it waits, count the retries
+ * for `/api_stats` and the error text, and time out a stalled stream (a watchdog covers the
+ * whole exchange, headers and every chunk). Nothing is read from `OPENAI_*` variables: the
+ * configuration alone says where requests go.
  *
  * @module
  */
 
-import type { AzureOpenAI, default as OpenAI } from "openai";
 import { CancelledError, DenoPermissionError, ProviderRequestError } from "../errors.ts";
 import { denoPermissionFlag } from "../permissions/denial.ts";
 import type { LlmConfig } from "../config/types.ts";
@@ -40,15 +38,17 @@ import type {
   ToolDefinition,
 } from "./provider.ts";
 import { proxyFor, type ProxySettings } from "../proxy.ts";
-import { setTimer, timerDelay } from "../async/timers.ts";
-import { loadOpenAi, type OpenAiModule } from "./openai_sdk.ts";
+import { setTimer } from "../async/timers.ts";
+import {
+  ChatApi,
+  type ChatCompletionRequest,
+  type ChatMessageParam,
+  type ChatToolParam,
+} from "./chat_api.ts";
 import { sameOriginFetch } from "./redirects.ts";
 import { delay } from "../async/delay.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
 import { estimateTextTokens, TokenEstimator } from "./tokens.ts";
-
-type Params = OpenAI.Chat.Completions.ChatCompletionCreateParams;
-type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /** Options of {@linkcode createOpenAiProvider}. */
 export interface OpenAiProviderOptions {
@@ -61,11 +61,6 @@ export interface OpenAiProviderOptions {
   log?: Log;
   /** Jitter source for backoff (tests pin it). @default Math.random */
   random?: () => number;
-  /**
-   * Loads the `openai` package at the first request (tests give one that fails, to see
-   * how a failed load is reported). @default loadOpenAi
-   */
-  loadSdk?: () => Promise<OpenAiModule>;
 }
 
 /**
@@ -83,14 +78,11 @@ class OpenAiProvider implements ModelProvider {
   readonly model: string;
   readonly baseUrl: string;
   #llm: LlmConfig;
-  /** Builds the SDK client once the SDK is loaded (the first request loads it). */
-  #newClient: (sdk: typeof import("openai")) => OpenAI;
-  #client: Promise<OpenAI> | undefined;
+  #api: ChatApi;
   #httpClient: Deno.HttpClient | undefined;
   #proxy: ProxySettings | undefined;
   #log: Log;
   #random: () => number;
-  #loadSdk: () => Promise<OpenAiModule>;
   /** Cleared when the server rejects `stream_options` (some OpenAI-compatible servers do). */
   #streamUsage = true;
   #maxTokensField: "max_tokens" | "max_completion_tokens";
@@ -101,7 +93,6 @@ class OpenAiProvider implements ModelProvider {
     this.#llm = llm;
     this.#log = options.log ?? silentLog;
     this.#random = options.random ?? Math.random;
-    this.#loadSdk = options.loadSdk ?? loadOpenAi;
     this.provider = llm.provider;
     this.label = preset.label;
     this.model = llm.model;
@@ -141,71 +132,16 @@ class OpenAiProvider implements ModelProvider {
       });
     }
 
-    const common = {
-      // The SDK's own timer ends at the response headers; patchbay's watchdog (a little
-      // shorter) covers the whole stream, so the SDK's only matters as a backstop.
-      timeout: timerDelay((llm.timeoutSeconds + 5) * 1000),
-      maxRetries: 0,
-      organization: null,
-      project: null,
-      webhookSecret: null,
-      logLevel: "off" as const,
-      defaultQuery: undefined,
-      fetchOptions: this.#httpClient
-        ? ({ client: this.#httpClient } as unknown as OpenAI["fetchOptions"])
+    this.#api = new ChatApi({
+      baseUrl: this.baseUrl,
+      apiKey: key,
+      azure: llm.provider === "azure"
+        ? { apiVersion: llm.apiVersion ?? "", deployment: llm.deployment ?? llm.model }
         : undefined,
+      client: this.#httpClient,
       // The conversation and the key never follow a redirect to another origin.
       fetch: sameOriginFetch(),
-    };
-    this.#newClient = llm.provider === "azure"
-      ? (sdk) =>
-        new sdk.AzureOpenAI(
-          {
-            ...common,
-            apiKey: key,
-            apiVersion: llm.apiVersion,
-            deployment: llm.deployment ?? llm.model,
-            ...(llm.baseUrl ? { baseURL: llm.baseUrl } : { baseURL: null, endpoint: llm.endpoint }),
-          } as ConstructorParameters<typeof AzureOpenAI>[0],
-        )
-      : (sdk) =>
-        new sdk.OpenAI({
-          ...common,
-          adminAPIKey: null,
-          // Local servers without a key: the SDK insists on one, so a stand-in is given and the
-          // Authorization header it would produce is removed again.
-          apiKey: key ?? "no-key",
-          defaultHeaders: key === undefined ? { Authorization: null } : undefined,
-          baseURL: this.baseUrl,
-        });
-  }
-
-  /**
-   * The SDK client, made at the first request (the configuration was checked above). A
-   * failed load is reported like a failed request, and the next request loads again.
-   */
-  #sdkClient(): Promise<OpenAI> {
-    this.#client ??= this.#loadSdk().then(this.#newClient, (error) => {
-      this.#client = undefined;
-      throw this.#loadFailure(error);
     });
-    return this.#client;
-  }
-
-  /** A failed load of the SDK: a Deno denial with its grant, else what went wrong. */
-  #loadFailure(error: unknown): Error {
-    const flag = denoPermissionFlag(error);
-    if (flag) return new DenoPermissionError(flag, "loading the model client", error);
-    return new ProviderRequestError(
-      "Model request failed: loading the model client (the openai package) failed",
-      undefined,
-      {
-        reason: error instanceof Error ? error.message : String(error),
-        remedy: "the npm package openai could not be loaded from Deno's cache; install " +
-          "patchbay again (deno install, see the README) and start it again",
-        cause: error,
-      },
-    );
   }
 
   close(): void {
@@ -221,10 +157,9 @@ class OpenAiProvider implements ModelProvider {
     let adjustments = 0;
     // The summary's "over N s" is the whole request's time, attempts and waits together.
     const started = performance.now();
-    const client = await this.#sdkClient();
     while (true) {
       if (request.signal?.aborted) throw new CancelledError("the model request");
-      const attempt = await this.#attempt(client, request, maxTokens);
+      const attempt = await this.#attempt(request, maxTokens);
       if (attempt.ok) {
         return { ...this.#finish(attempt.result, request), retries };
       }
@@ -274,19 +209,13 @@ class OpenAiProvider implements ModelProvider {
   }
 
   async listModels(options: ListModelsOptions = {}): Promise<string[]> {
-    const client = await this.#sdkClient();
     const controller = new AbortController();
     const onAbort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", onAbort, { once: true });
     const timeoutSeconds = options.timeoutSeconds ?? this.#llm.timeoutSeconds;
     const watchdog = new Watchdog(timeoutSeconds * 1000, () => controller.abort());
     try {
-      const ids: string[] = [];
-      // The list is paginated by some providers; the SDK follows the pages.
-      for await (const model of client.models.list({ signal: controller.signal })) {
-        ids.push(model.id);
-      }
-      return ids;
+      return await this.#api.listModels({ signal: controller.signal });
     } catch (error) {
       const flag = denoPermissionFlag(error);
       if (flag) {
@@ -319,7 +248,7 @@ class OpenAiProvider implements ModelProvider {
   }
 
   /** One HTTP exchange under a watchdog: no byte for `timeout` seconds ends it. */
-  async #attempt(client: OpenAI, request: GenerateRequest, maxTokens: number): Promise<
+  async #attempt(request: GenerateRequest, maxTokens: number): Promise<
     | { ok: true; result: AssembledCompletion }
     | { ok: false; failure: AttemptFailure; emitted: boolean }
   > {
@@ -332,18 +261,14 @@ class OpenAiProvider implements ModelProvider {
     const started = performance.now();
     try {
       const body = this.#body(request, maxTokens);
-      const options = { signal: controller.signal, maxRetries: 0 };
+      const options = { signal: controller.signal };
       if (!request.onDelta) {
-        const completion = await client.chat.completions.create(
-          { ...body, stream: false },
-          options,
-        );
+        const completion = await this.#api.complete(body, options);
         responded = true;
         return { ok: true, result: assembleCompletion(completion) };
       }
-      const stream = await client.chat.completions.create({
+      const stream = await this.#api.stream({
         ...body,
-        stream: true,
         ...(this.#streamUsage ? { stream_options: { include_usage: true } } : {}),
       }, options);
       responded = true;
@@ -357,7 +282,7 @@ class OpenAiProvider implements ModelProvider {
           deliver(request.onDelta, delta);
         }
       }
-      // The SDK ends the iteration quietly when its request is aborted: the abort was ours.
+      // A body that ends quietly after an abort was cut by us, not finished.
       if (controller.signal.aborted) throw controller.signal.reason;
       return { ok: true, result: assembler.result() };
     } catch (error) {
@@ -392,7 +317,7 @@ class OpenAiProvider implements ModelProvider {
     }
   }
 
-  #body(request: GenerateRequest, maxTokens: number): Omit<Params, "stream"> {
+  #body(request: GenerateRequest, maxTokens: number): ChatCompletionRequest {
     const temperature = request.temperature ?? this.#llm.temperature;
     return {
       model: this.#llm.provider === "azure" ? (this.#llm.deployment ?? this.model) : this.model,
@@ -476,7 +401,7 @@ export function resolveBaseUrl(llm: LlmConfig): string {
   });
 }
 
-function toMessageParam(message: ChatMessage): MessageParam {
+function toMessageParam(message: ChatMessage): ChatMessageParam {
   switch (message.role) {
     case "system":
       return { role: "system", content: message.content };
@@ -513,7 +438,7 @@ function toMessageParam(message: ChatMessage): MessageParam {
   }
 }
 
-function toToolParam(tool: ToolDefinition): OpenAI.Chat.Completions.ChatCompletionTool {
+function toToolParam(tool: ToolDefinition): ChatToolParam {
   // The server's JSON Schema exactly as it sent it ($schema, $defs, $anchor, allOf,
   // if/then/else, additionalProperties: 2020-12 keywords carry meaning the model needs).
   return {

@@ -1,6 +1,6 @@
 /**
  * What went wrong with a model request, in two steps: {@linkcode classifyFailure} reduces
- * whatever the SDK or fetch threw to a small set of kinds (which decide retrying), and
+ * whatever the model client or fetch threw to a small set of kinds (which decide retrying), and
  * {@linkcode failureError} turns the last one into the typed error a person reads, with the
  * contract's message (CONTRACT.md section 7), the cause as far as it is known, and the remedy.
  *
@@ -21,7 +21,7 @@ import {
 import { abridge } from "../text.ts";
 import { causeMessages, netProblem, netReason } from "../failure.ts";
 import { hostOf, proxyName, type ProxySettings } from "../proxy.ts";
-import { loadedOpenAi } from "./openai_sdk.ts";
+import { MalformedAnswerError, ModelApiError } from "./chat_api.ts";
 import { redirectTarget } from "./redirects.ts";
 import { isRetryableStatus, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
 
@@ -46,6 +46,8 @@ export type AttemptFailure =
   }
   /** The connection broke after the answer had started. */
   | { kind: "dropped"; message: string }
+  /** An answer arrived that is not the API's (not JSON, an HTML page, past the size cap). */
+  | { kind: "malformed"; message: string }
   | { kind: "cancelled" };
 
 /** What the caller knew when the error arrived. */
@@ -58,29 +60,22 @@ export interface ClassifyContext {
   cancelled: boolean;
 }
 
-/** Reduces an SDK or fetch error to an {@linkcode AttemptFailure}. */
+/** Reduces a model client or fetch error to an {@linkcode AttemptFailure}. */
 export function classifyFailure(error: unknown, context: ClassifyContext): AttemptFailure {
   if (context.cancelled) return { kind: "cancelled" };
   if (context.timedOut) {
     return { kind: "timeout", phase: context.responded ? "stream" : "response" };
   }
-  // The SDK is loaded by the request that failed, if the failure is its own (openai_sdk.ts).
-  const sdk = loadedOpenAi();
-  if (sdk && error instanceof sdk.APIError && error.status !== undefined) {
-    const body = error.error as { message?: unknown; code?: unknown } | undefined;
+  if (error instanceof ModelApiError && error.status !== undefined) {
     return {
       kind: "status",
       status: error.status,
-      message: typeof body?.message === "string" ? body.message : stripStatus(error.message),
-      code: typeof error.code === "string"
-        ? error.code
-        : typeof body?.code === "string"
-        ? body.code
-        : undefined,
+      message: error.providerMessage || "status code (no body)",
+      code: error.code,
       headers: error.headers,
     };
   }
-  if (sdk && error instanceof sdk.APIUserAbortError) return { kind: "cancelled" };
+  if (error instanceof MalformedAnswerError) return { kind: "malformed", message: error.message };
   const text = errorChain(error);
   if (context.responded) return { kind: "dropped", message: text };
   // The one classifier (lib/failure.ts) names the problem; retrying and wording are ours.
@@ -109,6 +104,8 @@ export function isRetryable(failure: AttemptFailure): boolean {
       return true;
     case "network":
       return failure.problem === "refused" || failure.problem === "other";
+    // Another attempt at the same address gets the same page (or the same flood).
+    case "malformed":
     case "cancelled":
       return false;
   }
@@ -140,6 +137,8 @@ export function describeFailure(failure: AttemptFailure): string {
       return abridge(failure.message, 200);
     case "dropped":
       return "the connection dropped mid-answer";
+    case "malformed":
+      return abridge(failure.message, 200);
     case "cancelled":
       return "cancelled";
   }
@@ -214,6 +213,16 @@ export function failureError(failure: AttemptFailure, context: FailureContext): 
       );
     case "network":
       return networkError(failure, context, host, tries);
+    case "malformed":
+      return new ProviderRequestError(
+        `Model request failed: ${label} sent an answer patchbay cannot read`,
+        undefined,
+        {
+          reason: `${host} answered, but ${abridge(failure.message, 300)}`,
+          remedy: "check that LLM.base_url is the provider's OpenAI-compatible API address " +
+            "(it usually ends in /v1), not a web page or another service",
+        },
+      );
   }
 }
 
@@ -474,14 +483,9 @@ function statusText(status: number): string {
   return STATUS_TEXT[status] ? ` ${STATUS_TEXT[status]}` : "";
 }
 
-/** The SDK prefixes messages with the status ("429 Rate limit..."): drop it. */
-function stripStatus(message: string): string {
-  return message.replace(/^\d{3}\s+/, "");
-}
-
 /** An error and its causes, joined, so that the useful part (`.cause`) is not lost. */
 function errorChain(error: unknown): string {
-  const text = causeMessages(error).slice(0, 5).filter((p) => p !== "Connection error.").join(
+  const text = causeMessages(error).slice(0, 5).join(
     ": ",
   ) || "unknown error";
   // fetch repeats the URL and layers of wrapping; the words after them are the news.
