@@ -179,6 +179,13 @@ Deno.test("chat api: Azure puts the deployment in the path once, with api-versio
   assert.equal(direct.url.pathname, "/openai/deployments/d1/chat/completions");
 });
 
+Deno.test("chat api: the path goes after base_url's own, and a query in base_url is kept", async () => {
+  await using server = serve(() => Response.json({ data: [] }));
+  await new ChatApi({ baseUrl: `${server.baseUrl}/?tenant=t1` }).listModels();
+  assert.equal(server.seen[0].url.pathname, "/v1/models");
+  assert.equal(server.seen[0].url.searchParams.get("tenant"), "t1");
+});
+
 Deno.test("chat api: a server that ignores stream answers whole, and the answer is taken as one chunk", async () => {
   await using server = serve(() =>
     Response.json({

@@ -271,7 +271,9 @@ export class ChatApi {
     if (azure && path === "/chat/completions" && !hasDeploymentSegment(baseUrl)) {
       full = `/deployments/${encodeURIComponent(azure.deployment)}${path}`;
     }
-    const url = new URL(baseUrl.replace(/\/+$/, "") + full);
+    // The path goes after base_url's own; a query in base_url (a gateway's) is kept.
+    const url = new URL(baseUrl);
+    url.pathname = url.pathname.replace(/\/+$/, "") + full;
     if (azure) url.searchParams.set("api-version", azure.apiVersion);
     return url;
   }

@@ -27,6 +27,7 @@ import {
   mayHaveBeenBilled,
 } from "./request_failures.ts";
 import { PROVIDERS } from "../providers.ts";
+import { resolveBaseUrl } from "./base_url.ts";
 import type {
   ChatMessage,
   GenerateRequest,
@@ -382,23 +383,6 @@ class OpenAiProvider implements ModelProvider {
       model: result.model ?? this.model,
     };
   }
-}
-
-/**
- * The API address for the entry: `base_url`, else the preset's (Azure: its endpoint).
- * Throws `ProviderRequestError` when there is none.
- */
-export function resolveBaseUrl(llm: LlmConfig): string {
-  if (llm.baseUrl) return llm.baseUrl;
-  if (llm.provider === "azure" && llm.endpoint) return `${llm.endpoint.replace(/\/+$/, "")}/openai`;
-  const preset = PROVIDERS[llm.provider];
-  if (preset.baseUrl) return preset.baseUrl;
-  throw new ProviderRequestError(`Provider ${llm.provider} has no address`, undefined, {
-    reason: `LLM.provider is ${llm.provider}, which has no built-in address, and LLM.base_url ` +
-      "is not set",
-    remedy:
-      'set LLM.base_url to the server\'s OpenAI-compatible address, e.g. "http://localhost:8000/v1"',
-  });
 }
 
 function toMessageParam(message: ChatMessage): ChatMessageParam {

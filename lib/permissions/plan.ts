@@ -12,7 +12,7 @@ import type { Config, HttpServerConfig, StdioServerConfig } from "../config/type
 import { DEFAULTS } from "../defaults.ts";
 import type { Environment } from "../env.ts";
 import { API_KEY_VARIABLE } from "../llm/api_key.ts";
-import { resolveBaseUrl } from "../llm/openai_provider.ts";
+import { resolveBaseUrl } from "../llm/base_url.ts";
 import { PROVIDERS } from "../providers.ts";
 import { portOf, proxyFor } from "../proxy.ts";
 import { redisConfigured, resolveRedisSettings } from "../redis/settings.ts";
