@@ -259,7 +259,10 @@ Deno.test("an answer that is not the API's (a web page) says so, names base_url,
       );
       assert.ok(error instanceof ProviderRequestError, String(error));
       assert.match(error.message, /sent an answer patchbay cannot read/);
-      assert.match(error.reason ?? "", /(was not JSON|was not an event stream): "<!doctype html>/);
+      assert.match(
+        error.reason ?? "",
+        /^127\.0\.0\.1:\d+ answered, but the answer is not the API's \(text\/html\): "<!doctype html><title>Welcome<\/title>"$/,
+      );
       assert.match(error.remedy ?? "", /LLM\.base_url/);
     }
     assert.equal(server.seen.length, 2, "one request each, no retry");

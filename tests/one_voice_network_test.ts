@@ -1,7 +1,7 @@
 /**
  * One voice for servers, the model and Redis (issue 17): each section-7 row produced under
  * real conditions — a refused port, a host name that never leaves the machine (`.invalid`),
- * the scripted provider answering 401 and 429, Redis with a password given wrong and a
+ * the scripted provider answering 401 and 429, a web page where the model's API should be, Redis with a password given wrong and a
  * database it does not have — reads the same message and cause on every surface that shows
  * it: the interactive client (tmux), the scripting commands (`tools`, `run --json`,
  * `sessions`) and `patchbay doctor`. OAuth: an authorization server that refuses the
@@ -144,8 +144,24 @@ Deno.test({
   },
 });
 
+/** A web server where the model's API should be: every path answers with a page. */
+function webPage() {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () =>
+      new Response("<!doctype html><title>Welcome to nginx!</title>", {
+        headers: { "content-type": "text/html; charset=utf-8" },
+      }),
+  );
+  return {
+    baseUrl: `http://127.0.0.1:${server.addr.port}/v1`,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
 Deno.test({
-  name: "the model: 401 and 429 read the same in a turn, run --json and doctor",
+  name:
+    "the model: 401, 429 and a web page at base_url read the same in a turn, run --json and doctor",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -169,9 +185,17 @@ Deno.test({
           },
           cause: /limited requests for model "scripted-model"/,
         },
+        {
+          name: "a web page",
+          message:
+            "Model request failed: OpenAI-compatible server sent an answer patchbay cannot read",
+          page: true,
+          cause:
+            /^127\.0\.0\.1:\d+ answered, but the answer is not the API's \(text\/html\): "<!doctype html><title>Welcome to nginx!<\/title>"$/,
+        },
       ]
     ) {
-      await using llm = await startScriptedLlm(row.options);
+      await using llm = "page" in row ? webPage() : await startScriptedLlm(row.options);
       await using box = await sandbox({ LLM_API_KEY: "a-wrong-key" });
       await writeConfig(box, {
         LLM: {

@@ -184,7 +184,7 @@ export class ChatApi {
       { ...body, stream: false },
       options,
     );
-    const completion = parseJson(await readText(response, this.#maxAnswer), "the completion");
+    const completion = await readJson(response, this.#maxAnswer);
     if (!isRecord(completion)) {
       throw new MalformedAnswerError(`the completion was ${abridged(JSON.stringify(completion))}`);
     }
@@ -207,7 +207,7 @@ export class ChatApi {
     );
     // A server that ignores `stream` answers with the whole completion: taken as one chunk.
     if (/\bjson\b/i.test(response.headers.get("content-type") ?? "")) {
-      const whole = parseJson(await readText(response, this.#maxAnswer), "the completion");
+      const whole = await readJson(response, this.#maxAnswer);
       if (isRecord(whole) && whole.error) throw new ModelApiError(undefined, whole.error, "");
       return asChunks(whole as ChatCompletion);
     }
@@ -217,7 +217,7 @@ export class ChatApi {
   /** `GET /models`: the ids the API lists. */
   async listModels(options: ExchangeOptions = {}): Promise<string[]> {
     const response = await this.#request("GET", "/models", undefined, options);
-    const list = parseJson(await readText(response, this.#maxAnswer), "the model list");
+    const list = await readJson(response, this.#maxAnswer);
     const data = isRecord(list) && Array.isArray(list.data) ? list.data : [];
     return data.flatMap((model) =>
       isRecord(model) && typeof model.id === "string" ? [model.id] : []
@@ -296,9 +296,7 @@ async function* chunks(response: Response, limit: number): AsyncGenerator<ChatCo
       if (done) {
         // A body with no event in it is something else (a web page at the wrong address).
         if (events === 0 && head.trim() !== "") {
-          throw new MalformedAnswerError(
-            `the answer was not an event stream: ${abridged(JSON.stringify(head.trim()))}`,
-          );
+          throw notTheApis(response, head);
         }
         return;
       }
@@ -381,6 +379,27 @@ function size(bytes: number): string {
 /** The first 120 characters of `text`, with an ellipsis when there were more. */
 function abridged(text: string): string {
   return text.length > 120 ? `${text.slice(0, 120)}…` : text;
+}
+
+/** A whole answer's JSON; a body that is not JSON is {@linkcode notTheApis}. */
+async function readJson(response: Response, limit: number): Promise<unknown> {
+  const text = await readText(response, limit);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw notTheApis(response, text);
+  }
+}
+
+/**
+ * A body that is neither JSON nor an event stream (a web page at a wrong address, a
+ * gateway's notice), worded alike whichever request met it.
+ */
+function notTheApis(response: Response, text: string): MalformedAnswerError {
+  const type = response.headers.get("content-type")?.split(";")[0].trim() || "no content type";
+  return new MalformedAnswerError(
+    `the answer is not the API's (${type}): ${abridged(JSON.stringify(text.trim()))}`,
+  );
 }
 
 function parseJson(text: string, what: string): unknown {
