@@ -1,12 +1,12 @@
 /**
  * One voice for servers, the model and Redis (issue 17): each section-7 row produced under
  * real conditions — a refused port, a host name that never leaves the machine (`.invalid`),
- * the scripted provider answering 401 and 429, a web page where the model's API should be, Redis with a password given wrong and a
- * database it does not have — reads the same message and cause on every surface that shows
- * it: the interactive client (tmux), the scripting commands (`tools`, `run --json`,
- * `sessions`) and `patchbay doctor`. OAuth: an authorization server that refuses the
- * client's credentials reads the same at start-up, for `/call` and `patchbay call`, in
- * `run --json` and in the doctor. The remedy is the interactive client's, with the slash
+ * the scripted provider answering 401 and 429, a web page where the model's API should be,
+ * Redis with a password given wrong and a database it does not have — reads the same
+ * message and cause on every surface that shows it: the interactive client (tmux), the
+ * scripting commands (`tools`, `run --json`, `sessions`) and `patchbay doctor`. OAuth: an
+ * authorization server that refuses the client's credentials reads the same at start-up,
+ * for `/call` and `patchbay call`, in `run --json` and in the doctor. The remedy is the interactive client's, with the slash
  * commands it names replaced for the scripting commands (`remedyFor`).
  *
  * @module
