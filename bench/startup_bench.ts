@@ -146,6 +146,36 @@ async function memoryOf(pid: number): Promise<{ rssMiB: number; peakMiB: number 
   return { rssMiB: kib("VmRSS") / 1024, peakMiB: kib("VmHWM") / 1024 };
 }
 
+/**
+ * Where process `pid`'s resident memory is, from /proc/<pid>/smaps, in MiB: the Deno
+ * binary's own pages, anonymous memory (V8's heaps, other threads' malloc arenas), the main
+ * thread's malloc heap, and every other mapped file (libraries, Deno's code cache), stacks
+ * included.
+ */
+async function residentBy(pid: number): Promise<Record<string, number>> {
+  const smaps = await Deno.readTextFile(`/proc/${pid}/smaps`);
+  const binary = await Deno.readLink(`/proc/${pid}/exe`);
+  const kib: Record<string, number> = { binary: 0, anonymous: 0, heap: 0, files: 0 };
+  let area = "anonymous";
+  for (const line of smaps.split("\n")) {
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (mapping) {
+      const path = mapping[1];
+      area = path === binary
+        ? "binary"
+        : path === ""
+        ? "anonymous"
+        : path === "[heap]"
+        ? "heap"
+        : "files";
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) kib[area] += Number(rss[1]);
+  }
+  return Object.fromEntries(Object.entries(kib).map(([k, v]) => [k, v / 1024]));
+}
+
 /** Reads `stream` as text into `seen.text` until it ends. */
 async function collect(stream: ReadableStream<Uint8Array>, seen: { text: string }) {
   for await (const chunk of stream.pipeThrough(new TextDecoderStream())) seen.text += chunk;
@@ -179,9 +209,10 @@ async function sessionMemory() {
   await writer.write(new TextEncoder().encode("Echo hi, please.\n"));
   await waitFor(stdout, ["The echo came back."], ended);
   const afterTurn = await memoryOf(child.pid);
+  const where = await residentBy(child.pid);
   await writer.close();
   await Promise.all([ended, child.status]);
-  return { atPrompt, afterTurn };
+  return { atPrompt, afterTurn, where };
 }
 
 await compareWithSdk();
@@ -191,6 +222,12 @@ const mib = ({ rssMiB, peakMiB }: { rssMiB: number; peakMiB: number }) =>
 console.log(
   `interactive session, five stdio servers connected, for patchbay itself: at the prompt ` +
     `${mib(memory.atPrompt)}; after one turn with a tool call ${mib(memory.afterTurn)}`,
+);
+const { binary, anonymous, heap, files } = memory.where;
+console.log(
+  `  after the turn, by mapping (MiB): the Deno binary ${binary.toFixed(1)}, anonymous ` +
+    `${anonymous.toFixed(1)} (V8's heaps, other threads' malloc), the main malloc heap ` +
+    `${heap.toFixed(1)}, other files ${files.toFixed(1)} (libraries, code cache; stacks)`,
 );
 await model.close();
 

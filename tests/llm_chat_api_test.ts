@@ -89,6 +89,20 @@ Deno.test("chat api: an error answer keeps the status, the provider's words and 
   }
 });
 
+Deno.test("chat api: a success status with an error object and no completion is the API's error", async () => {
+  await using server = serve(() =>
+    Response.json({ error: { message: "quota gone", code: "insufficient_quota" } })
+  );
+  const api = new ChatApi({ baseUrl: server.baseUrl });
+  for (const exchange of [() => api.complete(BODY), () => api.stream(BODY)]) {
+    const error = await exchange().catch((e) => e);
+    assert.ok(error instanceof ModelApiError, String(error));
+    assert.equal(error.status, 200);
+    assert.equal(error.providerMessage, "quota gone");
+    assert.equal(error.code, "insufficient_quota");
+  }
+});
+
 Deno.test("chat api: an error body is read only up to its cap", async () => {
   await using server = serve(() =>
     new Response("x".repeat(4 * MAX_ERROR_BODY_BYTES), { status: 500 })
@@ -128,6 +142,15 @@ Deno.test("chat api: a stream ends at [DONE]; an error event or an error chunk i
     // No status: the answer had started, so it is a dropped answer, not a refusal.
     assert.equal(error.status, undefined);
     assert.equal(error.message, "overloaded");
+  }
+  {
+    await using server = serve(() =>
+      sse(data(textChunk("a")), "event: error\ndata: upstream reset\n\n")
+    );
+    const stream = await new ChatApi({ baseUrl: server.baseUrl }).stream(BODY);
+    const error = await collect(stream).catch((e) => e);
+    assert.ok(error instanceof ModelApiError, String(error));
+    assert.equal(error.message, "upstream reset");
   }
   {
     await using server = serve(() => sse(data(textChunk("a")), "data: {not json\n\n"));

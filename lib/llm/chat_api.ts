@@ -185,6 +185,7 @@ export class ChatApi {
       options,
     );
     const completion = await readJson(response, this.#maxAnswer);
+    refuseErrorBody(response, completion);
     if (!isRecord(completion)) {
       throw new MalformedAnswerError(`the completion was ${abridged(JSON.stringify(completion))}`);
     }
@@ -208,7 +209,7 @@ export class ChatApi {
     // A server that ignores `stream` answers with the whole completion: taken as one chunk.
     if (/\bjson\b/i.test(response.headers.get("content-type") ?? "")) {
       const whole = await readJson(response, this.#maxAnswer);
-      if (isRecord(whole) && whole.error) throw new ModelApiError(undefined, whole.error, "");
+      refuseErrorBody(response, whole);
       return asChunks(whole as ChatCompletion);
     }
     return chunks(response, this.#maxAnswer);
@@ -311,14 +312,16 @@ async function* chunks(response: Response, limit: number): AsyncGenerator<ChatCo
         const { event, data } = pending.shift()!;
         events++;
         if (data === "[DONE]") return;
-        const chunk = parseJson(data, "a streamed event");
         if (event === "error") {
+          // An error event's data is shown as it came when it is not JSON.
+          const said = safeJson(data);
           throw new ModelApiError(
             undefined,
-            isRecord(chunk) && chunk.error ? chunk.error : chunk,
-            "",
+            isRecord(said) && said.error ? said.error : said,
+            data,
           );
         }
+        const chunk = parseJson(data, "a streamed event");
         if (isRecord(chunk) && chunk.error) throw new ModelApiError(undefined, chunk.error, "");
         if (isRecord(chunk)) yield chunk as ChatCompletionChunk;
       }
@@ -326,6 +329,16 @@ async function* chunks(response: Response, limit: number): AsyncGenerator<ChatCo
   } finally {
     // Leaving early (an error, `[DONE]`, the caller's break) must not leave the body open.
     await reader.cancel().catch(() => {});
+  }
+}
+
+/**
+ * A success status whose body is an error object and no completion (some gateways answer
+ * so): the API's error, with the status it came with.
+ */
+function refuseErrorBody(response: Response, body: unknown): void {
+  if (isRecord(body) && body.error && !Array.isArray(body.choices)) {
+    throw new ModelApiError(response.status, body.error, "", response.headers);
   }
 }
 
@@ -398,7 +411,7 @@ async function readJson(response: Response, limit: number): Promise<unknown> {
 function notTheApis(response: Response, text: string): MalformedAnswerError {
   const type = response.headers.get("content-type")?.split(";")[0].trim() || "no content type";
   return new MalformedAnswerError(
-    `the answer is not the API's (${type}): ${abridged(JSON.stringify(text.trim()))}`,
+    `the answer is not the API's (${type}): ${JSON.stringify(abridged(text.trim()))}`,
   );
 }
 
@@ -406,7 +419,7 @@ function parseJson(text: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new MalformedAnswerError(`${what} was not JSON: ${abridged(JSON.stringify(text))}`);
+    throw new MalformedAnswerError(`${what} was not JSON: ${JSON.stringify(abridged(text))}`);
   }
 }
 
