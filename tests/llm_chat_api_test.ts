@@ -9,13 +9,12 @@ import assert from "node:assert/strict";
 import { createEnvironment } from "../lib/env.ts";
 import { ProviderRequestError } from "../lib/errors.ts";
 import { CompletionAssembler } from "../lib/llm/assemble.ts";
+import { ChatApi, MAX_ERROR_BODY_BYTES } from "../lib/llm/chat_api.ts";
 import {
-  ChatApi,
   type ChatCompletionChunk,
   MalformedAnswerError,
-  MAX_ERROR_BODY_BYTES,
   ModelApiError,
-} from "../lib/llm/chat_api.ts";
+} from "../lib/llm/chat_wire.ts";
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
 import { captureAny } from "./support/errors.ts";
 
@@ -94,12 +93,32 @@ Deno.test("chat api: a success status with an error object and no completion is 
     Response.json({ error: { message: "quota gone", code: "insufficient_quota" } })
   );
   const api = new ChatApi({ baseUrl: server.baseUrl });
-  for (const exchange of [() => api.complete(BODY), () => api.stream(BODY)]) {
+  for (const exchange of [() => api.complete(BODY), async () => collect(await api.stream(BODY))]) {
     const error = await exchange().catch((e) => e);
     assert.ok(error instanceof ModelApiError, String(error));
     assert.equal(error.status, 200);
     assert.equal(error.providerMessage, "quota gone");
     assert.equal(error.code, "insufficient_quota");
+  }
+});
+
+Deno.test("chat api: a gateway's numeric error code stands for the status; an error member of null keeps the body's words", async () => {
+  {
+    await using server = serve(() =>
+      Response.json({ error: { message: "upstream down", code: 502 } })
+    );
+    const error = await new ChatApi({ baseUrl: server.baseUrl }).complete(BODY).catch((e) => e);
+    assert.ok(error instanceof ModelApiError, String(error));
+    assert.equal(error.status, 502);
+    assert.equal(error.providerMessage, "upstream down");
+  }
+  {
+    await using server = serve(() =>
+      Response.json({ error: null, detail: "bad thing" }, { status: 400 })
+    );
+    const error = await new ChatApi({ baseUrl: server.baseUrl }).complete(BODY).catch((e) => e);
+    assert.ok(error instanceof ModelApiError, String(error));
+    assert.equal(error.providerMessage, '{"error":null,"detail":"bad thing"}');
   }
 });
 
@@ -153,11 +172,54 @@ Deno.test("chat api: a stream ends at [DONE]; an error event or an error chunk i
     assert.equal(error.message, "upstream reset");
   }
   {
+    // A broken event in a stream is a cut answer (worth another attempt), not a wrong address.
     await using server = serve(() => sse(data(textChunk("a")), "data: {not json\n\n"));
     const stream = await new ChatApi({ baseUrl: server.baseUrl }).stream(BODY);
     const error = await collect(stream).catch((e) => e);
-    assert.ok(error instanceof MalformedAnswerError, String(error));
+    assert.ok(error instanceof Error && !(error instanceof MalformedAnswerError), String(error));
     assert.match(error.message, /a streamed event was not JSON: "\{not json"/);
+  }
+});
+
+Deno.test("chat api: the last event counts without its closing blank line, and the body, not its label, says it is a stream", async () => {
+  const last = data({
+    choices: [{ index: 0, delta: { content: "b" }, finish_reason: "length" }],
+    usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 },
+  }).trimEnd();
+  for (const type of ["text/event-stream", "application/json", "text/plain"]) {
+    await using server = serve(() =>
+      new Response(data(textChunk("a")) + last, { headers: { "content-type": type } })
+    );
+    const assembler = new CompletionAssembler();
+    for await (const chunk of await new ChatApi({ baseUrl: server.baseUrl }).stream(BODY)) {
+      assembler.push(chunk);
+    }
+    const result = assembler.result();
+    assert.equal(result.content, "ab", type);
+    assert.equal(result.finishReason, "length", type);
+    assert.deepEqual(result.usage, { promptTokens: 7, completionTokens: 2, totalTokens: 9 }, type);
+  }
+});
+
+Deno.test("chat api: an event stream with no event in it was cut; another body without one is not the API's", async () => {
+  {
+    await using server = serve(() => sse(": OPENROUTER PROCESSING\n\n"));
+    const stream = await new ChatApi({ baseUrl: server.baseUrl }).stream(BODY);
+    const error = await collect(stream).catch((e) => e);
+    assert.ok(error instanceof Error && !(error instanceof MalformedAnswerError), String(error));
+    assert.equal(error.message, "the answer ended before its first event");
+  }
+  {
+    await using server = serve(() =>
+      new Response("Service temporarily moved", { headers: { "content-type": "text/plain" } })
+    );
+    const stream = await new ChatApi({ baseUrl: server.baseUrl }).stream(BODY);
+    const error = await collect(stream).catch((e) => e);
+    assert.ok(error instanceof MalformedAnswerError, String(error));
+    assert.equal(
+      error.message,
+      `the answer is not the API's (text/plain): "Service temporarily moved"`,
+    );
   }
 });
 
@@ -289,6 +351,41 @@ Deno.test("an answer that is not the API's (a web page) says so, names base_url,
       assert.match(error.remedy ?? "", /LLM\.base_url/);
     }
     assert.equal(server.seen.length, 2, "one request each, no retry");
+  } finally {
+    provider.close();
+  }
+});
+
+Deno.test("a broken event mid-stream is a cut answer, tried again", async () => {
+  let requests = 0;
+  await using server = serve(() =>
+    ++requests === 1
+      ? sse(data(textChunk("Hal")), "data: {oops\n\n")
+      : sse(data(textChunk("Hello.")), "data: [DONE]\n\n")
+  );
+  const provider = createOpenAiProvider({
+    llm: {
+      provider: "openai-compatible",
+      model: "m",
+      maxTokens: 16,
+      maxContextLength: 1000,
+      timeoutSeconds: 5,
+      maxRetries: 1,
+      baseUrl: server.baseUrl,
+    },
+    env: createEnvironment({}),
+    random: () => 0,
+  });
+  try {
+    const notices: string[] = [];
+    const result = await provider.generate({
+      messages: [{ role: "user", content: "hi" }],
+      onDelta: () => {},
+      onRetry: (notice) => notices.push(notice.reason),
+    });
+    assert.equal(result.content, "Hello.");
+    assert.equal(result.retries, 1);
+    assert.deepEqual(notices, ["the connection dropped mid-answer"]);
   } finally {
     provider.close();
   }

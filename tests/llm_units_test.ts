@@ -13,7 +13,7 @@ import {
 import type { LlmConfig } from "../lib/config/types.ts";
 import { checkApiKey } from "../lib/llm/api_key.ts";
 import { CompletionAssembler } from "../lib/llm/assemble.ts";
-import type { ChatCompletionChunk } from "../lib/llm/chat_api.ts";
+import type { ChatCompletionChunk } from "../lib/llm/chat_wire.ts";
 import {
   classifyFailure,
   failureError,

@@ -14,7 +14,7 @@ import type {
   ChatCompletionChunk as Chunk,
   WireToolCall,
   WireUsage,
-} from "./chat_api.ts";
+} from "./chat_wire.ts";
 import type { FinishReason, ToolCall } from "./provider.ts";
 
 /** Usage exactly as the provider reported it. */

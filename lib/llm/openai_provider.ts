@@ -40,12 +40,8 @@ import type {
 } from "./provider.ts";
 import { proxyFor, type ProxySettings } from "../proxy.ts";
 import { setTimer } from "../async/timers.ts";
-import {
-  ChatApi,
-  type ChatCompletionRequest,
-  type ChatMessageParam,
-  type ChatToolParam,
-} from "./chat_api.ts";
+import { ChatApi } from "./chat_api.ts";
+import type { ChatCompletionRequest, ChatMessageParam, ChatToolParam } from "./chat_wire.ts";
 import { sameOriginFetch } from "./redirects.ts";
 import { delay } from "../async/delay.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
@@ -262,17 +258,21 @@ class OpenAiProvider implements ModelProvider {
     const started = performance.now();
     try {
       const body = this.#body(request, maxTokens);
-      const options = { signal: controller.signal };
+      // From the headers on, a failure cuts an answer that had started.
+      const options = {
+        signal: controller.signal,
+        onResponse: () => {
+          responded = true;
+        },
+      };
       if (!request.onDelta) {
         const completion = await this.#api.complete(body, options);
-        responded = true;
         return { ok: true, result: assembleCompletion(completion) };
       }
       const stream = await this.#api.stream({
         ...body,
         ...(this.#streamUsage ? { stream_options: { include_usage: true } } : {}),
       }, options);
-      responded = true;
       watchdog.reset();
       const assembler = new CompletionAssembler();
       for await (const chunk of stream) {

@@ -21,7 +21,7 @@ import {
 import { abridge } from "../text.ts";
 import { causeMessages, netProblem, netReason } from "../failure.ts";
 import { hostOf, proxyName, type ProxySettings } from "../proxy.ts";
-import { MalformedAnswerError, ModelApiError } from "./chat_api.ts";
+import { MalformedAnswerError, ModelApiError } from "./chat_wire.ts";
 import { redirectTarget } from "./redirects.ts";
 import { isRetryableStatus, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
 

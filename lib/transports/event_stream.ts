@@ -53,4 +53,13 @@ export class EventStreamScanner {
     this.#parser.feed(this.#decoder.decode(chunk, { stream: true }));
     return this.#overflow ? this.#sinceEvent : undefined;
   }
+
+  /**
+   * The body ended: an event left without its closing blank line is dispatched (servers
+   * omit it at the end; the `openai` SDK dispatched it too).
+   */
+  end(): void {
+    if (this.#overflow) return;
+    this.#parser.feed(this.#decoder.decode() + "\n\n");
+  }
 }
