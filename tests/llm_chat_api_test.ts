@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { createEnvironment } from "../lib/env.ts";
-import { ProviderRequestError } from "../lib/errors.ts";
+import { ConnectionLostError, ProviderRequestError } from "../lib/errors.ts";
 import { CompletionAssembler } from "../lib/llm/assemble.ts";
 import { ChatApi, MAX_ERROR_BODY_BYTES } from "../lib/llm/chat_api.ts";
 import {
@@ -386,6 +386,41 @@ Deno.test("a broken event mid-stream is a cut answer, tried again", async () => 
     assert.equal(result.content, "Hello.");
     assert.equal(result.retries, 1);
     assert.deepEqual(notices, ["the connection dropped mid-answer"]);
+  } finally {
+    provider.close();
+  }
+});
+
+Deno.test("a whole answer cut off after its headers reads as a connection closed mid-answer", async () => {
+  await using server = serve(() =>
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"choices": [{"message": {"content": "Hal'));
+          setTimeout(() => controller.error(new Error("cut")), 50);
+        },
+      }),
+      { headers: { "content-type": "application/json" } },
+    )
+  );
+  const provider = createOpenAiProvider({
+    llm: {
+      provider: "openai-compatible",
+      model: "m",
+      maxTokens: 16,
+      maxContextLength: 1000,
+      timeoutSeconds: 5,
+      maxRetries: 0,
+      baseUrl: server.baseUrl,
+    },
+    env: createEnvironment({}),
+  });
+  try {
+    const error = await captureAny(
+      provider.generate({ messages: [{ role: "user", content: "hi" }] }),
+    );
+    assert.ok(error instanceof ConnectionLostError, String(error));
+    assert.match(error.reason ?? "", /closed mid-answer \(no retry was made\)/);
   } finally {
     provider.close();
   }
