@@ -45,6 +45,24 @@ function serve(answer: (seen: Seen) => Response) {
   };
 }
 
+/** The provider against `baseUrl`, keyless, with `maxRetries`; backoff without jitter. */
+function providerAt(baseUrl: string, maxRetries: number) {
+  const provider = createOpenAiProvider({
+    llm: {
+      provider: "openai-compatible",
+      model: "m",
+      maxTokens: 16,
+      maxContextLength: 1000,
+      timeoutSeconds: 5,
+      maxRetries,
+      baseUrl,
+    },
+    env: createEnvironment({}),
+    random: () => 0,
+  });
+  return Object.assign(provider, { [Symbol.dispose]: () => provider.close() });
+}
+
 const BODY = { model: "m", messages: [{ role: "user" as const, content: "hi" }] };
 
 const sse = (...events: string[]) =>
@@ -325,35 +343,20 @@ Deno.test("an answer that is not the API's (a web page) says so, names base_url,
       headers: { "content-type": "text/html" },
     })
   );
-  const provider = createOpenAiProvider({
-    llm: {
-      provider: "openai-compatible",
-      model: "m",
-      maxTokens: 16,
-      maxContextLength: 1000,
-      timeoutSeconds: 5,
-      maxRetries: 2,
-      baseUrl: server.baseUrl,
-    },
-    env: createEnvironment({}),
-  });
-  try {
-    for (const onDelta of [undefined, () => {}]) {
-      const error = await captureAny(
-        provider.generate({ messages: [{ role: "user", content: "hi" }], onDelta }),
-      );
-      assert.ok(error instanceof ProviderRequestError, String(error));
-      assert.match(error.message, /sent an answer patchbay cannot read/);
-      assert.match(
-        error.reason ?? "",
-        /^127\.0\.0\.1:\d+ answered, but the answer is not the API's \(text\/html\): "<!doctype html><title>Welcome<\/title>"$/,
-      );
-      assert.match(error.remedy ?? "", /LLM\.base_url/);
-    }
-    assert.equal(server.seen.length, 2, "one request each, no retry");
-  } finally {
-    provider.close();
+  using provider = providerAt(server.baseUrl, 2);
+  for (const onDelta of [undefined, () => {}]) {
+    const error = await captureAny(
+      provider.generate({ messages: [{ role: "user", content: "hi" }], onDelta }),
+    );
+    assert.ok(error instanceof ProviderRequestError, String(error));
+    assert.match(error.message, /sent an answer patchbay cannot read/);
+    assert.match(
+      error.reason ?? "",
+      /^127\.0\.0\.1:\d+ answered, but the answer is not the API's \(text\/html\): "<!doctype html><title>Welcome<\/title>"$/,
+    );
+    assert.match(error.remedy ?? "", /LLM\.base_url/);
   }
+  assert.equal(server.seen.length, 2, "one request each, no retry");
 });
 
 Deno.test("a broken event mid-stream is a cut answer, tried again", async () => {
@@ -363,32 +366,16 @@ Deno.test("a broken event mid-stream is a cut answer, tried again", async () => 
       ? sse(data(textChunk("Hal")), "data: {oops\n\n")
       : sse(data(textChunk("Hello.")), "data: [DONE]\n\n")
   );
-  const provider = createOpenAiProvider({
-    llm: {
-      provider: "openai-compatible",
-      model: "m",
-      maxTokens: 16,
-      maxContextLength: 1000,
-      timeoutSeconds: 5,
-      maxRetries: 1,
-      baseUrl: server.baseUrl,
-    },
-    env: createEnvironment({}),
-    random: () => 0,
+  using provider = providerAt(server.baseUrl, 1);
+  const notices: string[] = [];
+  const result = await provider.generate({
+    messages: [{ role: "user", content: "hi" }],
+    onDelta: () => {},
+    onRetry: (notice) => notices.push(notice.reason),
   });
-  try {
-    const notices: string[] = [];
-    const result = await provider.generate({
-      messages: [{ role: "user", content: "hi" }],
-      onDelta: () => {},
-      onRetry: (notice) => notices.push(notice.reason),
-    });
-    assert.equal(result.content, "Hello.");
-    assert.equal(result.retries, 1);
-    assert.deepEqual(notices, ["the connection dropped mid-answer"]);
-  } finally {
-    provider.close();
-  }
+  assert.equal(result.content, "Hello.");
+  assert.equal(result.retries, 1);
+  assert.deepEqual(notices, ["the connection dropped mid-answer"]);
 });
 
 Deno.test("a whole answer cut off after its headers reads as a connection closed mid-answer", async () => {
@@ -403,25 +390,10 @@ Deno.test("a whole answer cut off after its headers reads as a connection closed
       { headers: { "content-type": "application/json" } },
     )
   );
-  const provider = createOpenAiProvider({
-    llm: {
-      provider: "openai-compatible",
-      model: "m",
-      maxTokens: 16,
-      maxContextLength: 1000,
-      timeoutSeconds: 5,
-      maxRetries: 0,
-      baseUrl: server.baseUrl,
-    },
-    env: createEnvironment({}),
-  });
-  try {
-    const error = await captureAny(
-      provider.generate({ messages: [{ role: "user", content: "hi" }] }),
-    );
-    assert.ok(error instanceof ConnectionLostError, String(error));
-    assert.match(error.reason ?? "", /closed mid-answer \(no retry was made\)/);
-  } finally {
-    provider.close();
-  }
+  using provider = providerAt(server.baseUrl, 0);
+  const error = await captureAny(
+    provider.generate({ messages: [{ role: "user", content: "hi" }] }),
+  );
+  assert.ok(error instanceof ConnectionLostError, String(error));
+  assert.match(error.reason ?? "", /closed mid-answer \(no retry was made\)/);
 });

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { abridge } from "../text.ts";
 import { EventStreamScanner } from "../transports/event_stream.ts";
 import {
   type ChatCompletion,
@@ -40,21 +41,25 @@ export async function* answerChunks(
     if (shape === "json") {
       text += decoder.decode(bytes, { stream: true });
     } else if (scanner.push(bytes) !== undefined) {
-      throw new MalformedAnswerError(
-        `the streamed answer grew past ${size(limit)}, patchbay's cap`,
-      );
+      throw overCap("the streamed answer", limit);
     }
   };
+  /** The events the scanner has finished, as chunks; `true` at `[DONE]`. */
+  function* drain(): Generator<ChatCompletionChunk, boolean> {
+    while (pending.length > 0) {
+      const event = pending.shift()!;
+      events++;
+      if (event.data === "[DONE]") return true;
+      yield streamedChunk(event);
+    }
+    return false;
+  }
   try {
     while (true) {
       const { done, value } = await reader.read();
       if (done) break;
       total += value.length;
-      if (total > limit) {
-        throw new MalformedAnswerError(
-          `the streamed answer grew past ${size(limit)}, patchbay's cap`,
-        );
-      }
+      if (total > limit) throw overCap("the streamed answer", limit);
       if (shape === "unknown") {
         early.push(value);
         text += decoder.decode(value, { stream: true });
@@ -67,33 +72,16 @@ export async function* answerChunks(
       } else {
         take(value);
       }
-      while (pending.length > 0) {
-        const event = pending.shift()!;
-        events++;
-        if (event.data === "[DONE]") return;
-        yield streamedChunk(event);
-      }
+      if (yield* drain()) return;
     }
     if (shape === "json") {
-      text += decoder.decode();
-      let whole: unknown;
-      try {
-        whole = JSON.parse(text);
-      } catch {
-        throw notTheApis(response, text);
-      }
+      const whole = parseAnswer(response, text + decoder.decode());
       refuseErrorBody(response, whole);
       yield* asChunks(whole as ChatCompletion);
       return;
     }
     scanner.end();
-    while (pending.length > 0) {
-      const event = pending.shift()!;
-      events++;
-      if (event.data === "[DONE]") return;
-      yield streamedChunk(event);
-    }
-    if (events > 0) return;
+    if ((yield* drain()) || events > 0) return;
     // Nothing that could be an answer: a cut stream (worth a retry), or something else.
     const type = response.headers.get("content-type") ?? "";
     if (shape === "unknown" || /^text\/event-stream\b/i.test(type)) {
@@ -119,7 +107,9 @@ function streamedChunk({ event, data }: { event: string; data: string }): ChatCo
   }
   const chunk = safeJson(data);
   if (chunk === undefined) {
-    throw new Error(`a streamed event was not JSON: ${JSON.stringify(abridged(data))}`);
+    throw new Error(
+      `a streamed event was not JSON: ${JSON.stringify(abridge(data, QUOTED_CHARS))}`,
+    );
   }
   if (isRecord(chunk) && chunk.error) throw new ModelApiError(undefined, chunk.error, "");
   return isRecord(chunk) ? chunk as ChatCompletionChunk : {};
@@ -175,7 +165,7 @@ export async function readText(
         if (truncate) {
           return text + decoder.decode(value.subarray(0, value.length - (total - limit)));
         }
-        throw new MalformedAnswerError(`the answer grew past ${size(limit)}, patchbay's cap`);
+        throw overCap("the answer", limit);
       }
       text += decoder.decode(value, { stream: true });
     }
@@ -184,19 +174,21 @@ export async function readText(
   }
 }
 
-/** `33554432` → "32 MiB"; `1000` → "1000 bytes". */
-function size(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${Math.round(bytes / 1024 / 1024)} MiB` : `${bytes} bytes`;
+/** `what` grew past `limit` bytes ("32 MiB"; "1000 bytes" under a MiB, as tests set it). */
+function overCap(what: string, limit: number): MalformedAnswerError {
+  const size = limit >= 1024 * 1024 ? `${Math.round(limit / 1024 / 1024)} MiB` : `${limit} bytes`;
+  return new MalformedAnswerError(`${what} grew past ${size}, patchbay's cap`);
 }
 
-/** The first 120 characters of `text`, with an ellipsis when there were more. */
-export function abridged(text: string): string {
-  return text.length > 120 ? `${text.slice(0, 120)}…` : text;
-}
+/** How much of an unreadable answer a message quotes. */
+export const QUOTED_CHARS = 121;
 
 /** A whole answer's JSON; a body that is not JSON is {@linkcode notTheApis}. */
 export async function readJson(response: Response, limit: number): Promise<unknown> {
-  const text = await readText(response, limit);
+  return parseAnswer(response, await readText(response, limit));
+}
+
+function parseAnswer(response: Response, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -211,7 +203,7 @@ export async function readJson(response: Response, limit: number): Promise<unkno
 function notTheApis(response: Response, text: string): MalformedAnswerError {
   const type = response.headers.get("content-type")?.split(";")[0].trim() || "no content type";
   return new MalformedAnswerError(
-    `the answer is not the API's (${type}): ${JSON.stringify(abridged(text.trim()))}`,
+    `the answer is not the API's (${type}): ${JSON.stringify(abridge(text.trim(), QUOTED_CHARS))}`,
   );
 }
 

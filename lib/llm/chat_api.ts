@@ -25,13 +25,14 @@ import {
   ModelApiError,
 } from "./chat_wire.ts";
 import {
-  abridged,
   answerChunks,
+  QUOTED_CHARS,
   readJson,
   readText,
   refuseErrorBody,
   safeJson,
 } from "./answer_body.ts";
+import { abridge } from "../text.ts";
 import { NAME, VERSION } from "../version.ts";
 
 /** Largest answer read: a whole completion, all events of one stream, or a model list. */
@@ -89,7 +90,9 @@ export class ChatApi {
     const completion = await readJson(response, this.#maxAnswer);
     refuseErrorBody(response, completion);
     if (!isRecord(completion)) {
-      throw new MalformedAnswerError(`the completion was ${abridged(JSON.stringify(completion))}`);
+      throw new MalformedAnswerError(
+        `the completion was ${abridge(JSON.stringify(completion), QUOTED_CHARS)}`,
+      );
     }
     return completion as ChatCompletion;
   }
