@@ -26,7 +26,8 @@ export function generateJsonSchema(): string {
       },
       then: { required },
     })),
-    { anyOf: [{ required: ["command"] }, { required: ["url"] }] },
+    // Other clients' address fields (lib/config/dialect.ts) count as url.
+    { anyOf: ["command", "url", "httpUrl", "serverUrl"].map((field) => ({ required: [field] })) },
   ];
   schema.title = "patchbay servers_config.json";
   return JSON.stringify(schema, null, 2) + "\n";

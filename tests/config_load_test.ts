@@ -107,13 +107,14 @@ Deno.test("unknown keys are reported with a did-you-mean", () => {
       llm: llm,
       LLM: { ...llm, modle: "x" },
       servers: {},
-      mcpServers: { a: { type: "stdio", cmd: "x", command: "y", argz: [] } },
+      // `type` is another client's name for transport_type, and accepted; `transport` is not.
+      mcpServers: { a: { transport: "stdio", cmd: "x", command: "y", argz: [] } },
     }),
     [
       'unknown field "llm" | did you mean "LLM"?',
       'unknown field "modle" | did you mean "model"?',
       'unknown field "servers" | did you mean "mcpServers"?',
-      'unknown field "type" | did you mean "transport_type"?',
+      'unknown field "transport" | did you mean "transport_type"?',
       'unknown field "cmd" | did you mean "command"?',
       'unknown field "argz" | did you mean "args"?',
     ],

@@ -6,7 +6,8 @@
  * `$${` writes a literal `${`. A default may itself hold references, as in the shell:
  * `${A:-${B:-fallback}}` is A, else B, else `fallback`; a variable inside a default is
  * needed (and reported when unset) only when that default is used. Inside a default, `\`
- * escapes the next character (`\}` is a literal brace).
+ * escapes the next character (`\}` is a literal brace). `${env:VAR}` (Cursor's and VS
+ * Code's form) is `${VAR}`; `${input:id}` and other clients' `${kind:...}` are malformed.
  *
  * @module
  */
@@ -24,12 +25,19 @@ export interface Expansion {
   malformed: boolean;
   /** What is malformed, when `malformed` is true. */
   detail?: string;
+  /**
+   * A reference of another client's kind (VS Code's `${input:id}`), as written: that client
+   * asks its user for the value, which patchbay cannot.
+   */
+  foreign?: string;
 }
 
 /** Deepest nesting of references in defaults; deeper is a mistake, not a configuration. */
 export const MAX_REFERENCE_NESTING = 8;
 
 const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
+/** The prefix Cursor and VS Code put before an environment variable's name. */
+const ENV_PREFIX = "env:";
 
 type Lookup = (name: string) => string | undefined;
 
@@ -38,6 +46,8 @@ class Expander {
   readonly missing: MissingVariable[] = [];
   readonly names: string[] = [];
   detail: string | undefined;
+  /** The first reference of another client's kind (`${input:token}`), as written. */
+  foreign: string | undefined;
   #at = 0;
 
   constructor(private readonly input: string, private readonly lookup?: Lookup) {}
@@ -76,15 +86,30 @@ class Expander {
   /** One `${...}` starting at the cursor; malformed ones stay as written. */
   #reference(depth: number, active: boolean): string {
     const start = this.#at;
-    NAME.lastIndex = start + 2;
+    // `${env:NAME}` is how Cursor and VS Code write `${NAME}`.
+    const prefix = this.input.startsWith(ENV_PREFIX, start + 2) ? ENV_PREFIX.length : 0;
+    NAME.lastIndex = start + 2 + prefix;
     const name = NAME.exec(this.input)?.[0];
+    const after = start + 2 + (name?.length ?? 0);
+    if (
+      name !== undefined && prefix === 0 && this.input.startsWith(":", after) &&
+      !this.input.startsWith(":-", after)
+    ) {
+      // `${input:id}`, `${config:...}`: another client's variables, which nothing here has.
+      const end = this.input.indexOf("}", start);
+      const form = this.input.slice(start, end === -1 ? undefined : end + 1);
+      this.foreign ??= form;
+      this.#malformed(`${form} is a variable of another client, not of the environment`);
+      this.#at = end === -1 ? this.input.length : end + 1;
+      return form;
+    }
     if (name === undefined) {
       this.#malformed("'${' must be followed by a variable name (letters, digits, _)");
       this.#at = start + 2;
       return "${";
     }
     this.names.push(name);
-    this.#at = start + 2 + name.length;
+    this.#at = start + 2 + prefix + name.length;
     const found = this.lookup?.(name);
     const set = found !== undefined && found !== "";
     if (this.input[this.#at] === "}") {
@@ -116,9 +141,9 @@ class Expander {
 export function expandVariables(input: string, lookup: Lookup): Expansion {
   const expander = new Expander(input, lookup);
   const value = expander.run();
-  return expander.detail === undefined
-    ? { value, missing: expander.missing, malformed: false }
-    : { value, missing: expander.missing, malformed: true, detail: expander.detail };
+  if (expander.detail === undefined) return { value, missing: expander.missing, malformed: false };
+  const { detail, foreign } = expander;
+  return { value, missing: expander.missing, malformed: true, detail, foreign };
 }
 
 /** Names of the variables `input` refers to (`$${` escapes excluded), in order, once each. */

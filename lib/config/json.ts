@@ -44,6 +44,19 @@ export interface JsonParseResult {
   valuePositions: Map<string, SourcePosition>;
   /** Position of each object member's key, keyed by {@linkcode pathKey}. */
   keyPositions: Map<string, SourcePosition>;
+  /**
+   * Where each value starts and ends (UTF-16 offsets, end exclusive), and where each
+   * member's key starts, keyed by {@linkcode pathKey}: edits splice the text with them
+   * (lib/config/json_edit.ts) rather than write the whole file anew.
+   */
+  spans: Map<string, JsonSpan>;
+}
+
+/** Offsets of one value in the text; `key` is where its member's key starts. */
+export interface JsonSpan {
+  start: number;
+  end: number;
+  key?: number;
 }
 
 /** Map key for a value's path. */
@@ -87,6 +100,8 @@ class Parser {
   #duplicates: DuplicateKey[] = [];
   #valuePositions = new Map<string, SourcePosition>();
   #keyPositions = new Map<string, SourcePosition>();
+  #spans = new Map<string, JsonSpan>();
+  #keyOffsets = new Map<string, number>();
   #lineStarts: number[] = [0];
 
   constructor(private readonly text: string) {
@@ -122,6 +137,7 @@ class Parser {
       duplicates: this.#duplicates,
       valuePositions: this.#valuePositions,
       keyPositions: this.#keyPositions,
+      spans: this.#spans,
     };
   }
 
@@ -188,6 +204,13 @@ class Parser {
   #value(path: (string | number)[]): JsonValue {
     this.#skipSpace();
     const start = this.#pos;
+    const value = this.#valueAt(path, start);
+    const key = pathKey(path);
+    this.#spans.set(key, { start, end: this.#pos, key: this.#keyOffsets.get(key) });
+    return value;
+  }
+
+  #valueAt(path: (string | number)[], start: number): JsonValue {
     const ch = this.text[start];
     if ((ch === "{" || ch === "[") && path.length >= MAX_NESTING) {
       this.#fatal(
@@ -302,6 +325,7 @@ class Parser {
       if (earlier) this.#duplicates.push({ path, key, first: earlier, second: keyPosition });
       seen.set(key, keyPosition);
       this.#keyPositions.set(pathKey(keyPath), keyPosition);
+      this.#keyOffsets.set(pathKey(keyPath), keyStart);
       this.#skipSpace();
       if (this.text[this.#pos] === ":") {
         this.#pos++;

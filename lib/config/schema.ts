@@ -53,6 +53,16 @@ export const MAX_PING_INTERVAL_SECONDS = 3600;
 
 export const TRANSPORT_TYPES = ["stdio", "streamable_http", "sse"] as const;
 
+/** Values of other clients' `type` field, mapped by lib/config/dialect.ts. */
+export const DIALECT_TYPES = [
+  "stdio",
+  "http",
+  "streamable-http",
+  "streamable_http",
+  "streamableHttp",
+  "sse",
+] as const;
+
 /**
  * What a rule's custom issue carries besides its message: the hint, where the caret goes
  * (`key`: at the field's name; else at its value), and its kind (`missing`: the message
@@ -180,6 +190,17 @@ export const ServerSchema = z.strictObject({
   disabled: z.boolean().describe("Keep the entry but do not connect (default false)")
     .default(false),
   protocol: protocol.default(DEFAULTS.server.protocol),
+  // The forms other clients write (Claude Desktop and Code, Cursor, VS Code, gemini-cli),
+  // accepted so an entry pasted from them works; lib/config/dialect.ts maps each onto the
+  // field above it names, which stays the canonical one.
+  type: z.enum(DIALECT_TYPES).describe(
+    "Same as transport_type, as other clients write it: stdio, http or streamable-http " +
+      "(streamable_http), sse",
+  ).optional(),
+  httpUrl: optionalText("gemini-cli's form: a streamable_http server's url"),
+  serverUrl: optionalText("Same as url, as some clients write it"),
+  enabled: z.boolean().describe('Same as "disabled": false; false keeps the entry unconnected')
+    .optional(),
 }).describe("One MCP server");
 
 /** Fields that only a server started as a local process takes. */

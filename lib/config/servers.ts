@@ -8,6 +8,7 @@
 
 import { DEFAULTS } from "../defaults.ts";
 import { AuthRulesSchema } from "./auth_rules.ts";
+import { type CanonicalEntry, canonicalEntry, writtenPath } from "./dialect.ts";
 import type { FieldPath, ProblemList } from "./problem_list.ts";
 import {
   type AuthEntry,
@@ -63,9 +64,12 @@ export function readServers(reader: EntryReader, value: unknown): ServerConfig[]
     }
     // The transport's rules are checked once the entry's fields are sound, so a broken
     // entry reports its first-order problems alone.
-    const entry = parseSection(reader.problems, ServerSchema, raw, path);
-    if (!entry) continue;
-    const server = readServer(reader, name, entry, raw as Record<string, unknown>, path);
+    if (!parseSection(reader.problems, ServerSchema, raw, path)) continue;
+    // Other clients' field names are read as patchbay's own from here on.
+    const canonical = canonicalEntry(reader.problems, raw as Record<string, unknown>, path);
+    if (!canonical) continue;
+    const entry = ServerSchema.parse(canonical.raw);
+    const server = readServer(reader, name, entry, canonical, path);
     if (server) servers.push(server);
   }
   return servers;
@@ -75,9 +79,12 @@ function readServer(
   { problems, values }: EntryReader,
   name: string,
   entry: ServerEntry,
-  raw: Record<string, unknown>,
-  path: FieldPath,
+  { raw, written }: CanonicalEntry,
+  entryPath: FieldPath,
 ): ServerConfig | undefined {
+  // Problems point at the fields as written (`httpUrl`, not `url`).
+  const path = entryPath;
+  const field = (name: string): FieldPath => [...path, ...writtenPath([name], written)];
   const transport = inferTransport(problems, entry, path);
   if (!transport) return undefined;
   const common = {
@@ -92,7 +99,8 @@ function readServer(
     transportInferred: entry.transport_type === undefined,
     protocol: entry.protocol,
   };
-  if (!transportRulesHold(problems, { ...raw, transport_type: transport }, transport, path)) {
+  const rules = { ...raw, transport_type: transport };
+  if (!transportRulesHold(problems, rules, transport, path, written)) {
     return undefined;
   }
   if (transport === "stdio") {
@@ -111,7 +119,7 @@ function readServer(
     };
     return stdio;
   }
-  const url = values.url(entry.url, [...path, "url"]);
+  const url = values.url(entry.url, field("url"));
   const headers = Object.fromEntries(
     Object.entries(entry.headers ?? {}).map((
       [k, v],
@@ -155,13 +163,15 @@ function transportRulesHold(
   entry: Record<string, unknown>,
   transport: TransportType,
   path: FieldPath,
+  written: Record<string, string>,
 ): boolean {
   const result = EntryByTransportSchema.safeParse(entry, PARSE_OPTIONS);
   if (result.success) return true;
   let holds = true;
-  for (const issue of result.error.issues) {
+  for (const found of result.error.issues) {
+    const issue = { ...found, path: writtenPath(found.path as FieldPath, written) };
     if (issue.code === "unrecognized_keys") {
-      for (const field of issue.keys) {
+      for (const field of issue.keys.map((key) => written[key] ?? key)) {
         problems.add(
           [...path, field],
           `"${field}" does not apply to transport_type ${transport}`,

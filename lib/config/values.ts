@@ -12,6 +12,16 @@ import { startedByLauncher } from "../permissions/remedy.ts";
 import { expandVariables } from "./expand.ts";
 import type { FieldPath, ProblemList } from "./problem_list.ts";
 
+/** VS Code's predefined variables, which are no environment variables. */
+const EDITOR_VARIABLES: ReadonlySet<string> = new Set([
+  "workspaceFolder",
+  "workspaceFolderBasename",
+  "userHome",
+  "cwd",
+  "file",
+  "pathSeparator",
+]);
+
 /** Reads values of one configuration file, whose folder is `dir`. */
 export class ConfigValues {
   constructor(
@@ -39,10 +49,21 @@ export class ConfigValues {
       this.problems.add(
         path,
         `environment variable ${name} is not set`,
-        `set ${name} in .env or the environment, or give a default: \${${name}:-value}`,
+        EDITOR_VARIABLES.has(name)
+          ? `\${${name}} is VS Code's own variable; write the path itself (relative paths ` +
+            "are against this file's folder)"
+          : `set ${name} in .env or the environment, or give a default: \${${name}:-value}`,
       );
     }
-    if (result.malformed) {
+    if (result.foreign) {
+      this.problems.add(
+        path,
+        `"${result.foreign}" is another client's variable (VS Code asks its user for ` +
+          "${input:…} values when it starts the server); patchbay has no such prompt",
+        "put the value in .env as a variable, e.g. API_TOKEN=..., and write ${API_TOKEN} " +
+          "(`patchbay mcp import` does this)",
+      );
+    } else if (result.malformed) {
       this.problems.add(
         path,
         `malformed variable reference in "${value}": ${result.detail}`,
