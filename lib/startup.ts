@@ -74,7 +74,10 @@ export { sessionLogger } from "./session_log.ts";
  */
 export async function startUp(options: GlobalOptions): Promise<Runtime> {
   const notices: string[] = [];
-  const envChoice = chooseEnvFile(options.envFile, options.config, DEFAULTS.envFile);
+  const location = locateConfig(options.config, PROJECT_DIR);
+  // The user's own configuration keeps its .env beside it, as one named by --config does.
+  const configFile = options.config ?? (location.userScope ? location.path : undefined);
+  const envChoice = chooseEnvFile(options.envFile, configFile, DEFAULTS.envFile);
   const env = await loadEnvironment({ path: envChoice.path, required: envChoice.required });
   const redactor = new Redactor();
   registerEnvironmentSecrets(env, redactor);
@@ -99,7 +102,6 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
     notices.push(`${env.file.path} line ${problem.line}: ${problem.message} (line ignored)`);
   }
 
-  const location = locateConfig(options.config, PROJECT_DIR);
   if (location.usedExample) {
     notices.push(
       `No ${DEFAULTS.configFile} here; using the example configuration ${location.path}. ` +

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { EDITING_SUBCOMMANDS } from "./editor_flags.ts";
+
 /** The launcher's own option: run the client under the broad flags. */
 export const UNRESTRICTED_OPTION = "--unrestricted";
 
@@ -31,6 +33,11 @@ export interface LaunchArgs {
    * and reads stored logins wherever they are, so it runs under the broad flags.
    */
   planning: boolean;
+  /**
+   * The command edits the configuration (`mcp add`, `mcp remove`, ...): it runs under the
+   * editor's flags (`editor_flags.ts`) rather than the plan of the servers.
+   */
+  editing: boolean;
   /** The values of `--config`, `--env-file`, `--log-file`, as given. */
   files: { config?: string; envFile?: string; logFile?: string };
 }
@@ -43,6 +50,8 @@ export function parseLaunchArgs(args: readonly string[]): LaunchArgs {
   let words = 0;
   let informational = false;
   let planning = false;
+  let editing = false;
+  let command: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === "--") {
@@ -70,10 +79,14 @@ export function parseLaunchArgs(args: readonly string[]): LaunchArgs {
       continue;
     }
     if (!arg.startsWith("-")) words++;
+    if (words === 1 && !arg.startsWith("-")) command = arg;
+    if (words === 2 && !arg.startsWith("-") && command === "mcp") {
+      editing = EDITING_SUBCOMMANDS.has(arg);
+    }
     if (words === 1 && !arg.startsWith("-") && arg === "permissions") planning = true;
     // `patchbay --version` or `patchbay --help` before any command word: nothing to plan.
     if (words === 0 && ["-v", "--version", "-h", "--help"].includes(arg)) informational = true;
     if (words === 1 && arg === "help") informational = true;
   }
-  return { clientArgs, unrestricted, informational, planning, files };
+  return { clientArgs, unrestricted, informational, planning, editing, files };
 }

@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { dirname, join, resolve } from "node:path";
 import { configDir, dataDir, stateDir } from "../paths.ts";
 import { CLIENT_V8_FLAGS } from "../v8_flags.ts";
+import { editorFlags } from "./editor_flags.ts";
 import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {
   grantList,
@@ -168,6 +169,8 @@ export async function flagsFor(
     return { flags: unrestrictedFlags(), mode: "unrestricted" };
   }
   if (parsed.informational) return { flags: ["--no-prompt"], mode: "bare" };
+  // Editing the configuration starts no server: it needs its own writes, not their plan.
+  if (parsed.editing) return { flags: editorFlags(parsed, cwd), mode: "narrow" };
   const plan = await planFor(parsed, deno, cwd);
   return { flags: plan?.flags ?? fallbackFlags(parsed, cwd), mode: "narrow" };
 }
@@ -217,11 +220,17 @@ export interface PlanOptions {
 function baseInputs(parsed: LaunchArgs, cwd: string): InputNames {
   const configs = parsed.files.config !== undefined
     ? [resolve(cwd, parsed.files.config)]
-    : [join(cwd, "servers_config.json"), join(PROJECT, "servers_config.example.json")];
+    : [
+      join(cwd, "servers_config.json"),
+      join(configDir(), "servers_config.json"),
+      join(PROJECT, "servers_config.example.json"),
+    ];
   // The .env the client will read: the named one, else the working directory's, else the
   // one beside --config (lib/env.ts chooseEnvFile); the plan is remembered against each.
   const envFiles = parsed.files.envFile !== undefined ? [resolve(cwd, parsed.files.envFile)] : [
     join(cwd, ".env"),
+    // The user's own configuration's .env (lib/startup.ts reads it without ./.env).
+    join(configDir(), ".env"),
     ...(parsed.files.config !== undefined
       ? [join(dirname(resolve(cwd, parsed.files.config)), ".env")]
       : []),

@@ -1,0 +1,175 @@
+/**
+ * Changes to servers_config.json (and the .env beside it) made by `patchbay mcp`: which
+ * file a scope means, the edit validated as `config check` validates the file before
+ * anything is written, then written atomically with the file's mode kept. Secrets go to
+ * the .env file, which is only ever written readable by its owner alone.
+ *
+ * The guide is docs/managing-servers.md.
+ *
+ * @module
+ */
+
+import { dirname, join, resolve } from "node:path";
+import { DEFAULTS } from "../defaults.ts";
+import { chooseEnvFile, type Environment, loadEnvironment } from "../env.ts";
+import { PatchbayError, UsageError } from "../errors.ts";
+import { configDir } from "../paths.ts";
+import { EDIT_SUFFIX } from "../permissions/editor_flags.ts";
+import { chmodOwnerOnly } from "../private_file.ts";
+import { parseConfig } from "./load.ts";
+
+/** Where an edit goes: the working folder's file, or the user's own one. */
+export type EditScope = "project" | "user";
+
+/** The files one edit may write. */
+export interface EditTarget {
+  file: string;
+  envFile: string;
+  scope: EditScope;
+}
+
+/** The user-scope configuration: patchbay's config folder (`~/.config/patchbay`). */
+export function userConfigFile(): string {
+  return join(configDir(), DEFAULTS.configFile);
+}
+
+/** The files `scope` (with `--config` and `--env-file`) names. */
+export function editTarget(
+  options: { config?: string; envFile?: string; scope?: string },
+): EditTarget {
+  const scope = options.scope ?? "project";
+  if (scope !== "project" && scope !== "user") {
+    throw new UsageError(
+      `unknown scope '${scope}'`,
+      "--scope project (servers_config.json here, the default) or --scope user " +
+        `(${userConfigFile()})`,
+    );
+  }
+  if (scope === "user") {
+    if (options.config !== undefined) {
+      throw new UsageError(
+        "--scope user and --config name two different files",
+        "drop one of them: --scope user edits " + userConfigFile(),
+      );
+    }
+    return { file: userConfigFile(), envFile: join(configDir(), DEFAULTS.envFile), scope };
+  }
+  const file = options.config ?? DEFAULTS.configFile;
+  return {
+    file,
+    envFile: chooseEnvFile(options.envFile, options.config, DEFAULTS.envFile).path,
+    scope,
+  };
+}
+
+/** The file's text and mode; `undefined` text when it does not exist yet. */
+export async function readTarget(file: string): Promise<{ text?: string; mode?: number }> {
+  try {
+    const [text, info] = await Promise.all([Deno.readTextFile(file), Deno.stat(file)]);
+    return { text, mode: info.mode === null ? undefined : info.mode & 0o777 };
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return {};
+    throw new PatchbayError("config_not_found", `Could not read ${file}`, {
+      reason: (error as Error).message,
+      remedy: "check the path and that the file is readable",
+      cause: error,
+    });
+  }
+}
+
+/** The environment an edited file is validated against: process over .env over additions. */
+export async function editEnvironment(
+  envFile: string,
+  additions: ReadonlyMap<string, string> = new Map(),
+): Promise<Environment> {
+  const env = await loadEnvironment({ path: envFile });
+  if (additions.size === 0) return env;
+  return {
+    ...env,
+    get: (name) => env.get(name) ?? additions.get(name),
+    fileValue: (name) => env.fileValue(name) ?? additions.get(name),
+    names: () => [...new Set([...env.names(), ...additions.keys()])],
+  };
+}
+
+/** What {@linkcode commitEdit} writes. */
+export interface Edit {
+  target: EditTarget;
+  /** The new text of the configuration file. */
+  text: string;
+  /** The mode of the file before the edit; a new file gets `newMode`. */
+  mode?: number;
+  /** @default 0o644, or 0o600 when the file holds secrets inline */
+  newMode?: number;
+  /** Variables to add to the .env file (secrets moved out of the configuration). */
+  envAdditions?: ReadonlyMap<string, string>;
+}
+
+/**
+ * Validates the new text (every problem, located, as `config check` reports them: nothing
+ * is written when there is one), then writes the .env additions and the file.
+ */
+export async function commitEdit(edit: Edit): Promise<void> {
+  const { target } = edit;
+  const additions = edit.envAdditions ?? new Map();
+  parseConfig(edit.text, target.file, await editEnvironment(target.envFile, additions));
+  if (additions.size > 0) await appendPrivateEnv(target.envFile, additions);
+  await Deno.mkdir(dirname(resolve(target.file)), { recursive: true });
+  await replaceAtomically(target.file, edit.text, edit.mode ?? edit.newMode ?? 0o644);
+}
+
+/**
+ * Adds `values` to the .env file at `path`, which ends readable by its owner only (a
+ * wider file is narrowed: it is about to hold secrets).
+ */
+export async function appendPrivateEnv(
+  path: string,
+  values: ReadonlyMap<string, string>,
+): Promise<void> {
+  const { text = "" } = await readTarget(path);
+  const lines = [...values].map(([name, value]) => `${name}=${quoteDotenv(value)}`);
+  const joined = text === "" || text.endsWith("\n") ? text : `${text}\n`;
+  await Deno.mkdir(dirname(resolve(path)), { recursive: true });
+  await replaceAtomically(path, `${joined}${lines.join("\n")}\n`, 0o600);
+}
+
+/** A value as .env writes it: single-quoted (literal) when it can be, else escaped. */
+export function quoteDotenv(value: string): string {
+  if (!/['\n\r]/.test(value)) return `'${value}'`;
+  return `"${value.replace(/[\\"$]/g, (c) => `\\${c}`).replace(/\n/g, "\\n").replace(/\r/g, "\\r")}"`;
+}
+
+/**
+ * Replaces `path` with `text` through a file beside it (a reader never sees half a file),
+ * then gives it `mode`. The temporary name is fixed, so two edits at once cannot both
+ * proceed: the second finds it and stops.
+ */
+async function replaceAtomically(path: string, text: string, mode: number): Promise<void> {
+  const temporary = `${path}${EDIT_SUFFIX}`;
+  try {
+    await Deno.writeTextFile(temporary, text, { mode, createNew: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.AlreadyExists) {
+      throw new PatchbayError("config_invalid", `Could not write ${path}`, {
+        reason: `${temporary} exists: another edit is under way, or one was interrupted`,
+        remedy: `wait for the other edit, or remove ${temporary} if none is running`,
+      });
+    }
+    throw writeError(path, error);
+  }
+  try {
+    await chmodOwnerOnly(temporary, mode);
+    await Deno.rename(temporary, path);
+  } catch (error) {
+    await Deno.remove(temporary).catch(() => {});
+    throw writeError(path, error);
+  }
+}
+
+function writeError(path: string, error: unknown): PatchbayError {
+  return new PatchbayError("config_invalid", `Could not write ${path}`, {
+    reason: (error as Error).message,
+    remedy: "make the file and its folder writable by you, then run the command again",
+    cause: error,
+  });
+}

@@ -1,0 +1,167 @@
+/**
+ * One server entry of another client turned into patchbay's canonical form, saying what
+ * was converted (gemini-cli's milliseconds, its SSE `url`), what was left out and why, and
+ * refusing what cannot be known (VS Code's `${input:…}`, asked of the editor's user).
+ *
+ * @module
+ */
+
+import { TYPE_TO_TRANSPORT } from "./dialect.ts";
+import type { Dialect, SourceFile } from "./import_sources.ts";
+import type { JsonValue } from "./json.ts";
+import { MAX_DURATION_SECONDS } from "./schema.ts";
+
+/** What became of one entry. */
+export interface Converted {
+  name: string;
+  /** The canonical entry; `undefined` when it cannot be imported (`skipped` says why). */
+  entry?: Record<string, JsonValue>;
+  skipped?: string;
+  /** Conversions made, worded for the person. */
+  notes: string[];
+  /** Fields left out, each with why. */
+  dropped: string[];
+}
+
+/** Fields taken as they are (their values' `${env:X}` rewritten). */
+const COPIED = ["command", "args", "env", "cwd", "headers"] as const;
+/** Fields read into others, so not reported as left out. */
+const READ = new Set([
+  ...COPIED,
+  "type",
+  "transport_type",
+  "url",
+  "httpUrl",
+  "serverUrl",
+  "disabled",
+  "enabled",
+  "timeout",
+  "trust",
+]);
+/** Why well-known fields of other clients are left out. */
+const LEFT_OUT: Readonly<Record<string, string>> = {
+  includeTools: "gemini-cli's tool filter is not converted",
+  excludeTools: "gemini-cli's tool filter is not converted",
+  autoApprove: "patchbay asks before each tool call; trust a server with \"trusted\": true",
+  alwaysAllow: "patchbay asks before each tool call; trust a server with \"trusted\": true",
+  envFile: "patchbay reads one .env file; copy the variables into it",
+  description: "patchbay has no description field",
+  oauth: "patchbay discovers OAuth itself; add \"auth\": {\"method\": \"oauth\"} if needed",
+};
+
+/** Converts the entry `name` of `source`; `places` resolves VS Code's folder variables. */
+export function convertEntry(
+  name: string,
+  raw: JsonValue,
+  source: Pick<SourceFile, "dialect" | "inputs">,
+  places: { home: string; cwd: string },
+): Converted {
+  const result: Converted = { name, notes: [], dropped: [] };
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    return { ...result, skipped: "the entry is not an object" };
+  }
+  const transport = transportOf(raw, source.dialect, result);
+  if (!transport) return result;
+  const entry: Record<string, JsonValue> = { transport_type: transport };
+  const strings = new Rewriter(places);
+  for (const field of COPIED) {
+    if (raw[field] === undefined) continue;
+    entry[field] = strings.value(raw[field]);
+  }
+  const url = raw.url ?? raw.httpUrl ?? raw.serverUrl;
+  if (url !== undefined) entry.url = strings.value(url);
+  if (strings.foreign) {
+    const input = source.inputs[strings.foreign] ?? {};
+    const asked = input.description ? ` ("${input.description}")` : "";
+    return {
+      ...result,
+      skipped: `it uses \${input:${strings.foreign}}, a value VS Code asks its user for${asked}; ` +
+        "put the value in .env and add the entry with `patchbay mcp add`, writing ${VARIABLE}",
+    };
+  }
+  result.notes.push(...strings.notes);
+  if (typeof raw.timeout === "number") {
+    if (source.dialect === "gemini") {
+      const seconds = raw.timeout / 1000;
+      if (seconds > 0 && seconds <= MAX_DURATION_SECONDS) {
+        entry.timeout = seconds;
+        result.notes.push(`timeout ${raw.timeout} ms (gemini-cli) is "timeout": ${seconds} s`);
+      } else result.dropped.push(`timeout ${raw.timeout} ms: outside 0 to one day`);
+    } else {
+      result.dropped.push("timeout: its unit is not known here; patchbay's timeout is seconds");
+    }
+  }
+  if (raw.trust === true && source.dialect === "gemini") {
+    entry.trusted = true;
+    result.notes.push('trust (gemini-cli) is "trusted": true: its tools run without asking');
+  }
+  if (raw.disabled === true || raw.enabled === false) entry.disabled = true;
+  for (const field of Object.keys(raw)) {
+    if (READ.has(field)) continue;
+    result.dropped.push(`${field}: ${LEFT_OUT[field] ?? "not a field patchbay knows"}`);
+  }
+  return { ...result, entry };
+}
+
+function transportOf(
+  raw: Record<string, JsonValue>,
+  dialect: Dialect,
+  result: Converted,
+): string | undefined {
+  const written = raw.transport_type ?? raw.type;
+  if (written !== undefined) {
+    const transport = typeof written === "string"
+      ? TYPE_TO_TRANSPORT[written] ?? (written === "streamable_http" ? written : undefined)
+      : undefined;
+    if (!transport) {
+      result.skipped = `its type ${JSON.stringify(written)} is not a transport patchbay ` +
+        "speaks (stdio, http / streamable_http, sse)";
+    }
+    return transport;
+  }
+  if (raw.command !== undefined) return "stdio";
+  if (raw.httpUrl !== undefined) return "streamable_http";
+  if (raw.url !== undefined || raw.serverUrl !== undefined) {
+    if (dialect !== "gemini") return "streamable_http";
+    result.notes.push("url without a type is an SSE address in gemini-cli: transport_type sse");
+    return "sse";
+  }
+  result.skipped = "it has neither a command nor a url";
+  return undefined;
+}
+
+/** Rewrites other clients' variables in string values into patchbay's. */
+class Rewriter {
+  notes: string[] = [];
+  /** The first `${input:id}`'s id. */
+  foreign: string | undefined;
+
+  constructor(private readonly places: { home: string; cwd: string }) {}
+
+  value(value: JsonValue): JsonValue {
+    if (typeof value === "string") return this.#string(value);
+    if (Array.isArray(value)) return value.map((v) => this.value(v));
+    if (value !== null && typeof value === "object") {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.value(v)]));
+    }
+    return value;
+  }
+
+  #string(text: string): string {
+    return text.replace(/\$\{(env:|input:)?([^}]*)\}/g, (whole, kind: string, name: string) => {
+      if (kind === "env:") return `\${${name}}`;
+      if (kind === "input:") {
+        this.foreign ??= name;
+        return whole;
+      }
+      const folder = name === "workspaceFolder"
+        ? this.places.cwd
+        : name === "userHome"
+        ? this.places.home
+        : undefined;
+      if (folder === undefined) return whole;
+      this.notes.push(`\${${name}} (VS Code) is ${folder}`);
+      return folder;
+    });
+  }
+}

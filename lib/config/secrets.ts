@@ -1,0 +1,110 @@
+/**
+ * Secrets in a server entry (`env` values with secret names, credential headers) moved out
+ * of servers_config.json into .env, the entry keeping a `${VAR}` reference in their place.
+ *
+ * @module
+ */
+
+import { isSecretName } from "../env.ts";
+import type { JsonValue } from "./json.ts";
+
+/** One secret found in an entry, and where it goes. */
+export interface FoundSecret {
+  server: string;
+  /** `env.GITHUB_TOKEN` or `headers.Authorization`. */
+  field: string;
+  /** The variable it is stored under in .env. */
+  variable: string;
+  /** The secret itself (never printed). */
+  value: string;
+  /** What the entry says instead, e.g. `Bearer ${GITHUB_TOKEN}`. */
+  replacement: string;
+  /** The .env file already gives the variable this value: nothing to add. */
+  present: boolean;
+}
+
+/** Header names whose values are credentials whatever their wording. */
+const CREDENTIAL_HEADER = /^(?:authorization|proxy-authorization|cookie)$|key|token|secret|auth/i;
+/** A scheme before a credential, kept in the entry: `Bearer ${TOKEN}`. */
+const SCHEME = /^(Bearer|Basic|Token|Bot)\s+(\S.*)$/i;
+
+/** What a variable name already holds, in the process or the .env file. */
+export type Lookup = (name: string) => string | undefined;
+
+/**
+ * The secrets of `entry` (named `server`), each with a variable that `lookup` shows free or
+ * already holding the same value; `chosen` carries the names picked for earlier entries.
+ */
+export function findSecrets(
+  server: string,
+  entry: Record<string, JsonValue>,
+  lookup: Lookup,
+  chosen: Map<string, string> = new Map(),
+): FoundSecret[] {
+  const found: FoundSecret[] = [];
+  const pick = (preferred: string[], value: string) => {
+    const candidates = [...preferred];
+    for (let i = 2; i < 100; i++) candidates.push(`${preferred.at(-1)}_${i}`);
+    for (const name of candidates) {
+      const held = chosen.get(name) ?? lookup(name);
+      if (held === undefined || held === value) {
+        chosen.set(name, value);
+        return { variable: name, present: lookup(name) === value };
+      }
+    }
+    throw new Error(`no free variable name for ${preferred[0]}`);
+  };
+  const prefix = variablePart(server);
+  for (const [name, value] of stringsOf(entry.env)) {
+    if (!isSecretName(name) || value.includes("${") || value === "") continue;
+    const { variable, present } = pick([name, `${prefix}_${variablePart(name)}`], value);
+    found.push({
+      server,
+      field: `env.${name}`,
+      variable,
+      value,
+      replacement: `\${${variable}}`,
+      present,
+    });
+  }
+  for (const [name, value] of stringsOf(entry.headers)) {
+    if (!CREDENTIAL_HEADER.test(name) || value.includes("${") || value === "") continue;
+    const scheme = SCHEME.exec(value);
+    const secret = scheme ? scheme[2] : value;
+    const base = scheme ? `${prefix}_TOKEN` : `${prefix}_${variablePart(name)}`;
+    const { variable, present } = pick([base], secret);
+    found.push({
+      server,
+      field: `headers.${name}`,
+      variable,
+      value: secret,
+      replacement: scheme ? `${scheme[1]} \${${variable}}` : `\${${variable}}`,
+      present,
+    });
+  }
+  return found;
+}
+
+/** `entry` with each of `secrets` replaced by its reference. */
+export function withReferences(
+  entry: Record<string, JsonValue>,
+  secrets: readonly FoundSecret[],
+): Record<string, JsonValue> {
+  const out = structuredClone(entry);
+  for (const secret of secrets) {
+    const [section, ...rest] = secret.field.split(".");
+    (out[section] as Record<string, JsonValue>)[rest.join(".")] = secret.replacement;
+  }
+  return out;
+}
+
+/** `text` as part of a variable name: upper case, other characters as `_`. */
+export function variablePart(text: string): string {
+  const part = text.toUpperCase().replace(/[^A-Z0-9]+/g, "_").replace(/^_+|_+$/g, "");
+  return /^[A-Z_]/.test(part) ? part : `S_${part}`;
+}
+
+function stringsOf(value: JsonValue | undefined): [string, string][] {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return [];
+  return Object.entries(value).flatMap(([k, v]) => typeof v === "string" ? [[k, v]] : []);
+}

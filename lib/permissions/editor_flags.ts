@@ -1,0 +1,45 @@
+/**
+ * The permissions of the commands that edit the configuration (`patchbay mcp add`,
+ * `remove`, `enable`, `disable`, `add-json`, `import`): they start no server and open no
+ * connection, so they get no network and no commands; they read (another client's file
+ * wherever it is, the configuration, .env) and write exactly the files an edit replaces:
+ * servers_config.json and .env, each through a file beside it, and patchbay's own folders
+ * (the user-scope configuration is in one). No npm imports: the launcher computes them.
+ *
+ * @module
+ */
+
+import { dirname, join, resolve } from "node:path";
+import { configDir, dataDir, stateDir } from "../paths.ts";
+import type { LaunchArgs } from "./launch_args.ts";
+
+/** The suffix of the file an edit is written to before it replaces the original. */
+export const EDIT_SUFFIX = ".patchbay-edit";
+
+/** The `mcp` subcommands that write the configuration. */
+export const EDITING_SUBCOMMANDS: ReadonlySet<string> = new Set([
+  "add",
+  "add-json",
+  "remove",
+  "rm",
+  "enable",
+  "disable",
+  "import",
+]);
+
+/** The flags an editing command runs under, for the files of `parsed` in `cwd`. */
+export function editorFlags(parsed: LaunchArgs, cwd: string): string[] {
+  const { files } = parsed;
+  const config = resolve(cwd, files.config ?? "servers_config.json");
+  const envFiles = files.envFile !== undefined
+    ? [resolve(cwd, files.envFile)]
+    : [join(cwd, ".env"), ...(files.config !== undefined ? [join(dirname(config), ".env")] : [])];
+  const replaced = [...new Set([config, ...envFiles])].flatMap((f) => [f, f + EDIT_SUFFIX]);
+  const logFile = files.logFile !== undefined ? [resolve(cwd, files.logFile)] : [];
+  return [
+    "--no-prompt",
+    "--allow-env",
+    "--allow-read",
+    `--allow-write=${[...replaced, stateDir(), dataDir(), configDir(), ...logFile].join(",")}`,
+  ];
+}
