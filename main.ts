@@ -17,6 +17,9 @@ import type { PermissionsOptions } from "./commands/permissions.ts";
 import type { ReadOptions } from "./commands/read.ts";
 import type { RunOptions } from "./commands/run.ts";
 import type { SessionsOptions } from "./commands/sessions.ts";
+import type { McpAddOptions, McpEditOptions } from "./commands/mcp.ts";
+import type { McpImportOptions } from "./commands/mcp_import.ts";
+import type { McpListOptions } from "./commands/mcp_list.ts";
 import { plainChatFlags, plainCommand, type QuickCommand } from "./commands/_chat_flags.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
 import { sessionLogger } from "./lib/session_log.ts";
@@ -259,6 +262,87 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
 
   ownsWords.add(listSessions);
 
+  const mcp = program.command("mcp")
+    .description("add, list, import and remove servers in servers_config.json");
+  const scope = "project: ./servers_config.json (default); user: ~/.config/patchbay's";
+  const secretFlags = (command: Command) =>
+    command
+      .option("--move-secrets", "move secrets (env, headers) to .env without asking")
+      .option("--keep-secrets-inline", "write secrets into the entry (file must be mode 600)");
+  const collect = (value: string, before: string[] = []) => [...before, value];
+  secretFlags(
+    mcp.command("add")
+      .description("add a server: a command (stdio) or a URL (http, sse); -- before its flags")
+      .argument("<name>", "server name")
+      .argument("<command-or-url>", "the command that starts it, or its URL")
+      .argument("[args...]", "the command's arguments")
+      .option("-t, --transport <transport>", "stdio, http or sse (default: http for a URL)")
+      .option("-e, --env <KEY=VALUE>", "environment variable of a stdio server", collect)
+      .option("-H, --header <Name: value>", "request header of a server at a URL", collect)
+      .option("-s, --scope <scope>", scope),
+  ).action(act(setExit, async (all: McpAddOptions, name: string, at: string, args: string[]) => {
+    const { mcpAdd } = await import("./commands/mcp.ts");
+    return mcpAdd(name, at, args, all);
+  }));
+  secretFlags(
+    mcp.command("add-json")
+      .description("add a server from its JSON entry (any client's form)")
+      .argument("<name>", "server name")
+      .argument("<json>", "the entry, one quoted word")
+      .option("-s, --scope <scope>", scope),
+  ).action(act(setExit, async (all: McpEditOptions, name: string, json: string) => {
+    const { mcpAddJson } = await import("./commands/mcp.ts");
+    return mcpAddJson(name, json, all);
+  }));
+  secretFlags(
+    mcp.command("import")
+      .description("import the servers of claude-desktop, claude-code, cursor, vscode, gemini")
+      .argument("[source]", "a client's name, or the path of its JSON file")
+      .option("--dry-run", "show what would be added; write nothing")
+      .option("-s, --scope <scope>", scope),
+  ).action(act(setExit, async (all: McpImportOptions, source: string | undefined) => {
+    const { mcpImport } = await import("./commands/mcp_import.ts");
+    return mcpImport(source, all);
+  }));
+  mcp.command("list")
+    .description("list the configured servers (--check: connect them and say how each went)")
+    .option("--json", "print JSON")
+    .option("--check", "connect each server and show its state and diagnosis")
+    .action(act(setExit, async (all: McpListOptions) => {
+      const { mcpList } = await import("./commands/mcp_list.ts");
+      return mcpList(all);
+    }));
+  mcp.command("get")
+    .description("show one server's entry (--check: connect it)")
+    .argument("<name>", "server name")
+    .option("--json", "print JSON")
+    .option("--check", "connect the server and show its state and diagnosis")
+    .action(act(setExit, async (all: McpListOptions, name: string) => {
+      const { mcpGet } = await import("./commands/mcp_list.ts");
+      return mcpGet(name, all);
+    }));
+  mcp.command("remove")
+    .alias("rm")
+    .description("remove a server's entry")
+    .argument("<name>", "server name")
+    .option("-s, --scope <scope>", scope)
+    .action(act(setExit, async (all: McpEditOptions, name: string) => {
+      const { mcpRemove } = await import("./commands/mcp.ts");
+      return mcpRemove(name, all);
+    }));
+  for (const enabled of [true, false]) {
+    mcp.command(enabled ? "enable" : "disable")
+      .description(
+        enabled ? "start a disabled server again" : "keep a server's entry but do not start it",
+      )
+      .argument("<name>", "server name")
+      .option("-s, --scope <scope>", scope)
+      .action(act(setExit, async (all: McpEditOptions, name: string) => {
+        const { mcpSetEnabled } = await import("./commands/mcp.ts");
+        return mcpSetEnabled(name, enabled, all);
+      }));
+  }
+
   return program;
 }
 
@@ -312,6 +396,7 @@ const COMMAND_MODULES: Readonly<Record<string, () => Promise<unknown>>> = {
   permissions: () => import("./commands/permissions.ts"),
   doctor: () => import("./commands/doctor.ts"),
   auth: () => import("./commands/auth.ts"),
+  mcp: () => import("./commands/mcp.ts"),
 };
 
 /**

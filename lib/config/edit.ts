@@ -114,7 +114,7 @@ export async function commitEdit(edit: Edit): Promise<void> {
   const additions = edit.envAdditions ?? new Map();
   parseConfig(edit.text, target.file, await editEnvironment(target.envFile, additions));
   if (additions.size > 0) await appendPrivateEnv(target.envFile, additions);
-  await Deno.mkdir(dirname(resolve(target.file)), { recursive: true });
+  await ensureFolder(target.file);
   await replaceAtomically(target.file, edit.text, edit.mode ?? edit.newMode ?? 0o644);
 }
 
@@ -129,14 +129,30 @@ export async function appendPrivateEnv(
   const { text = "" } = await readTarget(path);
   const lines = [...values].map(([name, value]) => `${name}=${quoteDotenv(value)}`);
   const joined = text === "" || text.endsWith("\n") ? text : `${text}\n`;
-  await Deno.mkdir(dirname(resolve(path)), { recursive: true });
+  await ensureFolder(path);
   await replaceAtomically(path, `${joined}${lines.join("\n")}\n`, 0o600);
+}
+
+/**
+ * Creates the folder of `file` when it is missing (the user scope's, at its first edit).
+ * Only then: Deno asks for write permission on a folder even to find it exists already.
+ */
+async function ensureFolder(file: string): Promise<void> {
+  const folder = dirname(resolve(file));
+  try {
+    await Deno.stat(folder);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    await Deno.mkdir(folder, { recursive: true });
+  }
 }
 
 /** A value as .env writes it: single-quoted (literal) when it can be, else escaped. */
 export function quoteDotenv(value: string): string {
   if (!/['\n\r]/.test(value)) return `'${value}'`;
-  return `"${value.replace(/[\\"$]/g, (c) => `\\${c}`).replace(/\n/g, "\\n").replace(/\r/g, "\\r")}"`;
+  return `"${
+    value.replace(/[\\"$]/g, (c) => `\\${c}`).replace(/\n/g, "\\n").replace(/\r/g, "\\r")
+  }"`;
 }
 
 /**

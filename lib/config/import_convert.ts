@@ -42,11 +42,11 @@ const READ = new Set([
 const LEFT_OUT: Readonly<Record<string, string>> = {
   includeTools: "gemini-cli's tool filter is not converted",
   excludeTools: "gemini-cli's tool filter is not converted",
-  autoApprove: "patchbay asks before each tool call; trust a server with \"trusted\": true",
-  alwaysAllow: "patchbay asks before each tool call; trust a server with \"trusted\": true",
+  autoApprove: 'patchbay asks before each tool call; trust a server with "trusted": true',
+  alwaysAllow: 'patchbay asks before each tool call; trust a server with "trusted": true',
   envFile: "patchbay reads one .env file; copy the variables into it",
   description: "patchbay has no description field",
-  oauth: "patchbay discovers OAuth itself; add \"auth\": {\"method\": \"oauth\"} if needed",
+  oauth: 'patchbay discovers OAuth itself; add "auth": {"method": "oauth"} if needed',
 };
 
 /** Converts the entry `name` of `source`; `places` resolves VS Code's folder variables. */

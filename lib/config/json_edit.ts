@@ -58,7 +58,7 @@ export function removeMember(text: string, object: KeyPath, key: string): string
 
 /** A JSON text holding `value`, as a new file is written. */
 export function newDocument(value: JsonValue): string {
-  return JSON.stringify(value, null, DEFAULT_INDENT) + "\n";
+  return pretty(value, "", DEFAULT_INDENT) + "\n";
 }
 
 function parsed(text: string): JsonParseResult {
@@ -117,7 +117,28 @@ function hasLineBreak(text: string, from: number, to: number): boolean {
 /** `value` as JSON at a member indented by `indent`: one line when `inline`. */
 function render(value: JsonValue, indent: string, unit: string, inline: boolean): string {
   if (inline) return JSON.stringify(value, null, 1).replace(/\n\s*/g, " ");
-  return JSON.stringify(value, null, unit).replaceAll("\n", `\n${indent}`);
+  return pretty(value, indent, unit);
+}
+
+/** Widest array of plain values written on one line, as people write `args`. */
+const INLINE_ARRAY_WIDTH = 80;
+
+/** JSON over several lines, except arrays of plain values that fit on one. */
+function pretty(value: JsonValue, indent: string, unit: string): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  const inner = indent + unit;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return "[]";
+    const plain = value.every((item) => item === null || typeof item !== "object");
+    const line = `[${value.map((item) => JSON.stringify(item)).join(", ")}]`;
+    if (plain && line.length <= INLINE_ARRAY_WIDTH) return line;
+    const items = value.map((item) => inner + pretty(item, inner, unit));
+    return `[\n${items.join(",\n")}\n${indent}]`;
+  }
+  const members = Object.entries(value).map(([key, item]) =>
+    `${inner}${JSON.stringify(key)}: ${pretty(item, inner, unit)}`
+  );
+  return members.length === 0 ? "{}" : `{\n${members.join(",\n")}\n${indent}}`;
 }
 
 function splice(text: string, start: number, end: number, insert: string): string {

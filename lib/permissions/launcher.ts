@@ -218,13 +218,11 @@ export interface PlanOptions {
 
 /** The configuration, .env, permission code and stored logins the plan is computed from. */
 function baseInputs(parsed: LaunchArgs, cwd: string): InputNames {
-  const configs = parsed.files.config !== undefined
-    ? [resolve(cwd, parsed.files.config)]
-    : [
-      join(cwd, "servers_config.json"),
-      join(configDir(), "servers_config.json"),
-      join(PROJECT, "servers_config.example.json"),
-    ];
+  const configs = parsed.files.config !== undefined ? [resolve(cwd, parsed.files.config)] : [
+    join(cwd, "servers_config.json"),
+    join(configDir(), "servers_config.json"),
+    join(PROJECT, "servers_config.example.json"),
+  ];
   // The .env the client will read: the named one, else the working directory's, else the
   // one beside --config (lib/env.ts chooseEnvFile); the plan is remembered against each.
   const envFiles = parsed.files.envFile !== undefined ? [resolve(cwd, parsed.files.envFile)] : [

@@ -1,0 +1,158 @@
+/**
+ * What the `mcp` commands that write entries share: the file created with an `LLM` block
+ * when there is none, the secrets in new entries moved to .env when the person agrees (a
+ * question at a terminal, `--move-secrets` or `--keep-secrets-inline` in scripts), and the
+ * edit validated and written (lib/config/edit.ts).
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { DEFAULTS } from "../lib/defaults.ts";
+import { UsageError } from "../lib/errors.ts";
+import { commitEdit, editEnvironment, type EditTarget, readTarget } from "../lib/config/edit.ts";
+import { type JsonValue, parseJson } from "../lib/config/json.ts";
+import { newDocument, setMember } from "../lib/config/json_edit.ts";
+import { parseConfig } from "../lib/config/load.ts";
+import { findSecrets, type FoundSecret, withReferences } from "../lib/config/secrets.ts";
+import { PROJECT_DIR } from "../lib/startup.ts";
+
+/** How secrets found in new entries are handled. */
+export interface SecretOptions {
+  /** Move them to .env without asking. @default false */
+  moveSecrets?: boolean;
+  /** Keep them in the entry (the file must then be readable by its owner only). @default false */
+  keepSecretsInline?: boolean;
+}
+
+/** One entry to write. */
+export type NamedEntry = [name: string, entry: Record<string, JsonValue>];
+
+/** What {@linkcode writeEntries} did. */
+export interface Written {
+  created: boolean;
+  secrets: FoundSecret[];
+  moved: boolean;
+}
+
+/** The configuration's text before the edit, or a new file's with the example's `LLM`. */
+export async function startingText(target: EditTarget): Promise<{
+  text: string;
+  mode?: number;
+  created: boolean;
+}> {
+  const { text, mode } = await readTarget(target.file);
+  if (text === undefined) {
+    return { text: newDocument({ LLM: await exampleLlm(), mcpServers: {} }), created: true };
+  }
+  const parsed = parseJson(text);
+  if (parsed.faults.length > 0 || parsed.value === null || typeof parsed.value !== "object") {
+    // Throws the located error `config check` gives.
+    parseConfig(text, target.file, await editEnvironment(target.envFile));
+  }
+  const value = parsed.value as Record<string, JsonValue>;
+  const servers = value.mcpServers;
+  if (servers === undefined) {
+    return { text: setMember(text, [], "mcpServers", {}), mode, created: false };
+  }
+  return { text, mode, created: false };
+}
+
+/** The `LLM` block of the example configuration, for a new file. */
+async function exampleLlm(): Promise<JsonValue> {
+  try {
+    const example = JSON.parse(
+      await Deno.readTextFile(join(PROJECT_DIR, DEFAULTS.exampleConfigFile)),
+    );
+    if (example?.LLM) return example.LLM;
+  } catch {
+    // A stripped install: the smallest block that names a provider and a model.
+  }
+  return { provider: "openai", model: "gpt-4o-mini" };
+}
+
+/**
+ * Adds (or, with `replace`, replaces) `entries` in the target's `mcpServers`: secrets
+ * handled as the person says, the whole file validated, then written.
+ */
+export async function writeEntries(
+  target: EditTarget,
+  entries: readonly NamedEntry[],
+  options: SecretOptions,
+): Promise<Written> {
+  const start = await startingText(target);
+  const env = await editEnvironment(target.envFile);
+  const chosen = new Map<string, string>();
+  const secrets = entries.flatMap(([name, entry]) =>
+    findSecrets(name, entry, (v) => env.get(v), chosen)
+  );
+  const move = secrets.length > 0 && await decideSecrets(secrets, options, target);
+  let text = start.text;
+  for (const [name, entry] of entries) {
+    const own = secrets.filter((s) => s.server === name);
+    text = setMember(text, ["mcpServers"], name, move ? withReferences(entry, own) : entry);
+  }
+  const additions = new Map(
+    move ? secrets.filter((s) => !s.present).map((s) => [s.variable, s.value]) : [],
+  );
+  if (secrets.length > 0 && !move) refuseWideFile(target, start.mode);
+  await commitEdit({
+    target,
+    text,
+    mode: start.mode,
+    newMode: secrets.length > 0 && !move ? 0o600 : 0o644,
+    envAdditions: additions,
+  });
+  return { created: start.created, secrets, moved: move };
+}
+
+/** Secrets stay inline only in a file no one else may read. */
+function refuseWideFile(target: EditTarget, mode: number | undefined): void {
+  if (mode === undefined || (mode & 0o077) === 0 || Deno.build.os === "windows") return;
+  throw new UsageError(
+    `${target.file} is readable by others (mode ${mode.toString(8)}), so secrets are not ` +
+      "written into it",
+    `let patchbay move them to ${target.envFile} (--move-secrets), or first ` +
+      `chmod 600 ${target.file}`,
+  );
+}
+
+/** Whether to move `secrets` to .env: the flags, else the person at the terminal. */
+async function decideSecrets(
+  secrets: readonly FoundSecret[],
+  options: SecretOptions,
+  target: EditTarget,
+): Promise<boolean> {
+  if (options.moveSecrets && options.keepSecretsInline) {
+    throw new UsageError(
+      "--move-secrets and --keep-secrets-inline contradict each other",
+      "give one of them",
+    );
+  }
+  if (options.moveSecrets) return true;
+  if (options.keepSecretsInline) return false;
+  const listing = secrets.map((s) => `  ${s.server}: ${s.field} -> \${${s.variable}}`).join("\n");
+  if (!Deno.stdin.isTerminal() || !Deno.stderr.isTerminal()) {
+    throw new UsageError(
+      `the new entries hold ${secrets.length === 1 ? "a secret" : `${secrets.length} secrets`} ` +
+        `and nobody is at a terminal to say where they go:\n${listing}`,
+      `add --move-secrets to put them in ${target.envFile} (readable by you only) as the ` +
+        "${VARIABLE}s shown, or --keep-secrets-inline to write them into the entries " +
+        `(then ${target.file} must be readable by you only)`,
+    );
+  }
+  console.error(
+    `The new entries hold secrets:\n${listing}\n` +
+      `Move them to ${target.envFile} (readable by you only), the entries referring to them? ` +
+      "[Y/n] ",
+  );
+  const answer = (await readLine()).trim().toLowerCase();
+  return answer === "" || answer === "y" || answer === "yes";
+}
+
+/** One line from the terminal. */
+async function readLine(): Promise<string> {
+  const buffer = new Uint8Array(1024);
+  const count = await Deno.stdin.read(buffer);
+  return count === null ? "" : new TextDecoder().decode(buffer.subarray(0, count));
+}

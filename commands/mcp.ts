@@ -1,0 +1,245 @@
+/**
+ * `patchbay mcp add|add-json|remove|enable|disable`: servers_config.json edited in place
+ * from the command line (validated first, written atomically, the rest of the file kept
+ * as written). Listing is `commands/mcp_list.ts`, importing `commands/mcp_import.ts`.
+ * The guide is docs/managing-servers.md.
+ *
+ * @module
+ */
+
+import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
+import { commitEdit, type EditTarget, editTarget, readTarget } from "../lib/config/edit.ts";
+import { type JsonValue, parseJson } from "../lib/config/json.ts";
+import { removeMember, setMember } from "../lib/config/json_edit.ts";
+import type { GlobalOptions } from "../lib/startup.ts";
+import { didYouMean, plural } from "../lib/text.ts";
+import { type SecretOptions, writeEntries, type Written } from "./_config_edit.ts";
+
+/** Options of the editing commands. */
+export interface McpEditOptions extends GlobalOptions, SecretOptions {
+  /** project (./servers_config.json) or user (~/.config/patchbay). @default "project" */
+  scope?: string;
+}
+
+/** Options of `mcp add`. */
+export interface McpAddOptions extends McpEditOptions {
+  /** stdio, http (streamable_http) or sse. @default stdio, or http for a URL */
+  transport?: string;
+  /** `KEY=VALUE` for a stdio server's environment. */
+  env?: string[];
+  /** `Name: value` request headers of a server at a URL. */
+  header?: string[];
+}
+
+/** A server name: it prefixes tool names (`server.tool`), so no dots or spaces. */
+const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
+
+/** What `--transport` takes, mapped to transport_type. */
+const TRANSPORTS: Readonly<Record<string, string>> = {
+  stdio: "stdio",
+  http: "streamable_http",
+  "streamable-http": "streamable_http",
+  streamable_http: "streamable_http",
+  sse: "sse",
+};
+
+/** `mcp add <name> <command-or-url> [args...]`. */
+export async function mcpAdd(
+  name: string,
+  commandOrUrl: string,
+  args: string[],
+  options: McpAddOptions,
+): Promise<number> {
+  checkName(name);
+  const transport = transportOf(commandOrUrl, options.transport);
+  const env = pairs(options.env ?? [], "=", "-e", "KEY=VALUE");
+  const headers = pairs(options.header ?? [], ":", "-H", '"Name: value"');
+  let entry: Record<string, JsonValue>;
+  if (transport === "stdio") {
+    if (headers.length > 0) {
+      throw new UsageError("-H sets request headers, which a stdio server has none of", usage);
+    }
+    entry = { transport_type: transport, command: commandOrUrl };
+    if (args.length > 0) entry.args = args;
+    if (env.length > 0) entry.env = Object.fromEntries(env);
+  } else {
+    if (args.length > 0 || env.length > 0) {
+      const what = args.length > 0 ? `arguments (${args.join(" ")})` : "-e";
+      throw new UsageError(
+        `${what} only apply to a stdio server; '${commandOrUrl}' is reached at a URL`,
+        'give request headers with -H "Name: value", or --transport stdio for a command',
+      );
+    }
+    entry = { transport_type: transport, url: commandOrUrl };
+    if (headers.length > 0) entry.headers = Object.fromEntries(headers);
+  }
+  const target = editTarget(options);
+  await refuseExisting(target, name);
+  const written = await writeEntries(target, [[name, entry]], options);
+  report(`Added ${transport} server '${name}' to`, target, written);
+  return EXIT.ok;
+}
+
+const usage = "usage: patchbay mcp add <name> [--transport stdio|http|sse] [-e KEY=VALUE]... " +
+  '[-H "Name: value"]... <command-or-url> [-- args...]';
+
+/** `mcp add-json <name> '<json>'`: an entry in any client's dialect, validated as written. */
+export async function mcpAddJson(name: string, json: string, options: McpEditOptions) {
+  checkName(name);
+  const parsed = parseJson(json);
+  if (parsed.faults.length > 0) {
+    const fault = parsed.faults[0];
+    throw new UsageError(
+      `the entry is not JSON: ${fault.message} at column ${fault.position.column}`,
+      `${fault.hint}; quote the whole entry as one word, e.g. '{"command": "npx", "args": ["x"]}'`,
+    );
+  }
+  const entry = parsed.value;
+  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
+    throw new UsageError(
+      "the entry must be a JSON object",
+      `e.g. '{"command": "npx", "args": ["-y", "some-server"]}' or '{"url": "https://..."}'`,
+    );
+  }
+  const target = editTarget(options);
+  await refuseExisting(target, name);
+  const written = await writeEntries(target, [[name, entry]], options);
+  report(`Added server '${name}' to`, target, written);
+  return EXIT.ok;
+}
+
+/** `mcp remove <name>`. */
+export async function mcpRemove(name: string, options: McpEditOptions): Promise<number> {
+  const { target, text, mode } = await holding(name, options);
+  await commitEdit({ target, text: removeMember(text, ["mcpServers"], name), mode });
+  console.log(`Removed server '${name}' from ${target.file}`);
+  return EXIT.ok;
+}
+
+/** `mcp enable <name>` and `mcp disable <name>`: the entry's own field set. */
+export async function mcpSetEnabled(
+  name: string,
+  enabled: boolean,
+  options: McpEditOptions,
+): Promise<number> {
+  const { target, text, mode, entry } = await holding(name, options);
+  const state = enabled ? "enabled" : "disabled";
+  const path = ["mcpServers", name];
+  const disabled = entry.disabled === true ||
+    (entry.disabled === undefined && entry.enabled === false);
+  if (disabled === !enabled) {
+    console.log(`Server '${name}' is already ${state} in ${target.file}`);
+    return EXIT.ok;
+  }
+  // The entry keeps the field it has: another client's `enabled`, else `disabled`.
+  const next = typeof entry.enabled === "boolean" && entry.disabled === undefined
+    ? setMember(text, path, "enabled", enabled)
+    : setMember(text, path, "disabled", !enabled);
+  await commitEdit({ target, text: next, mode });
+  console.log(
+    `Server '${name}' is ${state} in ${target.file}` +
+      (enabled ? "" : " (kept, not started; `patchbay mcp enable` undoes it)"),
+  );
+  return EXIT.ok;
+}
+
+/**
+ * The file that holds `name`: the one the scope names, else (no scope or --config given)
+ * the user's own when only it has the server.
+ */
+async function holding(name: string, options: McpEditOptions): Promise<{
+  target: EditTarget;
+  text: string;
+  mode?: number;
+  entry: Record<string, JsonValue>;
+}> {
+  const targets = [editTarget(options)];
+  if (options.scope === undefined && options.config === undefined) {
+    targets.push(editTarget({ ...options, scope: "user" }));
+  }
+  const names: string[] = [];
+  for (const target of targets) {
+    const { text, mode } = await readTarget(target.file);
+    if (text === undefined) continue;
+    const servers = serversOf(text);
+    const entry = servers[name];
+    if (entry !== null && typeof entry === "object" && !Array.isArray(entry)) {
+      return { target, text, mode, entry };
+    }
+    names.push(...Object.keys(servers));
+  }
+  const suggestion = didYouMean(name, names);
+  const where = targets.map((t) => t.file).join(" or ");
+  throw new PatchbayError("usage", `No server '${name}' in ${where}`, {
+    reason: names.length === 0
+      ? "no server is configured there"
+      : `its servers are ${names.join(", ")}`,
+    remedy: suggestion
+      ? `did you mean '${suggestion}'?`
+      : "`patchbay mcp list` shows the servers; --scope user edits the user's own file",
+    exitCode: EXIT.failure,
+  });
+}
+
+/** The `mcpServers` object of a configuration text; empty when it has none. */
+export function serversOf(text: string): Record<string, JsonValue> {
+  const value = parseJson(text).value;
+  const servers = value !== null && typeof value === "object" && !Array.isArray(value)
+    ? value.mcpServers
+    : undefined;
+  return servers !== null && typeof servers === "object" && !Array.isArray(servers) ? servers : {};
+}
+
+async function refuseExisting(target: EditTarget, name: string): Promise<void> {
+  const { text } = await readTarget(target.file);
+  if (text === undefined || !Object.hasOwn(serversOf(text), name)) return;
+  throw new PatchbayError("usage", `Server '${name}' already exists in ${target.file}`, {
+    reason: "adding it again would replace its entry",
+    remedy: `remove it first (patchbay mcp remove ${name}) or pick another name`,
+  });
+}
+
+function checkName(name: string): void {
+  if (SERVER_NAME.test(name)) return;
+  throw new UsageError(
+    `'${name}' cannot name a server`,
+    "use letters, digits, - and _ (tools are called <server>.<tool>, so no dots or spaces)",
+  );
+}
+
+function transportOf(commandOrUrl: string, written: string | undefined): string {
+  if (written === undefined) {
+    return /^https?:\/\//i.test(commandOrUrl) ? "streamable_http" : "stdio";
+  }
+  const transport = TRANSPORTS[written];
+  if (!transport) {
+    throw new UsageError(`unknown transport '${written}'`, "--transport stdio, http or sse");
+  }
+  return transport;
+}
+
+/** `KEY=VALUE` (or `Name: value`) words as pairs. */
+function pairs(words: string[], separator: string, flag: string, form: string): [string, string][] {
+  return words.map((word) => {
+    const at = word.indexOf(separator);
+    const key = at > 0 ? word.slice(0, at).trim() : "";
+    if (key === "") {
+      throw new UsageError(`${flag} '${word}' is not ${form}`, `write ${flag} ${form}`);
+    }
+    return [key, word.slice(at + 1).trim()];
+  });
+}
+
+function report(what: string, target: EditTarget, written: Written): void {
+  const created = written.created ? ` (created, with the example's LLM block)` : "";
+  console.log(`${what} ${target.file}${created}`);
+  if (written.secrets.length === 0) return;
+  const variables = written.secrets.map((s) => s.variable).join(", ");
+  console.log(
+    written.moved
+      ? `Moved ${plural(written.secrets.length, "secret")} to ${target.envFile} ` +
+        `(readable by you only): ${variables}`
+      : `Kept ${plural(written.secrets.length, "secret")} in the entry; ${target.file} is ` +
+        "readable by you only",
+  );
+}

@@ -1,0 +1,163 @@
+/**
+ * `patchbay mcp import <client|path>`: the servers of Claude Desktop, Claude Code, Cursor,
+ * VS Code or gemini-cli (from their standard places, or a file named by path) added to
+ * servers_config.json in patchbay's own field names. It shows what it will add and what
+ * it converted, says what it left out and why, and moves secrets to .env when the person
+ * agrees (commands/_config_edit.ts).
+ *
+ * @module
+ */
+
+import { EXIT, UsageError } from "../lib/errors.ts";
+import { editEnvironment, editTarget, readTarget } from "../lib/config/edit.ts";
+import { type Converted, convertEntry } from "../lib/config/import_convert.ts";
+import { clientFiles, CLIENTS, readSources } from "../lib/config/import_sources.ts";
+import type { JsonValue } from "../lib/config/json.ts";
+import { newDocument } from "../lib/config/json_edit.ts";
+import { parseConfig } from "../lib/config/load.ts";
+import type { Environment } from "../lib/env.ts";
+import { PatchbayError } from "../lib/errors.ts";
+import { stdoutStyle } from "../lib/style.ts";
+import { plural } from "../lib/text.ts";
+import { type NamedEntry, writeEntries } from "./_config_edit.ts";
+import { type McpEditOptions, serversOf } from "./mcp.ts";
+
+/** Options of `mcp import`. */
+export interface McpImportOptions extends McpEditOptions {
+  /** Show what would be added, write nothing. @default false */
+  dryRun?: boolean;
+}
+
+/** Runs the import. */
+export async function mcpImport(
+  source: string | undefined,
+  options: McpImportOptions,
+): Promise<number> {
+  const places = { home: homeFolder(), cwd: Deno.cwd(), appData: variable("APPDATA") };
+  if (source === undefined) {
+    const found = CLIENTS.map((client) => {
+      const files = clientFiles(client, places).filter(exists);
+      return `  ${client.padEnd(15)} ${files.length > 0 ? files.join(", ") : "(no file found)"}`;
+    });
+    throw new UsageError(
+      `say where to import from:\n${found.join("\n")}`,
+      "patchbay mcp import <client> (one of the names above), or patchbay mcp import <path>",
+    );
+  }
+  const sources = await readSources(source, places);
+  const target = editTarget(options);
+  const { text } = await readTarget(target.file);
+  const taken = new Map(Object.keys(text ? serversOf(text) : {}).map((n) => [n, target.file]));
+  const env = await editEnvironment(target.envFile);
+  const style = stdoutStyle();
+  const accepted: NamedEntry[] = [];
+  let skipped = 0;
+  for (const file of sources) {
+    console.log(style.bold(`From ${file.path}`) + style.dim(` (${file.section})`));
+    const names = Object.keys(file.entries);
+    if (names.length === 0) console.log(style.dim("  no servers"));
+    for (const name of names) {
+      const converted = convertEntry(name, file.entries[name], file, places);
+      const why = converted.skipped ?? collision(name, taken) ??
+        problemsOf(name, converted, target.file, env);
+      if (why) {
+        skipped++;
+        console.log(`  ${style.red("✗")} ${name}: not imported: ${why}`);
+        continue;
+      }
+      taken.set(name, file.path);
+      accepted.push([name, converted.entry!]);
+      console.log(`  ${style.green("+")} ${name}  ${summary(converted.entry!)}`);
+      for (const note of converted.notes) console.log(style.dim(`      converted: ${note}`));
+      for (const left of converted.dropped) console.log(style.dim(`      left out: ${left}`));
+    }
+  }
+  if (accepted.length === 0) {
+    throw new PatchbayError("usage", "Nothing to import", {
+      reason: skipped > 0
+        ? `none of the ${plural(skipped, "server")} found could be imported (reasons above)`
+        : "the files hold no servers",
+      remedy: "add servers with `patchbay mcp add`, or name another source",
+    });
+  }
+  const counts = `${plural(accepted.length, "server")}` +
+    (skipped > 0 ? ` (${skipped} not imported)` : "");
+  if (options.dryRun) {
+    console.log(`Would add ${counts} to ${target.file}; nothing written (--dry-run)`);
+    return EXIT.ok;
+  }
+  const written = await writeEntries(target, accepted, options);
+  console.log(
+    `Added ${counts} to ${target.file}` +
+      (written.created ? " (created, with the example's LLM block)" : ""),
+  );
+  if (written.secrets.length > 0) {
+    const variables = written.secrets.map((s) => s.variable).join(", ");
+    console.log(
+      written.moved
+        ? `Moved ${plural(written.secrets.length, "secret")} to ${target.envFile} ` +
+          `(readable by you only): ${variables}`
+        : `Kept ${plural(written.secrets.length, "secret")} in the entries; ${target.file} is ` +
+          "readable by you only",
+    );
+  }
+  return EXIT.ok;
+}
+
+function collision(name: string, taken: Map<string, string>): string | undefined {
+  const where = taken.get(name);
+  if (where === undefined) return undefined;
+  return `a server '${name}' is already in ${where} (patchbay mcp remove ${name}, then import ` +
+    "again, to take this one)";
+}
+
+/** The problems `config check` would find in the entry alone; `undefined` when none. */
+function problemsOf(
+  name: string,
+  converted: Converted,
+  file: string,
+  env: Environment,
+): string | undefined {
+  const text = newDocument({
+    LLM: { provider: "openai", model: "check" },
+    mcpServers: { [name]: converted.entry! },
+  });
+  try {
+    parseConfig(text, file, env);
+    return undefined;
+  } catch (error) {
+    const problems = (error as { problems?: { path: string; message: string; hint?: string }[] })
+      .problems;
+    if (!problems) throw error;
+    return problems.map((p) => `${p.path}: ${p.message}${p.hint ? ` (${p.hint})` : ""}`)
+      .join("; ");
+  }
+}
+
+function summary(entry: Record<string, JsonValue>): string {
+  const where = entry.transport_type === "stdio"
+    ? [entry.command, ...(Array.isArray(entry.args) ? entry.args : [])].join(" ")
+    : String(entry.url);
+  return `${String(entry.transport_type).padEnd(15)}  ${where}` +
+    (entry.disabled === true ? "  (disabled)" : "");
+}
+
+function homeFolder(): string {
+  return variable("HOME") ?? variable("USERPROFILE") ?? Deno.cwd();
+}
+
+function variable(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
