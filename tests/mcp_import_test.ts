@@ -30,7 +30,7 @@ Deno.test("claude-desktop: from ~/.config/Claude, the token moved to a 0600 .env
   const run = await runPatchbay(box, ["mcp", "import", "claude-desktop", "--move-secrets"]);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /From .*\.config\/Claude\/claude_desktop_config\.json \(mcpServers\)/);
-  assert.match(run.stdout, /\+ filesystem  stdio +npx -y @modelcontextprotocol\/server-filesystem/);
+  assert.match(run.stdout, /\+ filesystem +stdio +npx -y @modelcontextprotocol\/server-filesystem/);
   assert.match(run.stdout, /Added 2 servers to servers_config\.json \(created/);
   assert.match(run.stdout, /Moved 1 secret to \.env .*: GITHUB_PERSONAL_ACCESS_TOKEN/);
   assert.ok(!run.stdout.includes("ghp_fixture"), "the secret is never printed");
@@ -62,7 +62,7 @@ Deno.test("claude-code: .mcp.json and ~/.claude.json; an unset variable and a ws
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /✗ api-server: not imported: .*environment variable API_KEY is not set/);
   assert.match(run.stdout, /✗ socket: not imported: its type "ws" is not a transport/);
-  assert.match(run.stdout, /\+ sentry  streamable_http  https:\/\/mcp\.sentry\.dev\/mcp/);
+  assert.match(run.stdout, /\+ sentry +streamable_http +https:\/\/mcp\.sentry\.dev\/mcp/);
   assert.ok(!run.stdout.includes("elsewhere-only"), "another project's servers stay there");
   assert.match(run.stdout, /From .*\.claude\.json \(projects\[".*work"\]\.mcpServers\)/);
   assert.match(run.stdout, /Added 4 servers \(2 not imported\) to servers_config\.json \(created/);
