@@ -181,7 +181,8 @@ export function statesJson(states: readonly ServerStatus[]) {
   return states.map((s) => ({
     name: s.name,
     transport: s.transport,
-    state: s.state,
+    // A disabled server is not a failure to connect: it was never meant to.
+    state: s.disabled ? "disabled" : s.state,
     ...(s.protocolVersion ? { protocol: s.protocolVersion } : {}),
     ...(s.error
       ? {

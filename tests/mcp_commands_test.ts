@@ -218,3 +218,25 @@ Deno.test("--scope user writes ~/.config/patchbay, read where the folder has no 
   assert.equal(disable.code, 0, disable.stderr);
   assert.match(disable.stdout, /is disabled in .*\.config\/patchbay\/servers_config\.json/);
 });
+
+Deno.test("a disabled server (either client's way) is shown as disabled, never as a failure", async () => {
+  await using box = await sandbox();
+  await writeConfig(box, {
+    LLM: { provider: "openai", model: "gpt-4o-mini" },
+    mcpServers: {
+      on: { command: NODE, args: [everythingEntry(), "stdio"] },
+      off: { command: "patchbay-never-started", enabled: false },
+      parked: { command: "patchbay-never-started", disabled: true },
+    },
+  });
+  const tools = await runPatchbay(box, ["tools", "--json"]);
+  assert.equal(tools.code, 0, tools.stderr);
+  const states = JSON.parse(tools.stdout).servers.map((s: { name: string; state: string }) =>
+    `${s.name} ${s.state}`
+  );
+  assert.deepEqual(states, ["on connected", "off disabled", "parked disabled"]);
+  const check = await runPatchbay(box, ["mcp", "list", "--check"]);
+  assert.equal(check.code, 0, check.stderr);
+  assert.match(check.stdout, /1 of 1 server connected/);
+  assert.match(check.stdout, /- off +disabled/);
+});
