@@ -10,7 +10,13 @@
 import { join } from "node:path";
 import { DEFAULTS } from "../lib/defaults.ts";
 import { UsageError } from "../lib/errors.ts";
-import { commitEdit, editEnvironment, type EditTarget, readTarget } from "../lib/config/edit.ts";
+import {
+  commitEdit,
+  editEnvironment,
+  type EditTarget,
+  readTarget,
+  userConfigFile,
+} from "../lib/config/edit.ts";
 import { type JsonValue, parseJson } from "../lib/config/json.ts";
 import { newDocument, setMember } from "../lib/config/json_edit.ts";
 import { parseConfig } from "../lib/config/load.ts";
@@ -33,6 +39,18 @@ export interface Written {
   created: boolean;
   secrets: FoundSecret[];
   moved: boolean;
+  /** The user's own file, which the new project file now hides in this folder. */
+  shadows?: string;
+}
+
+/** The user's file, when a new project file hides it (patchbay reads one file). */
+function shadowed(target: EditTarget, created: boolean): string | undefined {
+  if (!created || target.scope !== "project") return undefined;
+  try {
+    return Deno.statSync(userConfigFile()).isFile ? userConfigFile() : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The configuration's text before the edit, or a new file's with the example's `LLM`. */
@@ -103,7 +121,7 @@ export async function writeEntries(
     newMode: secrets.length > 0 && !move ? 0o600 : 0o644,
     envAdditions: additions,
   });
-  return { created: start.created, secrets, moved: move };
+  return { created: start.created, secrets, moved: move, shadows: shadowed(target, start.created) };
 }
 
 /** Secrets stay inline only in a file no one else may read. */

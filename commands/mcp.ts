@@ -230,9 +230,16 @@ function pairs(words: string[], separator: string, flag: string, form: string): 
   });
 }
 
+/** Said when a new project file hides the user's own one in this folder. */
+export function shadowNotice(userFile: string): string {
+  return `Note: patchbay reads one configuration; in this folder ${userFile} is no longer ` +
+    "read (add its servers here with `patchbay mcp import <that path>`)";
+}
+
 function report(what: string, target: EditTarget, written: Written): void {
   const created = written.created ? ` (created, with the example's LLM block)` : "";
   console.log(`${what} ${target.file}${created}`);
+  if (written.shadows) console.log(shadowNotice(written.shadows));
   if (written.secrets.length === 0) return;
   const variables = written.secrets.map((s) => s.variable).join(", ");
   console.log(

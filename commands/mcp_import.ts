@@ -20,7 +20,7 @@ import { PatchbayError } from "../lib/errors.ts";
 import { stdoutStyle } from "../lib/style.ts";
 import { plural } from "../lib/text.ts";
 import { type NamedEntry, writeEntries } from "./_config_edit.ts";
-import { type McpEditOptions, serversOf } from "./mcp.ts";
+import { type McpEditOptions, serversOf, shadowNotice } from "./mcp.ts";
 
 /** Options of `mcp import`. */
 export interface McpImportOptions extends McpEditOptions {
@@ -91,6 +91,7 @@ export async function mcpImport(
     `Added ${counts} to ${target.file}` +
       (written.created ? " (created, with the example's LLM block)" : ""),
   );
+  if (written.shadows) console.log(shadowNotice(written.shadows));
   if (written.secrets.length > 0) {
     const variables = written.secrets.map((s) => s.variable).join(", ");
     console.log(

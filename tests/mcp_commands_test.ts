@@ -217,6 +217,10 @@ Deno.test("--scope user writes ~/.config/patchbay, read where the folder has no 
   const disable = await runPatchbay(box, ["mcp", "disable", "mine"]);
   assert.equal(disable.code, 0, disable.stderr);
   assert.match(disable.stdout, /is disabled in .*\.config\/patchbay\/servers_config\.json/);
+  // A project file made now hides the user's own one here: patchbay says so.
+  const project = await runPatchbay(box, ["mcp", "add", "here", "--", NODE, "-v"]);
+  assert.equal(project.code, 0, project.stderr);
+  assert.match(project.stdout, /Note: patchbay reads one configuration; in this folder .* is no/);
 });
 
 Deno.test("a disabled server (either client's way) is shown as disabled, never as a failure", async () => {
