@@ -101,9 +101,7 @@ export async function writeEntries(
   const start = await startingText(target);
   const env = await editEnvironment(target.envFile);
   const chosen = new Map<string, string>();
-  const secrets = entries.flatMap(([name, entry]) =>
-    findSecrets(name, entry, (v) => env.get(v), chosen)
-  );
+  const secrets = entries.flatMap(([name, entry]) => findSecrets(name, entry, env, chosen));
   const move = secrets.length > 0 && await decideSecrets(secrets, options, target);
   let text = start.text;
   for (const [name, entry] of entries) {

@@ -18,6 +18,7 @@ import { parseConfig } from "../lib/config/load.ts";
 import type { Environment } from "../lib/env.ts";
 import { PatchbayError } from "../lib/errors.ts";
 import { stdoutStyle } from "../lib/style.ts";
+import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { plural } from "../lib/text.ts";
 import { type NamedEntry, writeEntries } from "./_config_edit.ts";
 import { type McpEditOptions, serversOf, shadowNotice } from "./mcp.ts";
@@ -57,19 +58,29 @@ export async function mcpImport(
     const names = Object.keys(file.entries);
     if (names.length === 0) console.log(style.dim("  no servers"));
     for (const name of names) {
+      // A project's file may come with a cloned repository: nothing in it reaches the
+      // terminal with its control characters.
+      const shown = stripTerminalEscapes(name);
       const converted = convertEntry(name, file.entries[name], file, places);
-      const why = converted.skipped ?? collision(name, taken) ??
+      const why = (shown !== name ? "its name holds control characters" : undefined) ??
+        converted.skipped ?? collision(name, taken) ??
         problemsOf(name, converted, target.file, env);
       if (why) {
         skipped++;
-        console.log(`  ${style.red("✗")} ${name}: not imported: ${why}`);
+        console.log(`  ${style.red("✗")} ${shown}: not imported: ${stripTerminalEscapes(why)}`);
         continue;
       }
       taken.set(name, file.path);
       accepted.push([name, converted.entry!]);
-      console.log(`  ${style.green("+")} ${name}  ${summary(converted.entry!)}`);
-      for (const note of converted.notes) console.log(style.dim(`      converted: ${note}`));
-      for (const left of converted.dropped) console.log(style.dim(`      left out: ${left}`));
+      console.log(
+        stripTerminalEscapes(`  ${style.green("+")} ${name}  ${summary(converted.entry!)}`),
+      );
+      for (const note of converted.notes) {
+        console.log(style.dim(stripTerminalEscapes(`      converted: ${note}`)));
+      }
+      for (const left of converted.dropped) {
+        console.log(style.dim(stripTerminalEscapes(`      left out: ${left}`)));
+      }
     }
   }
   if (accepted.length === 0) {

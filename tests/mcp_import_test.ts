@@ -161,6 +161,14 @@ Deno.test("a path is read in its own dialect; an existing file keeps its text; u
   const text = await Deno.readTextFile(join(box.cwd, "servers_config.json"));
   assert.ok(text.startsWith('{\n  "LLM": {"provider": "openai", "model": "m"},\n'), text);
 
+  // A cloned repository's file names nothing onto the screen with its control characters.
+  const hostile = { mcpServers: { "evil\u001b]0;pwned\u0007\u001b[2J": { command: "x" } } };
+  await Deno.writeTextFile(join(box.cwd, "cloned.json"), JSON.stringify(hostile));
+  const cleaned = await runPatchbay(box, ["mcp", "import", "./cloned.json"]);
+  assert.equal(cleaned.code, 1);
+  assert.match(cleaned.stdout, /✗ evil: not imported: its name holds control characters/);
+  assert.ok(!cleaned.stdout.includes("\u001b"), JSON.stringify(cleaned.stdout));
+
   const unknown = await runPatchbay(box, ["mcp", "import", "windsurf"]);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /unknown source 'windsurf'/);

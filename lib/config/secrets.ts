@@ -28,12 +28,15 @@ const CREDENTIAL_HEADER = /^(?:authorization|proxy-authorization|cookie)$|key|to
 /** A scheme before a credential, kept in the entry: `Bearer ${TOKEN}`. */
 const SCHEME = /^(Bearer|Basic|Token|Bot)\s+(\S.*)$/i;
 
-/** What a variable name already holds, in the process or the .env file. */
-export type Lookup = (name: string) => string | undefined;
+/** What a variable holds in effect (the process over .env), and in the .env file. */
+export interface Lookup {
+  get(name: string): string | undefined;
+  fileValue(name: string): string | undefined;
+}
 
 /**
  * The secrets of `entry` (named `server`), each with a variable that `lookup` shows free or
- * already holding the same value; `chosen` carries the names picked for earlier entries.
+ * already holding the same value (`present` when .env has it already); `chosen` carries the names picked for earlier entries.
  */
 export function findSecrets(
   server: string,
@@ -46,10 +49,11 @@ export function findSecrets(
     const candidates = [...preferred];
     for (let i = 2; i < 100; i++) candidates.push(`${preferred.at(-1)}_${i}`);
     for (const name of candidates) {
-      const held = chosen.get(name) ?? lookup(name);
+      // A name the process sets to another value would win over .env: not that one.
+      const held = chosen.get(name) ?? lookup.get(name);
       if (held === undefined || held === value) {
         chosen.set(name, value);
-        return { variable: name, present: lookup(name) === value };
+        return { variable: name, present: lookup.fileValue(name) === value };
       }
     }
     throw new Error(`no free variable name for ${preferred[0]}`);

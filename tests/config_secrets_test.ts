@@ -1,0 +1,53 @@
+/** Secrets found in a server entry, and the .env variables they are given. */
+
+import assert from "node:assert/strict";
+import { findSecrets, withReferences } from "../lib/config/secrets.ts";
+import { createEnvironment } from "../lib/env.ts";
+
+Deno.test("secret env values and credential headers are found; references and plain values are not", () => {
+  const env = createEnvironment({});
+  const entry = {
+    env: { GITHUB_TOKEN: "ghp_x", LOG_LEVEL: "debug", API_KEY: "${API_KEY}" },
+    headers: { Authorization: "Bearer abc", "X-Api-Key": "k1", Accept: "text/plain" },
+  };
+  const found = findSecrets("my-server", entry, env);
+  assert.deepEqual(found.map((s) => [s.field, s.variable, s.replacement]), [
+    ["env.GITHUB_TOKEN", "GITHUB_TOKEN", "${GITHUB_TOKEN}"],
+    ["headers.Authorization", "MY_SERVER_TOKEN", "Bearer ${MY_SERVER_TOKEN}"],
+    ["headers.X-Api-Key", "MY_SERVER_X_API_KEY", "${MY_SERVER_X_API_KEY}"],
+  ]);
+  assert.deepEqual(found.map((s) => s.value), ["ghp_x", "abc", "k1"]);
+  const moved = withReferences(entry, found);
+  assert.deepEqual(moved.headers, {
+    Authorization: "Bearer ${MY_SERVER_TOKEN}",
+    "X-Api-Key": "${MY_SERVER_X_API_KEY}",
+    Accept: "text/plain",
+  });
+  assert.equal(entry.env.GITHUB_TOKEN, "ghp_x", "the entry itself is left alone");
+});
+
+Deno.test("a name set to another value (process or .env) is not reused; the same value is", () => {
+  const env = createEnvironment(
+    { GITHUB_TOKEN: "someone-elses" },
+    new Map([["SAME", "v"], ["OTHER", "w"]]),
+  );
+  const [a] = findSecrets("gh", { env: { GITHUB_TOKEN: "mine" } }, env);
+  assert.equal(a.variable, "GH_GITHUB_TOKEN");
+  const [b] = findSecrets("s", { env: { SAME_TOKEN: "v" } }, env);
+  assert.equal(b.variable, "SAME_TOKEN");
+  const found = findSecrets("s", { env: { SECRET: "v", OTHER_SECRET: "x" } }, env);
+  assert.deepEqual(found.map((s) => s.variable), ["SECRET", "OTHER_SECRET"]);
+  const chosen = new Map<string, string>();
+  const first = findSecrets("one", { env: { API_KEY: "1" } }, env, chosen);
+  const second = findSecrets("two", { env: { API_KEY: "2" } }, env, chosen);
+  assert.deepEqual([first[0].variable, second[0].variable], ["API_KEY", "TWO_API_KEY"]);
+});
+
+Deno.test("present: .env already holds the value, so nothing is added", () => {
+  const env = createEnvironment({ FROM_PROCESS_TOKEN: "p" }, new Map([["FILE_TOKEN", "f"]]));
+  const found = findSecrets("s", { env: { FILE_TOKEN: "f", FROM_PROCESS_TOKEN: "p" } }, env);
+  assert.deepEqual(found.map((s) => [s.variable, s.present]), [
+    ["FILE_TOKEN", true],
+    ["FROM_PROCESS_TOKEN", false],
+  ]);
+});
