@@ -6,10 +6,10 @@
  * @module
  */
 
-import { TYPE_TO_TRANSPORT } from "./dialect.ts";
+import { DIALECT_FIELDS, TYPE_TO_TRANSPORT } from "./dialect.ts";
 import type { Dialect, SourceFile } from "./import_sources.ts";
 import type { JsonValue } from "./json.ts";
-import { MAX_DURATION_SECONDS } from "./schema.ts";
+import { MAX_DURATION_SECONDS, ServerSchema } from "./schema.ts";
 
 /** What became of one entry. */
 export interface Converted {
@@ -38,6 +38,11 @@ const READ = new Set([
   "timeout",
   "trust",
 ]);
+/** patchbay's own fields that no other client writes, taken as they are. */
+const NATIVE = Object.keys(ServerSchema.shape).filter((field) =>
+  !READ.has(field) && !(field in DIALECT_FIELDS)
+);
+
 /** Why well-known fields of other clients are left out. */
 const LEFT_OUT: Readonly<Record<string, string>> = {
   includeTools: "gemini-cli's tool filter is not converted",
@@ -80,7 +85,13 @@ export function convertEntry(
     };
   }
   result.notes.push(...strings.notes);
-  if (typeof raw.timeout === "number") {
+  // patchbay's own fields (an entry from another patchbay file) are patchbay's already.
+  for (const field of NATIVE) {
+    if (raw[field] !== undefined) entry[field] = strings.value(raw[field]);
+  }
+  const native = raw.transport_type !== undefined;
+  if (typeof raw.timeout === "number" && native) entry.timeout = raw.timeout;
+  else if (typeof raw.timeout === "number") {
     if (source.dialect === "gemini") {
       const seconds = raw.timeout / 1000;
       if (seconds > 0 && seconds <= MAX_DURATION_SECONDS) {
@@ -97,7 +108,7 @@ export function convertEntry(
   }
   if (raw.disabled === true || raw.enabled === false) entry.disabled = true;
   for (const field of Object.keys(raw)) {
-    if (READ.has(field)) continue;
+    if (READ.has(field) || NATIVE.includes(field)) continue;
     result.dropped.push(`${field}: ${LEFT_OUT[field] ?? "not a field patchbay knows"}`);
   }
   return { ...result, entry };
