@@ -60,7 +60,8 @@ Deno.test("config check: a valid file gets a summary and exit code 0", async () 
 
 Deno.test("config check: every problem, with line, column, caret, cause and remedy; exit 1", async () => {
   const result = await configCheck(
-    '{\n  "LLM": {"provider": "openai"},\n  "mcpServers": {\n    "a": {"type": "stdio", "command": "x"}\n  }\n}\n',
+    // `type` is another client's name for transport_type, and read; `transport` is not.
+    '{\n  "LLM": {"provider": "openai"},\n  "mcpServers": {\n    "a": {"transport": "stdio", "command": "x"}\n  }\n}\n',
   );
   assert.equal(result.code, 1);
   assert.equal(result.stdout, "");
@@ -68,11 +69,11 @@ Deno.test("config check: every problem, with line, column, caret, cause and reme
   assert.match(result.stderr, /line 2, column 10: Missing required field: LLM\.model/);
   assert.match(
     result.stderr,
-    /line 4, column 11: mcpServers\.a\.type: unknown field "type" — did you mean "transport_type"\?/,
+    /line 4, column 11: mcpServers\.a\.transport: unknown field "transport" — did you mean "transport_type"\?/,
   );
   assert.match(
     result.stderr,
-    / {4}4 \| {5}"a": \{"type": "stdio", "command": "x"\}\n\s+\| {11}\^/,
+    / {4}4 \| {5}"a": \{"transport": "stdio", "command": "x"\}\n\s+\| {11}\^/,
   );
   assert.match(
     result.stderr,

@@ -244,3 +244,10 @@ Deno.test("a disabled server (either client's way) is shown as disabled, never a
   assert.match(check.stdout, /1 of 1 server connected/);
   assert.match(check.stdout, /- off +disabled/);
 });
+
+Deno.test("with --unrestricted, an edit still gets the writes it needs", async () => {
+  await using box = await sandbox();
+  const run = await runPatchbay(box, ["--unrestricted", "mcp", "add", "u", "--", NODE, "-v"]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(JSON.parse(await Deno.readTextFile(join(box.cwd, "servers_config.json"))).mcpServers.u);
+});

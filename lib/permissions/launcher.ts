@@ -165,12 +165,13 @@ export async function flagsFor(
   deno: string,
   cwd: string,
 ): Promise<{ flags: string[]; mode: LaunchMode }> {
+  // Editing the configuration starts no server: it needs its own writes (which the broad
+  // flags of --unrestricted leave out too), not the servers' plan.
+  if (parsed.editing) return { flags: editorFlags(parsed, cwd), mode: "narrow" };
   if (parsed.unrestricted || parsed.planning) {
     return { flags: unrestrictedFlags(), mode: "unrestricted" };
   }
   if (parsed.informational) return { flags: ["--no-prompt"], mode: "bare" };
-  // Editing the configuration starts no server: it needs its own writes, not their plan.
-  if (parsed.editing) return { flags: editorFlags(parsed, cwd), mode: "narrow" };
   const plan = await planFor(parsed, deno, cwd);
   return { flags: plan?.flags ?? fallbackFlags(parsed, cwd), mode: "narrow" };
 }
