@@ -251,3 +251,16 @@ Deno.test("with --unrestricted, an edit still gets the writes it needs", async (
   assert.equal(run.code, 0, run.stderr);
   assert.ok(JSON.parse(await Deno.readTextFile(join(box.cwd, "servers_config.json"))).mcpServers.u);
 });
+
+Deno.test("mcp get --check gives a server that fails its diagnosis, and exit 1", async () => {
+  await using box = await sandbox();
+  await writeConfig(box, {
+    LLM: { provider: "openai", model: "gpt-4o-mini" },
+    mcpServers: { gone: { command: "patchbay-no-such-server-command" } },
+  });
+  const run = await runPatchbay(box, ["mcp", "get", "gone", "--check"]);
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stdout, /^gone {2}\(servers_config\.json\)/);
+  assert.match(run.stdout, /Failed to connect to server 'gone': Session terminated/);
+  assert.match(run.stdout, /remedy:/);
+});
