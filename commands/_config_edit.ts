@@ -64,16 +64,22 @@ export async function startingText(target: EditTarget): Promise<{
     return { text: newDocument({ LLM: await exampleLlm(), mcpServers: {} }), created: true };
   }
   const parsed = parseJson(text);
-  if (parsed.faults.length > 0 || parsed.value === null || typeof parsed.value !== "object") {
+  const value = parsed.value;
+  const servers = isObject(value) ? value.mcpServers : undefined;
+  if (
+    parsed.faults.length > 0 || !isObject(value) || !(servers === undefined || isObject(servers))
+  ) {
     // Throws the located error `config check` gives.
     parseConfig(text, target.file, await editEnvironment(target.envFile));
   }
-  const value = parsed.value as Record<string, JsonValue>;
-  const servers = value.mcpServers;
   if (servers === undefined) {
     return { text: setMember(text, [], "mcpServers", {}), mode, created: false };
   }
   return { text, mode, created: false };
+}
+
+function isObject(value: JsonValue | undefined): value is Record<string, JsonValue> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** The `LLM` block of the example configuration, for a new file. */

@@ -186,6 +186,22 @@ Deno.test("secrets with nobody at a terminal: refused without a flag; inline onl
   assert.equal(await mode(join(box.cwd, ".env")), 0o600);
 });
 
+Deno.test("a file that is already broken is not edited: its own problems come first", async () => {
+  await using box = await sandbox();
+  const broken = '{"LLM": {"provider": "openai", "model": "m"}, "mcpServers": []}\n';
+  const file = await writeConfig(box, broken);
+  const run = await runPatchbay(box, ["mcp", "add", "x", "--", NODE, "-v"]);
+  assert.equal(run.code, 1);
+  assert.match(run.stderr, /mcpServers: expected an object mapping server names to entries/);
+  assert.equal(await Deno.readTextFile(file), broken);
+  const syntax = '{"LLM": {"provider": "openai", "model": "m"},\n "mcpServers": {},}\n';
+  await writeConfig(box, syntax);
+  const fault = await runPatchbay(box, ["mcp", "add", "x", "--", NODE, "-v"]);
+  assert.equal(fault.code, 1);
+  assert.match(fault.stderr, /trailing comma before '\}' at line 2, column 18/);
+  assert.equal(await Deno.readTextFile(file), syntax);
+});
+
 Deno.test("usage mistakes: a name taken, a bad name, -e for a URL, an unknown server", async () => {
   await using box = await sandbox();
   await writeConfig(box, FORMATTED);
