@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { referencedVariables } from "../lib/config/expand.ts";
 import { parseConfig } from "../lib/config/load.ts";
 import type { HttpServerConfig, StdioServerConfig } from "../lib/config/types.ts";
 import { createEnvironment } from "../lib/env.ts";
@@ -71,6 +72,13 @@ Deno.test("${env:VAR} (Cursor, VS Code) expands as ${VAR} does", () => {
     },
   }) as HttpServerConfig[];
   assert.deepEqual(docs.headers, { "X-Api-Key": "k-123", Authorization: "Bearer t-456" });
+});
+
+Deno.test("${env:VAR} names VAR for the permission plan, as ${VAR} does", () => {
+  assert.deepEqual(referencedVariables("${env:DOCS_KEY} ${TOKEN} ${input:x} $${env:NOT}"), [
+    "DOCS_KEY",
+    "TOKEN",
+  ]);
 });
 
 Deno.test("VS Code's ${input:…} is refused where it is written, with what to do instead", () => {
