@@ -180,6 +180,12 @@ export const ServerSchema = z.strictObject({
   disabled: z.boolean().describe("Keep the entry but do not connect (default false)")
     .default(false),
   protocol: protocol.default(DEFAULTS.server.protocol),
+  include_tools: z.array(z.string().min(1)).describe(
+    "Offer only the tools matching one of these names or * globs (default: every tool)",
+  ).optional(),
+  exclude_tools: z.array(z.string().min(1)).describe(
+    "Never offer the tools matching one of these names or * globs; wins over include_tools",
+  ).optional(),
 }).describe("One MCP server");
 
 /** Fields that only a server started as a local process takes. */

@@ -91,6 +91,8 @@ function readServer(
       : values.roots(entry.roots, [...path, "roots"]),
     transportInferred: entry.transport_type === undefined,
     protocol: entry.protocol,
+    ...(entry.include_tools ? { includeTools: entry.include_tools } : {}),
+    ...(entry.exclude_tools ? { excludeTools: entry.exclude_tools } : {}),
   };
   if (!transportRulesHold(problems, { ...raw, transport_type: transport }, transport, path)) {
     return undefined;

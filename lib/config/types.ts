@@ -98,6 +98,10 @@ interface ServerCommon {
   transportInferred: boolean;
   /** Which protocol revision to speak (`protocol`). @default "auto" */
   protocol?: ProtocolSetting;
+  /** `include_tools`: patterns of the tools offered. @default every tool */
+  includeTools?: string[];
+  /** `exclude_tools`: patterns of the tools never offered. @default none */
+  excludeTools?: string[];
 }
 
 export interface StdioServerConfig extends ServerCommon {

@@ -23,6 +23,7 @@ import {
   formatResources,
   formatTools,
   promptText,
+  withheldLines,
 } from "./listing.ts";
 import {
   parseJsonArgs,
@@ -111,6 +112,8 @@ export function slashCommands(): SlashRegistry<ClientSession> {
           );
         }
         for (const st of away) out(s, awayLine(s, st));
+        const withheld = s.manager.withheld().filter((w) => !args || w.tool.server === args);
+        for (const line of withheldLines(withheld)) out(s, s.style.dim(line));
         return Promise.resolve();
       },
     },
@@ -444,7 +447,7 @@ function resolveCallTool(s: ClientSession, spec: string) {
   const server = serverPrefix(spec, serverNames(s));
   const status = server ? s.manager.status(server) : undefined;
   if (status?.error && !tools.some((t) => t.server === server)) throw status.error;
-  return resolveTool(spec, tools);
+  return resolveTool(spec, tools, s.manager.withheld());
 }
 
 function unknownServer(s: ClientSession, name: string): PatchbayError {
