@@ -139,6 +139,10 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
     .description("ask once and exit: the answer on stdout, status on stderr (prompt or stdin)")
     .argument("[prompt...]", "what to ask; text piped on stdin is added to it")
     .option("--json", "newline-delimited JSON events on stdout")
+    .option(
+      "--require-servers",
+      "exit 3 before asking the model when a configured server fails to connect",
+    )
     .action(act(setExit, async (all: RunOptions, words: string[]) => {
       const { run } = await import("./commands/run.ts");
       return run(words, all);
