@@ -9,6 +9,7 @@
 
 import type { Command } from "commander";
 import { runCommand } from "./commands/_boundary.ts";
+import type { ApprovalsOptions } from "./commands/approvals.ts";
 import type { AuthListOptions, AuthLoginOptions, AuthLogoutOptions } from "./commands/auth.ts";
 import type { ChatOptions } from "./commands/chat.ts";
 import type { ScriptOptions } from "./commands/_connect.ts";
@@ -263,6 +264,26 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
 
   ownsWords.add(listSessions);
 
+  const approvals = program.command("approvals")
+    .description("tool approvals remembered for this folder ([p]roject at the question)");
+  approvals.command("list", { isDefault: true })
+    .description("list the approvals remembered for this folder")
+    .option("--json", jsonOption)
+    .option("-a, --all", "list those of every folder")
+    .action(act(setExit, async (all: ApprovalsOptions) => {
+      const { approvalsList } = await import("./commands/approvals.ts");
+      return approvalsList(all);
+    }));
+  approvals.command("revoke")
+    .description("forget remembered approvals: an id, a server, or server/tool")
+    .argument("[what]", "id, server or server/tool")
+    .option("--json", jsonOption)
+    .option("-a, --all", "forget every approval remembered for this folder")
+    .action(act(setExit, async (all: ApprovalsOptions, what: string | undefined) => {
+      const { approvalsRevoke } = await import("./commands/approvals.ts");
+      return approvalsRevoke(what, all);
+    }));
+
   return program;
 }
 
@@ -316,6 +337,7 @@ const COMMAND_MODULES: Readonly<Record<string, () => Promise<unknown>>> = {
   permissions: () => import("./commands/permissions.ts"),
   doctor: () => import("./commands/doctor.ts"),
   auth: () => import("./commands/auth.ts"),
+  approvals: () => import("./commands/approvals.ts"),
 };
 
 /**

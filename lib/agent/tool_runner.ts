@@ -247,6 +247,7 @@ async function askApprovals(
           description: tool.description,
           reason,
           annotations: tool.annotations as Record<string, unknown> | undefined,
+          canRemember: options.approval.canRemember,
         }, options.signal), options.signal);
     } catch {
       // Withdrawn by the turn's abort, or the UI failed (the guard keeps its error): this

@@ -23,6 +23,8 @@ import process from "node:process";
 import type { Agent, TurnResult } from "../agent/agent.ts";
 import type { AgentUi } from "../agent/ui.ts";
 import { createModelSession, type ModelSession } from "../agent/model_session.ts";
+import type { RememberedApprovals } from "../agent/approval.ts";
+import { ApprovalStore } from "../agent/approval_store.ts";
 import { openConnections } from "../connections/open.ts";
 import type { ConnectionManager, ServerChanges } from "../connections/manager.ts";
 import type { ServerConfig } from "../config/types.ts";
@@ -185,6 +187,7 @@ export class ClientSession {
     const { runtime } = this;
     this.runtime.logger.setMirrorSink((line) => this.#notify(`${line}\n`));
     await this.editor.loadHistory();
+    const remembered = await this.#rememberedApprovals();
     try {
       this.model = createModelSession({
         config: runtime.config,
@@ -192,6 +195,7 @@ export class ClientSession {
         ui: this.ui,
         redactor: runtime.logger.redactor,
         log: runtime.logger.child("model"),
+        remembered,
       });
     } catch (error) {
       if (!(error instanceof PatchbayError)) throw error;
@@ -220,6 +224,29 @@ export class ClientSession {
       onMessage: (message) => void this.memory.session.append(message),
       surface: this.#surface,
     });
+  }
+
+  /**
+   * The approvals remembered for this folder. A file that cannot be read is said so and
+   * left alone: nothing is remembered (or overwritten) this session.
+   */
+  async #rememberedApprovals(): Promise<RememberedApprovals | undefined> {
+    const store = new ApprovalStore();
+    const folder = Deno.cwd();
+    try {
+      const approvals = (await store.list()).filter((a) => a.folder === folder);
+      return {
+        folder,
+        approvals,
+        store,
+        // Still approved for this session; the person is told it was not kept.
+        onError: (error) => this.#notify(`${this.presentError(error)}\n`),
+      };
+    } catch (error) {
+      if (!(error instanceof PatchbayError)) throw error;
+      this.output.err(`${this.presentError(error)}\n`);
+      return undefined;
+    }
   }
 
   async #connect(options: ClientSessionOptions): Promise<void> {
@@ -480,6 +507,7 @@ export class ClientSession {
     this.editor.close();
     await this.manager?.close();
     await this.memory?.close();
+    await this.model?.approval.flush();
     this.model?.close();
   }
 }
