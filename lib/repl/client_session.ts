@@ -28,7 +28,7 @@ import { ApprovalStore } from "../agent/approval_store.ts";
 import { openConnections } from "../connections/open.ts";
 import type { ConnectionManager, ServerChanges } from "../connections/manager.ts";
 import type { ServerConfig } from "../config/types.ts";
-import type { ServerRequestHandlers } from "../connections/types.ts";
+import type { ServerRequestHandlers, ServerStatus } from "../connections/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
 import type { Memory } from "../memory/mod.ts";
@@ -452,6 +452,17 @@ export class ClientSession {
       await Promise.all(kept.map((name) => this.manager.refresh(name, { force: true })));
       return changes;
     });
+  }
+
+  /**
+   * `/mcp enable|disable`: switches a server on or off for this session only
+   * ({@linkcode ConnectionManager.setEnabled}); enabling waits for it to connect or fail.
+   */
+  async switchServer(server: string, enabled: boolean): Promise<ServerStatus | undefined> {
+    return await this.#reconnecting(
+      `${enabled ? "connecting" : "closing"} ${server}…`,
+      () => this.manager.setEnabled(server, enabled),
+    );
   }
 
   /** Runs `work` with its notices left to the status block that follows, Ctrl+C to stop waiting. */

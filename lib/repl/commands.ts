@@ -34,6 +34,7 @@ import {
   serverPrefix,
 } from "./resolve.ts";
 import { describeChanges, reloadConfiguration } from "./reload.ts";
+import { mcpCommand } from "./mcp_command.ts";
 import type { ClientSession } from "./client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
 import { formatDuration } from "./terminal_ui.ts";
@@ -406,6 +407,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
     },
   ];
   for (const command of commands) registry.add(command);
+  registry.add(mcpCommand);
   return registry;
 }
 
