@@ -237,7 +237,7 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
       `how many to list (default ${DEFAULT_SESSION_LIMIT})`,
       (value: string) => parseLimit(value, (message) => new cli.InvalidArgumentError(message)),
     )
-    .option("-a, --all", "list every stored conversation")
+    .option("-a, --all", "list every stored conversation, of every folder")
     .action(async (options: SessionsOptions, command: Command) => {
       const words = command.args;
       // `sessions` runs `list` by default, which would otherwise swallow a typo.

@@ -140,6 +140,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     }
     return code;
   } catch (error) {
+    await session?.discardUnanswered();
     if (!json) throw error;
     json.emit("error", { error: errorJson(error) });
     return error instanceof CancelledError

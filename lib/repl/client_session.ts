@@ -209,7 +209,7 @@ export class ClientSession {
       signal: options.signal,
     });
     const conversation = options.resume
-      ? await this.memory.resume(options.resume)
+      ? await this.memory.resume(options.resume, Deno.cwd())
       : this.memory.newSession();
     if (options.resume) {
       this.output.err(
@@ -221,7 +221,11 @@ export class ClientSession {
     await this.#connect(options);
     this.agent = this.model?.createAgent(this.manager, {
       history: conversation.messages,
-      onMessage: (message) => void this.memory.session.append(message),
+      // The folder goes with what the person asked: `patchbay sessions` lists by it.
+      onMessage: (message) =>
+        void this.memory.session.append(
+          message.role === "user" ? { ...message, folder: Deno.cwd() } : message,
+        ),
       surface: this.#surface,
     });
   }
@@ -509,6 +513,20 @@ export class ClientSession {
   #notify(text: string): void {
     const own = !this.editor.asking && !this.output.atLineStart ? `\n${text}` : text;
     this.editor.interject(own, (t) => this.output.err(t));
+  }
+
+  /**
+   * Forgets the conversation when nothing in it was answered (a one-shot run whose model
+   * failed), so such runs do not fill the list of conversations. A resumed one is kept.
+   */
+  async discardUnanswered(): Promise<void> {
+    const conversation = this.memory?.session;
+    if (!conversation || conversation.messages.length === 0) return;
+    if (conversation.messages.some((m) => m.role === "assistant")) return;
+    await conversation.settle();
+    await this.memory.delete(conversation.id).catch(() => {
+      // Never stored (memory off, or the store away): nothing to forget.
+    });
   }
 
   /** Closes servers, memory and the model client, in that order. */
