@@ -263,9 +263,7 @@ export class Memory {
    */
   async resume(target: true | string = true, folder?: string): Promise<Conversation> {
     const store = await this.#readableStore();
-    const summary = target === true
-      ? await this.#latest(store, folder)
-      : await this.find(target);
+    const summary = target === true ? await this.#latest(store, folder) : await this.find(target);
     const records = await store.load(summary.id) ?? [];
     const session = this.#adopt(new Conversation(this.#host, summary.id, records, true));
     this.#log?.info(`resumed session ${summary.id} (${records.length} messages)`);
