@@ -10,6 +10,7 @@
 import type { Command } from "commander";
 import { runCommand } from "./commands/_boundary.ts";
 import type { ApprovalsOptions } from "./commands/approvals.ts";
+import type { CompletionsOptions } from "./commands/completions.ts";
 import type { AuthListOptions, AuthLoginOptions, AuthLogoutOptions } from "./commands/auth.ts";
 import type { ChatOptions } from "./commands/chat.ts";
 import type { ScriptOptions } from "./commands/_connect.ts";
@@ -264,6 +265,15 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
 
   ownsWords.add(listSessions);
 
+  program.command("completions")
+    .description("print a shell completion script for bash, zsh or fish")
+    .addArgument(new cli.Argument("[shell]", "bash, zsh or fish").choices(["bash", "zsh", "fish"]))
+    .option("--servers", "print the configured server names instead (what the scripts ask)")
+    .action(act(setExit, async (all: CompletionsOptions, shell: string | undefined) => {
+      const { completions } = await import("./commands/completions.ts");
+      return completions(shell, program, all);
+    }));
+
   const approvals = program.command("approvals")
     .description("tool approvals remembered for this folder ([p]roject at the question)");
   approvals.command("list", { isDefault: true })
@@ -338,6 +348,7 @@ const COMMAND_MODULES: Readonly<Record<string, () => Promise<unknown>>> = {
   doctor: () => import("./commands/doctor.ts"),
   auth: () => import("./commands/auth.ts"),
   approvals: () => import("./commands/approvals.ts"),
+  completions: () => import("./commands/completions.ts"),
 };
 
 /**
