@@ -60,4 +60,12 @@ Deno.test("/mcp lists servers; disable and enable switch one at once for the ses
   assert.match(unknown, /did you mean 'filesystem'/);
   const wrong = await repl.send("/mcp stop filesystem", /Usage: \/mcp/);
   assert.match(wrong, /\/mcp alone lists the servers/);
+
+  await repl.send("/mcp disable everything", /Disabled everything now/);
+  const away = await repl.send(
+    "/resource everything demo://resource/static/document/architecture.md",
+    /remedy:/,
+  );
+  assert.match(away, /it was disabled for this session \(\/mcp disable\)/);
+  assert.match(away, /\/mcp enable everything connects it again/);
 });

@@ -102,6 +102,8 @@ interface ServerCommon {
   includeTools?: string[];
   /** `exclude_tools`: patterns of the tools never offered. @default none */
   excludeTools?: string[];
+  /** `disabled` was switched for this session (`/mcp`), not read from the file. */
+  switchedForSession?: boolean;
 }
 
 export interface StdioServerConfig extends ServerCommon {

@@ -474,7 +474,7 @@ export class ConnectionManager implements ToolHost {
     this.#configured = servers;
     const switched = servers.map((config) => {
       const disabled = this.#switched.get(config.name);
-      return disabled === undefined ? config : { ...config, disabled };
+      return disabled === undefined ? config : { ...config, disabled, switchedForSession: true };
     });
     const run = this.#applying.then(() => this.#apply(switched));
     this.#applying = run.catch(() => {});
