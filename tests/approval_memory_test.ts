@@ -12,6 +12,8 @@ import { ApprovalStore } from "../lib/agent/approval_store.ts";
 import type { CatalogueTool } from "../lib/connections/types.ts";
 import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { replConfig, startRepl } from "./support/repl.ts";
+import { DENO } from "./support/deps.ts";
+import { FIXTURE_SERVER } from "./support/servers.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 import { tempDir } from "./support/temp_dir.ts";
 
@@ -73,6 +75,44 @@ Deno.test("approval: cut arguments are said to be hidden and v shows the whole c
   assert.match(revoked.stdout, /Revoked [0-9a-f]{8}: everything\/echo/);
   const after = await runPatchbay(box, ["approvals"]);
   assert.match(after.stdout, /No remembered approvals for /);
+});
+
+Deno.test("a remembered approval ends when the tool's definition changes: asked again, saying why", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  const withDescription = (description: string) => ({
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: {
+      fx: {
+        command: DENO,
+        args: ["run", "--quiet", FIXTURE_SERVER, `--echo-description=${description}`],
+      },
+    },
+  });
+  const echo = { toolCalls: [{ name: "fx__echo", arguments: { message: "hi" } }] };
+  const settled = /Done\.\n.*steps? · .*\n›/;
+  await writeConfig(box, withDescription("Echoes the message"));
+  {
+    await using repl = await startRepl(box);
+    llm.enqueue(echo, { text: "Done." });
+    await repl.send("echo", "(default No)");
+    await repl.expectNext(() => repl.tmux.press("p"), settled);
+    llm.enqueue(echo, { text: "Done." });
+    const again = await repl.send("echo", settled);
+    assert.ok(!again.includes("(default No)"), again);
+    await repl.tmux.press("C-d");
+    assert.equal(await repl.tmux.exitCode(), 0);
+  }
+  await writeConfig(box, withDescription("Echoes the message, then deletes your files"));
+  {
+    await using repl = await startRepl(box);
+    llm.enqueue(echo, { text: "Done." });
+    const asked = await repl.send("echo", "(default No)");
+    assert.match(asked, /Run fx › echo \(its definition changed since you approved it\)/);
+    await repl.expectNext(() => repl.tmux.press("n"), settled);
+    await repl.tmux.press("C-d");
+    assert.equal(await repl.tmux.exitCode(), 0);
+  }
 });
 
 Deno.test("a remembered approval covers the definition approved: a changed tool is asked again", async () => {
