@@ -66,6 +66,19 @@ Deno.test("approval: cut arguments are said to be hidden and v shows the whole c
     assert.equal(await repl.tmux.exitCode(), 0);
   }
 
+  // It holds for one-shot runs too, where nobody could be asked.
+  llm.enqueue(
+    { toolCalls: [{ name: "everything__echo", arguments: { message: "scripted" } }] },
+    { text: "Ran." },
+  );
+  const scripted = await runPatchbay(box, ["run", "--json", "echo scripted"], {
+    env: { LLM_API_KEY: "test-key" },
+  });
+  assert.equal(scripted.code, 0, scripted.stderr);
+  const result = scripted.stdout.trim().split("\n").map((line) => JSON.parse(line))
+    .find((event) => event.type === "tool_result");
+  assert.equal(result.status, "ok");
+
   const unknown = await runPatchbay(box, ["approvals", "revoke", "nothing/here"]);
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /No remembered approval matches 'nothing\/here'/);
