@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
+import { RedisServer } from "./support/redis.ts";
 
 Deno.test("sessions: this folder's by default, --all for every folder; unanswered runs are not kept", async () => {
   await using box = await sandbox({ LLM_API_KEY: "test-key" });
@@ -65,4 +66,33 @@ Deno.test("sessions: this folder's by default, --all for every folder; unanswere
   assert.equal(none.code, 1);
   assert.match(none.stderr, /No conversation to resume in this folder/);
   assert.match(none.stderr, /patchbay sessions --all/);
+});
+
+Deno.test("sessions by folder in Redis: the folder is kept in the conversation's metadata", async () => {
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
+  await using redis = await RedisServer.start();
+  await using llm = await startScriptedLlm({ replies: [{ text: "Here." }, { text: "There." }] });
+  const config = await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: {},
+  });
+  const other = join(box.home, "other");
+  await Deno.mkdir(other);
+  const env = { env: redis.env };
+  assert.equal((await runPatchbay(box, ["--config", config, "run", "asked here"], env)).code, 0);
+  const there = await runPatchbay(box, ["--config", config, "run", "asked there"], {
+    ...env,
+    cwd: other,
+  });
+  assert.equal(there.code, 0, there.stderr);
+  const listed = await runPatchbay(box, ["--config", config, "sessions", "--json"], env);
+  assert.equal(listed.code, 0, listed.stderr);
+  const [only, ...rest] = JSON.parse(listed.stdout).sessions;
+  assert.deepEqual([only.title, only.folder, rest.length], [
+    "asked here",
+    await Deno.realPath(box.cwd),
+    0,
+  ]);
+  const all = await runPatchbay(box, ["--config", config, "sessions", "--all", "--json"], env);
+  assert.equal(JSON.parse(all.stdout).sessions.length, 2);
 });
