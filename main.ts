@@ -9,6 +9,8 @@
 
 import type { Command } from "commander";
 import { runCommand } from "./commands/_boundary.ts";
+import type { ApprovalsOptions } from "./commands/approvals.ts";
+import type { CompletionsOptions } from "./commands/completions.ts";
 import type { AuthListOptions, AuthLoginOptions, AuthLogoutOptions } from "./commands/auth.ts";
 import type { ChatOptions } from "./commands/chat.ts";
 import type { ScriptOptions } from "./commands/_connect.ts";
@@ -142,6 +144,10 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
     .description("ask once and exit: the answer on stdout, status on stderr (prompt or stdin)")
     .argument("[prompt...]", "what to ask; text piped on stdin is added to it")
     .option("--json", "newline-delimited JSON events on stdout")
+    .option(
+      "--require-servers",
+      "exit 3 before asking the model when a configured server fails to connect",
+    )
     .action(act(setExit, async (all: RunOptions, words: string[]) => {
       const { run } = await import("./commands/run.ts");
       return run(words, all);
@@ -235,7 +241,7 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
       `how many to list (default ${DEFAULT_SESSION_LIMIT})`,
       (value: string) => parseLimit(value, (message) => new cli.InvalidArgumentError(message)),
     )
-    .option("-a, --all", "list every stored conversation")
+    .option("-a, --all", "list every stored conversation, of every folder")
     .action(async (options: SessionsOptions, command: Command) => {
       const words = command.args;
       // `sessions` runs `list` by default, which would otherwise swallow a typo.
@@ -314,7 +320,7 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
     }));
   mcp.command("get")
     .description("show one server's entry (--check: connect it)")
-    .argument("<name>", "server name")
+    .argument("<server>", "server name")
     .option("--json", "print JSON")
     .option("--check", "connect the server and show its state and diagnosis")
     .action(act(setExit, async (all: McpListOptions, name: string) => {
@@ -324,7 +330,7 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
   mcp.command("remove")
     .alias("rm")
     .description("remove a server's entry")
-    .argument("<name>", "server name")
+    .argument("<server>", "server name")
     .option("-s, --scope <scope>", scope)
     .action(act(setExit, async (all: McpEditOptions, name: string) => {
       const { mcpRemove } = await import("./commands/mcp.ts");
@@ -335,13 +341,41 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
       .description(
         enabled ? "start a disabled server again" : "keep a server's entry but do not start it",
       )
-      .argument("<name>", "server name")
+      .argument("<server>", "server name")
       .option("-s, --scope <scope>", scope)
       .action(act(setExit, async (all: McpEditOptions, name: string) => {
         const { mcpSetEnabled } = await import("./commands/mcp.ts");
         return mcpSetEnabled(name, enabled, all);
       }));
   }
+  program.command("completions")
+    .description("print a shell completion script for bash, zsh or fish")
+    .addArgument(new cli.Argument("[shell]", "bash, zsh or fish").choices(["bash", "zsh", "fish"]))
+    .option("--servers", "print the configured server names instead (what the scripts ask)")
+    .action(act(setExit, async (all: CompletionsOptions, shell: string | undefined) => {
+      const { completions } = await import("./commands/completions.ts");
+      return completions(shell, program, all);
+    }));
+
+  const approvals = program.command("approvals")
+    .description("tool approvals remembered for this folder ([p]roject at the question)");
+  approvals.command("list", { isDefault: true })
+    .description("list the approvals remembered for this folder")
+    .option("--json", jsonOption)
+    .option("-a, --all", "list those of every folder")
+    .action(act(setExit, async (all: ApprovalsOptions) => {
+      const { approvalsList } = await import("./commands/approvals.ts");
+      return approvalsList(all);
+    }));
+  approvals.command("revoke")
+    .description("forget remembered approvals: an id, a server, or server/tool")
+    .argument("[what]", "id, server or server/tool")
+    .option("--json", jsonOption)
+    .option("-a, --all", "forget every approval remembered for this folder")
+    .action(act(setExit, async (all: ApprovalsOptions, what: string | undefined) => {
+      const { approvalsRevoke } = await import("./commands/approvals.ts");
+      return approvalsRevoke(what, all);
+    }));
 
   return program;
 }
@@ -397,6 +431,8 @@ const COMMAND_MODULES: Readonly<Record<string, () => Promise<unknown>>> = {
   doctor: () => import("./commands/doctor.ts"),
   auth: () => import("./commands/auth.ts"),
   mcp: () => import("./commands/mcp.ts"),
+  approvals: () => import("./commands/approvals.ts"),
+  completions: () => import("./commands/completions.ts"),
 };
 
 /**

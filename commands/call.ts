@@ -24,7 +24,7 @@ export async function call(
   const args = parseJsonArgs(argsText);
   return await withServers(options, async ({ runtime, manager, failed, signal }) => {
     if (failed.length > 0 && manager.tools().length === 0) throw failed[0].error;
-    const tool = resolveTool(spec, manager.tools());
+    const tool = resolveTool(spec, manager.tools(), manager.withheld());
     const seconds = runtime.config.agent.toolCallTimeoutSeconds;
     let result;
     try {

@@ -76,11 +76,20 @@ export async function chat(options: ChatOptions): Promise<number> {
     session.goLive();
     await runLoop(session);
     if (session.restartRequested) return RESTART_EXIT_CODE;
+    const hint = resumeHint(session);
+    if (hint) output.err(`${session.errStyle.dim(hint)}\n`);
     return terminated ? EXIT.terminated : EXIT.ok;
   } finally {
     await session?.close();
     listeners.remove();
   }
+}
+
+/** How to continue the conversation just left, when memory kept something of it. */
+function resumeHint(session: ClientSession): string | undefined {
+  const conversation = session.memory.session;
+  if (!session.memory.enabled || conversation.messages.length === 0) return undefined;
+  return `Resume this conversation with: patchbay --resume ${conversation.id}`;
 }
 
 function addSignalListeners(handlers: Partial<Record<Deno.Signal, () => void>>) {

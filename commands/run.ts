@@ -7,12 +7,14 @@
  * Ctrl+C while the servers connect skips those still connecting (named on stderr) and the
  * turn goes on with the others; a second Ctrl+C, or one during the turn, cancels it.
  *
- * Exit codes: 0 answered, 1 failed (model, configuration, limits), 2 usage, 130 interrupted.
+ * Exit codes: 0 answered, 1 failed (model, configuration, limits), 2 usage, 3 servers failed
+ * (every enabled server failed and the model answered without tools; or, with
+ * `--require-servers`, any one failed and the model was not asked), 130 interrupted.
  *
  * @module
  */
 
-import { CancelledError, EXIT, UsageError } from "../lib/errors.ts";
+import { CancelledError, EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
 import type { Redactor } from "../lib/redact.ts";
 import { JsonEventsUi, usageJson } from "../lib/repl/json_ui.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
@@ -33,6 +35,8 @@ export interface RunOptions extends GlobalOptions {
   resume?: true | string;
   /** Answer servers' forms with their defaults instead of asking. @default false */
   acceptFormDefaults?: boolean;
+  /** A server that fails to connect ends the run (exit 3) before the model is asked. */
+  requireServers?: boolean;
 }
 
 /** Reads all of stdin when it is not a terminal. */
@@ -108,8 +112,15 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     });
     connecting = false;
     reportServers(session, json, output, runtime.logger.redactor);
+    const enabled = session.manager.states().filter((s) => !s.disabled);
+    const failed = enabled.filter((s) => s.state !== "connected").map((s) => s.name);
+    if (options.requireServers && failed.length > 0) throw serversRequired(failed);
     if (!session.agent) throw session.modelError;
     const result = await session.agent.runTurn(prompt, { signal: controller.signal });
+    // A script must be able to tell an answer given without any of its servers.
+    const code = failed.length > 0 && failed.length === enabled.length
+      ? EXIT.serversFailed
+      : EXIT.ok;
     if (json) {
       json.emit("done", {
         text: result.text,
@@ -117,21 +128,44 @@ export async function run(words: string[], options: RunOptions): Promise<number>
         tool_calls: result.toolCalls,
         usage: usageJson(result.usage),
         session: session.memory.session.id,
+        servers_failed: failed,
       });
     } else {
       session.ui.textDone();
+      if (code !== EXIT.ok) {
+        output.err(
+          `warning: answered without tools: no configured server connected (exit code ${code})\n`,
+        );
+      }
     }
-    return EXIT.ok;
+    return code;
   } catch (error) {
+    await session?.discardUnanswered();
     if (!json) throw error;
     json.emit("error", { error: errorJson(error) });
-    return error instanceof CancelledError ? EXIT.interrupted : EXIT.failure;
+    return error instanceof CancelledError
+      ? EXIT.interrupted
+      : error instanceof PatchbayError
+      ? error.exitCode
+      : EXIT.failure;
   } finally {
     output.stopSpinner();
     await session?.close();
     Deno.removeSignalListener("SIGINT", onInterrupt);
     await endUnclaimed();
   }
+}
+
+/** `--require-servers` and a server that did not connect: the model is not asked. */
+function serversRequired(failed: readonly string[]): PatchbayError {
+  const names = failed.map((name) => `'${name}'`).join(", ");
+  return new PatchbayError("server_connect_failed", `Required servers failed: ${names}`, {
+    reason: "--require-servers was given and these servers did not connect (the reason of each " +
+      "is above, or in the server events)",
+    remedy: "fix the servers (patchbay doctor), disable them in the configuration, or run " +
+      "without --require-servers",
+    exitCode: EXIT.serversFailed,
+  });
 }
 
 /** Servers that failed are worth knowing about even in one-shot mode (stderr, or events). */

@@ -21,7 +21,7 @@ export interface SessionsOptions extends GlobalOptions {
   json?: boolean;
   /** Most recent sessions listed. @default DEFAULT_SESSION_LIMIT */
   limit?: number;
-  /** List every session (overrides `limit`). @default false */
+  /** List every session, of every folder (overrides `limit`). @default false */
   all?: boolean;
 }
 
@@ -29,7 +29,14 @@ export interface SessionsOptions extends GlobalOptions {
 export function sessionsList(options: SessionsOptions): Promise<number> {
   return withMemory(options, async (memory, runtime) => {
     const limit = options.all ? undefined : options.limit ?? DEFAULT_SESSION_LIMIT;
-    const sessions = await memory.sessions({ limit });
+    // This folder's conversations (and those stored without a folder, which may be anyone's).
+    const folder = Deno.cwd();
+    const stored = await memory.sessions({});
+    const here = options.all
+      ? stored
+      : stored.filter((s) => s.folder === undefined || s.folder === folder);
+    const sessions = limit === undefined ? here : here.slice(0, limit);
+    const elsewhere = stored.length - here.length;
     const status = memory.status();
     if (options.json) {
       printJson({ store: storeJson(memory), sessions });
@@ -42,8 +49,15 @@ export function sessionsList(options: SessionsOptions): Promise<number> {
           `Showing what ${status.location} holds.`,
       );
     }
+    const others = elsewhere > 0
+      ? `${plural(elsewhere, "conversation")} of other folders not shown: --all lists them.`
+      : "";
     if (sessions.length === 0) {
-      console.log(`No stored sessions in ${status.location}.`);
+      console.log(
+        elsewhere > 0
+          ? `No stored sessions for ${folder} in ${status.location}; ${others}`
+          : `No stored sessions in ${status.location}.`,
+      );
       return EXIT.ok;
     }
     const more = limit !== undefined && sessions.length === limit
@@ -52,6 +66,7 @@ export function sessionsList(options: SessionsOptions): Promise<number> {
     console.log(`${style.bold("Sessions")} in ${status.location}${more}\n`);
     console.log(formatTable(sessions, style));
     console.log(`\n${style.dim("patchbay --resume <id> continues one; an id prefix is enough.")}`);
+    if (others) console.log(style.dim(others));
     return EXIT.ok;
   });
 }

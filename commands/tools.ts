@@ -8,13 +8,15 @@
 import { EXIT, UsageError } from "../lib/errors.ts";
 import { didYouMean } from "../lib/text.ts";
 import { formatTools } from "../lib/repl/listing.ts";
-import { stdoutStyle } from "../lib/style.ts";
+import { stderrStyle, stdoutStyle } from "../lib/style.ts";
+import { withheldLines } from "../lib/repl/listing.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
 
 /** Lists tools. */
 export function tools(server: string | undefined, options: ScriptOptions): Promise<number> {
   return withServers(options, ({ manager, states, failed }) => {
     const list = manager.tools().filter((t) => !server || t.server === server);
+    const withheld = manager.withheld().filter((w) => !server || w.tool.server === server);
     if (options.json) {
       console.log(JSON.stringify(
         {
@@ -26,6 +28,11 @@ export function tools(server: string | undefined, options: ScriptOptions): Promi
             description: t.description ?? null,
             input_schema: t.inputSchema,
           })),
+          withheld: withheld.map((w) => ({
+            server: w.tool.server,
+            tool: w.tool.originalName,
+            reason: w.reason,
+          })),
         },
         null,
         2,
@@ -34,6 +41,9 @@ export function tools(server: string | undefined, options: ScriptOptions): Promi
       console.log(formatTools(list, stdoutStyle()).join("\n"));
     } else {
       console.error(server ? `${server} offers no tools.` : "No connected server offers tools.");
+    }
+    if (!options.json) {
+      for (const line of withheldLines(withheld)) console.error(stderrStyle().dim(line));
     }
     return Promise.resolve(failed.length > 0 ? EXIT.failure : EXIT.ok);
   }, server ? (names) => only(server, names) : undefined);

@@ -23,6 +23,11 @@ export const EXIT = {
   brokenPipe: 141,
   /** Asked to stop (SIGTERM), as shells report it. */
   terminated: 143,
+  /**
+   * `run`: configured servers failed to connect: every one of them (the model answered
+   * without tools), or any one with `--require-servers` (the model was not asked).
+   */
+  serversFailed: 3,
 } as const;
 
 /** Stable identifiers for `--json` output and tests; never shown as prose. */

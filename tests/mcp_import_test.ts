@@ -133,8 +133,10 @@ Deno.test("gemini: milliseconds converted, url is SSE, httpUrl streamable HTTP, 
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /converted: timeout 30000 ms \(gemini-cli\) is "timeout": 30 s/);
   assert.match(run.stdout, /converted: url without a type is an SSE address in gemini-cli/);
-  assert.match(run.stdout, /left out: includeTools: gemini-cli's tool filter/);
+  assert.match(run.stdout, /converted: includeTools \(gemini-cli\) is "include_tools"/);
   const imported = await servers(box);
+  const withFilter = Object.values(imported).find((entry) => entry.include_tools !== undefined);
+  assert.deepEqual(withFilter?.include_tools, ["safe_tool"]);
   assert.deepEqual(imported.remote, {
     transport_type: "streamable_http",
     headers: { Authorization: "Bearer ${REMOTE_TOKEN}" },

@@ -8,13 +8,18 @@
  * description or schema changes afterwards is asked about again, so a server cannot widen
  * an approval after the fact.
  *
+ * An "always-project" answer is also remembered beyond the session, for the project folder
+ * (`approval_store.ts`), under the same rule: it covers the definition approved, and a
+ * changed tool is asked about again.
+ *
  * @module
  */
 
 import type { CatalogueTool } from "../connections/types.ts";
+import { type ApprovalStore, definitionHash, type RememberedApproval } from "./approval_store.ts";
 
 /** The user's answer to "run this tool call?". */
-export type ToolApproval = "yes" | "no" | "always-tool" | "always-server";
+export type ToolApproval = "yes" | "no" | "always-tool" | "always-server" | "always-project";
 
 /** What the policy needs to know about a server. */
 export interface ServerTrust {
@@ -26,6 +31,17 @@ export interface ServerTrust {
 /** Why a call needs asking about, for the UI to say. */
 export type ApprovalReason = "not-approved" | "new-tool" | "changed";
 
+/** The approvals remembered for the project folder, and where new ones are kept. */
+export interface RememberedApprovals {
+  /** The project folder (absolute). */
+  folder: string;
+  /** Those of {@linkcode folder}. */
+  approvals: readonly RememberedApproval[];
+  store: ApprovalStore;
+  /** A remembered approval could not be written (it still holds for this session). */
+  onError?: (error: unknown) => void;
+}
+
 /** Session-long approval memory. */
 export class ApprovalPolicy {
   #trusted: Set<string>;
@@ -36,8 +52,23 @@ export class ApprovalPolicy {
   /** Per server and tool name: the fingerprint last approved, to tell "changed" from "new". */
   #seen = new Map<string, string>();
 
-  constructor(servers: readonly ServerTrust[]) {
+  /** Per server and tool name: the definition hash remembered for the project folder. */
+  #remembered = new Map<string, string>();
+  readonly #store?: RememberedApprovals;
+  /** Remembered approvals still being written. */
+  #saving: Promise<unknown> = Promise.resolve();
+
+  constructor(servers: readonly ServerTrust[], remembered?: RememberedApprovals) {
     this.#trusted = new Set(servers.filter((s) => s.trusted).map((s) => s.name));
+    this.#store = remembered;
+    for (const a of remembered?.approvals ?? []) {
+      this.#remembered.set(JSON.stringify([a.server, a.tool]), a.definition);
+    }
+  }
+
+  /** Whether an answer can be remembered beyond the session ("always-project"). */
+  get canRemember(): boolean {
+    return this.#store !== undefined;
   }
 
   /** Whether the server's entry is `trusted`. */
@@ -50,8 +81,11 @@ export class ApprovalPolicy {
     if (this.#trusted.has(tool.server)) return undefined;
     const print = fingerprint(tool);
     if (this.#tools.has(print) || this.#servers.get(tool.server)?.has(print)) return undefined;
+    const remembered = this.#remembered.get(identity(tool));
+    if (remembered === definitionHash(print)) return undefined;
     const previous = this.#seen.get(identity(tool));
     if (previous !== undefined) return previous === print ? "not-approved" : "changed";
+    if (remembered !== undefined) return "changed";
     return this.#servers.has(tool.server) ? "new-tool" : "not-approved";
   }
 
@@ -62,7 +96,10 @@ export class ApprovalPolicy {
   record(answer: ToolApproval, tool: CatalogueTool, catalogue: readonly CatalogueTool[]): void {
     if (answer === "no") return;
     this.#seen.set(identity(tool), fingerprint(tool));
-    if (answer === "always-tool") this.#tools.add(fingerprint(tool));
+    if (answer === "always-tool" || answer === "always-project") {
+      this.#tools.add(fingerprint(tool));
+    }
+    if (answer === "always-project" && this.#store) this.#remember(tool, this.#store);
     if (answer === "always-server") {
       const prints = this.#servers.get(tool.server) ?? new Set<string>();
       for (const t of catalogue) {
@@ -74,7 +111,25 @@ export class ApprovalPolicy {
     }
   }
 
-  /** Forgets every "always" answer (trust from the configuration stays). */
+  #remember(tool: CatalogueTool, store: RememberedApprovals): void {
+    const definition = definitionHash(fingerprint(tool));
+    this.#remembered.set(identity(tool), definition);
+    const saved = store.store.add({
+      folder: store.folder,
+      server: tool.server,
+      tool: tool.originalName,
+      definition,
+      approvedAt: new Date().toISOString(),
+    }).catch((error) => store.onError?.(error));
+    this.#saving = Promise.all([this.#saving, saved]);
+  }
+
+  /** Resolves once every remembered approval answered so far is written (or failed). */
+  flush(): Promise<void> {
+    return this.#saving.then(() => {});
+  }
+
+  /** Forgets every "always" answer of the session (trust and remembered approvals stay). */
   reset(): void {
     this.#tools.clear();
     this.#servers.clear();

@@ -22,7 +22,7 @@ import { type Log, silentLog } from "../log.ts";
 import type { StoredMessage } from "../memory/types.ts";
 import type { Redactor } from "../redact.ts";
 import { Agent } from "./agent.ts";
-import { ApprovalPolicy } from "./approval.ts";
+import { ApprovalPolicy, type RememberedApprovals } from "./approval.ts";
 import { createSamplingHandler } from "./sampling.ts";
 import { formatStats, UsageStats } from "./stats.ts";
 import type { AgentUi } from "./ui.ts";
@@ -38,6 +38,8 @@ export interface ModelSessionOptions {
   log?: Log;
   /** Supplies the provider (tests). @default the OpenAI-compatible provider for `config.llm` */
   provider?: ModelProvider;
+  /** Approvals remembered for the project folder, and where to keep new ones. */
+  remembered?: RememberedApprovals;
 }
 
 /** Options of {@linkcode ModelSession.createAgent}. */
@@ -79,7 +81,7 @@ export function createModelSession(options: ModelSessionOptions): ModelSession {
     log: log.child("llm"),
   });
   const stats = new UsageStats(config.agent);
-  const approval = new ApprovalPolicy(config.servers);
+  const approval = new ApprovalPolicy(config.servers, options.remembered);
   const sampling = createSamplingHandler({
     provider,
     ui,

@@ -14,7 +14,8 @@
  * @module
  */
 
-import type { CatalogueTool, ToolHost } from "../connections/types.ts";
+import type { CatalogueTool, ToolHost, WithheldTool } from "../connections/types.ts";
+import { withheldError } from "../connections/tool_filter.ts";
 import { abortable } from "../async/abortable.ts";
 import {
   type PatchbayError,
@@ -104,7 +105,8 @@ export async function runToolCalls(
     signal: AbortSignal.any([options.signal, options.guard.signal]),
   };
   const remedies = toolRemedies(options.surface ?? "repl");
-  const planned = calls.map((call) => plan(call, catalogue, remedies));
+  const withheld = options.host.withheld?.() ?? [];
+  const planned = calls.map((call) => plan(call, catalogue, remedies, withheld));
   await askApprovals(planned, catalogue, context);
   const finished = await Promise.all(planned.map((p) => settle(p, context)));
   const now = options.now ?? (() => new Date());
@@ -122,6 +124,7 @@ function plan(
   call: ToolCall,
   catalogue: readonly CatalogueTool[],
   remedies: ToolRemedies,
+  withheld: readonly WithheldTool[] = [],
 ): Planned {
   const tool = catalogue.find((t) => t.name === call.name);
   const parsed = parseArguments(call.arguments);
@@ -136,6 +139,8 @@ function plan(
       PREVIEW_CHARS,
     ),
   };
+  const hidden = tool ? undefined : withheld.find((w) => w.tool.name === call.name);
+  if (hidden) return { call, view, early: withheldTool(hidden) };
   if (!tool) return { call, view, early: unknownTool(call.name, catalogue, remedies) };
   if (!parsed.ok) {
     const qualified = qualifiedName(tool);
@@ -192,6 +197,18 @@ function unknownTool(
   };
 }
 
+/** A tool the configuration does not offer: the model is told not to try it again. */
+function withheldTool({ tool, reason }: WithheldTool): Finished {
+  return {
+    status: "error",
+    text: `Tool execution failed: "${tool.name}" is not available: the user's configuration ` +
+      `keeps it from being offered (${reason}). Do not call it again; continue without it.`,
+    error: withheldError(tool, reason),
+    durationMs: 0,
+    omittedChars: 0,
+  };
+}
+
 function parseArguments(
   text: string,
 ): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
@@ -230,6 +247,7 @@ async function askApprovals(
           description: tool.description,
           reason,
           annotations: tool.annotations as Record<string, unknown> | undefined,
+          canRemember: options.approval.canRemember,
         }, options.signal), options.signal);
     } catch {
       // Withdrawn by the turn's abort, or the UI failed (the guard keeps its error): this

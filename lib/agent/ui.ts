@@ -60,6 +60,8 @@ export interface ToolApprovalRequest extends ToolCallView {
   reason: ApprovalReason;
   /** The server's own hints (`readOnlyHint`, `destructiveHint`); untrusted. */
   annotations?: Record<string, unknown>;
+  /** "always-project" may be answered: approvals can be remembered for this folder. */
+  canRemember?: boolean;
 }
 
 /** A server's sampling request waiting for the user's approval. */

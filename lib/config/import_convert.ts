@@ -37,6 +37,8 @@ const READ = new Set([
   "enabled",
   "timeout",
   "trust",
+  "includeTools",
+  "excludeTools",
 ]);
 /** patchbay's own fields that no other client writes, taken as they are. */
 const NATIVE = Object.keys(ServerSchema.shape).filter((field) =>
@@ -45,8 +47,6 @@ const NATIVE = Object.keys(ServerSchema.shape).filter((field) =>
 
 /** Why well-known fields of other clients are left out. */
 const LEFT_OUT: Readonly<Record<string, string>> = {
-  includeTools: "gemini-cli's tool filter is not converted",
-  excludeTools: "gemini-cli's tool filter is not converted",
   autoApprove: 'patchbay asks before each tool call; trust a server with "trusted": true',
   alwaysAllow: 'patchbay asks before each tool call; trust a server with "trusted": true',
   envFile: "patchbay reads one .env file; copy the variables into it",
@@ -107,6 +107,18 @@ export function convertEntry(
     result.notes.push('trust (gemini-cli) is "trusted": true: its tools run without asking');
   }
   if (raw.disabled === true || raw.enabled === false) entry.disabled = true;
+  // gemini-cli's tool filters are patchbay's include_tools / exclude_tools (exact names there,
+  // which patchbay's globs match as they are).
+  for (
+    const [field, own] of [["includeTools", "include_tools"], ["excludeTools", "exclude_tools"]]
+  ) {
+    const names = raw[field];
+    if (names === undefined) continue;
+    if (Array.isArray(names) && names.every((n) => typeof n === "string" && n.length > 0)) {
+      entry[own] = names;
+      result.notes.push(`${field} (gemini-cli) is "${own}"`);
+    } else result.dropped.push(`${field}: not a list of tool names`);
+  }
   for (const field of Object.keys(raw)) {
     if (READ.has(field) || NATIVE.includes(field)) continue;
     result.dropped.push(`${field}: ${LEFT_OUT[field] ?? "not a field patchbay knows"}`);

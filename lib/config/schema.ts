@@ -201,6 +201,12 @@ export const ServerSchema = z.strictObject({
   serverUrl: optionalText("Same as url, as some clients write it"),
   enabled: z.boolean().describe('Same as "disabled": false; false keeps the entry unconnected')
     .optional(),
+  include_tools: z.array(z.string().min(1)).describe(
+    "Offer only the tools matching one of these names or * globs (default: every tool)",
+  ).optional(),
+  exclude_tools: z.array(z.string().min(1)).describe(
+    "Never offer the tools matching one of these names or * globs; wins over include_tools",
+  ).optional(),
 }).describe("One MCP server");
 
 /** Fields that only a server started as a local process takes. */

@@ -98,6 +98,8 @@ function readServer(
       : values.roots(entry.roots, [...path, "roots"]),
     transportInferred: entry.transport_type === undefined,
     protocol: entry.protocol,
+    ...(entry.include_tools ? { includeTools: entry.include_tools } : {}),
+    ...(entry.exclude_tools ? { excludeTools: entry.exclude_tools } : {}),
   };
   const rules = { ...raw, transport_type: transport };
   if (!transportRulesHold(problems, rules, transport, path, written)) {

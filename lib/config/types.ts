@@ -98,6 +98,12 @@ interface ServerCommon {
   transportInferred: boolean;
   /** Which protocol revision to speak (`protocol`). @default "auto" */
   protocol?: ProtocolSetting;
+  /** `include_tools`: patterns of the tools offered. @default every tool */
+  includeTools?: string[];
+  /** `exclude_tools`: patterns of the tools never offered. @default none */
+  excludeTools?: string[];
+  /** `disabled` was switched for this session (`/mcp`), not read from the file. */
+  switchedForSession?: boolean;
 }
 
 export interface StdioServerConfig extends ServerCommon {

@@ -332,7 +332,9 @@ export class ServerConnection {
   unavailable(): ServerUnavailableError {
     const state = this.config.disabled ? "disabled" : this.#state;
     const error = this.#error;
-    const reason = this.config.disabled
+    const reason = this.config.disabled && this.config.switchedForSession
+      ? "it was disabled for this session (/mcp disable)"
+      : this.config.disabled
       ? 'the entry has "disabled": true'
       : error
       ? error.reason
@@ -341,7 +343,9 @@ export class ServerConnection {
       : this.#state === "closed"
       ? "the session is closing"
       : "it has not been connected";
-    const remedy = this.config.disabled
+    const remedy = this.config.disabled && this.config.switchedForSession
+      ? `/mcp enable ${this.name} connects it again`
+      : this.config.disabled
       ? 'remove "disabled" from the entry (or set it to false) and restart patchbay'
       : this.#state === "reconnecting"
       ? RECONNECT_REMEDY

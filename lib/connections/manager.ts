@@ -47,6 +47,7 @@ import { Redactor } from "../redact.ts";
 import { didYouMean } from "../text.ts";
 import { settlesWithin } from "../async/deadline.ts";
 import { buildCatalogue } from "./catalogue.ts";
+import { describeWithholding, withheldError, withholding } from "./tool_filter.ts";
 import { ServerConnection } from "./connection.ts";
 import { type BackoffPolicy, NETWORK_RECONNECT_BACKOFF, RECONNECT_BACKOFF } from "./reconnect.ts";
 import { EventHub } from "./events.ts";
@@ -57,6 +58,7 @@ import type {
   ServerStatus,
   ToolCallOptions,
   ToolHost,
+  WithheldTool,
 } from "./types.ts";
 
 /** Time start-up gives a server beyond its `timeout`, to finish diagnosing a failure. */
@@ -155,6 +157,10 @@ export class ConnectionManager implements ToolHost {
 
   readonly #options: ConnectionManagerOptions;
   readonly #env: EnvLookup;
+  /** The entries as configured, before {@linkcode setEnabled}'s switches. */
+  #configured: readonly ServerConfig[];
+  /** Per server, `disabled` as switched for this session by {@linkcode setEnabled}. */
+  readonly #switched = new Map<string, boolean>();
 
   constructor(options: ConnectionManagerOptions) {
     this.#options = options;
@@ -164,6 +170,7 @@ export class ConnectionManager implements ToolHost {
     this.#redactor = options.redactor ?? new Redactor();
     this.#handlers = { ...options.handlers };
     this.#oauth = options.oauth;
+    this.#configured = options.servers;
     for (const config of options.servers) this.#connections.set(config.name, this.#create(config));
   }
 
@@ -261,9 +268,46 @@ export class ConnectionManager implements ToolHost {
     return connection?.status(this.#target(connection.config));
   }
 
-  /** Tools of the connected servers, under their model-facing names. */
+  /**
+   * Tools of the connected servers, under their model-facing names, as their entries'
+   * `include_tools` and `exclude_tools` choose.
+   */
   tools(): CatalogueTool[] {
-    return this.#catalogue.filter((tool) => this.#connections.get(tool.server)?.session);
+    return this.#catalogue.filter((tool) =>
+      this.#connections.get(tool.server)?.session && !this.#withheldWhy(tool)
+    );
+  }
+
+  /** Tools of the connected servers that their entries keep from being offered, and why. */
+  withheld(): WithheldTool[] {
+    return this.#catalogue.flatMap((tool) => {
+      const reason = this.#connections.get(tool.server)?.session && this.#withheldWhy(tool);
+      return reason ? [{ tool, reason }] : [];
+    });
+  }
+
+  #withheldWhy(tool: CatalogueTool): string | undefined {
+    const config = this.#connections.get(tool.server)?.config;
+    const why = config && withholding(config, tool.originalName);
+    return why && describeWithholding(tool.server, why);
+  }
+
+  /**
+   * Switches a server on or off for this session only (the `/mcp enable|disable` of the
+   * interactive client): off closes it at once, on connects it, as far as
+   * {@linkcode apply} would. The choice outlives a `/refresh` and is never written to the
+   * file. Resolves once the server has connected or failed.
+   */
+  async setEnabled(server: string, enabled: boolean): Promise<ServerStatus | undefined> {
+    this.#connection(server);
+    this.#switched.set(server, !enabled);
+    await this.apply(this.#configured);
+    return this.status(server);
+  }
+
+  /** Whether `server`'s state was switched for this session, and to what. */
+  switchedOff(server: string): boolean | undefined {
+    return this.#switched.get(server);
   }
 
   /** Calls a tool by its model-facing name (see {@linkcode ToolHost.callTool}). */
@@ -274,6 +318,8 @@ export class ConnectionManager implements ToolHost {
   ): Promise<CallToolResult> {
     const tool = this.#routes.get(name);
     if (!tool) return Promise.reject(this.#unknownTool(name));
+    const withheld = this.#withheldWhy(tool);
+    if (withheld) return Promise.reject(withheldError(tool, withheld));
     const connection = this.#connections.get(tool.server)!;
     return connection.request(
       `tools/call ${tool.originalName}`,
@@ -425,7 +471,12 @@ export class ConnectionManager implements ToolHost {
    * more: what the call created is closed with it.
    */
   apply(servers: readonly ServerConfig[]): Promise<ServerChanges> {
-    const run = this.#applying.then(() => this.#apply(servers));
+    this.#configured = servers;
+    const switched = servers.map((config) => {
+      const disabled = this.#switched.get(config.name);
+      return disabled === undefined ? config : { ...config, disabled, switchedForSession: true };
+    });
+    const run = this.#applying.then(() => this.#apply(switched));
     this.#applying = run.catch(() => {});
     return run;
   }

@@ -101,6 +101,11 @@ export interface ToolCallOptions {
  */
 export interface ToolHost {
   tools(): CatalogueTool[];
+  /**
+   * Tools of connected servers that the configuration keeps from being offered
+   * (`include_tools`, `exclude_tools`), with why: a call of one by name is refused saying so.
+   */
+  withheld?(): WithheldTool[];
   callTool(
     name: string,
     args: Record<string, unknown>,
@@ -134,3 +139,10 @@ export type ConnectionEvent =
   | { type: "list_changed"; server: string; list: "tools" | "prompts" | "resources" }
   | { type: "resource_updated"; server: string; uri: string }
   | { type: "log"; server: string; level: LoggingLevel; logger?: string; data: unknown };
+
+/** A tool a server lists that is not offered, and where that was decided. */
+export interface WithheldTool {
+  tool: CatalogueTool;
+  /** E.g. `excluded by mcpServers.fs.exclude_tools ("write_*")`. */
+  reason: string;
+}

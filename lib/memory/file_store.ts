@@ -186,6 +186,7 @@ export class FileStore implements MemoryStore {
         turns: last.turns,
         ...(last.model ? { model: last.model } : {}),
         ...(firstUser && titleOf(firstUser.message) ? { title: titleOf(firstUser.message) } : {}),
+        ...(firstUser?.message.folder ? { folder: firstUser.message.folder } : {}),
       };
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return undefined;

@@ -258,11 +258,12 @@ export class Memory {
 
   /**
    * Loads a stored conversation and makes it current: `true` for the most recent one
-   * (`--resume`), or an id or a unique prefix of one (`--resume <id>`).
+   * (`--resume`; of `folder` when given, or stored without a folder), or an id or a unique
+   * prefix of one (`--resume <id>`, from any folder).
    */
-  async resume(target: true | string = true): Promise<Conversation> {
+  async resume(target: true | string = true, folder?: string): Promise<Conversation> {
     const store = await this.#readableStore();
-    const summary = target === true ? await this.#latest(store) : await this.find(target);
+    const summary = target === true ? await this.#latest(store, folder) : await this.find(target);
     const records = await store.load(summary.id) ?? [];
     const session = this.#adopt(new Conversation(this.#host, summary.id, records, true));
     this.#log?.info(`resumed session ${summary.id} (${records.length} messages)`);
@@ -351,9 +352,17 @@ export class Memory {
     return session;
   }
 
-  async #latest(store: MemoryStore): Promise<SessionSummary> {
-    const [latest] = await store.list({ limit: 1 });
+  async #latest(store: MemoryStore, folder?: string): Promise<SessionSummary> {
+    const all = await store.list(folder === undefined ? { limit: 1 } : {});
+    const latest = all.find((s) => folder === undefined || !s.folder || s.folder === folder);
     if (latest) return latest;
+    if (all.length > 0) {
+      throw new SessionNotFoundError(
+        "No conversation to resume in this folder",
+        `the ${all.length} stored in ${store.location} were held in other folders than ${folder}`,
+        "`patchbay sessions --all` lists them; `patchbay --resume <id>` continues one of them",
+      );
+    }
     throw new SessionNotFoundError(
       "No conversation to resume",
       `${store.location} holds no stored sessions yet`,

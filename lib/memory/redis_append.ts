@@ -108,6 +108,7 @@ export class RedisAppender {
       titleOf(message) ?? "",
       this.#settings.ttlSeconds ?? 0,
       force ? "1" : "0",
+      message.folder ?? "",
     ];
     const score = Date.parse(message.timestamp) || Date.now();
     if (this.#settings.topology.mode === "cluster") {

@@ -54,7 +54,7 @@ export const APPEND_RESULT = { written: 1, duplicate: 0, gap: -1 } as const;
  * Appends one record atomically, in one round trip.
  *
  * KEYS: messages, ids, meta. ARGV: message id, seq, record JSON, ISO timestamp, role,
- * model, title, TTL seconds (0: none), force ("1" to append despite a gap).
+ * model, title, TTL seconds (0: none), force ("1" to append despite a gap), folder.
  *
  * - An id already stored answers `duplicate` and changes nothing: replaying a journal, or
  *   retrying a write whose reply was lost, cannot store a message twice.
@@ -80,6 +80,9 @@ if ARGV[5] == 'user' then
   redis.call('HINCRBY', KEYS[3], 'turns', 1)
   if ARGV[7] ~= '' then
     redis.call('HSETNX', KEYS[3], 'title', ARGV[7])
+  end
+  if ARGV[10] ~= nil and ARGV[10] ~= '' then
+    redis.call('HSETNX', KEYS[3], 'folder', ARGV[10])
   end
 end
 if ARGV[6] ~= '' then
@@ -128,5 +131,6 @@ export function toSummary(id: string, meta: Record<string, string>): SessionSumm
     turns: Number(meta.turns ?? 0),
     ...(meta.model ? { model: meta.model } : {}),
     ...(meta.title ? { title: meta.title } : {}),
+    ...(meta.folder ? { folder: meta.folder } : {}),
   };
 }

@@ -32,6 +32,8 @@ export interface StoredMessage {
   model?: string;
   /** ISO 8601 time the message was created. */
   timestamp: string;
+  /** User: the folder the client ran in, which `patchbay sessions` lists by. */
+  folder?: string;
 }
 
 /** Which kind of store holds the conversations. */
@@ -64,6 +66,8 @@ export interface SessionSummary {
   model?: string;
   /** The first user message, shortened: what the conversation is about. */
   title?: string;
+  /** The folder of the first user message; absent for conversations stored without one. */
+  folder?: string;
 }
 
 /** How an append ended. */

@@ -23,10 +23,12 @@ import process from "node:process";
 import type { Agent, TurnResult } from "../agent/agent.ts";
 import type { AgentUi } from "../agent/ui.ts";
 import { createModelSession, type ModelSession } from "../agent/model_session.ts";
+import type { RememberedApprovals } from "../agent/approval.ts";
+import { ApprovalStore } from "../agent/approval_store.ts";
 import { openConnections } from "../connections/open.ts";
 import type { ConnectionManager, ServerChanges } from "../connections/manager.ts";
 import type { ServerConfig } from "../config/types.ts";
-import type { ServerRequestHandlers } from "../connections/types.ts";
+import type { ServerRequestHandlers, ServerStatus } from "../connections/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
 import type { Memory } from "../memory/mod.ts";
@@ -185,6 +187,7 @@ export class ClientSession {
     const { runtime } = this;
     this.runtime.logger.setMirrorSink((line) => this.#notify(`${line}\n`));
     await this.editor.loadHistory();
+    const remembered = await this.#rememberedApprovals();
     try {
       this.model = createModelSession({
         config: runtime.config,
@@ -192,6 +195,7 @@ export class ClientSession {
         ui: this.ui,
         redactor: runtime.logger.redactor,
         log: runtime.logger.child("model"),
+        remembered,
       });
     } catch (error) {
       if (!(error instanceof PatchbayError)) throw error;
@@ -205,7 +209,7 @@ export class ClientSession {
       signal: options.signal,
     });
     const conversation = options.resume
-      ? await this.memory.resume(options.resume)
+      ? await this.memory.resume(options.resume, Deno.cwd())
       : this.memory.newSession();
     if (options.resume) {
       this.output.err(
@@ -217,9 +221,36 @@ export class ClientSession {
     await this.#connect(options);
     this.agent = this.model?.createAgent(this.manager, {
       history: conversation.messages,
-      onMessage: (message) => void this.memory.session.append(message),
+      // The folder goes with what the person asked: `patchbay sessions` lists by it.
+      onMessage: (message) =>
+        void this.memory.session.append(
+          message.role === "user" ? { ...message, folder: Deno.cwd() } : message,
+        ),
       surface: this.#surface,
     });
+  }
+
+  /**
+   * The approvals remembered for this folder. A file that cannot be read is said so and
+   * left alone: nothing is remembered (or overwritten) this session.
+   */
+  async #rememberedApprovals(): Promise<RememberedApprovals | undefined> {
+    const store = new ApprovalStore();
+    const folder = Deno.cwd();
+    try {
+      const approvals = (await store.list()).filter((a) => a.folder === folder);
+      return {
+        folder,
+        approvals,
+        store,
+        // Still approved for this session; the person is told it was not kept.
+        onError: (error) => this.#notify(`${this.presentError(error)}\n`),
+      };
+    } catch (error) {
+      if (!(error instanceof PatchbayError)) throw error;
+      this.output.err(`${this.presentError(error)}\n`);
+      return undefined;
+    }
   }
 
   async #connect(options: ClientSessionOptions): Promise<void> {
@@ -427,6 +458,17 @@ export class ClientSession {
     });
   }
 
+  /**
+   * `/mcp enable|disable`: switches a server on or off for this session only
+   * ({@linkcode ConnectionManager.setEnabled}); enabling waits for it to connect or fail.
+   */
+  async switchServer(server: string, enabled: boolean): Promise<ServerStatus | undefined> {
+    return await this.#reconnecting(
+      `${enabled ? "connecting" : "closing"} ${server}…`,
+      () => this.manager.setEnabled(server, enabled),
+    );
+  }
+
   /** Runs `work` with its notices left to the status block that follows, Ctrl+C to stop waiting. */
   async #reconnecting<T>(label: string, work: () => Promise<T>): Promise<T> {
     this.#notices.refreshing = true;
@@ -473,6 +515,20 @@ export class ClientSession {
     this.editor.interject(own, (t) => this.output.err(t));
   }
 
+  /**
+   * Forgets the conversation when nothing in it was answered (a one-shot run whose model
+   * failed), so such runs do not fill the list of conversations. A resumed one is kept.
+   */
+  async discardUnanswered(): Promise<void> {
+    const conversation = this.memory?.session;
+    if (!conversation || conversation.messages.length === 0) return;
+    if (conversation.messages.some((m) => m.role === "assistant")) return;
+    await conversation.settle();
+    await this.memory.delete(conversation.id).catch(() => {
+      // Never stored (memory off, or the store away): nothing to forget.
+    });
+  }
+
   /** Closes servers, memory and the model client, in that order. */
   async close(): Promise<void> {
     this.interrupt();
@@ -480,6 +536,7 @@ export class ClientSession {
     this.editor.close();
     await this.manager?.close();
     await this.memory?.close();
+    await this.model?.approval.flush();
     this.model?.close();
   }
 }

@@ -23,6 +23,7 @@ import {
   formatResources,
   formatTools,
   promptText,
+  withheldLines,
 } from "./listing.ts";
 import {
   parseJsonArgs,
@@ -33,6 +34,7 @@ import {
   serverPrefix,
 } from "./resolve.ts";
 import { describeChanges, reloadConfiguration } from "./reload.ts";
+import { mcpCommand } from "./mcp_command.ts";
 import type { ClientSession } from "./client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
 import { formatDuration } from "./terminal_ui.ts";
@@ -111,6 +113,8 @@ export function slashCommands(): SlashRegistry<ClientSession> {
           );
         }
         for (const st of away) out(s, awayLine(s, st));
+        const withheld = s.manager.withheld().filter((w) => !args || w.tool.server === args);
+        for (const line of withheldLines(withheld)) out(s, s.style.dim(line));
         return Promise.resolve();
       },
     },
@@ -403,6 +407,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
     },
   ];
   for (const command of commands) registry.add(command);
+  registry.add(mcpCommand);
   return registry;
 }
 
@@ -444,7 +449,7 @@ function resolveCallTool(s: ClientSession, spec: string) {
   const server = serverPrefix(spec, serverNames(s));
   const status = server ? s.manager.status(server) : undefined;
   if (status?.error && !tools.some((t) => t.server === server)) throw status.error;
-  return resolveTool(spec, tools);
+  return resolveTool(spec, tools, s.manager.withheld());
 }
 
 function unknownServer(s: ClientSession, name: string): PatchbayError {

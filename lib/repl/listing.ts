@@ -12,7 +12,7 @@ import type {
   CatalogueResource,
   CatalogueResourceTemplate,
 } from "../connections/manager.ts";
-import type { CatalogueTool } from "../connections/types.ts";
+import type { CatalogueTool, WithheldTool } from "../connections/types.ts";
 import type { Style } from "../style.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { abridge, plural } from "../text.ts";
@@ -125,4 +125,22 @@ export function promptText(result: GetPromptResult): string {
     return result.messages.length === 1 ? text : `${message.role}: ${text}`;
   });
   return parts.join("\n\n");
+}
+
+/**
+ * One line per server whose entry keeps tools from being offered (`include_tools`,
+ * `exclude_tools`), so a shorter list is not mistaken for what the server has.
+ */
+export function withheldLines(withheld: readonly WithheldTool[]): string[] {
+  const byServer = new Map<string, string[]>();
+  for (const { tool } of withheld) {
+    byServer.set(tool.server, [...byServer.get(tool.server) ?? [], tool.originalName]);
+  }
+  return [...byServer].map(([server, names]) =>
+    `${stripTerminalEscapes(server)}: ${names.length} tool${
+      names.length === 1 ? "" : "s"
+    } not offered by its include_tools / exclude_tools (${
+      abridge(names.map(stripTerminalEscapes).join(", "), 200)
+    })`
+  );
 }

@@ -7,7 +7,8 @@
  * @module
  */
 
-import type { CatalogueTool } from "../connections/types.ts";
+import type { CatalogueTool, WithheldTool } from "../connections/types.ts";
+import { withheldError } from "../connections/tool_filter.ts";
 import { EXIT, PatchbayError } from "../errors.ts";
 import { didYouMean } from "../text.ts";
 
@@ -74,12 +75,34 @@ export function resolveNamed<T extends Named>(kind: string, spec: string, items:
   );
 }
 
-/** Finds a tool by catalogue name, `server.tool`, or its own name when unique. */
-export function resolveTool(spec: string, tools: readonly CatalogueTool[]): CatalogueTool {
+/**
+ * Finds a tool by catalogue name, `server.tool`, or its own name when unique. A name that
+ * only a `withheld` tool has (the configuration does not offer it) is refused saying so.
+ */
+export function resolveTool(
+  spec: string,
+  tools: readonly CatalogueTool[],
+  withheld: readonly WithheldTool[] = [],
+): CatalogueTool {
   const byCatalogueName = tools.find((t) => t.name === spec);
   if (byCatalogueName) return byCatalogueName;
   const views = tools.map((tool) => ({ server: tool.server, name: tool.originalName, tool }));
-  return resolveNamed("tool", spec, views).tool;
+  try {
+    return resolveNamed("tool", spec, views).tool;
+  } catch (error) {
+    const hidden = withheld.find(({ tool }) =>
+      [tool.name, `${tool.server}.${tool.originalName}`, `${tool.server}/${tool.originalName}`]
+        .includes(spec)
+    ) ?? onlyOne(withheld.filter(({ tool }) =>
+      tool.originalName === spec
+    ));
+    if (hidden) throw withheldError(hidden.tool, hidden.reason);
+    throw error;
+  }
+}
+
+function onlyOne<T>(items: readonly T[]): T | undefined {
+  return items.length === 1 ? items[0] : undefined;
 }
 
 /** The server part of `server.tool` when it names a configured server. */

@@ -35,6 +35,11 @@ import type { TerminalOutput } from "./output.ts";
 
 /** Longest tool-argument preview shown on a tool line. */
 const ARGS_PREVIEW_CHARS = 80;
+/**
+ * Characters of a call's arguments shown with the approval question; the rest is one key
+ * away ("v"), and the question says how much is hidden.
+ */
+export const APPROVAL_ARGS_CHARS = 400;
 /** Longest result preview shown after a tool line. */
 const RESULT_PREVIEW_CHARS = 100;
 
@@ -207,10 +212,22 @@ export class TerminalUi implements AgentUi {
       "new-tool": " (a new tool since you approved this server)",
       "changed": " (its definition changed since you approved it)",
     }[request.reason];
-    const args = abridge(stripTerminalEscapes(request.argsPreview), 400);
+    const whole = stripTerminalEscapes(
+      request.args === undefined ? request.argsPreview : JSON.stringify(request.args),
+    );
+    const hidden = Math.max(0, whole.length - APPROVAL_ARGS_CHARS);
+    const args = hidden > 0 ? `${whole.slice(0, APPROVAL_ARGS_CHARS)}…` : whole;
     const heading = (style: Style) =>
       `${style.yellow("?")} Run ${style.bold(this.#toolName(request))}${why}\n` +
-      `    ${style.dim(args)}\n`;
+      `    ${style.dim(args)}\n` +
+      (hidden > 0
+        ? `    ${
+          style.yellow(
+            `${hidden.toLocaleString("en-US")} more characters of the arguments are hidden: ` +
+              "press v to see the whole call",
+          )
+        }\n`
+        : "");
     if (!this.#editor) {
       this.#out.err(
         heading(this.#style) +
@@ -219,18 +236,35 @@ export class TerminalUi implements AgentUi {
       return "no";
     }
     const style = this.#promptStyle;
-    const key = await this.#editor.choose(
-      heading(style) +
-        `    ${style.bold("[y]")}es  ${style.bold("[n]")}o  ` +
-        `${style.bold("[a]")}lways this tool  ${style.bold("[s]")}erver: always  (default No) `,
-      ["y", "n", "a", "s"],
-      "n",
-      "n",
-      signal,
-    );
-    this.thinking();
-    return ({ y: "yes", n: "no", a: "always-tool", s: "always-server" } as const)[key as "y"] ??
-      "no";
+    const keys = ["y", "n", "a", "s", ...(request.canRemember ? ["p"] : []), "v"];
+    let question = heading(style);
+    for (;;) {
+      const key = await this.#editor.choose(
+        question +
+          `    ${style.bold("[y]")}es  ${style.bold("[n]")}o  ` +
+          `${style.bold("[a]")}lways this tool  ${style.bold("[s]")}erver: always  ` +
+          (request.canRemember ? `${style.bold("[p]")}roject: always  ` : "") +
+          `${style.bold("[v]")}iew all  (default No) `,
+        keys,
+        "n",
+        "n",
+        signal,
+      );
+      if (key === "v") {
+        // The whole call, pretty-printed, then the same question again.
+        this.#editor.write(fullCall(this.#toolName(request), request, style));
+        question = "";
+        continue;
+      }
+      this.thinking();
+      return ({
+        y: "yes",
+        n: "no",
+        a: "always-tool",
+        s: "always-server",
+        p: "always-project",
+      } as const)[key as "y"] ?? "no";
+    }
   }
 
   async approveSampling(request: SamplingApprovalRequest, signal: AbortSignal): Promise<boolean> {
@@ -292,4 +326,16 @@ export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** Everything a tool call would send, for the approval's "view all". */
+function fullCall(name: string, request: ToolApprovalRequest, style: Style): string {
+  const args = request.args === undefined
+    ? request.argsPreview
+    : JSON.stringify(request.args, null, 2);
+  const body = stripTerminalEscapes(args).split("\n").map((line) => `    ${line}`).join("\n");
+  return `${style.bold(`  The whole call of ${name}:`)}\n${body}\n` +
+    (request.description
+      ? `${style.dim(`  ${abridge(stripTerminalEscapes(request.description), 2000)}`)}\n`
+      : "");
 }

@@ -1,0 +1,68 @@
+/**
+ * Which of a server's tools patchbay offers: the entry's `include_tools` and
+ * `exclude_tools`, exact names or `*` globs (`*` matches any run of characters, `?` one).
+ *
+ * A tool is offered when `include_tools` is absent or one of its patterns matches, and no
+ * pattern of `exclude_tools` matches: exclusion wins, so `"include_tools": ["*"],
+ * "exclude_tools": ["delete_*"]` offers everything but the deletions. What is not offered
+ * does not exist for the model, `/tools`, `tools`, `call` or the approval; calling it by
+ * name says it is excluded and by which field (see docs/tools-and-sessions.md).
+ *
+ * @module
+ */
+
+import { ToolExecutionError } from "../errors.ts";
+import type { CatalogueTool } from "./types.ts";
+
+/** The two fields of a server entry that choose its tools. */
+export interface ToolSelection {
+  /** Patterns of the tools to offer; absent: every tool. */
+  includeTools?: readonly string[];
+  /** Patterns of the tools never to offer; wins over `includeTools`. */
+  excludeTools?: readonly string[];
+}
+
+/** Why a tool is not offered: the field and the pattern that decided it. */
+export interface Withholding {
+  field: "include_tools" | "exclude_tools";
+  /** The pattern that matched (`exclude_tools`), or every pattern (`include_tools`). */
+  patterns: readonly string[];
+}
+
+/** Whether `name` matches the glob `pattern` (`*` any run, `?` one character). */
+export function globMatches(pattern: string, name: string): boolean {
+  if (!/[*?]/.test(pattern)) return pattern === name;
+  const source = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[\\s\\S]*")
+    .replace(/\?/g, "[\\s\\S]");
+  return new RegExp(`^${source}$`).test(name);
+}
+
+/** `undefined` when the tool is offered; else the field that withholds it. */
+export function withholding(selection: ToolSelection, name: string): Withholding | undefined {
+  const excluded = selection.excludeTools?.find((pattern) => globMatches(pattern, name));
+  if (excluded !== undefined) return { field: "exclude_tools", patterns: [excluded] };
+  const include = selection.includeTools;
+  if (include && !include.some((pattern) => globMatches(pattern, name))) {
+    return { field: "include_tools", patterns: include };
+  }
+  return undefined;
+}
+
+/** "excluded by mcpServers.fs.exclude_tools ("write_*")": where to look, in the file's words. */
+export function describeWithholding(server: string, why: Withholding): string {
+  const patterns = why.patterns.map((p) => JSON.stringify(p)).join(", ");
+  return why.field === "exclude_tools"
+    ? `excluded by mcpServers.${server}.exclude_tools (${patterns})`
+    : `not in mcpServers.${server}.include_tools (${patterns})`;
+}
+
+/** A tool the entry does not offer, called by name (`call`, `/call`, a model that guessed). */
+export function withheldError(tool: CatalogueTool, reason: string): ToolExecutionError {
+  return new ToolExecutionError(
+    `${tool.server}/${tool.originalName}`,
+    `the tool is ${reason}, so it is not offered`,
+    undefined,
+    `to use it, change mcpServers.${tool.server}'s include_tools / exclude_tools in the ` +
+      "configuration (then /refresh, or run the command again)",
+  );
+}

@@ -1,0 +1,102 @@
+/**
+ * `/mcp` (also `/servers`): the servers with their state, and `enable <name>` / `disable
+ * <name>` to switch one on or off for this session only, at once, without a restart. The
+ * configuration file is not touched (`patchbay mcp enable|disable` edits it); a session's
+ * switch outlives `/refresh`. See docs/tools-and-sessions.md.
+ *
+ * @module
+ */
+
+import { PatchbayError } from "../errors.ts";
+import { stripTerminalEscapes } from "../terminal.ts";
+import { didYouMean, plural } from "../text.ts";
+import type { ClientSession } from "./client_session.ts";
+import type { SlashCommand } from "./slash.ts";
+
+const out = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
+const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
+
+/** The `/mcp` slash command. */
+export const mcpCommand: SlashCommand<ClientSession> = {
+  name: "mcp",
+  aliases: ["servers"],
+  usage: "[enable|disable <server>]",
+  summary: "list the servers and their state; enable or disable one for this session",
+  complete(s, partial) {
+    const words = partial.split(/\s+/);
+    if (words.length <= 1) return ["enable ", "disable "];
+    const names = s.manager.states().map((st) => st.name);
+    return names.map((name) => `${words[0]} ${name}`);
+  },
+  async run(s, args) {
+    const [verb, name, ...rest] = args.split(/\s+/).filter(Boolean);
+    if (!verb) return list(s);
+    if ((verb !== "enable" && verb !== "disable") || !name || rest.length > 0) {
+      throw new PatchbayError("usage", `Usage: /mcp [enable|disable <server>]`, {
+        reason: `'${clean(args)}' is not a /mcp command`,
+        remedy: "e.g. /mcp disable filesystem; /mcp alone lists the servers",
+      });
+    }
+    const names = s.manager.states().map((st) => st.name);
+    if (!names.includes(name)) {
+      const close = didYouMean(name, names);
+      throw new PatchbayError("usage", `Unknown server: ${clean(name)}`, {
+        reason: `the configuration has no server named "${clean(name)}"` +
+          (close ? ` (did you mean '${close}'?)` : ""),
+        remedy: `servers: ${names.join(", ") || "none"}`,
+      });
+    }
+    const enable = verb === "enable";
+    const before = s.manager.status(name);
+    if (before && Boolean(before.disabled) === !enable) {
+      out(s, `${clean(name)} is already ${enable ? "enabled" : "disabled"}.`);
+      return;
+    }
+    const status = await s.switchServer(name, enable);
+    const note = s.style.dim(" (this session only; servers_config.json is unchanged)");
+    if (!enable) {
+      out(s, `Disabled ${clean(name)} now: its tools are no longer offered${note}`);
+      return;
+    }
+    if (status?.state === "connected") {
+      out(
+        s,
+        `Enabled ${clean(name)} now: connected, ${
+          plural(status.counts.tools, "tool")
+        } offered${note}`,
+      );
+    } else {
+      out(s, `Enabled ${clean(name)}${note}, but it did not connect:`);
+      if (status?.error) s.output.err(`${s.presentError(status.error)}\n`);
+    }
+  },
+};
+
+function list(s: ClientSession): Promise<void> {
+  const withheld = s.manager.withheld();
+  for (const status of s.manager.states()) {
+    const switched = s.manager.switchedOff(status.name);
+    const state = status.disabled
+      ? s.style.dim(switched === true ? "disabled for this session" : "disabled")
+      : status.state === "connected"
+      ? s.style.green("connected")
+      : status.state === "failed"
+      ? s.style.red("failed")
+      : s.style.yellow(status.state);
+    const hidden = withheld.filter((w) => w.tool.server === status.name).length;
+    const offers = status.state === "connected"
+      ? ` · ${plural(status.counts.tools - hidden, "tool")}${
+        hidden > 0 ? ` (${hidden} not offered by include_tools / exclude_tools)` : ""
+      }`
+      : "";
+    const flag = switched === false && !status.disabled
+      ? s.style.dim(" (enabled for this session)")
+      : "";
+    out(s, `  ${clean(status.name).padEnd(16)} ${state}${offers}${flag}`);
+  }
+  out(
+    s,
+    s.style.dim("/mcp enable <server> or /mcp disable <server> switches one for this session."),
+  );
+  return Promise.resolve();
+}
