@@ -1,6 +1,8 @@
 /**
  * `patchbay read <uri> [--server <name>]`: prints a resource exactly as the server sent
- * it: text as is, binary content as its bytes (so it can be redirected to a file).
+ * it: text as is, binary content as its bytes (so it can be redirected to a file). On a
+ * terminal, text is cleaned of control sequences and binary content is described, never
+ * written: its bytes are the server's to choose, escape sequences included.
  *
  * @module
  */
@@ -38,11 +40,21 @@ export function read(uri: string, options: ReadOptions): Promise<number> {
         const text = toTerminal ? stripTerminalEscapes(content.text) : content.text;
         await writeAll(new TextEncoder().encode(text));
       } else if ("blob" in content && typeof content.blob === "string") {
-        await writeAll(Uint8Array.from(atob(content.blob), (c) => c.charCodeAt(0)));
+        const bytes = Uint8Array.from(atob(content.blob), (c) => c.charCodeAt(0));
+        if (toTerminal) console.log(describeBinary(content.uri, content.mimeType, bytes.length));
+        else await writeAll(bytes);
       }
     }
     return EXIT.ok;
   }, options.server ? (names) => only(options.server!, names) : undefined);
+}
+
+/** What a terminal is shown instead of a binary resource's bytes. */
+export function describeBinary(uri: string, mimeType: string | undefined, size: number): string {
+  return `[binary content of ${stripTerminalEscapes(uri)}: ${
+    stripTerminalEscapes(mimeType ?? "no MIME type")
+  }, ${size} bytes; not written to a terminal. Redirect it to a file to save it: ` +
+    `patchbay read '${stripTerminalEscapes(uri)}' > FILE]`;
 }
 
 async function writeAll(bytes: Uint8Array): Promise<void> {
