@@ -26,7 +26,9 @@ export async function configCheck(options: ConfigCheckOptions): Promise<number> 
   if (options.json) {
     // The values behind the masks are not shown, not even masked.
     const { secretValues: _secrets, ...shown } = config;
-    console.log(JSON.stringify(logger.redactor.redactValue({ valid: true, config: shown }), null, 2));
+    console.log(
+      JSON.stringify(logger.redactor.redactValue({ valid: true, config: shown }), null, 2),
+    );
     return EXIT.ok;
   }
   for (const notice of runtime.notices) console.error(notice);

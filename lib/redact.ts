@@ -194,7 +194,9 @@ export class Redactor {
       for (const key of ["message", "stack", "reason", "remedy"]) {
         if (typeof target[key] === "string") rewrite(target, key, this.redact(target[key]));
       }
-      if (Array.isArray(target.details)) rewrite(target, "details", this.redactValue(target.details));
+      if (Array.isArray(target.details)) {
+        rewrite(target, "details", this.redactValue(target.details));
+      }
       if (target.data !== undefined) rewrite(target, "data", this.redactValue(target.data));
       current = current.cause;
     }

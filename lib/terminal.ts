@@ -53,9 +53,7 @@ export function showControls(text: string, keep = ""): string {
     if (char === "\r") return "\\r";
     if (char === "\t") return "\\t";
     const code = char.codePointAt(0)!;
-    return code <= 0xff
-      ? `\\x${code.toString(16).padStart(2, "0")}`
-      : `\\u{${code.toString(16)}}`;
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u{${code.toString(16)}}`;
   });
 }
 

@@ -21,6 +21,7 @@ import {
 } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { type Redactor, sessionRedactor } from "../redact.ts";
+import { lookalikeWarnings } from "../names.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { combineClocks, type LoginClock, WaitClock } from "../async/wait_clock.ts";
 import { timerDelay } from "../async/timers.ts";
@@ -150,6 +151,7 @@ export class ServerConnection {
       lists: () => this.#lists,
       adopt: (session) => {
         this.#lists = this.#redactor.redactValue(session.lists);
+        this.#warnLookalikes();
         options.changed();
       },
       isCurrent,
@@ -370,6 +372,18 @@ export class ServerConnection {
     };
   }
 
+  /** Logs names of this server that differ only by invisible characters. */
+  #warnLookalikes(): void {
+    const lists = this.#lists;
+    for (
+      const line of [
+        ...lookalikeWarnings("tools", lists.tools.map((t) => t.name)),
+        ...lookalikeWarnings("prompts", lists.prompts.map((p) => p.name)),
+        ...lookalikeWarnings("resources", lists.resources.map((r) => r.uri)),
+      ]
+    ) this.#log.warn(line);
+  }
+
   /** Why requests cannot be made now, as an error naming the server. */
   unavailable(): ServerUnavailableError {
     const state = this.config.disabled ? "disabled" : this.#state;
@@ -469,6 +483,7 @@ export class ServerConnection {
     holder.session = session;
     this.#session = session;
     this.#lists = this.#redactor.redactValue(session.lists);
+    this.#warnLookalikes();
     this.#info = this.#redactor.redactValue({
       serverInfo: session.serverInfo && {
         name: session.serverInfo.name,

@@ -1,0 +1,166 @@
+/**
+ * What a hostile server sends reaches no surface with a secret in it or terminal control
+ * intact (docs/security-hostile-servers.md): a stdio server that reflects its arguments
+ * and environment in plain, split and base64 forms, logs OSC 52 / title / bidi
+ * sequences, lists look-alike names and serves a binary resource, driven through
+ * `deno task start` and the scripted model.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
+import { DENO } from "./support/deps.ts";
+import { startScriptedLlm } from "./support/scripted_llm.ts";
+
+const REFLECTING = fileURLToPath(new URL("./fixtures/reflecting_server.ts", import.meta.url));
+
+/** From `.env`: a password in the server's arguments, a credential in its environment. */
+const DBPASS = "Pa55-word-from-dotenv";
+const UPSTREAM = "upstream-cred-7f3a9c01";
+const SECRETS = [DBPASS, UPSTREAM];
+
+/** Fails when `text` holds a secret: plain, either half of it, or inside any base64 word. */
+function assertNoSecret(text: string, where: string): void {
+  for (const secret of SECRETS) {
+    const half = Math.floor(secret.length / 2);
+    for (const part of [secret, secret.slice(0, half), secret.slice(half)]) {
+      assert.ok(!text.includes(part), `${where} shows '${part}' of a secret:\n${text}`);
+    }
+    for (const [word] of text.matchAll(/[A-Za-z0-9+/]{12,}={0,2}/g)) {
+      for (const start of [0, 1, 2, 3]) {
+        let decoded = "";
+        try {
+          const piece = word.slice(start);
+          decoded = atob(piece.slice(0, piece.length - (piece.length % 4)));
+        } catch {
+          continue;
+        }
+        assert.ok(!decoded.includes(secret), `${where} shows a secret in base64 (${word})`);
+      }
+    }
+  }
+}
+
+async function reflectingBox(extra: Record<string, unknown> = {}): Promise<Sandbox> {
+  const box = await sandbox();
+  await Deno.writeTextFile(
+    join(box.cwd, ".env"),
+    `DBPASS=${DBPASS}\nUPSTREAM_CRED=${UPSTREAM}\nLLM_API_KEY=test-key-123456\n`,
+  );
+  await writeConfig(box, {
+    LLM: { provider: "openai", model: "gpt-4o-mini" },
+    mcpServers: {
+      refl: {
+        command: DENO,
+        args: [
+          "run",
+          "--allow-env",
+          REFLECTING,
+          "--password",
+          "${DBPASS}",
+          "--echo-env=UPSTREAM",
+        ],
+        env: { UPSTREAM: "${UPSTREAM_CRED}" },
+      },
+    },
+    ...extra,
+  });
+  return box;
+}
+
+const logOf = (box: Sandbox) =>
+  Deno.readTextFileSync(join(box.home, ".local/state/patchbay/patchbay.log"));
+
+Deno.test("secrets a server reflects are masked in call, its JSON, its errors and the log", async () => {
+  await using box = await reflectingBox();
+  const text = await runPatchbay(box, ["call", "refl.reflect"]);
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /plain \[REDACTED\]/);
+  assert.match(text.stdout, /split \[REDACTED\]/);
+  assertNoSecret(text.stdout + text.stderr, "call");
+
+  const json = await runPatchbay(box, ["call", "--json", "refl.reflect"]);
+  assert.equal(json.code, 0, json.stderr);
+  assertNoSecret(json.stdout + json.stderr, "call --json");
+  JSON.parse(json.stdout);
+
+  const failed = await runPatchbay(box, ["call", "refl.fail"]);
+  assert.equal(failed.code, 1, failed.stdout);
+  assert.match(failed.stderr, /rejected \[REDACTED\]/);
+  assertNoSecret(failed.stdout + failed.stderr, "a tool's error");
+
+  const log = logOf(box);
+  assert.match(log, /\[REDACTED\]/);
+  assertNoSecret(log, "the log");
+});
+
+Deno.test("a model turn sends the model provider no secret a tool reflected", async () => {
+  await using llm = await startScriptedLlm();
+  await using box = await reflectingBox({
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+  });
+  llm.enqueue({ toolCalls: [{ name: "refl__reflect", arguments: {} }] }, { text: "done" });
+  const result = await runPatchbay(box, ["run", "--json", "--yes", "reflect it"]);
+  assert.equal(result.code, 0, result.stderr + result.stdout);
+  assert.equal(llm.requests.length, 2);
+  const sent = JSON.stringify(llm.requests.map((r) => r.body));
+  assert.match(sent, /plain \[REDACTED\]/, "the tool result reached the model");
+  assertNoSecret(sent, "the model request");
+  assertNoSecret(result.stdout + result.stderr, "run --json");
+});
+
+Deno.test("a password from a variable in a server's arguments is masked wherever the command line is shown", async () => {
+  await using box = await reflectingBox();
+  const check = await runPatchbay(box, ["config", "check", "--json"]);
+  assert.equal(check.code, 0, check.stderr);
+  assert.match(check.stdout, /"--password",\s*"\[REDACTED\]"/);
+  assertNoSecret(check.stdout, "config check --json");
+
+  const tools = await runPatchbay(box, ["--debug", "tools", "refl"]);
+  assert.equal(tools.code, 0, tools.stderr);
+  assertNoSecret(tools.stdout + tools.stderr, "tools --debug");
+  assertNoSecret(logOf(box), "the debug log");
+});
+
+Deno.test("a server's log notification reaches --debug and the log file with its control sequences escaped", async () => {
+  await using box = await reflectingBox();
+  const result = await runPatchbay(box, ["--debug", "tools", "refl"]);
+  assert.equal(result.code, 0, result.stderr);
+  for (const [where, text] of [["stderr", result.stderr], ["log file", logOf(box)]]) {
+    assert.ok(!text.includes("\u001b"), `${where} holds an escape character`);
+    assert.ok(!text.includes("\u202e"), `${where} holds a bidi override`);
+    assert.match(text, /clip\\x1b\]52;c;SGFja2Vk\\x07/, `${where}: OSC 52 shown, escaped`);
+    assert.match(text, /bidi\\u\{202e\}TXT\.EXE/, `${where}: the override shown, escaped`);
+    assert.match(text, /evil\\x1b\]0;LOGGER-TITLE\\x07/, `${where}: logger name escaped`);
+    assertNoSecret(text, where);
+  }
+});
+
+Deno.test("names with invisible characters are shown escaped, on one line, and look-alikes are warned about", async () => {
+  await using box = await reflectingBox();
+  const result = await runPatchbay(box, ["tools", "refl"]);
+  assert.equal(result.code, 0, result.stderr);
+  const lines = result.stdout.split("\n");
+  assert.ok(lines.some((l) => /^ {2}read_file\(\)$/.test(l)), result.stdout);
+  assert.ok(lines.some((l) => /^ {2}read\\u\{200b\}_file\(\)$/.test(l)), result.stdout);
+  assert.ok(lines.some((l) => /^ {2}ok\\nargs: \{\}\(\)$/.test(l)), result.stdout);
+  assert.ok(!lines.some((l) => /^args: \{\}/.test(l)), "a name drew a line of its own");
+  assert.match(
+    result.stdout,
+    /⚠ tools 'read_file' and 'read\\u\{200b\}_file' differ only by invisible characters/,
+  );
+  assert.match(logOf(box), /WARN .*tools 'read_file' and 'read\\u\{200b\}_file' differ only/);
+  const called = await runPatchbay(box, ["call", "refl.read\u200b_file"]);
+  assert.equal(called.code, 0, called.stderr);
+  assert.match(called.stdout, /ran read\u200b_file|ran read_file/);
+});
+
+Deno.test("read passes a binary resource's bytes to a pipe as they are", async () => {
+  await using box = await reflectingBox();
+  const result = await runPatchbay(box, ["read", "blob://bytes"]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stdout, "\u001b]2;BLOB-TITLE\u0007raw");
+});
