@@ -13,7 +13,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
+import { PATCHBAY, startRepl, terminalEnv } from "./support/repl.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
+import { TmuxSession } from "./support/tmux.ts";
 
 const REFLECTING = fileURLToPath(new URL("./fixtures/reflecting_server.ts", import.meta.url));
 
@@ -163,4 +165,45 @@ Deno.test("read passes a binary resource's bytes to a pipe as they are", async (
   const result = await runPatchbay(box, ["read", "blob://bytes"]);
   assert.equal(result.code, 0, result.stderr);
   assert.equal(result.stdout, "\u001b]2;BLOB-TITLE\u0007raw");
+});
+
+Deno.test("the interactive client: /call, a model turn, /history and /debug show no secret and no raw control", async () => {
+  await using llm = await startScriptedLlm();
+  await using box = await reflectingBox({
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+  });
+  await using repl = await startRepl(box, { args: ["--yes"] });
+  const called = await repl.send("/call refl.reflect", "[REDACTED] end");
+  assert.match(called, /plain \[REDACTED\]/);
+  assertNoSecret(called, "/call");
+
+  llm.enqueue({ toolCalls: [{ name: "refl__reflect", arguments: {} }] }, { text: "reflected" });
+  await repl.send("reflect it", "reflected");
+  assertNoSecret(JSON.stringify(llm.requests.map((r) => r.body)), "the model request");
+  const history = await repl.send("/history", "conversation ");
+  assertNoSecret(history, "/history");
+
+  await repl.send("/debug", /[Dd]ebug/);
+  const debug = await repl.send("/refresh refl", "LOGGER-TITLE");
+  assert.match(debug, /clip\\x1b\]52;c;SGFja2Vk\\x07/);
+  assert.match(debug, /bidi\\u\{202e\}TXT\.EXE/);
+  assertNoSecret(await repl.tmux.screen(), "the screen");
+});
+
+Deno.test("read describes a binary resource on a terminal instead of writing its bytes", async () => {
+  await using box = await reflectingBox();
+  await using tmux = await TmuxSession.start({
+    command: [...PATCHBAY, "read", "blob://bytes"],
+    env: terminalEnv(box),
+    cwd: box.cwd,
+    width: 200,
+    height: 20,
+  });
+  assert.equal(await tmux.exitCode(60_000), 0, await tmux.screen());
+  const screen = await tmux.screen();
+  assert.match(
+    screen,
+    /\[binary content of blob:\/\/bytes: image\/png, 18 bytes; not written to a terminal/,
+  );
+  assert.ok(!screen.includes("raw"), `the bytes reached the terminal:\n${screen}`);
 });
