@@ -16,6 +16,7 @@ import { DENO } from "./support/deps.ts";
 import { PATCHBAY, startRepl, terminalEnv } from "./support/repl.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 import { TmuxSession } from "./support/tmux.ts";
+import { startReflectingHttp } from "./fixtures/reflecting_http_server.ts";
 
 const REFLECTING = fileURLToPath(new URL("./fixtures/reflecting_server.ts", import.meta.url));
 
@@ -206,4 +207,37 @@ Deno.test("read describes a binary resource on a terminal instead of writing its
     /\[binary content of blob:\/\/bytes: image\/png, 18 bytes; not written to a terminal/,
   );
   assert.ok(!screen.includes("raw"), `the bytes reached the terminal:\n${screen}`);
+});
+
+Deno.test("a bearer token an HTTP server reflects is masked in call, its errors and the log", async () => {
+  await using server = startReflectingHttp();
+  await using box = await sandbox();
+  const token = "bearer-token-from-env-81c2";
+  await Deno.writeTextFile(join(box.cwd, ".env"), `SERVICE_TOKEN_VALUE=${token}\n`);
+  await writeConfig(box, {
+    LLM: { provider: "openai", model: "gpt-4o-mini" },
+    mcpServers: {
+      web: {
+        transport_type: "streamable_http",
+        url: server.url,
+        headers: { Authorization: "Bearer ${SERVICE_TOKEN_VALUE}" },
+      },
+    },
+  });
+  const called = await runPatchbay(box, ["call", "web.whoami"]);
+  assert.equal(called.code, 0, called.stderr);
+  assert.match(called.stdout, /you sent Bearer \[REDACTED\]/);
+  assert.match(called.stdout, /encoded [A-Za-z0-9+/]*\[REDACTED\]/);
+  const failed = await runPatchbay(box, ["call", "web.fail"]);
+  assert.equal(failed.code, 1, failed.stdout);
+  assert.match(failed.stderr, /you sent Bearer \[REDACTED\]/);
+  for (
+    const [where, text] of [["call", called.stdout + called.stderr], ["error", failed.stderr], [
+      "log",
+      logOf(box),
+    ]]
+  ) {
+    assert.ok(!text.includes(token), `${where} shows the token:\n${text}`);
+    assert.ok(!text.includes(btoa(`Bearer ${token}`).slice(4, 24)), `${where}: in base64`);
+  }
 });
