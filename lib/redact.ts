@@ -135,10 +135,24 @@ export class Redactor {
 
   /** The text with every secret replaced by {@linkcode REDACTED}. */
   redact(text: string): string {
+    const out = this.#redactKnown(text);
+    // Binary content (an image's base64) holds no prose to find key shapes in, and
+    // matching shapes in random letters could only corrupt it.
+    if (out.length >= BINARY_MIN_CHARS && BASE64_TEXT.test(out)) return out;
+    return this.#redactShapes(out);
+  }
+
+  /** `text` with every form of every registered secret replaced. */
+  #redactKnown(text: string): string {
     let out = text;
     for (const secret of this.#sorted) {
       if (out.includes(secret)) out = out.split(secret).join(REDACTED);
     }
+    return out;
+  }
+
+  #redactShapes(text: string): string {
+    let out = text;
     for (const [pattern, replacement] of PATTERNS) {
       out = out.replace(pattern, replacement as (match: string, ...groups: string[]) => string);
     }
@@ -203,6 +217,10 @@ export class Redactor {
     return error;
   }
 }
+
+/** A string this long made only of base64 is binary content, not text. */
+const BINARY_MIN_CHARS = 1024;
+const BASE64_TEXT = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
 /** How deep {@linkcode Redactor.redactError} follows causes. */
 const MAX_CAUSES = 16;
