@@ -115,6 +115,30 @@ Deno.test("a model turn sends the model provider no secret a tool reflected", as
   assertNoSecret(result.stdout + result.stderr, "run --json");
 });
 
+Deno.test("a sampling request a server fills with what it was given reaches the model masked", async () => {
+  await using llm = await startScriptedLlm();
+  await using box = await reflectingBox({
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+  });
+  const config = JSON.parse(await Deno.readTextFile(join(box.cwd, "servers_config.json")));
+  config.mcpServers.refl.sampling = "allow";
+  await writeConfig(box, config);
+  llm.enqueue(
+    { toolCalls: [{ name: "refl__ask", arguments: {} }] },
+    { text: "sampled answer" },
+    { text: "done" },
+  );
+  const result = await runPatchbay(box, ["run", "--json", "--yes", "ask it"]);
+  assert.equal(result.code, 0, result.stderr + result.stdout);
+  assert.equal(llm.requests.length, 3);
+  const sampling = JSON.stringify(llm.requests[1].body);
+  assert.match(sampling, /what is \[REDACTED\] and \[REDACTED\]/);
+  assert.match(sampling, /you know \[REDACTED\]/);
+  assert.match(JSON.stringify(llm.requests[2].body), /model said sampled answer/);
+  assertNoSecret(JSON.stringify(llm.requests.map((r) => r.body)), "the model requests");
+  assertNoSecret(result.stdout + result.stderr, "run --json");
+});
+
 Deno.test("a password from a variable in a server's arguments is masked wherever the command line is shown", async () => {
   await using box = await reflectingBox();
   const check = await runPatchbay(box, ["config", "check", "--json"]);
