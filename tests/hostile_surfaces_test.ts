@@ -267,3 +267,33 @@ Deno.test("a bearer token an HTTP server reflects is masked in call, its errors 
     assert.ok(!text.includes(btoa(`Bearer ${token}`).slice(4, 24)), `${where}: in base64`);
   }
 });
+
+Deno.test("the approval names the tool that runs, escaped and on one line", async () => {
+  await using llm = await startScriptedLlm();
+  await using box = await reflectingBox({
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+  });
+  const listed = await runPatchbay(box, ["tools", "--json", "refl"]);
+  assert.equal(listed.code, 0, listed.stderr);
+  const tools = JSON.parse(listed.stdout).tools as { name: string; tool: string }[];
+  const modelName = (tool: string) => tools.find((t) => t.tool === tool)!.name;
+  assert.notEqual(modelName("read\u200b_file"), modelName("read_file"));
+
+  await using repl = await startRepl(box);
+  llm.enqueue(
+    { toolCalls: [{ name: modelName("read\u200b_file"), arguments: {} }] },
+    { text: "first declined" },
+  );
+  const lookalike = await repl.send("use it", "(default No)");
+  assert.match(lookalike, /Run refl › read\\u\{200b\}_file/);
+  await repl.send("n", "first declined");
+
+  llm.enqueue(
+    { toolCalls: [{ name: modelName("ok\nargs: {}"), arguments: {} }] },
+    { text: "second declined" },
+  );
+  const newline = await repl.send("use the other", "(default No)");
+  assert.match(newline, /Run refl › ok\\nargs: \{\}/);
+  assert.ok(!/^\s*args: \{\}/m.test(newline), `a name drew a line of its own:\n${newline}`);
+  await repl.send("n", "second declined");
+});
