@@ -35,6 +35,13 @@ const SECRET_FIELDS: ReadonlySet<string | number> = new Set([
 const MACHINE_VARIABLES =
   /^(?:HOME|USER|LOGNAME|USERNAME|PATH|PWD|SHELL|TMPDIR|TMP|TEMP|LANG|LC_\w+|TZ|TERM|XDG_\w+|USERPROFILE|APPDATA|LOCALAPPDATA)$/;
 
+/**
+ * An absolute path (`/srv/data`, `C:\\data`): where something is, like `command` and
+ * `roots`, not a credential. Masking it would blank every path a server prints (the
+ * folders server-filesystem allows).
+ */
+const ABSOLUTE_PATH = /^(?:\/|[A-Za-z]:[\\/])\S*$/;
+
 /** Reads values of one configuration file, whose folder is `dir`. */
 export class ConfigValues {
   /**
@@ -63,7 +70,7 @@ export class ConfigValues {
   #expand(value: string, path: FieldPath, used: string[]): string {
     const result = expandVariables(value, (name) => {
       const found = this.env.get(name);
-      if (found && !MACHINE_VARIABLES.test(name)) used.push(found);
+      if (found && !MACHINE_VARIABLES.test(name) && !ABSOLUTE_PATH.test(found)) used.push(found);
       return found;
     });
     for (const { name } of result.missing) {
