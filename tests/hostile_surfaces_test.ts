@@ -207,7 +207,8 @@ Deno.test("the interactive client: /call, a model turn, /history and /debug show
   assertNoSecret(JSON.stringify(llm.requests.map((r) => r.body)), "the model request");
   const history = await repl.send("/history", "conversation ");
   assertNoSecret(history, "/history");
-  const connections = await repl.send("/connections", "--password [REDACTED]");
+  const connections = await repl.send("/connections", /reflect\\u\{202e\}ing 1\.0\.0/);
+  assert.match(connections, /--password \[REDACTED\]/);
   assertNoSecret(connections, "/connections");
 
   await repl.send("/debug", /[Dd]ebug/);

@@ -36,6 +36,7 @@ import { describeChanges, reloadConfiguration } from "./reload.ts";
 import type { ClientSession } from "./client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
 import { formatDuration } from "./terminal_ui.ts";
+import { showName } from "../names.ts";
 
 type Command = SlashCommand<ClientSession>;
 
@@ -190,7 +191,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
         out(s, s.renderServers(s.style));
         for (const status of s.manager.states()) {
           const info = status.serverInfo
-            ? `${clean(status.serverInfo.name)} ${clean(status.serverInfo.version)}`
+            ? `${showName(status.serverInfo.name)} ${showName(status.serverInfo.version)}`
             : "";
           const protocol = status.protocolVersion ? `protocol ${status.protocolVersion}` : "";
           out(
