@@ -100,6 +100,20 @@ Deno.test("secrets a server reflects are masked in call, its JSON, its errors an
   assertNoSecret(log, "the log");
 });
 
+Deno.test("a server that dies quoting its secrets on stderr: the failure's cause is masked", async () => {
+  await using box = await reflectingBox();
+  const config = JSON.parse(await Deno.readTextFile(join(box.cwd, "servers_config.json")));
+  config.mcpServers.refl.args.push("--die-quoting");
+  await writeConfig(box, config);
+  const result = await runPatchbay(box, ["tools", "refl"]);
+  assert.equal(result.code, 1, result.stdout);
+  assert.match(result.stderr, /cannot log in with \[REDACTED\]/);
+  assertNoSecret(result.stdout + result.stderr, "the failure");
+  const json = await runPatchbay(box, ["tools", "--json", "refl"]);
+  assertNoSecret(json.stdout + json.stderr, "the failure in JSON");
+  assertNoSecret(logOf(box), "the log");
+});
+
 Deno.test("a model turn sends the model provider no secret a tool reflected", async () => {
   await using llm = await startScriptedLlm();
   await using box = await reflectingBox({
