@@ -21,7 +21,6 @@ import {
 } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { type Redactor, sessionRedactor } from "../redact.ts";
-import { lookalikeWarnings } from "../names.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { combineClocks, type LoginClock, WaitClock } from "../async/wait_clock.ts";
 import { timerDelay } from "../async/timers.ts";
@@ -48,6 +47,7 @@ import {
   type ServerSessionOptions,
 } from "./server_session.ts";
 import { serverLog } from "./server_log.ts";
+import { maskedHandlers, warnLookalikes } from "./untrusted.ts";
 import { assertTransition } from "./state.ts";
 import type {
   ConnectionEvent,
@@ -151,7 +151,7 @@ export class ServerConnection {
       lists: () => this.#lists,
       adopt: (session) => {
         this.#lists = this.#redactor.redactValue(session.lists);
-        this.#warnLookalikes();
+        warnLookalikes(this.#lists, this.#log);
         options.changed();
       },
       isCurrent,
@@ -355,35 +355,6 @@ export class ServerConnection {
     );
   }
 
-  /**
-   * The session's answers to this server's requests, given the request masked: a
-   * sampling request goes to the model provider, an elicitation to the screen, and a
-   * server may have put in them what patchbay sent it.
-   */
-  #maskedHandlers(): ServerRequestHandlers {
-    const handlers = this.#options.handlers();
-    const { sampling, elicitation } = handlers;
-    const mask = <T>(value: T) => this.#redactor.redactValue(value);
-    return {
-      ...handlers,
-      sampling: sampling && ((server, params, signal) => sampling(server, mask(params), signal)),
-      elicitation: elicitation &&
-        ((server, params, signal) => elicitation(server, mask(params), signal)),
-    };
-  }
-
-  /** Logs names of this server that differ only by invisible characters. */
-  #warnLookalikes(): void {
-    const lists = this.#lists;
-    for (
-      const line of [
-        ...lookalikeWarnings("tools", lists.tools.map((t) => t.name)),
-        ...lookalikeWarnings("prompts", lists.prompts.map((p) => p.name)),
-        ...lookalikeWarnings("resources", lists.resources.map((r) => r.uri)),
-      ]
-    ) this.#log.warn(line);
-  }
-
   /** Why requests cannot be made now, as an error naming the server. */
   unavailable(): ServerUnavailableError {
     const state = this.config.disabled ? "disabled" : this.#state;
@@ -438,7 +409,7 @@ export class ServerConnection {
       session = await openSession(this.config, {
         ...this.#options.session,
         requests: {
-          handlers: () => this.#maskedHandlers(),
+          handlers: () => maskedHandlers(this.#options.handlers(), this.#redactor),
           roots: () => this.#roots,
           waiting: this.waiting,
         },
@@ -483,7 +454,7 @@ export class ServerConnection {
     holder.session = session;
     this.#session = session;
     this.#lists = this.#redactor.redactValue(session.lists);
-    this.#warnLookalikes();
+    warnLookalikes(this.#lists, this.#log);
     this.#info = this.#redactor.redactValue({
       serverInfo: session.serverInfo && {
         name: session.serverInfo.name,
