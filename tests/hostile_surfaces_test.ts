@@ -217,7 +217,7 @@ Deno.test("the interactive client: /call, a model turn, /history and /debug show
   assertNoSecret(called, "/call");
 
   llm.enqueue({ toolCalls: [{ name: "refl__reflect", arguments: {} }] }, { text: "reflected" });
-  await repl.send("reflect it", "reflected");
+  await repl.send("reflect it", /reflected[\s\S]*\d+ tokens/);
   assertNoSecret(JSON.stringify(llm.requests.map((r) => r.body)), "the model request");
   const history = await repl.send("/history", "conversation ");
   assertNoSecret(history, "/history");
@@ -301,7 +301,8 @@ Deno.test("the approval names the tool that runs, escaped and on one line", asyn
   );
   const lookalike = await repl.send("use it", "(default No)");
   assert.match(lookalike, /Run refl › read\\u\{200b\}_file/);
-  await repl.send("n", "first declined");
+  // The turn's summary line closes it; typing before it would be lost.
+  await repl.send("n", /first declined[\s\S]*\d+ tokens/);
 
   llm.enqueue(
     { toolCalls: [{ name: modelName("ok\nargs: {}"), arguments: {} }] },
@@ -310,5 +311,5 @@ Deno.test("the approval names the tool that runs, escaped and on one line", asyn
   const newline = await repl.send("use the other", "(default No)");
   assert.match(newline, /Run refl › ok\\nargs: \{\}/);
   assert.ok(!/^\s*args: \{\}/m.test(newline), `a name drew a line of its own:\n${newline}`);
-  await repl.send("n", "second declined");
+  await repl.send("n", /second declined[\s\S]*\d+ tokens/);
 });
