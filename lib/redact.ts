@@ -135,11 +135,10 @@ export class Redactor {
 
   /** The text with every secret replaced by {@linkcode REDACTED}. */
   redact(text: string): string {
-    const out = this.#redactKnown(text);
     // Binary content (an image's base64) holds no prose to find key shapes in, and
     // matching shapes in random letters could only corrupt it.
-    if (out.length >= BINARY_MIN_CHARS && BASE64_TEXT.test(out)) return out;
-    return this.#redactShapes(out);
+    if (text.length >= BINARY_MIN_CHARS && BASE64_TEXT.test(text)) return this.#redactBinary(text);
+    return this.#redactShapes(this.#redactKnown(text));
   }
 
   /** `text` with every form of every registered secret replaced. */
@@ -147,6 +146,18 @@ export class Redactor {
     let out = text;
     for (const secret of this.#sorted) {
       if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    }
+    return out;
+  }
+
+  /**
+   * Base64 of binary content with every secret form overwritten by `A`s of its length:
+   * still valid base64 of the same size (an image stays decodable), the secret gone.
+   */
+  #redactBinary(text: string): string {
+    let out = text;
+    for (const secret of this.#sorted) {
+      if (out.includes(secret)) out = out.split(secret).join("A".repeat(secret.length));
     }
     return out;
   }
@@ -167,8 +178,8 @@ export class Redactor {
   redactValue<T>(value: T): T {
     const fields = new Map<string, StringSlot[]>();
     const copy = this.#copy(value, "", fields);
-    for (const slots of fields.values()) {
-      if (slots.length < 2) continue;
+    for (const [field, slots] of fields) {
+      if (slots.length < 2 || BINARY_FIELDS.has(field)) continue;
       const masked = maskAcross(slots.map((slot) => slot.get()), this.#sorted);
       slots.forEach((slot, i) => slot.set(masked[i]));
     }
@@ -176,7 +187,11 @@ export class Redactor {
   }
 
   #copy(value: unknown, field: string, fields: Map<string, StringSlot[]>): unknown {
-    if (typeof value === "string") return this.redact(value);
+    if (typeof value === "string") {
+      return BINARY_FIELDS.has(field) && BASE64_TEXT.test(value)
+        ? this.#redactBinary(value)
+        : this.redact(value);
+    }
     if (Array.isArray(value)) {
       const out = value.map((v) => this.#copy(v, field, fields));
       out.forEach((v, i) => {
@@ -221,6 +236,8 @@ export class Redactor {
 /** A string this long made only of base64 is binary content, not text. */
 const BINARY_MIN_CHARS = 1024;
 const BASE64_TEXT = /^[A-Za-z0-9+/_-]+={0,2}$/;
+/** MCP's fields of binary content (`blob` of a resource, `data` of an image or audio). */
+const BINARY_FIELDS: ReadonlySet<string> = new Set(["blob", "data"]);
 
 /** How deep {@linkcode Redactor.redactError} follows causes. */
 const MAX_CAUSES = 16;

@@ -199,11 +199,19 @@ Deno.test("names with invisible characters are shown escaped, on one line, and l
   assert.match(called.stdout, /ran read\u200b_file|ran read_file/);
 });
 
-Deno.test("read passes a binary resource's bytes to a pipe as they are", async () => {
+Deno.test("read passes a binary resource's bytes to a pipe, or to the file --output names, as they are", async () => {
   await using box = await reflectingBox();
   const result = await runPatchbay(box, ["read", "blob://bytes"]);
   assert.equal(result.code, 0, result.stderr);
   assert.equal(result.stdout, "\u001b]2;BLOB-TITLE\u0007raw");
+  const saved = await runPatchbay(box, ["read", "blob://bytes", "--output", "saved.png"]);
+  assert.equal(saved.code, 0, saved.stderr);
+  assert.equal(saved.stdout, "");
+  assert.match(saved.stderr, /Wrote 18 bytes to saved\.png/);
+  assert.equal(
+    await Deno.readTextFile(join(box.cwd, "saved.png")),
+    "\u001b]2;BLOB-TITLE\u0007raw",
+  );
 });
 
 Deno.test("the interactive client: /call, a model turn, /history and /debug show no secret and no raw control", async () => {
@@ -245,7 +253,7 @@ Deno.test("read describes a binary resource on a terminal instead of writing its
   const screen = await tmux.screen();
   assert.match(
     screen,
-    /\[binary content of blob:\/\/bytes: image\/png, 18 bytes; not written to a terminal/,
+    /\[binary content of blob:\/\/bytes: image\/png, 18 bytes; not written to a terminal\. To save it: patchbay read 'blob:\/\/bytes' --output FILE\]/,
   );
   assert.ok(!screen.includes("raw"), `the bytes reached the terminal:\n${screen}`);
 });
