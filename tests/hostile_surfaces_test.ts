@@ -160,8 +160,13 @@ Deno.test("a password from a variable in a server's arguments is masked wherever
   assert.match(check.stdout, /"--password",\s*"\[REDACTED\]"/);
   assertNoSecret(check.stdout, "config check --json");
 
+  const summary = await runPatchbay(box, ["config", "check"]);
+  assert.match(summary.stdout, /--password \[REDACTED\] --echo-env=UPSTREAM/);
+  assertNoSecret(summary.stdout, "config check");
+
   const tools = await runPatchbay(box, ["--debug", "tools", "refl"]);
   assert.equal(tools.code, 0, tools.stderr);
+  assert.match(tools.stderr, /started pid \d+: .* --password \[REDACTED\]/);
   assertNoSecret(tools.stdout + tools.stderr, "tools --debug");
   assertNoSecret(logOf(box), "the debug log");
 });
