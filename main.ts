@@ -190,6 +190,7 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
     .argument("<uri>", "resource URI")
     .option("--server <name>", "the server to read from (default: the one that lists it)")
     .option("--json", "print the whole result as JSON")
+    .option("--output <file>", "write the contents to a file, binary ones included")
     .action(act(setExit, async (all: ReadOptions, uri: string) => {
       const { read } = await import("./commands/read.ts");
       return read(uri, all);

@@ -24,7 +24,11 @@ export async function configCheck(options: ConfigCheckOptions): Promise<number> 
   const runtime = await startUp(options);
   const { config, logger } = runtime;
   if (options.json) {
-    console.log(JSON.stringify(logger.redactor.redactValue({ valid: true, config }), null, 2));
+    // The values behind the masks are not shown, not even masked.
+    const { secretValues: _secrets, ...shown } = config;
+    console.log(
+      JSON.stringify(logger.redactor.redactValue({ valid: true, config: shown }), null, 2),
+    );
     return EXIT.ok;
   }
   for (const notice of runtime.notices) console.error(notice);

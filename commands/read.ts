@@ -1,10 +1,15 @@
 /**
- * `patchbay read <uri> [--server <name>]`: prints a resource exactly as the server sent
- * it: text as is, binary content as its bytes (so it can be redirected to a file).
+ * `patchbay read <uri> [--server <name>] [--output <file>]`: prints a resource exactly as
+ * the server sent it: text as is, binary content as its bytes (so it can be redirected to a
+ * file, or written to one with `--output FILE`). On a terminal, text is cleaned of control
+ * sequences and binary content is described, never written: its bytes are the server's to
+ * choose, escape sequences included.
  *
  * @module
  */
 
+import { resolve } from "node:path";
+import type { ReadResourceResult } from "@modelcontextprotocol/client";
 import { EXIT } from "../lib/errors.ts";
 import { resourceServer } from "../lib/repl/resolve.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
@@ -15,6 +20,8 @@ import { only } from "./tools.ts";
 export interface ReadOptions extends ScriptOptions {
   /** Which server to ask. @default the one that lists the URI */
   server?: string;
+  /** Write the contents, as sent, to this file instead of stdout. */
+  output?: string;
 }
 
 /** Reads a resource. */
@@ -30,6 +37,12 @@ export function read(uri: string, options: ReadOptions): Promise<number> {
       console.log(JSON.stringify({ server, ...result }, null, 2));
       return EXIT.ok;
     }
+    if (options.output !== undefined) {
+      const bytes = contentBytes(result.contents);
+      await Deno.writeFile(resolve(options.output), bytes);
+      console.error(`Wrote ${bytes.length} bytes to ${stripTerminalEscapes(options.output)}`);
+      return EXIT.ok;
+    }
     // Piped, the text is passed on byte for byte; on a terminal, a server's escape
     // sequences could rewrite the screen, so they are removed.
     const toTerminal = Deno.stdout.isTerminal();
@@ -38,11 +51,37 @@ export function read(uri: string, options: ReadOptions): Promise<number> {
         const text = toTerminal ? stripTerminalEscapes(content.text) : content.text;
         await writeAll(new TextEncoder().encode(text));
       } else if ("blob" in content && typeof content.blob === "string") {
-        await writeAll(Uint8Array.from(atob(content.blob), (c) => c.charCodeAt(0)));
+        const bytes = Uint8Array.from(atob(content.blob), (c) => c.charCodeAt(0));
+        if (toTerminal) console.log(describeBinary(content.uri, content.mimeType, bytes.length));
+        else await writeAll(bytes);
       }
     }
     return EXIT.ok;
   }, options.server ? (names) => only(options.server!, names) : undefined);
+}
+
+/** Every content's bytes, in order: text as UTF-8, binary decoded. */
+function contentBytes(contents: ReadResourceResult["contents"]): Uint8Array {
+  const parts = contents.map((content) =>
+    "blob" in content && typeof content.blob === "string"
+      ? Uint8Array.from(atob(content.blob), (c) => c.charCodeAt(0))
+      : new TextEncoder().encode("text" in content ? String(content.text) : "")
+  );
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** What a terminal is shown instead of a binary resource's bytes. */
+export function describeBinary(uri: string, mimeType: string | undefined, size: number): string {
+  return `[binary content of ${stripTerminalEscapes(uri)}: ${
+    stripTerminalEscapes(mimeType ?? "no MIME type")
+  }, ${size} bytes; not written to a terminal. To save it: ` +
+    `patchbay read '${stripTerminalEscapes(uri)}' --output FILE]`;
 }
 
 async function writeAll(bytes: Uint8Array): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * The log: one file (default `~/.local/state/patchbay/patchbay.log`), four levels, every
- * line redacted before it is written. `--debug` (or `/debug`) lowers the level to debug
+ * line redacted and its control characters escaped before it is written. `--debug` (or `/debug`) lowers the level to debug
  * and mirrors lines to stderr.
  *
  * Writes are synchronous appends of whole lines: a crash never leaves half a line, and a
@@ -15,6 +15,7 @@
 import { dirname } from "node:path";
 import { DEFAULTS } from "./defaults.ts";
 import { Redactor } from "./redact.ts";
+import { showControls } from "./terminal.ts";
 import { setTimer } from "./async/timers.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -121,10 +122,16 @@ export class Logger {
   write(level: LogLevel, component: string, message: string, fields?: Record<string, unknown>) {
     if (RANK[level] < RANK[this.#level]) return;
     const extra = fields && Object.keys(fields).length > 0 ? " " + safeJson(fields) : "";
-    const line = this.redactor.redact(
-      `${new Date().toISOString()} ${
-        level.toUpperCase().padEnd(5)
-      } [${component}] ${message}${extra}`,
+    // One entry, one line, no terminal control: a server's text (its log notifications,
+    // its stderr) reaches this file and, with --debug, the terminal. Escaped, not dropped,
+    // so the log still shows what was sent.
+    const line = showControls(
+      this.redactor.redact(
+        `${new Date().toISOString()} ${
+          level.toUpperCase().padEnd(5)
+        } [${component}] ${message}${extra}`,
+      ),
+      "\t",
     );
     if (this.#file) {
       try {

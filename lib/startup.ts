@@ -15,7 +15,7 @@ import { denoPermissionFlag } from "./permissions/denial.ts";
 import { Logger } from "./log.ts";
 import { privateKeySecrets } from "./oauth/private_key.ts";
 import { defaultLogFile } from "./paths.ts";
-import { Redactor } from "./redact.ts";
+import { type Redactor, sessionRedactor } from "./redact.ts";
 import { replaceSessionLogger } from "./session_log.ts";
 import { VERSION } from "./version.ts";
 
@@ -79,7 +79,8 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
   const configFile = options.config ?? (location.userScope ? location.path : undefined);
   const envChoice = chooseEnvFile(options.envFile, configFile, DEFAULTS.envFile);
   const env = await loadEnvironment({ path: envChoice.path, required: envChoice.required });
-  const redactor = new Redactor();
+  // The session's one redactor: the log, the connections and any other layer mask alike.
+  const redactor = sessionRedactor;
   registerEnvironmentSecrets(env, redactor);
   const { logger, logFile } = openLog(options, redactor);
   replaceSessionLogger(logger);
@@ -137,11 +138,13 @@ export function registerEnvironmentSecrets(env: Environment, redactor: Redactor)
 }
 
 /**
- * Header values, OAuth client secrets and private keys, secret-named server variables and
+ * Values variables put into headers, environments, arguments and URLs, header values,
+ * OAuth client secrets and private keys, secret-named server variables and
  * the credentials in configured URLs (`LLM.base_url`, `LLM.endpoint`, server `url`s) are
  * secrets.
  */
 export function registerConfigSecrets(config: Config, redactor: Redactor): void {
+  for (const value of config.secretValues ?? []) redactor.addSecret(value);
   redactor.addUrlSecrets(config.llm.baseUrl);
   redactor.addUrlSecrets(config.llm.endpoint);
   for (const server of config.servers) {

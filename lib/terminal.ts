@@ -36,6 +36,35 @@ export function stripTerminalEscapes(text: string): string {
     .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "");
 }
 
+/** Every character {@linkcode showControls} writes as an escape. */
+const HIDDEN_OR_CONTROL = /[\u0000-\u001f\u007f-\u009f]|(?![\u200c\u200d])\p{Cf}/gu;
+
+/**
+ * `text` with every control and invisible format character written visibly as an escape
+ * (`\x1b`, `\n`, `\u{200b}`), on one line: for text a server controls that must be shown
+ * as it is, never silently altered (a name, a log line). Names that differ only by such
+ * characters then print differently, and an escape sequence prints as harmless text.
+ * `keep` lists characters left as they are (a log keeps tabs).
+ */
+export function showControls(text: string, keep = ""): string {
+  return text.replace(HIDDEN_OR_CONTROL, (char) => {
+    if (keep.includes(char)) return char;
+    if (char === "\n") return "\\n";
+    if (char === "\r") return "\\r";
+    if (char === "\t") return "\\t";
+    const code = char.codePointAt(0)!;
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u{${code.toString(16)}}`;
+  });
+}
+
+/** Whether `text` holds a character {@linkcode showControls} would escape. */
+export function hasHiddenCharacters(text: string): boolean {
+  HIDDEN_OR_CONTROL.lastIndex = 0;
+  const found = HIDDEN_OR_CONTROL.test(text);
+  HIDDEN_OR_CONTROL.lastIndex = 0;
+  return found;
+}
+
 /** A complete escape sequence starting at the match position (OSC, CSI, two-character). */
 const COMPLETE_SEQUENCE = /\u001b(?:\][\s\S]*?(?:\u0007|\u001b\\)|\[[0-?]*[ -/]*[@-~]|[@-Z\\^_])/y;
 /** Longest unfinished sequence held back; longer is not an escape worth waiting for. */

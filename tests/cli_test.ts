@@ -165,10 +165,13 @@ Deno.test(".env feeds ${VAR} expansion; the process environment wins; --env-file
   );
   const result = await runPatchbay(box, ["config", "check", "--json"]);
   assert.equal(result.code, 0, result.stderr);
+  // A folder is shown; any other value from a variable is a secret on every surface
+  // (docs/security-hostile-servers.md), the process environment's winning one included.
   assert.deepEqual(JSON.parse(result.stdout).config.servers[0].args, [
     "/from/dotenv",
-    "process-value",
+    "[REDACTED]",
   ]);
+  assert.ok(!result.stdout.includes("process-value") && !result.stdout.includes("file-value"));
   const missing = await runPatchbay(box, ["--env-file", "nope.env", "config", "check"]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /error: Could not read environment file nope\.env/);

@@ -163,4 +163,9 @@ export interface Config {
   memory: MemorySettings;
   /** Things worth saying that do not stop the client. */
   warnings: ConfigProblem[];
+  /**
+   * Values `${VAR}`s put into headers, server environments, arguments and URLs: secrets,
+   * masked wherever patchbay shows or passes on text (docs/security-hostile-servers.md).
+   */
+  secretValues?: readonly string[];
 }

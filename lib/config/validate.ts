@@ -88,6 +88,7 @@ export class Validator {
         clusterNodes: memory.cluster_nodes,
       },
       warnings: problems.warnings,
+      secretValues: [...this.#values.secretValues],
     };
   }
 }

@@ -22,8 +22,45 @@ const EDITOR_VARIABLES: ReadonlySet<string> = new Set([
   "pathSeparator",
 ]);
 
+/**
+ * Fields whose variables carry secrets: what goes to a server or the model provider as a
+ * credential or an argument (`headers`, `env`, `args`, URLs, OAuth client secrets and keys).
+ * Paths (`command`, `cwd`, `roots`, key files) are where things are, not secrets.
+ */
+const SECRET_FIELDS: ReadonlySet<string | number> = new Set([
+  "headers",
+  "env",
+  "args",
+  "url",
+  "base_url",
+  "endpoint",
+  "client_secret",
+  "private_key",
+]);
+
+/**
+ * Variables that describe the machine, not a credential: masking their values (a home
+ * folder in a server's arguments) would blank every path a server prints.
+ */
+const MACHINE_VARIABLES =
+  /^(?:HOME|USER|LOGNAME|USERNAME|PATH|PWD|SHELL|TMPDIR|TMP|TEMP|LANG|LC_\w+|TZ|TERM|XDG_\w+|USERPROFILE|APPDATA|LOCALAPPDATA)$/;
+
+/**
+ * An absolute path (`/srv/data`, `C:\\data`): where something is, like `command` and
+ * `roots`, not a credential. Masking it would blank every path a server prints (the
+ * folders server-filesystem allows).
+ */
+const ABSOLUTE_PATH = /^(?:\/|[A-Za-z]:[\\/])\S*$/;
+
 /** Reads values of one configuration file, whose folder is `dir`. */
 export class ConfigValues {
+  /**
+   * Values that variables put into secret fields ({@linkcode SECRET_FIELDS}): whatever
+   * came from `.env` or the environment into a header, an argument, a server's
+   * environment or a URL is masked wherever patchbay shows or passes on text.
+   */
+  readonly secretValues: Set<string> = new Set();
+
   constructor(
     private readonly problems: ProblemList,
     private readonly env: Environment,
@@ -32,7 +69,20 @@ export class ConfigValues {
 
   /** `value` with its `${VAR}`s expanded; an unset or unreadable variable is a problem. */
   expand(value: string, path: FieldPath): string {
-    const result = expandVariables(value, (name) => this.env.get(name));
+    const used: string[] = [];
+    const expanded = this.#expand(value, path, used);
+    if (path.some((part) => SECRET_FIELDS.has(part))) {
+      for (const secret of used) this.secretValues.add(secret);
+    }
+    return expanded;
+  }
+
+  #expand(value: string, path: FieldPath, used: string[]): string {
+    const result = expandVariables(value, (name) => {
+      const found = this.env.get(name);
+      if (found && !MACHINE_VARIABLES.test(name) && !ABSOLUTE_PATH.test(found)) used.push(found);
+      return found;
+    });
     for (const { name } of result.missing) {
       if (this.env.denied(name)) {
         this.problems.add(
@@ -76,11 +126,18 @@ export class ConfigValues {
   /** An http(s) URL, expanded; `undefined` when absent, empty or not such a URL. */
   url(value: string | undefined, path: FieldPath): string | undefined {
     if (value === undefined) return undefined;
-    const expanded = this.expand(value, path);
+    const used: string[] = [];
+    const expanded = this.#expand(value, path, used);
     if (expanded === "") return undefined;
     let url: URL;
     try {
       url = new URL(expanded);
+      // Where the server is (its address, or the whole URL) is shown on purpose; the
+      // credentials a whole URL holds are registered from the URL itself.
+      const whereabouts = new Set([url.host, url.hostname, url.port, url.origin, expanded]);
+      for (const secret of used) {
+        if (!whereabouts.has(secret) && !URL.canParse(secret)) this.secretValues.add(secret);
+      }
     } catch {
       this.problems.add(
         path,

@@ -20,6 +20,7 @@ import {
   ServerUnavailableError,
 } from "../errors.ts";
 import type { Log } from "../log.ts";
+import { type Redactor, sessionRedactor } from "../redact.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { combineClocks, type LoginClock, WaitClock } from "../async/wait_clock.ts";
 import { timerDelay } from "../async/timers.ts";
@@ -46,6 +47,7 @@ import {
   type ServerSessionOptions,
 } from "./server_session.ts";
 import { serverLog } from "./server_log.ts";
+import { maskedHandlers, warnLookalikes } from "./untrusted.ts";
 import { assertTransition } from "./state.ts";
 import type {
   ConnectionEvent,
@@ -76,6 +78,12 @@ export interface ConnectionOptions {
   backoff: BackoffPolicy;
   /** Log level to ask of the server once connected, if any. */
   logLevel: () => LoggingLevel | undefined;
+  /**
+   * The session's secrets, masked in everything this server sends (answers, errors,
+   * lists, log notifications, its requests) before anything else in patchbay sees it.
+   * @default sessionRedactor
+   */
+  redactor?: Redactor;
 }
 
 const EMPTY_LISTS: Lists = { tools: [], prompts: [], resources: [], templates: [] };
@@ -85,6 +93,7 @@ export class ServerConnection {
   readonly config: ServerConfig;
   readonly #options: ConnectionOptions;
   readonly #log: Log;
+  readonly #redactor: Redactor;
   #state: ConnectionState = "disconnected";
   #since = new Date();
   #error?: PatchbayError;
@@ -120,6 +129,7 @@ export class ServerConnection {
     this.config = options.config;
     this.#options = options;
     this.#log = options.log;
+    this.#redactor = options.redactor ?? sessionRedactor;
     this.#roots = options.config.roots && rootsOf(options.config.roots);
     this.#restarts = new RestartSeries(options.backoff);
     const isCurrent = (session: ServerSession) => this.#isCurrent(session);
@@ -140,7 +150,8 @@ export class ServerConnection {
       emit: options.emit,
       lists: () => this.#lists,
       adopt: (session) => {
-        this.#lists = session.lists;
+        this.#lists = this.#redactor.redactValue(session.lists);
+        warnLookalikes(this.#lists, this.#log);
         options.changed();
       },
       isCurrent,
@@ -312,7 +323,23 @@ export class ServerConnection {
   ): Promise<T> {
     const session = this.session;
     if (!session) throw this.unavailable();
-    return await requestWithDeadline(
+    let result: T;
+    try {
+      result = await this.#requestOn(session, what, run, options);
+    } catch (error) {
+      // What a server says in an error reaches the screen and the model as a cause.
+      throw this.#redactor.redactError(error);
+    }
+    return this.#redactor.redactValue(result);
+  }
+
+  #requestOn<T>(
+    session: ServerSession,
+    what: string,
+    run: (session: ServerSession, options: RequestOptions) => Promise<T>,
+    options: ConnectionRequestOptions,
+  ): Promise<T> {
+    return requestWithDeadline(
       {
         server: this.name,
         timeoutSeconds: this.config.timeoutSeconds,
@@ -357,7 +384,8 @@ export class ServerConnection {
     assertTransition(this.name, this.#state, state);
     this.#state = state;
     this.#since = new Date();
-    this.#error = state === "connected" ? undefined : error;
+    // A failure's cause quotes the server (its stderr, its answer): masked once, here.
+    this.#error = state === "connected" ? undefined : error && this.#redactor.redactError(error);
     if (state !== "reconnecting") this.#restarts.next = undefined;
     const level = state === "failed" ? "warn" : "info";
     this.#log[level](`state ${state}`, error ? { reason: error.reason } : undefined);
@@ -385,7 +413,7 @@ export class ServerConnection {
       session = await openSession(this.config, {
         ...this.#options.session,
         requests: {
-          handlers: this.#options.handlers,
+          handlers: () => maskedHandlers(this.#options.handlers(), this.#redactor),
           roots: () => this.#roots,
           waiting: this.waiting,
         },
@@ -404,7 +432,7 @@ export class ServerConnection {
           },
           serverLog: (params) => {
             if (holder.session) this.#liveness.heard(holder.session);
-            serverLog(this.name, this.#log, this.#options.emit, params);
+            serverLog(this.name, this.#log, this.#options.emit, this.#redactor.redactValue(params));
           },
           lost: (reason) =>
             holder.session ? this.#lost(holder.session, reason) : holder.lostEarly = reason,
@@ -429,15 +457,16 @@ export class ServerConnection {
     }
     holder.session = session;
     this.#session = session;
-    this.#lists = session.lists;
-    this.#info = {
+    this.#lists = this.#redactor.redactValue(session.lists);
+    warnLookalikes(this.#lists, this.#log);
+    this.#info = this.#redactor.redactValue({
       serverInfo: session.serverInfo && {
         name: session.serverInfo.name,
         version: session.serverInfo.version,
       },
       protocolVersion: session.protocolVersion,
       instructions: session.instructions,
-    };
+    });
     this.#connectedAt = Date.now();
     // The catalogue first: whoever hears "connected" finds the server's tools there.
     this.#options.changed();

@@ -43,7 +43,7 @@ import { ServerUnavailableError, ToolExecutionError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
 import { type OAuthRuntime, type PatchbayOAuthProvider, usesOAuth } from "../oauth/mod.ts";
 import { type EnvLookup, ProxyRouter } from "../proxy.ts";
-import { Redactor } from "../redact.ts";
+import { type Redactor, sessionRedactor } from "../redact.ts";
 import { didYouMean } from "../text.ts";
 import { settlesWithin } from "../async/deadline.ts";
 import { buildCatalogue } from "./catalogue.ts";
@@ -69,7 +69,10 @@ export interface ConnectionManagerOptions {
   servers: readonly ServerConfig[];
   /** @default silentLog */
   log?: Log;
-  /** Hides secrets in targets shown by {@linkcode ConnectionManager.states}. */
+  /**
+   * The session's secrets: hidden in targets shown by {@linkcode ConnectionManager.states}
+   * and in everything a server sends (see `connection.ts`). @default sessionRedactor
+   */
   redactor?: Redactor;
   /** Answers to sampling and elicitation requests (also settable later). */
   handlers?: ServerRequestHandlers;
@@ -167,7 +170,7 @@ export class ConnectionManager implements ToolHost {
     this.#log = options.log ?? silentLog;
     this.#env = options.env ?? Deno.env;
     this.#network = new ProxyRouter({ env: this.#env, log: this.#log.child("network") });
-    this.#redactor = options.redactor ?? new Redactor();
+    this.#redactor = options.redactor ?? sessionRedactor;
     this.#handlers = { ...options.handlers };
     this.#oauth = options.oauth;
     this.#configured = options.servers;
@@ -189,6 +192,7 @@ export class ConnectionManager implements ToolHost {
       logLevel: () => this.#logLevel,
       oauth: this.#oauthFor(config),
       handlers: () => this.#handlers,
+      redactor: this.#redactor,
       session: {
         clientInfo: options.clientInfo,
         parentEnv: (name) => this.#env.get(name),

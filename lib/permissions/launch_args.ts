@@ -20,6 +20,12 @@ const FILE_OPTIONS: Readonly<Record<string, "config" | "envFile" | "logFile">> =
   "--log-file": "logFile",
 };
 
+/**
+ * `read --output FILE`: the one file a command writes where the person says; the client
+ * is granted writing it, and only it.
+ */
+const OUTPUT_OPTION = "--output";
+
 /** The command line as the launcher reads it. */
 export interface LaunchArgs {
   /** The arguments for the client, without the launcher's own options. */
@@ -40,6 +46,8 @@ export interface LaunchArgs {
   editing: boolean;
   /** The values of `--config`, `--env-file`, `--log-file`, as given. */
   files: { config?: string; envFile?: string; logFile?: string };
+  /** The value of `--output` (`read` writes a resource there), as given. */
+  output?: string;
 }
 
 /** Reads `args`; everything after `--` is left alone (it belongs to a prompt or a tool). */
@@ -52,6 +60,7 @@ export function parseLaunchArgs(args: readonly string[]): LaunchArgs {
   let planning = false;
   let editing = false;
   let command: string | undefined;
+  let output: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === "--") {
@@ -65,6 +74,14 @@ export function parseLaunchArgs(args: readonly string[]): LaunchArgs {
     clientArgs.push(arg);
     const equals = arg.indexOf("=");
     const name = arg.startsWith("--") && equals > 0 ? arg.slice(0, equals) : arg;
+    if (name === OUTPUT_OPTION) {
+      if (name !== arg) output = arg.slice(equals + 1);
+      else if (i + 1 < args.length) {
+        output = args[i + 1];
+        clientArgs.push(args[++i]);
+      }
+      continue;
+    }
     const field = FILE_OPTIONS[name];
     if (field) {
       if (name !== arg) files[field] = arg.slice(equals + 1);
@@ -88,5 +105,5 @@ export function parseLaunchArgs(args: readonly string[]): LaunchArgs {
     if (words === 0 && ["-v", "--version", "-h", "--help"].includes(arg)) informational = true;
     if (words === 1 && arg === "help") informational = true;
   }
-  return { clientArgs, unrestricted, informational, planning, editing, files };
+  return { clientArgs, unrestricted, informational, planning, editing, files, output };
 }

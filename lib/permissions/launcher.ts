@@ -100,7 +100,14 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
   let canRestart = mode === "narrow";
   for (let restarts = 0;; restarts++) {
     const file = canRestart ? await restartFileFor() : undefined;
-    const run = await runClient(deno, flags, clientArgs, cwd, mode, file);
+    const run = await runClient(
+      deno,
+      [...flags, ...outputGrant(parsed, cwd)],
+      clientArgs,
+      cwd,
+      mode,
+      file,
+    );
     const asked = run.code === RESTART_EXIT_CODE && file && !run.signalled;
     const request = asked ? await takeRestartRequest(file) : undefined;
     if (file) await Deno.remove(file).catch(() => {});
@@ -138,6 +145,11 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
     flags = extended;
     clientArgs = restartArgs(parsed.clientArgs, request.session);
   }
+}
+
+/** Writing the file of `read --output`, which the person named on the command line. */
+function outputGrant(parsed: LaunchArgs, cwd: string): string[] {
+  return parsed.output ? [`--allow-write=${resolve(cwd, parsed.output)}`] : [];
 }
 
 /** The launcher's remembered plans: the client may not write there (`runClient`). */

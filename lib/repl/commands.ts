@@ -38,6 +38,7 @@ import { mcpCommand } from "./mcp_command.ts";
 import type { ClientSession } from "./client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
 import { formatDuration } from "./terminal_ui.ts";
+import { showName } from "../names.ts";
 
 type Command = SlashCommand<ClientSession>;
 
@@ -194,7 +195,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
         out(s, s.renderServers(s.style));
         for (const status of s.manager.states()) {
           const info = status.serverInfo
-            ? `${clean(status.serverInfo.name)} ${clean(status.serverInfo.version)}`
+            ? `${showName(status.serverInfo.name)} ${showName(status.serverInfo.version)}`
             : "";
           const protocol = status.protocolVersion ? `protocol ${status.protocolVersion}` : "";
           out(

@@ -1,7 +1,8 @@
 /**
  * How tools, prompts, resources and their results read on a terminal; shared by the
  * slash commands and the scriptable commands so both print the same thing. Every text
- * from a server is stripped of terminal escapes here.
+ * from a server is stripped of terminal escapes here; names keep their invisible
+ * characters, escaped (`lib/names.ts`), and look-alike names are warned about.
  *
  * @module
  */
@@ -16,8 +17,11 @@ import type { CatalogueTool, WithheldTool } from "../connections/types.ts";
 import type { Style } from "../style.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { abridge, plural } from "../text.ts";
+import { lookalikeWarnings, showName } from "../names.ts";
 
 const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
+/** Names are escaped, not stripped: two names that differ must print differently. */
+const name = showName;
 /** Descriptions are cut to one line of this length in listings. */
 const DESCRIPTION_CHARS = 110;
 
@@ -33,11 +37,16 @@ function description(style: Style, text: string | undefined): string[] {
     : [];
 }
 
+function warnings(style: Style, kind: string, names: readonly string[]): string[] {
+  return lookalikeWarnings(kind, names).map((line) => `  ${style.yellow(`⚠ ${line}`)}`);
+}
+
 /** Tools grouped by server: `name(required, optional?)`, then the description. */
 export function formatTools(tools: readonly CatalogueTool[], style: Style): string[] {
   const lines: string[] = [];
   for (const [server, group] of groupBy(tools, (t) => t.server)) {
-    lines.push(style.bold(`${clean(server)} (${plural(group.length, "tool")})`));
+    lines.push(style.bold(`${name(server)} (${plural(group.length, "tool")})`));
+    lines.push(...warnings(style, "tools", group.map((t) => t.originalName)));
     for (const tool of group) {
       const schema = tool.inputSchema as {
         properties?: Record<string, unknown>;
@@ -46,7 +55,7 @@ export function formatTools(tools: readonly CatalogueTool[], style: Style): stri
       const required = schema.required ?? [];
       const optional = Object.keys(schema.properties ?? {}).filter((k) => !required.includes(k));
       const signature = [...required, ...optional.map((o) => `${o}?`)].join(", ");
-      lines.push(`  ${style.cyan(clean(tool.originalName))}(${clean(signature)})`);
+      lines.push(`  ${style.cyan(name(tool.originalName))}(${name(signature)})`);
       lines.push(...description(style, tool.description));
     }
   }
@@ -57,12 +66,13 @@ export function formatTools(tools: readonly CatalogueTool[], style: Style): stri
 export function formatPrompts(prompts: readonly CataloguePrompt[], style: Style): string[] {
   const lines: string[] = [];
   for (const [server, group] of groupBy(prompts, (p) => p.server)) {
-    lines.push(style.bold(`${clean(server)} (${plural(group.length, "prompt")})`));
+    lines.push(style.bold(`${name(server)} (${plural(group.length, "prompt")})`));
+    lines.push(...warnings(style, "prompts", group.map((p) => p.name)));
     for (const prompt of group) {
       const args = (prompt.arguments ?? []).map((a) => `${a.name}${a.required ? "" : "?"}`).join(
         " ",
       );
-      lines.push(`  ${style.cyan(clean(prompt.name))}${args ? ` ${clean(args)}` : ""}`);
+      lines.push(`  ${style.cyan(name(prompt.name))}${args ? ` ${name(args)}` : ""}`);
       lines.push(...description(style, prompt.description));
     }
   }
@@ -77,16 +87,17 @@ export function formatResources(
 ): string[] {
   const lines: string[] = [];
   for (const [server, group] of groupBy(resources, (r) => r.server)) {
-    lines.push(style.bold(`${clean(server)} (${plural(group.length, "resource")})`));
+    lines.push(style.bold(`${name(server)} (${plural(group.length, "resource")})`));
+    lines.push(...warnings(style, "resources", group.map((r) => r.uri)));
     for (const r of group) {
       const mime = r.mimeType ? ` (${clean(r.mimeType)})` : "";
-      lines.push(`  ${style.cyan(clean(r.uri))}  ${style.dim(`${clean(r.name)}${mime}`)}`);
+      lines.push(`  ${style.cyan(name(r.uri))}  ${style.dim(`${name(r.name)}${mime}`)}`);
     }
   }
   for (const [server, group] of groupBy(templates, (t) => t.server)) {
-    lines.push(style.bold(`${clean(server)} (${plural(group.length, "resource template")})`));
+    lines.push(style.bold(`${name(server)} (${plural(group.length, "resource template")})`));
     for (const t of group) {
-      lines.push(`  ${style.cyan(clean(t.uriTemplate))}  ${style.dim(clean(t.name))}`);
+      lines.push(`  ${style.cyan(name(t.uriTemplate))}  ${style.dim(name(t.name))}`);
     }
   }
   return lines;

@@ -28,6 +28,7 @@ import type {
 } from "../agent/ui.ts";
 import type { Style } from "../style.ts";
 import { stripTerminalEscapes, TerminalEscapeFilter } from "../terminal.ts";
+import { showName } from "../names.ts";
 import { abridge } from "../text.ts";
 import type { LineEditor } from "./line_editor.ts";
 import { MarkdownStream } from "./markdown.ts";
@@ -315,9 +316,10 @@ export class TerminalUi implements AgentUi {
   }
 
   #toolName(call: Pick<ToolCallView, "server" | "tool">): string {
-    // A tool the model invented belongs to no server.
-    const tool = stripTerminalEscapes(call.tool);
-    return call.server ? `${stripTerminalEscapes(call.server)} › ${tool}` : tool;
+    // A tool the model invented belongs to no server. Names are escaped, not stripped:
+    // on one line, and told apart from a look-alike (lib/names.ts).
+    const tool = showName(call.tool);
+    return call.server ? `${showName(call.server)} › ${tool}` : tool;
   }
 }
 
