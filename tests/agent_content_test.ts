@@ -16,7 +16,13 @@ Deno.test("text blocks pass through, joined by newlines", () => {
   const result = convertToolResult({
     content: [{ type: "text", text: "one" }, { type: "text", text: "two" }],
   });
-  assert.deepEqual(result, { text: "one\ntwo", isError: false, omittedChars: 0, mediaItems: 0 });
+  assert.deepEqual(result, {
+    text: "one\ntwo",
+    isError: false,
+    omittedChars: 0,
+    mediaItems: 0,
+    images: [],
+  });
 });
 
 /** Content that is described rather than passed on: what the model reads instead. */
@@ -28,12 +34,12 @@ const described: {
   mediaItems?: number;
 }[] = [
   {
-    name: "images and audio are described by type and size, not passed on",
+    name: "images and audio are described by type and size in the text",
     content: [
       { type: "image", data: PNG_1K, mimeType: "image/png" },
       { type: "audio", data: btoa("abc"), mimeType: "audio/wav" },
     ],
-    text: "[image: image/png, 1.5 kB; shown to the user, not passed to the model]\n" +
+    text: "[image: image/png, 1.5 kB]\n" +
       "[audio: audio/wav, 3 B; not passed to the model]",
     mediaItems: 2,
   },
