@@ -109,7 +109,9 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     connecting = false;
     reportServers(session, json, output, runtime.logger.redactor);
     if (!session.agent) throw session.modelError;
-    const result = await session.agent.runTurn(prompt, { signal: controller.signal });
+    // A mention that cannot be read fails the run before anything is sent.
+    const attachments = await session.mentionAttachments(prompt, controller.signal);
+    const result = await session.agent.runTurn(prompt, { signal: controller.signal, attachments });
     if (json) {
       json.emit("done", {
         text: result.text,

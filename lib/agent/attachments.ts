@@ -96,9 +96,10 @@ export function toolImagesMessage(
       if (!sent.has(attachment)) continue;
       parts.push({
         type: "text",
-        text: `<tool_image server="${attribute(attachment.server)}" tool="${
-          attribute(result.tool ?? "unknown")
-        }" call="${attribute(result.toolCallId ?? "")}" trust="untrusted">` +
+        text:
+          `<tool_image server="${attribute(attachment.server)}" tool="${
+            attribute(result.tool ?? "unknown")
+          }" call="${attribute(result.toolCallId ?? "")}" trust="untrusted">` +
           `${describeImage(attachment)}</tool_image>`,
       });
       parts.push({ type: "image", mimeType: attachment.mimeType!, data: attachment.data! });
