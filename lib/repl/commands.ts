@@ -6,7 +6,8 @@
  */
 
 import type { CallToolResult } from "@modelcontextprotocol/client";
-import { convertToolResult } from "../agent/content.ts";
+import { convertToolResult, formatBytes } from "../agent/content.ts";
+import type { StoredAttachment } from "../memory/types.ts";
 import { isPending, progressOf } from "../connections/progress.ts";
 import type { ServerStatus } from "../connections/types.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
@@ -390,6 +391,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
               : `${who} `;
             out(s, `${label} ${abridge(clean(m.content).replace(/\s+/g, " "), 160)}`);
           }
+          for (const a of m.attachments ?? []) out(s, s.style.dim(`      ${attachmentLine(a)}`));
         }
         out(s, s.style.dim(`conversation ${s.memory.session.id}`));
         return Promise.resolve();
@@ -445,6 +447,15 @@ function resolveCallTool(s: ClientSession, spec: string) {
   const status = server ? s.manager.status(server) : undefined;
   if (status?.error && !tools.some((t) => t.server === server)) throw status.error;
   return resolveTool(spec, tools);
+}
+
+/** One attachment in `/history`: where it came from, what it is, where an image was saved. */
+function attachmentLine(a: StoredAttachment): string {
+  const what = a.kind === "text"
+    ? `text, ${clean(a.text ?? "").length.toLocaleString("en-US")} characters`
+    : `${clean(a.mimeType ?? a.kind)}, ${formatBytes(a.bytes ?? 0)}`;
+  const source = a.uri ? `${clean(a.server)}:${clean(a.uri)}` : clean(a.server);
+  return `attached ${source} (${what})${a.path ? ` saved to ${clean(a.path)}` : ""}`;
 }
 
 function unknownServer(s: ClientSession, name: string): PatchbayError {
