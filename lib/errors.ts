@@ -644,7 +644,8 @@ export class MentionReadError extends PatchbayError {
       ? cause.message
       : String(cause);
     super("server_request_failed", `Could not read @${server}:${uri}`, {
-      reason: `${server} answered: ${why}; the message was not sent`,
+      reason: `${cause instanceof PatchbayError ? why : `${server} answered: ${why}`}; ` +
+        "the message was not sent",
       remedy: cause instanceof PatchbayError && cause.code !== "server_request_failed"
         ? cause.remedy
         : `check the URI with /resources (Tab after @${server}: completes it), or remove the ` +

@@ -55,7 +55,10 @@ Deno.test("run: a mention that cannot be read fails before anything is sent", as
   const result = await runPatchbay(box, ["run", "look at @everything:demo://no/such/thing"]);
   assert.equal(result.code, 1, result.stderr);
   assert.match(result.stderr, /Could not read @everything:demo:\/\/no\/such\/thing/);
-  assert.match(result.stderr, /everything answered: .*the message was not sent/);
+  assert.match(
+    result.stderr,
+    /Resource demo:\/\/no\/such\/thing not found.*the message was not sent/,
+  );
   assert.match(result.stderr, /\/resources/);
   assert.equal(llm.requests.length, 0);
 });
