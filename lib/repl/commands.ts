@@ -36,6 +36,7 @@ import {
 import { describeChanges, reloadConfiguration } from "./reload.ts";
 import type { ClientSession } from "./client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
+import { imageCommand } from "./image_command.ts";
 import { formatDuration } from "./terminal_ui.ts";
 
 type Command = SlashCommand<ClientSession>;
@@ -405,6 +406,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
     },
   ];
   for (const command of commands) registry.add(command);
+  registry.add(imageCommand);
   return registry;
 }
 
