@@ -186,6 +186,7 @@ Deno.test("run: with tool search the model gets find_tools, then the tools it fo
   assert.ok(names(1).length < 10, names(1).join(", "));
   const found = llm.requests[1].body.messages.find((m: { role: string }) => m.role === "tool");
   assert.match(found.content, /everything__get-sum \(server everything\)/);
+  assert.match(result.stderr, /Tool search: loaded [^\n]*everything__get-sum/);
   const sum = llm.requests[2].body.messages.filter((m: { role: string }) => m.role === "tool");
   assert.match(sum.at(-1).content, /The sum of 2 and 3 is 5/);
 });

@@ -240,6 +240,15 @@ export class Agent {
         const messages = result.toolCalls.map((call) => {
           if (!searches.includes(call)) return ran[served.indexOf(call)];
           const found = this.#search.run(call.arguments, catalogue);
+          const loaded = this.#search.lastFound;
+          guard.tell(() =>
+            ui.notice(
+              "info",
+              loaded.length > 0
+                ? `Tool search: loaded ${loaded.join(", ")}`
+                : "Tool search: nothing matched",
+            )
+          );
           return {
             role: "tool" as const,
             content: found.text,

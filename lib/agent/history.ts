@@ -12,7 +12,7 @@
 
 import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
 import type { ChatMessage } from "../llm/provider.ts";
-import type { TokenEstimator } from "../llm/tokens.ts";
+import { type TokenEstimator, TOKENS_PER_IMAGE } from "../llm/tokens.ts";
 import {
   type ImagePolicy,
   imagesToSend,
@@ -176,7 +176,11 @@ export function trimHistory(
   budget: number,
   estimator: TokenEstimator,
 ): TrimResult {
-  const cost = history.map((m) => estimator.scale(estimator.raw([toChatMessage(m)])));
+  // Images travel as parts (of the message or of the one after a step's results).
+  const cost = history.map((m) =>
+    estimator.scale(estimator.raw([toChatMessage(m)])) +
+    (m.attachments ?? []).filter((a) => a.kind === "image" && a.data).length * TOKENS_PER_IMAGE
+  );
   let total = cost.reduce((a, b) => a + b, 0);
   if (total <= budget) {
     return { messages: [...history], dropped: 0, tokens: total, overBudget: false };

@@ -58,6 +58,7 @@ export function searchApplies(
 export class ToolSearch {
   readonly #settings: ToolSearchSettings;
   readonly #loaded = new Set<string>();
+  #lastFound: string[] = [];
 
   constructor(settings: ToolSearchSettings = DEFAULTS.agent.toolSearch) {
     this.#settings = settings;
@@ -66,6 +67,11 @@ export class ToolSearch {
   /** Model-facing names loaded so far. */
   get loaded(): ReadonlySet<string> {
     return this.#loaded;
+  }
+
+  /** The tools the latest search found (model-facing names). */
+  get lastFound(): readonly string[] {
+    return this.#lastFound;
   }
 
   /** A new conversation starts with nothing loaded. */
@@ -101,6 +107,7 @@ export class ToolSearch {
     text: string;
     isError: boolean;
   } {
+    this.#lastFound = [];
     let query = "";
     let limit = SEARCH_DEFAULT_RESULTS;
     try {
@@ -132,6 +139,7 @@ export class ToolSearch {
       };
     }
     for (const tool of found) this.#loaded.add(tool.name);
+    this.#lastFound = found.map((tool) => tool.name);
     const lines = found.map((tool) => {
       const description = (tool.description ?? tool.title ?? "").replace(/\s+/g, " ").trim();
       const short = description.length > RESULT_DESCRIPTION_CHARS
