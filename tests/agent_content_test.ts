@@ -87,6 +87,25 @@ for (const { name, content, text, mediaItems } of described) {
   });
 }
 
+Deno.test("images of image blocks and embedded image resources are handed back apart", () => {
+  const result = convertToolResult({
+    content: [
+      { type: "image", data: PNG_1K, mimeType: "image/png" },
+      {
+        type: "resource",
+        resource: { uri: "shot://1", mimeType: "image/jpeg", blob: btoa("jpg") },
+      },
+      { type: "resource", resource: { uri: "bin://1", mimeType: "application/zip", blob: "AA==" } },
+    ],
+  });
+  assert.deepEqual(result.images.map((i) => [i.mimeType, i.bytes, i.uri]), [
+    ["image/png", 1500, undefined],
+    ["image/jpeg", 3, "shot://1"],
+  ]);
+  assert.match(result.text, /\[image resource <shot:\/\/1> \(image\/jpeg\), 3 B\]/);
+  assert.equal(result.mediaItems, 3);
+});
+
 Deno.test("structured content is added unless the text already carries it", () => {
   const weather = { temperature: 22.5, conditions: "Sunny", humidity: 40 };
   const repeated = convertToolResult({
