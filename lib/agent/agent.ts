@@ -349,7 +349,7 @@ export class Agent {
         const spent = admission.withSpent();
         if (spent) stats.recordRequest("chat", provider.model, spent);
         stats.recordFailure(retries);
-        if (sendsImages && error instanceof ProviderRequestError && error.status === 400) {
+        if (sendsImages && refusesImages(error)) {
           throw imagesRefused(error);
         }
         throw error instanceof PatchbayError
@@ -442,7 +442,18 @@ export class Agent {
 }
 
 /**
- * A provider's 400 to a request with image parts: most likely a model that takes text only,
+ * Whether a failed request with image parts was refused for them, as far as an answer can
+ * tell: a 400, 415 or 422 (what OpenAI-compatible servers answer to a content part they do
+ * not take), or a 404 that speaks of images (gateways that find no vision endpoint).
+ */
+function refusesImages(error: unknown): error is ProviderRequestError {
+  if (!(error instanceof ProviderRequestError)) return false;
+  if (error.status === 400 || error.status === 415 || error.status === 422) return true;
+  return error.status === 404 && /image|vision/i.test(`${error.message} ${error.reason}`);
+}
+
+/**
+ * A provider's refusal of a request with image parts: most likely a model that takes text only,
  * which `LLM.vision: false` settles (images are then described in words).
  */
 function imagesRefused(error: ProviderRequestError): ProviderRequestError {
@@ -450,7 +461,7 @@ function imagesRefused(error: ProviderRequestError): ProviderRequestError {
     `The model refused a request with images: ${error.message}`,
     error.status,
     {
-      reason: `the request carried image parts and the provider answered HTTP 400 (${
+      reason: `the request carried image parts and the provider answered HTTP ${error.status} (${
         error.reason ?? "no reason given"
       }); the model may not take images`,
       remedy: 'set "vision": false in the LLM section of servers_config.json (images are ' +

@@ -37,6 +37,7 @@ import { describeChanges, reloadConfiguration } from "./reload.ts";
 import type { ClientSession } from "./client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
 import { imageCommand } from "./image_command.ts";
+import { contextStatus } from "./context_status.ts";
 import { formatDuration } from "./terminal_ui.ts";
 
 type Command = SlashCommand<ClientSession>;
@@ -175,6 +176,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
             "Limits",
             `${limits}, max_steps ${config.agent.maxSteps}, tool_call_timeout ${config.agent.toolCallTimeoutSeconds} s`,
           ],
+          ["Context", contextStatus(s)],
           ["Debug", logger.debugMode ? "on" : "off"],
           ["Log file", logger.path ?? "none (not writable)"],
           ["Config", s.runtime.configPath],
