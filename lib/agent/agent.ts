@@ -14,7 +14,8 @@
 
 import type { CatalogueTool, ToolHost } from "../connections/types.ts";
 import type { AgentLimits, LlmConfig } from "../config/types.ts";
-import { CancelledError, PatchbayError, ProviderRequestError } from "../errors.ts";
+import { CancelledError, PatchbayError } from "../errors.ts";
+import { imagesRefused, refusesImages } from "./image_refusal.ts";
 import type {
   ChatMessage,
   GenerateResult,
@@ -239,23 +240,9 @@ export class Agent {
         });
         const messages = result.toolCalls.map((call) => {
           if (!searches.includes(call)) return ran[served.indexOf(call)];
-          const found = this.#search.run(call.arguments, catalogue);
-          const loaded = this.#search.lastFound;
-          guard.tell(() =>
-            ui.notice(
-              "info",
-              loaded.length > 0
-                ? `Tool search: loaded ${loaded.join(", ")}`
-                : "Tool search: nothing matched",
-            )
-          );
-          return {
-            role: "tool" as const,
-            content: found.text,
-            toolCallId: call.id,
-            ...(found.isError ? { isError: true } : {}),
-            timestamp: this.#now().toISOString(),
-          };
+          const answer = this.#search.answer(call, catalogue, this.#now());
+          guard.tell(() => ui.notice("info", answer.notice));
+          return answer.message;
         });
         for (const message of messages) this.#append(message);
         guard.throwIfFailed();
@@ -439,36 +426,6 @@ export class Agent {
       this.#log.error("onMessage hook failed", { error });
     }
   }
-}
-
-/**
- * Whether a failed request with image parts was refused for them, as far as an answer can
- * tell: a 400, 415 or 422 (what OpenAI-compatible servers answer to a content part they do
- * not take), or a 404 that speaks of images (gateways that find no vision endpoint).
- */
-function refusesImages(error: unknown): error is ProviderRequestError {
-  if (!(error instanceof ProviderRequestError)) return false;
-  if (error.status === 400 || error.status === 415 || error.status === 422) return true;
-  return error.status === 404 && /image|vision/i.test(`${error.message} ${error.reason}`);
-}
-
-/**
- * A provider's refusal of a request with image parts: most likely a model that takes text only,
- * which `LLM.vision: false` settles (images are then described in words).
- */
-function imagesRefused(error: ProviderRequestError): ProviderRequestError {
-  return new ProviderRequestError(
-    `The model refused a request with images: ${error.message}`,
-    error.status,
-    {
-      reason: `the request carried image parts and the provider answered HTTP ${error.status} (${
-        error.reason ?? "no reason given"
-      }); the model may not take images`,
-      remedy: 'set "vision": false in the LLM section of servers_config.json (images are ' +
-        "then described to the model in words), or choose a model that takes images",
-      cause: error,
-    },
-  );
 }
 
 function addUsage(total: TokenUsage, usage: TokenUsage): void {

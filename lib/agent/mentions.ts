@@ -16,7 +16,7 @@
  */
 
 import type { ReadResourceResult } from "@modelcontextprotocol/client";
-import { MentionReadError } from "../errors.ts";
+import { CancelledError, MentionReadError } from "../errors.ts";
 import type { StoredAttachment } from "../memory/types.ts";
 import { base64Bytes, capText, TOOL_OUTPUT_MAX_CHARS } from "./content.ts";
 import { MAX_IMAGE_BYTES } from "./image_store.ts";
@@ -99,7 +99,7 @@ export async function readMentions(
     try {
       result = await read(mention.server, mention.uri, { signal: options.signal });
     } catch (error) {
-      options.signal?.throwIfAborted();
+      if (options.signal?.aborted) throw new CancelledError("reading the mentioned resources");
       throw new MentionReadError(mention.server, mention.uri, error);
     }
     attachments.push(...await toAttachments(mention, result, options));

@@ -17,7 +17,8 @@
 import type { CatalogueTool } from "../connections/types.ts";
 import type { ToolSearchSettings } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
-import type { ToolDefinition } from "../llm/provider.ts";
+import type { ToolCall, ToolDefinition } from "../llm/provider.ts";
+import type { StoredMessage } from "../memory/types.ts";
 import { estimateToolTokens } from "../llm/tokens.ts";
 
 /**
@@ -97,6 +98,29 @@ export class ToolSearch {
   /** A tool the model called by name (found earlier) stays loaded from then on. */
   markUsed(name: string): void {
     this.#loaded.add(name);
+  }
+
+  /**
+   * Answers a search call: its tool message, and a line for the person saying what was
+   * loaded.
+   */
+  answer(call: ToolCall, catalogue: readonly CatalogueTool[], now: Date): {
+    message: StoredMessage;
+    notice: string;
+  } {
+    const found = this.run(call.arguments, catalogue);
+    return {
+      message: {
+        role: "tool",
+        content: found.text,
+        toolCallId: call.id,
+        ...(found.isError ? { isError: true } : {}),
+        timestamp: now.toISOString(),
+      },
+      notice: this.#lastFound.length > 0
+        ? `Tool search: loaded ${this.#lastFound.join(", ")}`
+        : "Tool search: nothing matched",
+    };
   }
 
   /**
