@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { toChatMessages } from "../lib/agent/history.ts";
+import { toChatMessages as samplingMessages } from "../lib/agent/sampling.ts";
 import { findMentions } from "../lib/agent/mentions.ts";
 import { searchApplies, searchTools, ToolSearch } from "../lib/agent/tool_search.ts";
 import type { CatalogueTool } from "../lib/connections/types.ts";
@@ -235,4 +236,30 @@ Deno.test("memory: attachments round-trip in the file store and in Redis", async
   });
   assert.deepEqual((await second.resume(stored.id)).messages, withAttachments);
   await second.close();
+});
+
+Deno.test("sampling: a server's image is an image part for a vision model, else described", () => {
+  const params = {
+    messages: [{
+      role: "user" as const,
+      content: [{ type: "text" as const, text: "what is this?" }, {
+        type: "image" as const,
+        mimeType: "image/png",
+        data: PNG,
+      }],
+    }],
+    maxTokens: 10,
+  };
+  assert.deepEqual(samplingMessages(params, true), [{
+    role: "user",
+    content: [{ type: "text", text: "what is this?" }, {
+      type: "image",
+      mimeType: "image/png",
+      data: PNG,
+    }],
+  }]);
+  assert.deepEqual(samplingMessages(params, false), [{
+    role: "user",
+    content: "what is this?\n[image: image/png, 8 B]",
+  }]);
 });
