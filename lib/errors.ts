@@ -648,8 +648,8 @@ export class MentionReadError extends PatchbayError {
         "the message was not sent",
       remedy: cause instanceof PatchbayError && cause.code !== "server_request_failed"
         ? cause.remedy
-        : `check the URI with /resources (Tab after @${server}: completes it), or remove the ` +
-          "mention and send the message again",
+        : `check the URI with /resources or \`patchbay resources\` (in the REPL, Tab after ` +
+          `@${server}: completes it), or remove the mention and send the message again`,
       cause,
     });
     this.server = server;
