@@ -116,7 +116,9 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     const failed = enabled.filter((s) => s.state !== "connected").map((s) => s.name);
     if (options.requireServers && failed.length > 0) throw serversRequired(failed);
     if (!session.agent) throw session.modelError;
-    const result = await session.agent.runTurn(prompt, { signal: controller.signal });
+    // A mention that cannot be read fails the run before anything is sent.
+    const attachments = await session.mentionAttachments(prompt, controller.signal);
+    const result = await session.agent.runTurn(prompt, { signal: controller.signal, attachments });
     // A script must be able to tell an answer given without any of its servers.
     const code = failed.length > 0 && failed.length === enabled.length
       ? EXIT.serversFailed

@@ -26,6 +26,11 @@ export const DEFAULTS = {
     timeoutSeconds: 120,
     /** Retries of a failed model request (429, 5xx, dropped connection), with backoff. */
     maxRetries: 2,
+    /**
+     * `auto`: images go to the model as image parts when the provider and model name say it
+     * takes them (`visionByModel` in lib/providers.ts); `true` always, `false` never.
+     */
+    vision: "auto" as boolean | "auto",
   },
 
   server: {
@@ -69,6 +74,16 @@ export const DEFAULTS = {
     requestLimit: undefined as number | undefined,
     /** Tokens (prompt + completion) in the session; `undefined` is unlimited. */
     totalTokensLimit: undefined as number | undefined,
+    /**
+     * Tool search: `auto` offers the model a search tool instead of every definition once
+     * the servers' tools exceed `maxTools` tools or `maxTokens` estimated tokens; `always`
+     * and `never` do so regardless.
+     */
+    toolSearch: {
+      mode: "auto" as "auto" | "always" | "never",
+      maxTools: 40,
+      maxTokens: 10_000,
+    },
   },
 
   memory: {

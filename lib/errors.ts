@@ -634,3 +634,30 @@ export class ToolDeclinedError extends PatchbayError {
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * A resource a message mentioned (`@server:uri`) could not be read; the message was not
+ * sent, so nothing reached the model or the conversation.
+ */
+export class MentionReadError extends PatchbayError {
+  readonly server: string;
+  readonly uri: string;
+  constructor(server: string, uri: string, cause: unknown) {
+    const why = cause instanceof PatchbayError
+      ? `${cause.message}${cause.reason ? ` (${cause.reason})` : ""}`
+      : cause instanceof Error
+      ? cause.message
+      : String(cause);
+    super("server_request_failed", `Could not read @${server}:${uri}`, {
+      reason: `${cause instanceof PatchbayError ? why : `${server} answered: ${why}`}; ` +
+        "the message was not sent",
+      remedy: cause instanceof PatchbayError && cause.code !== "server_request_failed"
+        ? cause.remedy
+        : `check the URI with /resources or \`patchbay resources\` (in the REPL, Tab after ` +
+          `@${server}: completes it), or remove the mention and send the message again`,
+      cause,
+    });
+    this.server = server;
+    this.uri = uri;
+  }
+}

@@ -142,3 +142,33 @@ export const PROVIDER_ALIASES: Readonly<Record<string, ProviderName>> = {
   custom: "openai-compatible",
   local: "openai-compatible",
 };
+
+/** Whether images go to the model: always, never, or decided by {@linkcode visionByModel}. */
+export type VisionSetting = boolean | "auto";
+
+/**
+ * Model names that take images, matched anywhere in the name (case-insensitive): OpenAI's
+ * gpt-4o, gpt-4.1, gpt-4-turbo, gpt-5 and the o1/o3/o4 reasoning models (not their `-mini`
+ * of o1 and o3, which take text only); Claude 3 and later; Gemini; Grok's vision and 4
+ * models; Mistral's Pixtral and Small/Medium 3; Llama 3.2 Vision and Llama 4; Qwen-VL, LLaVA,
+ * Gemma 3, MiniCPM-V; and any name that says `vision` or `-vl`.
+ */
+const VISION_MODELS =
+  /gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-4-vision|gpt-5|\bo1(?!-mini)\b|\bo3(?!-mini)\b|\bo4|claude-(?:3|sonnet-4|opus-4|haiku-4|[a-z]+-4)|gemini|grok-(?:\d+-)?vision|grok-4|pixtral|mistral-(?:small|medium)-3|llama-?3\.2.*vision|llama-?4|qwen.*vl|llava|gemma-?3|minicpm-v|vision|[-_]vl\b/i;
+
+/**
+ * Whether the model takes images when `LLM.vision` is `auto`: the model's name decides for
+ * every provider (a gateway such as OpenRouter or an OpenAI-compatible server serves many
+ * families), except DeepSeek, whose chat API takes text only. A model the rule does not
+ * know is taken to be text-only: an image then reaches it as a line naming its type and
+ * size, which any model accepts, rather than as a part a text model's API may refuse.
+ */
+export function visionByModel(provider: ProviderName, model: string): boolean {
+  if (provider === "deepseek") return false;
+  return VISION_MODELS.test(model);
+}
+
+/** The vision setting in effect: `LLM.vision`, with `auto` decided by the model's name. */
+export function visionInEffect(setting: VisionSetting, provider: ProviderName, model: string) {
+  return setting === "auto" ? visionByModel(provider, model) : setting;
+}

@@ -16,7 +16,13 @@ Deno.test("text blocks pass through, joined by newlines", () => {
   const result = convertToolResult({
     content: [{ type: "text", text: "one" }, { type: "text", text: "two" }],
   });
-  assert.deepEqual(result, { text: "one\ntwo", isError: false, omittedChars: 0, mediaItems: 0 });
+  assert.deepEqual(result, {
+    text: "one\ntwo",
+    isError: false,
+    omittedChars: 0,
+    mediaItems: 0,
+    images: [],
+  });
 });
 
 /** Content that is described rather than passed on: what the model reads instead. */
@@ -28,12 +34,12 @@ const described: {
   mediaItems?: number;
 }[] = [
   {
-    name: "images and audio are described by type and size, not passed on",
+    name: "images and audio are described by type and size in the text",
     content: [
       { type: "image", data: PNG_1K, mimeType: "image/png" },
       { type: "audio", data: btoa("abc"), mimeType: "audio/wav" },
     ],
-    text: "[image: image/png, 1.5 kB; shown to the user, not passed to the model]\n" +
+    text: "[image: image/png, 1.5 kB]\n" +
       "[audio: audio/wav, 3 B; not passed to the model]",
     mediaItems: 2,
   },
@@ -80,6 +86,25 @@ for (const { name, content, text, mediaItems } of described) {
     if (mediaItems !== undefined) assert.equal(result.mediaItems, mediaItems);
   });
 }
+
+Deno.test("images of image blocks and embedded image resources are handed back apart", () => {
+  const result = convertToolResult({
+    content: [
+      { type: "image", data: PNG_1K, mimeType: "image/png" },
+      {
+        type: "resource",
+        resource: { uri: "shot://1", mimeType: "image/jpeg", blob: btoa("jpg") },
+      },
+      { type: "resource", resource: { uri: "bin://1", mimeType: "application/zip", blob: "AA==" } },
+    ],
+  });
+  assert.deepEqual(result.images.map((i) => [i.mimeType, i.bytes, i.uri]), [
+    ["image/png", 1500, undefined],
+    ["image/jpeg", 3, "shot://1"],
+  ]);
+  assert.match(result.text, /\[image resource <shot:\/\/1> \(image\/jpeg\), 3 B\]/);
+  assert.equal(result.mediaItems, 3);
+});
 
 Deno.test("structured content is added unless the text already carries it", () => {
   const weather = { temperature: 22.5, conditions: "Sunny", humidity: 40 };

@@ -15,6 +15,7 @@
 import type { CatalogueTool, ToolHost } from "../connections/types.ts";
 import type { AgentLimits, LlmConfig } from "../config/types.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
+import { imagesRefused, refusesImages } from "./image_refusal.ts";
 import type {
   ChatMessage,
   GenerateResult,
@@ -24,9 +25,13 @@ import type {
 } from "../llm/provider.ts";
 import { estimateTextTokens, TokenEstimator } from "../llm/tokens.ts";
 import { type Log, silentLog } from "../log.ts";
-import type { StoredMessage } from "../memory/types.ts";
+import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
+import { visionInEffect } from "../providers.ts";
+import { DEFAULTS } from "../defaults.ts";
 import type { ApprovalPolicy } from "./approval.ts";
-import { repairHistory, toChatMessage, trimHistory } from "./history.ts";
+import { repairHistory, toChatMessages, trimHistory } from "./history.ts";
+import { saveImage } from "./image_store.ts";
+import { ToolSearch } from "./tool_search.ts";
 import { type Admission, admitRequest, maxStepsError } from "./limits.ts";
 import type { UsageStats } from "./stats.ts";
 import { systemPrompt } from "./system_prompt.ts";
@@ -44,7 +49,10 @@ export interface AgentOptions {
   /** The tool catalogue and how to call it (the connection manager). */
   tools: ToolHost;
   ui: AgentUi;
-  llm: Pick<LlmConfig, "maxTokens" | "temperature" | "maxContextLength" | "systemPrompt">;
+  llm: Pick<
+    LlmConfig,
+    "maxTokens" | "temperature" | "maxContextLength" | "systemPrompt" | "vision"
+  >;
   limits: AgentLimits;
   /** Shared with the sampling handler, so that limits count both. */
   stats: UsageStats;
@@ -58,6 +66,11 @@ export interface AgentOptions {
   now?: () => Date;
   /** Where tool failures are shown, which decides the commands remedies name. @default "repl" */
   surface?: Surface;
+  /**
+   * Keeps an image a tool returned for the person and returns its path.
+   * @default saved under the state folder's `images/`
+   */
+  saveImage?: (mimeType: string, data: string) => Promise<string>;
 }
 
 /** What a completed turn produced. */
@@ -75,6 +88,8 @@ export interface TurnResult {
 export interface TurnOptions {
   /** Aborting stops the stream and running tool calls; the turn rejects with `CancelledError`. */
   signal?: AbortSignal;
+  /** Resources the message mentioned (`@server:uri`), read already; stored with it. */
+  attachments?: StoredAttachment[];
 }
 
 /** One conversation with the model. */
@@ -88,9 +103,11 @@ export class Agent {
   #trimNoticeShown = false;
   /** The answer cap of the last request was lowered to stay within total_tokens_limit. */
   #lastCapped = false;
+  #search: ToolSearch;
 
   constructor(options: AgentOptions) {
     this.#options = options;
+    this.#search = new ToolSearch(options.limits.toolSearch ?? DEFAULTS.agent.toolSearch);
     this.#log = options.log ?? silentLog;
     this.#now = options.now ?? (() => new Date());
     this.#history = repairHistory(options.history ?? [], this.#now());
@@ -101,9 +118,16 @@ export class Agent {
     return this.#history;
   }
 
+  /** Whether images go to the model as image parts (`LLM.vision`, `auto` decided). */
+  get vision(): boolean {
+    const { llm, provider } = this.#options;
+    return visionInEffect(llm.vision ?? DEFAULTS.llm.vision, provider.provider, provider.model);
+  }
+
   /** Starts a new conversation (usage statistics and approvals stay with the session). */
   clear(): void {
     this.#history = [];
+    this.#search.clear();
     this.#trimNoticeShown = false;
   }
 
@@ -118,13 +142,21 @@ export class Agent {
     if (this.#running) throw new Error("Agent.runTurn called while a turn is running");
     this.#running = true;
     try {
-      return await this.#turn(input, options.signal ?? new AbortController().signal);
+      return await this.#turn(
+        input,
+        options.signal ?? new AbortController().signal,
+        options.attachments,
+      );
     } finally {
       this.#running = false;
     }
   }
 
-  async #turn(input: string, signal: AbortSignal): Promise<TurnResult> {
+  async #turn(
+    input: string,
+    signal: AbortSignal,
+    attachments: StoredAttachment[] | undefined,
+  ): Promise<TurnResult> {
     const { limits, stats } = this.#options;
     if (signal.aborted) throw new CancelledError("the turn");
     const guard = new UiGuard();
@@ -135,6 +167,7 @@ export class Agent {
       role: "user",
       content: input,
       timestamp: this.#now().toISOString(),
+      ...(attachments?.length ? { attachments } : {}),
     };
     this.#history.push(user);
     let committed = false;
@@ -186,9 +219,13 @@ export class Agent {
           return { text: result.content, steps: step, toolCalls, usage: turnUsage };
         }
         toolCalls += result.toolCalls.length;
+        // Searches are answered here; the other calls go to their servers.
+        const searches = result.toolCalls.filter((c) => this.#search.handles(c.name, catalogue));
+        const served = result.toolCalls.filter((c) => !searches.includes(c));
+        for (const call of served) this.#search.markUsed(call.name);
         // Run even when the UI has failed: every call then ends cancelled, so each has its
         // result in the history.
-        const messages = await runToolCalls(result.toolCalls, catalogue, {
+        const ran = await runToolCalls(served, catalogue, {
           host: this.#options.tools,
           ui,
           guard,
@@ -199,6 +236,13 @@ export class Agent {
           log: this.#log,
           now: this.#now,
           surface: this.#options.surface,
+          saveImage: this.#options.saveImage ?? saveImage,
+        });
+        const messages = result.toolCalls.map((call) => {
+          if (!searches.includes(call)) return ran[served.indexOf(call)];
+          const answer = this.#search.answer(call, catalogue, this.#now());
+          guard.tell(() => ui.notice("info", answer.notice));
+          return answer.message;
         });
         for (const message of messages) this.#append(message);
         guard.throwIfFailed();
@@ -236,8 +280,11 @@ export class Agent {
     onAdmitted: () => void,
   ): Promise<{ result: GenerateResult; streamed: boolean; durationMs: number }> {
     const { provider, ui, stats, limits, llm } = this.#options;
-    const tools = catalogue.map(toDefinition);
+    const tools = this.#search.definitions(catalogue);
     const messages = this.#requestMessages(tools, guard);
+    const sendsImages = messages.some((m) =>
+      m.role === "user" && Array.isArray(m.content) && m.content.some((p) => p.type === "image")
+    );
     guard.throwIfFailed();
     const rawPrompt = this.#estimator.raw(messages, tools);
     const admission = admitRequest(
@@ -289,6 +336,9 @@ export class Agent {
         const spent = admission.withSpent();
         if (spent) stats.recordRequest("chat", provider.model, spent);
         stats.recordFailure(retries);
+        if (sendsImages && refusesImages(error)) {
+          throw imagesRefused(error);
+        }
         throw error instanceof PatchbayError
           ? error
           : new PatchbayError("internal", String(error), {
@@ -334,7 +384,7 @@ export class Agent {
         )
       );
     }
-    return [system, ...trimmed.messages.map(toChatMessage)];
+    return [system, ...toChatMessages(trimmed.messages, { vision: this.vision })];
   }
 
   /** An interrupted answer: its text (marked) joins the history, its usage is estimated. */
@@ -376,14 +426,6 @@ export class Agent {
       this.#log.error("onMessage hook failed", { error });
     }
   }
-}
-
-function toDefinition(tool: CatalogueTool): ToolDefinition {
-  return {
-    name: tool.name,
-    description: tool.description ?? tool.title,
-    parameters: tool.inputSchema,
-  };
 }
 
 function addUsage(total: TokenUsage, usage: TokenUsage): void {

@@ -2,7 +2,8 @@
  * MCP tool results as the text a model (and the memory store) receives.
  *
  * Every content type becomes text: text as it is; images and audio as a line naming their
- * type and size (the chat-completions tool message carries text only); resource links as
+ * type and size (the chat-completions tool message carries text only; images are also
+ * handed back apart, in `images`, for a vision model and for the person); resource links as
  * their URI, name and description; embedded resources as their text, or a line for binary
  * ones; structured content as compact JSON unless a text block already carries it. The
  * whole is then capped at {@linkcode TOOL_OUTPUT_MAX_CHARS}, keeping the head and the tail
@@ -35,6 +36,19 @@ export interface ConvertedToolResult {
   omittedChars: number;
   /** Images, audio clips and binary resources that were described instead of passed on. */
   mediaItems: number;
+  /** The images of the result (image blocks and embedded image resources), in order. */
+  images: ResultImage[];
+}
+
+/** An image a server returned. */
+export interface ResultImage {
+  mimeType: string;
+  /** base64, as the server sent it. */
+  data: string;
+  /** Decoded size. */
+  bytes: number;
+  /** The embedded resource's URI, when it came as one. */
+  uri?: string;
 }
 
 type ContentBlock = CallToolResult["content"][number];
@@ -46,8 +60,11 @@ export function convertToolResult(
 ): ConvertedToolResult {
   const parts: string[] = [];
   let mediaItems = 0;
+  const images: ResultImage[] = [];
   const blocks: ContentBlock[] = Array.isArray(result.content) ? result.content : [];
   for (const block of blocks) {
+    const image = imageOf(block);
+    if (image) images.push(image);
     const converted = convertBlock(block);
     if (converted.media) mediaItems++;
     parts.push(converted.text);
@@ -63,6 +80,24 @@ export function convertToolResult(
     isError: result.isError === true,
     omittedChars: capped.omittedChars,
     mediaItems,
+    images,
+  };
+}
+
+/** The image a block carries: an image block, or an embedded resource of an image type. */
+function imageOf(block: ContentBlock): ResultImage | undefined {
+  if (block.type === "image" && typeof block.data === "string") {
+    return { mimeType: block.mimeType, data: block.data, bytes: base64Bytes(block.data) };
+  }
+  if (block.type !== "resource") return undefined;
+  const resource = block.resource;
+  const blob = "blob" in resource && typeof resource.blob === "string" ? resource.blob : "";
+  if (!blob || !resource.mimeType?.startsWith("image/")) return undefined;
+  return {
+    mimeType: resource.mimeType,
+    data: blob,
+    bytes: base64Bytes(blob),
+    uri: resource.uri,
   };
 }
 
@@ -87,9 +122,9 @@ function convertBlock(block: ContentBlock): { text: string; media: boolean } {
     case "text":
       return { text: block.text, media: false };
     case "image":
+      // Whether the model sees it is decided per request (LLM.vision), not here.
       return {
-        text: `[image: ${block.mimeType}, ${formatBytes(base64Bytes(block.data))}; ` +
-          "shown to the user, not passed to the model]",
+        text: `[image: ${block.mimeType}, ${formatBytes(base64Bytes(block.data))}]`,
         media: true,
       };
     case "audio":
@@ -119,10 +154,11 @@ function convertBlock(block: ContentBlock): { text: string; media: boolean } {
         return { text: `[resource <${resource.uri}>${type}]\n${resource.text}`, media: false };
       }
       const blob = "blob" in resource && typeof resource.blob === "string" ? resource.blob : "";
+      const image = resource.mimeType?.startsWith("image/") ?? false;
       return {
-        text: `[binary resource <${resource.uri}>${type}, ${
+        text: `[${image ? "image" : "binary"} resource <${resource.uri}>${type}, ${
           formatBytes(base64Bytes(blob))
-        }; not passed to the model]`,
+        }${image ? "" : "; not passed to the model"}]`,
         media: true,
       };
     }

@@ -10,9 +10,16 @@
  * @module
  */
 
-import type { StoredMessage } from "../memory/types.ts";
+import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
 import type { ChatMessage } from "../llm/provider.ts";
-import type { TokenEstimator } from "../llm/tokens.ts";
+import { type TokenEstimator, TOKENS_PER_IMAGE } from "../llm/tokens.ts";
+import {
+  type ImagePolicy,
+  imagesToSend,
+  toolImagesMessage,
+  unsentImagesNote,
+  userContent,
+} from "./attachments.ts";
 
 /** Tool result recorded for a call whose result never arrived (the session ended first). */
 export const MISSING_RESULT_TEXT =
@@ -35,13 +42,51 @@ function attribute(value: string): string {
   return value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
 }
 
-/** One stored message as the model receives it. */
-export function toChatMessage(message: StoredMessage): ChatMessage {
+/**
+ * The stored conversation as the model receives it: each message by
+ * {@linkcode toChatMessage}, and after each step's tool results the user message that
+ * carries their images to a vision model (see `attachments.ts`).
+ */
+export function toChatMessages(
+  history: readonly StoredMessage[],
+  policy: ImagePolicy = { vision: false },
+): ChatMessage[] {
+  const sent = imagesToSend(history, policy);
+  const out: ChatMessage[] = [];
+  let step: StoredMessage[] = [];
+  const endStep = () => {
+    const images = toolImagesMessage(step, sent);
+    if (images) out.push(images);
+    step = [];
+  };
+  for (const message of history) {
+    if (message.role !== "tool") endStep();
+    else step.push(message);
+    out.push(toChatMessage(message, sent, policy.vision));
+  }
+  endStep();
+  return out;
+}
+
+/**
+ * One stored message as the model receives it. `sent`: the image attachments that go as
+ * image parts (none by default: images are then described).
+ */
+export function toChatMessage(
+  message: StoredMessage,
+  sent: ReadonlySet<StoredAttachment> = new Set(),
+  vision = false,
+): ChatMessage {
   switch (message.role) {
     case "system":
       return { role: "system", content: message.content ?? "" };
     case "user":
-      return { role: "user", content: message.content ?? "" };
+      return {
+        role: "user",
+        content: message.attachments?.length
+          ? userContent(message.content ?? "", message.attachments, sent)
+          : message.content ?? "",
+      };
     case "assistant":
       return {
         role: "assistant",
@@ -50,12 +95,15 @@ export function toChatMessage(message: StoredMessage): ChatMessage {
           ? { toolCalls: message.toolCalls.map((c) => ({ ...c })) }
           : {}),
       };
-    case "tool":
+    case "tool": {
+      const note = unsentImagesNote(message.attachments ?? [], sent, vision);
+      const text = message.content ?? "";
       return {
         role: "tool",
         toolCallId: message.toolCallId ?? "",
-        content: wrapToolOutput(message.server, message.tool, message.content ?? ""),
+        content: wrapToolOutput(message.server, message.tool, note ? `${text}\n${note}` : text),
       };
+    }
   }
 }
 
@@ -128,7 +176,11 @@ export function trimHistory(
   budget: number,
   estimator: TokenEstimator,
 ): TrimResult {
-  const cost = history.map((m) => estimator.scale(estimator.raw([toChatMessage(m)])));
+  // Images travel as parts (of the message or of the one after a step's results).
+  const cost = history.map((m) =>
+    estimator.scale(estimator.raw([toChatMessage(m)])) +
+    (m.attachments ?? []).filter((a) => a.kind === "image" && a.data).length * TOKENS_PER_IMAGE
+  );
   let total = cost.reduce((a, b) => a + b, 0);
   if (total <= budget) {
     return { messages: [...history], dropped: 0, tokens: total, overBudget: false };

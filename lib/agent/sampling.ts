@@ -18,6 +18,8 @@ import type { AgentLimits, LlmConfig, ServerConfig } from "../config/types.ts";
 import { CancelledError, PatchbayError, SamplingRejectedError } from "../errors.ts";
 import type { ChatMessage, ContentPart, GenerateResult } from "../llm/provider.ts";
 import { TokenEstimator } from "../llm/tokens.ts";
+import { visionInEffect } from "../providers.ts";
+import { DEFAULTS } from "../defaults.ts";
 import { type Log, silentLog } from "../log.ts";
 import { abridge } from "../text.ts";
 import { admitRequest } from "./limits.ts";
@@ -39,7 +41,7 @@ export interface SamplingHandlerOptions {
   ui: AgentUi;
   stats: UsageStats;
   limits: AgentLimits;
-  llm: Pick<LlmConfig, "maxTokens">;
+  llm: Pick<LlmConfig, "maxTokens" | "vision">;
   /** Each server's `sampling` setting; servers not listed are asked about. */
   servers: readonly Pick<ServerConfig, "name" | "sampling">[];
   log?: Log;
@@ -73,7 +75,12 @@ export function createSamplingHandler(options: SamplingHandlerOptions): Sampling
           "the server must sample without tools",
         );
       }
-      const messages = toChatMessages(params);
+      const vision = visionInEffect(
+        options.llm.vision ?? DEFAULTS.llm.vision,
+        options.provider.provider,
+        options.provider.model,
+      );
+      const messages = toChatMessages(params, vision);
       const maxTokens = Math.max(1, Math.min(params.maxTokens, options.llm.maxTokens));
       if (setting === "ask") {
         const request: SamplingApprovalRequest = {
@@ -162,8 +169,11 @@ export function createSamplingHandler(options: SamplingHandlerOptions): Sampling
   };
 }
 
-/** The server's conversation as chat messages (system prompt first). */
-export function toChatMessages(params: Params): ChatMessage[] {
+/**
+ * The server's conversation as chat messages (system prompt first). Images are image parts
+ * for a model with `vision`, else described like any other content it cannot take.
+ */
+export function toChatMessages(params: Params, vision = true): ChatMessage[] {
   const out: ChatMessage[] = [];
   if (params.systemPrompt) out.push({ role: "system", content: params.systemPrompt });
   for (const message of params.messages) {
@@ -173,7 +183,7 @@ export function toChatMessages(params: Params): ChatMessage[] {
       continue;
     }
     const parts: ContentPart[] = blocks.map((block) =>
-      block.type === "image"
+      block.type === "image" && vision
         ? { type: "image", mimeType: block.mimeType, data: block.data }
         : { type: "text", text: blockText(block) }
     );

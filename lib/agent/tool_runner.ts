@@ -25,7 +25,9 @@ import {
 } from "../errors.ts";
 import type { ToolCall } from "../llm/provider.ts";
 import type { Log } from "../log.ts";
-import type { StoredMessage } from "../memory/types.ts";
+import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
+import type { ResultImage } from "./content.ts";
+import { MAX_IMAGE_BYTES } from "./image_store.ts";
 import { abridge, didYouMean } from "../text.ts";
 import type { ApprovalPolicy } from "./approval.ts";
 import { convertToolResult } from "./content.ts";
@@ -70,6 +72,11 @@ export interface ToolRunOptions {
   now?: () => Date;
   /** Where failures are shown, which decides the commands remedies name. @default "repl" */
   surface?: Surface;
+  /**
+   * Keeps an image a tool returned for the person and returns its path (told to the UI
+   * as a notice). @default not kept
+   */
+  saveImage?: (mimeType: string, data: string) => Promise<string>;
 }
 
 interface Finished {
@@ -79,6 +86,8 @@ interface Finished {
   error?: PatchbayError;
   durationMs: number;
   omittedChars: number;
+  /** The images of the result, as attachments of the tool message. */
+  attachments?: StoredAttachment[];
 }
 
 interface Planned {
@@ -116,6 +125,7 @@ export async function runToolCalls(
     toolCallId: p.call.id,
     ...(p.tool ? { server: p.tool.server, tool: p.tool.originalName } : {}),
     ...(finished[i].status === "ok" ? {} : { isError: true }),
+    ...(finished[i].attachments?.length ? { attachments: finished[i].attachments } : {}),
     timestamp: now().toISOString(),
   }));
 }
@@ -322,18 +332,21 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
       controller.signal,
     );
     const converted = convertToolResult(result);
+    const attachments = await keepImages(converted.images, tool, options);
     if (!converted.isError) {
       return {
         status: "ok",
         text: converted.text,
         durationMs: elapsed(),
         omittedChars: converted.omittedChars,
+        attachments,
       };
     }
     return {
       ...errorResultFailure(tool, converted.text, surface),
       durationMs: elapsed(),
       omittedChars: converted.omittedChars,
+      attachments,
     };
   } catch (error) {
     if (error instanceof ToolTimeoutError) {
@@ -361,4 +374,38 @@ function cancelled(durationMs: number): Finished {
     durationMs,
     omittedChars: 0,
   };
+}
+
+/**
+ * A result's images as attachments: saved for the person (the path told as a notice), and
+ * kept with their data for a vision model when within {@linkcode MAX_IMAGE_BYTES}.
+ */
+async function keepImages(
+  images: readonly ResultImage[],
+  tool: CatalogueTool,
+  options: ToolRunOptions,
+): Promise<StoredAttachment[]> {
+  const attachments: StoredAttachment[] = [];
+  for (const image of images) {
+    let path: string | undefined;
+    if (options.saveImage) {
+      try {
+        path = await options.saveImage(image.mimeType, image.data);
+        const where = `${tool.server} › ${tool.originalName}`;
+        options.guard.tell(() => options.ui.notice("info", `Image from ${where} saved to ${path}`));
+      } catch (error) {
+        options.log.warn("could not save a tool's image", { error: String(error) });
+      }
+    }
+    attachments.push({
+      server: tool.server,
+      kind: "image",
+      mimeType: image.mimeType,
+      bytes: image.bytes,
+      ...(image.uri ? { uri: image.uri } : {}),
+      ...(image.bytes <= MAX_IMAGE_BYTES ? { data: image.data } : {}),
+      ...(path ? { path } : {}),
+    });
+  }
+  return attachments;
 }

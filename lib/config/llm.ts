@@ -71,6 +71,7 @@ export function readLlm(
     systemPrompt: llm.system_prompt,
     timeoutSeconds: llm.timeout,
     maxRetries: llm.max_retries,
+    vision: llm.vision,
   };
 }
 

@@ -97,6 +97,11 @@ export const LlmSchema = z.strictObject({
   max_retries: z.number().int().min(0).max(10).describe(
     `Retries of a failed model request (default ${DEFAULTS.llm.maxRetries})`,
   ).default(DEFAULTS.llm.maxRetries),
+  vision: z.union([z.boolean(), z.literal("auto")]).describe(
+    "Images (from tools, resources and @mentions) go to the model as image parts: true, " +
+      'false (described in words instead), or "auto" (decided from the provider and model ' +
+      `name; default ${DEFAULTS.llm.vision})`,
+  ).default(DEFAULTS.llm.vision),
 }).describe("Model settings");
 
 export const AuthSchema = z.strictObject({
@@ -277,6 +282,25 @@ export const AgentSchema = z.strictObject({
   max_steps: positiveInt(
     `Model requests per turn (default ${DEFAULTS.agent.maxSteps})`,
   ).default(DEFAULTS.agent.maxSteps),
+  tool_search: z.strictObject({
+    mode: z.enum(["auto", "always", "never"]).describe(
+      "auto: offer the model a search tool instead of every tool definition once the " +
+        "thresholds are exceeded; always; never " +
+        `(default ${DEFAULTS.agent.toolSearch.mode})`,
+    ).default(DEFAULTS.agent.toolSearch.mode),
+    max_tools: positiveInt(
+      `Tools sent in full up to this count (default ${DEFAULTS.agent.toolSearch.maxTools})`,
+    ).default(DEFAULTS.agent.toolSearch.maxTools),
+    max_tokens: positiveInt(
+      "Tool definitions sent in full up to this many estimated tokens " +
+        `(default ${DEFAULTS.agent.toolSearch.maxTokens})`,
+    ).default(DEFAULTS.agent.toolSearch.maxTokens),
+  }).describe("When the model finds tools by search instead of receiving them all")
+    .default({
+      mode: DEFAULTS.agent.toolSearch.mode,
+      max_tools: DEFAULTS.agent.toolSearch.maxTools,
+      max_tokens: DEFAULTS.agent.toolSearch.maxTokens,
+    }),
 }).describe("Runtime limits");
 
 export const MemorySchema = z.strictObject({

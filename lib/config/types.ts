@@ -34,6 +34,11 @@ export interface LlmConfig {
   systemPrompt?: string;
   timeoutSeconds: number;
   maxRetries: number;
+  /**
+   * Whether images go to the model as image parts (`auto`: by provider and model name).
+   * @default DEFAULTS.llm.vision (the loader always sets it)
+   */
+  vision?: boolean | "auto";
 }
 
 /** How patchbay obtains tokens: a person in a browser, or the client's own credentials. */
@@ -142,6 +147,17 @@ export interface AgentLimits {
   requestLimit?: number;
   /** `undefined`: unlimited. */
   totalTokensLimit?: number;
+  /** @default DEFAULTS.agent.toolSearch (the loader always sets it) */
+  toolSearch?: ToolSearchSettings;
+}
+
+/** When the model finds tools by search instead of receiving every definition. */
+export interface ToolSearchSettings {
+  mode: "auto" | "always" | "never";
+  /** `auto` searches above this many tools. */
+  maxTools: number;
+  /** `auto` searches above this many estimated tokens of tool definitions. */
+  maxTokens: number;
 }
 
 export interface MemorySettings {

@@ -78,6 +78,11 @@ export class Validator {
         maxSteps: agent.max_steps,
         requestLimit: agent.request_limit ?? DEFAULTS.agent.requestLimit,
         totalTokensLimit: agent.total_tokens_limit ?? DEFAULTS.agent.totalTokensLimit,
+        toolSearch: {
+          mode: agent.tool_search.mode,
+          maxTools: agent.tool_search.max_tools,
+          maxTokens: agent.tool_search.max_tokens,
+        },
       },
       memory: {
         backend: memory.backend,

@@ -34,6 +34,33 @@ export interface StoredMessage {
   timestamp: string;
   /** User: the folder the client ran in, which `patchbay sessions` lists by. */
   folder?: string;
+  /**
+   * User: the resources its `@server:uri` mentions attached. Tool: the images the result
+   * carried. Absent in conversations stored before attachments existed.
+   */
+  attachments?: StoredAttachment[];
+}
+
+/**
+ * Server content that travels with a message: a mentioned resource, or an image a tool
+ * returned. Untrusted, like tool output: it is wrapped as such when sent to the model.
+ */
+export interface StoredAttachment {
+  /** The server it came from. */
+  server: string;
+  /** The resource's URI (mentions, embedded resources); absent for a tool's image. */
+  uri?: string;
+  /** `text`: `text` holds it; `image`: `data` holds it (base64); `binary`: described only. */
+  kind: "text" | "image" | "binary";
+  mimeType?: string;
+  /** The text of a text resource, capped like tool output. */
+  text?: string;
+  /** An image's bytes, base64; absent when the image was larger than the cap. */
+  data?: string;
+  /** Decoded size in bytes (images and binary content). */
+  bytes?: number;
+  /** Where the image was saved for the person to open. */
+  path?: string;
 }
 
 /** Which kind of store holds the conversations. */

@@ -21,6 +21,10 @@
 import type { Surface } from "../agent/tool_failure.ts";
 import process from "node:process";
 import type { Agent, TurnResult } from "../agent/agent.ts";
+import { findMentions, readMentions } from "../agent/mentions.ts";
+import { saveImage } from "../agent/image_store.ts";
+import { formatBytes } from "../agent/content.ts";
+import type { StoredAttachment } from "../memory/types.ts";
 import type { AgentUi } from "../agent/ui.ts";
 import { createModelSession, type ModelSession } from "../agent/model_session.ts";
 import type { RememberedApprovals } from "../agent/approval.ts";
@@ -345,9 +349,13 @@ export class ClientSession {
     const started = performance.now();
     try {
       await this.#waitForServers(controller.signal);
+      const attachments = await this.editor.whileBusy(
+        () => this.mentionAttachments(text, controller.signal),
+        () => controller.abort(),
+      );
       if (this.ui instanceof TerminalUi) this.ui.thinking();
       const result = await this.editor.whileBusy(
-        () => agent.runTurn(text, { signal: controller.signal }),
+        () => agent.runTurn(text, { signal: controller.signal, attachments }),
         () => controller.abort(),
       );
       this.ui.textDone();
@@ -366,6 +374,30 @@ export class ClientSession {
     } finally {
       this.#turn = undefined;
     }
+  }
+
+  /**
+   * The resources `text` mentions (`@server:uri`, see lib/agent/mentions.ts), read now and
+   * each named to the person (an image with the path it was saved to). Throws
+   * `MentionReadError` for one that cannot be read: the message must then not be sent.
+   */
+  async mentionAttachments(text: string, signal?: AbortSignal): Promise<StoredAttachment[]> {
+    const servers = this.runtime.config.servers.map((server) => server.name);
+    const mentions = findMentions(text, servers);
+    if (mentions.length === 0) return [];
+    const attachments = await readMentions(
+      mentions,
+      (server, uri, options) => this.manager.readResource(server, uri, options),
+      { signal, saveImage: (mimeType, data) => saveImage(mimeType, data) },
+    );
+    for (const attachment of attachments) {
+      const what = attachment.kind === "text"
+        ? `${formatBytes(new TextEncoder().encode(attachment.text ?? "").length)} of text`
+        : `${attachment.mimeType ?? "binary"}, ${formatBytes(attachment.bytes ?? 0)}`;
+      const saved = attachment.path ? `; saved to ${attachment.path}` : "";
+      this.ui.notice("info", `Attached ${attachment.server}:${attachment.uri} (${what}${saved})`);
+    }
+    return attachments;
   }
 
   /**

@@ -6,7 +6,8 @@
  */
 
 import type { CallToolResult } from "@modelcontextprotocol/client";
-import { convertToolResult } from "../agent/content.ts";
+import { convertToolResult, formatBytes } from "../agent/content.ts";
+import type { StoredAttachment } from "../memory/types.ts";
 import { isPending, progressOf } from "../connections/progress.ts";
 import type { ServerStatus } from "../connections/types.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
@@ -37,6 +38,8 @@ import { describeChanges, reloadConfiguration } from "./reload.ts";
 import { mcpCommand } from "./mcp_command.ts";
 import type { ClientSession } from "./client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
+import { imageCommand } from "./image_command.ts";
+import { contextStatus } from "./context_status.ts";
 import { formatDuration } from "./terminal_ui.ts";
 import { showName } from "../names.ts";
 
@@ -178,6 +181,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
             "Limits",
             `${limits}, max_steps ${config.agent.maxSteps}, tool_call_timeout ${config.agent.toolCallTimeoutSeconds} s`,
           ],
+          ["Context", contextStatus(s)],
           ["Debug", logger.debugMode ? "on" : "off"],
           ["Log file", logger.path ?? "none (not writable)"],
           ["Config", s.runtime.configPath],
@@ -395,6 +399,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
               : `${who} `;
             out(s, `${label} ${abridge(clean(m.content).replace(/\s+/g, " "), 160)}`);
           }
+          for (const a of m.attachments ?? []) out(s, s.style.dim(`      ${attachmentLine(a)}`));
         }
         out(s, s.style.dim(`conversation ${s.memory.session.id}`));
         return Promise.resolve();
@@ -409,6 +414,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
   ];
   for (const command of commands) registry.add(command);
   registry.add(mcpCommand);
+  registry.add(imageCommand);
   return registry;
 }
 
@@ -451,6 +457,15 @@ function resolveCallTool(s: ClientSession, spec: string) {
   const status = server ? s.manager.status(server) : undefined;
   if (status?.error && !tools.some((t) => t.server === server)) throw status.error;
   return resolveTool(spec, tools, s.manager.withheld());
+}
+
+/** One attachment in `/history`: where it came from, what it is, where an image was saved. */
+function attachmentLine(a: StoredAttachment): string {
+  const what = a.kind === "text"
+    ? `text, ${clean(a.text ?? "").length.toLocaleString("en-US")} characters`
+    : `${clean(a.mimeType ?? a.kind)}, ${formatBytes(a.bytes ?? 0)}`;
+  const source = a.uri ? `${clean(a.server)}:${clean(a.uri)}` : clean(a.server);
+  return `attached ${source} (${what})${a.path ? ` saved to ${clean(a.path)}` : ""}`;
 }
 
 function unknownServer(s: ClientSession, name: string): PatchbayError {

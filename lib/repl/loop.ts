@@ -9,6 +9,13 @@ import { VERSION } from "../version.ts";
 import { slashCommands } from "./commands.ts";
 import type { ClientSession } from "./client_session.ts";
 import { parseSlash } from "./slash.ts";
+import { completeMention } from "./mention_completion.ts";
+import {
+  completeServerPrompt,
+  configuredServers,
+  parseServerPrompt,
+  runServerPrompt,
+} from "./server_prompts.ts";
 
 /** How the session ended. */
 export type LoopEnd = "exit" | "eof" | "interrupt";
@@ -62,6 +69,16 @@ export async function runLoop(session: ClientSession): Promise<LoopEnd> {
     interruptedOnce = false;
     const text = input.text;
     if (text.trim() === "") continue;
+    const serverPrompt = parseServerPrompt(text, configuredServers(session));
+    if (serverPrompt) {
+      try {
+        await runServerPrompt(session, serverPrompt);
+      } catch (error) {
+        output.stopSpinner();
+        output.err(`${session.presentError(error)}\n`);
+      }
+      continue;
+    }
     const slash = parseSlash(text);
     if (!slash) {
       await session.runTurn(text);
@@ -85,8 +102,19 @@ export async function runLoop(session: ClientSession): Promise<LoopEnd> {
   }
 }
 
-/** Tab completion for the session: slash commands and their arguments. */
+/**
+ * Tab completion for the session: slash commands and their arguments, servers' prompts
+ * (`/server:prompt`) and their arguments, and `@server:uri` mentions anywhere in a line.
+ */
 export function completerFor(session: ClientSession) {
   const registry = slashCommands();
-  return (line: string) => registry.complete(session, line);
+  return async (line: string) => {
+    const mention = await completeMention(session, line);
+    if (mention) return mention;
+    const slash = await registry.complete(session, line);
+    const prompts = await completeServerPrompt(session, line);
+    if (!prompts) return slash;
+    if (line.search(/\s/) >= 0) return prompts;
+    return { candidates: [...slash.candidates, ...prompts.candidates], replace: line };
+  };
 }

@@ -1,0 +1,91 @@
+/**
+ * `/image [n]`: the n-th most recent image of the conversation (1, the latest, by default),
+ * drawn in the terminal when it speaks an image protocol (see `inline_image.ts`), and its
+ * saved path in every case.
+ *
+ * @module
+ */
+
+import { formatBytes } from "../agent/content.ts";
+import { PatchbayError } from "../errors.ts";
+import type { StoredAttachment } from "../memory/types.ts";
+import { stripTerminalEscapes } from "../terminal.ts";
+import type { ClientSession } from "./client_session.ts";
+import { imageProtocol, inlineImage } from "./inline_image.ts";
+import type { SlashCommand } from "./slash.ts";
+
+/** The `/image` command. */
+export const imageCommand: SlashCommand<ClientSession> = {
+  name: "image",
+  usage: "[n]",
+  summary: "show the latest image (or the n-th latest) inline, where the terminal can",
+  async run(s, args) {
+    const images = (s.agent?.history ?? s.memory.session.messages)
+      .flatMap((m) => m.attachments ?? [])
+      .filter((a) => a.kind === "image")
+      .reverse();
+    const n = args.trim() === "" ? 1 : Number(args.trim());
+    if (!Number.isInteger(n) || n < 1) {
+      throw new PatchbayError("usage", "Usage: /image [n]", {
+        reason: `"${args.trim()}" is not a positive whole number`,
+        remedy: "/image shows the latest image, /image 2 the one before",
+      });
+    }
+    const image = images[n - 1];
+    if (!image) {
+      throw new PatchbayError("usage", `No image ${n} in this conversation`, {
+        reason: images.length === 0
+          ? "no tool result or mention has brought an image yet"
+          : `the conversation has ${images.length} image${images.length === 1 ? "" : "s"}`,
+        remedy: images.length === 0 ? "ask for one (a tool that returns images)" : "/image 1",
+      });
+    }
+    s.output.out(`${describe(image)}\n`);
+    const protocol = Deno.stdout.isTerminal() ? imageProtocol(readVariable) : undefined;
+    const data = image.data ?? await readSaved(image);
+    const drawn = protocol && data ? inlineImage(protocol, image.mimeType ?? "", data) : undefined;
+    if (drawn) {
+      s.output.out(drawn);
+    } else {
+      s.output.out(
+        `${
+          s.style.dim(
+            protocol
+              ? `(this terminal's ${protocol} protocol cannot draw ${image.mimeType}; open the file)`
+              : "(this terminal speaks no image protocol patchbay knows: kitty or iTerm2; open " +
+                "the file)",
+          )
+        }\n`,
+      );
+    }
+  },
+};
+
+function describe(image: StoredAttachment): string {
+  const source = image.uri ? `${image.server}:${image.uri}` : image.server;
+  const where = image.path ? ` saved to ${image.path}` : " (not saved)";
+  return stripTerminalEscapes(
+    `${source}: ${image.mimeType ?? "image"}, ${formatBytes(image.bytes ?? 0)}${where}`,
+  );
+}
+
+async function readSaved(image: StoredAttachment): Promise<string | undefined> {
+  if (!image.path) return undefined;
+  try {
+    const bytes = await Deno.readFile(image.path);
+    let binary = "";
+    for (const byte of bytes) binary += String.fromCharCode(byte);
+    return btoa(binary);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A variable's value; `undefined` when it is unset or Deno was not allowed to read it. */
+function readVariable(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
