@@ -50,6 +50,7 @@ import { buildCatalogue } from "./catalogue.ts";
 import { ServerConnection } from "./connection.ts";
 import { type BackoffPolicy, NETWORK_RECONNECT_BACKOFF, RECONNECT_BACKOFF } from "./reconnect.ts";
 import { EventHub } from "./events.ts";
+import { traceConnectionEvent } from "../trace/active.ts";
 import type {
   CatalogueTool,
   ConnectionEvent,
@@ -165,6 +166,7 @@ export class ConnectionManager implements ToolHost {
     this.#handlers = { ...options.handlers };
     this.#oauth = options.oauth;
     for (const config of options.servers) this.#connections.set(config.name, this.#create(config));
+    this.#hub.on(traceConnectionEvent);
   }
 
   #create(config: ServerConfig): ServerConnection {
