@@ -36,6 +36,7 @@ import { describeChanges, reloadConfiguration } from "./reload.ts";
 import type { ClientSession } from "./client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
 import { formatDuration } from "./terminal_ui.ts";
+import { traceCommand } from "./trace_command.ts";
 
 type Command = SlashCommand<ClientSession>;
 
@@ -403,6 +404,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
     },
   ];
   for (const command of commands) registry.add(command);
+  registry.add(traceCommand);
   return registry;
 }
 

@@ -67,7 +67,9 @@ export function isError(line: TraceLine): boolean {
     case "http":
       return line.failure !== undefined || (line.status ?? 0) >= 400;
     case "event":
-      return line.state === "failed" || (line.event === "exit" && line.code !== 0);
+      // A process patchbay ended itself exits by its signal: only an exit of its own counts.
+      return line.state === "failed" ||
+        (line.event === "exit" && line.code !== 0 && (line.signal ?? null) === null);
     default:
       return false;
   }
@@ -91,7 +93,8 @@ function size(bytes: number | undefined): string {
 
 /** One line of the timeline. */
 export function formatLine(line: TraceLine): string {
-  const server = clean(line.server ?? "model", 24).padEnd(14);
+  const server = clean(line.server ?? (line.kind === "model" ? "model" : "patchbay"), 24)
+    .padEnd(14);
   const head = `${time(line.t)}  ${server}`;
   switch (line.kind) {
     case "message": {
