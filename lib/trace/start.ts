@@ -7,6 +7,7 @@
  * @module
  */
 
+import { dirname } from "node:path";
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { denoPermissionFlag } from "../permissions/denial.ts";
@@ -42,6 +43,11 @@ export function traceOpenNotice(file: string, from: string, error: unknown): str
       `permission there; the session goes on without a trace. Start patchbay through its ` +
       `launcher (\`deno task start\` or the installed command), which grants the file it ` +
       `is given, or add ${flag} to the deno command.`;
+  }
+  if (error instanceof Deno.errors.NotFound) {
+    return `Cannot write the trace file ${file} (${from}): its folder ${dirname(file)} does ` +
+      "not exist; the session goes on without a trace. Create the folder, or name a file " +
+      "in one that exists.";
   }
   return `Cannot write the trace file ${file} (${from}: ${(error as Error).message}); the ` +
     "session goes on without a trace. Name a writable file.";
