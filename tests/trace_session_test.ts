@@ -95,3 +95,34 @@ Deno.test("a trace file patchbay may not write is named, with the remedy, and th
   assert.match(run.stderr, /its folder .*deeper does not exist; the session goes on without/);
   assert.match(run.stdout, /echo/);
 });
+
+Deno.test("--trace-model adds one line per model request: model, tokens, latency, no bodies", async () => {
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
+  await using llm = await startScriptedLlm({
+    replies: [{ text: "Four, secretly." }, { text: "ok" }],
+  });
+  await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: {},
+  });
+  const file = join(box.cwd, "model.jsonl");
+  const run = await runPatchbay(box, ["--trace", file, "--trace-model", "run", "what is 2+2?"]);
+  assert.equal(run.code, 0, run.stderr);
+  const models = parseTrace(await Deno.readTextFile(file)).lines.filter((l) => l.kind === "model");
+  assert.equal(models.length, 1);
+  const [line] = models;
+  assert.equal(line.method, "chat/completions");
+  assert.equal(line.model, "scripted-model");
+  assert.equal(typeof line.ms, "number");
+  assert.equal(typeof line.prompt_tokens, "number");
+  assert.equal(typeof line.total_tokens, "number");
+  assert.equal(line.request, undefined, "no bodies unless Trace.model_bodies asks");
+  assert.doesNotMatch(await Deno.readTextFile(file), /what is 2\+2|secretly/);
+  const shown = await runPatchbay(box, ["trace", "show", file]);
+  assert.match(shown.stdout, /model\s+⇢\s+method=chat\/completions .*model=scripted-model/);
+
+  // Without the flag, no model line.
+  const plain = join(box.cwd, "plain.jsonl");
+  assert.equal((await runPatchbay(box, ["--trace", plain, "run", "again"])).code, 0);
+  assert.ok(!parseTrace(await Deno.readTextFile(plain)).lines.some((l) => l.kind === "model"));
+});

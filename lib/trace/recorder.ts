@@ -39,6 +39,8 @@ export interface TraceRecorderOptions {
   recentLines?: number;
   /** Record model requests too (`--trace-model`). @default false */
   model?: boolean;
+  /** With `model`: their request and answer bodies too. @default false */
+  modelBodies?: boolean;
 }
 
 /** Requests waiting for their response, per recorder; the oldest go past this bound. */
@@ -68,6 +70,7 @@ function escapeUnsafe(text: string): string {
 export class TraceRecorder {
   readonly path: string;
   readonly model: boolean;
+  readonly modelBodies: boolean;
   readonly #redactor: Redactor;
   readonly #rotateBytes: number;
   readonly #files: number;
@@ -91,6 +94,7 @@ export class TraceRecorder {
     this.#maxChars = options.maxMessageChars ?? DEFAULTS.trace.maxMessageChars;
     this.#recentMax = options.recentLines ?? DEFAULTS.trace.recentLines;
     this.model = options.model ?? false;
+    this.modelBodies = options.modelBodies ?? false;
   }
 
   /**

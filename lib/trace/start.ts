@@ -26,7 +26,11 @@ export { chooseTrace, TRACE_VARIABLE, type TraceChoice, type TraceFlags } from "
 export function startTrace(choice: TraceChoice, redactor: Redactor): string {
   let recorder: TraceRecorder;
   try {
-    recorder = TraceRecorder.open(choice.file, { redactor, model: choice.model });
+    recorder = TraceRecorder.open(choice.file, {
+      redactor,
+      model: choice.model,
+      modelBodies: choice.modelBodies,
+    });
   } catch (error) {
     return traceOpenNotice(choice.file, choice.from, error);
   }
