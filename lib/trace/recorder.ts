@@ -43,6 +43,17 @@ export interface TraceRecorderOptions {
   modelBodies?: boolean;
 }
 
+/** A line recorded and not written yet: a message's metadata and JSON text, or a line. */
+type Pending =
+  | { at: number; head: Omit<MessageLine, "message">; text: string }
+  | { at: number; line: UnstampedLine };
+
+/**
+ * How long a recorded line may wait to be written: lines are masked and written in batches,
+ * so that a busy session pays one write per batch rather than one per message.
+ */
+export const FLUSH_MS = 20;
+
 /** Requests waiting for their response, per recorder; the oldest go past this bound. */
 const MAX_PENDING = 10_000;
 
@@ -76,9 +87,13 @@ export class TraceRecorder {
   readonly #files: number;
   readonly #maxChars: number;
   readonly #recentMax: number;
-  readonly #recent: TraceLine[] = [];
+  /** The last lines, as written (masked), for `/trace show`. */
+  readonly #recent: string[] = [];
   readonly #pending = new Map<string, { at: number; method: string }>();
   #file: Deno.FsFile | undefined;
+  /** Lines recorded and not written yet ({@linkcode flush}). */
+  #queue: Pending[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
   #size: number;
   #lines = 0;
   /** Why writing stopped, once it has (a full disk, a file taken away). */
@@ -117,12 +132,14 @@ export class TraceRecorder {
 
   /** Lines written since the file was opened. */
   get lines(): number {
+    this.flush();
     return this.#lines;
   }
 
   /** The last lines recorded (masked), oldest first. */
-  recent(): readonly TraceLine[] {
-    return this.#recent;
+  recent(): TraceLine[] {
+    this.flush();
+    return this.#recent.map((text) => JSON.parse(text) as TraceLine);
   }
 
   /** A JSON-RPC message `dir` on `server`'s `transport`, as written on the wire. */
@@ -138,9 +155,9 @@ export class TraceRecorder {
       : m.error !== undefined
       ? "error"
       : "result";
-    const text = JSON.stringify(message) ?? "";
-    const line: MessageLine = {
-      t: new Date().toISOString(),
+    const text = JSON.stringify(message) ?? "null";
+    const head: Omit<MessageLine, "message"> = {
+      t: "",
       kind: "message",
       server,
       transport,
@@ -148,45 +165,103 @@ export class TraceRecorder {
       ...(hasId ? { id: m.id } : {}),
       type,
       bytes: utf8Length(text),
-      message,
     };
     if (type === "request") {
-      line.method = m.method as string;
+      head.method = m.method as string;
       this.#remember(`${server}\u0000${dir}\u0000${String(m.id)}`, m.method as string);
     } else if (type === "notification") {
-      line.method = m.method as string;
+      head.method = m.method as string;
     } else if (hasId) {
       const key = `${server}\u0000${dir === "in" ? "out" : "in"}\u0000${String(m.id)}`;
       const request = this.#pending.get(key);
       if (request) {
         this.#pending.delete(key);
-        line.method = request.method;
-        line.ms = Math.round((performance.now() - request.at) * 100) / 100;
+        head.method = request.method;
+        head.ms = Math.round((performance.now() - request.at) * 100) / 100;
       }
-      if (type === "error") line.error = { code: m.error?.code, message: m.error?.message };
+      if (type === "error") head.error = { code: m.error?.code, message: m.error?.message };
     }
-    this.record(line);
+    this.#enqueue({ at: Date.now(), head, text });
   }
 
   /** Any line; `t` is filled in when absent. */
   record(line: UnstampedLine): void {
-    const masked = this.mask({ t: new Date().toISOString(), ...line } as TraceLine);
-    if (masked.kind === "message") this.#bound(masked);
-    this.#recent.push(masked);
-    if (this.#recent.length > this.#recentMax) this.#recent.shift();
-    this.#write(escapeUnsafe(JSON.stringify(masked)) + "\n");
+    this.#enqueue({ at: Date.now(), line });
   }
 
   /**
-   * The one masking point of the trace: every string of the line, keys included, through
-   * the session's redactor (registered secrets, `${VAR}` values, tokens, secret shapes).
+   * Writes what was recorded and not written yet. Lines are masked and written in batches,
+   * at most {@linkcode FLUSH_MS} after the first of them, mostly while patchbay waits for a
+   * server: a message costs the call that sees it little more than its serialization.
+   * Closing flushes, and so does reading the recent lines.
    */
-  mask<T>(line: T): T {
-    return this.#redactor.redactValue(maskKeys(line, this.#redactor));
+  flush(): void {
+    if (this.#queue.length === 0) return;
+    const queue = this.#queue;
+    this.#queue = [];
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const batch: string[] = [];
+    for (const item of queue) {
+      const text = this.#lineOf(item);
+      this.#recent.push(text);
+      batch.push(escapeUnsafe(text) + "\n");
+    }
+    if (this.#recent.length > this.#recentMax) {
+      this.#recent.splice(0, this.#recent.length - this.#recentMax);
+    }
+    this.#write(batch);
   }
 
-  /** Stops writing; the file is closed. */
+  #enqueue(item: Pending): void {
+    this.#queue.push(item);
+    this.#timer ??= setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  /** The masked JSON text of a queued line. */
+  #lineOf(item: Pending): string {
+    const t = new Date(item.at).toISOString();
+    if (!("head" in item)) {
+      const stamped = { t, ...item.line };
+      return this.#maskJson(JSON.stringify(stamped), () => stamped);
+    }
+    const head = { ...item.head, t };
+    // Masked first, then cut: a cut must not leave half a secret unrecognisable.
+    let body = this.#maskJson(item.text, () => JSON.parse(item.text));
+    if (body.length > this.#maxChars) {
+      head.cut = { kept: this.#maxChars, chars: body.length };
+      body = JSON.stringify(body.slice(0, this.#maxChars));
+    }
+    const metadata = this.#maskJson(JSON.stringify(head), () => head);
+    return `${metadata.slice(0, -1)},"message":${body}}`;
+  }
+
+  /**
+   * The one masking point of the trace: the JSON text of a line (or of a message) through
+   * the session's redactor, the masking of the log and every other surface (registered
+   * secrets, `${VAR}` values, tokens, secret shapes), keys and values alike. The text is
+   * masked whole, one call per line; where that cannot be exact (a string holding a quote,
+   * a backslash or a control character is escaped in JSON, so a secret holding one would
+   * not be found in the text), or where a replacement spanning two strings broke the JSON,
+   * every string of `value` is masked on its own instead.
+   */
+  #maskJson(text: string, value: () => unknown): string {
+    if (!text.includes("\\")) {
+      const masked = this.#redactor.redact(text);
+      if (masked === text) return text;
+      try {
+        JSON.parse(masked);
+        return masked;
+      } catch {
+        // A pattern took in a quote: fall through to string by string.
+      }
+    }
+    return JSON.stringify(this.#redactor.redactValue(maskKeys(value(), this.#redactor)));
+  }
+
+  /** Writes what is left, and stops writing; the file is closed. */
   close(): void {
+    this.flush();
     try {
       this.#file?.close();
     } catch {
@@ -203,28 +278,38 @@ export class TraceRecorder {
     this.#pending.set(key, { at: performance.now(), method });
   }
 
-  /** A message longer than the bound keeps the start of its JSON, and says so. */
-  #bound(line: MessageLine): void {
-    const text = JSON.stringify(line.message) ?? "";
-    if (text.length <= this.#maxChars) return;
-    line.message = text.slice(0, this.#maxChars);
-    line.cut = { kept: this.#maxChars, chars: text.length };
-  }
-
-  #write(text: string): void {
-    const file = this.#file;
-    if (!file) return;
+  /** Appends `lines`, in as few writes as the size bound allows. */
+  #write(lines: readonly string[]): void {
+    if (!this.#file) return;
     try {
-      const bytes = encoder.encode(text);
-      if (this.#size > 0 && this.#size + bytes.length > this.#rotateBytes) this.#rotate();
-      this.#file!.writeSync(bytes);
-      this.#size += bytes.length;
-      this.#lines++;
+      let chunk = "";
+      let chunkBytes = 0;
+      for (const line of lines) {
+        const bytes = utf8Length(line);
+        if (this.#size + chunkBytes > 0 && this.#size + chunkBytes + bytes > this.#rotateBytes) {
+          this.#append(chunk);
+          this.#rotate();
+          chunk = "";
+          chunkBytes = 0;
+        }
+        chunk += line;
+        chunkBytes += bytes;
+      }
+      this.#append(chunk);
+      this.#lines += lines.length;
     } catch (error) {
       // A full disk must not take the session down: the trace stops, and says why.
       this.writeError = error as Error;
       this.close();
     }
+  }
+
+  #append(text: string): void {
+    if (text === "") return;
+    const bytes = encoder.encode(text);
+    let written = 0;
+    while (written < bytes.length) written += this.#file!.writeSync(bytes.subarray(written));
+    this.#size += bytes.length;
   }
 
   /** `path` → `path.1` → … ; the oldest dropped; a new file opened. */

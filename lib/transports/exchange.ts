@@ -37,8 +37,9 @@ export function observeExchanges(base: FetchLike, observer: MessageObserver): Fe
   return async (input, init = {}) => {
     if (!observer.exchanges) return base(input, init);
     const started = performance.now();
-    const request = pick(new Headers(init.headers), REQUEST_HEADERS);
-    const authorization = new Headers(init.headers).get("authorization");
+    const headers = new Headers(init.headers);
+    const request = pick(headers, REQUEST_HEADERS);
+    const authorization = headers.get("authorization");
     if (authorization) request.authorization = authorization.split(/\s+/, 1)[0];
     const common = {
       method: init.method ?? "GET",
