@@ -45,7 +45,7 @@ export interface TraceRecorderOptions {
 
 /** A line recorded and not written yet: a message's metadata and JSON text, or a line. */
 type Pending =
-  | { at: number; head: Omit<MessageLine, "message">; text: string }
+  | { at: number; head: Omit<MessageLine, "message">; message: unknown }
   | { at: number; line: UnstampedLine };
 
 /**
@@ -155,7 +155,6 @@ export class TraceRecorder {
       : m.error !== undefined
       ? "error"
       : "result";
-    const text = JSON.stringify(message) ?? "null";
     const head: Omit<MessageLine, "message"> = {
       t: "",
       kind: "message",
@@ -164,7 +163,7 @@ export class TraceRecorder {
       dir,
       ...(hasId ? { id: m.id } : {}),
       type,
-      bytes: utf8Length(text),
+      bytes: 0,
     };
     if (type === "request") {
       head.method = m.method as string;
@@ -181,7 +180,9 @@ export class TraceRecorder {
       }
       if (type === "error") head.error = { code: m.error?.code, message: m.error?.message };
     }
-    this.#enqueue({ at: Date.now(), head, text });
+    // Serialized when the batch is written: transports and the SDK never change a message
+    // once it is sent or delivered, and the call that sees it does not pay for it.
+    this.#enqueue({ at: Date.now(), head, message });
   }
 
   /** Any line; `t` is filled in when absent. */
@@ -225,9 +226,10 @@ export class TraceRecorder {
       const stamped = { t, ...item.line };
       return this.#maskJson(JSON.stringify(stamped), () => stamped);
     }
-    const head = { ...item.head, t };
+    const text = JSON.stringify(item.message) ?? "null";
+    const head = { ...item.head, t, bytes: utf8Length(text) };
     // Masked first, then cut: a cut must not leave half a secret unrecognisable.
-    let body = this.#maskJson(item.text, () => JSON.parse(item.text));
+    let body = this.#maskJson(text, () => JSON.parse(text));
     if (body.length > this.#maxChars) {
       head.cut = { kept: this.#maxChars, chars: body.length };
       body = JSON.stringify(body.slice(0, this.#maxChars));
