@@ -88,6 +88,12 @@ function show(s: ClientSession, args: string[]): void {
   }
   say(s, lines.join("\n"));
   say(s, s.style.dim(`trace file ${recorder.path}${activeTrace() ? "" : " (recording is off)"}`));
+  if (recorder.writeError) {
+    s.output.err(
+      `Writing the trace stopped: ${recorder.writeError.message}; the lines above are the ` +
+        "last ones kept in memory. Free some space, or /trace off then /trace with another file.\n",
+    );
+  }
 }
 
 /** The `/trace` slash command. */
