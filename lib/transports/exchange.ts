@@ -34,8 +34,10 @@ const MAX_HEADER_CHARS = 512;
 
 /** `base`, telling `observer` of each exchange while it wants them. */
 export function observeExchanges(base: FetchLike, observer: MessageObserver): FetchLike {
-  return async (input, init = {}) => {
-    if (!observer.exchanges) return base(input, init);
+  // Without a trace, a request costs one check: no clock read, no promise of its own.
+  return (input, init = {}) => observer.exchanges ? observed(input, init) : base(input, init);
+
+  async function observed(input: string | URL, init: RequestInit): Promise<Response> {
     const started = performance.now();
     const headers = new Headers(init.headers);
     const request = pick(headers, REQUEST_HEADERS);
@@ -67,7 +69,7 @@ export function observeExchanges(base: FetchLike, observer: MessageObserver): Fe
       ...(Number.isFinite(length) ? { response_bytes: length } : {}),
     });
     return response;
-  };
+  }
 }
 
 function pick(headers: Headers, names: readonly string[]): Record<string, string> {
