@@ -2,7 +2,8 @@
  * The wire trace's writer on its own (docs/trace.md): long messages kept up to the bound
  * with the cut marked (masked first, so a cut cannot leave half a secret), the size bound
  * with rotation and mode 0600, masking of keys as well as values, requests of either side
- * paired with their responses, and the timeline and statistics read back from the file.
+ * paired with their responses, the timeline and statistics read back from the file, and a
+ * server's death and reconnection as lines of the same file.
  *
  * @module
  */
@@ -10,9 +11,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Redactor } from "../lib/redact.ts";
-import type { MessageLine } from "../lib/trace/record.ts";
+import type { EventLine, MessageLine } from "../lib/trace/record.ts";
+import { setActiveTrace } from "../lib/trace/active.ts";
 import { TraceRecorder } from "../lib/trace/recorder.ts";
 import { parseTrace, stats, timeline } from "../lib/trace/timeline.ts";
+import { eventually, fixtureEntry, startManager } from "./support/servers.ts";
 
 async function tempDir(): Promise<string & AsyncDisposable> {
   const dir = await Deno.makeTempDir({ prefix: "patchbay-trace-" });
@@ -116,4 +119,36 @@ Deno.test("keys and values are masked; requests of either side are paired with t
   );
   // The recent lines for /trace show are the masked ones.
   assert.ok(!JSON.stringify(recorder.recent()).includes("key-secret-123456"));
+});
+
+Deno.test("a server that dies mid-session: its exit, the loss and the reconnect are lines of the trace", async () => {
+  await using dir = await tempDir();
+  const path = join(String(dir), "t.jsonl");
+  setActiveTrace(TraceRecorder.open(path, { redactor: new Redactor() }));
+  try {
+    await using session = await startManager({
+      servers: [fixtureEntry("dying", ["--die-after-ms=300"])],
+      backoff: { initialDelayMs: 50, maxAttempts: 3 },
+    });
+    await eventually(
+      () => session.statesOf("dying").filter((s) => s === "connected").length >= 2,
+      "the server connected again after dying",
+    );
+  } finally {
+    setActiveTrace(undefined);
+  }
+  const lines = parseTrace(Deno.readTextFileSync(path)).lines;
+  const events = lines.filter((l): l is EventLine => l.kind === "event" && l.server === "dying");
+  const states = events.filter((l) => l.event === "state").map((l) => l.state);
+  assert.deepEqual(states.slice(0, 4), ["connecting", "connected", "reconnecting", "connected"]);
+  const spawns = events.filter((l) => l.event === "spawn");
+  assert.ok(spawns.length >= 2 && spawns[0].pid !== spawns[1].pid, "each attempt's process");
+  const died = events.find((l) => l.event === "exit" && l.pid === spawns[0].pid);
+  assert.ok(died, "the first process's exit");
+  assert.equal(died.code, 9);
+  assert.ok(timeline(lines, { errors: true }).some((row) => /exit .*code=9/.test(row)));
+  // What the connection said on its way down is there too, in order.
+  assert.ok(
+    lines.indexOf(died) < lines.findIndex((l) => l.kind === "event" && l.state === "reconnecting"),
+  );
 });
