@@ -1,8 +1,6 @@
 /**
- * Which wire trace a session records, and starting it: `--trace FILE` wins, then the
- * `PATCHBAY_TRACE` variable (process environment or .env), then the configuration's
- * `Trace.file` (relative to the configuration file's folder). Model requests are included
- * with `--trace-model` or `Trace.model`. See docs/trace.md.
+ * Starting and stopping the session's wire trace (docs/trace.md), and what a person is told
+ * about it; which file is chosen is `choice.ts`.
  *
  * @module
  */
