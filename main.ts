@@ -22,6 +22,7 @@ import type { SessionsOptions } from "./commands/sessions.ts";
 import type { McpAddOptions, McpEditOptions } from "./commands/mcp.ts";
 import type { McpImportOptions } from "./commands/mcp_import.ts";
 import type { McpListOptions } from "./commands/mcp_list.ts";
+import type { TraceShowOptions, TraceStatsOptions } from "./commands/trace.ts";
 import { plainChatFlags, plainCommand, type QuickCommand } from "./commands/_chat_flags.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
 import { sessionLogger } from "./lib/session_log.ts";
@@ -83,6 +84,11 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
       "-r, --resume [id]",
       "continue the most recent conversation, or the one with this id (a prefix is enough)",
     )
+    .option(
+      "--trace <file>",
+      "record every JSON-RPC message to and from every server in this file (docs/trace.md)",
+    )
+    .option("--trace-model", "include model requests in the trace (method, model, tokens)")
     .allowExcessArguments(true)
     .showHelpAfterError(style.dim("(run patchbay --help for usage)"))
     .configureOutput({
@@ -378,6 +384,27 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
       return approvalsRevoke(what, all);
     }));
 
+  const trace = program.command("trace").description("read a wire trace (docs/trace.md)");
+  trace.command("show")
+    .description("the trace as a readable timeline: time, server, direction, method, latency")
+    .argument("<file>", "the trace file (--trace, PATCHBAY_TRACE or Trace.file)")
+    .option("--server <name>", "only this server")
+    .option("--method <method>", "only this method (tools/call, initialize, …)")
+    .option("--errors", "only error responses, failed exchanges and failures")
+    .option("-n, --last <n>", "only the last n lines shown", (value: string) => Number(value))
+    .action(act(setExit, async (all: TraceShowOptions, file: string) => {
+      const { traceShow } = await import("./commands/trace.ts");
+      return traceShow(file, all);
+    }));
+  trace.command("stats")
+    .description("per server and method: count, p50/p95 latency, errors, bytes")
+    .argument("<file>", "the trace file")
+    .option("--json", "print JSON")
+    .action(act(setExit, async (all: TraceStatsOptions, file: string) => {
+      const { traceStats } = await import("./commands/trace.ts");
+      return traceStats(file, all);
+    }));
+
   return program;
 }
 
@@ -434,6 +461,7 @@ const COMMAND_MODULES: Readonly<Record<string, () => Promise<unknown>>> = {
   mcp: () => import("./commands/mcp.ts"),
   approvals: () => import("./commands/approvals.ts"),
   completions: () => import("./commands/completions.ts"),
+  trace: () => import("./commands/trace.ts"),
 };
 
 /**

@@ -18,23 +18,29 @@ export interface ChatFlags {
   yes?: true;
   acceptFormDefaults?: true;
   resume?: true | string;
+  trace?: string;
+  traceModel?: true;
 }
 
 /** Flags that take a value, by spelling. */
-const VALUED: Readonly<Record<string, "config" | "envFile" | "logFile">> = {
+const VALUED: Readonly<Record<string, "config" | "envFile" | "logFile" | "trace">> = {
   "-c": "config",
   "--config": "config",
   "--env-file": "envFile",
   "--log-file": "logFile",
+  "--trace": "trace",
 };
 
 /** Flags without a value, by spelling. */
-const SWITCHES: Readonly<Record<string, "debug" | "yes" | "acceptFormDefaults">> = {
+const SWITCHES: Readonly<
+  Record<string, "debug" | "yes" | "acceptFormDefaults" | "traceModel">
+> = {
   "-d": "debug",
   "--debug": "debug",
   "-y": "yes",
   "--yes": "yes",
   "--accept-form-defaults": "acceptFormDefaults",
+  "--trace-model": "traceModel",
 };
 
 /** Starts like a flag (commander's test): a lone `-` is a value. */

@@ -15,6 +15,7 @@ import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { childEnvironment } from "../lib/transports/process.ts";
 import { endUnclaimed, prespawn } from "../lib/transports/spawn.ts";
 import { stderrStyle } from "../lib/style.ts";
+import { startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import { renderServerStatus } from "./_status.ts";
 
 /** Options every scriptable command takes. */
@@ -100,6 +101,8 @@ export async function withServers<T>(
   let forms: { handlers: ServerRequestHandlers; close(): void } | undefined;
   try {
     for (const notice of runtime.notices) console.error(notice);
+    const traceNotice = startSessionTrace(options, runtime);
+    if (traceNotice && !options.json) console.error(traceNotice);
     if (select) {
       const chosen = new Set(select(runtime.config.servers.map((s) => s.name)));
       runtime.config.servers = runtime.config.servers.filter((s) => chosen.has(s.name));
@@ -155,6 +158,7 @@ export async function withServers<T>(
     }
   } finally {
     forms?.close();
+    stopTrace();
     Deno.removeSignalListener("SIGINT", onInterrupt);
     await endUnclaimed();
   }

@@ -11,6 +11,7 @@ import { banner, completerFor, runLoop } from "../lib/repl/loop.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
 import { ClientSession } from "../lib/repl/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
+import { startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import type { Style } from "../lib/style.ts";
 import { errorPresenter } from "./_boundary.ts";
 import { renderServerStatus } from "./_status.ts";
@@ -57,6 +58,8 @@ export async function chat(options: ChatOptions): Promise<number> {
   const listeners = addSignalListeners({ SIGINT: onInterrupt, SIGTERM: onTerminate });
   try {
     for (const notice of runtime.notices) output.err(`${notice}\n`);
+    const traceNotice = startSessionTrace(options, runtime);
+    if (traceNotice) output.err(`${traceNotice}\n`);
     session = await ClientSession.open({
       runtime,
       output,
@@ -81,6 +84,7 @@ export async function chat(options: ChatOptions): Promise<number> {
     return terminated ? EXIT.terminated : EXIT.ok;
   } finally {
     await session?.close();
+    stopTrace();
     listeners.remove();
   }
 }

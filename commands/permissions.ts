@@ -47,6 +47,7 @@ function inputsOf(runtime: Runtime, options: PermissionsOptions) {
     configPath: runtime.configPath,
     envFile: runtime.env.file.path,
     logFile: options.logFile ?? defaultLogFile(),
+    traceFile: options.trace,
   });
 }
 

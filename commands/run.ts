@@ -20,6 +20,7 @@ import { JsonEventsUi, usageJson } from "../lib/repl/json_ui.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
 import type { ClientSession } from "../lib/repl/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
+import { startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import { endUnclaimed } from "../lib/transports/spawn.ts";
 import { errorJson, errorPresenter } from "./_boundary.ts";
 import { startServerProcesses } from "./_connect.ts";
@@ -81,7 +82,8 @@ export async function run(words: string[], options: RunOptions): Promise<number>
   Deno.addSignalListener("SIGINT", onInterrupt);
   let session: ClientSession | undefined;
   try {
-    for (const notice of runtime.notices) {
+    const traceNotice = startSessionTrace(options, runtime);
+    for (const notice of [...runtime.notices, ...(traceNotice ? [traceNotice] : [])]) {
       if (json) json.notice("info", notice);
       else output.err(`${notice}\n`);
     }
@@ -153,6 +155,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
   } finally {
     output.stopSpinner();
     await session?.close();
+    stopTrace();
     Deno.removeSignalListener("SIGINT", onInterrupt);
     await endUnclaimed();
   }

@@ -140,4 +140,18 @@ export const DEFAULTS = {
      */
     linesPerSecond: 200,
   },
+
+  trace: {
+    /**
+     * The wire trace is rotated whenever it passes this many bytes: `trace.jsonl` becomes
+     * `trace.jsonl.1`, and so on (docs/trace.md).
+     */
+    rotateBytes: 50 * 1024 * 1024,
+    /** Trace files kept, the current one included: at most `rotateBytes` × `files` on disk. */
+    files: 3,
+    /** A message longer than this (characters of its JSON) is kept up to it, the cut marked. */
+    maxMessageChars: 64 * 1024,
+    /** Trace lines kept in memory for `/trace show`. */
+    recentLines: 500,
+  },
 } as const;

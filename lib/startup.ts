@@ -29,6 +29,10 @@ export interface GlobalOptions {
   logFile?: string;
   /** Verbose logging mirrored to stderr. @default false */
   debug?: boolean;
+  /** Record the wire trace in this file (docs/trace.md). */
+  trace?: string;
+  /** Include model requests in the wire trace. @default false */
+  traceModel?: boolean;
 }
 
 /** The loaded pieces a command works with. */

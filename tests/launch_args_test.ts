@@ -77,3 +77,20 @@ Deno.test("a remembered plan is stale once the configuration, .env or a variable
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("--trace is a file the plan depends on; trace show/stats read only the file named", () => {
+  assert.deepEqual(parseLaunchArgs(["--trace", "t.jsonl", "tools"]).files, { trace: "t.jsonl" });
+  assert.deepEqual(parseLaunchArgs(["--trace=t.jsonl"]).files, { trace: "t.jsonl" });
+  assert.equal(parseLaunchArgs(["--trace", "t.jsonl", "tools"]).traceReading, undefined);
+  assert.equal(parseLaunchArgs(["trace", "show", "a.jsonl"]).traceReading, "a.jsonl");
+  assert.equal(
+    parseLaunchArgs(["trace", "show", "--server", "s", "b.jsonl", "--errors"]).traceReading,
+    "b.jsonl",
+  );
+  assert.equal(
+    parseLaunchArgs(["-c", "x.json", "trace", "stats", "c.jsonl"]).traceReading,
+    "c.jsonl",
+  );
+  assert.equal(parseLaunchArgs(["trace", "show"]).traceReading, undefined);
+  assert.equal(parseLaunchArgs(["run", "trace", "show", "x"]).traceReading, undefined);
+});

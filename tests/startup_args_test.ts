@@ -33,6 +33,7 @@ const PLAIN: string[][] = [
   ["-r", "-"],
   ["-c", "a.json", "-c", "b.json"],
   ["-d", "--config", "-"],
+  ["--trace", "trace.jsonl", "--trace-model"],
 ];
 
 Deno.test("plain root flags are read as commander reads them", async () => {

@@ -328,6 +328,20 @@ export const MemorySchema = z.strictObject({
   ).optional(),
 }).describe("Conversation memory store");
 
+export const TraceSchema = z.strictObject({
+  file: z.string().min(1).describe(
+    "Record every JSON-RPC message to and from every server in this file, one JSON object " +
+      "per line (docs/trace.md); a relative path is taken from this file's folder. " +
+      "--trace and PATCHBAY_TRACE win over it",
+  ),
+  model: z.boolean().describe(
+    "Also record model requests: method, model, token counts, latency (default false)",
+  ).default(false),
+  model_bodies: z.boolean().describe(
+    "With model: also the request and answer bodies (default false)",
+  ).default(false),
+}).describe("Wire trace");
+
 export const ConfigFileSchema = z.strictObject({
   $schema: z.string().describe("JSON Schema reference for editors").optional(),
   LLM: LlmSchema,
@@ -336,6 +350,7 @@ export const ConfigFileSchema = z.strictObject({
   ),
   AgentConfig: AgentSchema.optional(),
   Memory: MemorySchema.optional(),
+  Trace: TraceSchema.optional(),
 }).describe("patchbay configuration (servers_config.json)");
 
 /** A section the file must have; its content is parsed on its own. */
@@ -354,6 +369,7 @@ export const FileSectionsSchema = ConfigFileSchema.extend({
   mcpServers: requiredSection(),
   AgentConfig: z.unknown().optional(),
   Memory: z.unknown().optional(),
+  Trace: z.unknown().optional(),
 });
 
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;

@@ -169,6 +169,14 @@ export interface MemorySettings {
   clusterNodes?: string[];
 }
 
+/** The `Trace` section (docs/trace.md). */
+export interface TraceSettings {
+  /** As written: relative to the configuration file's folder. */
+  file: string;
+  model: boolean;
+  modelBodies: boolean;
+}
+
 export interface Config {
   /** Path of the file it was read from. */
   file: string;
@@ -177,6 +185,8 @@ export interface Config {
   servers: ServerConfig[];
   agent: AgentLimits;
   memory: MemorySettings;
+  /** The wire trace asked for in the file (`Trace`), as written there. */
+  trace?: TraceSettings;
   /** Things worth saying that do not stop the client. */
   warnings: ConfigProblem[];
   /**

@@ -14,7 +14,7 @@ import type { ConfigProblem } from "../errors.ts";
 import type { JsonParseResult, JsonValue } from "./json.ts";
 import { readLlm } from "./llm.ts";
 import { ProblemList } from "./problem_list.ts";
-import { AgentSchema, FileSectionsSchema, MemorySchema } from "./schema.ts";
+import { AgentSchema, FileSectionsSchema, MemorySchema, TraceSchema } from "./schema.ts";
 import { readServers } from "./servers.ts";
 import type { Config } from "./types.ts";
 import { ConfigValues } from "./values.ts";
@@ -67,6 +67,9 @@ export class Validator {
     // An absent section is an empty one: zod fills in its defaults.
     const agent = parseSection(problems, AgentSchema, orEmpty(raw.AgentConfig), ["AgentConfig"]);
     const memory = parseSection(problems, MemorySchema, orEmpty(raw.Memory), ["Memory"]);
+    const trace = raw.Trace === undefined
+      ? undefined
+      : parseSection(problems, TraceSchema, raw.Trace, ["Trace"]);
     if (problems.problems.length > 0 || !llm || !agent || !memory) return undefined;
     return {
       file: this.file,
@@ -92,6 +95,9 @@ export class Validator {
         sentinelName: memory.sentinel_name,
         clusterNodes: memory.cluster_nodes,
       },
+      ...(trace
+        ? { trace: { file: trace.file, model: trace.model, modelBodies: trace.model_bodies } }
+        : {}),
       warnings: problems.warnings,
       secretValues: [...this.#values.secretValues],
     };

@@ -51,6 +51,7 @@ import { describeWithholding, withheldError, withholding } from "./tool_filter.t
 import { ServerConnection } from "./connection.ts";
 import { type BackoffPolicy, NETWORK_RECONNECT_BACKOFF, RECONNECT_BACKOFF } from "./reconnect.ts";
 import { EventHub } from "./events.ts";
+import { traceConnectionEvent } from "../trace/active.ts";
 import type {
   CatalogueTool,
   ConnectionEvent,
@@ -175,6 +176,7 @@ export class ConnectionManager implements ToolHost {
     this.#oauth = options.oauth;
     this.#configured = options.servers;
     for (const config of options.servers) this.#connections.set(config.name, this.#create(config));
+    this.#hub.on(traceConnectionEvent);
   }
 
   #create(config: ServerConfig): ServerConnection {

@@ -18,6 +18,7 @@ import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import type { Logger } from "../log.ts";
 import { ConnectionManager } from "./manager.ts";
+import { traceOAuthEvent } from "../trace/active.ts";
 import type { ServerRequestHandlers, ServerStatus } from "./types.ts";
 
 /**
@@ -72,19 +73,24 @@ export async function openConnections(
   options: OpenConnectionsOptions = {},
 ): Promise<OpenConnections> {
   const log = setup.logger.child("oauth");
+  // OAuth steps reach the wire trace too (without URLs or tokens).
+  const onOAuthEvent = (event: OAuthEvent) => {
+    traceOAuthEvent(event);
+    options.onOAuthEvent?.(event);
+  };
   const redactor = setup.logger.redactor;
   // Made when the first entry that uses OAuth appears, at start or at a /refresh.
   const createOAuth = () =>
     new OAuthRuntime({
       log,
       redactor,
-      onEvent: options.onOAuthEvent,
+      onEvent: onOAuthEvent,
       // $BROWSER and the proxy variables may come from .env, like every other setting.
       getEnv: (name) => setup.env.get(name),
       store: tokenStoreFor(setup.memory, setup.env, {
         log: log.child("store"),
         redactor,
-        onEvent: options.onOAuthEvent,
+        onEvent: onOAuthEvent,
       }),
     });
   const manager = new ConnectionManager({

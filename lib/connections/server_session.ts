@@ -42,6 +42,7 @@ import { settlesWithin } from "../async/deadline.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
 import { RawToolSchemas } from "./raw_schemas.ts";
+import { tracingObserver } from "../trace/active.ts";
 import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
 
 /** How patchbay introduces itself to servers. */
@@ -285,8 +286,9 @@ function createTransport(
   config: ServerConfig,
   options: ServerSessionOptions,
   oauth: PatchbayOAuthProvider | undefined,
-  observer: RawToolSchemas,
+  rawSchemas: RawToolSchemas,
 ): AnyTransport {
+  const observer = tracingObserver(config.name, config.transport, rawSchemas);
   if (config.transport === "stdio") {
     return new StdioTransport({
       observer,

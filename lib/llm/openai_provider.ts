@@ -46,6 +46,7 @@ import { sameOriginFetch } from "./redirects.ts";
 import { delay } from "../async/delay.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
 import { estimateTextTokens, TokenEstimator } from "./tokens.ts";
+import { activeTrace } from "../trace/active.ts";
 
 /** Options of {@linkcode createOpenAiProvider}. */
 export interface OpenAiProviderOptions {
@@ -147,6 +148,46 @@ class OpenAiProvider implements ModelProvider {
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
+    const trace = activeTrace();
+    if (!trace?.model) return await this.#generate(request);
+    // With `--trace-model`: one line per request (its retries included), bodies when asked.
+    const started = performance.now();
+    const common = {
+      kind: "model" as const,
+      method: "chat/completions",
+      provider: this.provider,
+      model: this.model,
+      stream: request.onDelta !== undefined,
+      ...(trace.modelBodies
+        ? { request: { messages: request.messages, tools: request.tools } }
+        : {}),
+    };
+    const ms = () => Math.round((performance.now() - started) * 100) / 100;
+    try {
+      const result = await this.#generate(request);
+      trace.record({
+        ...common,
+        answered_by: result.model,
+        ms: ms(),
+        prompt_tokens: result.usage.promptTokens,
+        completion_tokens: result.usage.completionTokens,
+        total_tokens: result.usage.totalTokens,
+        estimated: result.usage.estimated,
+        finish_reason: result.finishReason,
+        retries: result.retries,
+        tool_calls: result.toolCalls.length,
+        ...(trace.modelBodies
+          ? { response: { content: result.content, tool_calls: result.toolCalls } }
+          : {}),
+      });
+      return result;
+    } catch (error) {
+      trace.record({ ...common, ms: ms(), failure: (error as Error).message });
+      throw error;
+    }
+  }
+
+  async #generate(request: GenerateRequest): Promise<GenerateResult> {
     const maxRetries = this.#llm.maxRetries;
     let maxTokens = request.maxTokens ?? this.#llm.maxTokens;
     let retries = 0;

@@ -26,6 +26,8 @@ export interface GatherOptions {
   configPath: string;
   envFile: string;
   logFile: string;
+  /** `--trace FILE`, as given. */
+  traceFile?: string;
   /** @default Deno.cwd() */
   cwd?: string;
   /** Stored OAuth logins. @default files, or Redis for `Memory.backend: redis` (`tokenStoreFor`) */
@@ -54,6 +56,7 @@ export async function gatherInputs(options: GatherOptions): Promise<PermissionIn
     resolveCommand: (command, searchPath, dir) => resolveCommandPath(command, searchPath, dir),
     cwd,
     oauthHosts: await authorizationHosts(options),
+    ...(options.traceFile ? { traceFile: resolve(cwd, options.traceFile) } : {}),
   };
 }
 

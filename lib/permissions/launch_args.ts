@@ -13,11 +13,12 @@ import { EDITING_SUBCOMMANDS } from "./editor_flags.ts";
 export const UNRESTRICTED_OPTION = "--unrestricted";
 
 /** The global options whose values the plan depends on, with their short forms. */
-const FILE_OPTIONS: Readonly<Record<string, "config" | "envFile" | "logFile">> = {
+const FILE_OPTIONS: Readonly<Record<string, "config" | "envFile" | "logFile" | "trace">> = {
   "-c": "config",
   "--config": "config",
   "--env-file": "envFile",
   "--log-file": "logFile",
+  "--trace": "trace",
 };
 
 /**
@@ -44,10 +45,15 @@ export interface LaunchArgs {
    * editor's flags (`editor_flags.ts`) rather than the plan of the servers.
    */
   editing: boolean;
-  /** The values of `--config`, `--env-file`, `--log-file`, as given. */
-  files: { config?: string; envFile?: string; logFile?: string };
+  /** The values of `--config`, `--env-file`, `--log-file`, `--trace`, as given. */
+  files: { config?: string; envFile?: string; logFile?: string; trace?: string };
   /** The value of `--output` (`read` writes a resource there), as given. */
   output?: string;
+  /**
+   * `trace show FILE` / `trace stats FILE`: the trace file to read. The command reads that
+   * file and nothing else (no configuration, no server, no network).
+   */
+  traceReading?: string;
 }
 
 /** Reads `args`; everything after `--` is left alone (it belongs to a prompt or a tool). */
@@ -105,5 +111,31 @@ export function parseLaunchArgs(args: readonly string[]): LaunchArgs {
     if (words === 0 && ["-v", "--version", "-h", "--help"].includes(arg)) informational = true;
     if (words === 1 && arg === "help") informational = true;
   }
-  return { clientArgs, unrestricted, informational, planning, editing, files, output };
+  return {
+    clientArgs,
+    unrestricted,
+    informational,
+    planning,
+    editing,
+    files,
+    output,
+    ...traceReading(clientArgs),
+  };
+}
+
+/** The file of `trace show FILE` or `trace stats FILE` (options before or after it). */
+function traceReading(args: readonly string[]): { traceReading?: string } {
+  const words: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--") break;
+    if (FILE_OPTIONS[arg] || ["--server", "--method", "-n", "--last"].includes(arg)) {
+      i++; // its value
+      continue;
+    }
+    if (!arg.startsWith("-")) words.push(arg);
+  }
+  return words[0] === "trace" && (words[1] === "show" || words[1] === "stats") && words[2]
+    ? { traceReading: words[2] }
+    : {};
 }

@@ -17,6 +17,7 @@ import { dirname, join, resolve } from "node:path";
 import { configDir, dataDir, stateDir } from "../paths.ts";
 import { CLIENT_V8_FLAGS } from "../v8_flags.ts";
 import { editorFlags } from "./editor_flags.ts";
+import { DEFAULTS } from "../defaults.ts";
 import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {
   grantList,
@@ -184,6 +185,9 @@ export async function flagsFor(
     return { flags: unrestrictedFlags(), mode: "unrestricted" };
   }
   if (parsed.informational) return { flags: ["--no-prompt"], mode: "bare" };
+  if (parsed.traceReading !== undefined) {
+    return { flags: traceReadingFlags(parsed.traceReading, cwd), mode: "bare" };
+  }
   const plan = await planFor(parsed, deno, cwd);
   return { flags: plan?.flags ?? fallbackFlags(parsed, cwd), mode: "narrow" };
 }
@@ -266,6 +270,7 @@ async function computePlan(
     ...(parsed.files.config !== undefined ? ["--config", parsed.files.config] : []),
     ...(parsed.files.envFile !== undefined ? ["--env-file", parsed.files.envFile] : []),
     ...(parsed.files.logFile !== undefined ? ["--log-file", parsed.files.logFile] : []),
+    ...(parsed.files.trace !== undefined ? ["--trace", parsed.files.trace] : []),
   ];
   try {
     const output = await new Deno.Command(deno, {
@@ -304,6 +309,7 @@ export function fallbackFlags(parsed: LaunchArgs, cwd: string): string[] {
   const base = baseInputs(parsed, cwd);
   const own = [stateDir(), dataDir(), configDir()];
   const logFile = parsed.files.logFile !== undefined ? [resolve(cwd, parsed.files.logFile)] : [];
+  if (parsed.files.trace !== undefined) logFile.push(resolve(cwd, parsed.files.trace));
   return [
     "--no-prompt",
     // Every variable, so a configuration naming an unset one says "is not set" rather than
@@ -312,6 +318,19 @@ export function fallbackFlags(parsed: LaunchArgs, cwd: string): string[] {
     `--allow-read=${[...base.files, ...own, ...logFile].join(",")}`,
     `--allow-write=${[...own, ...logFile].join(",")}`,
   ];
+}
+
+/**
+ * `trace show FILE` and `trace stats FILE` read that file and its older generations, and
+ * nothing else: no network, no commands, no writing.
+ */
+export function traceReadingFlags(file: string, cwd: string): string[] {
+  const path = resolve(cwd, file);
+  const generations = Array.from(
+    { length: DEFAULTS.trace.files - 1 },
+    (_, i) => `${path}.${i + 1}`,
+  );
+  return ["--no-prompt", "--allow-env", `--allow-read=${[path, ...generations].join(",")}`];
 }
 
 /** Signals passed on to the client when the launcher receives them. */

@@ -18,6 +18,7 @@ import { portOf, proxyFor } from "../proxy.ts";
 import { redisConfigured, resolveRedisSettings } from "../redis/settings.ts";
 import { browserCommands } from "../oauth/browser.ts";
 import { usesOAuth } from "../oauth/uses_oauth.ts";
+import { chooseTrace, TRACE_VARIABLE } from "../trace/choice.ts";
 import { INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
 
 /** The permission kinds patchbay can need, as Deno names them. */
@@ -67,6 +68,8 @@ export interface PermissionInputs {
   cwd: string;
   /** Authorization-server addresses from stored OAuth logins, by server name. */
   oauthHosts?: ReadonlyMap<string, readonly string[]>;
+  /** `--trace FILE`, absolute. */
+  traceFile?: string;
 }
 
 /** Variables that choose patchbay's folders on each platform (`lib/paths.ts`). */
@@ -111,6 +114,7 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
   planOAuth(plan, inputs, oauth, os);
   planMemory(plan, inputs);
   planStdio(plan, inputs, stdio);
+  planTrace(plan, inputs);
 
   for (const name of FOLDER_VARIABLES[os === "windows" ? "windows" : "unix"]) {
     plan.add("env", name, "where patchbay's folders are");
@@ -130,6 +134,21 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
     plan.add("env", name, `\${${name}} in ${inputs.configFile}`);
   }
   return plan.build();
+}
+
+/** The wire trace's file and its older generations, and the variable that can name it. */
+function planTrace(plan: PlanBuilder, inputs: PermissionInputs): void {
+  plan.add("env", TRACE_VARIABLE, "names a wire trace file (docs/trace.md)");
+  const choice = chooseTrace({ trace: inputs.traceFile }, inputs.env, inputs.config, inputs.cwd);
+  if (!choice) return;
+  const what = `the wire trace (${choice.from})`;
+  plan.add("read", choice.file, what);
+  plan.add("write", choice.file, what);
+  // Rotation renames it to .1, .2, …; `patchbay trace show` reads them back.
+  for (let i = 1; i < DEFAULTS.trace.files; i++) {
+    plan.add("read", `${choice.file}.${i}`, "the wire trace's older generations");
+    plan.add("write", `${choice.file}.${i}`, "the wire trace's older generations");
+  }
 }
 
 function planFiles(

@@ -42,6 +42,7 @@ import { imageCommand } from "./image_command.ts";
 import { contextStatus } from "./context_status.ts";
 import { formatDuration } from "./terminal_ui.ts";
 import { showName } from "../names.ts";
+import { traceCommand } from "./trace_command.ts";
 
 type Command = SlashCommand<ClientSession>;
 
@@ -415,6 +416,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
   for (const command of commands) registry.add(command);
   registry.add(mcpCommand);
   registry.add(imageCommand);
+  registry.add(traceCommand);
   return registry;
 }
 

@@ -37,6 +37,7 @@ import { type Log, silentLog } from "../log.ts";
 import { DepthGuard } from "./depth.ts";
 import { NotificationBudget } from "./notices.ts";
 import { createTimedFetch, type StreamEvent } from "./fetch.ts";
+import { observeExchanges } from "./exchange.ts";
 import type { MessageObserver } from "./observer.ts";
 import { assumeCompleteResult } from "./result_type.ts";
 import { deadline } from "../async/deadline.ts";
@@ -138,7 +139,9 @@ export class HttpTransport implements Transport {
     const timed = createTimedFetch({
       headersTimeoutMs: this.#timeoutMs,
       readTimeoutMs: options.sseReadTimeoutSeconds * 1000,
-      fetch: options.fetch,
+      fetch: options.observer?.exchange
+        ? observeExchanges(options.fetch ?? ((url, init) => fetch(url, init)), options.observer)
+        : options.fetch,
       onEvent: (event) => this.#observe(event),
       onReadTimeout: (url) =>
         this.#log.info(

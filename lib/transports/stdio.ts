@@ -222,6 +222,12 @@ export class StdioTransport implements Transport {
       return Promise.reject(error);
     }
     const child = this.#child;
+    options.observer?.event?.({
+      event: "spawn",
+      pid: child.pid,
+      command: options.command,
+      args: options.args ?? [],
+    });
     this.#log.debug(
       `started pid ${child.pid}: ${options.command} ${(options.args ?? []).join(" ")}`,
     );
@@ -231,6 +237,12 @@ export class StdioTransport implements Transport {
     this.#pumps = [this.#readStdout(this.#stdout), this.#readStderr(this.#stderr)];
     this.#exited = child.status.then((status) => {
       this.#exit = status;
+      options.observer?.event?.({
+        event: "exit",
+        pid: child.pid,
+        code: status.code,
+        signal: status.signal,
+      });
       this.#log.debug(`pid ${child.pid} exited`, { code: status.code, signal: status.signal });
       if (!this.#shutdown) {
         this.#stop({ kind: "exited", code: status.code, signal: status.signal });

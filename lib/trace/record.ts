@@ -1,0 +1,88 @@
+/**
+ * The shape of one line of a wire trace (docs/trace.md): one JSON object per line, for a
+ * JSON-RPC message, an HTTP exchange, a connection event or a model request.
+ *
+ * @module
+ */
+
+/** How a server is reached. */
+export type TraceTransport = "stdio" | "streamable_http" | "sse";
+
+/** `out`: patchbay to the server; `in`: the server to patchbay. */
+export type TraceDirection = "out" | "in";
+
+/** Fields every line has. */
+interface LineBase {
+  /** ISO 8601 time the line was recorded. */
+  t: string;
+  /** The configured server name (absent on model lines). */
+  server?: string;
+}
+
+/** A JSON-RPC message as sent or received. */
+export interface MessageLine extends LineBase {
+  kind: "message";
+  server: string;
+  transport: TraceTransport;
+  dir: TraceDirection;
+  /** The JSON-RPC id, for requests and responses. */
+  id?: string | number;
+  /** The request's method; on a response, the method of the request it answers. */
+  method?: string;
+  /** `request`, `notification`, `result` or `error`. */
+  type: "request" | "notification" | "result" | "error";
+  /** On a response: milliseconds since its request was sent or received. */
+  ms?: number;
+  /** On an error response: its code and message. */
+  error?: { code?: number; message?: string };
+  /** Size of the message as written on the wire, in bytes of UTF-8 JSON. */
+  bytes: number;
+  /** The message (masked); when cut, the start of its JSON text. */
+  message: unknown;
+  /** Present when the message was longer than the bound: what was kept of how much. */
+  cut?: { kept: number; chars: number };
+}
+
+/** One HTTP exchange of a network transport (the request line, and the response head). */
+export interface HttpLine extends LineBase {
+  kind: "http";
+  server: string;
+  transport: TraceTransport;
+  method: string;
+  url: string;
+  /** Absent when no response came (then `failure` says why). */
+  status?: number;
+  /** Milliseconds to the response head. */
+  ms: number;
+  /** The request headers that matter (session, protocol version, content type, auth scheme). */
+  request: Record<string, string>;
+  /** The response headers that matter. */
+  response?: Record<string, string>;
+  request_bytes?: number;
+  /** The declared length of the response body, when there is one. */
+  response_bytes?: number;
+  /** Why no response came. */
+  failure?: string;
+}
+
+/** Something that happened to a connection or a process. */
+export interface EventLine extends LineBase {
+  kind: "event";
+  /** `spawn`, `exit`, `state`, `oauth`, `trace`, … */
+  event: string;
+  [field: string]: unknown;
+}
+
+/** A request to the model provider (with `--trace-model`). */
+export interface ModelLine extends LineBase {
+  kind: "model";
+  [field: string]: unknown;
+}
+
+/** Any line of a trace. */
+export type TraceLine = MessageLine | HttpLine | EventLine | ModelLine;
+
+/** A line before it is stamped with its time. */
+export type UnstampedLine = TraceLine extends infer L
+  ? L extends TraceLine ? Omit<L, "t"> & { t?: string } : never
+  : never;

@@ -1,0 +1,73 @@
+/**
+ * Starting and stopping the session's wire trace (docs/trace.md), and what a person is told
+ * about it; which file is chosen is `choice.ts`.
+ *
+ * @module
+ */
+
+import { dirname } from "node:path";
+import type { Config } from "../config/types.ts";
+import type { Environment } from "../env.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
+import type { Redactor } from "../redact.ts";
+import { VERSION } from "../version.ts";
+import { activeTrace, setActiveTrace } from "./active.ts";
+import { TraceRecorder } from "./recorder.ts";
+import { chooseTrace, type TraceChoice, type TraceFlags } from "./choice.ts";
+
+export { chooseTrace, TRACE_VARIABLE, type TraceChoice, type TraceFlags } from "./choice.ts";
+
+/**
+ * Starts recording `choice` as the session's trace. Returns the notice to show: that the
+ * trace is recorded, or why it cannot be (the session goes on without it).
+ */
+export function startTrace(choice: TraceChoice, redactor: Redactor): string {
+  let recorder: TraceRecorder;
+  try {
+    recorder = TraceRecorder.open(choice.file, {
+      redactor,
+      model: choice.model,
+      modelBodies: choice.modelBodies,
+    });
+  } catch (error) {
+    return traceOpenNotice(choice.file, choice.from, error);
+  }
+  setActiveTrace(recorder);
+  recorder.record({ kind: "event", event: "trace", state: "started", version: VERSION });
+  return `Recording the wire trace in ${choice.file} (${choice.from})`;
+}
+
+/** Why a trace file could not be opened, and what to do. */
+export function traceOpenNotice(file: string, from: string, error: unknown): string {
+  const flag = denoPermissionFlag(error);
+  if (flag) {
+    return `Cannot write the trace file ${file} (${from}): patchbay runs without Deno write ` +
+      `permission there; the session goes on without a trace. Start patchbay through its ` +
+      `launcher (\`deno task start\` or the installed command), which grants the file it ` +
+      `is given, or add ${flag} to the deno command.`;
+  }
+  if (error instanceof Deno.errors.NotFound) {
+    return `Cannot write the trace file ${file} (${from}): its folder ${dirname(file)} does ` +
+      "not exist; the session goes on without a trace. Create the folder, or name a file " +
+      "in one that exists.";
+  }
+  return `Cannot write the trace file ${file} (${from}: ${(error as Error).message}); the ` +
+    "session goes on without a trace. Name a writable file.";
+}
+
+/** Ends the session's trace, if any, with a last line. */
+export function stopTrace(): void {
+  const recorder = activeTrace();
+  if (!recorder) return;
+  recorder.record({ kind: "event", event: "trace", state: "stopped" });
+  setActiveTrace(undefined);
+}
+
+/** Starts the trace `options`, the environment and the configuration ask for, if any. */
+export function startSessionTrace(
+  options: TraceFlags,
+  runtime: { env: Environment; config: Config; logger: { redactor: Redactor } },
+): string | undefined {
+  const choice = chooseTrace(options, runtime.env, runtime.config);
+  return choice && startTrace(choice, runtime.logger.redactor);
+}
