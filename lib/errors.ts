@@ -629,3 +629,41 @@ export class ToolDeclinedError extends PatchbayError {
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * A configuration, `.env` or folder of patchbay that others may write: refused, as ssh
+ * refuses a shared `authorized_keys` (`lib/shared_writable.ts` decides).
+ */
+export class SharedWritableError extends PatchbayError {
+  /** The path whose mode lets others write: the one refused, or a folder holding it. */
+  readonly writable: string;
+  constructor(
+    what: string,
+    path: string,
+    found: {
+      path: string;
+      mode: number;
+      kind: "file" | "folder";
+      writers: string;
+      chmod: string;
+    },
+  ) {
+    const octal = `0${found.mode.toString(8).padStart(3, "0")}`;
+    const where = found.path === path
+      ? `the ${found.kind}`
+      : found.kind === "file"
+      ? `the file it links to, ${found.path},`
+      : `the folder holding it, ${found.path},`;
+    super(
+      "permission_denied",
+      `Refusing to use ${what} ${path}: other users may write it`,
+      {
+        reason: `${where} is writable by ${found.writers} (mode ${octal}), so another local ` +
+          "user could change what patchbay runs or trusts; patchbay uses only files and " +
+          "folders that their owner alone may write",
+        remedy: `run \`${found.chmod}\` (and check that nobody changed it meanwhile)`,
+      },
+    );
+    this.writable = found.path;
+  }
+}

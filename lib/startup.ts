@@ -14,7 +14,8 @@ import { chooseEnvFile, type Environment, isSecretName, loadEnvironment } from "
 import { denoPermissionFlag } from "./permissions/denial.ts";
 import { Logger } from "./log.ts";
 import { privateKeySecrets } from "./oauth/private_key.ts";
-import { defaultLogFile } from "./paths.ts";
+import { configDir, dataDir, defaultLogFile, stateDir } from "./paths.ts";
+import { refuseSharedWritable } from "./shared_writable.ts";
 import { Redactor } from "./redact.ts";
 import { replaceSessionLogger } from "./session_log.ts";
 import { VERSION } from "./version.ts";
@@ -64,6 +65,12 @@ export function openLog(
   return { logger, logFile };
 }
 
+const OWN_FOLDERS = [
+  [stateDir, "the state folder"],
+  [dataDir, "the conversation folder"],
+  [configDir, "the settings folder"],
+] as const;
+
 /** The log opened by the last {@linkcode startUp}: the command boundary logs errors to it. */
 export { sessionLogger } from "./session_log.ts";
 
@@ -76,6 +83,10 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
   const notices: string[] = [];
   const envChoice = chooseEnvFile(options.envFile, options.config, DEFAULTS.envFile);
   const env = await loadEnvironment({ path: envChoice.path, required: envChoice.required });
+  // What patchbay's own folders hold is trusted (history, conversations, tokens).
+  for (const [folder, what] of OWN_FOLDERS) {
+    refuseSharedWritable(folder(), what, { ownFolder: true });
+  }
   const redactor = new Redactor();
   registerEnvironmentSecrets(env, redactor);
   const { logger, logFile } = openLog(options, redactor);
