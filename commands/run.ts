@@ -13,6 +13,7 @@
  */
 
 import { CancelledError, EXIT, UsageError } from "../lib/errors.ts";
+import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
 import type { Redactor } from "../lib/redact.ts";
 import { JsonEventsUi, usageJson } from "../lib/repl/json_ui.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
@@ -75,6 +76,8 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     else controller.abort();
   };
   Deno.addSignalListener("SIGINT", onInterrupt);
+  // SIGTERM, SIGHUP and SIGQUIT cancel the turn; the servers end with the session below.
+  const ending = onEndingSignal(() => controller.abort());
   let session: ClientSession | undefined;
   try {
     for (const notice of runtime.notices) {
@@ -123,6 +126,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     }
     return EXIT.ok;
   } catch (error) {
+    if (ending.received) return signalExitCode(ending.received);
     if (!json) throw error;
     json.emit("error", { error: errorJson(error) });
     return error instanceof CancelledError ? EXIT.interrupted : EXIT.failure;
@@ -130,6 +134,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     output.stopSpinner();
     await session?.close();
     Deno.removeSignalListener("SIGINT", onInterrupt);
+    ending.remove();
     await endUnclaimed();
   }
 }

@@ -667,3 +667,16 @@ export class SharedWritableError extends PatchbayError {
     this.writable = found.path;
   }
 }
+
+/** A command ended by SIGTERM, SIGHUP or SIGQUIT, after its servers were ended. */
+export class EndedBySignalError extends PatchbayError {
+  constructor(signal: string, exitCode: number) {
+    super("cancelled", `Ended by ${signal}`, {
+      reason: signal === "SIGHUP"
+        ? "the terminal closed, or the process was sent SIGHUP"
+        : `the process was sent ${signal}`,
+      remedy: "run the command again",
+      exitCode,
+    });
+  }
+}

@@ -344,12 +344,13 @@ export function fallbackFlags(parsed: LaunchArgs, cwd: string): string[] {
 }
 
 /** Signals passed on to the client when the launcher receives them. */
-const FORWARDED: readonly Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+const FORWARDED: readonly Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 
 /**
  * Runs the client on this terminal. A Ctrl+C at a terminal reaches the client directly (the
  * terminal signals the whole foreground process group), so the launcher only passes SIGINT
- * on when it has no terminal; SIGTERM and SIGHUP sent to the launcher are always passed on,
+ * on when it has no terminal; SIGTERM, SIGHUP and SIGQUIT sent to the launcher are always
+ * passed on (the client ends its servers' process groups for each of them),
  * and a client asked to stop that way is not started again (`signalled`).
  *
  * The client may write patchbay's folders, but never the launcher's remembered plans: the
