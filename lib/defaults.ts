@@ -69,6 +69,14 @@ export const DEFAULTS = {
     requestLimit: undefined as number | undefined,
     /** Tokens (prompt + completion) in the session; `undefined` is unlimited. */
     totalTokensLimit: undefined as number | undefined,
+    /**
+     * Servers' sampling requests answered in the session. Bounded by default: with
+     * `"sampling": "allow"` or `--yes` nobody watches them, and one tool call was seen to
+     * make thousands.
+     */
+    samplingRequestLimit: 100,
+    /** Sampling requests a server may make while one tool call of it runs. */
+    samplingPerToolCall: 10,
   },
 
   memory: {

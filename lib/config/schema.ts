@@ -250,6 +250,14 @@ export const AgentSchema = z.strictObject({
   max_steps: positiveInt(
     `Model requests per turn (default ${DEFAULTS.agent.maxSteps})`,
   ).default(DEFAULTS.agent.maxSteps),
+  sampling_request_limit: positiveInt(
+    "Servers' sampling requests answered per session " +
+      `(default ${DEFAULTS.agent.samplingRequestLimit})`,
+  ).default(DEFAULTS.agent.samplingRequestLimit),
+  sampling_per_tool_call: positiveInt(
+    "Sampling requests a server may make during one tool call " +
+      `(default ${DEFAULTS.agent.samplingPerToolCall})`,
+  ).default(DEFAULTS.agent.samplingPerToolCall),
 }).describe("Runtime limits");
 
 export const MemorySchema = z.strictObject({

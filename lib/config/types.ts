@@ -136,6 +136,10 @@ export interface AgentLimits {
   requestLimit?: number;
   /** `undefined`: unlimited. */
   totalTokensLimit?: number;
+  /** Servers' sampling requests per session. @default DEFAULTS.agent.samplingRequestLimit */
+  samplingRequestLimit?: number;
+  /** Sampling requests during one tool call. @default DEFAULTS.agent.samplingPerToolCall */
+  samplingPerToolCall?: number;
 }
 
 export interface MemorySettings {

@@ -78,6 +78,8 @@ export class Validator {
         maxSteps: agent.max_steps,
         requestLimit: agent.request_limit ?? DEFAULTS.agent.requestLimit,
         totalTokensLimit: agent.total_tokens_limit ?? DEFAULTS.agent.totalTokensLimit,
+        samplingRequestLimit: agent.sampling_request_limit,
+        samplingPerToolCall: agent.sampling_per_tool_call,
       },
       memory: {
         backend: memory.backend,
