@@ -105,10 +105,7 @@ export function guardedFetch(base: FetchLike, options: GuardedFetchOptions): Fet
       // Not followed here: a Request's body may be a stream that cannot be sent twice.
       const url = new URL(input.url);
       await options.policy.check(url, roleOf(url), signal);
-      return boundedAnswer(
-        url,
-        await base(input, { ...init, redirect: init?.redirect ?? "manual" }),
-      );
+      return bound(url, await base(input, { ...init, redirect: init?.redirect ?? "manual" }));
     }
     let url = new URL(String(input));
     await options.policy.check(url, roleOf(url), signal);
