@@ -680,3 +680,27 @@ export class EndedBySignalError extends PatchbayError {
     });
   }
 }
+
+/**
+ * A conversation another patchbay process has open (it holds its lease): opening it too
+ * would interleave the two processes' turns.
+ */
+export class ConversationHeldError extends PatchbayError {
+  readonly sessionId: string;
+  readonly holder: { pid: number; since: string };
+  constructor(
+    sessionId: string,
+    holder: { pid: number; since: string },
+    expiresInMs: number,
+  ) {
+    super("usage", `Conversation ${sessionId} is open in another patchbay`, {
+      reason: `patchbay process ${holder.pid} has had it open since ${holder.since}; two ` +
+        "processes writing one conversation would interleave their turns (if that process " +
+        `has ended without closing it, it is free within ${Math.ceil(expiresInMs / 1000)} s)`,
+      remedy: "continue it there, or start patchbay --resume " + sessionId +
+        " at a terminal, which offers to continue it as a new branch (a copy under a new id)",
+    });
+    this.sessionId = sessionId;
+    this.holder = holder;
+  }
+}

@@ -10,7 +10,7 @@
  * target checked first, with the method and body rewritten as browsers do and credentials
  * dropped across origins.
  *
- * Every answer is read up to {@linkcode MAX_OAUTH_ANSWER_BYTES} (`answer_limits.ts`), so an
+ * Every answer is read up to `MAX_OAUTH_ANSWER_BYTES` (`answer_limits.ts`), so an
  * authorization server cannot make patchbay hold an answer of any size.
  *
  * Each answer is reported to `onResponse`, and a GET's JSON document added to the report
@@ -22,7 +22,7 @@
 
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { EndpointPolicy, EndpointRole } from "./endpoint_policy.ts";
-import { boundedAnswer, MAX_OAUTH_ANSWER_BYTES } from "./answer_limits.ts";
+import { boundedAnswer } from "./answer_limits.ts";
 
 /** Redirects followed for one OAuth request, as many as browsers allow in spirit. */
 export const MAX_OAUTH_REDIRECTS = 5;
