@@ -270,6 +270,11 @@ export class Memory {
     return session;
   }
 
+  /** Resolves once the lease of a conversation started by `newSession` was asked for. */
+  async leaseTaken(): Promise<void> {
+    await this.#taking;
+  }
+
   /**
    * Continues a stored conversation as a new branch: a new conversation, current from now
    * on, starting with a copy of its messages (the stored one is left as it is). What a
