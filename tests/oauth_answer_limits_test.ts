@@ -9,12 +9,14 @@
  */
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { OAuthFailedError } from "../lib/errors.ts";
 import {
   MAX_OAUTH_ANSWER_BYTES,
   MAX_STORED_CREDENTIALS_BYTES,
   MAX_TOKEN_CHARS,
 } from "../lib/oauth/answer_limits.ts";
+import { configWith, runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { rejection } from "./support/errors.ts";
 import { httpEntry, oauthHarness } from "./support/oauth_harness.ts";
 import {
@@ -126,3 +128,49 @@ for (
     assert.equal(await s.provider().ensureLogin(), "stored");
   });
 }
+
+Deno.test("patchbay tools: a token endpoint answering 60 MB is refused by name; nothing is stored", async () => {
+  await using as = startAuthorizationServer({
+    clientCredentials: true,
+    clients: [{ client_id: "ci-bot", client_secret: SECRET, redirect_uris: [] }],
+    oversize: { token: 60 * 1024 * 1024 },
+  });
+  await using rs = startProtectedMcpServer({ authorizationServer: as });
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
+  await writeConfig(
+    box,
+    configWith({
+      ci: {
+        transport_type: "streamable_http",
+        url: rs.url,
+        auth: {
+          method: "oauth",
+          grant: "client_credentials",
+          client_id: "ci-bot",
+          client_secret: SECRET,
+        },
+      },
+    }),
+  );
+  const first = await runPatchbay(box, ["tools"]);
+  assert.notEqual(first.code, 0, first.stdout);
+  assert.match(first.stderr, /OAuth authentication failed for server 'ci'/);
+  assert.ok(
+    first.stderr.includes(`the authorization server at ${origin(as.issuer)} answered`),
+    first.stderr,
+  );
+  assert.match(first.stderr, /with more than 1 MiB/);
+  // Nothing was stored: the stored logins hold no token at all.
+  const stored = join(box.home, ".config/patchbay/oauth");
+  const files: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(stored)) files.push(join(stored, entry.name));
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  for (const file of files) {
+    const text = await Deno.readTextFile(file);
+    assert.ok(text.length < 64 * 1024, `${file} is ${text.length} characters`);
+    assert.doesNotMatch(text, /access_token/);
+  }
+});
