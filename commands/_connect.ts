@@ -8,7 +8,8 @@
 import process from "node:process";
 import type { ConnectionManager } from "../lib/connections/manager.ts";
 import type { ServerRequestHandlers, ServerStatus } from "../lib/connections/types.ts";
-import { CancelledError } from "../lib/errors.ts";
+import { CancelledError, EndedBySignalError } from "../lib/errors.ts";
+import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
 import { describeOAuthEvent } from "../lib/oauth/messages.ts";
 import { createElicitationHandler, createFormDefaultsHandler } from "../lib/repl/elicitation.ts";
 import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
@@ -98,6 +99,8 @@ export async function withServers<T>(
     else controller.abort();
   };
   Deno.addSignalListener("SIGINT", onInterrupt);
+  // SIGTERM, SIGHUP and SIGQUIT cancel the command; the servers end with the manager below.
+  const ending = onEndingSignal(() => controller.abort());
   let forms: { handlers: ServerRequestHandlers; close(): void } | undefined;
   try {
     for (const notice of runtime.notices) console.error(notice);
@@ -156,10 +159,16 @@ export async function withServers<T>(
     } finally {
       await manager.close();
     }
+  } catch (error) {
+    if (ending.received) {
+      throw new EndedBySignalError(ending.received, signalExitCode(ending.received));
+    }
+    throw error;
   } finally {
     forms?.close();
     stopTrace();
     Deno.removeSignalListener("SIGINT", onInterrupt);
+    ending.remove();
     await endUnclaimed();
   }
 }

@@ -6,6 +6,7 @@
  */
 
 import { EXIT } from "../lib/errors.ts";
+import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
 import { RESTART_EXIT_CODE } from "../lib/permissions/restart.ts";
 import { banner, completerFor, runLoop } from "../lib/repl/loop.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
@@ -49,13 +50,15 @@ export async function chat(options: ChatOptions): Promise<number> {
   const onInterrupt = () => {
     if (!session?.interrupt()) startup.abort();
   };
-  let terminated = false;
-  const onTerminate = () => {
-    terminated = true;
+  // SIGTERM, SIGHUP (the terminal closed) and SIGQUIT end the session alike: the servers'
+  // process groups are ended and the conversation is saved before patchbay exits.
+  const ending = onEndingSignal(() => {
     session?.requestExit();
     startup.abort();
-  };
-  const listeners = addSignalListeners({ SIGINT: onInterrupt, SIGTERM: onTerminate });
+  });
+  const terminated = () => ending.received !== undefined;
+  const endCode = () => signalExitCode(ending.received ?? "SIGTERM");
+  const listeners = addSignalListeners({ SIGINT: onInterrupt });
   try {
     for (const notice of runtime.notices) output.err(`${notice}\n`);
     const traceNotice = startSessionTrace(options, runtime);
@@ -73,7 +76,7 @@ export async function chat(options: ChatOptions): Promise<number> {
       servers: Deno.stdin.isTerminal() ? "background" : "wait",
       renderServers,
     });
-    if (startup.signal.aborted) return terminated ? EXIT.terminated : EXIT.interrupted;
+    if (startup.signal.aborted) return terminated() ? endCode() : EXIT.interrupted;
     session.editor.setCompleter(completerFor(session));
     output.err(`${banner(session)}\n`);
     session.goLive();
@@ -81,11 +84,12 @@ export async function chat(options: ChatOptions): Promise<number> {
     if (session.restartRequested) return RESTART_EXIT_CODE;
     const hint = resumeHint(session);
     if (hint) output.err(`${session.errStyle.dim(hint)}\n`);
-    return terminated ? EXIT.terminated : EXIT.ok;
+    return terminated() ? endCode() : EXIT.ok;
   } finally {
     await session?.close();
     stopTrace();
     listeners.remove();
+    ending.remove();
   }
 }
 

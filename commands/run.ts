@@ -15,6 +15,7 @@
  */
 
 import { CancelledError, EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
+import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
 import type { Redactor } from "../lib/redact.ts";
 import { JsonEventsUi, usageJson } from "../lib/repl/json_ui.ts";
 import { TerminalOutput } from "../lib/repl/output.ts";
@@ -80,6 +81,8 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     else controller.abort();
   };
   Deno.addSignalListener("SIGINT", onInterrupt);
+  // SIGTERM, SIGHUP and SIGQUIT cancel the turn; the servers end with the session below.
+  const ending = onEndingSignal(() => controller.abort());
   let session: ClientSession | undefined;
   try {
     const traceNotice = startSessionTrace(options, runtime);
@@ -145,6 +148,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     return code;
   } catch (error) {
     await session?.discardUnanswered();
+    if (ending.received) return signalExitCode(ending.received);
     if (!json) throw error;
     json.emit("error", { error: errorJson(error) });
     return error instanceof CancelledError
@@ -157,6 +161,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     await session?.close();
     stopTrace();
     Deno.removeSignalListener("SIGINT", onInterrupt);
+    ending.remove();
     await endUnclaimed();
   }
 }

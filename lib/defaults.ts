@@ -84,6 +84,14 @@ export const DEFAULTS = {
       maxTools: 40,
       maxTokens: 10_000,
     },
+    /**
+     * Servers' sampling requests answered in the session. Bounded by default: with
+     * `"sampling": "allow"` or `--yes` nobody watches them, and one tool call was seen to
+     * make thousands.
+     */
+    samplingRequestLimit: 100,
+    /** Sampling requests a server may make while one tool call of it runs. */
+    samplingPerToolCall: 10,
   },
 
   memory: {

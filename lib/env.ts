@@ -12,6 +12,7 @@
 import { basename, dirname, join, resolve } from "node:path";
 import { DenoPermissionError, PatchbayError } from "./errors.ts";
 import { denoPermissionFlag } from "./permissions/denial.ts";
+import { refuseSharedWritable } from "./shared_writable.ts";
 
 /** One line of a .env file that could not be understood. */
 export interface DotenvProblem {
@@ -236,6 +237,8 @@ export interface LoadEnvironmentOptions {
 export async function loadEnvironment(options: LoadEnvironmentOptions): Promise<Environment> {
   const processEnv = options.processEnv ?? readProcessVariables();
   let text: string | undefined;
+  // Its variables reach the servers patchbay starts (and name the model's address).
+  refuseSharedWritable(options.path, "the environment file");
   try {
     text = await Deno.readTextFile(options.path);
   } catch (error) {

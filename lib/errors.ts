@@ -661,3 +661,78 @@ export class MentionReadError extends PatchbayError {
     this.uri = uri;
   }
 }
+
+/**
+ * A configuration, `.env` or folder of patchbay that others may write: refused, as ssh
+ * refuses a shared `authorized_keys` (`lib/shared_writable.ts` decides).
+ */
+export class SharedWritableError extends PatchbayError {
+  /** The path whose mode lets others write: the one refused, or a folder holding it. */
+  readonly writable: string;
+  constructor(
+    what: string,
+    path: string,
+    found: {
+      path: string;
+      mode: number;
+      kind: "file" | "folder";
+      writers: string;
+      chmod: string;
+    },
+  ) {
+    const octal = `0${found.mode.toString(8).padStart(3, "0")}`;
+    const where = found.path === path
+      ? `the ${found.kind}`
+      : found.kind === "file"
+      ? `the file it links to, ${found.path},`
+      : `the folder holding it, ${found.path},`;
+    super(
+      "permission_denied",
+      `Refusing to use ${what} ${path}: other users may write it`,
+      {
+        reason: `${where} is writable by ${found.writers} (mode ${octal}), so another local ` +
+          "user could change what patchbay runs or trusts; patchbay uses only files and " +
+          "folders that their owner alone may write",
+        remedy: `run \`${found.chmod}\` (and check that nobody changed it meanwhile)`,
+      },
+    );
+    this.writable = found.path;
+  }
+}
+
+/** A command ended by SIGTERM, SIGHUP or SIGQUIT, after its servers were ended. */
+export class EndedBySignalError extends PatchbayError {
+  constructor(signal: string, exitCode: number) {
+    super("cancelled", `Ended by ${signal}`, {
+      reason: signal === "SIGHUP"
+        ? "the terminal closed, or the process was sent SIGHUP"
+        : `the process was sent ${signal}`,
+      remedy: "run the command again",
+      exitCode,
+    });
+  }
+}
+
+/**
+ * A conversation another patchbay process has open (it holds its lease): opening it too
+ * would interleave the two processes' turns.
+ */
+export class ConversationHeldError extends PatchbayError {
+  readonly sessionId: string;
+  readonly holder: { pid: number; since: string };
+  constructor(
+    sessionId: string,
+    holder: { pid: number; since: string },
+    expiresInMs: number,
+  ) {
+    super("usage", `Conversation ${sessionId} is open in another patchbay`, {
+      reason: `patchbay process ${holder.pid} has had it open since ${holder.since}; two ` +
+        "processes writing one conversation would interleave their turns (if that process " +
+        `has ended without closing it, it is free within ${Math.ceil(expiresInMs / 1000)} s)`,
+      remedy: "continue it there, or start patchbay --resume " + sessionId +
+        " at a terminal, which offers to continue it as a new branch (a copy under a new id)",
+    });
+    this.sessionId = sessionId;
+    this.holder = holder;
+  }
+}

@@ -14,7 +14,8 @@ import { chooseEnvFile, type Environment, isSecretName, loadEnvironment } from "
 import { denoPermissionFlag } from "./permissions/denial.ts";
 import { Logger } from "./log.ts";
 import { privateKeySecrets } from "./oauth/private_key.ts";
-import { defaultLogFile } from "./paths.ts";
+import { configDir, dataDir, defaultLogFile, stateDir } from "./paths.ts";
+import { refuseSharedWritable } from "./shared_writable.ts";
 import { type Redactor, sessionRedactor } from "./redact.ts";
 import { replaceSessionLogger } from "./session_log.ts";
 import { VERSION } from "./version.ts";
@@ -68,6 +69,12 @@ export function openLog(
   return { logger, logFile };
 }
 
+const OWN_FOLDERS = [
+  [stateDir, "the state folder"],
+  [dataDir, "the conversation folder"],
+  [configDir, "the settings folder"],
+] as const;
+
 /** The log opened by the last {@linkcode startUp}: the command boundary logs errors to it. */
 export { sessionLogger } from "./session_log.ts";
 
@@ -83,6 +90,10 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
   const configFile = options.config ?? (location.userScope ? location.path : undefined);
   const envChoice = chooseEnvFile(options.envFile, configFile, DEFAULTS.envFile);
   const env = await loadEnvironment({ path: envChoice.path, required: envChoice.required });
+  // What patchbay's own folders hold is trusted (history, conversations, tokens).
+  for (const [folder, what] of OWN_FOLDERS) {
+    refuseSharedWritable(folder(), what, { ownFolder: true });
+  }
   // The session's one redactor: the log, the connections and any other layer mask alike.
   const redactor = sessionRedactor;
   registerEnvironmentSecrets(env, redactor);

@@ -164,6 +164,7 @@ Deno.test("stats: per model, chat and sampling apart, tools per server, what lim
   assert.deepEqual(snapshot.limits, [
     { name: "request_limit", used: 3, limit: 3, remaining: 0 },
     { name: "total_tokens_limit", used: 185, limit: 1000, remaining: 815 },
+    { name: "sampling_request_limit", used: 0, limit: 100, remaining: 100 },
   ]);
   assert.equal(
     formatStats(snapshot, { now: new Date("2026-03-01T10:05:30Z") }),
@@ -189,8 +190,10 @@ Deno.test("stats: per model, chat and sampling apart, tools per server, what lim
       "Limits (AgentConfig)",
       "  request_limit: 3 of 3 used, 0 remaining",
       "  total_tokens_limit: 185 of 1,000 used, 815 remaining",
+      "  sampling_request_limit: 0 of 100 used, 100 remaining",
       "  max_steps: 10 per turn",
       "  tool_call_timeout: 30 s",
+      "  sampling_per_tool_call: 10 per tool call (most in one call so far: 0)",
     ].join("\n"),
   );
 });
@@ -216,5 +219,9 @@ Deno.test("stats: unset limits read unlimited; a fresh session says no tool call
   assert.match(text, /Tool calls\n {2}none yet/);
   assert.match(text, /request_limit: unlimited \(0 used\)/);
   assert.match(text, /total_tokens_limit: unlimited \(0 used\)/);
-  assert.deepEqual(stats.snapshot().limits.map((l) => l.remaining), ["unlimited", "unlimited"]);
+  assert.deepEqual(stats.snapshot().limits.map((l) => l.remaining), [
+    "unlimited",
+    "unlimited",
+    100,
+  ]);
 });

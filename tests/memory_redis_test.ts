@@ -366,6 +366,8 @@ Deno.test("Redis: appending a message is one round trip (the append script and t
   );
   try {
     const session = memory.newSession();
+    // The new conversation's lease (one SET, once per conversation) is not an append's.
+    await memory.leaseTaken();
     for (const [i, message] of conversation(2).entries()) {
       const trips = relay.trips.length;
       const calls = await commandCalls(redis);

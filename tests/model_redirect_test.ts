@@ -114,3 +114,55 @@ Deno.test("a redirect within the endpoint's own origin is followed", async () =>
   ]);
   assert.equal(endpoint.seen[1].body, endpoint.seen[0].body, "308 keeps the body");
 });
+
+Deno.test("a redirect loop within the endpoint's origin is named a loop, not another address", async () => {
+  // Two hostile shapes of one class: a path that redirects to itself, and two paths that
+  // send the request to each other.
+  for (
+    const [shape, next] of [
+      ["to itself", (path: string) => path],
+      ["between two paths", (path: string) => path.startsWith("/a/") ? path.slice(2) : `/a${path}`],
+    ] as const
+  ) {
+    await using endpoint = recordingServer((_request, url) =>
+      new Response(null, {
+        status: 307,
+        headers: { location: `${next(url.pathname)}?sig=secret` },
+      })
+    );
+    const result = await runAgainst(endpoint.origin, "test-key", "hello");
+    assert.equal(result.code, 1, `${shape}: ${result.stdout}`);
+    assert.match(
+      result.stderr,
+      /error: Model request failed: .* redirects the request in a loop/,
+      `${shape}: ${result.stderr}`,
+    );
+    assert.ok(
+      result.stderr.includes(`${endpoint.origin}/v1/chat/completions -> `),
+      `${shape}: the loop's addresses are named: ${result.stderr}`,
+    );
+    assert.doesNotMatch(result.stderr, /another address|set LLM\.base_url to it/, shape);
+    assert.doesNotMatch(result.stderr, /sig=secret/, shape);
+    assert.match(result.stderr, /remedy: the loop is in the server or in a gateway/, shape);
+    assert.ok(
+      endpoint.seen.length <= 6,
+      `${shape}: a loop is left at once: ${endpoint.seen.length}`,
+    );
+  }
+});
+
+Deno.test("a same-origin redirect chain longer than patchbay follows is named as such", async () => {
+  await using endpoint = recordingServer((_request, url) => {
+    const step = Number(url.searchParams.get("step") ?? "0");
+    return new Response(null, {
+      status: 308,
+      headers: { location: `/hop${step + 1}/v1/chat/completions?step=${step + 1}` },
+    });
+  });
+  const result = await runAgainst(endpoint.origin, "test-key", "hello");
+  assert.equal(result.code, 1, result.stdout);
+  assert.match(result.stderr, /redirected the request too many times/, result.stderr);
+  assert.match(result.stderr, /more than the 5 patchbay follows/, result.stderr);
+  assert.doesNotMatch(result.stderr, /another address/);
+  assert.equal(endpoint.seen.length, 6, "the first request and five redirects followed");
+});

@@ -187,7 +187,7 @@ Deno.test("a broken server beside a good one: /connections says why and what to 
   assert.match(status, /Requests\s+1 \(110 tokens\)/);
   assert.match(
     status,
-    /Limits\s+request_limit 1\/50, total_tokens_limit 110\/10000, max_steps \d+, tool_call_timeout \d+ s/,
+    /Limits\s+request_limit 1\/50, total_tokens_limit 110\/10000, sampling_request_limit 0\/100, max_steps \d+, tool_call_timeout \d+ s/,
   );
   await repl.tmux.submit("/quit");
   assert.equal(await repl.tmux.exitCode(), 0);
@@ -221,7 +221,7 @@ Deno.test("without a usable key: the model is refused with its remedy, servers s
   assert.match(status, /Requests\s+0\n/);
   assert.match(
     status,
-    /Limits\s+request_limit 0\/7, total_tokens_limit 0\/unlimited, max_steps \d+, tool_call_timeout \d+ s/,
+    /Limits\s+request_limit 0\/7, total_tokens_limit 0\/unlimited, sampling_request_limit 0\/100, max_steps \d+, tool_call_timeout \d+ s/,
   );
   await repl.tmux.submit("/exit");
   assert.equal(await repl.tmux.exitCode(), 0);

@@ -17,6 +17,7 @@
  */
 
 import type { AgentLimits } from "../config/types.ts";
+import { DEFAULTS } from "../defaults.ts";
 import { LimitReachedError } from "../errors.ts";
 import type { RetryNotice, TokenUsage } from "../llm/provider.ts";
 import { estimateTextTokens } from "../llm/tokens.ts";
@@ -53,6 +54,36 @@ export function admitRequest(
   }
   const cap = answerCap(stats, limits, estimatedPromptTokens, maxTokens, 0);
   return new Admission(stats, limits, estimatedPromptTokens, maxTokens, cap);
+}
+
+/**
+ * Admits one sampling request of `server` or throws `LimitReachedError`: at most
+ * `sampling_per_tool_call` while one of its tool calls runs, and `sampling_request_limit`
+ * in the session. Counted when admitted, whatever becomes of the request, so a server
+ * whose requests fail cannot try without end. The request is then admitted to the model
+ * like any other ({@linkcode admitRequest}).
+ */
+export function admitSampling(stats: UsageStats, limits: AgentLimits, server: string): void {
+  const perCall = limits.samplingPerToolCall ?? DEFAULTS.agent.samplingPerToolCall;
+  const inCall = stats.samplingInToolCall(server);
+  if (inCall !== undefined && inCall >= perCall) {
+    throw new LimitReachedError(
+      "sampling_per_tool_call",
+      `'${server}' asked for a model request ${inCall + 1} times during one tool call, and ` +
+        `AgentConfig.sampling_per_tool_call is ${perCall}; this request was refused`,
+      `if the tool really needs more, raise sampling_per_tool_call ${RAISE}`,
+    );
+  }
+  const perSession = limits.samplingRequestLimit ?? DEFAULTS.agent.samplingRequestLimit;
+  if (stats.samplingRequests >= perSession) {
+    throw new LimitReachedError(
+      "sampling_request_limit",
+      `servers have asked for ${stats.samplingRequests} model requests in this session, and ` +
+        `AgentConfig.sampling_request_limit is ${perSession}; '${server}' was refused`,
+      `raise sampling_request_limit ${RAISE}`,
+    );
+  }
+  stats.countSampling(server);
 }
 
 /** One admitted model request and the share of the limits it holds. */

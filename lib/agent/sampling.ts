@@ -6,6 +6,8 @@
  * default) asks the user first, showing what the server wants to send. Requests are
  * accounted as sampling in the statistics, per server, and count toward the session limits
  * like any other model request, from the moment they are admitted (see `limits.ts`). The
+ * server's sampling requests are bounded, per tool call and per session (`admitSampling`,
+ * `AgentConfig.sampling_per_tool_call` and `sampling_request_limit`). The
  * server's model preferences are hints only: the configured model answers. What the UI
  * throws is rethrown as it is, not reported as the request's failure.
  *
@@ -22,7 +24,7 @@ import { visionInEffect } from "../providers.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { type Log, silentLog } from "../log.ts";
 import { abridge } from "../text.ts";
-import { admitRequest } from "./limits.ts";
+import { admitRequest, admitSampling } from "./limits.ts";
 import type { UsageStats } from "./stats.ts";
 import type { AgentUi, SamplingApprovalRequest } from "./ui.ts";
 import { UiGuard } from "./ui_guard.ts";
@@ -75,6 +77,8 @@ export function createSamplingHandler(options: SamplingHandlerOptions): Sampling
           "the server must sample without tools",
         );
       }
+      // Before asking anyone: a server over its bound is refused without a question.
+      admitSampling(stats, options.limits, server);
       const vision = visionInEffect(
         options.llm.vision ?? DEFAULTS.llm.vision,
         options.provider.provider,

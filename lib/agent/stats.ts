@@ -10,6 +10,7 @@
  */
 
 import type { AgentLimits } from "../config/types.ts";
+import { DEFAULTS } from "../defaults.ts";
 import type { TokenUsage } from "../llm/provider.ts";
 import { plural } from "../text.ts";
 
@@ -40,7 +41,7 @@ export interface ToolTotals {
 /** One limit and what is left of it. */
 export interface LimitStatus {
   /** The AgentConfig field. */
-  name: "request_limit" | "total_tokens_limit";
+  name: "request_limit" | "total_tokens_limit" | "sampling_request_limit";
   used: number;
   limit: number | undefined;
   /** `"unlimited"` when unset; never negative. */
@@ -64,6 +65,8 @@ export interface StatsSnapshot {
   limits: LimitStatus[];
   maxSteps: number;
   toolCallTimeoutSeconds: number;
+  /** `AgentConfig.sampling_per_tool_call`, and the most one tool call has made so far. */
+  samplingPerToolCall: { limit: number; mostInOneCall: number };
 }
 
 const emptyTotals = (): UsageTotals => ({
@@ -96,6 +99,11 @@ export class UsageStats {
   #failed = 0;
   /** The share of the limits held by admitted requests that have not ended (limits.ts). */
   #held = { requests: 0, tokens: 0 };
+  /** Sampling requests admitted (answered, failed or under way), as their limit counts. */
+  #samplingAdmitted = 0;
+  /** Per server: its tool calls running, and the sampling requests made while they run. */
+  #toolCallsOpen = new Map<string, { calls: number; sampled: number }>();
+  #mostSampledInOneCall = 0;
 
   constructor(limits: AgentLimits, startedAt = new Date()) {
     this.limits = limits;
@@ -132,6 +140,45 @@ export class UsageStats {
     if (outcome === "timeout") totals.timeouts++;
     if (outcome === "cancelled") totals.cancelled++;
     if (outcome === "declined") totals.declined++;
+  }
+
+  /**
+   * A tool call of `server` started: the sampling requests it makes until
+   * {@linkcode toolCallEnded} count toward `sampling_per_tool_call`. A server's requests
+   * carry no mark of the call that caused them, so while several calls of one server
+   * overlap, they share one count (the stricter reading).
+   */
+  toolCallStarted(server: string): void {
+    const open = entry(this.#toolCallsOpen, server, () => ({ calls: 0, sampled: 0 }));
+    open.calls++;
+  }
+
+  /** A tool call of `server` ended (however it ended). */
+  toolCallEnded(server: string): void {
+    const open = this.#toolCallsOpen.get(server);
+    if (!open) return;
+    open.calls--;
+    if (open.calls <= 0) this.#toolCallsOpen.delete(server);
+  }
+
+  /** Sampling requests `server` made in its running tool call(s); `undefined` when none runs. */
+  samplingInToolCall(server: string): number | undefined {
+    return this.#toolCallsOpen.get(server)?.sampled;
+  }
+
+  /** Sampling requests admitted in the session (answered, failed or under way). */
+  get samplingRequests(): number {
+    return this.#samplingAdmitted;
+  }
+
+  /** Counts one admitted sampling request of `server` (limits.ts `admitSampling`). */
+  countSampling(server: string): void {
+    this.#samplingAdmitted++;
+    const open = this.#toolCallsOpen.get(server);
+    if (open) {
+      open.sampled++;
+      this.#mostSampledInOneCall = Math.max(this.#mostSampledInOneCall, open.sampled);
+    }
   }
 
   /** Adds to (or, negative, gives back) the share held by requests under way. */
@@ -182,9 +229,18 @@ export class UsageStats {
       limits: [
         limitStatus("request_limit", this.requests, this.limits.requestLimit),
         limitStatus("total_tokens_limit", this.totalTokens, this.limits.totalTokensLimit),
+        limitStatus(
+          "sampling_request_limit",
+          this.#samplingAdmitted,
+          this.limits.samplingRequestLimit ?? DEFAULTS.agent.samplingRequestLimit,
+        ),
       ],
       maxSteps: this.limits.maxSteps,
       toolCallTimeoutSeconds: this.limits.toolCallTimeoutSeconds,
+      samplingPerToolCall: {
+        limit: this.limits.samplingPerToolCall ?? DEFAULTS.agent.samplingPerToolCall,
+        mostInOneCall: this.#mostSampledInOneCall,
+      },
     };
   }
 }
@@ -312,6 +368,13 @@ export function formatStats(stats: StatsSnapshot, options: FormatStatsOptions = 
   }
   lines.push(`  max_steps: ${number(stats.maxSteps)} per turn`);
   lines.push(`  tool_call_timeout: ${stats.toolCallTimeoutSeconds} s`);
+  if (stats.samplingPerToolCall) {
+    const { limit, mostInOneCall } = stats.samplingPerToolCall;
+    lines.push(
+      `  sampling_per_tool_call: ${number(limit)} per tool call (most in one call so far: ` +
+        `${number(mostInOneCall)})`,
+    );
+  }
   return lines.join("\n");
 }
 

@@ -316,6 +316,8 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
   const controller = new AbortController();
   const onTurnAbort = () => controller.abort(options.signal.reason);
   options.signal.addEventListener("abort", onTurnAbort, { once: true });
+  // The server's sampling requests until it answers count toward sampling_per_tool_call.
+  options.stats.toolCallStarted(tool.server);
   // The deadline is the host's (`Connection.request`, lib/connections/connection.ts): it
   // gets `timeoutSeconds`, leaves out the time the server waits on us, cancels the request on
   // the server and rejects with a ToolTimeoutError. The agent keeps no second timer.
@@ -364,6 +366,7 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
     };
   } finally {
     options.signal.removeEventListener("abort", onTurnAbort);
+    options.stats.toolCallEnded(tool.server);
   }
 }
 

@@ -27,11 +27,14 @@ import { Validator } from "./validate.ts";
 
 // Callers read the whole configuration story from here: where the file is and how its
 // warnings read.
+import { refuseSharedWritable } from "../shared_writable.ts";
 export { type ConfigLocation, locateConfig } from "./locate.ts";
 export { describeWarning } from "./problems.ts";
 
 /** Reads and validates the configuration file. */
 export async function loadConfig(path: string, env: Environment): Promise<Config> {
+  // A configuration others may write lets them choose the programs patchbay starts.
+  refuseSharedWritable(path, "the configuration file");
   let bytes: Uint8Array;
   try {
     bytes = await Deno.readFile(path);

@@ -301,6 +301,14 @@ export const AgentSchema = z.strictObject({
       max_tools: DEFAULTS.agent.toolSearch.maxTools,
       max_tokens: DEFAULTS.agent.toolSearch.maxTokens,
     }),
+  sampling_request_limit: positiveInt(
+    "Servers' sampling requests answered per session " +
+      `(default ${DEFAULTS.agent.samplingRequestLimit})`,
+  ).default(DEFAULTS.agent.samplingRequestLimit),
+  sampling_per_tool_call: positiveInt(
+    "Sampling requests a server may make during one tool call " +
+      `(default ${DEFAULTS.agent.samplingPerToolCall})`,
+  ).default(DEFAULTS.agent.samplingPerToolCall),
 }).describe("Runtime limits");
 
 export const MemorySchema = z.strictObject({

@@ -149,6 +149,10 @@ export interface AgentLimits {
   totalTokensLimit?: number;
   /** @default DEFAULTS.agent.toolSearch (the loader always sets it) */
   toolSearch?: ToolSearchSettings;
+  /** Servers' sampling requests per session. @default DEFAULTS.agent.samplingRequestLimit */
+  samplingRequestLimit?: number;
+  /** Sampling requests during one tool call. @default DEFAULTS.agent.samplingPerToolCall */
+  samplingPerToolCall?: number;
 }
 
 /** When the model finds tools by search instead of receiving every definition. */

@@ -86,6 +86,8 @@ export class Validator {
           maxTools: agent.tool_search.max_tools,
           maxTokens: agent.tool_search.max_tokens,
         },
+        samplingRequestLimit: agent.sampling_request_limit,
+        samplingPerToolCall: agent.sampling_per_tool_call,
       },
       memory: {
         backend: memory.backend,

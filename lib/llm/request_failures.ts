@@ -22,7 +22,7 @@ import { abridge } from "../text.ts";
 import { causeMessages, netProblem, netReason } from "../failure.ts";
 import { hostOf, proxyName, type ProxySettings } from "../proxy.ts";
 import { MalformedAnswerError, ModelApiError } from "./chat_wire.ts";
-import { redirectTarget } from "./redirects.ts";
+import { MAX_SAME_ORIGIN_REDIRECTS, redirectStopOf, redirectTarget } from "./redirects.ts";
 import { isRetryableStatus, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
 
 /** One failed attempt, reduced to what decides retrying and wording. */
@@ -236,6 +236,36 @@ function statusError(
   const said = `HTTP ${failure.status}${statusText(failure.status)}: ${
     abridge(failure.message, 300)
   }`;
+  const stop = failure.status >= 300 && failure.status < 400
+    ? redirectStopOf(failure.headers)
+    : undefined;
+  if (stop?.kind === "loop") {
+    return new ProviderRequestError(
+      `Model request failed: ${label} redirects the request in a loop`,
+      failure.status,
+      {
+        reason: `${host} sent the request round ${stop.chain.join(" -> ")}, back to an ` +
+          `address it had already redirected (last answer HTTP ${failure.status}` +
+          `${statusText(failure.status)}); no address in the loop answers the request`,
+        remedy: "the loop is in the server or in a gateway or proxy in front of it, not in " +
+          "LLM.base_url's origin: check LLM.base_url's path (it usually ends in /v1, and a " +
+          "trailing slash can matter) and the redirect rules of the server or gateway",
+      },
+    );
+  }
+  if (stop?.kind === "too_many") {
+    return new ProviderRequestError(
+      `Model request failed: ${label} redirected the request too many times`,
+      failure.status,
+      {
+        reason: `${host} redirected the request ${stop.chain.length} times within its own ` +
+          `origin (${stop.chain.join(" -> ")}), more than the ${MAX_SAME_ORIGIN_REDIRECTS} ` +
+          "patchbay follows",
+        remedy: "set LLM.base_url to the address the redirects end at, or fix the redirect " +
+          "rules of the server or gateway",
+      },
+    );
+  }
   if (failure.status >= 300 && failure.status < 400) {
     const target = redirectTarget(failure.headers?.get("location") ?? null, context.baseUrl);
     return new ProviderRequestError(

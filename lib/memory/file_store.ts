@@ -9,6 +9,7 @@
  * @module
  */
 
+import { FileLeases } from "./file_lease.ts";
 import { join } from "node:path";
 import {
   DenoPermissionError,
@@ -85,8 +86,12 @@ export class FileStore implements MemoryStore {
   readonly #ttlMs: number | undefined;
   readonly #open = new Map<string, Promise<SessionTail>>();
 
+  /** One `<id>.lease` file beside each open conversation's file. */
+  readonly leases: FileLeases;
+
   constructor(options: FileStoreOptions) {
     this.dir = options.dir;
+    this.leases = new FileLeases(options.dir);
     this.#ttlMs = options.ttlSeconds === undefined ? undefined : options.ttlSeconds * 1000;
   }
 

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { Leasing } from "./leasing.ts";
 import type { PatchbayError } from "../errors.ts";
 import { SessionNotFoundError, StoreAuthError, StoreDatabaseError } from "../errors.ts";
 import type { Log } from "../log.ts";
@@ -99,6 +100,10 @@ export class Memory {
   #kind: StoreKind;
   #current: Conversation | undefined;
   #closed = false;
+  /** The current conversation's lease: one process per conversation. */
+  readonly #leasing: Leasing;
+  /** A new conversation's lease being taken: close waits for it, then gives it up. */
+  #taking: Promise<void> | undefined;
 
   constructor(init: MemoryInit) {
     this.#opener = init.opener;
@@ -107,6 +112,7 @@ export class Memory {
     this.#log = init.log;
     this.#location = init.opener.location;
     this.#kind = init.opener.kind;
+    this.#leasing = new Leasing(init.log);
     this.#host = {
       writer: () => this.#enabled ? this.#store : undefined,
       redact: (message) => this.#redactor.redactValue(message),
@@ -253,7 +259,33 @@ export class Memory {
 
   /** Starts a new conversation and makes it current (`/clear`). */
   newSession(): Conversation {
-    return this.#adopt(new Conversation(this.#host, newSessionId()));
+    const session = this.#adopt(new Conversation(this.#host, newSessionId()));
+    // A fresh id is nobody else's: the lease is taken in the background.
+    if (this.#enabled && !this.#closed) {
+      this.#taking = this.#ensureStore().then((store) => this.#leasing.take(store, session.id))
+        .catch((error) =>
+          this.#log?.warn("could not take the new conversation's lease", { error })
+        );
+    }
+    return session;
+  }
+
+  /** Resolves once the lease of a conversation started by `newSession` was asked for. */
+  async leaseTaken(): Promise<void> {
+    await this.#taking;
+  }
+
+  /**
+   * Continues a stored conversation as a new branch: a new conversation, current from now
+   * on, starting with a copy of its messages (the stored one is left as it is). What a
+   * person chooses when the conversation is open in another process.
+   */
+  async branch(idOrPrefix: string): Promise<Conversation> {
+    const { messages } = await this.load(idOrPrefix);
+    const session = this.newSession();
+    for (const message of messages) await session.append(message);
+    this.#log?.info(`branched session ${session.id} from ${idOrPrefix}`);
+    return session;
   }
 
   /**
@@ -264,6 +296,8 @@ export class Memory {
   async resume(target: true | string = true, folder?: string): Promise<Conversation> {
     const store = await this.#readableStore();
     const summary = target === true ? await this.#latest(store, folder) : await this.find(target);
+    // Refused while another process has it open: their turns would interleave.
+    await this.#leasing.take(store, summary.id);
     const records = await store.load(summary.id) ?? [];
     const session = this.#adopt(new Conversation(this.#host, summary.id, records, true));
     this.#log?.info(`resumed session ${summary.id} (${records.length} messages)`);
@@ -341,6 +375,8 @@ export class Memory {
       });
     }
     await this.#opening?.catch(() => undefined);
+    await this.#taking;
+    await this.#leasing.release();
     await this.#store?.close();
   }
 

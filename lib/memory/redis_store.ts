@@ -11,6 +11,7 @@
  * @module
  */
 
+import { RedisLeases } from "./redis_lease.ts";
 import type { RedisOptions } from "ioredis";
 import { PatchbayError } from "../errors.ts";
 import type { Log } from "../log.ts";
@@ -83,6 +84,8 @@ export class RedisStore implements MemoryStore {
   readonly #commandTimeoutMs: number;
 
   #client: RedisClient | undefined;
+  /** One key per open conversation, beside its messages (`redis_lease.ts`). */
+  readonly leases: RedisLeases;
   #lastError: unknown;
   #everReady = false;
   #verified = false;
@@ -96,6 +99,10 @@ export class RedisStore implements MemoryStore {
     this.#budgetMs = options.connectBudgetMs ?? CONNECT_BUDGET_MS;
     this.#commandTimeoutMs = options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS;
     this.#appender = new RedisAppender(this.settings, this.#layout, () => this.#client, this.#log);
+    this.leases = new RedisLeases(
+      () => this.#ready(),
+      (id) => `${this.#layout.session(id)[2]}:lease`,
+    );
     this.#outage = new OutageQueue({
       journal: new Journal(options.journalDir, options.settings.description),
       appender: this.#appender,

@@ -6,6 +6,8 @@
  */
 
 /** A tool call the model asked for. */
+import type { LeaseKeeper } from "./lease.ts";
+
 export interface StoredToolCall {
   id: string;
   /** Catalogue (model-facing) name. */
@@ -141,6 +143,11 @@ export interface MemoryStore {
   summary(sessionId: string, options?: StoreCallOptions): Promise<SessionSummary | undefined>;
   /** Ids of stored sessions that start with `prefix`. */
   findIds(prefix: string, options?: StoreCallOptions): Promise<string[]>;
+  /**
+   * Leases on conversations (`lease.ts`): which process has one open. A store without
+   * them (memory off) lets any process open any conversation.
+   */
+  readonly leases?: LeaseKeeper;
   /** Removes a session; `false` when there was none. */
   delete(sessionId: string, options?: StoreCallOptions): Promise<boolean>;
   /** Releases connections and files. Safe to call twice. */

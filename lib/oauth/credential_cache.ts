@@ -7,6 +7,8 @@
  * @module
  */
 
+import { oversizedToken } from "./answer_limits.ts";
+import { oversizedTokenError } from "./login_errors.ts";
 import type { StoredOAuthTokens } from "@modelcontextprotocol/client";
 import { StoreConnectError } from "../errors.ts";
 import type { Log } from "../log.ts";
@@ -76,11 +78,40 @@ export class CredentialCache {
         stored: stored.serverUrl,
       });
     }
+    await this.#discardOversizedTokens();
     for (const entry of Object.values(this.#record?.issuers ?? {})) {
       if (entry.tokens) this.registerTokens(entry.tokens);
       this.#redactor?.addSecret(entry.client?.client_secret);
     }
     return this.#record;
+  }
+
+  /**
+   * Tokens stored before they were bounded (or written by hand) that are too long to send:
+   * dropped from the record and from the store, so they are not read again at every start;
+   * the next request logs in again, and a token endpoint still issuing such tokens is then
+   * refused by name.
+   */
+  async #discardOversizedTokens(): Promise<void> {
+    const record = this.#record;
+    if (!record) return;
+    let changed = false;
+    for (const [issuer, entry] of Object.entries(record.issuers)) {
+      const oversized = oversizedToken(entry.tokens);
+      if (!oversized) continue;
+      this.#log.warn(oversizedTokenError(this.#server, issuer, oversized, true).reason, {
+        issuer,
+      });
+      delete entry.tokens;
+      changed = true;
+    }
+    if (!changed) return;
+    try {
+      await this.#store.save(record);
+    } catch (error) {
+      // Dropped in memory all the same; the next start drops it again.
+      this.#log.warn("could not save the OAuth login without its oversized token", { error });
+    }
   }
 
   /** Changes a copy of the record (an empty one if none) and saves it. */

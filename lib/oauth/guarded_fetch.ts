@@ -10,6 +10,9 @@
  * target checked first, with the method and body rewritten as browsers do and credentials
  * dropped across origins.
  *
+ * Every answer is read up to `MAX_OAUTH_ANSWER_BYTES` (`answer_limits.ts`), so an
+ * authorization server cannot make patchbay hold an answer of any size.
+ *
  * Each answer is reported to `onResponse`, and a GET's JSON document added to the report
  * as its caller reads it (up to {@linkcode MAX_WITNESSED_BYTES}), so that one the SDK
  * finds invalid can be reported with its address, the field and the value it holds.
@@ -19,6 +22,7 @@
 
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { EndpointPolicy, EndpointRole } from "./endpoint_policy.ts";
+import { boundedAnswer } from "./answer_limits.ts";
 
 /** Redirects followed for one OAuth request, as many as browsers allow in spirit. */
 export const MAX_OAUTH_REDIRECTS = 5;
@@ -87,19 +91,27 @@ export function guardedFetch(base: FetchLike, options: GuardedFetchOptions): Fet
     });
   };
 
+  // The MCP server's own answers (the probe; an event stream may run for hours) are the
+  // transports' to bound, message by message; everything else is the OAuth flow's.
+  const server = options.policy.serverUrl;
+  const bound = (url: URL, response: Response) =>
+    url.origin === server.origin && url.pathname === server.pathname
+      ? response
+      : boundedAnswer(url, response);
+
   return async (input, init) => {
     const signal = init?.signal ?? undefined;
     if (input instanceof Request) {
       // Not followed here: a Request's body may be a stream that cannot be sent twice.
       const url = new URL(input.url);
       await options.policy.check(url, roleOf(url), signal);
-      return base(input, { ...init, redirect: init?.redirect ?? "manual" });
+      return bound(url, await base(input, { ...init, redirect: init?.redirect ?? "manual" }));
     }
     let url = new URL(String(input));
     await options.policy.check(url, roleOf(url), signal);
     const method = (init?.method ?? "GET").toUpperCase();
     if (init?.redirect === "manual" || init?.redirect === "error") {
-      return witness(url, method, await base(url, init));
+      return witness(url, method, bound(url, await base(url, init)));
     }
     let request: RequestInit = { ...init, method, redirect: "manual" };
     for (let followed = 0;; followed++) {
@@ -108,7 +120,7 @@ export function guardedFetch(base: FetchLike, options: GuardedFetchOptions): Fet
         ? response.headers.get("location")
         : null;
       if (location === null || followed === MAX_OAUTH_REDIRECTS) {
-        return witness(url, (request.method ?? "GET").toUpperCase(), response);
+        return witness(url, (request.method ?? "GET").toUpperCase(), bound(url, response));
       }
       let target: URL;
       try {

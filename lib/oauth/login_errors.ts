@@ -21,6 +21,8 @@ import { authorizationServerRemedy } from "../permissions/remedy.ts";
 import { noteOAuthRefusal } from "../permissions/restart.ts";
 import type { FetchedDocument } from "./guarded_fetch.ts";
 import { describeFetchError } from "./challenge_probe.ts";
+import { causeChain } from "../cause_chain.ts";
+import { MAX_OAUTH_ANSWER_BYTES, MAX_TOKEN_CHARS, OAuthAnswerTooLarge } from "./answer_limits.ts";
 
 /** Where the failure happened, for the messages. */
 export interface FailureContext {
@@ -35,6 +37,44 @@ export interface FailureContext {
   clientAuthentication?: "private_key_jwt" | "client_secret_basic" | "none";
   /** Where the private key came from (`auth.private_key_file (<path>)`). */
   privateKeySource?: string;
+}
+
+/** An OAuth answer past its bound: the authorization server and the address named. */
+export function oversizedAnswerError(
+  server: string,
+  oversize: OAuthAnswerTooLarge,
+): OAuthFailedError {
+  const origin = new URL(oversize.url).origin;
+  return new OAuthFailedError(server, {
+    reason: `the authorization server at ${origin} answered ${oversize.url} with more than ` +
+      `${
+        MAX_OAUTH_ANSWER_BYTES / 1024 / 1024
+      } MiB (${oversize.bytes} bytes seen); patchbay reads ` +
+      "OAuth answers up to that size and stopped",
+    remedy: `report it to the operator of ${origin}: no metadata, registration or token ` +
+      "answer is that large",
+    cause: oversize,
+  });
+}
+
+/**
+ * A token longer than `MAX_TOKEN_CHARS`, received from `issuer` (or found stored): refused,
+ * since no server would accept it in a header.
+ */
+export function oversizedTokenError(
+  server: string,
+  issuer: string,
+  token: { field: string; length: number },
+  stored = false,
+): OAuthFailedError {
+  return new OAuthFailedError(server, {
+    reason: `the authorization server ${issuer} ${stored ? "had issued" : "issued"} an ` +
+      `${token.field} of ${token.length} characters, more than the ${MAX_TOKEN_CHARS} ` +
+      `patchbay accepts (a token travels in an HTTP header, which servers cap)` +
+      (stored ? "; the stored login was discarded" : "; it was not stored"),
+    remedy: `report it to the operator of ${issuer}; then log in again ` +
+      `(patchbay auth login ${server})`,
+  });
 }
 
 /** Problems of an invalid document named in a message; the rest are counted. */
@@ -64,6 +104,9 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
       authorizationServerRemedy(flag),
     );
   }
+  // Found wherever the SDK wrapped it (a body read inside its own error).
+  const oversize = causeChain(error).find((e) => e instanceof OAuthAnswerTooLarge);
+  if (oversize instanceof OAuthAnswerTooLarge) return oversizedAnswerError(server, oversize);
   const registerByHand = `register patchbay with the service (redirect URI ` +
     `${context.redirectUri}) and set "client_id" (and "client_secret") in the entry's "auth"`;
 

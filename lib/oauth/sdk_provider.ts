@@ -43,7 +43,8 @@ import { checkEndpoints, roleOf } from "./discovered_endpoints.ts";
 import { EndpointPolicy } from "./endpoint_policy.ts";
 import type { Resolver } from "./host_location.ts";
 import { type FetchedDocument, guardedFetch } from "./guarded_fetch.ts";
-import type { FailureContext } from "./login_errors.ts";
+import { type FailureContext, oversizedTokenError } from "./login_errors.ts";
+import { oversizedToken } from "./answer_limits.ts";
 import { checkDiscovery } from "./policy.ts";
 import { dpopSessionFor } from "./resource_requests.ts";
 import type { IssuerCredentials, TokenStore } from "./token_store.ts";
@@ -233,6 +234,9 @@ export abstract class SdkOAuthProvider implements OAuthClientProvider {
   async saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): Promise<void> {
     const issuer = ctx?.issuer ?? tokens.issuer ?? this.credentials.record?.issuer;
     if (!issuer) throw new Error("PatchbayOAuthProvider: tokens without an issuer");
+    // Never stored: it would be sent in every request's header, and read at every start.
+    const oversized = oversizedToken(tokens);
+    if (oversized) throw oversizedTokenError(this.server, issuer, oversized);
     this.credentials.registerTokens(tokens);
     const now = this.now();
     await this.credentials.update((record) => {

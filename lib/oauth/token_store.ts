@@ -11,6 +11,7 @@
  * @module
  */
 
+import { MAX_STORED_CREDENTIALS_BYTES } from "./answer_limits.ts";
 import type {
   OAuthDiscoveryState,
   StoredOAuthClientInformation,
@@ -194,6 +195,12 @@ export class FileTokenStore implements TokenStore {
       // The mode is re-applied on every read: a file copied in or chmod-ed by hand is
       // tightened again before its secrets are used.
       await chmodOwnerOnly(path, CREDENTIAL_FILE_MODE);
+      // A document this large holds a token no server would take: read, it would cost its
+      // size in memory at every start. It is discarded unread; the next request logs in.
+      if ((await Deno.stat(path)).size > MAX_STORED_CREDENTIALS_BYTES) {
+        await removeIfPresent(path);
+        return undefined;
+      }
       text = await Deno.readTextFile(path);
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return undefined;

@@ -18,6 +18,8 @@ import { configDir, dataDir, stateDir } from "../paths.ts";
 import { CLIENT_V8_FLAGS } from "../v8_flags.ts";
 import { editorFlags } from "./editor_flags.ts";
 import { DEFAULTS } from "../defaults.ts";
+import { EXIT, SharedWritableError } from "../errors.ts";
+import { refuseSharedWritable } from "../shared_writable.ts";
 import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {
   grantList,
@@ -94,6 +96,15 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
   const deno = options.deno ?? Deno.execPath();
   const cwd = options.cwd ?? taskWorkingDirectory() ?? Deno.cwd();
   const parsed = parseLaunchArgs(args);
+  // Checked here, with the launcher's read access to every folder: the client may only
+  // read the files themselves. The remembered plans grant the client its permissions.
+  const shared = sharedInputs(parsed, cwd);
+  if (shared) {
+    console.error(
+      `error: ${shared.message}\n  cause:  ${shared.reason}\n  remedy: ${shared.remedy}`,
+    );
+    return EXIT.failure;
+  }
   const chosen = await flagsFor(parsed, deno, cwd);
   const mode = chosen.mode;
   let flags = chosen.flags;
@@ -151,6 +162,38 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
 /** Writing the file of `read --output`, which the person named on the command line. */
 function outputGrant(parsed: LaunchArgs, cwd: string): string[] {
   return parsed.output ? [`--allow-write=${resolve(cwd, parsed.output)}`] : [];
+}
+
+/**
+ * The refusal of a file or folder others may write among those the client will trust: the
+ * state folder and its remembered plans, and the configuration and .env the client will
+ * read (the first of each that exists, in the client's order of choice).
+ */
+function sharedInputs(parsed: LaunchArgs, cwd: string): SharedWritableError | undefined {
+  const { configs, envFiles } = clientFiles(parsed, cwd);
+  const firstExisting = (paths: readonly string[]) =>
+    paths.find((path) => {
+      try {
+        return Deno.statSync(path).isFile;
+      } catch {
+        return false;
+      }
+    });
+  const checks: [string | undefined, string, boolean][] = [
+    [stateDir(), "the state folder", true],
+    [plansDir(), "the folder of remembered permission plans", true],
+    [firstExisting(configs), "the configuration file", false],
+    [firstExisting(envFiles), "the environment file", false],
+  ];
+  try {
+    for (const [path, what, ownFolder] of checks) {
+      if (path !== undefined) refuseSharedWritable(path, what, { ownFolder });
+    }
+  } catch (error) {
+    if (error instanceof SharedWritableError) return error;
+    throw error;
+  }
+  return undefined;
 }
 
 /** The launcher's remembered plans: the client may not write there (`runClient`). */
@@ -235,6 +278,19 @@ export interface PlanOptions {
 
 /** The configuration, .env, permission code and stored logins the plan is computed from. */
 function baseInputs(parsed: LaunchArgs, cwd: string): InputNames {
+  const { configs, envFiles } = clientFiles(parsed, cwd);
+  const code = ["plan.ts", "inputs.ts", "flags.ts", "command_path.ts"].map((name) =>
+    join(PROJECT, "lib", "permissions", name)
+  );
+  return {
+    files: [...configs, ...envFiles],
+    stats: [...code, MANIFEST, join(configDir(), "oauth")],
+    env: [],
+  };
+}
+
+/** The configurations and .env files the client may read, in its order of choice. */
+function clientFiles(parsed: LaunchArgs, cwd: string): { configs: string[]; envFiles: string[] } {
   const configs = parsed.files.config !== undefined ? [resolve(cwd, parsed.files.config)] : [
     join(cwd, "servers_config.json"),
     join(configDir(), "servers_config.json"),
@@ -250,14 +306,7 @@ function baseInputs(parsed: LaunchArgs, cwd: string): InputNames {
       ? [join(dirname(resolve(cwd, parsed.files.config)), ".env")]
       : []),
   ];
-  const code = ["plan.ts", "inputs.ts", "flags.ts", "command_path.ts"].map((name) =>
-    join(PROJECT, "lib", "permissions", name)
-  );
-  return {
-    files: [...configs, ...new Set(envFiles)],
-    stats: [...code, MANIFEST, join(configDir(), "oauth")],
-    env: [],
-  };
+  return { configs, envFiles: [...new Set(envFiles)] };
 }
 
 async function computePlan(
@@ -334,12 +383,13 @@ export function traceReadingFlags(file: string, cwd: string): string[] {
 }
 
 /** Signals passed on to the client when the launcher receives them. */
-const FORWARDED: readonly Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+const FORWARDED: readonly Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 
 /**
  * Runs the client on this terminal. A Ctrl+C at a terminal reaches the client directly (the
  * terminal signals the whole foreground process group), so the launcher only passes SIGINT
- * on when it has no terminal; SIGTERM and SIGHUP sent to the launcher are always passed on,
+ * on when it has no terminal; SIGTERM, SIGHUP and SIGQUIT sent to the launcher are always
+ * passed on (the client ends its servers' process groups for each of them),
  * and a client asked to stop that way is not started again (`signalled`).
  *
  * The client may write patchbay's folders, but never the launcher's remembered plans: the

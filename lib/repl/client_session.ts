@@ -34,8 +34,8 @@ import type { ConnectionManager, ServerChanges } from "../connections/manager.ts
 import type { ServerConfig } from "../config/types.ts";
 import type { ServerRequestHandlers, ServerStatus } from "../connections/types.ts";
 import { DEFAULTS } from "../defaults.ts";
-import { CancelledError, PatchbayError } from "../errors.ts";
-import type { Memory } from "../memory/mod.ts";
+import { CancelledError, ConversationHeldError, PatchbayError } from "../errors.ts";
+import type { Conversation, Memory } from "../memory/mod.ts";
 import { openMemory } from "../memory/mod.ts";
 import { describeOAuthEvent } from "../oauth/messages.ts";
 import { abortable } from "../async/abortable.ts";
@@ -213,7 +213,7 @@ export class ClientSession {
       signal: options.signal,
     });
     const conversation = options.resume
-      ? await this.memory.resume(options.resume, Deno.cwd())
+      ? await this.#resume(options.resume, options.signal)
       : this.memory.newSession();
     if (options.resume) {
       this.output.err(
@@ -254,6 +254,32 @@ export class ClientSession {
       if (!(error instanceof PatchbayError)) throw error;
       this.output.err(`${this.presentError(error)}\n`);
       return undefined;
+    }
+  }
+
+  /**
+   * Resumes `target`; when another process has it open, a person at the terminal may
+   * continue it as a new branch instead (a script gets the error, which says how).
+   */
+  async #resume(target: true | string, signal?: AbortSignal): Promise<Conversation> {
+    try {
+      return await this.memory.resume(target, Deno.cwd());
+    } catch (error) {
+      if (!(error instanceof ConversationHeldError) || !this.interactive) throw error;
+      const { sessionId, holder } = error;
+      const answer = await this.editor.choose(
+        `Conversation ${sessionId} is open in another patchbay (process ${holder.pid}, ` +
+          `since ${holder.since}).\nContinue it here as a new branch (a copy under a new id; ` +
+          "the other process keeps the original)? [y/N] ",
+        ["y", "n"],
+        "n",
+        "n",
+        signal,
+      );
+      if (answer !== "y") throw error;
+      const branch = await this.memory.branch(sessionId);
+      this.output.err(`Branched conversation ${sessionId} as ${branch.id}\n`);
+      return branch;
     }
   }
 

@@ -155,6 +155,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
         const spent = snapshot?.limits ?? [
           { name: "request_limit", used: 0, limit: config.agent.requestLimit },
           { name: "total_tokens_limit", used: 0, limit: config.agent.totalTokensLimit },
+          { name: "sampling_request_limit", used: 0, limit: config.agent.samplingRequestLimit },
         ];
         const limits = spent.map((l) => `${l.name} ${l.used}/${l.limit ?? "unlimited"}`).join(", ");
         const rows: [string, string][] = [

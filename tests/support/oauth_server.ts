@@ -69,6 +69,12 @@ export interface AuthorizationServerOptions {
    * as a failing authorization server does.
    */
   tokenError?: { error: string; description: string };
+  /**
+   * Hostile sizes: characters added to every access token issued (a token too large to
+   * send), or bytes of padding added to the metadata document, the registration answer or
+   * the token answer (an answer too large to read). @default none
+   */
+  oversize?: { accessToken?: number; metadata?: number; registration?: number; token?: number };
 }
 
 /** A record of what the server was asked. */
@@ -213,7 +219,7 @@ export function startAuthorizationServer(
       & { refresh?: boolean; tokenType?: string },
   ) {
     const lifetime = o().accessTokenSeconds ?? 3600;
-    const access = `at-${crypto.randomUUID()}`;
+    const access = `at-${crypto.randomUUID()}${"x".repeat(o().oversize?.accessToken ?? 0)}`;
     accessTokens.set(access, { ...grant, expiresAt: Date.now() + lifetime * 1000, revoked: false });
     const body: Record<string, unknown> = {
       access_token: access,
@@ -226,6 +232,7 @@ export function startAuthorizationServer(
       refreshTokens.set(refreshToken, { ...grant, expiresAt: Infinity, revoked: false });
       body.refresh_token = refreshToken;
     }
+    if (o().oversize?.token) body.padding = "x".repeat(o().oversize!.token!);
     return Response.json(body, { headers: { "cache-control": "no-store" } });
   }
 
@@ -239,7 +246,8 @@ export function startAuthorizationServer(
       : [`/.well-known/oauth-authorization-server${path}`];
     if (request.method === "GET" && wellKnown.includes(url.pathname)) {
       log.metadata++;
-      return Response.json(metadata());
+      const padding = o().oversize?.metadata;
+      return Response.json(padding ? { ...metadata(), padding: "x".repeat(padding) } : metadata());
     }
     if (url.pathname === `${path}/authorize` && request.method === "GET") return authorize(url);
     if (request.method !== "POST") return new Response("not found", { status: 404 });
@@ -382,7 +390,12 @@ export function startAuthorizationServer(
     };
     clients.set(client.client_id, client);
     return Response.json(
-      { ...body, ...client, client_id_issued_at: Math.floor(Date.now() / 1000) },
+      {
+        ...body,
+        ...client,
+        client_id_issued_at: Math.floor(Date.now() / 1000),
+        ...(o().oversize?.registration ? { padding: "x".repeat(o().oversize!.registration!) } : {}),
+      },
       {
         status: 201,
       },
