@@ -8,7 +8,14 @@
  */
 
 import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
-import { commitEdit, type EditTarget, editTarget, readTarget } from "../lib/config/edit.ts";
+import { maskedArgs } from "../lib/config/arg_secrets.ts";
+import {
+  commitEdit,
+  editEnvironment,
+  type EditTarget,
+  editTarget,
+  readTarget,
+} from "../lib/config/edit.ts";
 import { type JsonValue, parseJson } from "../lib/config/json.ts";
 import { removeMember, setMember } from "../lib/config/json_edit.ts";
 import type { GlobalOptions } from "../lib/startup.ts";
@@ -64,7 +71,7 @@ export async function mcpAdd(
     if (env.length > 0) entry.env = Object.fromEntries(env);
   } else {
     if (args.length > 0 || env.length > 0) {
-      const what = args.length > 0 ? `arguments (${args.join(" ")})` : "-e";
+      const what = args.length > 0 ? `arguments (${maskedArgs(args).join(" ")})` : "-e";
       throw new UsageError(
         `${what} only apply to a stdio server; '${commandOrUrl}' is reached at a URL`,
         'give request headers with -H "Name: value", or --transport stdio for a command',
@@ -110,9 +117,22 @@ export async function mcpAddJson(name: string, json: string, options: McpEditOpt
 
 /** `mcp remove <name>`. */
 export async function mcpRemove(name: string, options: McpEditOptions): Promise<number> {
-  const { target, text, mode } = await holding(name, options);
-  await commitEdit({ target, text: removeMember(text, ["mcpServers"], name), mode });
+  const { target, text, mode, entry } = await holding(name, options);
+  const next = removeMember(text, ["mcpServers"], name);
+  await commitEdit({ target, text: next, mode });
   console.log(`Removed server '${name}' from ${target.file}`);
+  // Its secrets stay where the person put them: say which ones nothing refers to now.
+  const env = await editEnvironment(target.envFile);
+  const left = [...referencesIn(entry)].filter((variable) =>
+    env.fileValue(variable) !== undefined && !referencesIn(parseJson(next).value).has(variable)
+  );
+  if (left.length > 0) {
+    console.log(
+      `${target.envFile} still holds ${left.join(", ")}, which no server refers to now ` +
+        `(delete ${left.length === 1 ? "its line" : "their lines"} there if you no longer ` +
+        "need them)",
+    );
+  }
   return EXIT.ok;
 }
 
@@ -181,6 +201,18 @@ async function holding(name: string, options: McpEditOptions): Promise<{
   });
 }
 
+/** The variables a JSON value refers to as `${VAR}` or `${env:VAR}`, anywhere in it. */
+function referencesIn(value: JsonValue | undefined, into = new Set<string>()): Set<string> {
+  if (typeof value === "string") {
+    for (const [, name] of value.matchAll(/\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)/g)) {
+      into.add(name);
+    }
+  } else if (value !== null && typeof value === "object") {
+    for (const item of Object.values(value)) referencesIn(item, into);
+  }
+  return into;
+}
+
 /** The `mcpServers` object of a configuration text; empty when it has none. */
 export function serversOf(text: string): Record<string, JsonValue> {
   const value = parseJson(text).value;
@@ -241,12 +273,13 @@ function report(what: string, target: EditTarget, written: Written): void {
   console.log(`${what} ${target.file}${created}`);
   if (written.shadows) console.log(shadowNotice(written.shadows));
   if (written.secrets.length === 0) return;
-  const variables = written.secrets.map((s) => s.variable).join(", ");
+  const names = [...new Set(written.secrets.map((s) => s.variable))];
+  const variables = names.join(", ");
   console.log(
     written.moved
-      ? `Moved ${plural(written.secrets.length, "secret")} to ${target.envFile} ` +
+      ? `Moved ${plural(names.length, "secret")} to ${target.envFile} ` +
         `(readable by you only): ${variables}`
-      : `Kept ${plural(written.secrets.length, "secret")} in the entry; ${target.file} is ` +
+      : `Kept ${plural(names.length, "secret")} in the entry; ${target.file} is ` +
         "readable by you only",
   );
 }

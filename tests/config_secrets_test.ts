@@ -1,6 +1,7 @@
 /** Secrets found in a server entry, and the .env variables they are given. */
 
 import assert from "node:assert/strict";
+import { argSecrets, maskedArgs } from "../lib/config/arg_secrets.ts";
 import { findSecrets, withReferences } from "../lib/config/secrets.ts";
 import { createEnvironment } from "../lib/env.ts";
 
@@ -50,4 +51,30 @@ Deno.test("present: .env already holds the value, so nothing is added", () => {
     ["FILE_TOKEN", true],
     ["FROM_PROCESS_TOKEN", false],
   ]);
+});
+
+Deno.test("argument secrets: a secret flag's value, --flag=value, a credential shape; not files or references", () => {
+  const args = [
+    "-y",
+    "srv",
+    "--api-key",
+    "k1",
+    "--token=t1",
+    "--key-file",
+    "/path/key.pem",
+    "--auth-token",
+    "${ALREADY}",
+    "--password",
+    "--verbose",
+    "Authorization: Bearer abcdef123456",
+  ];
+  const found = argSecrets(args);
+  assert.deepEqual(found.map((s) => [s.index, s.value, s.flag]), [
+    [3, "k1", "--api-key"],
+    [4, "t1", "--token"],
+    [11, "abcdef123456", undefined],
+  ]);
+  assert.equal(found[1].replace("${T}"), "--token=${T}");
+  assert.equal(found[2].replace("${T}"), "Authorization: Bearer ${T}");
+  assert.deepEqual(maskedArgs(["--api-key", "k1", "x"]), ["--api-key", "[REDACTED]", "x"]);
 });

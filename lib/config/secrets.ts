@@ -1,17 +1,19 @@
 /**
- * Secrets in a server entry (`env` values with secret names, credential headers) moved out
+ * Secrets in a server entry (`env` values with secret names, credential headers, secret
+ * command arguments: `lib/config/arg_secrets.ts`) moved out
  * of servers_config.json into .env, the entry keeping a `${VAR}` reference in their place.
  *
  * @module
  */
 
 import { isSecretName } from "../env.ts";
+import { argSecrets } from "./arg_secrets.ts";
 import type { JsonValue } from "./json.ts";
 
 /** One secret found in an entry, and where it goes. */
 export interface FoundSecret {
   server: string;
-  /** `env.GITHUB_TOKEN` or `headers.Authorization`. */
+  /** `env.GITHUB_TOKEN`, `headers.Authorization` or `args[3]`. */
   field: string;
   /** The variable it is stored under in .env. */
   variable: string;
@@ -86,6 +88,23 @@ export function findSecrets(
       present,
     });
   }
+  const args = Array.isArray(entry.args) ? entry.args : [];
+  if (args.every((arg) => typeof arg === "string")) {
+    for (const secret of argSecrets(args as string[])) {
+      const base = `${prefix}_${secret.flag ? variablePart(secret.flag) : "TOKEN"}`;
+      // The same value given in `env` too (a flag and its variable): one variable.
+      const same = found.find((f) => f.value === secret.value);
+      const { variable, present } = same ?? pick([base], secret.value);
+      found.push({
+        server,
+        field: `args[${secret.index}]`,
+        variable,
+        value: secret.value,
+        replacement: secret.replace(`\${${variable}}`),
+        present,
+      });
+    }
+  }
   return found;
 }
 
@@ -96,6 +115,11 @@ export function withReferences(
 ): Record<string, JsonValue> {
   const out = structuredClone(entry);
   for (const secret of secrets) {
+    const arg = /^args\[(\d+)\]$/.exec(secret.field);
+    if (arg) {
+      (out.args as JsonValue[])[Number(arg[1])] = secret.replacement;
+      continue;
+    }
     const [section, ...rest] = secret.field.split(".");
     (out[section] as Record<string, JsonValue>)[rest.join(".")] = secret.replacement;
   }
