@@ -9,7 +9,7 @@
 
 import { join } from "node:path";
 import { DEFAULTS } from "../lib/defaults.ts";
-import { UsageError } from "../lib/errors.ts";
+import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
 import {
   commitEdit,
   editEnvironment,
@@ -131,11 +131,17 @@ export async function writeEntries(
 /** Secrets stay inline only in a file no one else may read. */
 function refuseWideFile(target: EditTarget, mode: number | undefined): void {
   if (mode === undefined || (mode & 0o077) === 0 || Deno.build.os === "windows") return;
-  throw new UsageError(
+  throw new PatchbayError(
+    "usage",
     `${target.file} is readable by others (mode ${mode.toString(8)}), so secrets are not ` +
       "written into it",
-    `let patchbay move them to ${target.envFile} (--move-secrets), or first ` +
-      `chmod 600 ${target.file}`,
+    {
+      reason: "--keep-secrets-inline (or the answer n) keeps them in the entries, and the " +
+        "file's mode lets other users read it",
+      remedy: `let patchbay move them to ${target.envFile} (--move-secrets), or first ` +
+        `chmod 600 ${target.file}`,
+      exitCode: EXIT.usage,
+    },
   );
 }
 
@@ -155,12 +161,18 @@ async function decideSecrets(
   if (options.keepSecretsInline) return false;
   const listing = secrets.map((s) => `  ${s.server}: ${s.field} -> \${${s.variable}}`).join("\n");
   if (!Deno.stdin.isTerminal() || !Deno.stderr.isTerminal()) {
-    throw new UsageError(
+    throw new PatchbayError(
+      "usage",
       `the new entries hold ${secrets.length === 1 ? "a secret" : `${secrets.length} secrets`} ` +
         `and nobody is at a terminal to say where they go:\n${listing}`,
-      `add --move-secrets to put them in ${target.envFile} (readable by you only) as the ` +
-        "${VARIABLE}s shown, or --keep-secrets-inline to write them into the entries " +
-        `(then ${target.file} must be readable by you only)`,
+      {
+        reason: "stdin or stderr is not a terminal, so patchbay cannot ask, and it does not " +
+          "guess where a secret goes",
+        remedy: `add --move-secrets to put them in ${target.envFile} (readable by you only) ` +
+          "as the ${VARIABLE}s shown, or --keep-secrets-inline to write them into the " +
+          `entries (then ${target.file} must be readable by you only)`,
+        exitCode: EXIT.usage,
+      },
     );
   }
   console.error(

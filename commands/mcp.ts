@@ -30,6 +30,12 @@ export interface McpEditOptions extends GlobalOptions, SecretOptions {
 
 /** Options of `mcp add`. */
 export interface McpAddOptions extends McpEditOptions {
+  /**
+   * The command line as typed and patchbay's own options (`-y`, `-c`, ...), which the
+   * parser takes wherever they appear: one of them after the server's command was meant
+   * for the server.
+   */
+  typed?: { words: readonly string[]; rootFlags: ReadonlySet<string> };
   /** stdio, http (streamable_http) or sse. @default stdio, or http for a URL */
   transport?: string;
   /** `KEY=VALUE` for a stdio server's environment. */
@@ -58,6 +64,7 @@ export async function mcpAdd(
   options: McpAddOptions,
 ): Promise<number> {
   checkName(name);
+  if (options.typed) refuseStrayFlags(options.typed, name, commandOrUrl);
   const transport = transportOf(commandOrUrl, options.transport);
   const env = pairs(options.env ?? [], "=", "-e", "KEY=VALUE");
   const headers = pairs(options.header ?? [], ":", "-H", '"Name: value"');
@@ -71,7 +78,9 @@ export async function mcpAdd(
     if (env.length > 0) entry.env = Object.fromEntries(env);
   } else {
     if (args.length > 0 || env.length > 0) {
-      const what = args.length > 0 ? `arguments (${maskedArgs(args).join(" ")})` : "-e";
+      const what = args.length > 0
+        ? `arguments (${maskedArgs(args).join(" ")})`
+        : "environment variables (-e)";
       throw new UsageError(
         `${what} only apply to a stdio server; '${commandOrUrl}' is reached at a URL`,
         'give request headers with -H "Name: value", or --transport stdio for a command',
@@ -250,13 +259,56 @@ function transportOf(commandOrUrl: string, written: string | undefined): string 
   return transport;
 }
 
+/** `mcp add`'s own options that take a value, skipped when finding its words. */
+const VALUED = new Set(["-t", "--transport", "-e", "--env", "-H", "--header", "-s", "--scope"]);
+
+/**
+ * Refuses patchbay's own options written after the server's command without `--`
+ * (`mcp add fs npx -y pkg`): the parser took them (`-y` as `--yes`, `-c` as `--config`), so
+ * the server would silently lose them, or another file would be edited.
+ */
+function refuseStrayFlags(
+  typed: NonNullable<McpAddOptions["typed"]>,
+  name: string,
+  commandOrUrl: string,
+): void {
+  const end = typed.words.indexOf("--");
+  const words = end < 0 ? typed.words : typed.words.slice(0, end);
+  const add = words.findIndex((w, i) => w === "add" && words.slice(0, i).includes("mcp"));
+  let positional = 0;
+  for (let i = add + 1; i < words.length; i++) {
+    const word = words[i];
+    if (!word.startsWith("-") || word === "-") {
+      positional++;
+      continue;
+    }
+    const flag = word.includes("=") ? word.slice(0, word.indexOf("=")) : word;
+    if (positional < 2) {
+      if (VALUED.has(word)) i++;
+      continue;
+    }
+    if (typed.rootFlags.has(flag)) {
+      throw new UsageError(
+        `'${word}' after '${commandOrUrl}' is taken as patchbay's own option, not the server's`,
+        `put -- before the server's command and its flags: patchbay mcp add ${name} -- ` +
+          `${commandOrUrl} ...`,
+      );
+    }
+  }
+}
+
 /** `KEY=VALUE` (or `Name: value`) words as pairs. */
 function pairs(words: string[], separator: string, flag: string, form: string): [string, string][] {
   return words.map((word) => {
     const at = word.indexOf(separator);
     const key = at > 0 ? word.slice(0, at).trim() : "";
     if (key === "") {
-      throw new UsageError(`${flag} '${word}' is not ${form}`, `write ${flag} ${form}`);
+      // The word is not echoed: `-e $TOKEN` expands to the secret itself.
+      throw new UsageError(
+        `${flag} takes ${form}; the value given has ${at < 0 ? "no" : "nothing before its"} ` +
+          `'${separator}' (not shown: it may be a secret)`,
+        `write ${flag} ${form}`,
+      );
     }
     return [key, word.slice(at + 1).trim()];
   });

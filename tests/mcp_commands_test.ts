@@ -213,10 +213,33 @@ Deno.test("usage mistakes: a name taken, a bad name, -e for a URL, an unknown se
   assert.match(dotted.stderr, /'a\.b' cannot name a server/);
   const env = await runPatchbay(box, ["mcp", "add", "u", "-e", "A=1", "http://127.0.0.1:1/mcp"]);
   assert.equal(env.code, 2);
-  assert.match(env.stderr, /-e only apply to a stdio server/);
+  assert.match(env.stderr, /environment variables \(-e\) only apply to a stdio server/);
   const missing = await runPatchbay(box, ["mcp", "remove", "alpah"]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /No server 'alpah'[\s\S]*did you mean 'alpha'\?/);
+});
+
+Deno.test("patchbay's own flags after the server's command are refused, not taken; -e values are not echoed", async () => {
+  await using box = await sandbox();
+  await writeConfig(box, FORMATTED);
+  const before = await Deno.readTextFile(join(box.cwd, "servers_config.json"));
+  // Without --, -y would be patchbay's --yes and -c its --config: the server would lose them.
+  for (const flag of ["-y", "-c"]) {
+    const run = await runPatchbay(box, ["mcp", "add", "fs", "npx", flag, "pkg"]);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, new RegExp(`'${flag}' after 'npx' is taken as patchbay's own option`));
+    assert.match(run.stderr, /patchbay mcp add fs -- npx/);
+  }
+  assert.equal(await Deno.readTextFile(join(box.cwd, "servers_config.json")), before);
+  const after = await runPatchbay(box, ["mcp", "add", "fs", "--", "npx", "-y", "pkg", "-c", "x"]);
+  assert.equal(after.code, 0, after.stderr);
+  const config = JSON.parse(await Deno.readTextFile(join(box.cwd, "servers_config.json")));
+  assert.deepEqual(config.mcpServers.fs.args, ["-y", "pkg", "-c", "x"]);
+
+  const bare = await runPatchbay(box, ["mcp", "add", "t", "-e", "unnamed-secret-1", "--", "x"]);
+  assert.equal(bare.code, 2);
+  assert.match(bare.stderr, /-e takes KEY=VALUE; the value given has no '='/);
+  assert.ok(!bare.stderr.includes("unnamed-secret-1"));
 });
 
 Deno.test("--scope user writes ~/.config/patchbay, read where the folder has no servers_config.json", async () => {
