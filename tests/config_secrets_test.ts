@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { argSecrets, maskedArgs } from "../lib/config/arg_secrets.ts";
 import { findSecrets, withReferences } from "../lib/config/secrets.ts";
+import { urlSecrets } from "../lib/config/url_secrets.ts";
 import { createEnvironment } from "../lib/env.ts";
 
 Deno.test("secret env values and credential headers are found; references and plain values are not", () => {
@@ -77,4 +78,19 @@ Deno.test("argument secrets: a secret flag's value, --flag=value, a credential s
   assert.equal(found[1].replace("${T}"), "--token=${T}");
   assert.equal(found[2].replace("${T}"), "Authorization: Bearer ${T}");
   assert.deepEqual(maskedArgs(["--api-key", "k1", "x"]), ["--api-key", "[REDACTED]", "x"]);
+});
+
+Deno.test("URL credentials: user:password@ and secret-named parameters, as written; references left alone", () => {
+  const found = urlSecrets("https://me:p%40ss@h.example/mcp?api_key=a%2Fb&region=eu&token=t1#x");
+  assert.deepEqual(found.map((s) => [s.key, s.value, s.from]), [
+    ["password", "p%40ss", "me:p%40ss@"],
+    ["api_key", "a%2Fb", "?api_key=a%2Fb"],
+    ["token", "t1", "&token=t1"],
+  ]);
+  assert.equal(found[1].to("${K}"), "?api_key=${K}");
+  assert.deepEqual(urlSecrets("https://h.example/mcp?api_key=${K}"), []);
+  assert.deepEqual(urlSecrets("https://h.example/mcp?page=2"), []);
+  const entry = { url: "https://me:pw1@h.example/mcp?key=k1" };
+  const moved = withReferences(entry, findSecrets("s", entry, createEnvironment({})));
+  assert.equal(moved.url, "https://me:${S_PASSWORD}@h.example/mcp?key=${S_KEY}");
 });

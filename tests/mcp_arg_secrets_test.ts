@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { everythingEntry, NODE } from "./support/deps.ts";
 import { runPatchbay, sandbox } from "./support/cli.ts";
+import { startEverythingHttp } from "./support/servers.ts";
 
 const PLAIN = "plain-secret-value-1";
 const INLINE = "hunter2-inline-value";
@@ -157,4 +158,41 @@ Deno.test("mcp remove names the variables in .env that no server refers to any m
   assert.ok(!removed.stdout.includes("SHARED_KEY"), "two still refers to SHARED_KEY");
   assert.ok(!removed.stdout.includes("first-token-1"));
   assert.match(await Deno.readTextFile(join(box.cwd, ".env")), /ONE_TOKEN='first-token-1'/);
+});
+
+Deno.test("a URL's credentials and a credential inside another variable are moved too; the server still connects", async () => {
+  await using box = await sandbox();
+  await using server = await startEverythingHttp("streamableHttp");
+  const key = "url-key-value-12345";
+  const json = JSON.stringify({
+    url: `${server.origin}/mcp?api_key=${key}&region=eu`,
+  });
+  const add = await runPatchbay(box, ["mcp", "add-json", "remote", json, "--move-secrets"]);
+  assert.equal(add.code, 0, add.stderr);
+  assert.ok(!add.stdout.includes(key));
+  const stdio = await runPatchbay(box, [
+    "mcp",
+    "add",
+    "db",
+    "-e",
+    "DATABASE_URL=postgres://app:db-password-1@localhost/app",
+    "--move-secrets",
+    "--",
+    "db-server",
+  ]);
+  assert.equal(stdio.code, 0, stdio.stderr);
+  const servers = JSON.parse(await Deno.readTextFile(join(box.cwd, "servers_config.json")))
+    .mcpServers;
+  assert.equal(servers.remote.url, `${server.origin}/mcp?api_key=\${REMOTE_API_KEY}&region=eu`);
+  assert.deepEqual(servers.db.env, {
+    DATABASE_URL: "postgres://app:${DB_DATABASE_URL}@localhost/app",
+  });
+  assert.equal(
+    await Deno.readTextFile(join(box.cwd, ".env")),
+    `REMOTE_API_KEY='${key}'\nDB_DATABASE_URL='db-password-1'\n`,
+  );
+  const checked = await runPatchbay(box, ["mcp", "get", "remote", "--check", "--json"]);
+  assert.equal(checked.code, 0, checked.stderr);
+  assert.equal(JSON.parse(checked.stdout).states[0].state, "connected");
+  assert.ok(!checked.stdout.includes(key));
 });

@@ -76,7 +76,7 @@ function usable(value: string): boolean {
 }
 
 /** The one credential-shaped part of `arg` (the redaction patterns find it), if any. */
-function shapedSecret(arg: string): Omit<ArgSecret, "index"> | undefined {
+export function shapedSecret(arg: string): Omit<ArgSecret, "index"> | undefined {
   if (arg.includes("${")) return undefined;
   const redacted = SHAPES.redact(arg);
   if (redacted === arg) return undefined;
