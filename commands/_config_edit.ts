@@ -124,6 +124,7 @@ export async function writeEntries(
     mode: start.mode,
     newMode: secrets.length > 0 && !move ? 0o600 : 0o644,
     envAdditions: additions,
+    secrets: move ? [] : secrets.map((s) => s.value),
   });
   return { created: start.created, secrets, moved: move, shadows: shadowed(target, start.created) };
 }

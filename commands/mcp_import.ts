@@ -70,7 +70,8 @@ export async function mcpImport(
         problemsOf(name, converted, target.file, env);
       if (why) {
         skipped++;
-        console.log(`  ${style.red("✗")} ${shown}: not imported: ${stripTerminalEscapes(why)}`);
+        const said = converted.entry ? secretsOf(converted.entry, env, why) : why;
+        console.log(`  ${style.red("✗")} ${shown}: not imported: ${stripTerminalEscapes(said)}`);
         continue;
       }
       taken.set(name, file.path);

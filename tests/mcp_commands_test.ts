@@ -116,6 +116,22 @@ Deno.test("an edit that would make the file invalid is refused with the located 
   assert.match(run.stderr, /Invalid configuration: Missing required field: mcpServers\.both\./);
   assert.match(run.stderr, /line \d+, column \d+/);
   assert.match(run.stderr, /both command and url/);
+  assert.match(run.stderr, /nothing was written: the lines shown are the file as the edit/);
+  assert.equal(await Deno.readTextFile(file), FORMATTED);
+
+  // The refused text is shown located, but a secret kept inline in it is not.
+  await Deno.chmod(file, 0o600);
+  const inline = await runPatchbay(box, [
+    "mcp",
+    "add-json",
+    "leaky",
+    '{"command": "node", "args": ["--api-key", "plain-inline-99", 5]}',
+    "--keep-secrets-inline",
+  ]);
+  assert.equal(inline.code, 1);
+  assert.match(inline.stderr, /mcpServers\.leaky\.args\[2\]/);
+  assert.match(inline.stderr, /"--api-key", "\[REDACTED\]", 5/);
+  assert.ok(!inline.stderr.includes("plain-inline-99"));
   assert.equal(await Deno.readTextFile(file), FORMATTED);
 
   const dialect = await runPatchbay(box, [

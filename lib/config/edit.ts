@@ -12,10 +12,11 @@
 import { dirname, join, resolve } from "node:path";
 import { DEFAULTS } from "../defaults.ts";
 import { chooseEnvFile, type Environment, loadEnvironment } from "../env.ts";
-import { PatchbayError, UsageError } from "../errors.ts";
+import { ConfigSyntaxError, ConfigValidationError, PatchbayError, UsageError } from "../errors.ts";
 import { configDir } from "../paths.ts";
 import { EDIT_SUFFIX } from "../permissions/editor_flags.ts";
 import { chmodOwnerOnly } from "../private_file.ts";
+import { Redactor } from "../redact.ts";
 import { parseConfig } from "./load.ts";
 
 /** Where an edit goes: the working folder's file, or the user's own one. */
@@ -103,6 +104,29 @@ export interface Edit {
   newMode?: number;
   /** Variables to add to the .env file (secrets moved out of the configuration). */
   envAdditions?: ReadonlyMap<string, string>;
+  /** Values the new text holds that a refusal must not print (secrets kept inline). */
+  secrets?: readonly string[];
+}
+
+/**
+ * `config check`'s located error for the text an edit would have written, said to be
+ * that (the lines shown are not on disk) with the edit's secrets masked in it.
+ */
+function refusedEdit(error: unknown, secrets: readonly string[]): unknown {
+  if (!(error instanceof ConfigValidationError || error instanceof ConfigSyntaxError)) {
+    return error;
+  }
+  const redactor = new Redactor();
+  for (const secret of secrets) redactor.addSecret(secret);
+  const mask = (text: string) => redactor.redact(text);
+  return new PatchbayError(error.code, mask(error.message), {
+    reason: mask(error.reason),
+    remedy: "nothing was written: the lines shown are the file as the edit would leave it; " +
+      "correct the entry (or the file) and run the command again",
+    details: error.details.map(mask),
+    exitCode: error.exitCode,
+    cause: error,
+  });
 }
 
 /**
@@ -112,7 +136,11 @@ export interface Edit {
 export async function commitEdit(edit: Edit): Promise<void> {
   const { target } = edit;
   const additions = edit.envAdditions ?? new Map();
-  parseConfig(edit.text, target.file, await editEnvironment(target.envFile, additions));
+  try {
+    parseConfig(edit.text, target.file, await editEnvironment(target.envFile, additions));
+  } catch (error) {
+    throw refusedEdit(error, edit.secrets ?? []);
+  }
   // Both files are checked before either is written: no .env change for a refused edit.
   for (const file of additions.size > 0 ? [target.file, target.envFile] : [target.file]) {
     await refuseReadOnly(file, await existingRealPath(file));

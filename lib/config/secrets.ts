@@ -113,22 +113,23 @@ export function findSecrets(
       });
     }
   }
-  const args = Array.isArray(entry.args) ? entry.args : [];
-  if (args.every((arg) => typeof arg === "string")) {
-    for (const secret of argSecrets(args as string[])) {
-      const base = `${prefix}_${secret.flag ? variablePart(secret.flag) : "TOKEN"}`;
-      // The same value given in `env` too (a flag and its variable): one variable.
-      const same = found.find((f) => f.value === secret.value);
-      const { variable, present } = same ?? pick([base], secret.value);
-      found.push({
-        server,
-        field: `args[${secret.index}]`,
-        variable,
-        value: secret.value,
-        replacement: secret.replace(`\${${variable}}`),
-        present,
-      });
-    }
+  // A word that is not a string (the entry is then refused) is an empty one here.
+  const args = Array.isArray(entry.args)
+    ? entry.args.map((arg) => typeof arg === "string" ? arg : "")
+    : [];
+  for (const secret of argSecrets(args)) {
+    const base = `${prefix}_${secret.flag ? variablePart(secret.flag) : "TOKEN"}`;
+    // The same value given in `env` too (a flag and its variable): one variable.
+    const same = found.find((f) => f.value === secret.value);
+    const { variable, present } = same ?? pick([base], secret.value);
+    found.push({
+      server,
+      field: `args[${secret.index}]`,
+      variable,
+      value: secret.value,
+      replacement: secret.replace(`\${${variable}}`),
+      present,
+    });
   }
   return found;
 }
