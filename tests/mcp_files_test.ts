@@ -81,3 +81,23 @@ Deno.test("--help of every mcp command, and of patchbay itself, prints its usage
     assert.ok(!out.includes("NotCapable"), `${args.join(" ")}: ${out}`);
   }
 });
+
+Deno.test("mcp list and get print a cloned project's file without its terminal control sequences", async () => {
+  await using box = await sandbox();
+  const hostile = {
+    LLM: { provider: "openai", model: "gpt-4o-mini" },
+    mcpServers: {
+      "e\u001b[31mvil": { command: "echo\u001b]0;pwned\u0007", args: ["\u001b[2J", "plain"] },
+    },
+  };
+  await writeConfig(box, JSON.stringify(hostile));
+  const list = await runPatchbay(box, ["mcp", "list"]);
+  assert.equal(list.code, 0, list.stderr);
+  assert.match(list.stdout, /evil +stdio +echo +plain/);
+  const get = await runPatchbay(box, ["mcp", "get", "e\u001b[31mvil"]);
+  assert.equal(get.code, 0, get.stderr);
+  assert.match(get.stdout, /^evil/);
+  for (const out of [list.stdout, get.stdout]) {
+    assert.ok(!out.includes("\u001b]0;") && !out.includes("\u001b[2J") && !out.includes("\u0007"));
+  }
+});
