@@ -18,6 +18,7 @@ import {
 } from "../lib/config/edit.ts";
 import { type JsonValue, parseJson } from "../lib/config/json.ts";
 import { removeMember, setMember } from "../lib/config/json_edit.ts";
+import { Redactor } from "../lib/redact.ts";
 import type { GlobalOptions } from "../lib/startup.ts";
 import { didYouMean, plural } from "../lib/text.ts";
 import { type SecretOptions, writeEntries, type Written } from "./_config_edit.ts";
@@ -70,6 +71,13 @@ export async function mcpAdd(
   const headers = pairs(options.header ?? [], ":", "-H", '"Name: value"');
   let entry: Record<string, JsonValue>;
   if (transport === "stdio") {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(commandOrUrl)) {
+      throw new UsageError(
+        `'${new Redactor().redact(commandOrUrl)}' is a URL, and a stdio server is started by ` +
+          "a command",
+        "drop --transport stdio (a URL means http), or give --transport http or sse",
+      );
+    }
     if (headers.length > 0) {
       throw new UsageError("-H sets request headers, which a stdio server has none of", usage);
     }
@@ -97,7 +105,7 @@ export async function mcpAdd(
 }
 
 const usage = "usage: patchbay mcp add <name> [--transport stdio|http|sse] [-e KEY=VALUE]... " +
-  '[-H "Name: value"]... <command-or-url> [-- args...]';
+  '[-H "Name: value"]... (<url> | -- <command> [args...])';
 
 /** `mcp add-json <name> '<json>'`: an entry in any client's dialect, validated as written. */
 export async function mcpAddJson(name: string, json: string, options: McpEditOptions) {
@@ -310,7 +318,17 @@ function pairs(words: string[], separator: string, flag: string, form: string): 
         `write ${flag} ${form}`,
       );
     }
-    return [key, word.slice(at + 1).trim()];
+    return [key, word.slice(at + 1).trim()] as [string, string];
+  }).map((pair, i, all) => {
+    // Header names are case-insensitive; a second value would silently replace the first.
+    const same = (key: string) => flag === "-H" ? key.toLowerCase() : key;
+    if (all.findIndex(([key]) => same(key) === same(pair[0])) !== i) {
+      throw new UsageError(
+        `${flag} gives ${pair[0]} twice; only one value can be kept`,
+        `give ${pair[0]} once`,
+      );
+    }
+    return pair;
   });
 }
 

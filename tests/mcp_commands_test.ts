@@ -230,6 +230,25 @@ Deno.test("usage mistakes: a name taken, a bad name, -e for a URL, an unknown se
   const env = await runPatchbay(box, ["mcp", "add", "u", "-e", "A=1", "http://127.0.0.1:1/mcp"]);
   assert.equal(env.code, 2);
   assert.match(env.stderr, /environment variables \(-e\) only apply to a stdio server/);
+  const url = await runPatchbay(box, ["mcp", "add", "u", "-t", "stdio", "https://h.example/mcp"]);
+  assert.equal(url.code, 2);
+  assert.match(url.stderr, /'https:\/\/h\.example\/mcp' is a URL, and a stdio server is started/);
+  const twice = await runPatchbay(box, [
+    "mcp",
+    "add",
+    "u",
+    "https://h.example/mcp",
+    "-H",
+    "X-Trace: a",
+    "-H",
+    "x-trace: b",
+  ]);
+  assert.equal(twice.code, 2);
+  assert.match(twice.stderr, /-H gives x-trace twice; only one value can be kept/);
+  const envTwice = await runPatchbay(box, ["mcp", "add", "u", "-e", "A=1", "-e", "A=2", "--", "x"]);
+  assert.equal(envTwice.code, 2);
+  assert.match(envTwice.stderr, /-e gives A twice/);
+  assert.equal(await Deno.readTextFile(join(box.cwd, "servers_config.json")), FORMATTED);
   const missing = await runPatchbay(box, ["mcp", "remove", "alpah"]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /No server 'alpah'[\s\S]*did you mean 'alpha'\?/);
