@@ -150,6 +150,28 @@ Deno.test("gemini: milliseconds converted, url is SSE, httpUrl streamable HTTP, 
   );
 });
 
+Deno.test("gemini: trust beside a tool filter patchbay cannot apply is not converted", async () => {
+  await using box = await sandbox();
+  const settings = join(box.home, ".gemini", "settings.json");
+  await Deno.mkdir(dirname(settings), { recursive: true });
+  await Deno.writeTextFile(
+    settings,
+    JSON.stringify({
+      mcpServers: {
+        shell: { command: "shell-mcp", trust: true, excludeTools: ["run_command"] },
+        docs: { command: "docs-mcp", trust: true },
+      },
+    }),
+  );
+  const run = await runPatchbay(box, ["mcp", "import", "gemini"]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /left out: trust: not converted, since the tool filter is not/);
+  assert.match(run.stdout, /left out: excludeTools: .*patchbay offers all its tools/);
+  const imported = await servers(box);
+  assert.equal(imported.shell.trusted, undefined, "excluded tools must not run unasked");
+  assert.equal(imported.docs.trusted, true);
+});
+
 Deno.test("a path is read in its own dialect; an existing file keeps its text; unknown sources are named", async () => {
   await using box = await sandbox();
   const original = '{\n  "LLM": {"provider": "openai", "model": "m"},\n  "mcpServers": {}\n}\n';

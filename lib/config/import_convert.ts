@@ -45,8 +45,8 @@ const NATIVE = Object.keys(ServerSchema.shape).filter((field) =>
 
 /** Why well-known fields of other clients are left out. */
 const LEFT_OUT: Readonly<Record<string, string>> = {
-  includeTools: "gemini-cli's tool filter is not converted",
-  excludeTools: "gemini-cli's tool filter is not converted",
+  includeTools: "gemini-cli's tool filter is not converted: patchbay offers all its tools",
+  excludeTools: "gemini-cli's tool filter is not converted: patchbay offers all its tools",
   autoApprove: 'patchbay asks before each tool call; trust a server with "trusted": true',
   alwaysAllow: 'patchbay asks before each tool call; trust a server with "trusted": true',
   envFile: "patchbay reads one .env file; copy the variables into it",
@@ -102,7 +102,15 @@ export function convertEntry(
       result.dropped.push("timeout: its unit is not known here; patchbay's timeout is seconds");
     }
   }
-  if (raw.trust === true && source.dialect === "gemini") {
+  const filtered = raw.includeTools !== undefined || raw.excludeTools !== undefined;
+  if (raw.trust === true && source.dialect === "gemini" && filtered) {
+    // Trust was given to the tools the filter let through; without the filter it would
+    // reach the ones the person kept out.
+    result.dropped.push(
+      "trust: not converted, since the tool filter is not: patchbay asks before each of " +
+        'its tools (set "trusted": true yourself if every tool may run unasked)',
+    );
+  } else if (raw.trust === true && source.dialect === "gemini") {
     entry.trusted = true;
     result.notes.push('trust (gemini-cli) is "trusted": true: its tools run without asking');
   }
