@@ -22,6 +22,7 @@ import { newDocument, setMember } from "../lib/config/json_edit.ts";
 import { parseConfig } from "../lib/config/load.ts";
 import { findSecrets, type FoundSecret, withReferences } from "../lib/config/secrets.ts";
 import { PROJECT_DIR } from "../lib/startup.ts";
+import { stripTerminalEscapes } from "../lib/terminal.ts";
 
 /** How secrets found in new entries are handled. */
 export interface SecretOptions {
@@ -41,6 +42,18 @@ export interface Written {
   moved: boolean;
   /** The user's own file, which the new project file now hides in this folder. */
   shadows?: string;
+  /** The project file that is read in this folder instead of the user's, just edited. */
+  hiddenBy?: string;
+}
+
+/** This folder's own file, when the edit went to the user's (patchbay reads one file). */
+function hiding(target: EditTarget): string | undefined {
+  if (target.scope !== "user") return undefined;
+  try {
+    return Deno.statSync(DEFAULTS.configFile).isFile ? DEFAULTS.configFile : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The user's file, when a new project file hides it (patchbay reads one file). */
@@ -126,7 +139,13 @@ export async function writeEntries(
     envAdditions: additions,
     secrets: move ? [] : secrets.map((s) => s.value),
   });
-  return { created: start.created, secrets, moved: move, shadows: shadowed(target, start.created) };
+  return {
+    created: start.created,
+    secrets,
+    moved: move,
+    shadows: shadowed(target, start.created),
+    hiddenBy: hiding(target),
+  };
 }
 
 /** Secrets stay inline only in a file no one else may read. */
@@ -160,7 +179,10 @@ async function decideSecrets(
   }
   if (options.moveSecrets) return true;
   if (options.keepSecretsInline) return false;
-  const listing = secrets.map((s) => `  ${s.server}: ${s.field} -> \${${s.variable}}`).join("\n");
+  // Header names come from another client's file, perhaps a cloned project's.
+  const listing = stripTerminalEscapes(
+    secrets.map((s) => `  ${s.server}: ${s.field} -> \${${s.variable}}`).join("\n"),
+  );
   if (!Deno.stdin.isTerminal() || !Deno.stderr.isTerminal()) {
     throw new PatchbayError(
       "usage",

@@ -332,6 +332,12 @@ function pairs(words: string[], separator: string, flag: string, form: string): 
   });
 }
 
+/** Said when the user's file was edited in a folder whose own file is read instead. */
+export function hiddenNotice(projectFile: string): string {
+  return `Note: in this folder patchbay reads ./${projectFile}, not the user's file; the ` +
+    "servers added there are used in folders without one";
+}
+
 /** Said when a new project file hides the user's own one in this folder. */
 export function shadowNotice(userFile: string): string {
   return `Note: patchbay reads one configuration; in this folder ${userFile} is no longer ` +
@@ -342,6 +348,7 @@ function report(what: string, target: EditTarget, written: Written): void {
   const created = written.created ? ` (created, with the example's LLM block)` : "";
   console.log(`${what} ${target.file}${created}`);
   if (written.shadows) console.log(shadowNotice(written.shadows));
+  if (written.hiddenBy) console.log(hiddenNotice(written.hiddenBy));
   if (written.secrets.length === 0) return;
   const names = [...new Set(written.secrets.map((s) => s.variable))];
   const variables = names.join(", ");

@@ -24,7 +24,7 @@ import { stdoutStyle } from "../lib/style.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { plural } from "../lib/text.ts";
 import { type NamedEntry, writeEntries } from "./_config_edit.ts";
-import { type McpEditOptions, serversOf, shadowNotice } from "./mcp.ts";
+import { hiddenNotice, type McpEditOptions, serversOf, shadowNotice } from "./mcp.ts";
 
 /** Options of `mcp import`. */
 export interface McpImportOptions extends McpEditOptions {
@@ -107,6 +107,7 @@ export async function mcpImport(
       (written.created ? " (created, with the example's LLM block)" : ""),
   );
   if (written.shadows) console.log(shadowNotice(written.shadows));
+  if (written.hiddenBy) console.log(hiddenNotice(written.hiddenBy));
   if (written.secrets.length > 0) {
     const names = [...new Set(written.secrets.map((s) => s.variable))];
     const variables = names.join(", ");

@@ -295,6 +295,11 @@ Deno.test("--scope user writes ~/.config/patchbay, read where the folder has no 
   const project = await runPatchbay(box, ["mcp", "add", "here", "--", NODE, "-v"]);
   assert.equal(project.code, 0, project.stderr);
   assert.match(project.stdout, /Note: patchbay reads one configuration; in this folder .* is no/);
+  assert.ok(!add.stdout.includes("Note:"), "no project file yet when the user's was edited");
+  // The user's file edited in a folder that has its own: that one is what is read here.
+  const other = await runPatchbay(box, ["mcp", "add", "-s", "user", "more", "--", NODE, "-v"]);
+  assert.equal(other.code, 0, other.stderr);
+  assert.match(other.stdout, /Note: in this folder patchbay reads \.\/servers_config\.json, not/);
 });
 
 Deno.test("a disabled server (either client's way) is shown as disabled, never as a failure", async () => {
