@@ -101,3 +101,18 @@ Deno.test("mcp list and get print a cloned project's file without its terminal c
     assert.ok(!out.includes("\u001b]0;") && !out.includes("\u001b[2J") && !out.includes("\u0007"));
   }
 });
+
+Deno.test("a Windows-edited file (BOM, CRLF) keeps its BOM and CRLF line breaks", async () => {
+  await using box = await sandbox();
+  const text = '\ufeff{"LLM": {"provider": "openai", "model": "gpt-4o-mini"},\r\n' +
+    ' "mcpServers": {\r\n  "b": {"command": "x"}\r\n }\r\n}\r\n';
+  const file = await writeConfig(box, text);
+  const add = await runPatchbay(box, ["mcp", "add", "c", "--", "y"]);
+  assert.equal(add.code, 0, add.stderr);
+  const after = await Deno.readTextFile(file);
+  assert.ok(after.startsWith("\ufeff"));
+  assert.ok(!/[^\r]\n/.test(after), JSON.stringify(after));
+  const removed = await runPatchbay(box, ["mcp", "remove", "c"]);
+  assert.equal(removed.code, 0, removed.stderr);
+  assert.equal(await Deno.readTextFile(file), text);
+});
