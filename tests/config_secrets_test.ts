@@ -63,6 +63,10 @@ Deno.test("argument secrets: a secret flag's value, --flag=value, a credential s
     "--token=t1",
     "--key-file",
     "/path/key.pem",
+    "--token-endpoint",
+    "https://auth.example/token",
+    "--auth-timeout",
+    "30",
     "--auth-token",
     "${ALREADY}",
     "--password",
@@ -73,7 +77,7 @@ Deno.test("argument secrets: a secret flag's value, --flag=value, a credential s
   assert.deepEqual(found.map((s) => [s.index, s.value, s.flag]), [
     [3, "k1", "--api-key"],
     [4, "t1", "--token"],
-    [11, "abcdef123456", undefined],
+    [15, "abcdef123456", undefined],
   ]);
   assert.equal(found[1].replace("${T}"), "--token=${T}");
   assert.equal(found[2].replace("${T}"), "Authorization: Bearer ${T}");

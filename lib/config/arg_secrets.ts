@@ -8,7 +8,6 @@
  * @module
  */
 
-import { isSecretName } from "../env.ts";
 import { REDACTED, Redactor } from "../redact.ts";
 
 /** One secret found in a command's arguments. */
@@ -23,14 +22,18 @@ export interface ArgSecret {
   flag?: string;
 }
 
-/** Flag names that name a file, a variable or an identifier rather than holding a secret. */
-const NOT_A_VALUE = /_(?:FILE|PATH|DIR|URL|ENV|VAR|NAME|ID|HEADER)$/;
+/**
+ * A flag whose last word names a credential (`--api-key`, `--bot-token`, `--client-secret`,
+ * `--password`). Its other words may say what the value is about instead
+ * (`--token-endpoint`, `--auth-timeout`, `--key-file`): those are not secrets.
+ */
+const SECRET_FLAG =
+  /(?:^|_)(?:KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?|AUTH|PAT)$/;
 
 /** Whether `flag` (`--api-key`, `-token`) takes a secret as its value. */
 export function isSecretFlag(flag: string): boolean {
   if (!/^--?[A-Za-z]/.test(flag)) return false;
-  const name = flag.replace(/^-+/, "").toUpperCase().replace(/[^A-Z0-9]+/g, "_");
-  return isSecretName(name) && !NOT_A_VALUE.test(name);
+  return SECRET_FLAG.test(flag.replace(/^-+/, "").toUpperCase().replace(/[^A-Z0-9]+/g, "_"));
 }
 
 /** Patterns only: registered values have no place in deciding what an argument holds. */
