@@ -150,6 +150,21 @@ Deno.test("gemini: milliseconds converted, url is SSE, httpUrl streamable HTTP, 
   );
 });
 
+Deno.test("vscode: a .vscode/mcp.json with comments and trailing commas, as VS Code accepts it", async () => {
+  await using box = await sandbox();
+  const file = join(box.cwd, ".vscode", "mcp.json");
+  await Deno.mkdir(dirname(file));
+  await Deno.writeTextFile(
+    file,
+    '{\n  // the team\'s servers\n  "servers": {\n    "fetch": {"type": "stdio", "command": ' +
+      '"uvx", "args": ["mcp-server-fetch"]}, /* more later */\n  },\n}\n',
+  );
+  const run = await runPatchbay(box, ["mcp", "import", "vscode"]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /\+ fetch +stdio +uvx mcp-server-fetch/);
+  assert.deepEqual((await servers(box)).fetch.args, ["mcp-server-fetch"]);
+});
+
 Deno.test("gemini: trust beside a tool filter patchbay cannot apply is not converted", async () => {
   await using box = await sandbox();
   const settings = join(box.home, ".gemini", "settings.json");
