@@ -203,13 +203,27 @@ async function decideSecrets(
       `Move them to ${target.envFile} (readable by you only), the entries referring to them? ` +
       "[Y/n] ",
   );
-  const answer = (await readLine()).trim().toLowerCase();
-  return answer === "" || answer === "y" || answer === "yes";
+  const line = await readLine();
+  const answer = line?.trim().toLowerCase();
+  if (answer === "" || answer === "y" || answer === "yes") return true;
+  if (answer === "n" || answer === "no") return false;
+  // End of input (Ctrl+D) or a typo is no consent to either: nothing is written.
+  throw new PatchbayError(
+    "usage",
+    line === undefined
+      ? "No answer to the secrets question (end of input)"
+      : `'${stripTerminalEscapes(line.trim())}' answers neither yes nor no`,
+    {
+      reason: "where the secrets go is the person's choice, so patchbay does not guess it",
+      remedy: "run the command again and answer y (or Enter) or n; nothing was written",
+      exitCode: EXIT.usage,
+    },
+  );
 }
 
-/** One line from the terminal. */
-async function readLine(): Promise<string> {
+/** One line from the terminal; `undefined` at the end of input. */
+async function readLine(): Promise<string | undefined> {
   const buffer = new Uint8Array(1024);
   const count = await Deno.stdin.read(buffer);
-  return count === null ? "" : new TextDecoder().decode(buffer.subarray(0, count));
+  return count === null ? undefined : new TextDecoder().decode(buffer.subarray(0, count));
 }
