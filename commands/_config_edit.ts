@@ -7,7 +7,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { DEFAULTS } from "../lib/defaults.ts";
 import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
 import {
@@ -58,7 +58,9 @@ function hiding(target: EditTarget): string | undefined {
 
 /** The user's file, when a new project file hides it (patchbay reads one file). */
 function shadowed(target: EditTarget, created: boolean): string | undefined {
+  // A file named by --config elsewhere is read only when named again: it hides nothing.
   if (!created || target.scope !== "project") return undefined;
+  if (resolve(target.file) !== resolve(DEFAULTS.configFile)) return undefined;
   try {
     return Deno.statSync(userConfigFile()).isFile ? userConfigFile() : undefined;
   } catch {

@@ -267,9 +267,6 @@ function transportOf(commandOrUrl: string, written: string | undefined): string 
   return transport;
 }
 
-/** `mcp add`'s own options that take a value, skipped when finding its words. */
-const VALUED = new Set(["-t", "--transport", "-e", "--env", "-H", "--header", "-s", "--scope"]);
-
 /**
  * Refuses patchbay's own options written after the server's command without `--`
  * (`mcp add fs npx -y pkg`): the parser took them (`-y` as `--yes`, `-c` as `--config`), so
@@ -283,25 +280,17 @@ function refuseStrayFlags(
   const end = typed.words.indexOf("--");
   const words = end < 0 ? typed.words : typed.words.slice(0, end);
   const add = words.findIndex((w, i) => w === "add" && words.slice(0, i).includes("mcp"));
-  let positional = 0;
-  for (let i = add + 1; i < words.length; i++) {
-    const word = words[i];
-    if (!word.startsWith("-") || word === "-") {
-      positional++;
-      continue;
-    }
+  const named = words.indexOf(name, add + 1);
+  const command = named < 0 ? -1 : words.indexOf(commandOrUrl, named + 1);
+  if (add < 0 || command < 0) return;
+  for (const word of words.slice(command + 1)) {
     const flag = word.includes("=") ? word.slice(0, word.indexOf("=")) : word;
-    if (positional < 2) {
-      if (VALUED.has(word)) i++;
-      continue;
-    }
-    if (typed.rootFlags.has(flag)) {
-      throw new UsageError(
-        `'${word}' after '${commandOrUrl}' is taken as patchbay's own option, not the server's`,
-        `put -- before the server's command and its flags: patchbay mcp add ${name} -- ` +
-          `${commandOrUrl} ...`,
-      );
-    }
+    if (!word.startsWith("-") || !typed.rootFlags.has(flag)) continue;
+    throw new UsageError(
+      `'${word}' after '${commandOrUrl}' is taken as patchbay's own option, not the server's`,
+      `put -- before the server's command and its flags: patchbay mcp add ${name} -- ` +
+        `${commandOrUrl} ...`,
+    );
   }
 }
 

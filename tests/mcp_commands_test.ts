@@ -265,6 +265,9 @@ Deno.test("patchbay's own flags after the server's command are refused, not take
     assert.match(run.stderr, new RegExp(`'${flag}' after 'npx' is taken as patchbay's own option`));
     assert.match(run.stderr, /patchbay mcp add fs -- npx/);
   }
+  const valued = await runPatchbay(box, ["mcp", "add", "-c", "a.json", "fs", "npx", "-y", "pkg"]);
+  assert.equal(valued.code, 2, valued.stderr);
+  assert.match(valued.stderr, /'-y' after 'npx'/);
   assert.equal(await Deno.readTextFile(join(box.cwd, "servers_config.json")), before);
   const after = await runPatchbay(box, ["mcp", "add", "fs", "--", "npx", "-y", "pkg", "-c", "x"]);
   assert.equal(after.code, 0, after.stderr);
@@ -295,6 +298,9 @@ Deno.test("--scope user writes ~/.config/patchbay, read where the folder has no 
   const project = await runPatchbay(box, ["mcp", "add", "here", "--", NODE, "-v"]);
   assert.equal(project.code, 0, project.stderr);
   assert.match(project.stdout, /Note: patchbay reads one configuration; in this folder .* is no/);
+  const named = await runPatchbay(box, ["mcp", "add", "-c", "other.json", "x", "--", NODE]);
+  assert.equal(named.code, 0, named.stderr);
+  assert.ok(!named.stdout.includes("Note:"), "a --config file hides nothing: " + named.stdout);
   assert.ok(!add.stdout.includes("Note:"), "no project file yet when the user's was edited");
   // The user's file edited in a folder that has its own: that one is what is read here.
   const other = await runPatchbay(box, ["mcp", "add", "-s", "user", "more", "--", NODE, "-v"]);
