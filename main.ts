@@ -280,7 +280,7 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
   const scope = "project: ./servers_config.json (default); user: ~/.config/patchbay's";
   const secretFlags = (command: Command) =>
     command
-      .option("--move-secrets", "move secrets (env, headers) to .env without asking")
+      .option("--move-secrets", "move secrets (env, headers, arguments) to .env without asking")
       .option("--keep-secrets-inline", "write secrets into the entry (file must be mode 600)");
   const collect = (value: string, before: string[] = []) => [...before, value];
   secretFlags(
@@ -292,10 +292,17 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
       .option("-t, --transport <transport>", "stdio, http or sse (default: http for a URL)")
       .option("-e, --env <KEY=VALUE>", "environment variable of a stdio server", collect)
       .option("-H, --header <Name: value>", "request header of a server at a URL", collect)
-      .option("-s, --scope <scope>", scope),
+      .option("-s, --scope <scope>", scope)
+      .showHelpAfterError(style.dim(
+        "(a command's own flags go after --: patchbay mcp add <name> -- <command> [args...])",
+      )),
   ).action(act(setExit, async (all: McpAddOptions, name: string, at: string, args: string[]) => {
     const { mcpAdd } = await import("./commands/mcp.ts");
-    return mcpAdd(name, at, args, all);
+    const rootFlags = new Set(program.options.flatMap((o) => [o.short, o.long]))
+      .difference(new Set([undefined])) as Set<string>;
+    // commander keeps the words it parsed as `rawArgs` (not in its types).
+    const words = (program as unknown as { rawArgs?: string[] }).rawArgs ?? [];
+    return mcpAdd(name, at, args, { ...all, typed: { words, rootFlags } });
   }));
   secretFlags(
     mcp.command("add-json")

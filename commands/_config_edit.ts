@@ -7,9 +7,9 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { DEFAULTS } from "../lib/defaults.ts";
-import { UsageError } from "../lib/errors.ts";
+import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
 import {
   commitEdit,
   editEnvironment,
@@ -22,6 +22,7 @@ import { newDocument, setMember } from "../lib/config/json_edit.ts";
 import { parseConfig } from "../lib/config/load.ts";
 import { findSecrets, type FoundSecret, withReferences } from "../lib/config/secrets.ts";
 import { PROJECT_DIR } from "../lib/startup.ts";
+import { stripTerminalEscapes } from "../lib/terminal.ts";
 
 /** How secrets found in new entries are handled. */
 export interface SecretOptions {
@@ -41,11 +42,25 @@ export interface Written {
   moved: boolean;
   /** The user's own file, which the new project file now hides in this folder. */
   shadows?: string;
+  /** The project file that is read in this folder instead of the user's, just edited. */
+  hiddenBy?: string;
+}
+
+/** This folder's own file, when the edit went to the user's (patchbay reads one file). */
+function hiding(target: EditTarget): string | undefined {
+  if (target.scope !== "user") return undefined;
+  try {
+    return Deno.statSync(DEFAULTS.configFile).isFile ? DEFAULTS.configFile : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The user's file, when a new project file hides it (patchbay reads one file). */
 function shadowed(target: EditTarget, created: boolean): string | undefined {
+  // A file named by --config elsewhere is read only when named again: it hides nothing.
   if (!created || target.scope !== "project") return undefined;
+  if (resolve(target.file) !== resolve(DEFAULTS.configFile)) return undefined;
   try {
     return Deno.statSync(userConfigFile()).isFile ? userConfigFile() : undefined;
   } catch {
@@ -124,18 +139,31 @@ export async function writeEntries(
     mode: start.mode,
     newMode: secrets.length > 0 && !move ? 0o600 : 0o644,
     envAdditions: additions,
+    secrets: move ? [] : secrets.map((s) => s.value),
   });
-  return { created: start.created, secrets, moved: move, shadows: shadowed(target, start.created) };
+  return {
+    created: start.created,
+    secrets,
+    moved: move,
+    shadows: shadowed(target, start.created),
+    hiddenBy: hiding(target),
+  };
 }
 
 /** Secrets stay inline only in a file no one else may read. */
 function refuseWideFile(target: EditTarget, mode: number | undefined): void {
   if (mode === undefined || (mode & 0o077) === 0 || Deno.build.os === "windows") return;
-  throw new UsageError(
+  throw new PatchbayError(
+    "usage",
     `${target.file} is readable by others (mode ${mode.toString(8)}), so secrets are not ` +
       "written into it",
-    `let patchbay move them to ${target.envFile} (--move-secrets), or first ` +
-      `chmod 600 ${target.file}`,
+    {
+      reason: "--keep-secrets-inline (or the answer n) keeps them in the entries, and the " +
+        "file's mode lets other users read it",
+      remedy: `let patchbay move them to ${target.envFile} (--move-secrets), or first ` +
+        `chmod 600 ${target.file}`,
+      exitCode: EXIT.usage,
+    },
   );
 }
 
@@ -153,14 +181,23 @@ async function decideSecrets(
   }
   if (options.moveSecrets) return true;
   if (options.keepSecretsInline) return false;
-  const listing = secrets.map((s) => `  ${s.server}: ${s.field} -> \${${s.variable}}`).join("\n");
+  // Header names come from another client's file, perhaps a cloned project's.
+  const listing = stripTerminalEscapes(
+    secrets.map((s) => `  ${s.server}: ${s.field} -> \${${s.variable}}`).join("\n"),
+  );
   if (!Deno.stdin.isTerminal() || !Deno.stderr.isTerminal()) {
-    throw new UsageError(
+    throw new PatchbayError(
+      "usage",
       `the new entries hold ${secrets.length === 1 ? "a secret" : `${secrets.length} secrets`} ` +
         `and nobody is at a terminal to say where they go:\n${listing}`,
-      `add --move-secrets to put them in ${target.envFile} (readable by you only) as the ` +
-        "${VARIABLE}s shown, or --keep-secrets-inline to write them into the entries " +
-        `(then ${target.file} must be readable by you only)`,
+      {
+        reason: "stdin or stderr is not a terminal, so patchbay cannot ask, and it does not " +
+          "guess where a secret goes",
+        remedy: `add --move-secrets to put them in ${target.envFile} (readable by you only) ` +
+          "as the ${VARIABLE}s shown, or --keep-secrets-inline to write them into the " +
+          `entries (then ${target.file} must be readable by you only)`,
+        exitCode: EXIT.usage,
+      },
     );
   }
   console.error(
@@ -168,13 +205,27 @@ async function decideSecrets(
       `Move them to ${target.envFile} (readable by you only), the entries referring to them? ` +
       "[Y/n] ",
   );
-  const answer = (await readLine()).trim().toLowerCase();
-  return answer === "" || answer === "y" || answer === "yes";
+  const line = await readLine();
+  const answer = line?.trim().toLowerCase();
+  if (answer === "" || answer === "y" || answer === "yes") return true;
+  if (answer === "n" || answer === "no") return false;
+  // End of input (Ctrl+D) or a typo is no consent to either: nothing is written.
+  throw new PatchbayError(
+    "usage",
+    line === undefined
+      ? "No answer to the secrets question (end of input)"
+      : `'${stripTerminalEscapes(line.trim())}' answers neither yes nor no`,
+    {
+      reason: "where the secrets go is the person's choice, so patchbay does not guess it",
+      remedy: "run the command again and answer y (or Enter) or n; nothing was written",
+      exitCode: EXIT.usage,
+    },
+  );
 }
 
-/** One line from the terminal. */
-async function readLine(): Promise<string> {
+/** One line from the terminal; `undefined` at the end of input. */
+async function readLine(): Promise<string | undefined> {
   const buffer = new Uint8Array(1024);
   const count = await Deno.stdin.read(buffer);
-  return count === null ? "" : new TextDecoder().decode(buffer.subarray(0, count));
+  return count === null ? undefined : new TextDecoder().decode(buffer.subarray(0, count));
 }

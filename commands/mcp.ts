@@ -8,9 +8,17 @@
  */
 
 import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
-import { commitEdit, type EditTarget, editTarget, readTarget } from "../lib/config/edit.ts";
+import { maskedArgs } from "../lib/config/arg_secrets.ts";
+import {
+  commitEdit,
+  editEnvironment,
+  type EditTarget,
+  editTarget,
+  readTarget,
+} from "../lib/config/edit.ts";
 import { type JsonValue, parseJson } from "../lib/config/json.ts";
 import { removeMember, setMember } from "../lib/config/json_edit.ts";
+import { Redactor } from "../lib/redact.ts";
 import type { GlobalOptions } from "../lib/startup.ts";
 import { didYouMean, plural } from "../lib/text.ts";
 import { type SecretOptions, writeEntries, type Written } from "./_config_edit.ts";
@@ -23,6 +31,12 @@ export interface McpEditOptions extends GlobalOptions, SecretOptions {
 
 /** Options of `mcp add`. */
 export interface McpAddOptions extends McpEditOptions {
+  /**
+   * The command line as typed and patchbay's own options (`-y`, `-c`, ...), which the
+   * parser takes wherever they appear: one of them after the server's command was meant
+   * for the server.
+   */
+  typed?: { words: readonly string[]; rootFlags: ReadonlySet<string> };
   /** stdio, http (streamable_http) or sse. @default stdio, or http for a URL */
   transport?: string;
   /** `KEY=VALUE` for a stdio server's environment. */
@@ -51,11 +65,19 @@ export async function mcpAdd(
   options: McpAddOptions,
 ): Promise<number> {
   checkName(name);
+  if (options.typed) refuseStrayFlags(options.typed, name, commandOrUrl);
   const transport = transportOf(commandOrUrl, options.transport);
   const env = pairs(options.env ?? [], "=", "-e", "KEY=VALUE");
   const headers = pairs(options.header ?? [], ":", "-H", '"Name: value"');
   let entry: Record<string, JsonValue>;
   if (transport === "stdio") {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(commandOrUrl)) {
+      throw new UsageError(
+        `'${new Redactor().redact(commandOrUrl)}' is a URL, and a stdio server is started by ` +
+          "a command",
+        "drop --transport stdio (a URL means http), or give --transport http or sse",
+      );
+    }
     if (headers.length > 0) {
       throw new UsageError("-H sets request headers, which a stdio server has none of", usage);
     }
@@ -64,7 +86,9 @@ export async function mcpAdd(
     if (env.length > 0) entry.env = Object.fromEntries(env);
   } else {
     if (args.length > 0 || env.length > 0) {
-      const what = args.length > 0 ? `arguments (${args.join(" ")})` : "-e";
+      const what = args.length > 0
+        ? `arguments (${maskedArgs(args).join(" ")})`
+        : "environment variables (-e)";
       throw new UsageError(
         `${what} only apply to a stdio server; '${commandOrUrl}' is reached at a URL`,
         'give request headers with -H "Name: value", or --transport stdio for a command',
@@ -81,7 +105,7 @@ export async function mcpAdd(
 }
 
 const usage = "usage: patchbay mcp add <name> [--transport stdio|http|sse] [-e KEY=VALUE]... " +
-  '[-H "Name: value"]... <command-or-url> [-- args...]';
+  '[-H "Name: value"]... (<url> | -- <command> [args...])';
 
 /** `mcp add-json <name> '<json>'`: an entry in any client's dialect, validated as written. */
 export async function mcpAddJson(name: string, json: string, options: McpEditOptions) {
@@ -110,9 +134,22 @@ export async function mcpAddJson(name: string, json: string, options: McpEditOpt
 
 /** `mcp remove <name>`. */
 export async function mcpRemove(name: string, options: McpEditOptions): Promise<number> {
-  const { target, text, mode } = await holding(name, options);
-  await commitEdit({ target, text: removeMember(text, ["mcpServers"], name), mode });
+  const { target, text, mode, entry } = await holding(name, options);
+  const next = removeMember(text, ["mcpServers"], name);
+  await commitEdit({ target, text: next, mode });
   console.log(`Removed server '${name}' from ${target.file}`);
+  // Its secrets stay where the person put them: say which ones nothing refers to now.
+  const env = await editEnvironment(target.envFile);
+  const left = [...referencesIn(entry)].filter((variable) =>
+    env.fileValue(variable) !== undefined && !referencesIn(parseJson(next).value).has(variable)
+  );
+  if (left.length > 0) {
+    console.log(
+      `${target.envFile} still holds ${left.join(", ")}, which no server refers to now ` +
+        `(delete ${left.length === 1 ? "its line" : "their lines"} there if you no longer ` +
+        "need them)",
+    );
+  }
   return EXIT.ok;
 }
 
@@ -181,6 +218,18 @@ async function holding(name: string, options: McpEditOptions): Promise<{
   });
 }
 
+/** The variables a JSON value refers to as `${VAR}` or `${env:VAR}`, anywhere in it. */
+function referencesIn(value: JsonValue | undefined, into = new Set<string>()): Set<string> {
+  if (typeof value === "string") {
+    for (const [, name] of value.matchAll(/\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)/g)) {
+      into.add(name);
+    }
+  } else if (value !== null && typeof value === "object") {
+    for (const item of Object.values(value)) referencesIn(item, into);
+  }
+  return into;
+}
+
 /** The `mcpServers` object of a configuration text; empty when it has none. */
 export function serversOf(text: string): Record<string, JsonValue> {
   const value = parseJson(text).value;
@@ -218,16 +267,64 @@ function transportOf(commandOrUrl: string, written: string | undefined): string 
   return transport;
 }
 
+/**
+ * Refuses patchbay's own options written after the server's command without `--`
+ * (`mcp add fs npx -y pkg`): the parser took them (`-y` as `--yes`, `-c` as `--config`), so
+ * the server would silently lose them, or another file would be edited.
+ */
+function refuseStrayFlags(
+  typed: NonNullable<McpAddOptions["typed"]>,
+  name: string,
+  commandOrUrl: string,
+): void {
+  const end = typed.words.indexOf("--");
+  const words = end < 0 ? typed.words : typed.words.slice(0, end);
+  const add = words.findIndex((w, i) => w === "add" && words.slice(0, i).includes("mcp"));
+  const named = words.indexOf(name, add + 1);
+  const command = named < 0 ? -1 : words.indexOf(commandOrUrl, named + 1);
+  if (add < 0 || command < 0) return;
+  for (const word of words.slice(command + 1)) {
+    const flag = word.includes("=") ? word.slice(0, word.indexOf("=")) : word;
+    if (!word.startsWith("-") || !typed.rootFlags.has(flag)) continue;
+    throw new UsageError(
+      `'${word}' after '${commandOrUrl}' is taken as patchbay's own option, not the server's`,
+      `put -- before the server's command and its flags: patchbay mcp add ${name} -- ` +
+        `${commandOrUrl} ...`,
+    );
+  }
+}
+
 /** `KEY=VALUE` (or `Name: value`) words as pairs. */
 function pairs(words: string[], separator: string, flag: string, form: string): [string, string][] {
   return words.map((word) => {
     const at = word.indexOf(separator);
     const key = at > 0 ? word.slice(0, at).trim() : "";
     if (key === "") {
-      throw new UsageError(`${flag} '${word}' is not ${form}`, `write ${flag} ${form}`);
+      // The word is not echoed: `-e $TOKEN` expands to the secret itself.
+      throw new UsageError(
+        `${flag} takes ${form}; the value given has ${at < 0 ? "no" : "nothing before its"} ` +
+          `'${separator}' (not shown: it may be a secret)`,
+        `write ${flag} ${form}`,
+      );
     }
-    return [key, word.slice(at + 1).trim()];
+    return [key, word.slice(at + 1).trim()] as [string, string];
+  }).map((pair, i, all) => {
+    // Header names are case-insensitive; a second value would silently replace the first.
+    const same = (key: string) => flag === "-H" ? key.toLowerCase() : key;
+    if (all.findIndex(([key]) => same(key) === same(pair[0])) !== i) {
+      throw new UsageError(
+        `${flag} gives ${pair[0]} twice; only one value can be kept`,
+        `give ${pair[0]} once`,
+      );
+    }
+    return pair;
   });
+}
+
+/** Said when the user's file was edited in a folder whose own file is read instead. */
+export function hiddenNotice(projectFile: string): string {
+  return `Note: in this folder patchbay reads ./${projectFile}, not the user's file; the ` +
+    "servers added there are used in folders without one";
 }
 
 /** Said when a new project file hides the user's own one in this folder. */
@@ -240,13 +337,15 @@ function report(what: string, target: EditTarget, written: Written): void {
   const created = written.created ? ` (created, with the example's LLM block)` : "";
   console.log(`${what} ${target.file}${created}`);
   if (written.shadows) console.log(shadowNotice(written.shadows));
+  if (written.hiddenBy) console.log(hiddenNotice(written.hiddenBy));
   if (written.secrets.length === 0) return;
-  const variables = written.secrets.map((s) => s.variable).join(", ");
+  const names = [...new Set(written.secrets.map((s) => s.variable))];
+  const variables = names.join(", ");
   console.log(
     written.moved
-      ? `Moved ${plural(written.secrets.length, "secret")} to ${target.envFile} ` +
+      ? `Moved ${plural(names.length, "secret")} to ${target.envFile} ` +
         `(readable by you only): ${variables}`
-      : `Kept ${plural(written.secrets.length, "secret")} in the entry; ${target.file} is ` +
+      : `Kept ${plural(names.length, "secret")} in the entry; ${target.file} is ` +
         "readable by you only",
   );
 }

@@ -10,18 +10,21 @@
 
 import { EXIT, UsageError } from "../lib/errors.ts";
 import { editEnvironment, editTarget, readTarget } from "../lib/config/edit.ts";
+import { maskedArgs } from "../lib/config/arg_secrets.ts";
 import { type Converted, convertEntry } from "../lib/config/import_convert.ts";
 import { clientFiles, CLIENTS, readSources } from "../lib/config/import_sources.ts";
 import type { JsonValue } from "../lib/config/json.ts";
 import { newDocument } from "../lib/config/json_edit.ts";
 import { parseConfig } from "../lib/config/load.ts";
+import { findSecrets } from "../lib/config/secrets.ts";
 import type { Environment } from "../lib/env.ts";
 import { PatchbayError } from "../lib/errors.ts";
+import { Redactor } from "../lib/redact.ts";
 import { stdoutStyle } from "../lib/style.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { plural } from "../lib/text.ts";
 import { type NamedEntry, writeEntries } from "./_config_edit.ts";
-import { type McpEditOptions, serversOf, shadowNotice } from "./mcp.ts";
+import { hiddenNotice, type McpEditOptions, serversOf, shadowNotice } from "./mcp.ts";
 
 /** Options of `mcp import`. */
 export interface McpImportOptions extends McpEditOptions {
@@ -67,19 +70,20 @@ export async function mcpImport(
         problemsOf(name, converted, target.file, env);
       if (why) {
         skipped++;
-        console.log(`  ${style.red("✗")} ${shown}: not imported: ${stripTerminalEscapes(why)}`);
+        const said = converted.entry ? secretsOf(converted.entry, env, why) : why;
+        console.log(`  ${style.red("✗")} ${shown}: not imported: ${stripTerminalEscapes(said)}`);
         continue;
       }
       taken.set(name, file.path);
       accepted.push([name, converted.entry!]);
-      console.log(
-        stripTerminalEscapes(`  ${style.green("+")} ${name}  ${summary(converted.entry!)}`),
-      );
+      // What is printed names the secrets' places, never their values.
+      const masked = (text: string) => stripTerminalEscapes(secretsOf(converted.entry!, env, text));
+      console.log(masked(`  ${style.green("+")} ${name}  ${summary(converted.entry!)}`));
       for (const note of converted.notes) {
-        console.log(style.dim(stripTerminalEscapes(`      converted: ${note}`)));
+        console.log(style.dim(masked(`      converted: ${note}`)));
       }
       for (const left of converted.dropped) {
-        console.log(style.dim(stripTerminalEscapes(`      left out: ${left}`)));
+        console.log(style.dim(masked(`      left out: ${left}`)));
       }
     }
   }
@@ -103,13 +107,15 @@ export async function mcpImport(
       (written.created ? " (created, with the example's LLM block)" : ""),
   );
   if (written.shadows) console.log(shadowNotice(written.shadows));
+  if (written.hiddenBy) console.log(hiddenNotice(written.hiddenBy));
   if (written.secrets.length > 0) {
-    const variables = written.secrets.map((s) => s.variable).join(", ");
+    const names = [...new Set(written.secrets.map((s) => s.variable))];
+    const variables = names.join(", ");
     console.log(
       written.moved
-        ? `Moved ${plural(written.secrets.length, "secret")} to ${target.envFile} ` +
+        ? `Moved ${plural(names.length, "secret")} to ${target.envFile} ` +
           `(readable by you only): ${variables}`
-        : `Kept ${plural(written.secrets.length, "secret")} in the entries; ${target.file} is ` +
+        : `Kept ${plural(names.length, "secret")} in the entries; ${target.file} is ` +
           "readable by you only",
     );
   }
@@ -146,9 +152,18 @@ function problemsOf(
   }
 }
 
+/** `text` with the secrets of `entry` (and anything shaped like one) masked. */
+function secretsOf(entry: Record<string, JsonValue>, env: Environment, text: string): string {
+  const redactor = new Redactor();
+  for (const secret of findSecrets("", entry, env)) redactor.addSecret(secret.value);
+  if (typeof entry.url === "string") redactor.addUrlSecrets(entry.url);
+  return redactor.redact(text);
+}
+
 function summary(entry: Record<string, JsonValue>): string {
+  const args = Array.isArray(entry.args) ? entry.args.map(String) : [];
   const where = entry.transport_type === "stdio"
-    ? [entry.command, ...(Array.isArray(entry.args) ? entry.args : [])].join(" ")
+    ? [entry.command, ...maskedArgs(args)].join(" ")
     : String(entry.url);
   return `${String(entry.transport_type).padEnd(15)}  ${where}` +
     (entry.disabled === true ? "  (disabled)" : "");

@@ -10,6 +10,7 @@ import type { ServerConfig } from "../lib/config/types.ts";
 import { EXIT, PatchbayError } from "../lib/errors.ts";
 import { type Runtime, startUp } from "../lib/startup.ts";
 import { stderrStyle, stdoutStyle } from "../lib/style.ts";
+import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { didYouMean } from "../lib/text.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
 import { renderServerStatus } from "./_status.ts";
@@ -105,7 +106,9 @@ function describe(server: ServerConfig) {
 
 function print(runtime: Runtime, servers: readonly ServerConfig[], detailed: boolean): void {
   const style = stdoutStyle();
-  const redact = (text: string) => runtime.logger.redactor.redact(text);
+  // A project's configuration may come with a cloned repository: what it says reaches the
+  // terminal without its control characters, and without its secrets.
+  const redact = (text: string) => stripTerminalEscapes(runtime.logger.redactor.redact(text));
   if (servers.length === 0) {
     console.log(`No servers in ${runtime.configPath} (add one: patchbay mcp add <name> ...)`);
     return;
@@ -126,7 +129,7 @@ function print(runtime: Runtime, servers: readonly ServerConfig[], detailed: boo
   }
   const [server] = servers;
   const json = describe(server);
-  console.log(style.bold(server.name) + style.dim(`  (${runtime.configPath})`));
+  console.log(style.bold(redact(server.name)) + style.dim(`  (${runtime.configPath})`));
   for (const [key, value] of Object.entries(json)) {
     if (key === "name") continue;
     const shown = Array.isArray(value) ? value.join(" ") || "none" : String(value);

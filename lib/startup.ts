@@ -7,6 +7,7 @@
  */
 
 import { fileURLToPath } from "node:url";
+import { argSecrets } from "./config/arg_secrets.ts";
 import { describeWarning, loadConfig, locateConfig } from "./config/load.ts";
 import type { Config } from "./config/types.ts";
 import { DEFAULTS } from "./defaults.ts";
@@ -154,7 +155,8 @@ export function registerEnvironmentSecrets(env: Environment, redactor: Redactor)
 
 /**
  * Values variables put into headers, environments, arguments and URLs, header values,
- * OAuth client secrets and private keys, secret-named server variables and
+ * OAuth client secrets and private keys, secret-named server variables, the values of
+ * secret-bearing command arguments (`--api-key VALUE`) and
  * the credentials in configured URLs (`LLM.base_url`, `LLM.endpoint`, server `url`s) are
  * secrets.
  */
@@ -168,6 +170,7 @@ export function registerConfigSecrets(config: Config, redactor: Redactor): void 
       for (const [name, value] of Object.entries(server.env)) {
         if (isSecretName(name)) redactor.addSecret(value);
       }
+      for (const secret of argSecrets(server.args)) redactor.addSecret(secret.value);
     } else {
       for (const value of Object.values(server.headers)) {
         redactor.addSecret(value.replace(/^(Bearer|Basic|Token)\s+/i, ""));

@@ -1,7 +1,9 @@
 /** Secrets found in a server entry, and the .env variables they are given. */
 
 import assert from "node:assert/strict";
+import { argSecrets, maskedArgs } from "../lib/config/arg_secrets.ts";
 import { findSecrets, withReferences } from "../lib/config/secrets.ts";
+import { urlSecrets } from "../lib/config/url_secrets.ts";
 import { createEnvironment } from "../lib/env.ts";
 
 Deno.test("secret env values and credential headers are found; references and plain values are not", () => {
@@ -50,4 +52,49 @@ Deno.test("present: .env already holds the value, so nothing is added", () => {
     ["FILE_TOKEN", true],
     ["FROM_PROCESS_TOKEN", false],
   ]);
+});
+
+Deno.test("argument secrets: a secret flag's value, --flag=value, a credential shape; not files or references", () => {
+  const args = [
+    "-y",
+    "srv",
+    "--api-key",
+    "k1",
+    "--token=t1",
+    "--key-file",
+    "/path/key.pem",
+    "--token-endpoint",
+    "https://auth.example/token",
+    "--auth-timeout",
+    "30",
+    "--auth-token",
+    "${ALREADY}",
+    "--password",
+    "--verbose",
+    "Authorization: Bearer abcdef123456",
+  ];
+  const found = argSecrets(args);
+  assert.deepEqual(found.map((s) => [s.index, s.value, s.flag]), [
+    [3, "k1", "--api-key"],
+    [4, "t1", "--token"],
+    [15, "abcdef123456", undefined],
+  ]);
+  assert.equal(found[1].replace("${T}"), "--token=${T}");
+  assert.equal(found[2].replace("${T}"), "Authorization: Bearer ${T}");
+  assert.deepEqual(maskedArgs(["--api-key", "k1", "x"]), ["--api-key", "[REDACTED]", "x"]);
+});
+
+Deno.test("URL credentials: user:password@ and secret-named parameters, as written; references left alone", () => {
+  const found = urlSecrets("https://me:p%40ss@h.example/mcp?api_key=a%2Fb&region=eu&token=t1#x");
+  assert.deepEqual(found.map((s) => [s.key, s.value, s.from]), [
+    ["password", "p%40ss", "me:p%40ss@"],
+    ["api_key", "a%2Fb", "?api_key=a%2Fb"],
+    ["token", "t1", "&token=t1"],
+  ]);
+  assert.equal(found[1].to("${K}"), "?api_key=${K}");
+  assert.deepEqual(urlSecrets("https://h.example/mcp?api_key=${K}"), []);
+  assert.deepEqual(urlSecrets("https://h.example/mcp?page=2"), []);
+  const entry = { url: "https://me:pw1@h.example/mcp?key=k1" };
+  const moved = withReferences(entry, findSecrets("s", entry, createEnvironment({})));
+  assert.equal(moved.url, "https://me:${S_PASSWORD}@h.example/mcp?key=${S_KEY}");
 });

@@ -60,3 +60,10 @@ Deno.test("key order is the text's, not JavaScript's (numeric names stay where t
 Deno.test("a new document ends with a newline and writes short arrays on one line", () => {
   assert.equal(newDocument({ a: ["x", "y"], b: {} }), '{\n  "a": ["x", "y"],\n  "b": {}\n}\n');
 });
+
+Deno.test("a CRLF file gets CRLF line breaks in what is added; add then remove restores it", () => {
+  const text = '{\r\n  "mcpServers": {\r\n    "a": {"command": "x"}\r\n  }\r\n}\r\n';
+  const added = setMember(text, ["mcpServers"], "b", { command: "y" });
+  assert.ok(!/[^\r]\n/.test(added), JSON.stringify(added));
+  assert.equal(removeMember(added, ["mcpServers"], "b"), text);
+});

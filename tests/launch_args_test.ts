@@ -41,6 +41,11 @@ Deno.test("--version and --help need no plan; permissions computes it under the 
   assert.equal(parseLaunchArgs(["-h"]).informational, true);
   assert.equal(parseLaunchArgs(["help"]).informational, true);
   assert.equal(parseLaunchArgs(["run", "--version"]).informational, false);
+  assert.equal(parseLaunchArgs(["tools", "--help"]).informational, true);
+  assert.equal(parseLaunchArgs(["mcp", "list", "-h"]).informational, true);
+  assert.equal(parseLaunchArgs(["mcp"]).informational, true);
+  assert.equal(parseLaunchArgs(["mcp", "list"]).informational, false);
+  assert.equal(parseLaunchArgs(["run", "--", "--help"]).informational, false);
   assert.equal(parseLaunchArgs(["--config", "c.json", "permissions"]).planning, true);
   assert.equal(parseLaunchArgs(["run", "permissions"]).planning, false);
 });

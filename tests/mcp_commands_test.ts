@@ -116,6 +116,22 @@ Deno.test("an edit that would make the file invalid is refused with the located 
   assert.match(run.stderr, /Invalid configuration: Missing required field: mcpServers\.both\./);
   assert.match(run.stderr, /line \d+, column \d+/);
   assert.match(run.stderr, /both command and url/);
+  assert.match(run.stderr, /nothing was written: the lines shown are the file as the edit/);
+  assert.equal(await Deno.readTextFile(file), FORMATTED);
+
+  // The refused text is shown located, but a secret kept inline in it is not.
+  await Deno.chmod(file, 0o600);
+  const inline = await runPatchbay(box, [
+    "mcp",
+    "add-json",
+    "leaky",
+    '{"command": "node", "args": ["--api-key", "plain-inline-99", 5]}',
+    "--keep-secrets-inline",
+  ]);
+  assert.equal(inline.code, 1);
+  assert.match(inline.stderr, /mcpServers\.leaky\.args\[2\]/);
+  assert.match(inline.stderr, /"--api-key", "\[REDACTED\]", 5/);
+  assert.ok(!inline.stderr.includes("plain-inline-99"));
   assert.equal(await Deno.readTextFile(file), FORMATTED);
 
   const dialect = await runPatchbay(box, [
@@ -213,10 +229,55 @@ Deno.test("usage mistakes: a name taken, a bad name, -e for a URL, an unknown se
   assert.match(dotted.stderr, /'a\.b' cannot name a server/);
   const env = await runPatchbay(box, ["mcp", "add", "u", "-e", "A=1", "http://127.0.0.1:1/mcp"]);
   assert.equal(env.code, 2);
-  assert.match(env.stderr, /-e only apply to a stdio server/);
+  assert.match(env.stderr, /environment variables \(-e\) only apply to a stdio server/);
+  const url = await runPatchbay(box, ["mcp", "add", "u", "-t", "stdio", "https://h.example/mcp"]);
+  assert.equal(url.code, 2);
+  assert.match(url.stderr, /'https:\/\/h\.example\/mcp' is a URL, and a stdio server is started/);
+  const twice = await runPatchbay(box, [
+    "mcp",
+    "add",
+    "u",
+    "https://h.example/mcp",
+    "-H",
+    "X-Trace: a",
+    "-H",
+    "x-trace: b",
+  ]);
+  assert.equal(twice.code, 2);
+  assert.match(twice.stderr, /-H gives x-trace twice; only one value can be kept/);
+  const envTwice = await runPatchbay(box, ["mcp", "add", "u", "-e", "A=1", "-e", "A=2", "--", "x"]);
+  assert.equal(envTwice.code, 2);
+  assert.match(envTwice.stderr, /-e gives A twice/);
+  assert.equal(await Deno.readTextFile(join(box.cwd, "servers_config.json")), FORMATTED);
   const missing = await runPatchbay(box, ["mcp", "remove", "alpah"]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /No server 'alpah'[\s\S]*did you mean 'alpha'\?/);
+});
+
+Deno.test("patchbay's own flags after the server's command are refused, not taken; -e values are not echoed", async () => {
+  await using box = await sandbox();
+  await writeConfig(box, FORMATTED);
+  const before = await Deno.readTextFile(join(box.cwd, "servers_config.json"));
+  // Without --, -y would be patchbay's --yes and -c its --config: the server would lose them.
+  for (const flag of ["-y", "-c"]) {
+    const run = await runPatchbay(box, ["mcp", "add", "fs", "npx", flag, "pkg"]);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, new RegExp(`'${flag}' after 'npx' is taken as patchbay's own option`));
+    assert.match(run.stderr, /patchbay mcp add fs -- npx/);
+  }
+  const valued = await runPatchbay(box, ["mcp", "add", "-c", "a.json", "fs", "npx", "-y", "pkg"]);
+  assert.equal(valued.code, 2, valued.stderr);
+  assert.match(valued.stderr, /'-y' after 'npx'/);
+  assert.equal(await Deno.readTextFile(join(box.cwd, "servers_config.json")), before);
+  const after = await runPatchbay(box, ["mcp", "add", "fs", "--", "npx", "-y", "pkg", "-c", "x"]);
+  assert.equal(after.code, 0, after.stderr);
+  const config = JSON.parse(await Deno.readTextFile(join(box.cwd, "servers_config.json")));
+  assert.deepEqual(config.mcpServers.fs.args, ["-y", "pkg", "-c", "x"]);
+
+  const bare = await runPatchbay(box, ["mcp", "add", "t", "-e", "unnamed-secret-1", "--", "x"]);
+  assert.equal(bare.code, 2);
+  assert.match(bare.stderr, /-e takes KEY=VALUE; the value given has no '='/);
+  assert.ok(!bare.stderr.includes("unnamed-secret-1"));
 });
 
 Deno.test("--scope user writes ~/.config/patchbay, read where the folder has no servers_config.json", async () => {
@@ -237,6 +298,14 @@ Deno.test("--scope user writes ~/.config/patchbay, read where the folder has no 
   const project = await runPatchbay(box, ["mcp", "add", "here", "--", NODE, "-v"]);
   assert.equal(project.code, 0, project.stderr);
   assert.match(project.stdout, /Note: patchbay reads one configuration; in this folder .* is no/);
+  const named = await runPatchbay(box, ["mcp", "add", "-c", "other.json", "x", "--", NODE]);
+  assert.equal(named.code, 0, named.stderr);
+  assert.ok(!named.stdout.includes("Note:"), "a --config file hides nothing: " + named.stdout);
+  assert.ok(!add.stdout.includes("Note:"), "no project file yet when the user's was edited");
+  // The user's file edited in a folder that has its own: that one is what is read here.
+  const other = await runPatchbay(box, ["mcp", "add", "-s", "user", "more", "--", NODE, "-v"]);
+  assert.equal(other.code, 0, other.stderr);
+  assert.match(other.stdout, /Note: in this folder patchbay reads \.\/servers_config\.json, not/);
 });
 
 Deno.test("a disabled server (either client's way) is shown as disabled, never as a failure", async () => {

@@ -58,3 +58,28 @@ Deno.test("at a terminal, 'n' keeps the secret inline in an owner-only new file"
   assert.ok((await Deno.readTextFile(file)).includes(`Bearer ${SECRET}`));
   await assert.rejects(Deno.stat(join(box.cwd, ".env")), Deno.errors.NotFound);
 });
+
+Deno.test("at a terminal, a typo or Ctrl+D is no answer: refused, nothing written", async () => {
+  for (const answer of ["maybe", undefined]) {
+    const box = await sandbox();
+    await using _box = box;
+    const tmux = await TmuxSession.start({
+      command: [...PATCHBAY, "mcp", "add", "api", "http://127.0.0.1:1/mcp", "-H", "X-Api-Key: k1"],
+      env: terminalEnv(box),
+      cwd: box.cwd,
+    });
+    await using _tmux = tmux;
+    await tmux.waitFor("[Y/n]", { timeoutMs: 30_000 });
+    if (answer === undefined) await tmux.press("C-d");
+    else await tmux.submit(answer);
+    const code = await tmux.exitCode();
+    const screen = await tmux.screen();
+    assert.equal(code, 2, screen);
+    assert.match(
+      screen,
+      answer === undefined ? /No answer to the secrets question/ : /'maybe' answers neither yes/,
+    );
+    assert.match(screen, /nothing was written/);
+    assert.deepEqual([...Deno.readDirSync(box.cwd)], [], "no file created");
+  }
+});

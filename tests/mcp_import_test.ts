@@ -152,6 +152,46 @@ Deno.test("gemini: milliseconds converted, url is SSE, httpUrl streamable HTTP, 
   );
 });
 
+Deno.test("vscode: a .vscode/mcp.json with comments and trailing commas, as VS Code accepts it", async () => {
+  await using box = await sandbox();
+  const file = join(box.cwd, ".vscode", "mcp.json");
+  await Deno.mkdir(dirname(file));
+  await Deno.writeTextFile(
+    file,
+    '{\n  // the team\'s servers\n  "servers": {\n    "fetch": {"type": "stdio", "command": ' +
+      '"uvx", "args": ["mcp-server-fetch"]}, /* more later */\n  },\n}\n',
+  );
+  const run = await runPatchbay(box, ["mcp", "import", "vscode"]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /\+ fetch +stdio +uvx mcp-server-fetch/);
+  assert.deepEqual((await servers(box)).fetch.args, ["mcp-server-fetch"]);
+});
+
+Deno.test("gemini: trust keeps its tool filter; beside a filter that cannot be read it is not converted", async () => {
+  await using box = await sandbox();
+  const settings = join(box.home, ".gemini", "settings.json");
+  await Deno.mkdir(dirname(settings), { recursive: true });
+  await Deno.writeTextFile(
+    settings,
+    JSON.stringify({
+      mcpServers: {
+        shell: { command: "shell-mcp", trust: true, excludeTools: ["run_command"] },
+        broken: { command: "broken-mcp", trust: true, includeTools: "read_file" },
+        docs: { command: "docs-mcp", trust: true },
+      },
+    }),
+  );
+  const run = await runPatchbay(box, ["mcp", "import", "gemini"]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /left out: includeTools: not a list of tool names/);
+  assert.match(run.stdout, /left out: trust: not converted, since the tool filter is not/);
+  const imported = await servers(box);
+  assert.deepEqual(imported.shell.exclude_tools, ["run_command"]);
+  assert.equal(imported.shell.trusted, true, "the filter came along, so trust may too");
+  assert.equal(imported.broken.trusted, undefined, "excluded tools must not run unasked");
+  assert.equal(imported.docs.trusted, true);
+});
+
 Deno.test("a path is read in its own dialect; an existing file keeps its text; unknown sources are named", async () => {
   await using box = await sandbox();
   const original = '{\n  "LLM": {"provider": "openai", "model": "m"},\n  "mcpServers": {}\n}\n';

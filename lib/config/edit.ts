@@ -12,10 +12,11 @@
 import { dirname, join, resolve } from "node:path";
 import { DEFAULTS } from "../defaults.ts";
 import { chooseEnvFile, type Environment, loadEnvironment } from "../env.ts";
-import { PatchbayError, UsageError } from "../errors.ts";
+import { ConfigSyntaxError, ConfigValidationError, PatchbayError, UsageError } from "../errors.ts";
 import { configDir } from "../paths.ts";
 import { EDIT_SUFFIX } from "../permissions/editor_flags.ts";
 import { chmodOwnerOnly } from "../private_file.ts";
+import { Redactor } from "../redact.ts";
 import { parseConfig } from "./load.ts";
 
 /** Where an edit goes: the working folder's file, or the user's own one. */
@@ -103,6 +104,29 @@ export interface Edit {
   newMode?: number;
   /** Variables to add to the .env file (secrets moved out of the configuration). */
   envAdditions?: ReadonlyMap<string, string>;
+  /** Values the new text holds that a refusal must not print (secrets kept inline). */
+  secrets?: readonly string[];
+}
+
+/**
+ * `config check`'s located error for the text an edit would have written, said to be
+ * that (the lines shown are not on disk) with the edit's secrets masked in it.
+ */
+function refusedEdit(error: unknown, secrets: readonly string[]): unknown {
+  if (!(error instanceof ConfigValidationError || error instanceof ConfigSyntaxError)) {
+    return error;
+  }
+  const redactor = new Redactor();
+  for (const secret of secrets) redactor.addSecret(secret);
+  const mask = (text: string) => redactor.redact(text);
+  return new PatchbayError(error.code, mask(error.message), {
+    reason: mask(error.reason),
+    remedy: "nothing was written: the lines shown are the file as the edit would leave it; " +
+      "correct the entry (or the file) and run the command again",
+    details: error.details.map(mask),
+    exitCode: error.exitCode,
+    cause: error,
+  });
 }
 
 /**
@@ -112,7 +136,15 @@ export interface Edit {
 export async function commitEdit(edit: Edit): Promise<void> {
   const { target } = edit;
   const additions = edit.envAdditions ?? new Map();
-  parseConfig(edit.text, target.file, await editEnvironment(target.envFile, additions));
+  try {
+    parseConfig(edit.text, target.file, await editEnvironment(target.envFile, additions));
+  } catch (error) {
+    throw refusedEdit(error, edit.secrets ?? []);
+  }
+  // Both files are checked before either is written: no .env change for a refused edit.
+  for (const file of additions.size > 0 ? [target.file, target.envFile] : [target.file]) {
+    await refuseReadOnly(file, await existingRealPath(file));
+  }
   if (additions.size > 0) await appendPrivateEnv(target.envFile, additions);
   await ensureFolder(target.file);
   await replaceAtomically(target.file, edit.text, edit.mode ?? edit.newMode ?? 0o644);
@@ -156,14 +188,20 @@ export function quoteDotenv(value: string): string {
 }
 
 /**
- * Replaces `path` with `text` through a file beside it (a reader never sees half a file),
- * then gives it `mode`. The temporary name is fixed, so two edits at once cannot both
- * proceed: the second finds it and stops.
+ * Replaces `path` with `text` through a file beside it (a reader never sees half a file,
+ * and the text is on disk before the rename, so a crash leaves the old file or the new
+ * one), then gives it `mode`. A symbolic link (a dotfiles repository's) is followed: the
+ * file it points to is replaced and the link kept. A file its owner made read-only is
+ * refused rather than replaced (renaming over it would succeed). The temporary name is
+ * fixed, so two edits at once cannot both proceed: the second finds it and stops.
  */
 async function replaceAtomically(path: string, text: string, mode: number): Promise<void> {
-  const temporary = `${path}${EDIT_SUFFIX}`;
+  const real = await existingRealPath(path);
+  await refuseReadOnly(path, real);
+  const temporary = `${real ?? path}${EDIT_SUFFIX}`;
+  let file: Deno.FsFile;
   try {
-    await Deno.writeTextFile(temporary, text, { mode, createNew: true });
+    file = await Deno.open(temporary, { write: true, createNew: true, mode });
   } catch (error) {
     if (error instanceof Deno.errors.AlreadyExists) {
       throw new PatchbayError("config_invalid", `Could not write ${path}`, {
@@ -174,12 +212,44 @@ async function replaceAtomically(path: string, text: string, mode: number): Prom
     throw writeError(path, error);
   }
   try {
+    try {
+      await writeAll(file, new TextEncoder().encode(text));
+      await file.syncData();
+    } finally {
+      file.close();
+    }
     await chmodOwnerOnly(temporary, mode);
-    await Deno.rename(temporary, path);
+    await Deno.rename(temporary, real ?? path);
   } catch (error) {
     await Deno.remove(temporary).catch(() => {});
     throw writeError(path, error);
   }
+}
+
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) written += await file.write(bytes.subarray(written));
+}
+
+/** The file `path` names, links followed; `undefined` when there is none yet. */
+async function existingRealPath(path: string): Promise<string | undefined> {
+  try {
+    return await Deno.realPath(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw writeError(path, error);
+  }
+}
+
+async function refuseReadOnly(path: string, real: string | undefined): Promise<void> {
+  if (real === undefined || Deno.build.os === "windows") return;
+  const { mode } = await Deno.stat(real);
+  if (mode === null || (mode & 0o200) !== 0) return;
+  throw new PatchbayError("config_invalid", `Could not write ${path}`, {
+    reason: `the file is read-only (mode ${(mode & 0o777).toString(8)}); patchbay does not ` +
+      "replace a file its owner protected",
+    remedy: `chmod u+w ${path} to let patchbay edit it, then run the command again`,
+  });
 }
 
 function writeError(path: string, error: unknown): PatchbayError {

@@ -102,13 +102,10 @@ export function convertEntry(
       result.dropped.push("timeout: its unit is not known here; patchbay's timeout is seconds");
     }
   }
-  if (raw.trust === true && source.dialect === "gemini") {
-    entry.trusted = true;
-    result.notes.push('trust (gemini-cli) is "trusted": true: its tools run without asking');
-  }
   if (raw.disabled === true || raw.enabled === false) entry.disabled = true;
   // gemini-cli's tool filters are patchbay's include_tools / exclude_tools (exact names there,
   // which patchbay's globs match as they are).
+  let filterLost = false;
   for (
     const [field, own] of [["includeTools", "include_tools"], ["excludeTools", "exclude_tools"]]
   ) {
@@ -117,7 +114,21 @@ export function convertEntry(
     if (Array.isArray(names) && names.every((n) => typeof n === "string" && n.length > 0)) {
       entry[own] = names;
       result.notes.push(`${field} (gemini-cli) is "${own}"`);
-    } else result.dropped.push(`${field}: not a list of tool names`);
+    } else {
+      filterLost = true;
+      result.dropped.push(`${field}: not a list of tool names`);
+    }
+  }
+  if (raw.trust === true && source.dialect === "gemini" && filterLost) {
+    // Trust was given to the tools the filter let through; without the filter it would
+    // reach the ones the person kept out.
+    result.dropped.push(
+      "trust: not converted, since the tool filter is not: patchbay asks before each of " +
+        'its tools (set "trusted": true yourself if every tool may run unasked)',
+    );
+  } else if (raw.trust === true && source.dialect === "gemini") {
+    entry.trusted = true;
+    result.notes.push('trust (gemini-cli) is "trusted": true: its tools run without asking');
   }
   for (const field of Object.keys(raw)) {
     if (READ.has(field) || NATIVE.includes(field)) continue;

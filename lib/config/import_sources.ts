@@ -9,6 +9,7 @@
 import { basename, dirname, join, resolve } from "node:path";
 import { PatchbayError, UsageError } from "../errors.ts";
 import { type JsonValue, parseJson } from "./json.ts";
+import { blankJsonComments } from "./jsonc.ts";
 
 /** The clients whose files patchbay knows. */
 export const CLIENTS = ["claude-desktop", "claude-code", "cursor", "vscode", "gemini"] as const;
@@ -87,7 +88,8 @@ export async function readSource(
       cause: error,
     });
   }
-  const parsed = parseJson(text);
+  // VS Code, Cursor and gemini-cli accept comments and trailing commas in their files.
+  const parsed = parseJson(blankJsonComments(text));
   const value = parsed.value;
   if (parsed.faults.length > 0 || !isObject(value)) {
     const fault = parsed.faults[0];

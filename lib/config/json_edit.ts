@@ -1,8 +1,8 @@
 /**
  * Edits of a JSON text that keep everything they do not touch as it was written: key
  * order, indentation, line breaks, the final newline. Each edit splices the text at the
- * offsets {@linkcode parseJson} records, and writes the new part in the indentation of its
- * neighbours (a one-line object stays on one line).
+ * offsets {@linkcode parseJson} records, and writes the new part in the indentation and
+ * line breaks of its neighbours (a one-line object stays on one line, a CRLF file CRLF).
  *
  * @module
  */
@@ -24,7 +24,7 @@ export function setMember(text: string, object: KeyPath, key: string, value: Jso
   if (existing && existing.key !== undefined) {
     const indent = lineIndent(text, existing.key);
     const inline = !hasLineBreak(text, target.start, target.end);
-    return splice(text, existing.start, existing.end, render(value, indent, unit, inline));
+    return spliceIn(text, existing.start, existing.end, render(value, indent, unit, inline));
   }
   const members = membersOf(doc, object);
   const member = (indent: string, inline: boolean) =>
@@ -32,14 +32,19 @@ export function setMember(text: string, object: KeyPath, key: string, value: Jso
   if (members.length === 0) {
     const outer = lineIndent(text, target.start);
     const inner = outer + unit;
-    return splice(text, target.start, target.end, `{\n${inner}${member(inner, false)}\n${outer}}`);
+    return spliceIn(
+      text,
+      target.start,
+      target.end,
+      `{\n${inner}${member(inner, false)}\n${outer}}`,
+    );
   }
   const last = members[members.length - 1];
   if (!hasLineBreak(text, target.start, target.end)) {
-    return splice(text, last.end, last.end, `, ${member("", true)}`);
+    return spliceIn(text, last.end, last.end, `, ${member("", true)}`);
   }
   const indent = lineIndent(text, members[0].key!);
-  return splice(text, last.end, last.end, `,\n${indent}${member(indent, false)}`);
+  return spliceIn(text, last.end, last.end, `,\n${indent}${member(indent, false)}`);
 }
 
 /** Removes `key` from the object at `object`; the text unchanged when it has none. */
@@ -139,6 +144,11 @@ function pretty(value: JsonValue, indent: string, unit: string): string {
     `${inner}${JSON.stringify(key)}: ${pretty(item, inner, unit)}`
   );
   return members.length === 0 ? "{}" : `{\n${members.join(",\n")}\n${indent}}`;
+}
+
+/** {@linkcode splice} of new text, its line breaks those of the file (CRLF stays CRLF). */
+function spliceIn(text: string, start: number, end: number, insert: string): string {
+  return splice(text, start, end, text.includes("\r\n") ? insert.replace(/\n/g, "\r\n") : insert);
 }
 
 function splice(text: string, start: number, end: number, insert: string): string {

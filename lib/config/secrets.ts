@@ -1,17 +1,21 @@
 /**
- * Secrets in a server entry (`env` values with secret names, credential headers) moved out
- * of servers_config.json into .env, the entry keeping a `${VAR}` reference in their place.
+ * Secrets in a server entry (`env` values with secret names, credential headers, values
+ * shaped like credentials, secret command arguments: `arg_secrets.ts`, credentials in a
+ * URL: `url_secrets.ts`) moved out of servers_config.json into .env, the entry keeping a
+ * `${VAR}` reference in their place.
  *
  * @module
  */
 
 import { isSecretName } from "../env.ts";
+import { argSecrets, shapedSecret } from "./arg_secrets.ts";
+import { urlSecrets } from "./url_secrets.ts";
 import type { JsonValue } from "./json.ts";
 
 /** One secret found in an entry, and where it goes. */
 export interface FoundSecret {
   server: string;
-  /** `env.GITHUB_TOKEN` or `headers.Authorization`. */
+  /** `env.GITHUB_TOKEN`, `headers.Authorization` or `args[3]`. */
   field: string;
   /** The variable it is stored under in .env. */
   variable: string;
@@ -19,6 +23,8 @@ export interface FoundSecret {
   value: string;
   /** What the entry says instead, e.g. `Bearer ${GITHUB_TOKEN}`. */
   replacement: string;
+  /** When the secret is part of a URL: the text `replacement` takes the place of. */
+  fragment?: string;
   /** The .env file already gives the variable this value: nothing to add. */
   present: boolean;
 }
@@ -60,14 +66,21 @@ export function findSecrets(
   };
   const prefix = variablePart(server);
   for (const [name, value] of stringsOf(entry.env)) {
-    if (!isSecretName(name) || value.includes("${") || value === "") continue;
-    const { variable, present } = pick([name, `${prefix}_${variablePart(name)}`], value);
+    if (value.includes("${") || value === "") continue;
+    // A variable with another name may still hold one (`DATABASE_URL=postgres://u:pw@…`).
+    const shaped = isSecretName(name) ? undefined : shapedSecret(value);
+    if (!isSecretName(name) && !shaped) continue;
+    const secret = shaped?.value ?? value;
+    const { variable, present } = pick(
+      shaped ? [`${prefix}_${variablePart(name)}`] : [name, `${prefix}_${variablePart(name)}`],
+      secret,
+    );
     found.push({
       server,
       field: `env.${name}`,
       variable,
-      value,
-      replacement: `\${${variable}}`,
+      value: secret,
+      replacement: shaped ? shaped.replace(`\${${variable}}`) : `\${${variable}}`,
       present,
     });
   }
@@ -86,6 +99,38 @@ export function findSecrets(
       present,
     });
   }
+  if (typeof entry.url === "string") {
+    for (const secret of urlSecrets(entry.url)) {
+      const { variable, present } = pick([`${prefix}_${variablePart(secret.key)}`], secret.value);
+      found.push({
+        server,
+        field: `url (${secret.key})`,
+        variable,
+        value: secret.value,
+        replacement: secret.to(`\${${variable}}`),
+        fragment: secret.from,
+        present,
+      });
+    }
+  }
+  // A word that is not a string (the entry is then refused) is an empty one here.
+  const args = Array.isArray(entry.args)
+    ? entry.args.map((arg) => typeof arg === "string" ? arg : "")
+    : [];
+  for (const secret of argSecrets(args)) {
+    const base = `${prefix}_${secret.flag ? variablePart(secret.flag) : "TOKEN"}`;
+    // The same value given in `env` too (a flag and its variable): one variable.
+    const same = found.find((f) => f.value === secret.value);
+    const { variable, present } = same ?? pick([base], secret.value);
+    found.push({
+      server,
+      field: `args[${secret.index}]`,
+      variable,
+      value: secret.value,
+      replacement: secret.replace(`\${${variable}}`),
+      present,
+    });
+  }
   return found;
 }
 
@@ -96,6 +141,15 @@ export function withReferences(
 ): Record<string, JsonValue> {
   const out = structuredClone(entry);
   for (const secret of secrets) {
+    if (secret.fragment !== undefined) {
+      out.url = String(out.url).replace(secret.fragment, secret.replacement);
+      continue;
+    }
+    const arg = /^args\[(\d+)\]$/.exec(secret.field);
+    if (arg) {
+      (out.args as JsonValue[])[Number(arg[1])] = secret.replacement;
+      continue;
+    }
     const [section, ...rest] = secret.field.split(".");
     (out[section] as Record<string, JsonValue>)[rest.join(".")] = secret.replacement;
   }

@@ -110,7 +110,11 @@ export function parseLaunchArgs(args: readonly string[]): LaunchArgs {
     // `patchbay --version` or `patchbay --help` before any command word: nothing to plan.
     if (words === 0 && ["-v", "--version", "-h", "--help"].includes(arg)) informational = true;
     if (words === 1 && arg === "help") informational = true;
+    // `patchbay tools --help`, `patchbay mcp list -h`: help of a command starts nothing.
+    if (arg === "-h" || arg === "--help") informational = true;
   }
+  // `patchbay mcp` alone prints its help.
+  if (command === "mcp" && words === 1) informational = true;
   return {
     clientArgs,
     unrestricted,

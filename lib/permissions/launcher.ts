@@ -227,7 +227,8 @@ export async function flagsFor(
   if (parsed.unrestricted || parsed.planning) {
     return { flags: unrestrictedFlags(), mode: "unrestricted" };
   }
-  if (parsed.informational) return { flags: ["--no-prompt"], mode: "bare" };
+  // Help reads the colour variables (FORCE_COLOR, NO_COLOR) and nothing else of note.
+  if (parsed.informational) return { flags: ["--no-prompt", "--allow-env"], mode: "bare" };
   if (parsed.traceReading !== undefined) {
     return { flags: traceReadingFlags(parsed.traceReading, cwd), mode: "bare" };
   }
