@@ -19,6 +19,7 @@ import {
 } from "../errors.ts";
 import { denoPermissionFlag } from "../permissions/denial.ts";
 import { netProblem, netReason } from "../failure.ts";
+import { perSurface, type RemedyText, STEPS } from "../failure_table.ts";
 import { configDir } from "../paths.ts";
 import type { RedisSettings } from "./settings.ts";
 
@@ -46,9 +47,9 @@ const PASSWORD_FIX = "set REDIS_PASSWORD (and REDIS_USERNAME for an ACL user) to
  * turned off (`restart`: the fix only takes effect in a new run). Logins cannot: they can
  * move back to files, and no browser login replaces one while the store is away.
  */
-function connectRemedy(fix: string, purpose: RedisPurpose, restart = false): string {
+function connectRemedy(fix: string, purpose: RedisPurpose, restart = false): RemedyText {
   if (purpose === "memory") {
-    return `${fix}${restart ? " and restart patchbay" : ""}, or turn persistence off with /memory`;
+    return perSurface`${fix}${restart ? " and restart patchbay" : ""}, or ${STEPS.memoryOff}`;
   }
   return `${fix}, then run patchbay again (no browser login starts while the store is away, ` +
     'so a login kept there is not replaced); or set Memory.backend to "file" (or "auto") to ' +
@@ -75,7 +76,7 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
   // The contract's message names the database too (`Could not connect to Redis at h:p db N`);
   // a Sentinel or Cluster target is named by its master or nodes instead.
   const at = mode === "standalone" ? `${settings.target} db ${settings.db}` : settings.target;
-  const fail = (problem: string, reason: string, remedy: string = storeRemedy) =>
+  const fail = (problem: string, reason: string, remedy: RemedyText = storeRemedy) =>
     new StoreConnectError(settings.store, at, problem, error, { reason, remedy });
   const vars = settings.source;
 
@@ -361,9 +362,9 @@ export function diagnoseCommandError(
   }
   return new StoreFailedError(`${settings.description} refused a command`, {
     reason: (error as Error)?.message ?? String(error),
-    remedy: `run with --debug for details${
-      memory ? ", or turn persistence off with /memory" : LOGIN_AGAIN
-    }`,
+    remedy: memory
+      ? perSurface`run with --debug for details, or ${STEPS.memoryOff}`
+      : `run with --debug for details${LOGIN_AGAIN}`,
     cause: error,
   });
 }
