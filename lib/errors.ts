@@ -1,9 +1,10 @@
 /**
- * Every failure a user can meet, as a typed error carrying the contract's message
- * (CONTRACT.md section 7), the probable cause and the remedy.
+ * Every failure a user can meet, as a typed error carrying its row's message (the rows,
+ * with their causes and each surface's remedy, are in `lib/failure_table.ts`), the
+ * probable cause and the remedy.
  *
  * Modules throw these; only the command layer (`commands/_boundary.ts`) turns them
- * into text and exit codes, so wording lives here and nowhere else.
+ * into text and exit codes.
  *
  * @module
  */
