@@ -24,6 +24,8 @@
  * @module
  */
 
+import type { ErrorCode } from "./errors.ts";
+
 /** Where an error is shown: the interactive client, or a scripting command. */
 export type Surface = "repl" | "script";
 
@@ -81,6 +83,8 @@ export type NetProblem =
 
 /** One row: what a person reads first, why it typically happens, and what to do. */
 export interface FailureRow {
+  /** The `code` of the typed errors of the row (`--json` output's `error.code`). */
+  readonly codes: readonly ErrorCode[];
   /** The message(s) of the row, as shown; `<name>` stands for a value ({@linkcode fill}). */
   readonly messages: readonly string[];
   /** The typical causes the row covers. */
@@ -97,6 +101,7 @@ const SESSION_TERMINATED = "Failed to connect to server '<server>': Session term
  */
 export const ROWS = {
   wrong_transport: {
+    codes: ["server_connect_failed"],
     messages: [SESSION_TERMINATED],
     causes: ["the server speaks another transport than transport_type (e.g. stdio)"],
     remedy: remedyOf(
@@ -105,6 +110,7 @@ export const ROWS = {
     ),
   },
   oauth_unsupported: {
+    codes: ["server_connect_failed"],
     messages: [SESSION_TERMINATED],
     causes: ["auth.method oauth is set for a server without OAuth"],
     remedy: remedyOf(
@@ -113,6 +119,7 @@ export const ROWS = {
     ),
   },
   not_running: {
+    codes: ["server_connect_failed"],
     messages: [SESSION_TERMINATED],
     causes: ["the server is not running at the configured address"],
     remedy: {
@@ -121,11 +128,13 @@ export const ROWS = {
     },
   },
   wrong_address: {
+    codes: ["server_connect_failed"],
     messages: [SESSION_TERMINATED],
     causes: ["the url or port is wrong"],
     remedy: remedyOf('check the address and port the server really listens on and fix "url"'),
   },
   answer_too_large: {
+    codes: ["server_connect_failed"],
     messages: [SESSION_TERMINATED],
     causes: ["the server sent an answer past the size patchbay reads"],
     remedy: remedyOf(
@@ -134,6 +143,7 @@ export const ROWS = {
     ),
   },
   api_key: {
+    codes: ["invalid_api_key", "authentication_failed"],
     messages: ["Invalid API key", "Authentication failed"],
     causes: ["LLM_API_KEY is bad, missing or was not loaded"],
     remedy: remedyOf(
@@ -142,6 +152,7 @@ export const ROWS = {
     ),
   },
   oauth: {
+    codes: ["oauth_failed"],
     messages: ["OAuth authentication failed for server '<server>'"],
     causes: ["port 3000 is busy", "no browser opened", "a firewall blocks localhost"],
     remedy: remedyOf(
@@ -150,6 +161,7 @@ export const ROWS = {
     ),
   },
   json_syntax: {
+    codes: ["config_syntax"],
     messages: ["Invalid configuration: <problem>", "JSON decode error: <problem>"],
     causes: ["a trailing comma, a missing comma or another JSON syntax fault"],
     remedy: remedyOf(
@@ -158,11 +170,13 @@ export const ROWS = {
     ),
   },
   missing_field: {
+    codes: ["config_invalid"],
     messages: ["Missing required field"],
     causes: ["LLM.provider, LLM.model or mcpServers is absent"],
     remedy: remedyOf('add the field; "mcpServers" may be an empty object {}'),
   },
   tool: {
+    codes: ["tool_failed", "tool_timeout"],
     messages: [
       "Tool execution failed: <tool>",
       "Tool timeout: <tool> did not finish within <seconds> s",
@@ -176,6 +190,7 @@ export const ROWS = {
     },
   },
   file_permission: {
+    codes: ["permission_denied"],
     messages: ["Permission denied: <what>"],
     causes: ["the operating system refused access to a file"],
     remedy: remedyOf(
@@ -183,6 +198,7 @@ export const ROWS = {
     ),
   },
   store: {
+    codes: ["store_unreachable"],
     messages: ["Could not connect to <store> at <target>: <problem>"],
     causes: ["the memory store is not running", "wrong host, port, db or password"],
     remedy: {
@@ -193,6 +209,7 @@ export const ROWS = {
     },
   },
   rate_limit: {
+    codes: ["rate_limited"],
     messages: ["Rate limit exceeded (Too many requests)"],
     causes: ["the provider's limits were reached"],
     remedy: {
@@ -203,6 +220,7 @@ export const ROWS = {
     },
   },
   timeout: {
+    codes: ["timeout"],
     messages: ["Connection timeout", "Request timeout"],
     causes: ["the server is slow or unreachable"],
     remedy: remedyOf(
@@ -211,6 +229,7 @@ export const ROWS = {
     ),
   },
   network: {
+    codes: ["network"],
     messages: ["Connection refused", "Network unreachable"],
     causes: ["a firewall or proxy blocks the connection", "nothing listens at the address"],
     remedy: remedyOf(

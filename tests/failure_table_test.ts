@@ -12,6 +12,7 @@ import {
   InvalidApiKeyError,
   NetworkError,
   OAuthFailedError,
+  type PatchbayError,
   PermissionDeniedError,
   RateLimitError,
   remedyFor,
@@ -87,42 +88,42 @@ Deno.test("failure table: remedies compose per surface", () => {
   assert.equal(fill("at <target>", { target: "<store>" }), "at <store>");
 });
 
-Deno.test("failure table: the typed errors read their words from it", () => {
-  const check = (error: { message: string; remedies: Remedy }, message: string, remedy: Remedy) => {
+Deno.test("failure table: the typed errors read their words and codes from it", () => {
+  const check = (error: PatchbayError, message: string, kind: FailureKind) => {
     assert.equal(error.message, message);
-    assert.deepEqual(error.remedies, remedy);
+    assert.deepEqual(error.remedies, ROWS[kind].remedy, `${kind}: remedy`);
+    assert.ok(
+      (ROWS[kind].codes as readonly string[]).includes(error.code),
+      `${kind}: code ${error.code}`,
+    );
   };
   check(
     new ServerConnectError("fs", { reason: "r", remedy: ROWS.not_running.remedy }),
     "Failed to connect to server 'fs': Session terminated",
-    ROWS.not_running.remedy,
+    "not_running",
   );
-  check(new InvalidApiKeyError("r"), "Invalid API key", ROWS.api_key.remedy);
-  check(new AuthenticationFailedError("r"), "Authentication failed", ROWS.api_key.remedy);
+  check(new InvalidApiKeyError("r"), "Invalid API key", "api_key");
+  check(new AuthenticationFailedError("r"), "Authentication failed", "api_key");
   check(
     new OAuthFailedError("fs", { reason: "r" }),
     "OAuth authentication failed for server 'fs'",
-    ROWS.oauth.remedy,
+    "oauth",
   );
-  check(new ToolExecutionError("fs_read", "r"), "Tool execution failed: fs_read", ROWS.tool.remedy);
+  check(new ToolExecutionError("fs_read", "r"), "Tool execution failed: fs_read", "tool");
   check(
     new ToolTimeoutError("fs_read", 30),
     "Tool timeout: fs_read did not finish within 30 s",
-    ROWS.tool.remedy,
+    "tool",
   );
-  check(
-    new PermissionDeniedError("/etc/x", "r"),
-    "Permission denied: /etc/x",
-    ROWS.file_permission.remedy,
-  );
+  check(new PermissionDeniedError("/etc/x", "r"), "Permission denied: /etc/x", "file_permission");
   check(
     new StoreConnectError("Redis", "127.0.0.1:6379 db 0", "connection refused"),
     "Could not connect to Redis at 127.0.0.1:6379 db 0: connection refused",
-    ROWS.store.remedy,
+    "store",
   );
-  check(new RateLimitError("r"), "Rate limit exceeded (Too many requests)", ROWS.rate_limit.remedy);
-  check(new TimeoutError("Request timeout", "r"), "Request timeout", ROWS.timeout.remedy);
-  check(new NetworkError("Connection refused", "r"), "Connection refused", ROWS.network.remedy);
+  check(new RateLimitError("r"), "Rate limit exceeded (Too many requests)", "rate_limit");
+  check(new TimeoutError("Request timeout", "r"), "Request timeout", "timeout");
+  check(new NetworkError("Connection refused", "r"), "Connection refused", "network");
   // The surface's own words, picked, not rewritten.
   assert.equal(remedyFor(new RateLimitError("r"), "script"), ROWS.rate_limit.remedy.script);
   assert.equal(remedyFor(new RateLimitError("r"), "repl"), ROWS.rate_limit.remedy.repl);
