@@ -82,7 +82,7 @@ export function formatError(error: unknown, options: FormatOptions = {}): string
   for (const detail of e.details) lines.push(`  ${clean(detail)}`);
   lines.push(`  ${style.yellow("cause:")}  ${clean(e.reason)}`);
   lines.push(
-    `  ${style.green("remedy:")} ${clean(remedyFor(e.remedy, options.surface ?? "repl"))}`,
+    `  ${style.green("remedy:")} ${clean(remedyFor(e, options.surface ?? "repl"))}`,
   );
   return lines.join("\n");
 }
@@ -97,7 +97,7 @@ export function errorJson(error: unknown, surface: Surface = "script"): Record<s
     code: e.code,
     message: e.message,
     cause: e.reason,
-    remedy: remedyFor(e.remedy, surface),
+    remedy: remedyFor(e, surface),
     ...(e.details.length > 0 ? { details: e.details } : {}),
   };
 }

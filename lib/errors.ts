@@ -1,14 +1,25 @@
 /**
- * Every failure a user can meet, as a typed error carrying the contract's message
- * (CONTRACT.md section 7), the probable cause and the remedy.
+ * Every failure a user can meet, as a typed error carrying its row's message (the rows,
+ * with their causes and each surface's remedy, are in `lib/failure_table.ts`), the
+ * probable cause and the remedy.
  *
  * Modules throw these; only the command layer (`commands/_boundary.ts`) turns them
- * into text and exit codes, so wording lives here and nowhere else.
+ * into text and exit codes.
  *
  * @module
  */
 
 import { permissionRemedy } from "./permissions/remedy.ts";
+import {
+  fill,
+  type Remedy,
+  remedyOf,
+  type RemedyText,
+  ROWS,
+  type Surface,
+} from "./failure_table.ts";
+
+export type { Remedy, RemedyText, Surface };
 
 /** Exit codes shared by every command. */
 export const EXIT = {
@@ -64,8 +75,8 @@ export type ErrorCode =
 export interface ErrorDetails {
   /** Why it happened, as far as patchbay could establish (the probable cause). */
   reason: string;
-  /** What the user can do about it. */
-  remedy: string;
+  /** What the user can do about it: one text, or each surface's own (lib/failure_table.ts). */
+  remedy: RemedyText;
   /** Lines of supporting detail (a source excerpt, a list of problems). */
   details?: string[];
   /** The underlying error, kept for the debug log. */
@@ -78,7 +89,10 @@ export interface ErrorDetails {
 export class PatchbayError extends Error {
   readonly code: ErrorCode;
   readonly reason: string;
+  /** The remedy as the interactive client words it. */
   readonly remedy: string;
+  /** The remedy as each surface words it ({@linkcode remedyFor} picks one). */
+  readonly remedies: Remedy;
   readonly details: readonly string[];
   readonly exitCode: number;
 
@@ -87,96 +101,48 @@ export class PatchbayError extends Error {
     this.name = new.target.name;
     this.code = code;
     this.reason = info.reason;
-    this.remedy = info.remedy;
+    this.remedies = remedyOf(info.remedy);
+    this.remedy = this.remedies.repl;
     this.details = info.details ?? [];
     this.exitCode = info.exitCode ?? EXIT.failure;
   }
 }
 
-/** The contract's remedies, worded once. */
+/**
+ * The contract's remedies as the interactive client words them (each row's remedy for
+ * both surfaces is in lib/failure_table.ts's `ROWS`).
+ */
 export const REMEDY = {
-  wrongTransport: "use the transport the server documents (transport_type stdio, " +
-    "streamable_http or sse) in servers_config.json",
-  oauthUnsupported: 'remove "auth" from the server entry and send a token with ' +
-    '"headers": {"Authorization": "Bearer <ACCESS_TOKEN>"} instead',
-  notRunning: "start the server first, then the client (or run /refresh once it is up)",
-  wrongAddress: 'check the address and port the server really listens on and fix "url"',
-  apiKey: "set LLM_API_KEY in .env or the environment to a valid key for the provider, " +
-    "then restart patchbay (.env is read only at start-up)",
-  oauth: "free port 3000, open the printed authorization URL by hand if no browser opened, " +
-    "and allow connections to localhost",
-  jsonSyntax: "fix the file at the position shown; `patchbay config check` (or any JSON " +
-    "validator) re-checks it",
-  missingField: 'add the field; "mcpServers" may be an empty object {}',
-  oversize: "the server produced an answer too large to handle; ask less of it at once, or " +
-    "report it to the server's authors",
-  tool: "raise AgentConfig.tool_call_timeout if the tool is slow, run /debug for details, " +
-    "and check the tool exists with /tools",
-  filePermission: "fix the file's permissions (chmod/chown) so the server process can read it",
-  store: "start the store, fix the REDIS_* variables (host, port, db, password), " +
-    "or turn persistence off with /memory",
-  rateLimit: "lower AgentConfig.request_limit and total_tokens_limit, wait, or switch " +
-    "provider; /api_stats shows what was used",
-  timeout: 'raise "timeout" (and "sse_read_timeout" for event streams) in the server ' +
-    "entry, and test that the host is reachable",
-  network: "open the needed port (and outbound 443 for hosted providers); behind a corporate " +
-    "proxy set HTTPS_PROXY",
+  wrongTransport: ROWS.wrong_transport.remedy.repl,
+  oauthUnsupported: ROWS.oauth_unsupported.remedy.repl,
+  notRunning: ROWS.not_running.remedy.repl,
+  wrongAddress: ROWS.wrong_address.remedy.repl,
+  apiKey: ROWS.api_key.remedy.repl,
+  oauth: ROWS.oauth.remedy.repl,
+  jsonSyntax: ROWS.json_syntax.remedy.repl,
+  missingField: ROWS.missing_field.remedy.repl,
+  oversize: ROWS.answer_too_large.remedy.repl,
+  tool: ROWS.tool.remedy.repl,
+  filePermission: ROWS.file_permission.remedy.repl,
+  store: ROWS.store.remedy.repl,
+  rateLimit: ROWS.rate_limit.remedy.repl,
+  timeout: ROWS.timeout.remedy.repl,
+  network: ROWS.network.remedy.repl,
 } as const;
 
 /**
- * Where an error is shown: the interactive client (`repl`), where slash commands exist, or
- * a scripting command (`script`: `run`, `call`, `tools`, `sessions`, `doctor`, …), where a
- * remedy naming `/refresh` or `/memory` would send the person to a command they cannot type.
+ * The remedy of `error` (or a remedy) worded for `surface`: a scripting command's names no
+ * slash command. A plain string reads the same on both.
  */
-export type Surface = "repl" | "script";
-
-/**
- * The interactive client's commands in remedies, and what a scripting command offers
- * instead (or nothing, when the advice has no counterpart there). Applied in this order.
- */
-const SCRIPT_REMEDIES: readonly (readonly [RegExp, string])[] = [
-  [/ \(or run \/refresh once it is up\)/g, ""],
-  [/; \/api_stats shows what was used/g, ""],
-  [
-    /patchbay restarts the server by itself \(see \/connections\); run the request again once it is connected, or use \/refresh/g,
-    "run the command again once the server is up",
-  ],
-  [
-    /run \/debug for details and retry; \/refresh reconnects the server/g,
-    "run the command again with --debug for details",
-  ],
-  [
-    /retry with \/refresh; if it keeps failing, run \/debug/g,
-    "run the command again; if it keeps failing, add --debug",
-  ],
-  [/then retry with \/refresh/g, "then run the command again"],
-  [/run \/debug and \/refresh/g, "run the command again with --debug"],
-  [/turn persistence off with \/memory/g, 'turn persistence off with "Memory": {"backend": "off"}'],
-  [/run \/debug for details/g, "run again with --debug for details"],
-  [/check the tool exists with \/tools/g, "check the tool exists with `patchbay tools`"],
-  [/run \/refresh to connect it/g, "run the command again"],
-  [/retry the login \(\/refresh, or (patchbay auth login [^)]+)\)/g, "retry the login ($1)"],
-  [/\(or run \/refresh\)/g, ""],
-];
-
-/** `remedy` worded for `surface`: the slash commands it names replaced for scripts. */
-export function remedyFor(remedy: string, surface: Surface): string {
-  if (surface === "repl") return remedy;
-  return SCRIPT_REMEDIES.reduce(
-    (text, [pattern, replacement]) => text.replace(pattern, replacement),
-    remedy,
-  );
+export function remedyFor(error: PatchbayError | RemedyText, surface: Surface): string {
+  return (error instanceof PatchbayError ? error.remedies : remedyOf(error))[surface];
 }
 
 /** `Failed to connect to server '<name>': Session terminated`, with a diagnosed cause. */
 export class ServerConnectError extends PatchbayError {
   readonly server: string;
   constructor(server: string, info: ErrorDetails) {
-    super(
-      "server_connect_failed",
-      `Failed to connect to server '${server}': Session terminated`,
-      info,
-    );
+    super("server_connect_failed", fill(ROWS.not_running.messages[0], { server }), info);
     this.server = server;
   }
 }
@@ -184,16 +150,20 @@ export class ServerConnectError extends PatchbayError {
 /** The key is missing or cannot be a key for this provider; raised before any request. */
 export class InvalidApiKeyError extends PatchbayError {
   constructor(reason: string, cause?: unknown) {
-    super("invalid_api_key", "Invalid API key", { reason, remedy: REMEDY.apiKey, cause });
+    super("invalid_api_key", ROWS.api_key.messages[0], {
+      reason,
+      remedy: ROWS.api_key.remedy,
+      cause,
+    });
   }
 }
 
 /** The provider refused the key (HTTP 401/403). */
 export class AuthenticationFailedError extends PatchbayError {
   constructor(reason: string, cause?: unknown) {
-    super("authentication_failed", "Authentication failed", {
+    super("authentication_failed", ROWS.api_key.messages[1], {
       reason,
-      remedy: REMEDY.apiKey,
+      remedy: ROWS.api_key.remedy,
       cause,
     });
   }
@@ -202,10 +172,10 @@ export class AuthenticationFailedError extends PatchbayError {
 /** The OAuth flow for an MCP server could not complete. */
 export class OAuthFailedError extends PatchbayError {
   readonly server: string;
-  constructor(server: string, info: Omit<ErrorDetails, "remedy"> & { remedy?: string }) {
-    super("oauth_failed", `OAuth authentication failed for server '${server}'`, {
+  constructor(server: string, info: Omit<ErrorDetails, "remedy"> & { remedy?: RemedyText }) {
+    super("oauth_failed", fill(ROWS.oauth.messages[0], { server }), {
       ...info,
-      remedy: info.remedy ?? REMEDY.oauth,
+      remedy: info.remedy ?? ROWS.oauth.remedy,
     });
     this.server = server;
   }
@@ -237,11 +207,16 @@ export class ConfigSyntaxError extends PatchbayError {
       ? ` at line ${first.position.line}, column ${first.position.column}`
       : "";
     const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : "";
-    super("config_syntax", `Invalid configuration: ${first.message}${where} of ${file}${more}`, {
-      reason: `JSON decode error: ${first.hint ?? first.message}`,
-      remedy: REMEDY.jsonSyntax,
-      details,
-    });
+    const [invalid, decode] = ROWS.json_syntax.messages;
+    super(
+      "config_syntax",
+      fill(invalid, { problem: `${first.message}${where} of ${file}${more}` }),
+      {
+        reason: fill(decode, { problem: first.hint ?? first.message }),
+        remedy: ROWS.json_syntax.remedy,
+        details,
+      },
+    );
     this.file = file;
     this.problems = problems;
   }
@@ -262,7 +237,7 @@ export class ConfigValidationError extends PatchbayError {
         ? `${file}: ${problems[0].hint ?? problems[0].message}`
         : `${file} does not match the configuration schema`,
       remedy: missing.length > 0 && missing.length === problems.length
-        ? REMEDY.missingField
+        ? ROWS.missing_field.remedy
         : "correct each field listed; README.md's configuration reference gives every " +
           "field, its type and its default",
       details,
@@ -288,15 +263,20 @@ export class ConfigNotFoundError extends PatchbayError {
  * failure when the caller knows it (the agent does); the contract's general one otherwise.
  */
 export class ToolExecutionError extends PatchbayError {
-  constructor(tool: string, reason: string, cause?: unknown, remedy: string = REMEDY.tool) {
-    super("tool_failed", `Tool execution failed: ${tool}`, { reason, remedy, cause });
+  constructor(
+    tool: string,
+    reason: string,
+    cause?: unknown,
+    remedy: RemedyText = ROWS.tool.remedy,
+  ) {
+    super("tool_failed", fill(ROWS.tool.messages[0], { tool }), { reason, remedy, cause });
   }
 }
 
 /** A tool call ran past `AgentConfig.tool_call_timeout`. */
 export class ToolTimeoutError extends PatchbayError {
-  constructor(tool: string, seconds: number, remedy: string = REMEDY.tool) {
-    super("tool_timeout", `Tool timeout: ${tool} did not finish within ${seconds} s`, {
+  constructor(tool: string, seconds: number, remedy: RemedyText = ROWS.tool.remedy) {
+    super("tool_timeout", fill(ROWS.tool.messages[1], { tool, seconds }), {
       reason: `the call exceeded AgentConfig.tool_call_timeout (${seconds} s) and was cancelled`,
       remedy,
     });
@@ -305,8 +285,11 @@ export class ToolTimeoutError extends PatchbayError {
 
 /** The operating system refused access to a file. */
 export class PermissionDeniedError extends PatchbayError {
-  constructor(what: string, reason: string, remedy: string = REMEDY.filePermission) {
-    super("permission_denied", `Permission denied: ${what}`, { reason, remedy });
+  constructor(what: string, reason: string, remedy: RemedyText = ROWS.file_permission.remedy) {
+    super("permission_denied", fill(ROWS.file_permission.messages[0], { what }), {
+      reason,
+      remedy,
+    });
   }
 }
 
@@ -337,11 +320,11 @@ export class StoreConnectError extends PatchbayError {
     target: string,
     problem: string,
     cause?: unknown,
-    explain: { reason?: string; remedy?: string } = {},
+    explain: { reason?: string; remedy?: RemedyText } = {},
   ) {
-    super("store_unreachable", `Could not connect to ${store} at ${target}: ${problem}`, {
+    super("store_unreachable", fill(ROWS.store.messages[0], { store, target, problem }), {
       reason: explain.reason ?? problem,
-      remedy: explain.remedy ?? REMEDY.store,
+      remedy: explain.remedy ?? ROWS.store.remedy,
       cause,
     });
     this.store = store;
@@ -353,9 +336,9 @@ export class StoreConnectError extends PatchbayError {
 /** The provider's rate limit: `Rate limit exceeded` / `Too many requests`. */
 export class RateLimitError extends PatchbayError {
   constructor(reason: string, cause?: unknown) {
-    super("rate_limited", "Rate limit exceeded (Too many requests)", {
+    super("rate_limited", ROWS.rate_limit.messages[0], {
       reason,
-      remedy: REMEDY.rateLimit,
+      remedy: ROWS.rate_limit.remedy,
       cause,
     });
   }
@@ -366,7 +349,7 @@ export class TimeoutError extends PatchbayError {
   constructor(
     kind: "Connection timeout" | "Request timeout",
     reason: string,
-    remedy = REMEDY.timeout,
+    remedy: RemedyText = ROWS.timeout.remedy,
   ) {
     super("timeout", kind, { reason, remedy });
   }
@@ -377,7 +360,7 @@ export class NetworkError extends PatchbayError {
   constructor(
     kind: "Connection refused" | "Network unreachable",
     reason: string,
-    remedy: string = REMEDY.network,
+    remedy: RemedyText = ROWS.network.remedy,
     cause?: unknown,
   ) {
     super("network", kind, { reason, remedy, cause });
@@ -386,7 +369,7 @@ export class NetworkError extends PatchbayError {
 
 /** A session limit from AgentConfig was reached. */
 export class LimitReachedError extends PatchbayError {
-  constructor(limit: string, reason: string, remedy: string) {
+  constructor(limit: string, reason: string, remedy: RemedyText) {
     super("limit_reached", `Limit reached: ${limit}`, { reason, remedy });
   }
 }
@@ -430,7 +413,7 @@ export class ProviderRequestError extends PatchbayError {
 
 /** The model's answer stopped mid-stream and every retry was spent. */
 export class ConnectionLostError extends PatchbayError {
-  constructor(reason: string, remedy: string, cause?: unknown) {
+  constructor(reason: string, remedy: RemedyText, cause?: unknown) {
     super("network", "Connection lost: the model's answer stopped before it was complete", {
       reason,
       remedy,
@@ -465,7 +448,7 @@ export class SamplingRejectedError extends PatchbayError {
  */
 export class OAuthUnsupportedError extends ServerConnectError {
   constructor(server: string, reason: string, cause?: unknown) {
-    super(server, { reason, remedy: REMEDY.oauthUnsupported, cause });
+    super(server, { reason, remedy: ROWS.oauth_unsupported.remedy, cause });
   }
 }
 
@@ -473,7 +456,7 @@ export class OAuthUnsupportedError extends ServerConnectError {
 export class BearerRejectedError extends ServerConnectError {
   /** The HTTP status the server answered with (401 or 403). */
   readonly status: number;
-  constructor(server: string, status: number, reason: string, remedy: string) {
+  constructor(server: string, status: number, reason: string, remedy: RemedyText) {
     super(server, { reason, remedy });
     this.status = status;
   }
@@ -652,7 +635,7 @@ export class MentionReadError extends PatchbayError {
       reason: `${cause instanceof PatchbayError ? why : `${server} answered: ${why}`}; ` +
         "the message was not sent",
       remedy: cause instanceof PatchbayError && cause.code !== "server_request_failed"
-        ? cause.remedy
+        ? cause.remedies
         : `check the URI with /resources or \`patchbay resources\` (in the REPL, Tab after ` +
           `@${server}: completes it), or remove the mention and send the message again`,
       cause,

@@ -3,7 +3,7 @@
  * fetch's, node:net's, ioredis's, an SDK's), an HTTP answer, a JSON-RPC error, a process
  * exit, a Deno permission denial — reduced to a {@linkcode Failure} kind, from which the
  * servers, the model, Redis, OAuth, the doctor, `call` and the REPL word their errors
- * (lib/errors.ts). A refused port or a name DNS does not know is recognised here and only
+ * (lib/errors.ts, their rows in lib/failure_table.ts). A refused port or a name DNS does not know is recognised here and only
  * here, and worded by {@linkcode netReason} the same for a server, the model and Redis.
  *
  * @module
@@ -11,25 +11,9 @@
 
 import { causeChain } from "./cause_chain.ts";
 import { denoPermissionFlag } from "./permissions/denial.ts";
+import { NET_ROWS, type NetLabel, type NetProblem } from "./failure_table.ts";
 
-/** Why no connection (or no usable answer) could be had. */
-export type NetProblem =
-  /** A proxy refused to open the tunnel (`CONNECT`) or to authenticate us. */
-  | "tunnel"
-  /** Nothing listens at the address (RST). */
-  | "refused"
-  /** The host name has no address. */
-  | "dns"
-  /** Nothing answered in time. */
-  | "timeout"
-  /** No route to the host or its network. */
-  | "unreachable"
-  /** The TLS handshake failed (certificate, or a port that does not speak TLS). */
-  | "tls"
-  /** Something answered that does not speak HTTP. */
-  | "not_http"
-  /** The connection broke after it was made. */
-  | "dropped";
+export type { NetProblem } from "./failure_table.ts";
 
 /**
  * What the runtimes say for each problem (Deno's Rust errors, Node's codes, ioredis),
@@ -105,17 +89,11 @@ export interface NetTarget {
 }
 
 /**
- * The contract's name of a network problem (CONTRACT.md section 7), the message a model
- * request fails with and the start of a server's cause.
+ * The label a network problem's message starts with (the table's `NET_ROWS`): the message
+ * a model request fails with and the start of a server's cause.
  */
-export function netLabel(
-  problem: NetProblem,
-): "Connection refused" | "Connection timeout" | "Network unreachable" {
-  return problem === "refused" || problem === "tunnel"
-    ? "Connection refused"
-    : problem === "timeout"
-    ? "Connection timeout"
-    : "Network unreachable";
+export function netLabel(problem: NetProblem): NetLabel {
+  return NET_ROWS[problem].label;
 }
 
 /**

@@ -6,7 +6,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REMEDY, remedyFor } from "../lib/errors.ts";
+import { REMEDY } from "../lib/errors.ts";
+import { ROWS } from "../lib/failure_table.ts";
 import { checkLogFile } from "../lib/doctor/setup_checks.ts";
 import { Logger } from "../lib/log.ts";
 import { configWith, type Sandbox, sandbox, WITHOUT_PROXIES, writeConfig } from "./support/cli.ts";
@@ -175,7 +176,7 @@ Deno.test("Rate limit exceeded: the provider answers 429", async () => {
   assert.equal(provider.status, "fail");
   assert.match(provider.finding, /^Rate limit exceeded \(Too many requests\) — .*HTTP 429/);
   assert.match(provider.finding, /asked to wait 7 s/);
-  assert.equal(provider.remedy, remedyFor(REMEDY.rateLimit, "script"));
+  assert.equal(provider.remedy, ROWS.rate_limit.remedy.script);
 });
 
 Deno.test("Connection refused: the provider's address has nothing listening", async () => {
@@ -447,7 +448,7 @@ Deno.test("Could not connect to the store: Redis down, wrong password, wrong dat
     refused.finding,
     new RegExp(`^Could not connect to Redis at 127\\.0\\.0\\.1:${down} db 0: connection refused`),
   );
-  assert.equal(refused.remedy, remedyFor(REMEDY.store, "script"));
+  assert.equal(refused.remedy, ROWS.store.remedy.script);
 
   const wrongPassword = await memory({ ...redis.env, REDIS_PASSWORD: "wrong" });
   assert.equal(wrongPassword.status, "fail");

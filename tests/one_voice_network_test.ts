@@ -7,13 +7,14 @@
  * scripting commands (`tools`, `run --json`, `sessions`) and `patchbay doctor`. OAuth: an
  * authorization server that refuses the client's credentials reads the same at start-up,
  * for `/call` and `patchbay call`, in `run --json` and in the doctor. The remedy is the interactive client's, with the slash
- * commands it names replaced for the scripting commands (`remedyFor`).
+ * commands it names replaced for the scripting commands (`expectedRemedy`).
  *
  * @module
  */
 
 import assert from "node:assert/strict";
-import { remedyFor, type Surface } from "../lib/errors.ts";
+import type { Surface } from "../lib/errors.ts";
+import { expectedRemedy } from "./support/script_remedy.ts";
 import { runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
 import { runDoctor } from "./support/doctor.ts";
 import { RedisServer } from "./support/redis.ts";
@@ -73,7 +74,11 @@ function same(name: string, reference: Shown, others: [string, Surface, Shown][]
   for (const [where, surface, shown] of others) {
     assert.equal(shown.message, reference.message, `${name}, ${where}: message`);
     assert.equal(shown.cause, reference.cause, `${name}, ${where}: cause`);
-    assert.equal(shown.remedy, remedyFor(reference.remedy, surface), `${name}, ${where}: remedy`);
+    assert.equal(
+      shown.remedy,
+      expectedRemedy(reference.remedy, surface),
+      `${name}, ${where}: remedy`,
+    );
     if (surface === "script") {
       assert.doesNotMatch(shown.remedy, SLASH_COMMAND, `${name}, ${where}: remedy`);
     }

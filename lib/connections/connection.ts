@@ -38,6 +38,7 @@ import {
   sdkBackstopMs,
 } from "./request_deadline.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
+import { STEPS } from "../failure_table.ts";
 import { rootsOf } from "./requests.ts";
 import {
   type ListName,
@@ -376,7 +377,7 @@ export class ServerConnection {
       ? 'remove "disabled" from the entry (or set it to false) and restart patchbay'
       : this.#state === "reconnecting"
       ? RECONNECT_REMEDY
-      : error?.remedy ?? "run /refresh to connect it";
+      : error?.remedies ?? STEPS.connect;
     return new ServerUnavailableError(this.name, state, { reason, remedy, cause: error });
   }
 
@@ -443,7 +444,7 @@ export class ServerConnection {
     } catch (error) {
       this.#error = error instanceof PatchbayError ? error : new ServerConnectError(this.name, {
         reason: `the connection attempt failed unexpectedly: ${cleanText(error)}`,
-        remedy: "run /debug and /refresh; if it persists, report the log as an issue",
+        remedy: STEPS.unexpected,
         cause: error,
       });
       return false;

@@ -13,6 +13,7 @@ import { OAuthFailedError, PatchbayError, REMEDY, ServerConnectError } from "../
 import { hostOf, portOf, PROCESS_NETWORK, type ProxySettings } from "../proxy.ts";
 import { abridge } from "../text.ts";
 import { netLabel, netReason } from "../failure.ts";
+import { perSurface, type RemedyText, ROWS, STEPS } from "../failure_table.ts";
 import { type ConnectFailure, DIAGNOSIS_PROBE_MS, protocolText } from "./diagnosis_context.ts";
 import {
   htmlTitle,
@@ -44,7 +45,7 @@ export async function diagnoseHttp(
   const probeMs = context.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS;
   const network = context.network ?? PROCESS_NETWORK;
   const url = new URL(server.url);
-  const fail = (reason: string, remedy: string) =>
+  const fail = (reason: string, remedy: RemedyText) =>
     new ServerConnectError(server.name, { reason, remedy, cause: context.error });
   const address = `${url.hostname}:${portOf(url)}`;
   if (context.httpClose?.kind === "oversize") {
@@ -135,7 +136,7 @@ export async function diagnoseHttp(
     }
     return fail(
       `the MCP session with ${server.url} failed: ${protocolText(context.error)}`,
-      "retry with /refresh; if it keeps failing, run /debug and check the server's own logs",
+      STEPS.sessionFailed,
     );
   }
 
@@ -165,7 +166,7 @@ function answerToSession(
       : `the server answered ${status}${quoted} to a request sent with the OAuth token: it ` +
         "accepted the login but refused the request itself",
     remedy: http.status >= 500
-      ? "check the server's own logs, then retry with /refresh"
+      ? STEPS.serverFault
       : "check what the server expects (its documentation, or the exchange logged with " +
         '--debug); if it names the protocol version, try "protocol": "legacy" or a ' +
         "revision it supports in the server entry",
@@ -199,7 +200,7 @@ function networkFailure(
   address: string,
   context: ConnectFailure,
 ): ServerConnectError {
-  const info = (reason: string, remedy: string) =>
+  const info = (reason: string, remedy: RemedyText) =>
     new ServerConnectError(server.name, { reason, remedy, cause: context.error });
   const target = { address, host: new URL(server.url).hostname };
   switch (failure.kind) {
@@ -207,7 +208,7 @@ function networkFailure(
       return info(
         `${netLabel("refused")}: ${netReason("refused", target)} (the server is not running ` +
           "at the configured address)",
-        `${REMEDY.notRunning}; if it is running, check the port it listens on and fix "url"`,
+        perSurface`${ROWS.not_running.remedy}; if it is running, check the port it listens on and fix "url"`,
       );
     case "dns":
       return info(
@@ -234,7 +235,7 @@ async function diagnoseAnswer(
   context: ConnectFailure,
   route: ProbeRoute,
 ): Promise<PatchbayError> {
-  const fail = (reason: string, remedy: string) =>
+  const fail = (reason: string, remedy: RemedyText) =>
     new ServerConnectError(server.name, { reason, remedy, cause: context.error });
   const url = new URL(server.url);
   const status = `HTTP ${answer.status}${answer.statusText ? ` ${answer.statusText}` : ""}`;
@@ -284,7 +285,7 @@ async function diagnoseAnswer(
     const said = jsonRpcErrorMessage(answer) ?? printable(answer.body).trim();
     return fail(
       `the server failed with ${status}${said ? ` ("${abridge(said, 120)}")` : ""}`,
-      "check the server's own logs, then retry with /refresh",
+      STEPS.serverFault,
     );
   }
   if (isJsonRpcAnswer(answer)) {

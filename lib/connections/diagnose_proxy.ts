@@ -8,6 +8,7 @@
 
 import type { HttpServerConfig } from "../config/types.ts";
 import { REMEDY, ServerConnectError } from "../errors.ts";
+import { perSurface, type RemedyText, ROWS } from "../failure_table.ts";
 import { portOf, proxyName, type ProxySettings } from "../proxy.ts";
 import { type ConnectFailure, DIAGNOSIS_PROBE_MS } from "./diagnosis_context.ts";
 import { type HttpAnswer, isJsonRpcAnswer, type NetFailure } from "./network_probe.ts";
@@ -31,8 +32,8 @@ export function proxiedServer(server: HttpServerConfig, proxy: ProxySettings): P
 }
 
 /** The remedy for every proxy problem, ending with the way around the proxy. */
-function proxyRemedy(first: string, url: URL): string {
-  return `${first}; to reach ${url.hostname} without the proxy, add it to NO_PROXY`;
+function proxyRemedy(first: RemedyText, url: URL): RemedyText {
+  return perSurface`${first}; to reach ${url.hostname} without the proxy, add it to NO_PROXY`;
 }
 
 /** No TCP connection to the proxy itself. */
@@ -67,7 +68,7 @@ export function proxiedFailure(
   context: ConnectFailure,
 ): ServerConnectError {
   const address = `${url.hostname}:${portOf(url)}`;
-  const info = (reason: string, remedy: string) =>
+  const info = (reason: string, remedy: RemedyText) =>
     new ServerConnectError(server.name, { reason, remedy, cause: context.error });
   if (/unsuccessful tunnel/i.test(failure.message)) {
     return info(
@@ -117,7 +118,7 @@ export function proxyAnswer(
     return new ServerConnectError(server.name, {
       reason: `${named} answered ${status}: it could not reach ${url.hostname}:${portOf(url)}`,
       remedy: proxyRemedy(
-        `${REMEDY.notRunning}; check the address in "url" and that the proxy can reach it`,
+        perSurface`${ROWS.not_running.remedy}; check the address in "url" and that the proxy can reach it`,
         url,
       ),
       cause: context.error,

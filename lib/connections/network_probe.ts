@@ -11,7 +11,7 @@
 
 import { type FetchLike, LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/client";
 import { denoPermissionFlag } from "../permissions/denial.ts";
-import { errorChain, netProblem } from "../failure.ts";
+import { errorChain, type NetProblem, netProblem } from "../failure.ts";
 import { VERSION } from "../version.ts";
 
 /** Deadline of one probe. */
@@ -23,15 +23,14 @@ const plainFetch: FetchLike = (input, init) => fetch(input, init);
 /** Bytes of a response body read for classification. */
 const BODY_SAMPLE_BYTES = 16 * 1024;
 
-/** Why a network probe got no HTTP answer. */
+/**
+ * Why a network probe got no HTTP answer: a network problem of the one list
+ * (lib/failure_table.ts; a proxy's refusal and a dropped connection count as `other`),
+ * or a Deno permission denied.
+ */
 export type NetFailureKind =
-  | "refused"
-  | "dns"
-  | "timeout"
-  | "unreachable"
+  | Exclude<NetProblem, "tunnel" | "dropped">
   | "permission"
-  | "tls"
-  | "not_http"
   | "other";
 
 /** A probe that got no answer. */

@@ -10,6 +10,7 @@
 import { ServerConnectError } from "../errors.ts";
 import type { PatchbayError } from "../errors.ts";
 import { timerDelay } from "../async/timers.ts";
+import { perSurface } from "../failure_table.ts";
 import type { RetryStatus } from "./types.ts";
 
 /** Restarts after a lost connection. */
@@ -140,7 +141,7 @@ export function whileRestarting(error: PatchbayError): PatchbayError {
   }
   return new ServerConnectError(error.server, {
     reason: error.reason,
-    remedy: `${error.remedy}; meanwhile ${RESTARTING_NOTE}`,
+    remedy: perSurface`${error.remedies}; meanwhile ${RESTARTING_NOTE}`,
     details: [...error.details],
     cause: error.cause,
   });

@@ -17,12 +17,12 @@ import {
   ToolTimeoutError,
 } from "../errors.ts";
 import { abridge } from "../text.ts";
+import { STEPS } from "../failure_table.ts";
 import { errorChain } from "../failure.ts";
 import { classifyNetError } from "./network_probe.ts";
 
 /** Remedy of a request lost with its connection. */
-export const RECONNECT_REMEDY = "patchbay restarts the server by itself (see /connections); " +
-  "run the request again once it is connected, or use /refresh";
+export const RECONNECT_REMEDY = STEPS.reconnect;
 
 /** The circumstances of a failed request. */
 export interface RequestFailure {
@@ -87,7 +87,7 @@ export function requestError(error: unknown, failure: RequestFailure): PatchbayE
   const said = `${what} failed on server '${server}': ${cleanText(error)}`;
   return tool ? new ToolExecutionError(tool, said, error) : new ServerRequestError(server, what, {
     reason: said,
-    remedy: "run /debug for details and retry; /refresh reconnects the server",
+    remedy: STEPS.requestFailed,
     cause: error,
   });
 }

@@ -70,7 +70,7 @@ export function failure(
     status,
     finding: `${e.message} — ${e.reason}`,
     // The doctor is a scripting command: remedies name its flags, not slash commands.
-    remedy: remedyFor(e.remedy, "script"),
+    remedy: remedyFor(e, "script"),
     details: [...e.details],
     code: e.code,
   };

@@ -19,7 +19,7 @@ import {
   TimeoutError,
 } from "../errors.ts";
 import { abridge } from "../text.ts";
-import { causeMessages, netProblem, netReason } from "../failure.ts";
+import { causeMessages, type NetProblem, netProblem, netReason } from "../failure.ts";
 import { hostOf, proxyName, type ProxySettings } from "../proxy.ts";
 import { MalformedAnswerError, ModelApiError } from "./chat_wire.ts";
 import { MAX_SAME_ORIGIN_REDIRECTS, redirectStopOf, redirectTarget } from "./redirects.ts";
@@ -41,7 +41,8 @@ export type AttemptFailure =
   /** The connection could not be made. */
   | {
     kind: "network";
-    problem: "refused" | "unreachable" | "dns" | "tls" | "tunnel" | "other";
+    /** A network problem of the one list (timeouts and broken answers are kinds of their own). */
+    problem: Exclude<NetProblem, "timeout" | "not_http" | "dropped"> | "other";
     message: string;
   }
   /** The connection broke after the answer had started. */

@@ -6,6 +6,7 @@
 
 import { messageOf, PatchbayError, StoreFailedError } from "../errors.ts";
 import { newMessageId } from "./ids.ts";
+import { perSurface, STEPS } from "../failure_table.ts";
 import type { AppendStatus, MemoryStore, MessageRecord, StoredMessage } from "./types.ts";
 
 /** How {@linkcode Conversation.append} ended. */
@@ -135,7 +136,7 @@ function asPatchbayError(error: unknown, store: MemoryStore): PatchbayError {
   if (error instanceof PatchbayError) return error;
   return new StoreFailedError(`Could not save the conversation to ${store.location}`, {
     reason: messageOf(error),
-    remedy: "run with --debug for details, or turn persistence off with /memory",
+    remedy: perSurface`run with --debug for details, or ${STEPS.memoryOff}`,
     cause: error,
   });
 }

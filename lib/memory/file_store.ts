@@ -20,6 +20,7 @@ import {
 } from "../errors.ts";
 import { denoPermissionFlag } from "../permissions/denial.ts";
 import { isSessionId } from "./ids.ts";
+import { perSurface, STEPS } from "../failure_table.ts";
 import {
   ensurePrivateDir,
   JsonLinesFile,
@@ -335,7 +336,7 @@ export function fileError(action: string, path: string, error: unknown): Patchba
     reason: full ? "the disk is full" : message,
     remedy: full
       ? "free disk space; messages not yet saved are kept in memory and retried"
-      : "check that the folder exists and is writable, or turn persistence off with /memory",
+      : perSurface`check that the folder exists and is writable, or ${STEPS.memoryOff}`,
     cause: error,
   });
 }

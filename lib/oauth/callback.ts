@@ -18,6 +18,10 @@ import { CancelledError, DenoPermissionError, OAuthFailedError } from "../errors
 import { denoPermissionFlag } from "../permissions/denial.ts";
 import { type Log, silentLog } from "../log.ts";
 import { describeHolder, findPortHolder } from "./port_holder.ts";
+import { perSurface, STEPS } from "../failure_table.ts";
+
+/** The end of a remedy for an answer only the server's operator can explain. */
+const REPORT_IT = "report it to the server's operator";
 
 /** Milliseconds a browser login may take before patchbay stops waiting (5 minutes). */
 export const CALLBACK_TIMEOUT_MS: number = DEFAULTS.oauthCallback.timeoutSeconds * 1000;
@@ -281,8 +285,7 @@ export class CallbackListener {
       pending.reject(
         new OAuthFailedError(expected.server, {
           reason: "the authorization response carried neither a code nor an error",
-          remedy: `retry the login (/refresh, or patchbay auth login ${expected.server}); if ` +
-            "it repeats, report it to the server's operator",
+          remedy: perSurface`${STEPS.retryLogin(expected.server)}; if it repeats, ${REPORT_IT}`,
         }),
       );
       return page(400, "Login failed", "The response carried no authorization code.");

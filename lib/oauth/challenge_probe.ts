@@ -15,6 +15,7 @@ import {
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
 import { PatchbayError, REMEDY, ServerProbeFailedError } from "../errors.ts";
+import { ROWS } from "../failure_table.ts";
 import { VERSION } from "../version.ts";
 
 /** What the server answered an unauthenticated request. */
@@ -40,7 +41,7 @@ export async function probeServer(
     if (error instanceof PatchbayError) throw error;
     throw new ServerProbeFailedError(entry.name, {
       reason: `${url.href} could not be reached: ${describeFetchError(error)}`,
-      remedy: REMEDY.notRunning,
+      remedy: ROWS.not_running.remedy,
       cause: error,
     });
   }

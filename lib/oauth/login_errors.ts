@@ -22,6 +22,7 @@ import { noteOAuthRefusal } from "../permissions/restart.ts";
 import type { FetchedDocument } from "./guarded_fetch.ts";
 import { describeFetchError } from "./challenge_probe.ts";
 import { causeChain } from "../cause_chain.ts";
+import { perSurface, type RemedyText, STEPS } from "../failure_table.ts";
 import { MAX_OAUTH_ANSWER_BYTES, MAX_TOKEN_CHARS, OAuthAnswerTooLarge } from "./answer_limits.ts";
 
 /** Where the failure happened, for the messages. */
@@ -83,6 +84,9 @@ const ISSUES_SHOWN = 3;
 /** Characters of a value seen shown in a message. */
 const VALUE_SHOWN_CHARS = 80;
 
+/** The end of a remedy for a login failure only the server's operator can explain. */
+const REPORT = "report the cause above to the server's operator";
+
 /** Any failure of the SDK's auth code, typed; abort errors and PatchbayErrors pass through. */
 export function typedOAuthFailure(error: unknown, context: FailureContext): unknown {
   if (error instanceof PatchbayError) return error;
@@ -90,8 +94,7 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
   const { server } = context;
   const fail = (
     reason: string,
-    remedy = `retry the login (/refresh, or patchbay auth login ${server}); if it keeps ` +
-      "failing, report the cause above to the server's operator",
+    remedy: RemedyText = perSurface`${STEPS.retryLogin(server)}; if it keeps failing, ${REPORT}`,
   ) => new OAuthFailedError(server, { reason, remedy, cause: error });
   // Deno's sandbox refused a request (an authorization server the plan does not name):
   // the grant and the reason, never Deno's own wording.

@@ -42,6 +42,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { abortable } from "../async/abortable.ts";
 import { CancelledError, OAuthFailedError } from "../errors.ts";
+import { STEPS } from "../failure_table.ts";
 import type { AuthorizationReason } from "./broker.ts";
 import { probeServer } from "./challenge_probe.ts";
 import { configuredScope } from "./client_auth.ts";
@@ -262,7 +263,7 @@ export class PatchbayOAuthProvider extends SdkOAuthProvider {
     if (result !== "AUTHORIZED") {
       throw new OAuthFailedError(this.server, {
         reason: "the authorization code could not be exchanged for tokens",
-        remedy: `retry the login (/refresh, or patchbay auth login ${this.server})`,
+        remedy: STEPS.retryLogin(this.server),
       });
     }
     await this.#announce("browser");

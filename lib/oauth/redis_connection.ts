@@ -122,7 +122,7 @@ export class LoginStoreConnection {
     return new StoreConnectError(diagnosed.store, diagnosed.target, diagnosed.problem, cause, {
       reason: `${diagnosed.reason}; patchbay keeps OAuth logins there because ` +
         'Memory.backend is "redis"',
-      remedy: diagnosed.remedy,
+      remedy: diagnosed.remedies,
     });
   }
 }

@@ -1,0 +1,313 @@
+/**
+ * The table of failures a person can meet: for each row of the behaviour contract's error
+ * table, the message (`<…>` stands for a value), the typical causes, and the remedy as each
+ * surface words it. The interactive client (`repl`) can name its slash commands; a
+ * scripting command (`script`: `run`, `call`, `tools`, `doctor`, …) names flags, commands
+ * and configuration instead. Both wordings are data here: nothing rewrites one into the
+ * other.
+ *
+ * How a failure reaches a row:
+ *
+ * - the classifier (`lib/failure.ts`) reduces what was thrown to a {@linkcode NetProblem}
+ *   (or a permission, an HTTP status, …); {@linkcode NET_ROWS} names the row of each
+ *   network problem and the label its message starts with;
+ * - a diagnoser (`lib/connections/diagnose*.ts`, `lib/redis/errors.ts`,
+ *   `lib/llm/request_failures.ts`, `lib/oauth/login_errors.ts`) finds the cause and throws
+ *   a typed error (`lib/errors.ts`) whose message and remedy come from its row;
+ * - `commands/_boundary.ts` shows the message, the cause, and the remedy of the surface.
+ *
+ * A new row (a failure the contract's table lacks, e.g. a TLS certificate the runtime does
+ * not trust) goes in {@linkcode ROWS} with both remedies; `tests/failure_table_test.ts`
+ * checks every row has a message, causes and both remedies, and that no script remedy
+ * names a slash command.
+ *
+ * @module
+ */
+
+import type { ErrorCode } from "./errors.ts";
+
+/** Where an error is shown: the interactive client, or a scripting command. */
+export type Surface = "repl" | "script";
+
+/** A remedy as each surface words it. */
+export interface Remedy {
+  /** In the interactive client: may name slash commands (`/refresh`, `/memory`, …). */
+  readonly repl: string;
+  /** In a scripting command: names no slash command. */
+  readonly script: string;
+}
+
+/** A remedy: one text for both surfaces, or each surface's own. */
+export type RemedyText = string | Remedy;
+
+/** `text` as a {@linkcode Remedy}: the same words on both surfaces when it is one string. */
+export function remedyOf(text: RemedyText): Remedy {
+  return typeof text === "string" ? { repl: text, script: text } : text;
+}
+
+/**
+ * A remedy composed of fixed words and other remedies, worded for each surface:
+ * `` perSurface`${ROWS.not_running.remedy}; check "url"` ``.
+ */
+export function perSurface(
+  strings: TemplateStringsArray,
+  ...parts: readonly (RemedyText | number)[]
+): Remedy {
+  const word = (surface: Surface) =>
+    strings.reduce((text, fixed, i) => {
+      const part = parts[i - 1];
+      const value = typeof part === "object" ? part[surface] : String(part);
+      return text + value + fixed;
+    });
+  return { repl: word("repl"), script: word("script") };
+}
+
+/** Why no connection (or no usable answer) could be had: the one list of network kinds. */
+export type NetProblem =
+  /** A proxy refused to open the tunnel (`CONNECT`) or to authenticate us. */
+  | "tunnel"
+  /** Nothing listens at the address (RST). */
+  | "refused"
+  /** The host name has no address. */
+  | "dns"
+  /** Nothing answered in time. */
+  | "timeout"
+  /** No route to the host or its network. */
+  | "unreachable"
+  /** The TLS handshake failed (certificate, or a port that does not speak TLS). */
+  | "tls"
+  /** Something answered that does not speak HTTP. */
+  | "not_http"
+  /** The connection broke after it was made. */
+  | "dropped";
+
+/** One row: what a person reads first, why it typically happens, and what to do. */
+export interface FailureRow {
+  /** The `code` of the typed errors of the row (`--json` output's `error.code`). */
+  readonly codes: readonly ErrorCode[];
+  /** The message(s) of the row, as shown; `<name>` stands for a value ({@linkcode fill}). */
+  readonly messages: readonly string[];
+  /** The typical causes the row covers. */
+  readonly causes: readonly string[];
+  /** What to do, per surface. */
+  readonly remedy: Remedy;
+}
+
+const SESSION_TERMINATED = "Failed to connect to server '<server>': Session terminated";
+
+/**
+ * The rows, keyed by failure kind. The four `Session terminated` rows share a message and
+ * differ in cause and remedy; `answer_too_large` is patchbay's own (a bound it keeps).
+ */
+export const ROWS = {
+  wrong_transport: {
+    codes: ["server_connect_failed"],
+    messages: [SESSION_TERMINATED],
+    causes: ["the server speaks another transport than transport_type (e.g. stdio)"],
+    remedy: remedyOf(
+      "use the transport the server documents (transport_type stdio, " +
+        "streamable_http or sse) in servers_config.json",
+    ),
+  },
+  oauth_unsupported: {
+    codes: ["server_connect_failed"],
+    messages: [SESSION_TERMINATED],
+    causes: ["auth.method oauth is set for a server without OAuth"],
+    remedy: remedyOf(
+      'remove "auth" from the server entry and send a token with ' +
+        '"headers": {"Authorization": "Bearer <ACCESS_TOKEN>"} instead',
+    ),
+  },
+  not_running: {
+    codes: ["server_connect_failed"],
+    messages: [SESSION_TERMINATED],
+    causes: ["the server is not running at the configured address"],
+    remedy: {
+      repl: "start the server first, then the client (or run /refresh once it is up)",
+      script: "start the server first, then the client",
+    },
+  },
+  wrong_address: {
+    codes: ["server_connect_failed"],
+    messages: [SESSION_TERMINATED],
+    causes: ["the url or port is wrong"],
+    remedy: remedyOf('check the address and port the server really listens on and fix "url"'),
+  },
+  answer_too_large: {
+    codes: ["server_connect_failed"],
+    messages: [SESSION_TERMINATED],
+    causes: ["the server sent an answer past the size patchbay reads"],
+    remedy: remedyOf(
+      "the server produced an answer too large to handle; ask less of it at once, or " +
+        "report it to the server's authors",
+    ),
+  },
+  api_key: {
+    codes: ["invalid_api_key", "authentication_failed"],
+    messages: ["Invalid API key", "Authentication failed"],
+    causes: ["LLM_API_KEY is bad, missing or was not loaded"],
+    remedy: remedyOf(
+      "set LLM_API_KEY in .env or the environment to a valid key for the provider, " +
+        "then restart patchbay (.env is read only at start-up)",
+    ),
+  },
+  oauth: {
+    codes: ["oauth_failed"],
+    messages: ["OAuth authentication failed for server '<server>'"],
+    causes: ["port 3000 is busy", "no browser opened", "a firewall blocks localhost"],
+    remedy: remedyOf(
+      "free port 3000, open the printed authorization URL by hand if no browser opened, " +
+        "and allow connections to localhost",
+    ),
+  },
+  json_syntax: {
+    codes: ["config_syntax"],
+    messages: ["Invalid configuration: <problem>", "JSON decode error: <problem>"],
+    causes: ["a trailing comma, a missing comma or another JSON syntax fault"],
+    remedy: remedyOf(
+      "fix the file at the position shown; `patchbay config check` (or any JSON " +
+        "validator) re-checks it",
+    ),
+  },
+  missing_field: {
+    codes: ["config_invalid"],
+    messages: ["Missing required field"],
+    causes: ["LLM.provider, LLM.model or mcpServers is absent"],
+    remedy: remedyOf('add the field; "mcpServers" may be an empty object {}'),
+  },
+  tool: {
+    codes: ["tool_failed", "tool_timeout"],
+    messages: [
+      "Tool execution failed: <tool>",
+      "Tool timeout: <tool> did not finish within <seconds> s",
+    ],
+    causes: ["the tool call exceeded AgentConfig.tool_call_timeout", "the tool failed"],
+    remedy: {
+      repl: "raise AgentConfig.tool_call_timeout if the tool is slow, run /debug for details, " +
+        "and check the tool exists with /tools",
+      script: "raise AgentConfig.tool_call_timeout if the tool is slow, run again with --debug " +
+        "for details, and check the tool exists with `patchbay tools`",
+    },
+  },
+  file_permission: {
+    codes: ["permission_denied"],
+    messages: ["Permission denied: <what>"],
+    causes: ["the operating system refused access to a file"],
+    remedy: remedyOf(
+      "fix the file's permissions (chmod/chown) so the server process can read it",
+    ),
+  },
+  store: {
+    codes: ["store_unreachable"],
+    messages: ["Could not connect to <store> at <target>: <problem>"],
+    causes: ["the memory store is not running", "wrong host, port, db or password"],
+    remedy: {
+      repl: "start the store, fix the REDIS_* variables (host, port, db, password), " +
+        "or turn persistence off with /memory",
+      script: "start the store, fix the REDIS_* variables (host, port, db, password), " +
+        'or turn persistence off with "Memory": {"backend": "off"}',
+    },
+  },
+  rate_limit: {
+    codes: ["rate_limited"],
+    messages: ["Rate limit exceeded (Too many requests)"],
+    causes: ["the provider's limits were reached"],
+    remedy: {
+      repl: "lower AgentConfig.request_limit and total_tokens_limit, wait, or switch " +
+        "provider; /api_stats shows what was used",
+      script: "lower AgentConfig.request_limit and total_tokens_limit, wait, or switch " +
+        "provider",
+    },
+  },
+  timeout: {
+    codes: ["timeout"],
+    messages: ["Connection timeout", "Request timeout"],
+    causes: ["the server is slow or unreachable"],
+    remedy: remedyOf(
+      'raise "timeout" (and "sse_read_timeout" for event streams) in the server ' +
+        "entry, and test that the host is reachable",
+    ),
+  },
+  network: {
+    codes: ["network"],
+    messages: ["Connection refused", "Network unreachable"],
+    causes: ["a firewall or proxy blocks the connection", "nothing listens at the address"],
+    remedy: remedyOf(
+      "open the needed port (and outbound 443 for hosted providers); behind a corporate " +
+        "proxy set HTTPS_PROXY",
+    ),
+  },
+  // A TLS certificate the runtime does not trust belongs here, as its own row.
+} as const satisfies Record<string, FailureRow>;
+
+/** Every kind of failure the table knows. */
+export type FailureKind = keyof typeof ROWS;
+
+/** `template` with each `<name>` replaced by `values[name]`. */
+export function fill(template: string, values: Readonly<Record<string, string | number>>): string {
+  return template.replace(
+    /<(\w+)>/g,
+    (whole, name: string) => name in values ? String(values[name]) : whole,
+  );
+}
+
+/** The labels a network problem's message starts with. */
+export type NetLabel = "Connection refused" | "Connection timeout" | "Network unreachable";
+
+/** The row of each network problem and the label its message starts with. */
+export const NET_ROWS: Readonly<Record<NetProblem, { kind: FailureKind; label: NetLabel }>> = {
+  tunnel: { kind: "network", label: "Connection refused" },
+  refused: { kind: "network", label: "Connection refused" },
+  dns: { kind: "network", label: "Network unreachable" },
+  timeout: { kind: "timeout", label: "Connection timeout" },
+  unreachable: { kind: "network", label: "Network unreachable" },
+  tls: { kind: "network", label: "Network unreachable" },
+  not_http: { kind: "network", label: "Network unreachable" },
+  dropped: { kind: "network", label: "Network unreachable" },
+};
+
+/**
+ * Steps that remedies share beyond the rows, worded per surface: the interactive client
+ * names its slash commands, a scripting command what it offers instead.
+ */
+export const STEPS = {
+  /** A server request lost with its connection. */
+  reconnect: {
+    repl: "patchbay restarts the server by itself (see /connections); " +
+      "run the request again once it is connected, or use /refresh",
+    script: "run the command again once the server is up",
+  },
+  /** A server request failed for a reason patchbay cannot name. */
+  requestFailed: {
+    repl: "run /debug for details and retry; /refresh reconnects the server",
+    script: "run the command again with --debug for details",
+  },
+  /** An MCP session that failed at an address that speaks MCP. */
+  sessionFailed: {
+    repl: "retry with /refresh; if it keeps failing, run /debug and check the server's own logs",
+    script:
+      "run the command again; if it keeps failing, add --debug and check the server's own logs",
+  },
+  /** A server that failed with a 5xx answer. */
+  serverFault: {
+    repl: "check the server's own logs, then retry with /refresh",
+    script: "check the server's own logs, then run the command again",
+  },
+  /** A connection attempt that failed in a way patchbay does not handle. */
+  unexpected: {
+    repl: "run /debug and /refresh; if it persists, report the log as an issue",
+    script: "run the command again with --debug; if it persists, report the log as an issue",
+  },
+  /** A server not connected now, for no reason patchbay recorded. */
+  connect: { repl: "run /refresh to connect it", script: "run the command again" },
+  /** Conversation memory can be switched off. */
+  memoryOff: {
+    repl: "turn persistence off with /memory",
+    script: 'turn persistence off with "Memory": {"backend": "off"}',
+  },
+  /** An OAuth login to try again. */
+  retryLogin: (server: string): Remedy => ({
+    repl: `retry the login (/refresh, or patchbay auth login ${server})`,
+    script: `retry the login (patchbay auth login ${server})`,
+  }),
+} as const;
