@@ -8,27 +8,10 @@
  * @module
  */
 
-import { permissionRemedy } from "./permissions/remedy.ts";
+import { denoPermissionRemedy } from "./deno_permission/remedy.ts";
+import { EXIT } from "./exit_codes.ts";
 
-/** Exit codes shared by every command. */
-export const EXIT = {
-  ok: 0,
-  /** The command ran and something failed (a check, a connection, a tool). */
-  failure: 1,
-  /** The command line itself was wrong (unknown flag, missing argument). */
-  usage: 2,
-  /** Interrupted by the user (Ctrl+C), as shells report SIGINT. */
-  interrupted: 130,
-  /** The reader of our output went away (`| head`), as shells report SIGPIPE. */
-  brokenPipe: 141,
-  /** Asked to stop (SIGTERM), as shells report it. */
-  terminated: 143,
-  /**
-   * `run`: configured servers failed to connect: every one of them (the model answered
-   * without tools), or any one with `--require-servers` (the model was not asked).
-   */
-  serversFailed: 3,
-} as const;
+export { EXIT };
 
 /** Stable identifiers for `--json` output and tests; never shown as prose. */
 export type ErrorCode =
@@ -316,7 +299,7 @@ export class DenoPermissionError extends PatchbayError {
   constructor(flag: string, what: string, cause?: unknown) {
     super("deno_permission", `Permission denied: ${what}`, {
       reason: `patchbay runs under explicit Deno permissions and ${flag} was not granted`,
-      remedy: permissionRemedy(flag),
+      remedy: denoPermissionRemedy(flag),
       cause,
     });
     this.flag = flag;

@@ -10,7 +10,7 @@
  */
 
 import { causeChain } from "./cause_chain.ts";
-import { denoPermissionFlag } from "./permissions/denial.ts";
+import { denoPermissionFlag } from "./deno_permission/denial.ts";
 
 /** Why no connection (or no usable answer) could be had. */
 export type NetProblem =

@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { parseConfig } from "../lib/config/load.ts";
 import { createEnvironment, type ProcessVariables } from "../lib/env.ts";
 import { DenoPermissionError, OAuthLoginRequiredError } from "../lib/errors.ts";
-import { denoPermissionFlag, findDenoDenial } from "../lib/permissions/denial.ts";
+import { denoPermissionFlag, findDenoDenial } from "../lib/deno_permission/denial.ts";
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
 import { diagnoseConnectError } from "../lib/redis/errors.ts";
 import { resolveRedisSettings } from "../lib/redis/settings.ts";

@@ -17,7 +17,8 @@ import {
   StoreDatabaseError,
   StoreFailedError,
 } from "../errors.ts";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
+import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import { netProblem, netReason } from "../failure.ts";
 import { configDir } from "../paths.ts";
 import type { RedisSettings } from "./settings.ts";
@@ -85,11 +86,7 @@ export function diagnoseConnectError(error: unknown, context: DiagnosisContext):
       `Permission denied: ${flag} was not granted`,
       `patchbay runs under explicit Deno permissions and ${flag} was not granted, so the ` +
         "connection to the store was refused before it was made",
-      connectRemedy(
-        `add ${flag} to the deno run / deno install command (\`patchbay permissions\` prints ` +
-          "the full set for your configuration)",
-        purpose,
-      ),
+      connectRemedy(denoPermissionRemedy(flag), purpose),
     );
   }
 

@@ -34,6 +34,7 @@ import type { ConnectionManager, ServerChanges } from "../connections/manager.ts
 import type { ServerConfig } from "../config/types.ts";
 import type { ServerRequestHandlers, ServerStatus } from "../connections/types.ts";
 import { DEFAULTS } from "../defaults.ts";
+import { RefusedGrants } from "../deno_permission/refused_grant.ts";
 import { CancelledError, ConversationHeldError, PatchbayError } from "../errors.ts";
 import type { Conversation, Memory } from "../memory/mod.ts";
 import { openMemory } from "../memory/mod.ts";
@@ -47,9 +48,18 @@ import { createElicitationHandler, createFormDefaultsHandler } from "./elicitati
 import { LineEditor } from "./line_editor.ts";
 import type { TerminalOutput } from "./output.ts";
 import { formatDuration, TerminalUi } from "./terminal_ui.ts";
-import type { StatusRenderer } from "./commands.ts";
 import { EventNotices } from "./event_notices.ts";
 import { names } from "./notices.ts";
+
+/**
+ * Renders the server list in the colours of the stream it is written to (the banner's
+ * stderr, `/connections`' stdout); injected so lib/ does not depend on the command layer.
+ */
+export type StatusRenderer = (
+  session: ClientSession,
+  style: Style,
+  options?: { compact?: boolean },
+) => string;
 
 /** Options of {@linkcode ClientSession.open}. */
 export interface ClientSessionOptions {
@@ -102,6 +112,12 @@ export interface ClientSessionOptions {
    * @default false
    */
   acceptFormDefaults?: boolean;
+  /**
+   * The grants kept from the errors {@linkcode presentError} showed (an OAuth server's moved
+   * authorization server): `/refresh` asks the launcher for them.
+   * @default none kept
+   */
+  refusedGrants?: RefusedGrants;
 }
 
 /** Everything one interactive session works with. */
@@ -120,6 +136,8 @@ export class ClientSession {
   readonly interactive: boolean;
   readonly #surface: Surface;
   readonly presentError: (error: unknown) => string;
+  /** Grants the errors shown carried, which a restart under a wider plan adds. */
+  readonly refusedGrants: RefusedGrants;
   readonly startedAt = Date.now();
   manager!: ConnectionManager;
   memory!: Memory;
@@ -146,6 +164,7 @@ export class ClientSession {
     const prompts = promptStream();
     this.promptStyle = prompts === "stdout" ? this.style : this.errStyle;
     this.presentError = options.presentError;
+    this.refusedGrants = options.refusedGrants ?? new RefusedGrants();
     this.editor = new LineEditor({
       output: prompts === "stdout" ? process.stdout : process.stderr,
       historyFile: statePath("history"),

@@ -14,7 +14,6 @@ import { CancelledError, PatchbayError } from "../errors.ts";
 import { errorResultFailure, thrownFailure } from "../agent/tool_failure.ts";
 import { redisConfigured } from "../redis/settings.ts";
 import { describeGrants } from "../permissions/in_effect.ts";
-import type { Style } from "../style.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { abridge } from "../text.ts";
 import { VERSION } from "../version.ts";
@@ -45,16 +44,6 @@ import { showName } from "../names.ts";
 import { traceCommand } from "./trace_command.ts";
 
 type Command = SlashCommand<ClientSession>;
-
-/**
- * Renders the server list in the colours of the stream it is written to (the banner's
- * stderr, `/connections`' stdout); injected so lib/ does not depend on the command layer.
- */
-export type StatusRenderer = (
-  session: ClientSession,
-  style: Style,
-  options?: { compact?: boolean },
-) => string;
 
 const out = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
 const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
