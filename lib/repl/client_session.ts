@@ -453,19 +453,21 @@ export class ClientSession {
   async #waitForServers(signal: AbortSignal): Promise<void> {
     let pending = this.manager.pending();
     if (pending.length === 0) return;
-    const waitSeconds = this.runtime.config.agent.connectWaitSeconds ??
+    const connectWaitSeconds = this.runtime.config.agent.connectWaitSeconds ??
       DEFAULTS.agent.connectWaitSeconds;
-    if (waitSeconds > 0) {
+    if (connectWaitSeconds > 0) {
       const stop = new AbortController();
       const onAbort = () => stop.abort();
       signal.addEventListener("abort", onAbort, { once: true });
       this.output.spin(
-        `waiting for ${names(pending)} to connect (at most ${waitSeconds} s; Ctrl+C goes on ` +
+        `waiting for ${
+          names(pending)
+        } to connect (at most ${connectWaitSeconds} s; Ctrl+C goes on ` +
           "without)…",
       );
       try {
         pending = await this.editor.whileBusy(
-          () => this.manager.settled({ timeoutMs: waitSeconds * 1000, signal: stop.signal }),
+          () => this.manager.settled({ timeoutMs: connectWaitSeconds * 1000, signal: stop.signal }),
           () => stop.abort(),
         );
       } finally {

@@ -314,7 +314,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
         const tool = resolveCallTool(s, spec);
         const toolArgs = parseJsonArgs(json);
         const started = performance.now();
-        const seconds = s.runtime.config.agent.toolCallTimeoutSeconds;
+        const { toolCallTimeoutSeconds } = s.runtime.config.agent;
         const header = (ok: boolean) =>
           out(
             s,
@@ -329,7 +329,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
             (signal) =>
               s.manager.callTool(tool.name, toolArgs, {
                 signal,
-                timeoutSeconds: seconds,
+                toolCallTimeoutSeconds,
                 onProgress: (p) =>
                   s.output.spin(
                     `${tool.originalName} ${p.progress}${p.total ? `/${p.total}` : ""}${
@@ -343,7 +343,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
           header(false);
           // Worded as in a model turn: server/tool names, cause and remedy.
           throw thrownFailure(tool, error, {
-            seconds,
+            toolCallTimeoutSeconds,
             surface: "repl",
             stillOffered: s.manager.tools().some((t) => t.name === tool.name),
           }).error;
