@@ -116,3 +116,41 @@ Deno.test("a command refused the way to a moved authorization server runs again 
   assert.match(after.stdout, /after-the-move/);
   assert.ok(second.log.token.length > 0, "logged in at the second authorization server");
 });
+
+Deno.test("a model's tool call refused the way to a moved authorization server: /refresh restarts under a plan with it", async () => {
+  await using llm = await startScriptedLlm({
+    replies: [
+      { toolCalls: [{ name: "ci__echo", arguments: { text: "hi" } }] },
+      { text: "The echo tool failed." },
+    ],
+  });
+  await using box = await sandbox();
+  const client = { client_id: "ci-bot", client_secret: "the-secret", redirect_uris: [] };
+  await using first = startAuthorizationServer({ clientCredentials: true, clients: [client] });
+  await using second = startAuthorizationServer({ clientCredentials: true, clients: [client] });
+  const resource: ProtectedServerOptions = { authorizationServer: first };
+  await using server = startProtectedMcpServer(resource);
+  const { client_id, client_secret } = client;
+  const auth = { method: "oauth", grant: "client_credentials", client_id, client_secret };
+  await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: { ci: { transport_type: "streamable_http", url: server.url, auth, trusted: true } },
+  });
+  await using repl = await startRepl(box);
+  assert.match(await repl.tmux.screen(), /1 of 1 server connected/);
+
+  resource.authorizationServer = second;
+  const moved = new URL(second.origin).host;
+  // The failure is shown by the turn's tool line, not by the error presenter.
+  const turn = await repl.send("echo hi with the tool", "The echo tool failed.", 60_000);
+  assert.ok(turn.includes(`--allow-net=${moved} was not granted`), turn);
+  const restart = await repl.send("/refresh", /1 of 1 server connected/, 60_000);
+  assert.ok(
+    restart.includes(
+      `Restarting under an extended plan, which adds net ${moved} (the new authorization ` +
+        "server of 'ci')",
+    ),
+    restart,
+  );
+  assert.ok(second.log.token.length > 0, "logged in at the second authorization server");
+});

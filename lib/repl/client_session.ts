@@ -25,7 +25,7 @@ import { findMentions, readMentions } from "../agent/mentions.ts";
 import { saveImage } from "../agent/image_store.ts";
 import { formatBytes } from "../agent/content.ts";
 import type { StoredAttachment } from "../memory/types.ts";
-import type { AgentUi } from "../agent/ui.ts";
+import type { AgentUi, ToolCallEnd } from "../agent/ui.ts";
 import { createModelSession, type ModelSession } from "../agent/model_session.ts";
 import type { RememberedApprovals } from "../agent/approval.ts";
 import { ApprovalStore } from "../agent/approval_store.ts";
@@ -215,7 +215,8 @@ export class ClientSession {
       this.model = createModelSession({
         config: runtime.config,
         env: runtime.env,
-        ui: this.ui,
+        // A tool call's error is shown by the UI, not the presenter: its grant is kept here.
+        ui: keepingRefusedGrants(this.ui, this.refusedGrants),
         redactor: runtime.logger.redactor,
         log: runtime.logger.child("model"),
         remembered,
@@ -635,4 +636,23 @@ function terminalWidth(): number {
   } catch {
     return 80;
   }
+}
+
+/**
+ * `ui`, keeping the grant a failed tool call's error carries (a refused authorization
+ * server): the UI shows that error itself, so `/refresh` learns of the grant here.
+ */
+function keepingRefusedGrants(ui: AgentUi, refused: RefusedGrants): AgentUi {
+  return new Proxy(ui, {
+    get(target, key) {
+      if (key === "toolEnd") {
+        return (id: string, end: ToolCallEnd) => {
+          refused.note(end.error);
+          target.toolEnd(id, end);
+        };
+      }
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
