@@ -557,7 +557,8 @@ if (import.meta.main) {
   sessionLogger()?.close();
   // A failure that a grant the plan lacks explains: the launcher may run the command again.
   if (code !== EXIT.ok) {
-    code = await (await import("./lib/permissions/restart.ts")).restartCode(code);
+    const { refusedGrants } = await import("./commands/_boundary.ts");
+    code = await (await import("./lib/permissions/restart.ts")).restartCode(code, refusedGrants);
   }
   Deno.exit(code);
 }

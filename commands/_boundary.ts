@@ -19,7 +19,8 @@ import {
   type Surface,
   TimeoutError,
 } from "../lib/errors.ts";
-import { findDenoDenial } from "../lib/permissions/denial.ts";
+import { findDenoDenial } from "../lib/deno_permission/denial.ts";
+import { RefusedGrants } from "../lib/deno_permission/refused_grant.ts";
 import { classify, netLabel } from "../lib/failure.ts";
 
 export { remedyFor, type Surface };
@@ -29,8 +30,17 @@ import { Redactor } from "../lib/redact.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { createStyle, stderrStyle, type Style } from "../lib/style.ts";
 
+/**
+ * The grants that errors shown by this process carried (an OAuth server's moved
+ * authorization server): the person was told a restart adds them, so the launcher is asked
+ * for it when the command fails (main.ts) or at the interactive client's next `/refresh`.
+ */
+export const refusedGrants: RefusedGrants = new RefusedGrants();
+
 /** Anything thrown, as a {@linkcode PatchbayError} (unknown errors become internal ones). */
 export function toPatchbayError(error: unknown): PatchbayError {
+  // Every error shown, logged or written as JSON passes here: keep the grant it carries.
+  refusedGrants.note(error);
   if (error instanceof PatchbayError) return error;
   // Whatever reached the boundary without a typed error is still named by the one
   // classifier, so a network or file failure never reads as a bug.

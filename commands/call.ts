@@ -25,15 +25,15 @@ export async function call(
   return await withServers(options, async ({ runtime, manager, failed, signal }) => {
     if (failed.length > 0 && manager.tools().length === 0) throw failed[0].error;
     const tool = resolveTool(spec, manager.tools(), manager.withheld());
-    const seconds = runtime.config.agent.toolCallTimeoutSeconds;
+    const { toolCallTimeoutSeconds } = runtime.config.agent;
     let result;
     try {
-      result = await manager.callTool(tool.name, args, { signal, timeoutSeconds: seconds });
+      result = await manager.callTool(tool.name, args, { signal, toolCallTimeoutSeconds });
     } catch (error) {
       if (error instanceof CancelledError || signal.aborted) throw error;
       // Worded as in a model turn: server/tool names, cause, a remedy for this command.
       throw thrownFailure(tool, error, {
-        seconds,
+        toolCallTimeoutSeconds,
         surface: "script",
         stillOffered: manager.tools().some((t) => t.name === tool.name),
       }).error;

@@ -14,7 +14,7 @@ import { ClientSession } from "../lib/repl/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import type { Style } from "../lib/style.ts";
-import { errorPresenter } from "./_boundary.ts";
+import { errorPresenter, refusedGrants } from "./_boundary.ts";
 import { renderServerStatus } from "./_status.ts";
 
 /** Options of the interactive session. */
@@ -67,6 +67,7 @@ export async function chat(options: ChatOptions): Promise<number> {
       runtime,
       output,
       presentError,
+      refusedGrants,
       yes: options.yes,
       resume: options.resume,
       signal: startup.signal,

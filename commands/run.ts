@@ -23,7 +23,7 @@ import type { ClientSession } from "../lib/repl/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import { endUnclaimed } from "../lib/transports/spawn.ts";
-import { errorJson, errorPresenter } from "./_boundary.ts";
+import { errorJson, errorPresenter, refusedGrants } from "./_boundary.ts";
 import { startServerProcesses } from "./_connect.ts";
 import { renderServerStatus } from "./_status.ts";
 
@@ -97,6 +97,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
       runtime,
       output,
       presentError,
+      refusedGrants,
       yes: options.yes,
       resume: options.resume,
       signal: controller.signal,

@@ -11,7 +11,7 @@
 
 import { basename, dirname, join, resolve } from "node:path";
 import { DenoPermissionError, PatchbayError } from "./errors.ts";
-import { denoPermissionFlag } from "./permissions/denial.ts";
+import { denoPermissionFlag } from "./deno_permission/denial.ts";
 import { refuseSharedWritable } from "./shared_writable.ts";
 
 /** One line of a .env file that could not be understood. */

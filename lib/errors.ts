@@ -9,7 +9,8 @@
  * @module
  */
 
-import { permissionRemedy } from "./permissions/remedy.ts";
+import { denoPermissionRemedy } from "./deno_permission/remedy.ts";
+import { EXIT } from "./exit_codes.ts";
 import {
   fill,
   type Remedy,
@@ -21,55 +22,10 @@ import {
 
 export type { Remedy, RemedyText, Surface };
 
-/** Exit codes shared by every command. */
-export const EXIT = {
-  ok: 0,
-  /** The command ran and something failed (a check, a connection, a tool). */
-  failure: 1,
-  /** The command line itself was wrong (unknown flag, missing argument). */
-  usage: 2,
-  /** Interrupted by the user (Ctrl+C), as shells report SIGINT. */
-  interrupted: 130,
-  /** The reader of our output went away (`| head`), as shells report SIGPIPE. */
-  brokenPipe: 141,
-  /** Asked to stop (SIGTERM), as shells report it. */
-  terminated: 143,
-  /**
-   * `run`: configured servers failed to connect: every one of them (the model answered
-   * without tools), or any one with `--require-servers` (the model was not asked).
-   */
-  serversFailed: 3,
-} as const;
+export { EXIT };
 
-/** Stable identifiers for `--json` output and tests; never shown as prose. */
-export type ErrorCode =
-  | "server_connect_failed"
-  | "server_unavailable"
-  | "connection_closed"
-  | "server_request_failed"
-  | "invalid_api_key"
-  | "authentication_failed"
-  | "oauth_failed"
-  | "config_syntax"
-  | "config_invalid"
-  | "config_not_found"
-  | "tool_failed"
-  | "tool_timeout"
-  | "tool_declined"
-  | "permission_denied"
-  | "deno_permission"
-  | "store_unreachable"
-  | "store_failed"
-  | "session_not_found"
-  | "rate_limited"
-  | "timeout"
-  | "network"
-  | "usage"
-  | "cancelled"
-  | "limit_reached"
-  | "provider_error"
-  | "sampling_rejected"
-  | "internal";
+export type { ErrorCode } from "./error_codes.ts";
+import type { ErrorCode } from "./error_codes.ts";
 
 /** What every user-facing error carries besides its message. */
 export interface ErrorDetails {
@@ -299,7 +255,7 @@ export class DenoPermissionError extends PatchbayError {
   constructor(flag: string, what: string, cause?: unknown) {
     super("deno_permission", `Permission denied: ${what}`, {
       reason: `patchbay runs under explicit Deno permissions and ${flag} was not granted`,
-      remedy: permissionRemedy(flag),
+      remedy: denoPermissionRemedy(flag),
       cause,
     });
     this.flag = flag;

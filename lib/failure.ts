@@ -10,7 +10,7 @@
  */
 
 import { causeChain } from "./cause_chain.ts";
-import { denoPermissionFlag } from "./permissions/denial.ts";
+import { denoPermissionFlag } from "./deno_permission/denial.ts";
 import { NET_ROWS, type NetLabel, type NetProblem } from "./failure_table.ts";
 
 export type { NetProblem } from "./failure_table.ts";

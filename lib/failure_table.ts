@@ -24,7 +24,7 @@
  * @module
  */
 
-import type { ErrorCode } from "./errors.ts";
+import type { ErrorCode } from "./error_codes.ts";
 
 /** Where an error is shown: the interactive client, or a scripting command. */
 export type Surface = "repl" | "script";

@@ -12,7 +12,7 @@ import { describeWarning, loadConfig, locateConfig } from "./config/load.ts";
 import type { Config } from "./config/types.ts";
 import { DEFAULTS } from "./defaults.ts";
 import { chooseEnvFile, type Environment, isSecretName, loadEnvironment } from "./env.ts";
-import { denoPermissionFlag } from "./permissions/denial.ts";
+import { denoPermissionFlag } from "./deno_permission/denial.ts";
 import { Logger } from "./log.ts";
 import { privateKeySecrets } from "./oauth/private_key.ts";
 import { configDir, dataDir, defaultLogFile, stateDir } from "./paths.ts";

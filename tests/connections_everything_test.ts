@@ -116,7 +116,7 @@ async function exerciseEverything(entry: ServerConfig): Promise<void> {
   await assert.rejects(
     () =>
       manager.callTool("everything__trigger-long-running-operation", { duration: 20, steps: 40 }, {
-        timeoutSeconds: 0.6,
+        toolCallTimeoutSeconds: 0.6,
         onProgress: () => {},
       }),
     (error) => error instanceof ToolTimeoutError && /within 0.6 s/.test(error.message),

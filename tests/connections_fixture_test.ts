@@ -166,14 +166,14 @@ Deno.test("timeouts and cancellation send notifications/cancelled", async () => 
     const { manager, log } = session;
 
     await assert.rejects(
-      () => manager.callTool("slow__hang", {}, { timeoutSeconds: 0.3 }),
+      () => manager.callTool("slow__hang", {}, { toolCallTimeoutSeconds: 0.3 }),
       (error) =>
         error instanceof ToolTimeoutError &&
         error.message === "Tool timeout: slow__hang did not finish within 0.3 s",
     );
 
     await assert.rejects(
-      () => manager.callTool("slow__slow", { steps: 50 }, { timeoutSeconds: 0.35 }),
+      () => manager.callTool("slow__slow", { steps: 50 }, { toolCallTimeoutSeconds: 0.35 }),
       ToolTimeoutError,
     );
     await eventually(() => log.matching(/cancelled request/).length === 1, "server saw the cancel");
@@ -191,7 +191,7 @@ Deno.test("timeouts and cancellation send notifications/cancelled", async () => 
     await assert.rejects(
       () =>
         manager.callTool("slow__slow", { steps: 30 }, {
-          timeoutSeconds: 0.5,
+          toolCallTimeoutSeconds: 0.5,
           onProgress: (p) => updates.push(p.progress),
         }),
       ToolTimeoutError,

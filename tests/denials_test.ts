@@ -8,7 +8,8 @@ import { resolve } from "node:path";
 import { parseConfig } from "../lib/config/load.ts";
 import { createEnvironment, type ProcessVariables } from "../lib/env.ts";
 import { DenoPermissionError, OAuthLoginRequiredError } from "../lib/errors.ts";
-import { denoPermissionFlag, findDenoDenial } from "../lib/permissions/denial.ts";
+import { denoPermissionFlag, findDenoDenial } from "../lib/deno_permission/denial.ts";
+import { denoPermissionRemedy } from "../lib/deno_permission/remedy.ts";
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
 import { diagnoseConnectError } from "../lib/redis/errors.ts";
 import { resolveRedisSettings } from "../lib/redis/settings.ts";
@@ -215,3 +216,75 @@ async function denoScript(
   await writer.close();
   return await child.output();
 }
+
+Deno.test("one remedy for every refusal: launcher advice under the launcher, the flag on a direct run", () => {
+  const settings = resolveRedisSettings(
+    { backend: "redis", keyPrefix: "patchbay" },
+    createEnvironment({ REDIS_HOST: "127.0.0.1", REDIS_PORT: "6390" }),
+  );
+  const remedies = () => {
+    const redis = diagnoseConnectError(new Error("x", { cause: denial("net", "127.0.0.1:6390") }), {
+      settings,
+      budgetMs: 1500,
+      purpose: "memory",
+    });
+    const variable = (() => {
+      try {
+        parseConfig(
+          JSON.stringify({
+            LLM: { provider: "openai", model: "m" },
+            mcpServers: { r: { url: "http://h/mcp", headers: { A: "${TOKEN}" } } },
+          }),
+          "servers_config.json",
+          createEnvironment(narrowEnvironment({}, ["TOKEN"])),
+        );
+      } catch (error) {
+        return ((error as { details?: string[] }).details ?? []).join("\n");
+      }
+      throw new Error("the unreadable variable was not reported");
+    })();
+    return {
+      error: new DenoPermissionError("--allow-read=/etc/x", "reading /etc/x").remedy,
+      redis: redis.remedy,
+      variable,
+      oauth: denoPermissionRemedy("--allow-net=idp.example:443", { authorizationServer: true }),
+    };
+  };
+  const saved = [Deno.env.get("PATCHBAY_LAUNCHER"), Deno.env.get("PATCHBAY_RESTART_FILE")];
+  try {
+    Deno.env.delete("PATCHBAY_LAUNCHER");
+    Deno.env.delete("PATCHBAY_RESTART_FILE");
+    const direct = remedies();
+    assert.equal(
+      direct.error,
+      "add --allow-read=/etc/x to the deno run / deno install command " +
+        "(`patchbay permissions` prints the full set for your configuration)",
+    );
+    assert.match(direct.redis, /^add --allow-net=127\.0\.0\.1:6390 to the deno run/);
+    assert.match(
+      direct.variable,
+      /add --allow-env=TOKEN to the deno run \/ deno install command .*; or set TOKEN in \.env/,
+    );
+    assert.match(direct.oauth, /^add --allow-net=idp\.example:443 to the deno run/);
+
+    Deno.env.set("PATCHBAY_LAUNCHER", "narrow");
+    const launched = remedies();
+    for (const [where, remedy] of Object.entries(launched)) {
+      assert.match(remedy, /\/refresh in the interactive client, or restart patchbay/, where);
+      assert.doesNotMatch(remedy, /deno run \/ deno install/, where);
+    }
+    assert.match(launched.variable, /; or set TOKEN in \.env/);
+
+    // Where the launcher can restart the client, it discovers the authorization server.
+    Deno.env.set("PATCHBAY_RESTART_FILE", "/tmp/restart.json");
+    assert.match(
+      remedies().oauth,
+      /^patchbay finds the authorization server and restarts under a plan that includes it/,
+    );
+  } finally {
+    const names = ["PATCHBAY_LAUNCHER", "PATCHBAY_RESTART_FILE"];
+    names.forEach((name, i) =>
+      saved[i] === undefined ? Deno.env.delete(name) : Deno.env.set(name, saved[i]!)
+    );
+  }
+});

@@ -360,7 +360,12 @@ Deno.test("a Deno permission denial names the flag to add", async () => {
     error.reason,
     "Permission denied: patchbay runs under explicit Deno permissions and --allow-run=node was not granted",
   );
-  assert.equal(error.remedy, "add --allow-run=node to the deno run / deno install command");
+  // The one remedy of a Deno denial, as every other refusal of a direct run words it.
+  assert.equal(
+    error.remedy,
+    "add --allow-run=node to the deno run / deno install command (`patchbay permissions` " +
+      "prints the full set for your configuration)",
+  );
 });
 
 Deno.test("a server that requires OAuth: suggested when absent, reported when it fails", async () => {

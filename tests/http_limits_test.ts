@@ -112,7 +112,7 @@ async function withManager(
 }
 
 async function floodFails(manager: ConnectionManager, flooded: () => number) {
-  const failure = await manager.callTool("h__flood", {}, { timeoutSeconds: 120 }).then(
+  const failure = await manager.callTool("h__flood", {}, { toolCallTimeoutSeconds: 120 }).then(
     () => assert.fail("the flood was accepted"),
     (error: Error & { reason?: string }) => error,
   );

@@ -12,7 +12,7 @@
  */
 
 import assert from "node:assert/strict";
-import { sandbox, writeConfig } from "./support/cli.ts";
+import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { startAuthorizationServer } from "./support/oauth_server.ts";
 import {
   type ProtectedServerOptions,
@@ -81,4 +81,76 @@ Deno.test("an OAuth server moved to a new authorization server: the refusal says
   const history = await repl.send("/history", "conversation ");
   assert.match(history, /you\s+remember the word pineapple/);
   assert.match(history, /model\s+Noted: pineapple\./);
+});
+
+Deno.test("a command refused the way to a moved authorization server runs again at once under a plan with it", async () => {
+  await using box = await sandbox();
+  const client = { client_id: "ci-bot", client_secret: "the-secret", redirect_uris: [] };
+  await using first = startAuthorizationServer({ clientCredentials: true, clients: [client] });
+  await using second = startAuthorizationServer({ clientCredentials: true, clients: [client] });
+  const resource: ProtectedServerOptions = { authorizationServer: first };
+  await using server = startProtectedMcpServer(resource);
+  const { client_id, client_secret } = client;
+  const auth = { method: "oauth", grant: "client_credentials", client_id, client_secret };
+  await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "m", base_url: "http://127.0.0.1:9/v1" },
+    mcpServers: { ci: { transport_type: "streamable_http", url: server.url, auth } },
+  });
+  const before = await runPatchbay(box, ["call", "ci.echo", '{"text": "before"}']);
+  assert.equal(before.code, 0, before.stderr);
+  assert.match(before.stdout, /before/);
+
+  // The stored login names the first authorization server: the plan of the next start
+  // grants it alone, and the token request to the second is refused by Deno.
+  resource.authorizationServer = second;
+  const moved = new URL(second.origin).host;
+  const after = await runPatchbay(box, ["call", "ci.echo", '{"text": "after-the-move"}']);
+  assert.equal(after.code, 0, after.stderr);
+  assert.ok(
+    after.stderr.includes(
+      `Restarting under an extended plan, which adds net ${moved} (the new authorization ` +
+        "server of 'ci'); the command runs again.",
+    ),
+    after.stderr,
+  );
+  assert.match(after.stdout, /after-the-move/);
+  assert.ok(second.log.token.length > 0, "logged in at the second authorization server");
+});
+
+Deno.test("a model's tool call refused the way to a moved authorization server: /refresh restarts under a plan with it", async () => {
+  await using llm = await startScriptedLlm({
+    replies: [
+      { toolCalls: [{ name: "ci__echo", arguments: { text: "hi" } }] },
+      { text: "The echo tool failed." },
+    ],
+  });
+  await using box = await sandbox();
+  const client = { client_id: "ci-bot", client_secret: "the-secret", redirect_uris: [] };
+  await using first = startAuthorizationServer({ clientCredentials: true, clients: [client] });
+  await using second = startAuthorizationServer({ clientCredentials: true, clients: [client] });
+  const resource: ProtectedServerOptions = { authorizationServer: first };
+  await using server = startProtectedMcpServer(resource);
+  const { client_id, client_secret } = client;
+  const auth = { method: "oauth", grant: "client_credentials", client_id, client_secret };
+  await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: { ci: { transport_type: "streamable_http", url: server.url, auth, trusted: true } },
+  });
+  await using repl = await startRepl(box);
+  assert.match(await repl.tmux.screen(), /1 of 1 server connected/);
+
+  resource.authorizationServer = second;
+  const moved = new URL(second.origin).host;
+  // The failure is shown by the turn's tool line, not by the error presenter.
+  const turn = await repl.send("echo hi with the tool", "The echo tool failed.", 60_000);
+  assert.ok(turn.includes(`--allow-net=${moved} was not granted`), turn);
+  const restart = await repl.send("/refresh", /1 of 1 server connected/, 60_000);
+  assert.ok(
+    restart.includes(
+      `Restarting under an extended plan, which adds net ${moved} (the new authorization ` +
+        "server of 'ci')",
+    ),
+    restart,
+  );
+  assert.ok(second.log.token.length > 0, "logged in at the second authorization server");
 });

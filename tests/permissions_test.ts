@@ -245,6 +245,12 @@ Deno.test("grants: missing ones are named with their flags; unrestricted ones ar
     /^Permission denied: Deno does not grant 1 permission .*--allow-run=\/opt\/bin\/node/,
   );
   assert.deepEqual(check.details, ["--allow-run=/opt/bin/node  starts server 'fs'"]);
+  // Run directly (not by the launcher): the flag goes on the command line.
+  assert.equal(
+    check.remedy,
+    "add --allow-run=/opt/bin/node to the deno run / deno install command " +
+      "(`patchbay permissions` prints the full set for your configuration)",
+  );
   // Everything granted without limits is broader than the plan: a warning, with the remedy.
   const broad = checkPermissions(plan, () => "granted");
   assert.equal(broad.status, "warn");

@@ -8,7 +8,6 @@ import { join } from "node:path";
 import {
   describeAdds,
   grantList,
-  noteOAuthRefusal,
   RESTART_EXIT_CODE,
   RESTART_FILE_VARIABLE,
   restartArgs,
@@ -16,6 +15,21 @@ import {
   takeRestartRequest,
 } from "../lib/permissions/restart.ts";
 import { EXIT } from "../lib/errors.ts";
+import { RefusedGrants } from "../lib/deno_permission/refused_grant.ts";
+import { typedOAuthFailure } from "../lib/oauth/login_errors.ts";
+import { formatError, refusedGrants } from "../commands/_boundary.ts";
+
+/** What the OAuth code makes of Deno refusing the way to `host` while `server` logs in. */
+function refusedLogin(host: string, server: string): unknown {
+  const denial = new Deno.errors.NotCapable(
+    `Requires net access to "${host}", run again with the --allow-net flag`,
+  );
+  return typedOAuthFailure(new TypeError("fetch failed", { cause: denial }), {
+    server,
+    serverUrl: new URL("https://mcp.example/mcp"),
+    redirectUri: "http://localhost:3000/callback",
+  });
+}
 
 const ADD = { kind: "run", value: "/opt/bin/time-server", why: "starts server 'time'" };
 
@@ -110,13 +124,14 @@ Deno.test("only a failed command asks for a restart: not Ctrl+C, SIGTERM, usage,
   Deno.env.set("PATCHBAY_LAUNCHER", "narrow");
   Deno.env.set(RESTART_FILE_VARIABLE, file);
   try {
-    noteOAuthRefusal("--allow-net=idp.example:443", "remote");
+    const refused = new RefusedGrants();
+    refused.note(refusedLogin("idp.example:443", "remote"));
     for (const code of [EXIT.interrupted, EXIT.terminated, EXIT.usage, EXIT.brokenPipe]) {
-      assert.equal(await restartCode(code), code);
+      assert.equal(await restartCode(code, refused), code);
       assert.equal(await takeRestartRequest(file), undefined, `no request for ${code}`);
     }
-    assert.equal(await restartCode(RESTART_EXIT_CODE), RESTART_EXIT_CODE);
-    assert.equal(await restartCode(EXIT.failure), RESTART_EXIT_CODE);
+    assert.equal(await restartCode(RESTART_EXIT_CODE, refused), RESTART_EXIT_CODE);
+    assert.equal(await restartCode(EXIT.failure, refused), RESTART_EXIT_CODE);
     const request = await takeRestartRequest(file);
     assert.deepEqual(request, {
       adds: [{
@@ -134,4 +149,42 @@ Deno.test("only a failed command asks for a restart: not Ctrl+C, SIGTERM, usage,
     );
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("a failed command without a refused grant asks for no restart", async () => {
+  const dir = await Deno.makeTempDir();
+  const file = join(dir, "restart.json");
+  const saved = [Deno.env.get("PATCHBAY_LAUNCHER"), Deno.env.get(RESTART_FILE_VARIABLE)];
+  Deno.env.set("PATCHBAY_LAUNCHER", "narrow");
+  Deno.env.set(RESTART_FILE_VARIABLE, file);
+  try {
+    const refused = new RefusedGrants();
+    // A refusal of something else than the way to an authorization server carries none.
+    refused.note(new Deno.errors.NotCapable('Requires read access to "/etc/x"'));
+    assert.equal(await restartCode(EXIT.failure, refused), EXIT.failure);
+    assert.equal(await takeRestartRequest(file), undefined);
+  } finally {
+    const names = ["PATCHBAY_LAUNCHER", RESTART_FILE_VARIABLE];
+    names.forEach((name, i) =>
+      saved[i] === undefined ? Deno.env.delete(name) : Deno.env.set(name, saved[i]!)
+    );
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the refused grant travels on the error, and the boundary that shows it keeps it", () => {
+  const error = refusedLogin("idp.example:443", "remote");
+  assert.deepEqual(refusedGrants.list(), { adds: [], rediscover: [] }, "nothing kept yet");
+  // Wrapped as a connection failure wraps it, the grant is still found.
+  const shown = formatError(new Error("connect failed", { cause: error }));
+  assert.match(shown, /--allow-net=idp\.example:443 was not granted/);
+  formatError(refusedLogin("idp.example:443", "remote")); // the same grant twice: kept once
+  assert.deepEqual(refusedGrants.list(), {
+    adds: [{
+      kind: "net",
+      value: "idp.example:443",
+      why: "the new authorization server of 'remote'",
+    }],
+    rediscover: ["remote"],
+  });
 });

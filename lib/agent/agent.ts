@@ -231,7 +231,7 @@ export class Agent {
           guard,
           stats,
           approval: this.#options.approval,
-          timeoutSeconds: limits.toolCallTimeoutSeconds,
+          toolCallTimeoutSeconds: limits.toolCallTimeoutSeconds,
           signal,
           log: this.#log,
           now: this.#now,

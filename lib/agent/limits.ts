@@ -64,22 +64,23 @@ export function admitRequest(
  * like any other ({@linkcode admitRequest}).
  */
 export function admitSampling(stats: UsageStats, limits: AgentLimits, server: string): void {
-  const perCall = limits.samplingPerToolCall ?? DEFAULTS.agent.samplingPerToolCall;
+  const samplingPerToolCall = limits.samplingPerToolCall ?? DEFAULTS.agent.samplingPerToolCall;
   const inCall = stats.samplingInToolCall(server);
-  if (inCall !== undefined && inCall >= perCall) {
+  if (inCall !== undefined && inCall >= samplingPerToolCall) {
     throw new LimitReachedError(
       "sampling_per_tool_call",
       `'${server}' asked for a model request ${inCall + 1} times during one tool call, and ` +
-        `AgentConfig.sampling_per_tool_call is ${perCall}; this request was refused`,
+        `AgentConfig.sampling_per_tool_call is ${samplingPerToolCall}; this request was refused`,
       `if the tool really needs more, raise sampling_per_tool_call ${RAISE}`,
     );
   }
-  const perSession = limits.samplingRequestLimit ?? DEFAULTS.agent.samplingRequestLimit;
-  if (stats.samplingRequests >= perSession) {
+  const samplingRequestLimit = limits.samplingRequestLimit ??
+    DEFAULTS.agent.samplingRequestLimit;
+  if (stats.samplingRequests >= samplingRequestLimit) {
     throw new LimitReachedError(
       "sampling_request_limit",
       `servers have asked for ${stats.samplingRequests} model requests in this session, and ` +
-        `AgentConfig.sampling_request_limit is ${perSession}; '${server}' was refused`,
+        `AgentConfig.sampling_request_limit is ${samplingRequestLimit}; '${server}' was refused`,
       `raise sampling_request_limit ${RAISE}`,
     );
   }
@@ -197,19 +198,19 @@ function answerCap(
   prompt: number,
   retryReason?: string,
 ): number {
-  const limit = limits.totalTokensLimit;
-  if (limit === undefined) return maxTokens;
-  const room = limit - stats.totalTokens - stats.heldTokens - needed;
+  const { totalTokensLimit } = limits;
+  if (totalTokensLimit === undefined) return maxTokens;
+  const room = totalTokensLimit - stats.totalTokens - stats.heldTokens - needed;
   if (room >= MIN_ANSWER_TOKENS) return Math.min(maxTokens, room);
   const used = `this session has used ${stats.totalTokens} tokens` +
     (stats.heldTokens > 0 ? ` (and requests under way hold ${stats.heldTokens} more)` : "");
   const reason = retryReason === undefined
     ? `${used}; the next request needs about ${needed} more for its prompt (estimated), ` +
-      `which would pass AgentConfig.total_tokens_limit (${limit})`
+      `which would pass AgentConfig.total_tokens_limit (${totalTokensLimit})`
     : `the model request failed (${retryReason}) and was not retried: ${used}, the failed ` +
       `attempts may have cost about ${needed - prompt} more, and a retry would need about ` +
       `${prompt} more for its prompt (estimated), which would pass ` +
-      `AgentConfig.total_tokens_limit (${limit})`;
+      `AgentConfig.total_tokens_limit (${totalTokensLimit})`;
   throw new LimitReachedError(
     "total_tokens_limit",
     reason,

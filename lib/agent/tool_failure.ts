@@ -30,7 +30,7 @@ export interface ToolRemedies {
   unknownTool: string;
   invalidArguments: string;
   serverError: string;
-  timeout: (seconds: number) => string;
+  timeout: (toolCallTimeoutSeconds: number) => string;
   connectionLost: string;
   declined: string;
 }
@@ -49,8 +49,8 @@ export function toolRemedies(surface: Surface): ToolRemedies {
       "arguments); " +
       (repl ? "/debug logs" : "run again with --debug to log") +
       " the whole exchange with the server",
-    timeout: (seconds: number) =>
-      `raise AgentConfig.tool_call_timeout (now ${seconds} s) if the tool is slow; ` +
+    timeout: (toolCallTimeoutSeconds: number) =>
+      `raise AgentConfig.tool_call_timeout (now ${toolCallTimeoutSeconds} s) if the tool is slow; ` +
       (repl ? "/debug shows" : "run again with --debug to see") + " how far it got",
     connectionLost: repl
       ? "the server stopped or its connection broke: /connections shows its state " +
@@ -94,18 +94,19 @@ export function errorResultFailure(
   };
 }
 
-/** The call timed out after `AgentConfig.tool_call_timeout` (`seconds`). */
+/** The call timed out after `AgentConfig.tool_call_timeout` (`toolCallTimeoutSeconds`). */
 export function timeoutFailure(
   tool: Pick<CatalogueTool, "server" | "originalName">,
-  seconds: number,
+  toolCallTimeoutSeconds: number,
   surface: Surface,
 ): ToolFailure {
   const qualified = qualifiedName(tool);
+  const remedy = toolRemedies(surface).timeout(toolCallTimeoutSeconds);
   return {
     status: "timeout",
-    text: `Tool timeout: ${qualified} did not finish within ${seconds} s ` +
+    text: `Tool timeout: ${qualified} did not finish within ${toolCallTimeoutSeconds} s ` +
       "(AgentConfig.tool_call_timeout) and was cancelled.",
-    error: new ToolTimeoutError(qualified, seconds, toolRemedies(surface).timeout(seconds)),
+    error: new ToolTimeoutError(qualified, toolCallTimeoutSeconds, remedy),
   };
 }
 
@@ -116,11 +117,13 @@ export function timeoutFailure(
 export function thrownFailure(
   tool: Pick<CatalogueTool, "server" | "originalName">,
   error: unknown,
-  options: { seconds: number; surface: Surface; stillOffered?: boolean },
+  options: { toolCallTimeoutSeconds: number; surface: Surface; stillOffered?: boolean },
 ): ToolFailure {
   const { surface } = options;
   const remedies = toolRemedies(surface);
-  if (error instanceof ToolTimeoutError) return timeoutFailure(tool, options.seconds, surface);
+  if (error instanceof ToolTimeoutError) {
+    return timeoutFailure(tool, options.toolCallTimeoutSeconds, surface);
+  }
   const qualified = qualifiedName(tool);
   const said = error instanceof PatchbayError
     ? error.reason

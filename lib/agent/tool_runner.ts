@@ -65,7 +65,7 @@ export interface ToolRunOptions {
   stats: UsageStats;
   approval: ApprovalPolicy;
   /** `AgentConfig.tool_call_timeout`. */
-  timeoutSeconds: number;
+  toolCallTimeoutSeconds: number;
   /** The turn's signal: aborting cancels every call still running. */
   signal: AbortSignal;
   log: Log;
@@ -309,7 +309,7 @@ async function settle(p: Planned, options: ToolRunOptions): Promise<Finished> {
 
 async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
   const tool = p.tool!;
-  const seconds = options.timeoutSeconds;
+  const toolCallTimeoutSeconds = options.toolCallTimeoutSeconds;
   const surface = options.surface ?? "repl";
   const started = performance.now();
   const elapsed = () => performance.now() - started;
@@ -319,7 +319,7 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
   // The server's sampling requests until it answers count toward sampling_per_tool_call.
   options.stats.toolCallStarted(tool.server);
   // The deadline is the host's (`Connection.request`, lib/connections/connection.ts): it
-  // gets `timeoutSeconds`, leaves out the time the server waits on us, cancels the request on
+  // gets `toolCallTimeoutSeconds`, leaves out the time the server waits on us, cancels the request on
   // the server and rejects with a ToolTimeoutError. The agent keeps no second timer.
   try {
     // `abortable` makes an abort take effect at once even if a host is slow to honour it;
@@ -327,7 +327,7 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
     const result = await abortable(
       options.host.callTool(tool.name, p.args!, {
         signal: controller.signal,
-        timeoutSeconds: seconds,
+        toolCallTimeoutSeconds,
         onProgress: (update) =>
           options.guard.tell(() => options.ui.toolProgress(p.call.id, update)),
       }),
@@ -352,12 +352,16 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
     };
   } catch (error) {
     if (error instanceof ToolTimeoutError) {
-      return { ...timeoutFailure(tool, seconds, surface), durationMs: elapsed(), omittedChars: 0 };
+      return {
+        ...timeoutFailure(tool, toolCallTimeoutSeconds, surface),
+        durationMs: elapsed(),
+        omittedChars: 0,
+      };
     }
     if (options.signal.aborted) return cancelled(elapsed());
     return {
       ...thrownFailure(tool, error, {
-        seconds,
+        toolCallTimeoutSeconds,
         surface,
         stillOffered: options.host.tools().some((t) => t.name === tool.name),
       }),

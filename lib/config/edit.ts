@@ -14,7 +14,7 @@ import { DEFAULTS } from "../defaults.ts";
 import { chooseEnvFile, type Environment, loadEnvironment } from "../env.ts";
 import { ConfigSyntaxError, ConfigValidationError, PatchbayError, UsageError } from "../errors.ts";
 import { configDir } from "../paths.ts";
-import { EDIT_SUFFIX } from "../permissions/editor_flags.ts";
+import { EDIT_SUFFIX } from "./edit_suffix.ts";
 import { chmodOwnerOnly } from "../private_file.ts";
 import { Redactor } from "../redact.ts";
 import { parseConfig } from "./load.ts";

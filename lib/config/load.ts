@@ -18,7 +18,7 @@ import {
   PatchbayError,
   PermissionDeniedError,
 } from "../errors.ts";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { parseJson } from "./json.ts";
 import { renderProblems, sortProblems } from "./problems.ts";
 import type { Config } from "./types.ts";

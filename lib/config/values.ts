@@ -8,7 +8,7 @@
 
 import { isAbsolute, resolve } from "node:path";
 import type { Environment } from "../env.ts";
-import { startedByLauncher } from "../permissions/remedy.ts";
+import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import { expandVariables } from "./expand.ts";
 import type { FieldPath, ProblemList } from "./problem_list.ts";
 
@@ -88,11 +88,7 @@ export class ConfigValues {
         this.problems.add(
           path,
           `environment variable ${name} cannot be read: Deno did not grant --allow-env=${name}`,
-          startedByLauncher()
-            ? `restart patchbay (at each start it grants the variables the configuration ` +
-              `names), or set ${name} in .env`
-            : `add --allow-env=${name} to the deno run / deno install command, or set ${name} ` +
-              "in .env",
+          denoPermissionRemedy(`--allow-env=${name}`, { otherwise: `set ${name} in .env` }),
         );
         continue;
       }

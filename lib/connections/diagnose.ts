@@ -18,9 +18,9 @@
 
 import type { ServerConfig } from "../config/types.ts";
 import { PatchbayError, ServerConnectError, ServerProbeFailedError } from "../errors.ts";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { negotiationFailure } from "../protocol.ts";
-import { permissionRemedy, startedByLauncher } from "../permissions/remedy.ts";
+import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import type { ConnectFailure } from "./diagnosis_context.ts";
 import { diagnoseHttp } from "./diagnose_http.ts";
 import { diagnoseStdio, stderrDetails } from "./diagnose_stdio.ts";
@@ -72,9 +72,7 @@ function permissionDenied(server: ServerConfig, flag: string, cause: unknown): S
   return new ServerConnectError(server.name, {
     reason: `Permission denied: patchbay runs under explicit Deno permissions and ${flag} ` +
       "was not granted",
-    remedy: startedByLauncher()
-      ? permissionRemedy(flag)
-      : `add ${flag} to the deno run / deno install command`,
+    remedy: denoPermissionRemedy(flag),
     cause,
   });
 }

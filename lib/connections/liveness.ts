@@ -87,7 +87,7 @@ export class LivenessWatch {
   }
 
   /** The keep-alive interval of this server in ms; 0 when off (or stdio). */
-  get #pingMs(): number {
+  get #pingIntervalMs(): number {
     const config = this.#options.config;
     if (config.transport === "stdio") return 0;
     return (config.pingIntervalSeconds ?? DEFAULTS.server.pingIntervalSeconds) * 1000;
@@ -100,7 +100,7 @@ export class LivenessWatch {
   start(session: ServerSession): void {
     this.stop();
     this.#lastHeard = Date.now();
-    if (this.#pingMs > 0) this.#watchAt(session, this.#pingMs / 2);
+    if (this.#pingIntervalMs > 0) this.#watchAt(session, this.#pingIntervalMs / 2);
   }
 
   /** Stops the keep-alive timer. */
@@ -119,7 +119,7 @@ export class LivenessWatch {
   #watch(session: ServerSession): void {
     this.#timer = undefined;
     if (!this.#options.isCurrent(session)) return;
-    const half = this.#pingMs / 2;
+    const half = this.#pingIntervalMs / 2;
     const silentFor = Date.now() - this.#lastHeard;
     if (silentFor < half) return this.#watchAt(session, half - silentFor);
     this.#check(session, "keep-alive").finally(() => {
@@ -143,7 +143,7 @@ export class LivenessWatch {
     if (this.#checking) return this.#checking;
     this.#lastCheck = Date.now();
     const timeoutMs = this.#options.config.timeoutSeconds * 1000;
-    const ms = this.#pingMs > 0 ? Math.min(timeoutMs, this.#pingMs / 2) : timeoutMs;
+    const ms = this.#pingIntervalMs > 0 ? Math.min(timeoutMs, this.#pingIntervalMs / 2) : timeoutMs;
     const checking = this.#ping(session, ms, why).finally(() => this.#checking = undefined);
     this.#checking = checking;
     return checking;

@@ -333,7 +333,7 @@ export class ConnectionManager implements ToolHost {
         session.client.callTool({ name: tool.originalName, arguments: args }, request),
       {
         tool: name,
-        timeoutSeconds: options.timeoutSeconds,
+        timeoutSeconds: options.toolCallTimeoutSeconds,
         signal: options.signal,
         onProgress: options.onProgress,
       },

@@ -10,7 +10,7 @@
  */
 
 import { type FetchLike, LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/client";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { errorChain, type NetProblem, netProblem } from "../failure.ts";
 import { VERSION } from "../version.ts";
 

@@ -40,7 +40,10 @@ const SERVER_WAITS_ON_US_ALLOWANCE_MS = 60 * 60 * 1000;
 
 /** Options of {@linkcode ServerConnection.request}. */
 export interface ConnectionRequestOptions {
-  /** @default the server's timeout */
+  /**
+   * The request's own bound: a tool call's `AgentConfig.tool_call_timeout` (the manager
+   * passes `toolCallTimeoutSeconds` here). @default the server's `timeout`
+   */
   timeoutSeconds?: number;
   signal?: AbortSignal;
   /** For tool calls: the catalogue name (for error messages). */
@@ -76,8 +79,9 @@ export async function requestWithDeadline<T>(
 ): Promise<T> {
   const { liveness } = host;
   if (options.signal?.aborted) throw new CancelledError(`${what} on server '${host.server}'`);
-  const seconds = options.timeoutSeconds ?? host.timeoutSeconds;
-  const ms = seconds * 1000;
+  // The tool call's tool_call_timeout, else the server's timeout: the one deadline.
+  const timeoutSeconds = options.timeoutSeconds ?? host.timeoutSeconds;
+  const ms = timeoutSeconds * 1000;
   const controller = new AbortController();
   const timedOut = new Error(`${what} timed out`);
   const cancelled = new Error(`${what} cancelled`);
@@ -115,7 +119,7 @@ export async function requestWithDeadline<T>(
       server: host.server,
       what,
       tool: options.tool,
-      timeoutSeconds: seconds,
+      timeoutSeconds,
       timedOut: controller.signal.reason === timedOut,
       cancelled: controller.signal.reason === cancelled,
       closedBecause: gone ? loss?.reason ?? session.closeReason() : undefined,
@@ -134,7 +138,7 @@ export async function requestWithDeadline<T>(
     }
     if (failure instanceof TimeoutError || failure instanceof ToolTimeoutError) {
       // Slow, or gone without a word: a ping tells which.
-      liveness.suspect(session, `${what} got no answer within ${seconds} s`);
+      liveness.suspect(session, `${what} got no answer within ${timeoutSeconds} s`);
     }
     throw failure;
   } finally {

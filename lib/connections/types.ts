@@ -84,8 +84,11 @@ export interface ProgressUpdate {
 export interface ToolCallOptions {
   /** Aborting cancels the request (`notifications/cancelled` is sent). */
   signal?: AbortSignal;
-  /** Upper bound for the whole call, progress notwithstanding. @default the server's timeout */
-  timeoutSeconds?: number;
+  /**
+   * Upper bound for the whole call, progress notwithstanding: `AgentConfig.tool_call_timeout`.
+   * @default the server's timeout
+   */
+  toolCallTimeoutSeconds?: number;
   onProgress?: (update: ProgressUpdate) => void;
 }
 
@@ -93,7 +96,7 @@ export interface ToolCallOptions {
  * The tools of every connected server and how to call one: all the agent loop needs.
  *
  * `callTool` resolves with the server's result, including results with `isError: true`.
- * It owns the call's deadline: it rejects with `ToolTimeoutError` when `timeoutSeconds`
+ * It owns the call's deadline: it rejects with `ToolTimeoutError` when `toolCallTimeoutSeconds`
  * passes (not counting the time the server waits on us) and cancels the request on the
  * server; callers keep no timer of their own. It rejects with `CancelledError` when
  * `signal` aborts, and a `PatchbayError` naming the server when the tool is unknown or

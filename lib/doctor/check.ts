@@ -12,7 +12,7 @@ import {
   PatchbayError,
   remedyFor,
 } from "../errors.ts";
-import { denoPermissionFlag, findDenoDenial } from "../permissions/denial.ts";
+import { denoPermissionFlag, findDenoDenial } from "../deno_permission/denial.ts";
 
 /**
  * `pass`: works; `warn`: works, but something deserves attention; `fail`: patchbay will

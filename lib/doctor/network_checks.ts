@@ -8,7 +8,7 @@
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { NetworkError, REMEDY } from "../errors.ts";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { resolveBaseUrl } from "../llm/base_url.ts";
 import { bypassesProxy, hostOf, proxyFor, type ProxySettings } from "../proxy.ts";
 import { type CheckResult, failure, pass, skip, timeoutSignal, warn } from "./check.ts";

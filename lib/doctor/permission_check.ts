@@ -5,6 +5,7 @@
  * @module
  */
 
+import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import { grantFlag } from "../permissions/flags.ts";
 import { compareGrants } from "../permissions/grants.ts";
 import type { PermissionPlan } from "../permissions/plan.ts";
@@ -30,8 +31,7 @@ export function checkPermissions(
       status: "fail",
       finding: `Permission denied: Deno does not grant ${plural(missing.length, "permission")} ` +
         `the configuration needs: ${missing.join(" ")}`,
-      remedy: "add them to the deno run / deno install command (`patchbay permissions` prints " +
-        "the full set)",
+      remedy: denoPermissionRemedy(missing.join(" ")),
       details,
     };
   }

@@ -18,7 +18,7 @@ import {
   readProcessVariables,
 } from "../env.ts";
 import { DenoPermissionError } from "../errors.ts";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import type { Logger } from "../log.ts";
 import { PROVIDERS } from "../providers.ts";
 import { plural } from "../text.ts";

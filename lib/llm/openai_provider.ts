@@ -10,7 +10,7 @@
  */
 
 import { CancelledError, DenoPermissionError, ProviderRequestError } from "../errors.ts";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import type { LlmConfig } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { type Log, silentLog } from "../log.ts";

@@ -18,7 +18,7 @@ import {
   PermissionDeniedError,
   StoreFailedError,
 } from "../errors.ts";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { isSessionId } from "./ids.ts";
 import { perSurface, STEPS } from "../failure_table.ts";
 import {

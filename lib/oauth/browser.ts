@@ -12,7 +12,7 @@
  * @module
  */
 
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 
 /** What became of an attempt to open a URL. */
 export interface BrowserOpenResult {

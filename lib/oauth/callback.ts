@@ -15,7 +15,7 @@
 import { validateAuthorizationResponseIssuer } from "@modelcontextprotocol/client";
 import { DEFAULTS } from "../defaults.ts";
 import { CancelledError, DenoPermissionError, OAuthFailedError } from "../errors.ts";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { type Log, silentLog } from "../log.ts";
 import { describeHolder, findPortHolder } from "./port_holder.ts";
 import { perSurface, STEPS } from "../failure_table.ts";

@@ -14,16 +14,34 @@ import {
   OAuthError,
   RegistrationRejectedError,
 } from "@modelcontextprotocol/client";
-import { messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { type ErrorDetails, messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { valueAt } from "../json_path.ts";
-import { authorizationServerRemedy } from "../permissions/remedy.ts";
-import { noteOAuthRefusal } from "../permissions/restart.ts";
+import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
+import {
+  authorizationServerGrant,
+  type CarriesRefusedGrant,
+  type RefusedGrant,
+} from "../deno_permission/refused_grant.ts";
 import type { FetchedDocument } from "./guarded_fetch.ts";
 import { describeFetchError } from "./challenge_probe.ts";
 import { causeChain } from "../cause_chain.ts";
 import { perSurface, type RemedyText, STEPS } from "../failure_table.ts";
 import { MAX_OAUTH_ANSWER_BYTES, MAX_TOKEN_CHARS, OAuthAnswerTooLarge } from "./answer_limits.ts";
+
+/**
+ * `OAuth authentication failed` because Deno refused the way to an authorization server
+ * the plan does not name (the server moved to it): the error carries the grant, which the
+ * boundary that shows it keeps so the launcher can discover that server and restart.
+ */
+export class AuthorizationServerRefusedError extends OAuthFailedError
+  implements CarriesRefusedGrant {
+  readonly refusedGrant: RefusedGrant;
+  constructor(server: string, info: ErrorDetails, refusedGrant: RefusedGrant) {
+    super(server, info);
+    this.refusedGrant = refusedGrant;
+  }
+}
 
 /** Where the failure happened, for the messages. */
 export interface FailureContext {
@@ -100,12 +118,18 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
   // the grant and the reason, never Deno's own wording.
   const flag = denoPermissionFlag(error);
   if (flag) {
-    noteOAuthRefusal(flag, server); // The launcher can discover it and run the command again.
-    return fail(
-      `Permission denied: patchbay runs under explicit Deno permissions and ${flag} was not ` +
-        "granted",
-      authorizationServerRemedy(flag),
-    );
+    const info = {
+      reason: `Permission denied: patchbay runs under explicit Deno permissions and ${flag} ` +
+        "was not granted",
+      remedy: denoPermissionRemedy(flag, { authorizationServer: true }),
+      cause: error,
+    };
+    // The launcher can discover the server and run the command again: the grant travels
+    // with the error to where it is shown.
+    const refused = authorizationServerGrant(flag, server);
+    return refused
+      ? new AuthorizationServerRefusedError(server, info, refused)
+      : new OAuthFailedError(server, info);
   }
   // Found wherever the SDK wrapped it (a body read inside its own error).
   const oversize = causeChain(error).find((e) => e instanceof OAuthAnswerTooLarge);

@@ -20,7 +20,7 @@ import type {
 import { basename, join } from "node:path";
 import type { StoredDpopKey } from "./dpop_key.ts";
 import { DenoPermissionError, PatchbayError } from "../errors.ts";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { configDir } from "../paths.ts";
 import { chmodOwnerOnly, removeIfPresent, replacePrivateFile } from "../private_file.ts";
 

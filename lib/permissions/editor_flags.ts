@@ -12,21 +12,10 @@
 
 import { dirname, join, resolve } from "node:path";
 import { configDir, dataDir, stateDir } from "../paths.ts";
+import { EDIT_SUFFIX } from "../config/edit_suffix.ts";
 import type { LaunchArgs } from "./launch_args.ts";
 
-/** The suffix of the file an edit is written to before it replaces the original. */
-export const EDIT_SUFFIX = ".patchbay-edit";
-
-/** The `mcp` subcommands that write the configuration. */
-export const EDITING_SUBCOMMANDS: ReadonlySet<string> = new Set([
-  "add",
-  "add-json",
-  "remove",
-  "rm",
-  "enable",
-  "disable",
-  "import",
-]);
+export { EDIT_SUFFIX };
 
 /** The flags an editing command runs under, for the files of `parsed` in `cwd`. */
 export function editorFlags(parsed: LaunchArgs, cwd: string): string[] {

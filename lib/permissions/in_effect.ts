@@ -6,6 +6,7 @@
  * @module
  */
 
+import { LAUNCHER_VARIABLE } from "../deno_permission/launched.ts";
 import type { PermissionKind } from "./plan.ts";
 
 /** How the launcher started this process; `undefined`: not by the launcher. */
@@ -16,7 +17,7 @@ const KINDS: readonly PermissionKind[] = ["env", "read", "write", "net", "run", 
 /** The launcher's word, if it started this process. */
 export function launchMode(): LaunchMode | undefined {
   try {
-    const value = Deno.env.get("PATCHBAY_LAUNCHER");
+    const value = Deno.env.get(LAUNCHER_VARIABLE);
     return value === "narrow" || value === "unrestricted" || value === "bare" ? value : undefined;
   } catch {
     return undefined; // Not granted: not started by the launcher.

@@ -7,7 +7,16 @@
  * @module
  */
 
-import { EDITING_SUBCOMMANDS } from "./editor_flags.ts";
+/** The `mcp` subcommands that write the configuration. */
+export const EDITING_SUBCOMMANDS: ReadonlySet<string> = new Set([
+  "add",
+  "add-json",
+  "remove",
+  "rm",
+  "enable",
+  "disable",
+  "import",
+]);
 
 /** The launcher's own option: run the client under the broad flags. */
 export const UNRESTRICTED_OPTION = "--unrestricted";

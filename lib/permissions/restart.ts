@@ -11,22 +11,17 @@
  * @module
  */
 
-import { EXIT } from "../errors.ts";
+import { RESTART_FILE_VARIABLE, restartFile } from "../deno_permission/launched.ts";
+import type { NeededGrant, RefusedGrants } from "../deno_permission/refused_grant.ts";
+import { EXIT } from "../exit_codes.ts";
 import { isSessionId } from "../memory/ids.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 
+export { RESTART_FILE_VARIABLE, restartFile };
+export type { NeededGrant };
+
 /** The exit code that asks the launcher for a restart (EX_TEMPFAIL: "try again"). */
 export const RESTART_EXIT_CODE = 75;
-
-/** The variable naming the file the client writes its request to. */
-export const RESTART_FILE_VARIABLE = "PATCHBAY_RESTART_FILE";
-
-/** One grant the client needs, as the plan names it. */
-export interface NeededGrant {
-  kind: string;
-  value: string;
-  why: string;
-}
 
 /** What the client writes for the launcher. */
 export interface RestartRequest {
@@ -51,16 +46,6 @@ export interface RestartRequest {
 /** A request file that is not one the client writes: why, in a few words. */
 export interface MalformedRequest {
   malformed: string;
-}
-
-/** The file the launcher named, if this process may ask for a restart. */
-export function restartFile(): string | undefined {
-  try {
-    if (Deno.env.get("PATCHBAY_LAUNCHER") !== "narrow") return undefined;
-    return Deno.env.get(RESTART_FILE_VARIABLE) || undefined;
-  } catch {
-    return undefined; // Not granted: not started by a launcher that can restart it.
-  }
 }
 
 /** Writes `request` for the launcher; false when this process cannot ask for a restart. */
@@ -160,47 +145,19 @@ export function restartArgs(clientArgs: readonly string[], session: string | und
   return [...clientArgs.slice(0, at), "--resume", session, ...clientArgs.slice(at)];
 }
 
-/** Grants this process was refused on the way to an OAuth server that moved, and which. */
-const refused: { adds: NeededGrant[]; rediscover: Set<string> } = {
-  adds: [],
-  rediscover: new Set(),
-};
-
-/**
- * Remembers that Deno refused `flag` (`--allow-net=host:port`) while `server` was logging
- * in: its authorization server is not the one its stored login names, so the plan lacks it.
- * A command that then fails asks the launcher to discover it again ({@linkcode restartCode}).
- */
-export function noteOAuthRefusal(flag: string, server: string): void {
-  const match = /^--allow-net=(.+)$/.exec(flag);
-  if (!match) return;
-  refused.rediscover.add(server);
-  if (!refused.adds.some((grant) => grant.value === match[1])) {
-    refused.adds.push({
-      kind: "net",
-      value: match[1],
-      why: `the new authorization server of '${server}'`,
-    });
-  }
-}
-
-/** What {@linkcode noteOAuthRefusal} remembered, if anything. */
-export function oauthRefusals(): { adds: NeededGrant[]; rediscover: string[] } {
-  return { adds: [...refused.adds], rediscover: [...refused.rediscover] };
-}
-
 /**
  * The exit code of a command that failed with `code`: {@linkcode RESTART_EXIT_CODE} when an
- * OAuth server's new authorization server was refused and the launcher can start the
- * command again after discovering it (the line saying so is printed here). Only a failure
- * (`EXIT.failure`) asks: an interrupted or terminated client (Ctrl+C, SIGTERM) was asked to
- * stop, and a usage error is not a missing grant.
+ * OAuth server's new authorization server was refused (`refused`: the grants the errors
+ * shown carried) and the launcher can start the command again after discovering it (the
+ * line saying so is printed here). Only a failure (`EXIT.failure`) asks: an interrupted or
+ * terminated client (Ctrl+C, SIGTERM) was asked to stop, and a usage error is not a
+ * missing grant.
  */
-export async function restartCode(code: number): Promise<number> {
+export async function restartCode(code: number, refused: RefusedGrants): Promise<number> {
   // The interactive client asked already (`/refresh`): its request, with the conversation
   // to resume, stands. RESTART_EXIT_CODE is returned unchanged.
   if (code !== EXIT.failure) return code;
-  const { adds, rediscover } = oauthRefusals();
+  const { adds, rediscover } = refused.list();
   if (adds.length === 0 || !await writeRestartRequest({ adds, rediscover, failedWith: code })) {
     return code;
   }

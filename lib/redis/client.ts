@@ -12,7 +12,7 @@
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { valueWithin } from "../async/deadline.ts";
 import { DenoPermissionError, MemoryConfigError } from "../errors.ts";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import type { RedisAddress, RedisSettings } from "./settings.ts";
 
 /** A first connection succeeds or is reported within this many milliseconds. */

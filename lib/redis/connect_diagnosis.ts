@@ -9,7 +9,8 @@
 
 import { join } from "node:path";
 import { StoreAuthError, StoreConnectError, StoreDatabaseError } from "../errors.ts";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
+import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import { type NetProblem, netProblem, netReason, type NetTarget } from "../failure.ts";
 import { perSurface, type RemedyText, STEPS } from "../failure_table.ts";
 import { configDir } from "../paths.ts";
@@ -89,11 +90,7 @@ const RULES: readonly Rule[] = [
     problem: `Permission denied: ${f.flag} was not granted`,
     reason: `patchbay runs under explicit Deno permissions and ${f.flag} was not granted, so ` +
       "the connection to the store was refused before it was made",
-    remedy: connectRemedy(
-      `add ${f.flag} to the deno run / deno install command (\`patchbay permissions\` prints ` +
-        "the full set for your configuration)",
-      f.purpose,
-    ),
+    remedy: connectRemedy(denoPermissionRemedy(f.flag!), f.purpose),
   })],
   [says(/WRONGPASS|invalid password|invalid username-password/i), (f) => ({
     type: StoreAuthError,

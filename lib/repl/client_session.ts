@@ -25,7 +25,7 @@ import { findMentions, readMentions } from "../agent/mentions.ts";
 import { saveImage } from "../agent/image_store.ts";
 import { formatBytes } from "../agent/content.ts";
 import type { StoredAttachment } from "../memory/types.ts";
-import type { AgentUi } from "../agent/ui.ts";
+import type { AgentUi, ToolCallEnd } from "../agent/ui.ts";
 import { createModelSession, type ModelSession } from "../agent/model_session.ts";
 import type { RememberedApprovals } from "../agent/approval.ts";
 import { ApprovalStore } from "../agent/approval_store.ts";
@@ -34,6 +34,7 @@ import type { ConnectionManager, ServerChanges } from "../connections/manager.ts
 import type { ServerConfig } from "../config/types.ts";
 import type { ServerRequestHandlers, ServerStatus } from "../connections/types.ts";
 import { DEFAULTS } from "../defaults.ts";
+import { RefusedGrants } from "../deno_permission/refused_grant.ts";
 import { CancelledError, ConversationHeldError, PatchbayError } from "../errors.ts";
 import type { Conversation, Memory } from "../memory/mod.ts";
 import { openMemory } from "../memory/mod.ts";
@@ -47,9 +48,18 @@ import { createElicitationHandler, createFormDefaultsHandler } from "./elicitati
 import { LineEditor } from "./line_editor.ts";
 import type { TerminalOutput } from "./output.ts";
 import { formatDuration, TerminalUi } from "./terminal_ui.ts";
-import type { StatusRenderer } from "./commands.ts";
 import { EventNotices } from "./event_notices.ts";
 import { names } from "./notices.ts";
+
+/**
+ * Renders the server list in the colours of the stream it is written to (the banner's
+ * stderr, `/connections`' stdout); injected so lib/ does not depend on the command layer.
+ */
+export type StatusRenderer = (
+  session: ClientSession,
+  style: Style,
+  options?: { compact?: boolean },
+) => string;
 
 /** Options of {@linkcode ClientSession.open}. */
 export interface ClientSessionOptions {
@@ -102,6 +112,12 @@ export interface ClientSessionOptions {
    * @default false
    */
   acceptFormDefaults?: boolean;
+  /**
+   * The grants kept from the errors {@linkcode presentError} showed (an OAuth server's moved
+   * authorization server): `/refresh` asks the launcher for them.
+   * @default none kept
+   */
+  refusedGrants?: RefusedGrants;
 }
 
 /** Everything one interactive session works with. */
@@ -120,6 +136,8 @@ export class ClientSession {
   readonly interactive: boolean;
   readonly #surface: Surface;
   readonly presentError: (error: unknown) => string;
+  /** Grants the errors shown carried, which a restart under a wider plan adds. */
+  readonly refusedGrants: RefusedGrants;
   readonly startedAt = Date.now();
   manager!: ConnectionManager;
   memory!: Memory;
@@ -146,6 +164,7 @@ export class ClientSession {
     const prompts = promptStream();
     this.promptStyle = prompts === "stdout" ? this.style : this.errStyle;
     this.presentError = options.presentError;
+    this.refusedGrants = options.refusedGrants ?? new RefusedGrants();
     this.editor = new LineEditor({
       output: prompts === "stdout" ? process.stdout : process.stderr,
       historyFile: statePath("history"),
@@ -196,7 +215,8 @@ export class ClientSession {
       this.model = createModelSession({
         config: runtime.config,
         env: runtime.env,
-        ui: this.ui,
+        // A tool call's error is shown by the UI, not the presenter: its grant is kept here.
+        ui: keepingRefusedGrants(this.ui, this.refusedGrants),
         redactor: runtime.logger.redactor,
         log: runtime.logger.child("model"),
         remembered,
@@ -434,19 +454,21 @@ export class ClientSession {
   async #waitForServers(signal: AbortSignal): Promise<void> {
     let pending = this.manager.pending();
     if (pending.length === 0) return;
-    const waitSeconds = this.runtime.config.agent.connectWaitSeconds ??
+    const connectWaitSeconds = this.runtime.config.agent.connectWaitSeconds ??
       DEFAULTS.agent.connectWaitSeconds;
-    if (waitSeconds > 0) {
+    if (connectWaitSeconds > 0) {
       const stop = new AbortController();
       const onAbort = () => stop.abort();
       signal.addEventListener("abort", onAbort, { once: true });
       this.output.spin(
-        `waiting for ${names(pending)} to connect (at most ${waitSeconds} s; Ctrl+C goes on ` +
+        `waiting for ${
+          names(pending)
+        } to connect (at most ${connectWaitSeconds} s; Ctrl+C goes on ` +
           "without)…",
       );
       try {
         pending = await this.editor.whileBusy(
-          () => this.manager.settled({ timeoutMs: waitSeconds * 1000, signal: stop.signal }),
+          () => this.manager.settled({ timeoutMs: connectWaitSeconds * 1000, signal: stop.signal }),
           () => stop.abort(),
         );
       } finally {
@@ -614,4 +636,23 @@ function terminalWidth(): number {
   } catch {
     return 80;
   }
+}
+
+/**
+ * `ui`, keeping the grant a failed tool call's error carries (a refused authorization
+ * server): the UI shows that error itself, so `/refresh` learns of the grant here.
+ */
+function keepingRefusedGrants(ui: AgentUi, refused: RefusedGrants): AgentUi {
+  return new Proxy(ui, {
+    get(target, key) {
+      if (key === "toolEnd") {
+        return (id: string, end: ToolCallEnd) => {
+          refused.note(end.error);
+          target.toolEnd(id, end);
+        };
+      }
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }

@@ -14,7 +14,6 @@ import { CancelledError, PatchbayError } from "../errors.ts";
 import { errorResultFailure, thrownFailure } from "../agent/tool_failure.ts";
 import { redisConfigured } from "../redis/settings.ts";
 import { describeGrants } from "../permissions/in_effect.ts";
-import type { Style } from "../style.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { abridge } from "../text.ts";
 import { VERSION } from "../version.ts";
@@ -45,16 +44,6 @@ import { showName } from "../names.ts";
 import { traceCommand } from "./trace_command.ts";
 
 type Command = SlashCommand<ClientSession>;
-
-/**
- * Renders the server list in the colours of the stream it is written to (the banner's
- * stderr, `/connections`' stdout); injected so lib/ does not depend on the command layer.
- */
-export type StatusRenderer = (
-  session: ClientSession,
-  style: Style,
-  options?: { compact?: boolean },
-) => string;
 
 const out = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
 const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
@@ -325,7 +314,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
         const tool = resolveCallTool(s, spec);
         const toolArgs = parseJsonArgs(json);
         const started = performance.now();
-        const seconds = s.runtime.config.agent.toolCallTimeoutSeconds;
+        const { toolCallTimeoutSeconds } = s.runtime.config.agent;
         const header = (ok: boolean) =>
           out(
             s,
@@ -340,7 +329,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
             (signal) =>
               s.manager.callTool(tool.name, toolArgs, {
                 signal,
-                timeoutSeconds: seconds,
+                toolCallTimeoutSeconds,
                 onProgress: (p) =>
                   s.output.spin(
                     `${tool.originalName} ${p.progress}${p.total ? `/${p.total}` : ""}${
@@ -354,7 +343,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
           header(false);
           // Worded as in a model turn: server/tool names, cause and remedy.
           throw thrownFailure(tool, error, {
-            seconds,
+            toolCallTimeoutSeconds,
             surface: "repl",
             stillOffered: s.manager.tools().some((t) => t.name === tool.name),
           }).error;

@@ -26,7 +26,6 @@ import {
   describeAdds,
   grantList,
   type NeededGrant,
-  oauthRefusals,
   restartFile,
   writeRestartRequest,
 } from "../permissions/restart.ts";
@@ -99,7 +98,7 @@ async function restarted(
   env: Environment,
 ): Promise<"restart" | "held" | undefined> {
   // An OAuth server whose new authorization server was refused: discovered at the restart.
-  const { adds: refused, rediscover } = oauthRefusals();
+  const { adds: refused, rediscover } = session.refusedGrants.list();
   const adds = [...await missingGrants(config, env, session.runtime), ...refused];
   if (adds.length === 0) return undefined;
   const conversation = session.memory.session;

@@ -8,7 +8,7 @@
 import { dirname } from "node:path";
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import { denoPermissionFlag } from "../permissions/denial.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import type { Redactor } from "../redact.ts";
 import { VERSION } from "../version.ts";
 import { activeTrace, setActiveTrace } from "./active.ts";

@@ -1,7 +1,8 @@
 /**
  * Reading a refusal of Deno's sandbox (`Deno.errors.NotCapable`): which grant would have
  * allowed it. The typed error that reports it is `DenoPermissionError` (lib/errors.ts),
- * and what to do about it is `permissionRemedy` (remedy.ts).
+ * and what to do about it is `denoPermissionRemedy` (remedy.ts). A leaf: it imports
+ * nothing from lib/ but the cause-chain walker, so any module may read a denial.
  *
  * @module
  */
