@@ -23,6 +23,15 @@ export const MAX_IMAGE_BYTES = 5_000_000;
  */
 export const MAX_IMAGES_PER_REQUEST = 8;
 
+/**
+ * Most images one message (its mentions together) or one tool result keeps: saved, stored
+ * with the conversation and offered to the model. A server can put thousands of tiny
+ * distinct images in one answer within the message size limit; each would be a file
+ * written, a line told and an entry in the stored conversation. Four times the images one
+ * request sends is room for any real screenshot series; the rest are counted and told.
+ */
+export const MAX_IMAGES_KEPT = 4 * MAX_IMAGES_PER_REQUEST;
+
 const EXTENSIONS: Record<string, string> = {
   "image/png": "png",
   "image/jpeg": "jpg",

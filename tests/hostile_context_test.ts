@@ -1,0 +1,150 @@
+/**
+ * A hostile server against the conversation's context surfaces
+ * (docs/security-hostile-servers.md): `@server:uri` mentions, images kept for the person
+ * and sent to a vision model, `/server:prompt`, and the wire trace of what they carry,
+ * through `deno task start run` with the scripted model and the hand-written
+ * `hostile_context_server.ts`.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
+import { DENO } from "./support/deps.ts";
+import { type ScriptedLlm, startScriptedLlm } from "./support/scripted_llm.ts";
+
+const HOSTILE = fileURLToPath(new URL("./fixtures/hostile_context_server.ts", import.meta.url));
+const SECRET = "ctx-secret-9d8c7b6a5f";
+
+// deno-lint-ignore no-explicit-any
+type Body = any;
+
+/** A sandbox with the hostile server `hx`, given the secret from `.env`, and a vision model. */
+export async function hostileBox(llm: ScriptedLlm, extraArgs: string[] = []): Promise<Sandbox> {
+  const box = await sandbox({ LLM_API_KEY: "test-key" });
+  await Deno.writeTextFile(join(box.cwd, ".env"), `HX_PASSWORD=${SECRET}\n`);
+  await writeConfig(box, {
+    LLM: {
+      provider: "openai-compatible",
+      model: "scripted-model",
+      base_url: llm.baseUrl,
+      vision: true,
+    },
+    mcpServers: {
+      hx: {
+        command: DENO,
+        args: [
+          "run",
+          "--quiet",
+          "--no-config",
+          HOSTILE,
+          "--password",
+          "${HX_PASSWORD}",
+          ...extraArgs,
+        ],
+      },
+    },
+  });
+  return box;
+}
+
+/** The image parts of every request the model received. */
+function imageUrls(llm: ScriptedLlm): string[] {
+  return llm.requests.flatMap((r) =>
+    (r.body as Body).messages.flatMap((m: Body) =>
+      Array.isArray(m.content)
+        ? m.content.filter((p: Body) => p.type === "image_url").map((p: Body) => p.image_url.url)
+        : []
+    )
+  );
+}
+
+function imagesSaved(box: Sandbox): string[] {
+  try {
+    return [...Deno.readDirSync(join(box.home, ".local/state/patchbay/images"))].map((e) => e.name);
+  } catch {
+    return [];
+  }
+}
+
+Deno.test("a mentioned resource's secret is masked, also when the server writes it as JSON \\u escapes", async () => {
+  await using llm = await startScriptedLlm({ replies: [{ text: "ok" }] });
+  await using box = await hostileBox(llm);
+  const trace = join(box.cwd, "trace.jsonl");
+  const result = await runPatchbay(box, [
+    "--trace",
+    trace,
+    "run",
+    "read @hx:secret://x and @hx:secret://u",
+  ]);
+  assert.equal(result.code, 0, result.stderr);
+  const sent = JSON.stringify(llm.requests.map((r) => r.body));
+  assert.ok(!sent.includes(SECRET), "the model request holds no secret");
+  assert.match(sent, /the secret is \[REDACTED\]/);
+  assert.match(sent, /escaped \[REDACTED\]/);
+  const traced = await Deno.readTextFile(trace);
+  assert.ok(!traced.includes(SECRET), "the trace holds no secret");
+  assert.ok(!(result.stdout + result.stderr).includes(SECRET));
+});
+
+Deno.test("an image whose data is not base64 is refused with the server named, and nothing is sent", async () => {
+  await using llm = await startScriptedLlm({ replies: [{ text: "first" }] });
+  await using box = await hostileBox(llm);
+  const result = await runPatchbay(box, ["run", "look at @hx:bad://png"]);
+  assert.notEqual(result.code, 0);
+  assert.match(result.stderr, /Could not read @hx:bad:\/\/png/);
+  assert.match(result.stderr, /Invalid Base64/);
+  assert.equal(llm.requests.length, 0, "no request reaches the model");
+  assert.deepEqual(imagesSaved(box), []);
+});
+
+Deno.test("an image's mimeType cannot steer the saved file's name out of the images folder", async () => {
+  await using llm = await startScriptedLlm({ replies: [{ text: "ok" }] });
+  await using box = await hostileBox(llm);
+  const result = await runPatchbay(box, ["run", "look at @hx:trav://img"]);
+  assert.equal(result.code, 0, result.stderr);
+  const saved = imagesSaved(box);
+  assert.equal(saved.length, 1, `one image saved: ${saved}`);
+  assert.match(saved[0], /^[0-9a-f]{24}\.bin$/);
+  for (const stray of [".bashrc", "work/.bashrc", ".local/.bashrc", ".local/state/.bashrc"]) {
+    assert.ok(!(await exists(join(box.home, stray))), `${stray} was not written`);
+  }
+});
+
+Deno.test("a resource read with a thousand images: a bounded number kept, saved and sent", async () => {
+  await using llm = await startScriptedLlm({ replies: [{ text: "ok" }] });
+  await using box = await hostileBox(llm);
+  const result = await runPatchbay(box, ["run", "look at @hx:bomb://images"]);
+  assert.equal(result.code, 0, result.stderr);
+  const saved = imagesSaved(box);
+  assert.ok(saved.length <= 32, `at most 32 images saved, not ${saved.length}`);
+  assert.ok(imageUrls(llm).length <= 8, "at most 8 image parts in the request");
+  const notices = result.stderr.split("\n").filter((l) => l.startsWith("Attached hx:"));
+  assert.ok(notices.length <= 33, `the person is not flooded: ${notices.length} lines`);
+  assert.match(result.stderr, /more images? .*not kept/);
+});
+
+Deno.test("a tool result with a thousand images: a bounded number saved and told", async () => {
+  await using llm = await startScriptedLlm({
+    replies: [{ toolCalls: [{ name: "hx__shots", arguments: {} }] }, { text: "done" }],
+  });
+  await using box = await hostileBox(llm);
+  const result = await runPatchbay(box, ["run", "--yes", "take shots"]);
+  assert.equal(result.code, 0, result.stderr);
+  const saved = imagesSaved(box);
+  assert.ok(saved.length <= 32, `at most 32 images saved, not ${saved.length}`);
+  const told = result.stderr.split("\n").filter((l) => l.includes("saved to"));
+  assert.ok(told.length <= 33, `the person is not flooded: ${told.length} lines`);
+  assert.ok(imageUrls(llm).length <= 8, "at most 8 image parts in the request");
+});
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
