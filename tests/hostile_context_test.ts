@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
+import { startRepl } from "./support/repl.ts";
 import { type ScriptedLlm, startScriptedLlm } from "./support/scripted_llm.ts";
 
 const HOSTILE = fileURLToPath(new URL("./fixtures/hostile_context_server.ts", import.meta.url));
@@ -148,3 +149,35 @@ async function exists(path: string): Promise<boolean> {
     return false;
   }
 }
+
+Deno.test("Tab completion shows no server's escape sequence, no huge value, and a bounded list", async () => {
+  await using llm = await startScriptedLlm();
+  await using box = await hostileBox(llm, ["--uri-count=100000", "--values=90"]);
+  await using repl = await startRepl(box);
+  const raw = join(box.home, "raw.out");
+  await repl.tmux.record(raw);
+  const titleBefore = await repl.tmux.title();
+
+  // A hundred thousand URIs: the list is cut, and nothing is inserted past what all share.
+  await repl.tmux.type("see @hx:");
+  await repl.tmux.press("Tab");
+  await repl.tmux.press("Tab");
+  await repl.tmux.waitFor(/bomb:\/\/images/);
+  const listed = await repl.tmux.screen();
+  assert.ok(!listed.includes("many://199"), "the list is cut");
+  assert.match(listed, /› see @hx:$/m);
+  await repl.tmux.press("C-u");
+
+  // A template's values: the escape and the 100,000-character one are not offered.
+  await repl.tmux.type("see @hx:tmpl://");
+  await repl.tmux.press("Tab");
+  await repl.tmux.press("Tab");
+  await repl.tmux.waitFor(/v89/);
+  await repl.tmux.press("C-u");
+
+  assert.equal(await repl.tmux.title(), titleBefore, "the window title is unchanged");
+  const bytes = await Deno.readTextFile(raw);
+  assert.ok(!bytes.includes("PWNED-BY-SERVER"), "no server escape reached the terminal");
+  assert.ok(!bytes.includes("y".repeat(5000)), "no huge candidate reached the terminal");
+  assert.ok(bytes.length < 200_000, `the terminal got ${bytes.length} bytes`);
+});
