@@ -177,7 +177,41 @@ Deno.test("Tab completion shows no server's escape sequence, no huge value, and 
 
   assert.equal(await repl.tmux.title(), titleBefore, "the window title is unchanged");
   const bytes = await Deno.readTextFile(raw);
-  assert.ok(!bytes.includes("PWNED-BY-SERVER"), "no server escape reached the terminal");
+  assert.ok(!bytes.includes("\x1b]0;PWNED"), "no server escape reached the terminal");
   assert.ok(!bytes.includes("y".repeat(5000)), "no huge candidate reached the terminal");
   assert.ok(bytes.length < 200_000, `the terminal got ${bytes.length} bytes`);
+});
+
+Deno.test("a mention's URI and type, and a server prompt's text, reach the screen with no escape and no forged line", async () => {
+  await using llm = await startScriptedLlm();
+  await using box = await hostileBox(llm);
+  await using repl = await startRepl(box);
+  const raw = join(box.home, "raw.out");
+  await repl.tmux.record(raw);
+  const titleBefore = await repl.tmux.title();
+
+  llm.enqueue({ text: "seen" });
+  const attached = await repl.send("see @hx:esc://a", "seen");
+  assert.match(attached, /Attached hx:esc:\/\/x\\nAttached trusted:fake/);
+  assert.ok(!/^Attached trusted:fake/m.test(attached), `a forged line:\n${attached}`);
+  const history = await repl.send("/history", /conversation \w+/);
+  assert.ok(!/^\s*Attached trusted:fake/im.test(history), `a forged line:\n${history}`);
+
+  llm.enqueue({ text: "prompted" });
+  const prompted = await repl.send("/hx:fake", "prompted");
+  assert.ok(!/^✓ approved/m.test(prompted), `a forged approval line:\n${prompted}`);
+  assert.match(prompted, /^ {2}│ ✓ approved/m, "the server's line is shown behind the gutter");
+  const sent = llm.requests.at(-1)!.body.messages.at(-1).content as string;
+  assert.match(sent, /^<prompt_message role="assistant">\n/m);
+  assert.equal(sent.match(/<prompt_message role=/g)?.length, 2, "two messages, no forged third");
+
+  llm.enqueue({ text: "leaked?" });
+  const leak = await repl.send("/hx:leak", "leaked?");
+  assert.ok(!leak.includes(SECRET));
+  assert.ok(!JSON.stringify(llm.requests.map((r) => r.body)).includes(SECRET));
+
+  assert.equal(await repl.tmux.title(), titleBefore, "the window title is unchanged");
+  const bytes = await Deno.readTextFile(raw);
+  assert.ok(!bytes.includes("\x1b]0;PWNED"), "no server escape reached the terminal");
+  assert.ok(!bytes.includes("\x1b[2J"), "the screen was not cleared by a server");
 });
