@@ -215,3 +215,31 @@ Deno.test("a mention's URI and type, and a server prompt's text, reach the scree
   assert.ok(!bytes.includes("\x1b]0;PWNED"), "no server escape reached the terminal");
   assert.ok(!bytes.includes("\x1b[2J"), "the screen was not cleared by a server");
 });
+
+Deno.test("a model that echoes a configured secret: masked on the screen, in the stored conversation and the trace", async () => {
+  await using llm = await startScriptedLlm({
+    replies: [
+      { toolCalls: [{ name: "hx__shots", arguments: { note: `key ${SECRET}` } }] },
+      { text: `the password is ${SECRET}` },
+    ],
+  });
+  await using box = await hostileBox(llm);
+  const trace = join(box.cwd, "trace.jsonl");
+  const result = await runPatchbay(box, ["--trace", trace, "run", "--yes", "what is it?"]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.ok(!(result.stdout + result.stderr).includes(SECRET), result.stdout + result.stderr);
+  assert.match(result.stdout, /the password is \[REDACTED\]/);
+  assert.ok(!(await Deno.readTextFile(trace)).includes(SECRET), "the trace");
+  const stored = await allFiles(join(box.home, ".local"));
+  assert.ok(!stored.includes(SECRET), "the stored conversation and the log");
+});
+
+async function allFiles(dir: string): Promise<string> {
+  let text = "";
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) text += await allFiles(path);
+    else if (entry.isFile) text += await Deno.readTextFile(path).catch(() => "");
+  }
+  return text;
+}
