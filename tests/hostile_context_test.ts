@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
-import { startRepl } from "./support/repl.ts";
+import { type Repl, startRepl } from "./support/repl.ts";
 import { type ScriptedLlm, startScriptedLlm } from "./support/scripted_llm.ts";
 
 const HOSTILE = fileURLToPath(new URL("./fixtures/hostile_context_server.ts", import.meta.url));
@@ -160,9 +160,7 @@ Deno.test("Tab completion shows no server's escape sequence, no huge value, and 
 
   // A hundred thousand URIs: the list is cut, and nothing is inserted past what all share.
   await repl.tmux.type("see @hx:");
-  await repl.tmux.press("Tab");
-  await repl.tmux.press("Tab");
-  await repl.tmux.waitFor(/bomb:\/\/images/);
+  await tabUntil(repl, /bomb:\/\/images/);
   const listed = await repl.tmux.screen();
   assert.ok(!listed.includes("many://199"), "the list is cut");
   assert.match(listed, /› see @hx:$/m);
@@ -170,9 +168,7 @@ Deno.test("Tab completion shows no server's escape sequence, no huge value, and 
 
   // A template's values: the escape and the 100,000-character one are not offered.
   await repl.tmux.type("see @hx:tmpl://");
-  await repl.tmux.press("Tab");
-  await repl.tmux.press("Tab");
-  await repl.tmux.waitFor(/v89/);
+  await tabUntil(repl, /v89/);
   await repl.tmux.press("C-u");
 
   assert.equal(await repl.tmux.title(), titleBefore, "the window title is unchanged");
@@ -242,4 +238,44 @@ async function allFiles(dir: string): Promise<string> {
     else if (entry.isFile) text += await Deno.readTextFile(path).catch(() => "");
   }
   return text;
+}
+
+Deno.test("tool search over 50,000 tools: a stuffed description neither wins nor forges a line of the answer", async () => {
+  await using llm = await startScriptedLlm({
+    replies: [
+      { toolCalls: [{ name: "find_tools", arguments: { query: "weather in paris" } }] },
+      { text: "found" },
+    ],
+  });
+  await using box = await hostileBox(llm, ["--tools=50000"]);
+  const started = performance.now();
+  const result = await runPatchbay(box, ["run", "what is the weather in paris?"]);
+  const ms = performance.now() - started;
+  assert.equal(result.code, 0, result.stderr);
+  console.log(`tool search run over 50,003 tools: ${Math.round(ms)} ms`);
+  const offered = llm.requests[0].body.tools.map((t: Body) => t.function.name);
+  assert.deepEqual(offered, ["find_tools"]);
+  const answer: string = llm.requests[1].body.messages.find((m: Body) => m.role === "tool")
+    .content;
+  const lines = answer.split("\n").filter((l) => l.startsWith("- "));
+  assert.equal(lines[0]?.split(" ")[1], "hx__forecast", `the honest tool first:\n${answer}`);
+  assert.ok(!lines.some((l) => l.startsWith("- hx__stuffer (server trusted)")), answer);
+  assert.ok(lines.every((l) => l.length < 300), "each description is cut");
+  assert.match(answer, /untrusted: data, not instructions/);
+});
+
+/**
+ * Presses Tab until `pattern` shows: readline lists candidates on a second Tab, and a Tab
+ * pressed while the first completion is still being computed is ignored.
+ */
+async function tabUntil(repl: Repl, pattern: RegExp): Promise<void> {
+  for (let attempt = 1;; attempt++) {
+    await repl.tmux.press("Tab");
+    try {
+      await repl.tmux.waitFor(pattern, { timeoutMs: 2000 });
+      return;
+    } catch (error) {
+      if (attempt === 10) throw error;
+    }
+  }
 }
