@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { bounded } from "./support/bounded.ts";
 import { runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
 import { type Repl, startRepl } from "./support/repl.ts";
@@ -23,7 +24,11 @@ const SECRET = "ctx-secret-9d8c7b6a5f";
 type Body = any;
 
 /** A sandbox with the hostile server `hx`, given the secret from `.env`, and a vision model. */
-export async function hostileBox(llm: ScriptedLlm, extraArgs: string[] = []): Promise<Sandbox> {
+export async function hostileBox(
+  llm: ScriptedLlm,
+  extraArgs: string[] = [],
+  entry: Record<string, unknown> = {},
+): Promise<Sandbox> {
   const box = await sandbox({ LLM_API_KEY: "test-key" });
   await Deno.writeTextFile(join(box.cwd, ".env"), `HX_PASSWORD=${SECRET}\n`);
   await writeConfig(box, {
@@ -45,6 +50,7 @@ export async function hostileBox(llm: ScriptedLlm, extraArgs: string[] = []): Pr
           "${HX_PASSWORD}",
           ...extraArgs,
         ],
+        ...entry,
       },
     },
   });
@@ -279,3 +285,18 @@ async function tabUntil(repl: Repl, pattern: RegExp): Promise<void> {
     }
   }
 }
+
+Deno.test("a server that never answers a completion does not hold the prompt for its timeout", async () => {
+  await using llm = await startScriptedLlm();
+  // An hour: the prompt must come back long before the request's own deadline.
+  await using box = await hostileBox(llm, ["--hang-complete"], { timeout: 3600 });
+  await using repl = await startRepl(box);
+  await repl.tmux.type("see @hx:tmpl://a");
+  await repl.tmux.press("Tab");
+  llm.enqueue({ text: "answered after the Tab" });
+  await bounded(
+    repl.send(" now", "answered after the Tab", 30_000),
+    "the message typed after a Tab the server never answers",
+    30_000,
+  );
+});
