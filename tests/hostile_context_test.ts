@@ -300,3 +300,25 @@ Deno.test("a server that never answers a completion does not hold the prompt for
     30_000,
   );
 });
+
+Deno.test("an SVG image is saved for the person but never sent to the model as an image part", async () => {
+  await using llm = await startScriptedLlm({ replies: [{ text: "ok" }, { text: "again" }] });
+  await using box = await hostileBox(llm);
+  const result = await runPatchbay(box, ["run", "look at @hx:svg://x"]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(imageUrls(llm), [], "no image part the provider would refuse");
+  const content = JSON.stringify(llm.requests[0].body.messages.at(-1).content);
+  assert.match(content, /image: image\/svg\+xml, [\d.]+ \w?B; not passed to the model/);
+  assert.deepEqual(imagesSaved(box).map((name) => name.slice(-4)), [".svg"]);
+});
+
+Deno.test("/image shows a server's image URI on one line, its controls escaped", async () => {
+  await using llm = await startScriptedLlm();
+  await using box = await hostileBox(llm);
+  await using repl = await startRepl(box);
+  llm.enqueue({ text: "seen it" });
+  await repl.send("see @hx:nlimg://x", "seen it");
+  const shown = await repl.send("/image", /saved to|not saved/);
+  assert.match(shown, /hx:nlimg:\/\/x\\nfake line: approved: image\/png/);
+  assert.ok(!/^fake line/m.test(shown), `a forged line:\n${shown}`);
+});
