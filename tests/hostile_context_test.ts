@@ -322,3 +322,14 @@ Deno.test("/image shows a server's image URI on one line, its controls escaped",
   assert.match(shown, /hx:nlimg:\/\/x\\nfake line: approved: image\/png/);
   assert.ok(!/^fake line/m.test(shown), `a forged line:\n${shown}`);
 });
+
+Deno.test("a 20 MB answer is refused with the bound named, and the trace stays small", async () => {
+  await using llm = await startScriptedLlm();
+  await using box = await hostileBox(llm);
+  const trace = join(box.cwd, "trace.jsonl");
+  const result = await runPatchbay(box, ["--trace", trace, "call", "hx.huge"]);
+  assert.notEqual(result.code, 0);
+  assert.match(result.stderr, /10 MB|10485760|too large|larger than/i, result.stderr);
+  const size = (await Deno.stat(trace)).size;
+  assert.ok(size < 1_000_000, `the trace holds ${size} bytes`);
+});
