@@ -333,3 +333,15 @@ Deno.test("a 20 MB answer is refused with the bound named, and the trace stays s
   const size = (await Deno.stat(trace)).size;
   assert.ok(size < 1_000_000, `the trace holds ${size} bytes`);
 });
+
+Deno.test("a model answer naming 5,000 tool calls runs a bounded number and says so", async () => {
+  const calls = Array.from({ length: 5000 }, () => ({ name: "hx__forecast", arguments: {} }));
+  await using llm = await startScriptedLlm({ replies: [{ toolCalls: calls }, { text: "done" }] });
+  await using box = await hostileBox(llm);
+  const result = await runPatchbay(box, ["run", "--yes", "forecast everything"]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stderr, /asked for 5000 tool calls in one answer; the first 64 run/);
+  const messages = llm.requests[1].body.messages as Body[];
+  assert.equal(messages.filter((m) => m.role === "tool").length, 64);
+  assert.equal(messages.find((m) => m.role === "assistant").tool_calls.length, 64);
+});
