@@ -345,3 +345,34 @@ Deno.test("a model answer naming 5,000 tool calls runs a bounded number and says
   assert.equal(messages.filter((m) => m.role === "tool").length, 64);
   assert.equal(messages.find((m) => m.role === "assistant").tool_calls.length, 64);
 });
+
+Deno.test("trace show and stats of lines holding newlines, escapes and bidi: one line each, no raw control", async () => {
+  await using box = await sandbox();
+  const nasty = "a\nfake line\u001b]0;PWNED\u0007\u202eevil\u009b2J";
+  const lines = [
+    { t: "2026-01-01T00:00:00.000Z", kind: "event", server: nasty, event: nasty, detail: nasty },
+    {
+      t: "2026-01-01T00:00:00.001Z",
+      kind: "message",
+      server: nasty,
+      transport: "stdio",
+      dir: "in",
+      method: nasty,
+      type: "error",
+      id: nasty,
+      error: { code: 1, message: nasty },
+      bytes: 10,
+      message: {},
+    },
+  ];
+  const file = join(box.cwd, "t.jsonl");
+  await Deno.writeTextFile(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+  for (const command of ["show", "stats"]) {
+    const run = await runPatchbay(box, ["trace", command, file]);
+    assert.equal(run.code, 0, run.stderr);
+    for (const raw of ["\u001b", "\u0007", "\u202e", "\u009b"]) {
+      assert.ok(!run.stdout.includes(raw), `trace ${command} wrote a raw control`);
+    }
+    assert.ok(!/^fake line/m.test(run.stdout), `trace ${command} forged a line:\n${run.stdout}`);
+  }
+});
