@@ -12,11 +12,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { bounded } from "./support/bounded.ts";
-import { runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
+import { runCommand, runPatchbay, type Sandbox, sandbox, writeConfig } from "./support/cli.ts";
 import { DENO } from "./support/deps.ts";
 import { type Repl, startRepl } from "./support/repl.ts";
 import { type ScriptedLlm, startScriptedLlm } from "./support/scripted_llm.ts";
 
+const PROJECT = fileURLToPath(new URL("../", import.meta.url));
 const HOSTILE = fileURLToPath(new URL("./fixtures/hostile_context_server.ts", import.meta.url));
 const SECRET = "ctx-secret-9d8c7b6a5f";
 
@@ -375,4 +376,33 @@ Deno.test("trace show and stats of lines holding newlines, escapes and bidi: one
     }
     assert.ok(!/^fake line/m.test(run.stdout), `trace ${command} forged a line:\n${run.stdout}`);
   }
+});
+
+Deno.test("bash completion of a cloned project's server names runs none of them as a command", async () => {
+  await using box = await sandbox();
+  const marker = join(box.home, "pwned");
+  await writeConfig(box, {
+    LLM: { provider: "openai", model: "m" },
+    mcpServers: {
+      [`$(touch ${marker})`]: { command: "node" },
+      [`\`touch ${marker}\``]: { command: "node" },
+      "ok-server": { command: "node" },
+    },
+  });
+  const script = await runPatchbay(box, ["completions", "bash"]);
+  assert.equal(script.code, 0, script.stderr);
+  await Deno.writeTextFile(join(box.home, "completion.bash"), script.stdout);
+  const deno = [DENO, "task", "--quiet", "--config", join(PROJECT, "deno.json"), "start"];
+  const bash = [
+    `patchbay() { ${deno.map((w) => `'${w}'`).join(" ")} "$@"; }`,
+    `source '${join(box.home, "completion.bash")}'`,
+    "COMP_WORDS=(patchbay tools '')",
+    "COMP_CWORD=2",
+    "_patchbay",
+    'printf "%s\\n" "${COMPREPLY[@]}"',
+  ].join("\n");
+  const run = await runCommand("bash", ["-c", bash], { cwd: box.cwd, env: box.env });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /^ok-server$/m, `the ordinary name is offered:\n${run.stdout}`);
+  assert.ok(!(await exists(marker)), "a name was run as a command at Tab time");
 });
