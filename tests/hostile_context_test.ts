@@ -406,3 +406,15 @@ Deno.test("bash completion of a cloned project's server names runs none of them 
   assert.match(run.stdout, /^ok-server$/m, `the ordinary name is offered:\n${run.stdout}`);
   assert.ok(!(await exists(marker)), "a name was run as a command at Tab time");
 });
+
+Deno.test("a resource split into 400 texts of 20,000 characters brings one text cap to the model", async () => {
+  await using llm = await startScriptedLlm({ replies: [{ text: "ok" }] });
+  await using box = await hostileBox(llm);
+  const result = await runPatchbay(box, ["run", "read @hx:texts://x"]);
+  assert.equal(result.code, 0, result.stderr);
+  const content = llm.requests[0].body.messages.at(-1).content as string;
+  assert.ok(content.length < 40_000, `the message holds ${content.length} characters`);
+  assert.match(content, /more content items were left out/);
+  const attached = result.stderr.split("\n").filter((l) => l.startsWith("Attached hx:"));
+  assert.ok(attached.length <= 65, `${attached.length} lines told`);
+});

@@ -33,6 +33,13 @@ export interface Mention {
 /** Most mentions one message may carry; each is a request to a server and context spent. */
 export const MAX_MENTIONS_PER_MESSAGE = 10;
 
+/**
+ * Most content items one mentioned resource brings (its texts, blobs and images; images
+ * also count against the message's image bound). Each is an attachment, a notice and a
+ * part of the model's context; a real resource has one, or a few.
+ */
+export const MAX_CONTENTS_PER_RESOURCE = 64;
+
 const OPENERS = new Set(["(", "[", "{", '"', "'", "`", "<"]);
 const TRAILING_PUNCTUATION = /[.,;:!?)\]}"'`>]+$/;
 
@@ -126,11 +133,21 @@ async function toAttachments(
   }
   const out: StoredAttachment[] = [];
   let leftOut = 0;
+  let otherLeftOut = 0;
+  // The texts of one resource share one cap, as one tool result's do: a server cannot pass
+  // the cap by splitting its text into many contents.
+  let room = options.maxChars ?? TOOL_OUTPUT_MAX_CHARS;
   for (const content of contents) {
     const uri = typeof content.uri === "string" ? content.uri : mention.uri;
     const mimeType = typeof content.mimeType === "string" ? content.mimeType : undefined;
-    if ("text" in content && typeof content.text === "string") {
-      const capped = capText(content.text, options.maxChars ?? TOOL_OUTPUT_MAX_CHARS);
+    const isText = "text" in content && typeof content.text === "string";
+    if (out.length >= MAX_CONTENTS_PER_RESOURCE || (isText && room <= 0)) {
+      otherLeftOut++;
+      continue;
+    }
+    if (isText) {
+      const capped = capText(content.text as string, room);
+      room -= capped.text.length;
       out.push({ server: mention.server, uri, kind: "text", mimeType, text: capped.text });
       continue;
     }
@@ -169,6 +186,17 @@ async function toAttachments(
       kind: "text",
       text: `[${leftOut} more image${leftOut === 1 ? " was" : "s were"} left out: a message ` +
         `keeps at most ${MAX_IMAGES_KEPT} images]`,
+    });
+  }
+  if (otherLeftOut > 0) {
+    out.push({
+      server: mention.server,
+      uri: mention.uri,
+      kind: "text",
+      text: `[${otherLeftOut} more content item${otherLeftOut === 1 ? " was" : "s were"} left ` +
+        `out: a mentioned resource brings at most ${MAX_CONTENTS_PER_RESOURCE} items and ` +
+        `${(options.maxChars ?? TOOL_OUTPUT_MAX_CHARS).toLocaleString("en-US")} characters ` +
+        "of text]",
     });
   }
   return out;
