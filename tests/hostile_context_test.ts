@@ -228,11 +228,18 @@ Deno.test("a model that echoes a configured secret: masked on the screen, in the
   });
   await using box = await hostileBox(llm);
   const trace = join(box.cwd, "trace.jsonl");
-  const result = await runPatchbay(box, ["--trace", trace, "run", "--yes", "what is it?"]);
+  // The model's bodies recorded too: the answer as the trace sees it.
+  const configPath = join(box.cwd, "servers_config.json");
+  const config = JSON.parse(await Deno.readTextFile(configPath));
+  config.Trace = { file: trace, model: true, model_bodies: true };
+  await Deno.writeTextFile(configPath, JSON.stringify(config));
+  const result = await runPatchbay(box, ["run", "--yes", "what is it?"]);
   assert.equal(result.code, 0, result.stderr);
   assert.ok(!(result.stdout + result.stderr).includes(SECRET), result.stdout + result.stderr);
   assert.match(result.stdout, /the password is \[REDACTED\]/);
-  assert.ok(!(await Deno.readTextFile(trace)).includes(SECRET), "the trace");
+  const traced = await Deno.readTextFile(trace);
+  assert.match(traced, /"kind":"model"/);
+  assert.ok(!traced.includes(SECRET), "the trace");
   const stored = await allFiles(join(box.home, ".local"));
   assert.ok(!stored.includes(SECRET), "the stored conversation and the log");
 });
