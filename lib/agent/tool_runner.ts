@@ -196,9 +196,12 @@ function unknownTool(
       (names.length > 0
         ? ` Available tools: ${abridge(names.join(", "), 2000)}.`
         : " No tools are available."),
+    // The name is the model's own text: shown on one line, escaped, and not at any length.
     error: new ToolExecutionError(
-      name,
-      `the model asked for a tool named "${name}", which no connected server offers` +
+      abridge(showName(name), 200),
+      `the model asked for a tool named "${
+        abridge(showName(name), 200)
+      }", which no connected server offers` +
         (closest ? ` (closest: ${qualifiedName(closest)})` : ""),
       undefined,
       remedies.unknownTool,
