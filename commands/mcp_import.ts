@@ -21,10 +21,18 @@ import type { Environment } from "../lib/env.ts";
 import { PatchbayError } from "../lib/errors.ts";
 import { Redactor } from "../lib/redact.ts";
 import { stdoutStyle } from "../lib/style.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
+import { showName } from "../lib/names.ts";
+import { hasHiddenCharacters } from "../lib/terminal.ts";
 import { plural } from "../lib/text.ts";
 import { type NamedEntry, writeEntries } from "./_config_edit.ts";
 import { hiddenNotice, type McpEditOptions, serversOf, shadowNotice } from "./mcp.ts";
+
+/**
+ * Most servers one import adds. Every configured server is started (a process, or a
+ * connection) with each session, and a file from a cloned project is not the person's
+ * own: ten thousand entries in it must not become ten thousand processes.
+ */
+export const MAX_IMPORTED_SERVERS = 100;
 
 /** Options of `mcp import`. */
 export interface McpImportOptions extends McpEditOptions {
@@ -62,30 +70,40 @@ export async function mcpImport(
     if (names.length === 0) console.log(style.dim("  no servers"));
     for (const name of names) {
       // A project's file may come with a cloned repository: nothing in it reaches the
-      // terminal with its control characters.
-      const shown = stripTerminalEscapes(name);
+      // terminal with its control characters, and what is shown is what would be written
+      // (escaped, on one line), never a cleaned look-alike of it.
+      const shown = showName(name);
       const converted = convertEntry(name, file.entries[name], file, places);
-      const why = (shown !== name ? "its name holds control characters" : undefined) ??
+      const why = (hasHiddenCharacters(name) ? "its name holds control characters" : undefined) ??
         converted.skipped ?? collision(name, taken) ??
         problemsOf(name, converted, target.file, env);
       if (why) {
         skipped++;
         const said = converted.entry ? secretsOf(converted.entry, env, why) : why;
-        console.log(`  ${style.red("✗")} ${shown}: not imported: ${stripTerminalEscapes(said)}`);
+        console.log(`  ${style.red("✗")} ${shown}: not imported: ${showName(said)}`);
         continue;
       }
       taken.set(name, file.path);
       accepted.push([name, converted.entry!]);
       // What is printed names the secrets' places, never their values.
-      const masked = (text: string) => stripTerminalEscapes(secretsOf(converted.entry!, env, text));
-      console.log(masked(`  ${style.green("+")} ${name}  ${summary(converted.entry!)}`));
+      const masked = (text: string) => showName(secretsOf(converted.entry!, env, text));
+      console.log(`  ${style.green("+")} ${shown}  ${masked(summary(converted.entry!))}`);
       for (const note of converted.notes) {
-        console.log(style.dim(masked(`      converted: ${note}`)));
+        console.log(style.dim(`      converted: ${masked(note)}`));
       }
       for (const left of converted.dropped) {
-        console.log(style.dim(masked(`      left out: ${left}`)));
+        console.log(style.dim(`      left out: ${masked(left)}`));
       }
     }
+  }
+  if (accepted.length > MAX_IMPORTED_SERVERS) {
+    throw new PatchbayError("usage", "Too many servers to import", {
+      reason: `the source holds ${accepted.length} servers that could be imported; one ` +
+        `import adds at most ${MAX_IMPORTED_SERVERS} (each is a process or connection ` +
+        "started with every session)",
+      remedy: "keep only the servers you want in a copy of the file and import that, or add " +
+        "them one at a time with `patchbay mcp add`",
+    });
   }
   if (accepted.length === 0) {
     throw new PatchbayError("usage", "Nothing to import", {

@@ -141,6 +141,15 @@ export class Redactor {
     return this.#redactShapes(this.#redactKnown(text));
   }
 
+  /**
+   * `text` with every form of every registered secret replaced, and nothing else: for
+   * text whose credential-shaped words are not secrets of this session (a model writing
+   * `password=...` in a code sample must keep it).
+   */
+  redactKnown(text: string): string {
+    return this.#redactKnown(text);
+  }
+
   /** `text` with every form of every registered secret replaced. */
   #redactKnown(text: string): string {
     let out = text;

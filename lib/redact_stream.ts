@@ -13,10 +13,18 @@ import type { Redactor } from "./redact.ts";
  */
 export class RedactingStream {
   readonly #redactor: Redactor;
+  readonly #mask: (text: string) => string;
   #held = "";
 
-  constructor(redactor: Redactor) {
+  /**
+   * @param options.knownOnly mask only the registered secrets, not credential shapes
+   * (`Redactor.redactKnown`). @default false
+   */
+  constructor(redactor: Redactor, options: { knownOnly?: boolean } = {}) {
     this.#redactor = redactor;
+    this.#mask = options.knownOnly
+      ? (text) => redactor.redactKnown(text)
+      : (text) => redactor.redact(text);
   }
 
   /** The text that can be passed on now, masked. */
@@ -24,12 +32,12 @@ export class RedactingStream {
     const text = this.#held + piece;
     const keep = heldLength(text, this.#redactor.forms);
     this.#held = text.slice(text.length - keep);
-    return this.#redactor.redact(text.slice(0, text.length - keep));
+    return this.#mask(text.slice(0, text.length - keep));
   }
 
   /** Whatever was held back, masked (the stream ended). */
   end(): string {
-    const rest = this.#redactor.redact(this.#held);
+    const rest = this.#mask(this.#held);
     this.#held = "";
     return rest;
   }

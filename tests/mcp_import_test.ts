@@ -208,7 +208,10 @@ Deno.test("a path is read in its own dialect; an existing file keeps its text; u
   await Deno.writeTextFile(join(box.cwd, "cloned.json"), JSON.stringify(hostile));
   const cleaned = await runPatchbay(box, ["mcp", "import", "./cloned.json"]);
   assert.equal(cleaned.code, 1);
-  assert.match(cleaned.stdout, /✗ evil: not imported: its name holds control characters/);
+  assert.match(
+    cleaned.stdout,
+    /✗ evil\\x1b\]0;pwned\\x07\\x1b\[2J: not imported: its name holds control characters/,
+  );
   assert.ok(!cleaned.stdout.includes("\u001b"), JSON.stringify(cleaned.stdout));
 
   const unknown = await runPatchbay(box, ["mcp", "import", "windsurf"]);

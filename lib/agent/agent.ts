@@ -43,6 +43,15 @@ import { UiGuard } from "./ui_guard.ts";
 /** Appended to an answer the user interrupted, so the model knows on the next turn. */
 export const INTERRUPTED_NOTE = "[answer interrupted by the user]";
 
+/**
+ * Most tool calls one answer of the model runs; it runs them at once. The model is
+ * untrusted: one answer can name a hundred thousand calls within its size limit, each a
+ * request to a server and a message in the conversation. Real parallel calls are a few;
+ * the calls past this are dropped from the answer before it joins the conversation, and
+ * the person is told.
+ */
+export const MAX_TOOL_CALLS_PER_STEP = 64;
+
 /** Everything an {@linkcode Agent} works with. */
 export interface AgentOptions {
   provider: ModelProvider;
@@ -187,12 +196,13 @@ export class Agent {
       for (let step = 1; step <= limits.maxSteps; step++) {
         if (signal.aborted) throw new CancelledError("the turn");
         const catalogue = this.#options.tools.tools();
-        const { result, streamed, durationMs } = await this.#step(
+        const { result: answered, streamed, durationMs } = await this.#step(
           catalogue,
           signal,
           guard,
           commit,
         );
+        const result = this.#boundToolCalls(answered, guard);
         addUsage(turnUsage, result.usage);
         this.#append({
           role: "assistant",
@@ -253,6 +263,23 @@ export class Agent {
       if (!committed) this.#history.splice(this.#history.indexOf(user), 1);
       throw error;
     }
+  }
+
+  /** `result` with at most {@linkcode MAX_TOOL_CALLS_PER_STEP} tool calls; the cut told. */
+  #boundToolCalls(result: GenerateResult, guard: UiGuard): GenerateResult {
+    const count = result.toolCalls.length;
+    if (count <= MAX_TOOL_CALLS_PER_STEP) return result;
+    const { ui } = this.#options;
+    guard.tell(() =>
+      ui.notice(
+        "warning",
+        `the model asked for ${count} tool calls in one answer; the first ` +
+          `${MAX_TOOL_CALLS_PER_STEP} run, the other ${
+            count - MAX_TOOL_CALLS_PER_STEP
+          } were dropped`,
+      )
+    );
+    return { ...result, toolCalls: result.toolCalls.slice(0, MAX_TOOL_CALLS_PER_STEP) };
   }
 
   #warnAboutFinish(result: GenerateResult, guard: UiGuard): void {

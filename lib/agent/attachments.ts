@@ -20,6 +20,20 @@ import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
 import { formatBytes } from "./content.ts";
 import { MAX_IMAGES_PER_REQUEST } from "./image_store.ts";
 
+/**
+ * Image types passed to a vision model: the ones every major vision API takes (OpenAI's,
+ * Anthropic's and Gemini's lists meet here). A server names its image's type itself; one
+ * of another type (SVG, BMP, a made-up name) would be refused by the provider, and since
+ * the image stays in the conversation, every later request with it refused too. Such an
+ * image is described to the model instead, and still saved for the person.
+ */
+export const VISION_IMAGE_TYPES: ReadonlySet<string> = new Set([
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+]);
+
 /** How images are passed on in one request. */
 export interface ImagePolicy {
   /** The model takes image parts. */
@@ -43,7 +57,10 @@ export function imagesToSend(
     const attachments = history[i].attachments ?? [];
     for (let j = attachments.length - 1; j >= 0 && chosen.size < max; j--) {
       const attachment = attachments[j];
-      if (attachment.kind === "image" && attachment.data) chosen.add(attachment);
+      if (
+        attachment.kind === "image" && attachment.data &&
+        VISION_IMAGE_TYPES.has(attachment.mimeType?.toLowerCase() ?? "")
+      ) chosen.add(attachment);
     }
   }
   return chosen;
@@ -77,7 +94,8 @@ export function unsentImagesNote(
   const list = unsent.map(describeImage).join(", ");
   const why = !vision
     ? "the model in use does not take images (LLM.vision), so it cannot see"
-    : "only the most recent images are sent, or it was too large, so the model cannot see";
+    : "only the most recent images of the types vision models take (PNG, JPEG, GIF, " +
+      "WebP) and size are sent, so the model cannot see";
   return `[${unsent.length === 1 ? "an image was" : `${unsent.length} images were`} returned ` +
     `(${list}); ${why} ${unsent.length === 1 ? "it" : "them"}]`;
 }

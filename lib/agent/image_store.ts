@@ -23,6 +23,15 @@ export const MAX_IMAGE_BYTES = 5_000_000;
  */
 export const MAX_IMAGES_PER_REQUEST = 8;
 
+/**
+ * Most images one message (its mentions together) or one tool result keeps: saved, stored
+ * with the conversation and offered to the model. A server can put thousands of tiny
+ * distinct images in one answer within the message size limit; each would be a file
+ * written, a line told and an entry in the stored conversation. Four times the images one
+ * request sends is room for any real screenshot series; the rest are counted and told.
+ */
+export const MAX_IMAGES_KEPT = 4 * MAX_IMAGES_PER_REQUEST;
+
 const EXTENSIONS: Record<string, string> = {
   "image/png": "png",
   "image/jpeg": "jpg",
@@ -32,10 +41,19 @@ const EXTENSIONS: Record<string, string> = {
   "image/bmp": "bmp",
 };
 
+/**
+ * Most bytes the images folder holds; past it the oldest images are removed as new ones
+ * are saved. Each answer of a server is bounded, but not how many answers it gives: a
+ * server returning a fresh large image on every call would otherwise fill the disk.
+ */
+export const MAX_IMAGES_FOLDER_BYTES = 512 * 1024 * 1024;
+
 /** Options of {@linkcode saveImage}. */
 export interface SaveImageOptions {
   /** @default the state folder's `images/` */
   dir?: string;
+  /** @default MAX_IMAGES_FOLDER_BYTES */
+  maxFolderBytes?: number;
 }
 
 /**
@@ -57,7 +75,27 @@ export async function saveImage(
   await Deno.writeFile(path, bytes, { mode: 0o600 });
   // `mode` applies only when the file is created; an older file keeps what it had.
   await Deno.chmod(path, 0o600).catch(() => {});
+  await pruneOldest(dir, options.maxFolderBytes ?? MAX_IMAGES_FOLDER_BYTES, path);
   return path;
+}
+
+/** Removes the oldest images of `dir` until it holds at most `max` bytes; `keep` stays. */
+async function pruneOldest(dir: string, max: number, keep: string): Promise<void> {
+  const files: { path: string; size: number; mtime: number }[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (!entry.isFile) continue;
+    const path = join(dir, entry.name);
+    const info = await Deno.stat(path).catch(() => undefined);
+    if (info) files.push({ path, size: info.size, mtime: info.mtime?.getTime() ?? 0 });
+  }
+  let total = files.reduce((sum, file) => sum + file.size, 0);
+  files.sort((a, b) => a.mtime - b.mtime);
+  for (const file of files) {
+    if (total <= max) break;
+    if (file.path === keep) continue;
+    await Deno.remove(file.path).catch(() => {});
+    total -= file.size;
+  }
 }
 
 /** Bytes of base64 text (whitespace ignored); invalid text yields what decodes. */

@@ -19,7 +19,7 @@ import type { ReadResourceResult } from "@modelcontextprotocol/client";
 import { CancelledError, MentionReadError } from "../errors.ts";
 import type { StoredAttachment } from "../memory/types.ts";
 import { base64Bytes, capText, TOOL_OUTPUT_MAX_CHARS } from "./content.ts";
-import { MAX_IMAGE_BYTES } from "./image_store.ts";
+import { MAX_IMAGE_BYTES, MAX_IMAGES_KEPT } from "./image_store.ts";
 
 /** One `@server:uri` found in a message. */
 export interface Mention {
@@ -32,6 +32,13 @@ export interface Mention {
 
 /** Most mentions one message may carry; each is a request to a server and context spent. */
 export const MAX_MENTIONS_PER_MESSAGE = 10;
+
+/**
+ * Most content items one mentioned resource brings (its texts, blobs and images; images
+ * also count against the message's image bound). Each is an attachment, a notice and a
+ * part of the model's context; a real resource has one, or a few.
+ */
+export const MAX_CONTENTS_PER_RESOURCE = 64;
 
 const OPENERS = new Set(["(", "[", "{", '"', "'", "`", "<"]);
 const TRAILING_PUNCTUATION = /[.,;:!?)\]}"'`>]+$/;
@@ -69,6 +76,8 @@ export interface ReadMentionsOptions {
   saveImage?: (mimeType: string, data: string) => Promise<string>;
   /** @default TOOL_OUTPUT_MAX_CHARS */
   maxChars?: number;
+  /** Told how many images of a mention went past {@linkcode MAX_IMAGES_KEPT}. */
+  onImagesLeftOut?: (mention: Mention, count: number) => void;
 }
 
 /**
@@ -94,6 +103,7 @@ export async function readMentions(
     );
   }
   const attachments: StoredAttachment[] = [];
+  const budget = { images: MAX_IMAGES_KEPT };
   for (const mention of unique) {
     let result: ReadResourceResult;
     try {
@@ -102,27 +112,42 @@ export async function readMentions(
       if (options.signal?.aborted) throw new CancelledError("reading the mentioned resources");
       throw new MentionReadError(mention.server, mention.uri, error);
     }
-    attachments.push(...await toAttachments(mention, result, options));
+    attachments.push(...await toAttachments(mention, result, options, budget));
   }
   return attachments;
 }
 
-/** One read result as attachments: its texts together (capped), each image, each blob. */
+/**
+ * One read result as attachments: its texts (capped), each blob, and each image while the
+ * message's `budget` of images lasts; the images past it are one line for the model.
+ */
 async function toAttachments(
   mention: Mention,
   result: ReadResourceResult,
   options: ReadMentionsOptions,
+  budget: { images: number },
 ): Promise<StoredAttachment[]> {
   const contents = Array.isArray(result.contents) ? result.contents : [];
   if (contents.length === 0) {
     return [{ server: mention.server, uri: mention.uri, kind: "text", text: "(empty resource)" }];
   }
   const out: StoredAttachment[] = [];
+  let leftOut = 0;
+  let otherLeftOut = 0;
+  // The texts of one resource share one cap, as one tool result's do: a server cannot pass
+  // the cap by splitting its text into many contents.
+  let room = options.maxChars ?? TOOL_OUTPUT_MAX_CHARS;
   for (const content of contents) {
     const uri = typeof content.uri === "string" ? content.uri : mention.uri;
     const mimeType = typeof content.mimeType === "string" ? content.mimeType : undefined;
-    if ("text" in content && typeof content.text === "string") {
-      const capped = capText(content.text, options.maxChars ?? TOOL_OUTPUT_MAX_CHARS);
+    const isText = "text" in content && typeof content.text === "string";
+    if (out.length >= MAX_CONTENTS_PER_RESOURCE || (isText && room <= 0)) {
+      otherLeftOut++;
+      continue;
+    }
+    if (isText) {
+      const capped = capText(content.text as string, room);
+      room -= capped.text.length;
       out.push({ server: mention.server, uri, kind: "text", mimeType, text: capped.text });
       continue;
     }
@@ -132,6 +157,11 @@ async function toAttachments(
       out.push({ server: mention.server, uri, kind: "binary", mimeType, bytes });
       continue;
     }
+    if (budget.images <= 0) {
+      leftOut++;
+      continue;
+    }
+    budget.images--;
     let path: string | undefined;
     try {
       path = await options.saveImage?.(mimeType, blob);
@@ -146,6 +176,27 @@ async function toAttachments(
       bytes,
       ...(bytes <= MAX_IMAGE_BYTES ? { data: blob } : {}),
       ...(path ? { path } : {}),
+    });
+  }
+  if (leftOut > 0) {
+    options.onImagesLeftOut?.(mention, leftOut);
+    out.push({
+      server: mention.server,
+      uri: mention.uri,
+      kind: "text",
+      text: `[${leftOut} more image${leftOut === 1 ? " was" : "s were"} left out: a message ` +
+        `keeps at most ${MAX_IMAGES_KEPT} images]`,
+    });
+  }
+  if (otherLeftOut > 0) {
+    out.push({
+      server: mention.server,
+      uri: mention.uri,
+      kind: "text",
+      text: `[${otherLeftOut} more content item${otherLeftOut === 1 ? " was" : "s were"} left ` +
+        `out: a mentioned resource brings at most ${MAX_CONTENTS_PER_RESOURCE} items and ` +
+        `${(options.maxChars ?? TOOL_OUTPUT_MAX_CHARS).toLocaleString("en-US")} characters ` +
+        "of text]",
     });
   }
   return out;

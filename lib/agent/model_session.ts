@@ -17,10 +17,11 @@ import type { ServerRequestHandlers, ToolHost } from "../connections/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { createOpenAiProvider } from "../llm/openai_provider.ts";
+import { maskedProvider } from "../llm/masked_provider.ts";
 import type { ModelProvider } from "../llm/provider.ts";
 import { type Log, silentLog } from "../log.ts";
 import type { StoredMessage } from "../memory/types.ts";
-import type { Redactor } from "../redact.ts";
+import { type Redactor, sessionRedactor } from "../redact.ts";
 import { Agent } from "./agent.ts";
 import { ApprovalPolicy, type RememberedApprovals } from "./approval.ts";
 import { createSamplingHandler } from "./sampling.ts";
@@ -74,12 +75,14 @@ export interface ModelSession {
 export function createModelSession(options: ModelSessionOptions): ModelSession {
   const { config, ui } = options;
   const log = options.log ?? silentLog;
-  const provider = options.provider ?? createOpenAiProvider({
+  const created = options.provider ?? createOpenAiProvider({
     llm: config.llm,
     env: options.env,
     redactor: options.redactor,
     log: log.child("llm"),
   });
+  // The model's output is untrusted: masked where it enters, as a server's is.
+  const provider = maskedProvider(created, options.redactor ?? sessionRedactor);
   const stats = new UsageStats(config.agent);
   const approval = new ApprovalPolicy(config.servers, options.remembered);
   const sampling = createSamplingHandler({

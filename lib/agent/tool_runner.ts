@@ -27,7 +27,8 @@ import type { ToolCall } from "../llm/provider.ts";
 import type { Log } from "../log.ts";
 import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
 import type { ResultImage } from "./content.ts";
-import { MAX_IMAGE_BYTES } from "./image_store.ts";
+import { MAX_IMAGE_BYTES, MAX_IMAGES_KEPT } from "./image_store.ts";
+import { showName } from "../names.ts";
 import { abridge, didYouMean } from "../text.ts";
 import type { ApprovalPolicy } from "./approval.ts";
 import { convertToolResult } from "./content.ts";
@@ -195,9 +196,12 @@ function unknownTool(
       (names.length > 0
         ? ` Available tools: ${abridge(names.join(", "), 2000)}.`
         : " No tools are available."),
+    // The name is the model's own text: shown on one line, escaped, and not at any length.
     error: new ToolExecutionError(
-      name,
-      `the model asked for a tool named "${name}", which no connected server offers` +
+      abridge(showName(name), 200),
+      `the model asked for a tool named "${
+        abridge(showName(name), 200)
+      }", which no connected server offers` +
         (closest ? ` (closest: ${qualifiedName(closest)})` : ""),
       undefined,
       remedies.unknownTool,
@@ -393,12 +397,12 @@ async function keepImages(
   options: ToolRunOptions,
 ): Promise<StoredAttachment[]> {
   const attachments: StoredAttachment[] = [];
-  for (const image of images) {
+  const where = `${tool.server} › ${showName(tool.originalName)}`;
+  for (const image of images.slice(0, MAX_IMAGES_KEPT)) {
     let path: string | undefined;
     if (options.saveImage) {
       try {
         path = await options.saveImage(image.mimeType, image.data);
-        const where = `${tool.server} › ${tool.originalName}`;
         options.guard.tell(() => options.ui.notice("info", `Image from ${where} saved to ${path}`));
       } catch (error) {
         options.log.warn("could not save a tool's image", { error: String(error) });
@@ -413,6 +417,17 @@ async function keepImages(
       ...(image.bytes <= MAX_IMAGE_BYTES ? { data: image.data } : {}),
       ...(path ? { path } : {}),
     });
+  }
+  const leftOut = images.length - MAX_IMAGES_KEPT;
+  if (leftOut > 0) {
+    // The model still reads each image's line in the result's text.
+    options.guard.tell(() =>
+      options.ui.notice(
+        "warning",
+        `${where}: ${leftOut} more image${leftOut === 1 ? "" : "s"} not kept (a tool ` +
+          `result keeps at most ${MAX_IMAGES_KEPT})`,
+      )
+    );
   }
   return attachments;
 }

@@ -62,6 +62,12 @@ import type {
   WithheldTool,
 } from "./types.ts";
 
+/**
+ * Longest wait for a server's completion of a value (`complete`): it serves a Tab, and the
+ * prompt takes no keys while a completion is pending, so a server that never answers
+ * would otherwise hold the person for the whole request `timeout`.
+ */
+export const COMPLETION_WAIT_MS = 3000;
 /** Time start-up gives a server beyond its `timeout`, to finish diagnosing a failure. */
 export const START_GRACE_MS = 2000;
 
@@ -398,12 +404,20 @@ export class ConnectionManager implements ToolHost {
   ): Promise<CompleteResult["completion"]> {
     const connection = this.#connection(server);
     if (!connection.session?.capabilities.completions) return { values: [] };
-    const result = await connection.request(
-      "completion/complete",
-      (session, request) => session.client.complete(params, request),
-      options,
-    );
-    return result.completion;
+    // The person waits on a Tab: a server slow to answer one offers nothing this time.
+    const deadline = AbortSignal.timeout(COMPLETION_WAIT_MS);
+    const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+    try {
+      const result = await connection.request(
+        "completion/complete",
+        (session, request) => session.client.complete(params, request),
+        { ...options, signal },
+      );
+      return result.completion;
+    } catch (error) {
+      if (deadline.aborted && !options.signal?.aborted) return { values: [] };
+      throw error;
+    }
   }
 
   /** Asks `server` for `notifications/resources/updated` about `uri`. */

@@ -22,8 +22,9 @@ import type { Surface } from "../agent/tool_failure.ts";
 import process from "node:process";
 import type { Agent, TurnResult } from "../agent/agent.ts";
 import { findMentions, readMentions } from "../agent/mentions.ts";
-import { saveImage } from "../agent/image_store.ts";
+import { MAX_IMAGES_KEPT, saveImage } from "../agent/image_store.ts";
 import { formatBytes } from "../agent/content.ts";
+import { showName } from "../names.ts";
 import type { StoredAttachment } from "../memory/types.ts";
 import type { AgentUi, ToolCallEnd } from "../agent/ui.ts";
 import { createModelSession, type ModelSession } from "../agent/model_session.ts";
@@ -434,14 +435,30 @@ export class ClientSession {
     const attachments = await readMentions(
       mentions,
       (server, uri, options) => this.manager.readResource(server, uri, options),
-      { signal, saveImage: (mimeType, data) => saveImage(mimeType, data) },
+      {
+        signal,
+        saveImage: (mimeType, data) => saveImage(mimeType, data),
+        onImagesLeftOut: (mention, count) =>
+          this.ui.notice(
+            "warning",
+            `${showName(mention.server)}:${showName(mention.uri)}: ${count} more image${
+              count === 1 ? "" : "s"
+            } not kept (a message keeps at most ${MAX_IMAGES_KEPT})`,
+          ),
+      },
     );
     for (const attachment of attachments) {
       const what = attachment.kind === "text"
         ? `${formatBytes(new TextEncoder().encode(attachment.text ?? "").length)} of text`
         : `${attachment.mimeType ?? "binary"}, ${formatBytes(attachment.bytes ?? 0)}`;
       const saved = attachment.path ? `; saved to ${attachment.path}` : "";
-      this.ui.notice("info", `Attached ${attachment.server}:${attachment.uri} (${what}${saved})`);
+      // The URI of each content is the server's own: one line, its controls shown.
+      this.ui.notice(
+        "info",
+        `Attached ${showName(attachment.server)}:${showName(attachment.uri)} (${
+          showName(what)
+        }${saved})`,
+      );
     }
     return attachments;
   }

@@ -22,6 +22,7 @@ import {
   formatResourceContents,
   formatResources,
   formatTools,
+  promptPreview,
   promptText,
   withheldLines,
 } from "./listing.ts";
@@ -260,7 +261,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
           (signal) => s.manager.getPrompt(prompt.server, prompt.name, values, { signal }),
         );
         const text = promptText(result);
-        out(s, s.style.dim(abridge(clean(text), 600)));
+        out(s, promptPreview(text, s.style));
         await s.runTurn(text);
       },
     },
@@ -455,8 +456,9 @@ function resolveCallTool(s: ClientSession, spec: string) {
 function attachmentLine(a: StoredAttachment): string {
   const what = a.kind === "text"
     ? `text, ${clean(a.text ?? "").length.toLocaleString("en-US")} characters`
-    : `${clean(a.mimeType ?? a.kind)}, ${formatBytes(a.bytes ?? 0)}`;
-  const source = a.uri ? `${clean(a.server)}:${clean(a.uri)}` : clean(a.server);
+    : `${showName(a.mimeType ?? a.kind)}, ${formatBytes(a.bytes ?? 0)}`;
+  // A URI and a type are the server's own: on one line, with their controls shown.
+  const source = a.uri ? `${showName(a.server)}:${showName(a.uri)}` : showName(a.server);
   return `attached ${source} (${what})${a.path ? ` saved to ${clean(a.path)}` : ""}`;
 }
 

@@ -9,6 +9,7 @@
 import { formatBytes } from "../agent/content.ts";
 import { PatchbayError } from "../errors.ts";
 import type { StoredAttachment } from "../memory/types.ts";
+import { showName } from "../names.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import type { ClientSession } from "./client_session.ts";
 import { imageProtocol, inlineImage } from "./inline_image.ts";
@@ -62,11 +63,12 @@ export const imageCommand: SlashCommand<ClientSession> = {
 };
 
 function describe(image: StoredAttachment): string {
-  const source = image.uri ? `${image.server}:${image.uri}` : image.server;
-  const where = image.path ? ` saved to ${image.path}` : " (not saved)";
-  return stripTerminalEscapes(
-    `${source}: ${image.mimeType ?? "image"}, ${formatBytes(image.bytes ?? 0)}${where}`,
-  );
+  // The URI and type are the server's own: on one line, with their controls shown.
+  const source = image.uri ? `${showName(image.server)}:${showName(image.uri)}` : image.server;
+  const where = image.path ? ` saved to ${stripTerminalEscapes(image.path)}` : " (not saved)";
+  return `${source}: ${showName(image.mimeType ?? "image")}, ${
+    formatBytes(image.bytes ?? 0)
+  }${where}`;
 }
 
 async function readSaved(image: StoredAttachment): Promise<string | undefined> {

@@ -16,6 +16,7 @@ import * as readline from "node:readline/promises";
 import { dirname } from "node:path";
 import { replacePrivateFile } from "../private_file.ts";
 import { displayWidth } from "../terminal.ts";
+import { safeCandidates } from "./candidates.ts";
 
 /** What one prompt produced. */
 export type ReadResult =
@@ -226,7 +227,7 @@ export class LineEditor {
     this.#completing = true;
     try {
       const { candidates, replace } = await this.#completer!(line);
-      return [candidates, replace];
+      return [safeCandidates(candidates, replace), replace];
     } catch {
       return [[], line];
     } finally {

@@ -107,8 +107,8 @@ export function formatResources(
 export function formatResourceContents(result: ReadResourceResult, style: Style): string[] {
   const lines: string[] = [];
   for (const content of result.contents) {
-    const mime = content.mimeType ? ` (${clean(content.mimeType)})` : "";
-    lines.push(style.dim(`${clean(content.uri)}${mime}`));
+    const mime = content.mimeType ? ` (${showName(content.mimeType)})` : "";
+    lines.push(style.dim(`${showName(content.uri)}${mime}`));
     if ("text" in content && typeof content.text === "string") {
       lines.push(clean(content.text));
     } else if ("blob" in content && typeof content.blob === "string") {
@@ -120,7 +120,11 @@ export function formatResourceContents(result: ReadResourceResult, style: Style)
   return lines;
 }
 
-/** A prompt's messages as the text of one user turn (`role: text` when there are several). */
+/**
+ * A prompt's messages as the text of one user turn: the text alone for one message; for
+ * several, each in a `<prompt_message role="…">` element, so that a message's text cannot
+ * end its element and pass for a message of another role (its closing tags are broken).
+ */
 export function promptText(result: GetPromptResult): string {
   const parts = result.messages.map((message) => {
     const content = message.content as {
@@ -133,9 +137,25 @@ export function promptText(result: GetPromptResult): string {
       : content.type === "resource" && content.resource
       ? `[resource ${content.resource.uri}]\n${content.resource.text ?? ""}`
       : `[${content.type} content]`;
-    return result.messages.length === 1 ? text : `${message.role}: ${text}`;
+    if (result.messages.length === 1) return text;
+    const role = message.role === "assistant" ? "assistant" : "user";
+    const body = text.replace(/<(\/?)(prompt_message)/gi, "<\\$1$2");
+    return `<prompt_message role="${role}">\n${body}\n</prompt_message>`;
   });
   return parts.join("\n\n");
+}
+
+/** How many characters of a prompt's text are shown before it is sent. */
+const PROMPT_PREVIEW_CHARS = 600;
+
+/**
+ * A prompt's text as the person sees it before it is sent: abridged, its escapes removed,
+ * each line behind a gutter, so that no line of a server's text can pass for one of
+ * patchbay's own (an approval, a notice).
+ */
+export function promptPreview(text: string, style: Style): string {
+  const shown = abridge(stripTerminalEscapes(text), PROMPT_PREVIEW_CHARS);
+  return shown.split("\n").map((line) => style.dim(`  │ ${line}`)).join("\n");
 }
 
 /**

@@ -11,10 +11,9 @@
 
 import type { CataloguePrompt } from "../connections/manager.ts";
 import { PatchbayError } from "../errors.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
-import { abridge, didYouMean } from "../text.ts";
+import { didYouMean } from "../text.ts";
 import type { ClientSession } from "./client_session.ts";
-import { promptText } from "./listing.ts";
+import { promptPreview, promptText } from "./listing.ts";
 import { parseKeyValues } from "./resolve.ts";
 
 /** `/server:prompt args` taken apart. */
@@ -59,7 +58,7 @@ export async function runServerPrompt(s: ClientSession, line: ServerPromptLine):
     (signal) => s.manager.getPrompt(prompt.server, prompt.name, values, { signal }),
   );
   const text = promptText(result);
-  s.output.out(`${s.style.dim(abridge(stripTerminalEscapes(text), 600))}\n`);
+  s.output.out(`${promptPreview(text, s.style)}\n`);
   await s.runTurn(text);
 }
 
