@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { dirname, join, resolve } from "node:path";
 import { configDir, dataDir, stateDir } from "../paths.ts";
 import { CLIENT_V8_FLAGS } from "../v8_flags.ts";
+import { taskWorkingDirectory } from "../task_folder.ts";
 import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {
   grantList,
@@ -90,7 +91,7 @@ export const MAX_RESTARTS = 3;
  */
 export async function launch(args: string[], options: LaunchOptions = {}): Promise<number> {
   const deno = options.deno ?? Deno.execPath();
-  const cwd = options.cwd ?? taskWorkingDirectory() ?? Deno.cwd();
+  const cwd = options.cwd ?? taskWorkingDirectory(PROJECT) ?? Deno.cwd();
   const parsed = parseLaunchArgs(args);
   const chosen = await flagsFor(parsed, deno, cwd);
   const mode = chosen.mode;
@@ -366,20 +367,4 @@ const SIGNAL_NUMBERS: Readonly<Record<string, number>> = {
 
 function signalNumber(signal: Deno.Signal): number {
   return SIGNAL_NUMBERS[signal] ?? 0;
-}
-
-/**
- * `deno task` runs tasks in the folder of deno.json; INIT_CWD is where the person ran it,
- * and where the client works (it finds servers_config.json and .env there).
- */
-function taskWorkingDirectory(): string | undefined {
-  const get = (name: string) => {
-    try {
-      return Deno.env.get(name);
-    } catch {
-      return undefined;
-    }
-  };
-  const viaDenoTask = get("npm_config_user_agent")?.startsWith("deno/");
-  return viaDenoTask ? get("INIT_CWD") : undefined;
 }
