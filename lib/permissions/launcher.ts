@@ -17,6 +17,7 @@ import { dirname, join, resolve } from "node:path";
 import { configDir, dataDir, stateDir } from "../paths.ts";
 import { CLIENT_V8_FLAGS } from "../v8_flags.ts";
 import { taskWorkingDirectory } from "../task_folder.ts";
+import { ensureModules } from "./module_cache.ts";
 import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {
   grantList,
@@ -93,6 +94,8 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
   const deno = options.deno ?? Deno.execPath();
   const cwd = options.cwd ?? taskWorkingDirectory(PROJECT) ?? Deno.cwd();
   const parsed = parseLaunchArgs(args);
+  // On an empty Deno cache, fetch every module now, before anything is drawn.
+  await ensureModules({ deno, manifest: MANIFEST, main: CLIENT_MAIN });
   const chosen = await flagsFor(parsed, deno, cwd);
   const mode = chosen.mode;
   let flags = chosen.flags;
