@@ -73,7 +73,9 @@ async function firstRun(label: string): Promise<void> {
     width: 160,
     height: 50,
   });
-  await tmux.waitFor("Type a message", { timeoutMs: 300_000 });
+  // The banner's server line: drawn just before the prompt (an old checkout's download bar
+  // could cover the prompt line itself).
+  await tmux.waitFor(/^Servers {2}/m, { timeoutMs: 300_000 });
   const promptMs = performance.now() - started;
   const cache = await npmCache(denoDir);
   results.set(label, [...(results.get(label) ?? []), { ...cache, promptMs }]);

@@ -215,3 +215,19 @@ export function classify(failure: unknown): Failure {
   }
   return { kind: "other" };
 }
+
+/**
+ * A TLS failure because the certificate's issuer is not trusted (unknown issuer, a
+ * self-signed certificate): behind a TLS-inspecting proxy, every HTTPS peer looks like
+ * this until the proxy's CA certificate is trusted.
+ */
+export function untrustedCertificate(message: string): boolean {
+  return /UnknownIssuer|unknown issuer|self[- ]signed|SELF_SIGNED|UNABLE_TO_VERIFY|invalid peer certificate: (?:UnknownIssuer|BadSignature)|certificate verify failed/i
+    .test(message);
+}
+
+/** What to do about {@linkcode untrustedCertificate} (docs/first-run.md explains it). */
+export const UNTRUSTED_CERTIFICATE_REMEDY =
+  "trust the CA certificate that signed it: DENO_TLS_CA_STORE=system to use the system's " +
+  "certificate store, or DENO_CERT=/path/to/ca.pem for one CA file (a TLS-inspecting " +
+  "proxy's), then start patchbay again (docs/first-run.md)";
