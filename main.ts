@@ -387,6 +387,8 @@ export async function main(args: string[]): Promise<number> {
  * user's own servers_config.json and .env, as npm scripts do (lib/task_folder.ts).
  */
 function adoptTaskWorkingDirectory(): void {
+  // Run from a URL (an install from a web server), there is no checkout to start in.
+  if (!import.meta.url.startsWith("file:")) return;
   const invokedFrom = taskWorkingDirectory(fileURLToPath(new URL(".", import.meta.url)));
   if (invokedFrom && invokedFrom !== Deno.cwd()) Deno.chdir(invokedFrom);
 }

@@ -94,8 +94,11 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
   const deno = options.deno ?? Deno.execPath();
   const cwd = options.cwd ?? taskWorkingDirectory(PROJECT) ?? Deno.cwd();
   const parsed = parseLaunchArgs(args);
-  // On an empty Deno cache, fetch every module now, before anything is drawn.
-  await ensureModules({ deno, manifest: MANIFEST, main: CLIENT_MAIN });
+  // On an empty Deno cache, fetch every module now, before anything is drawn. The cache
+  // checked is this Deno's, so only when the client runs under this same Deno.
+  if (deno === Deno.execPath()) {
+    await ensureModules({ deno, manifest: MANIFEST, main: CLIENT_MAIN });
+  }
   const chosen = await flagsFor(parsed, deno, cwd);
   const mode = chosen.mode;
   let flags = chosen.flags;
