@@ -37,6 +37,7 @@ Deno.test("an HTTPS provider and server with an untrusted certificate: the docto
   assert.notEqual(doctor.code, 0);
   assert.match(doctorText, /certificate of 127\.0\.0\.1:\d+ is not trusted/, doctorText);
   assert.match(doctorText, REMEDY, doctorText);
+  assert.match(doctorText, /UnknownIssuer/, doctorText);
   const untrusted = doctorText.match(/is not trusted/g) ?? [];
   assert.ok(untrusted.length >= 2, `the provider and the server:\n${doctorText}`);
 
@@ -44,11 +45,13 @@ Deno.test("an HTTPS provider and server with an untrusted certificate: the docto
   assert.notEqual(run.code, 0);
   assert.match(run.stderr, /certificate of 127\.0\.0\.1(:\d+)? is not trusted/, run.stderr);
   assert.match(run.stderr, REMEDY, run.stderr);
+  assert.match(run.stderr, /UnknownIssuer/, run.stderr);
 
   const call = await runPatchbay(box, ["call", "remote.anything", "{}"]);
   assert.notEqual(call.code, 0);
   assert.match(call.stderr, /certificate of 127\.0\.0\.1:\d+ is not trusted/, call.stderr);
   assert.match(call.stderr, REMEDY, call.stderr);
+  assert.match(call.stderr, /UnknownIssuer/, call.stderr);
 
   // The remedy works: with the CA trusted, the server is reached (and fails for its own
   // reasons: it is no MCP server).
