@@ -6,8 +6,9 @@
  * start` in tmux, from a folder with a configuration naming the scripted model and no
  * server, and waits for the prompt. It needs the npm registry (with the machine's
  * certificate and proxy variables). Set `FIRST_RUN_BASELINE` to another checkout (a clone of
- * an older commit) to measure it beside this one. Figures are printed when the run ends;
- * docs/first-run.md records them.
+ * an older commit) to measure it beside this one. A first run happens once per cache, so
+ * only the first call of each benchmark measures (its timing table means nothing); the
+ * figures are the lines printed when the run ends. docs/first-run.md records them.
  *
  * Run: `deno task bench` (or `deno bench --allow-all bench/first_run_bench.ts`).
  */
