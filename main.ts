@@ -11,6 +11,7 @@ import type { Command } from "commander";
 import { runCommand } from "./commands/_boundary.ts";
 import type { ApprovalsOptions } from "./commands/approvals.ts";
 import type { CompletionsOptions } from "./commands/completions.ts";
+import { installLastResort, reportEscaped } from "./commands/_last_resort.ts";
 import type { AuthListOptions, AuthLoginOptions, AuthLogoutOptions } from "./commands/auth.ts";
 import type { ChatOptions } from "./commands/chat.ts";
 import type { ScriptOptions } from "./commands/_connect.ts";
@@ -27,9 +28,11 @@ import { plainChatFlags, plainCommand, type QuickCommand } from "./commands/_cha
 import { EXIT, UsageError } from "./lib/errors.ts";
 import { sessionLogger } from "./lib/session_log.ts";
 import type { GlobalOptions } from "./lib/startup.ts";
-import { stderrStyle } from "./lib/style.ts";
+import { stderrStyle, stdoutStyle } from "./lib/style.ts";
 import { didYouMean } from "./lib/text.ts";
 import { NAME, VERSION } from "./lib/version.ts";
+import { taskWorkingDirectory } from "./lib/task_folder.ts";
+import { fileURLToPath } from "node:url";
 
 // Start-up order (issue 16): this file loads only what every invocation needs. commander
 // comes when there is a command line to parse, and each command's module (with the
@@ -93,6 +96,10 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
     .showHelpAfterError(style.dim("(run patchbay --help for usage)"))
     .configureOutput({
       outputError: (text, write) => write(style.red(text)),
+      // patchbay's own colour decision: commander's would read variables (FORCE_COLOR,
+      // CLICOLOR_FORCE) the permission plan does not grant, and die on the refusal.
+      getOutHasColors: () => stdoutStyle().enabled,
+      getErrHasColors: () => style.enabled,
     })
     .exitOverride();
   // A word too many is a mistake (typically JSON arguments the shell split in two), never
@@ -534,26 +541,19 @@ export async function main(args: string[]): Promise<number> {
 /**
  * `deno task` runs tasks in the folder of deno.json; INIT_CWD is where the user ran it.
  * Working from there lets `deno task --config <patchbay>/deno.json start` pick up the
- * user's own servers_config.json and .env, as npm scripts do.
+ * user's own servers_config.json and .env, as npm scripts do (lib/task_folder.ts).
  */
 function adoptTaskWorkingDirectory(): void {
-  const invokedFrom = taskVariable("INIT_CWD");
-  const viaDenoTask = taskVariable("npm_config_user_agent")?.startsWith("deno/");
-  if (invokedFrom && viaDenoTask && invokedFrom !== Deno.cwd()) Deno.chdir(invokedFrom);
-}
-
-/** A variable `deno task` sets; unreadable under `--allow-env=<list>` outside a task. */
-function taskVariable(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
+  // Run from a URL (an install from a web server), there is no checkout to start in.
+  if (!import.meta.url.startsWith("file:")) return;
+  const invokedFrom = taskWorkingDirectory(fileURLToPath(new URL(".", import.meta.url)));
+  if (invokedFrom && invokedFrom !== Deno.cwd()) Deno.chdir(invokedFrom);
 }
 
 if (import.meta.main) {
+  installLastResort();
   adoptTaskWorkingDirectory();
-  let code = await main(Deno.args);
+  let code = await main(Deno.args).catch(reportEscaped);
   sessionLogger()?.close();
   // A failure that a grant the plan lacks explains: the launcher may run the command again.
   if (code !== EXIT.ok) {

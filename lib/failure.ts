@@ -11,7 +11,7 @@
 
 import { causeChain } from "./cause_chain.ts";
 import { denoPermissionFlag } from "./deno_permission/denial.ts";
-import { NET_ROWS, type NetLabel, type NetProblem } from "./failure_table.ts";
+import { NET_ROWS, type NetLabel, type NetProblem, ROWS } from "./failure_table.ts";
 
 export type { NetProblem } from "./failure_table.ts";
 
@@ -193,3 +193,16 @@ export function classify(failure: unknown): Failure {
   }
   return { kind: "other" };
 }
+
+/**
+ * A TLS failure because the certificate's issuer is not trusted (unknown issuer, a
+ * self-signed certificate): behind a TLS-inspecting proxy, every HTTPS peer looks like
+ * this until the proxy's CA certificate is trusted.
+ */
+export function untrustedCertificate(message: string): boolean {
+  return /UnknownIssuer|unknown issuer|self[- ]signed|SELF_SIGNED|UNABLE_TO_VERIFY|invalid peer certificate: (?:UnknownIssuer|BadSignature)|certificate verify failed/i
+    .test(message);
+}
+
+/** What to do about {@linkcode untrustedCertificate}: its row in the failure table. */
+export const UNTRUSTED_CERTIFICATE_REMEDY: string = ROWS.untrusted_certificate.remedy.repl;

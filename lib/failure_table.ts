@@ -237,7 +237,21 @@ export const ROWS = {
         "proxy set HTTPS_PROXY",
     ),
   },
-  // A TLS certificate the runtime does not trust belongs here, as its own row.
+  // Not a row of its own in the contract's table: a TLS-inspecting proxy makes every HTTPS
+  // peer (the model's provider, HTTP servers) look like this, and the remedy is Deno's.
+  untrusted_certificate: {
+    codes: ["network", "server_connect_failed"],
+    messages: ["Network unreachable", SESSION_TERMINATED],
+    causes: [
+      "a TLS-inspecting proxy re-signs traffic with its own CA",
+      "the server's certificate is self-signed or signed by a private CA",
+    ],
+    remedy: remedyOf(
+      "trust the CA certificate that signed it: DENO_TLS_CA_STORE=system to use the " +
+        "system's certificate store, or DENO_CERT=/path/to/ca.pem for one CA file (a " +
+        "TLS-inspecting proxy's), then start patchbay again (docs/first-run.md)",
+    ),
+  },
 } as const satisfies Record<string, FailureRow>;
 
 /** Every kind of failure the table knows. */

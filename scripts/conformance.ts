@@ -1,6 +1,6 @@
 /**
  * `deno task conformance`: runs the official MCP conformance suite
- * (`@modelcontextprotocol/conformance`, pinned in deno.json) against patchbay as a client,
+ * (`@modelcontextprotocol/conformance`, pinned in {@linkcode SUITE}) against patchbay as a client,
  * one scenario at a time (the OAuth scenarios all need the fixed callback port 3000), and
  * prints a table of scenario, revision and result. Exit code 1 when any scored scenario
  * fails.
@@ -28,8 +28,14 @@ import { fileURLToPath } from "node:url";
 
 const PROJECT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** The suite, as deno.json's import map pins it. */
-const SUITE = "@modelcontextprotocol/conformance";
+/**
+ * The suite, pinned here rather than in deno.json's import map: `deno task` installs every
+ * package of the import map, and a first `deno task start` would fetch the suite (about 85
+ * packages) for nothing. It runs with a lock file of its own for the same reason.
+ */
+export const SUITE = "npm:@modelcontextprotocol/conformance@0.2.0-alpha.12";
+/** The suite's own lock file (its dependencies stay out of deno.lock). */
+export const SUITE_LOCK: string = join(PROJECT, "scripts", "conformance.lock");
 
 /** Requirement sets whose client scenarios must all pass. */
 export const REQUIREMENT_SETS = ["2025-11-25", "2026-07-28"] as const;
@@ -119,7 +125,7 @@ async function suite(
   options: { cwd?: string; signal?: AbortSignal } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--config", join(PROJECT, "deno.json"), SUITE, ...args],
+    args: ["run", "-A", "--no-config", `--lock=${SUITE_LOCK}`, SUITE, ...args],
     cwd: options.cwd ?? PROJECT,
     stdout: "piped",
     stderr: "piped",

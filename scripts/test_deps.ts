@@ -10,6 +10,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { TEST_SERVER_PACKAGES, testDepsDir } from "../tests/support/deps.ts";
+import { SUITE, SUITE_LOCK } from "./conformance.ts";
 
 const DEBIAN_PACKAGES: Record<string, string> = { "redis-server": "redis-server", tmux: "tmux" };
 
@@ -72,6 +73,15 @@ async function warmDenoCache(): Promise<void> {
     stderr: "inherit",
   }).spawn().status;
   if (!status.success) throw new Error("deno install (filling Deno's cache for the tests) failed");
+  // The conformance suite is kept out of deno.json (a first run of patchbay would fetch it):
+  // listing its scenarios fills the cache with it.
+  const suite = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--no-config", `--lock=${SUITE_LOCK}`, SUITE, "list", "--client"],
+    cwd: project,
+    stdout: "null",
+    stderr: "inherit",
+  }).spawn().status;
+  if (!suite.success) throw new Error(`fetching ${SUITE} (for the conformance task) failed`);
 }
 
 async function onPath(command: string): Promise<boolean> {

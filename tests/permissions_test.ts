@@ -60,6 +60,23 @@ function values(flags: string[], kind: string): string[] {
   return flag ? flag.slice(`--allow-${kind}=`.length).split(",") : [];
 }
 
+Deno.test("plan: adding the first stdio server asks only for its command, never for the variables every server gets", () => {
+  const http = { remote: { url: "https://mcp.example.com/mcp" } };
+  const llm = { provider: "openai", model: "gpt-4o-mini" };
+  const before = permissionFlags(planPermissions(inputsFor({ LLM: llm, mcpServers: http })));
+  const after = permissionFlags(planPermissions(inputsFor({
+    LLM: llm,
+    mcpServers: { ...http, local: { command: "node", args: ["server.js"] } },
+  })));
+  for (const name of ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"]) {
+    assert.ok(values(before, "env").includes(name), `${name} is granted from the start`);
+  }
+  for (const kind of ["env", "read", "write", "net"]) {
+    assert.deepEqual(values(after, kind), values(before, kind), `no new ${kind} grant`);
+  }
+  assert.deepEqual(values(after, "run"), ["/opt/bin/kill", "/opt/bin/node"]);
+});
+
 Deno.test("plan: stdio and HTTP servers, the provider, patchbay's folders, config variables", () => {
   const plan = planPermissions(inputsFor({
     LLM: { provider: "openai", model: "gpt-4o-mini" },
@@ -87,8 +104,9 @@ Deno.test("plan: stdio and HTTP servers, the provider, patchbay's folders, confi
     "/work/.env",
     DIRS.state,
     DIRS.data,
+    DIRS.config,
   ]);
-  assert.deepEqual(values(flags, "write"), [DIRS.state, DIRS.data]);
+  assert.deepEqual(values(flags, "write"), [DIRS.state, DIRS.data, DIRS.config]);
   assert.deepEqual(values(flags, "net"), ["api.openai.com:443", "mcp.example.com:8443"]);
   assert.deepEqual(
     values(flags, "run"),

@@ -12,7 +12,12 @@ import type { HttpServerConfig } from "../config/types.ts";
 import { OAuthFailedError, PatchbayError, REMEDY, ServerConnectError } from "../errors.ts";
 import { hostOf, portOf, PROCESS_NETWORK, type ProxySettings } from "../proxy.ts";
 import { abridge } from "../text.ts";
-import { netLabel, netReason } from "../failure.ts";
+import {
+  netLabel,
+  netReason,
+  UNTRUSTED_CERTIFICATE_REMEDY,
+  untrustedCertificate,
+} from "../failure.ts";
 import { perSurface, type RemedyText, ROWS, STEPS } from "../failure_table.ts";
 import { type ConnectFailure, DIAGNOSIS_PROBE_MS, protocolText } from "./diagnosis_context.ts";
 import {
@@ -97,6 +102,14 @@ export async function diagnoseHttp(
         `Connection timeout: ${address} accepted the connection but sent no HTTP answer ` +
           waitedFor(server, context, probeMs),
         REMEDY.timeout,
+      );
+    }
+    if (failure.kind === "tls" && untrustedCertificate(failure.message)) {
+      return fail(
+        `the TLS certificate of ${address} is not trusted (${abridge(failure.message, 160)}): ` +
+          "a TLS-inspecting proxy re-signs traffic with its own CA, or the server's " +
+          "certificate is self-signed",
+        UNTRUSTED_CERTIFICATE_REMEDY,
       );
     }
     if (failure.kind === "tls") {

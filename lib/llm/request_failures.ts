@@ -19,7 +19,13 @@ import {
   TimeoutError,
 } from "../errors.ts";
 import { abridge } from "../text.ts";
-import { causeMessages, type NetProblem, netProblem, netReason } from "../failure.ts";
+import {
+  causeMessages,
+  type NetProblem,
+  netProblem,
+  netReason,
+  UNTRUSTED_CERTIFICATE_REMEDY,
+} from "../failure.ts";
 import { hostOf, proxyName, type ProxySettings } from "../proxy.ts";
 import { MalformedAnswerError, ModelApiError } from "./chat_wire.ts";
 import { MAX_SAME_ORIGIN_REDIRECTS, redirectStopOf, redirectTarget } from "./redirects.ts";
@@ -403,8 +409,7 @@ function networkError(
         "Network unreachable",
         `the TLS certificate of ${host} is not trusted${via}; a corporate proxy that ` +
           `re-signs traffic does this (${abridge(failure.message, 160)})`,
-        "trust the proxy's CA certificate (DENO_CERT=/path/to/ca.pem, or " +
-          "DENO_TLS_CA_STORE=system to use the system store), then restart patchbay",
+        UNTRUSTED_CERTIFICATE_REMEDY,
         failure.message,
       );
     default:

@@ -20,6 +20,8 @@ import { editorFlags } from "./editor_flags.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { EXIT, SharedWritableError } from "../errors.ts";
 import { refuseSharedWritable } from "../shared_writable.ts";
+import { taskWorkingDirectory } from "../task_folder.ts";
+import { ensureModules } from "./module_cache.ts";
 import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {
   grantList,
@@ -94,7 +96,7 @@ export const MAX_RESTARTS = 3;
  */
 export async function launch(args: string[], options: LaunchOptions = {}): Promise<number> {
   const deno = options.deno ?? Deno.execPath();
-  const cwd = options.cwd ?? taskWorkingDirectory() ?? Deno.cwd();
+  const cwd = options.cwd ?? taskWorkingDirectory(PROJECT) ?? Deno.cwd();
   const parsed = parseLaunchArgs(args);
   // Checked here, with the launcher's read access to every folder: the client may only
   // read the files themselves. The remembered plans grant the client its permissions.
@@ -104,6 +106,11 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
       `error: ${shared.message}\n  cause:  ${shared.reason}\n  remedy: ${shared.remedy}`,
     );
     return EXIT.failure;
+  }
+  // On an empty Deno cache, fetch every module now, before anything is drawn. The cache
+  // checked is this Deno's, so only when the client runs under this same Deno.
+  if (deno === Deno.execPath()) {
+    await ensureModules({ deno, manifest: MANIFEST, main: CLIENT_MAIN });
   }
   const chosen = await flagsFor(parsed, deno, cwd);
   const mode = chosen.mode;
@@ -227,8 +234,9 @@ export async function flagsFor(
   if (parsed.unrestricted || parsed.planning) {
     return { flags: unrestrictedFlags(), mode: "unrestricted" };
   }
-  // Help reads the colour variables (FORCE_COLOR, NO_COLOR) and nothing else of note.
-  if (parsed.informational) return { flags: ["--no-prompt", "--allow-env"], mode: "bare" };
+  // Help reads nothing: its colours are patchbay's own decision (lib/style.ts), made from
+  // what the terminal is, so commander reads no colour variable of its own.
+  if (parsed.informational) return { flags: ["--no-prompt"], mode: "bare" };
   if (parsed.traceReading !== undefined) {
     return { flags: traceReadingFlags(parsed.traceReading, cwd), mode: "bare" };
   }
@@ -456,20 +464,4 @@ const SIGNAL_NUMBERS: Readonly<Record<string, number>> = {
 
 function signalNumber(signal: Deno.Signal): number {
   return SIGNAL_NUMBERS[signal] ?? 0;
-}
-
-/**
- * `deno task` runs tasks in the folder of deno.json; INIT_CWD is where the person ran it,
- * and where the client works (it finds servers_config.json and .env there).
- */
-function taskWorkingDirectory(): string | undefined {
-  const get = (name: string) => {
-    try {
-      return Deno.env.get(name);
-    } catch {
-      return undefined;
-    }
-  };
-  const viaDenoTask = get("npm_config_user_agent")?.startsWith("deno/");
-  return viaDenoTask ? get("INIT_CWD") : undefined;
 }

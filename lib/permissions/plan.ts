@@ -172,10 +172,11 @@ function planFiles(
   }
   plan.add("read", dirs.data, "stored conversations");
   plan.add("write", dirs.data, "stored conversations");
-  if (oauth) {
-    plan.add("read", dirs.config, "OAuth logins");
-    plan.add("write", dirs.config, "OAuth logins");
-  }
+  // Stored logins outlive the servers that made them: `auth list` and `auth logout` reach
+  // them whatever the configuration names now.
+  const logins = oauth ? "OAuth logins" : "stored OAuth logins (patchbay auth list, logout)";
+  plan.add("read", dirs.config, logins);
+  plan.add("write", dirs.config, logins);
   for (const server of stdio) {
     if (server.cwd) {
       plan.add("read", server.cwd, `working directory of server '${server.name}'`);
@@ -325,10 +326,12 @@ function planStdio(
   inputs: PermissionInputs,
   stdio: readonly StdioServerConfig[],
 ): void {
-  if (stdio.length === 0) return;
+  // Granted whether or not a stdio server is configured yet: a server added later (by
+  // /refresh) then needs only its own command, not a restart for variables every one gets.
   for (const name of INHERITED_ENV_NAMES) {
     plan.add("env", name, "passed on to stdio servers");
   }
+  if (stdio.length === 0) return;
   // Deno.kill needs --allow-run for every program; the kill program is what lets shutdown
   // reach what a server started (`sh -c "worker & exec server"`) under narrow flags.
   plan.add(
