@@ -104,13 +104,30 @@ export class ApprovalStore {
     return revoked;
   }
 
-  /** Reads, changes and replaces the file, after any write under way. */
+  /**
+   * Reads, changes and replaces the file, after any write under way: in this process
+   * (the queue) and in others (a lock on `<file>.lock`). Two sessions of the same person
+   * answer "[p]roject" at the same time, or one revokes from the command line while
+   * another remembers: each reads the file only once it holds the lock, so neither
+   * writes over what the other has just added.
+   */
   #update(change: (all: RememberedApproval[]) => RememberedApproval[]): Promise<void> {
     const run = this.#writing.then(async () => {
-      const next = change(await this.list());
       await Deno.mkdir(dirname(this.path), { recursive: true });
-      const text = JSON.stringify({ version: FORMAT_VERSION, approvals: next }, null, 2);
-      await replacePrivateFile(this.path, `${text}\n`);
+      const lock = await Deno.open(`${this.path}.lock`, {
+        create: true,
+        write: true,
+        mode: 0o600,
+      });
+      try {
+        await lock.lock(true);
+        const next = change(await this.list());
+        const text = JSON.stringify({ version: FORMAT_VERSION, approvals: next }, null, 2);
+        await replacePrivateFile(this.path, `${text}\n`);
+      } finally {
+        // Closing the file releases the lock.
+        lock.close();
+      }
     });
     this.#writing = run.catch(() => {});
     return run;
