@@ -4,8 +4,10 @@
  * One file, `approvals.json` in the state folder (owner-only, mode 0600, replaced
  * atomically), holds every remembered approval, each for one project folder (the folder
  * patchbay was started in), one server and one tool, with the SHA-256 of the tool's
- * definition as the person saw it (name, description, input schema, annotations). A tool
- * whose definition changed since is asked about again, as the session's "always" is.
+ * definition as the person saw it (name, description, input schema, annotations) and of
+ * how the server was started (command and arguments, or URL). A tool whose definition
+ * changed since, or whose server is now another program, is asked about again, as the
+ * session's "always" is.
  * `patchbay approvals list|revoke` reads and edits the same file (see
  * docs/tools-and-sessions.md).
  *
@@ -35,6 +37,11 @@ export interface RememberedApproval {
   tool: string;
   /** SHA-256 (hex) of the definition approved. */
   definition: string;
+  /**
+   * SHA-256 (hex) of how the server's entry started it (command, arguments and folder, or
+   * URL); absent in approvals remembered before it was recorded, which are asked again.
+   */
+  launch?: string;
   /** ISO time of the answer. */
   approvedAt: string;
 }
@@ -146,5 +153,6 @@ function isApproval(value: unknown): value is RememberedApproval {
   const a = value as Record<string, unknown>;
   return typeof a?.id === "string" && typeof a.folder === "string" &&
     typeof a.server === "string" && typeof a.tool === "string" &&
-    typeof a.definition === "string" && typeof a.approvedAt === "string";
+    typeof a.definition === "string" && typeof a.approvedAt === "string" &&
+    (a.launch === undefined || typeof a.launch === "string");
 }

@@ -216,6 +216,7 @@ export class TerminalUi implements AgentUi {
       "not-approved": "",
       "new-tool": " (a new tool since you approved this server)",
       "changed": " (its definition changed since you approved it)",
+      "server-changed": " (its server's command or URL changed since you approved it)",
     }[request.reason];
     // Shown, not removed: an invisible character in the arguments is part of the call.
     const whole = visibleText(
