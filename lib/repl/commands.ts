@@ -23,6 +23,7 @@ import {
   formatResources,
   formatTools,
   promptText,
+  unmatchedLines,
   withheldLines,
 } from "./listing.ts";
 import {
@@ -115,6 +116,8 @@ export function slashCommands(): SlashRegistry<ClientSession> {
         for (const st of away) out(s, awayLine(s, st));
         const withheld = s.manager.withheld().filter((w) => !args || w.tool.server === args);
         for (const line of withheldLines(withheld)) out(s, s.style.dim(line));
+        const unmatched = s.manager.unmatchedPatterns().filter((u) => !args || u.server === args);
+        for (const line of unmatchedLines(unmatched)) out(s, s.style.yellow(`warning: ${line}`));
         return Promise.resolve();
       },
     },
