@@ -171,6 +171,33 @@ Deno.test("a remembered approval ends when the server's entry starts another pro
   }
 });
 
+Deno.test("/refresh pointing a server's entry at another program: its 'always' tools are asked again", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  const withArgs = (...extra: string[]) => ({
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: { fx: { command: DENO, args: ["run", "--quiet", FIXTURE_SERVER, ...extra] } },
+  });
+  const echo = { toolCalls: [{ name: "fx__echo", arguments: { message: "hi" } }] };
+  const settled = /Done\.\n.*steps? · .*\n›/;
+  await writeConfig(box, withArgs());
+  await using repl = await startRepl(box);
+  llm.enqueue(echo, { text: "Done." });
+  await repl.send("echo", "(default No)");
+  await repl.expectNext(() => repl.tmux.press("a"), settled);
+  await writeConfig(box, withArgs("--tag=another-program"));
+  await repl.send("/refresh", /fx.*(?:restarted|changed|connected)[\s\S]*›\s*$/);
+  llm.enqueue(echo, { text: "Done." });
+  const asked = await repl.send("echo", "(default No)");
+  assert.match(
+    asked,
+    /Run fx › echo \(its server's command or URL changed since you approved it\)/,
+  );
+  await repl.expectNext(() => repl.tmux.press("n"), settled);
+  await repl.tmux.press("C-d");
+  assert.equal(await repl.tmux.exitCode(), 0);
+});
+
 Deno.test("a remembered approval covers the definition approved: a changed tool is asked again", async () => {
   await using dir = await tempDir();
   const store = new ApprovalStore(join(dir.path, "approvals.json"));

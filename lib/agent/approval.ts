@@ -70,14 +70,14 @@ export class ApprovalPolicy {
   /** Per server and tool name: the hashes remembered for the project folder. */
   #remembered = new Map<string, { definition: string; launch?: string }>();
   /** Per server: how its entry starts it ({@linkcode launchOf}). */
-  #launch = new Map<string, string>();
+  #launch: Map<string, string>;
   readonly #store?: RememberedApprovals;
   /** Remembered approvals still being written. */
   #saving: Promise<unknown> = Promise.resolve();
 
   constructor(servers: readonly ServerTrust[], remembered?: RememberedApprovals) {
     this.#trusted = new Set(servers.filter((s) => s.trusted).map((s) => s.name));
-    for (const server of servers) this.#launch.set(server.name, launchOf(server));
+    this.#launch = new Map(servers.map((server) => [server.name, launchOf(server)]));
     this.#store = remembered;
     for (const a of remembered?.approvals ?? []) {
       this.#remembered.set(JSON.stringify([a.server, a.tool]), {
@@ -85,6 +85,14 @@ export class ApprovalPolicy {
         launch: a.launch,
       });
     }
+  }
+
+  /**
+   * The servers' entries as the configuration now has them (`/refresh`): an "always" given
+   * for a server's tools does not carry over to the program an edited entry now starts.
+   */
+  setServers(servers: readonly ServerTrust[]): void {
+    this.#launch = new Map(servers.map((server) => [server.name, launchOf(server)]));
   }
 
   /** Whether an answer can be remembered beyond the session ("always-project"). */
