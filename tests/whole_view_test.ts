@@ -36,3 +36,13 @@ Deno.test("wrapRows cuts a line as a terminal wraps it: by cells, wide character
   assert.deepEqual(wrapRows("a\tb", 8), ["a\t", "b"]);
   assert.deepEqual(wrapRows("anything", Infinity), ["anything"]);
 });
+
+Deno.test("valueLines shows a deeply nested value (the model's, 100,000 levels) without overflowing", () => {
+  const depth = 100_000;
+  const deep = JSON.parse(`${"[".repeat(depth)}${"]".repeat(depth)}`);
+  const lines = valueLines({ deep });
+  // Indented down to a bound, then the rest as compact JSON on one line.
+  assert.ok(lines.length < 100, String(lines.length));
+  assert.ok(lines.some((line) => line.trim().startsWith("[".repeat(1000))));
+  assert.ok(lines.every((line) => line.length - line.trimStart().length < 100));
+});

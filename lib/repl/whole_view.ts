@@ -30,6 +30,12 @@ import type { LineEditor } from "./line_editor.ts";
 // deno-lint-ignore no-control-regex -- matching control characters is the point
 const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]|(?![\u200c\u200d])\p{Cf}/gu;
 
+/**
+ * Nesting shown indented; deeper values are shown as compact JSON on one line. The model
+ * writes the arguments: 100,000 nested arrays (200 KB) would otherwise overflow the stack,
+ * and their indentation alone would be billions of characters.
+ */
+const MAX_INDENTED_DEPTH = 32;
 /** Rows kept free below a page: the "more" line and the row it is answered on. */
 const PAGE_MARGIN_ROWS = 2;
 /** A page is never shorter than this, however small the terminal says it is. */
@@ -49,7 +55,7 @@ export function visibleText(text: string): string {
  */
 export function valueLines(value: unknown, indent = ""): string[] {
   const out: string[] = [];
-  renderValue(value, indent, "", "", out);
+  renderValue(value, indent, "", "", out, 0);
   return out;
 }
 
@@ -58,7 +64,14 @@ export function textLines(text: string, indent = ""): string[] {
   return text.split("\n").map((line) => `${indent}│ ${visibleText(line)}`);
 }
 
-function renderValue(value: unknown, indent: string, head: string, tail: string, out: string[]) {
+function renderValue(
+  value: unknown,
+  indent: string,
+  head: string,
+  tail: string,
+  out: string[],
+  depth: number,
+) {
   if (typeof value === "string" && value.includes("\n")) {
     const lines = value.split("\n");
     out.push(`${indent}${head}(text of ${lines.length} lines, below)${tail}`);
@@ -70,7 +83,7 @@ function renderValue(value: unknown, indent: string, head: string, tail: string,
     : value !== null && typeof value === "object"
     ? Object.entries(value).map(([key, item]) => [`${visibleText(JSON.stringify(key))}: `, item])
     : undefined;
-  if (entries === undefined) {
+  if (entries === undefined || depth >= MAX_INDENTED_DEPTH) {
     out.push(`${indent}${head}${visibleText(JSON.stringify(value) ?? "null")}${tail}`);
     return;
   }
@@ -81,7 +94,14 @@ function renderValue(value: unknown, indent: string, head: string, tail: string,
   }
   out.push(`${indent}${head}${open}`);
   entries.forEach(([key, item], i) =>
-    renderValue(item, `${indent}  `, key as string, i < entries.length - 1 ? "," : "", out)
+    renderValue(
+      item,
+      `${indent}  `,
+      key as string,
+      i < entries.length - 1 ? "," : "",
+      out,
+      depth + 1,
+    )
   );
   out.push(`${indent}${close}${tail}`);
 }
