@@ -284,8 +284,11 @@ export class TerminalUi implements AgentUi {
     this.#out.stopSpinner();
     this.textDone();
     const last = request.messages.at(-1);
-    const system = request.systemPrompt ? visibleText(request.systemPrompt) : "";
-    const lastText = last ? visibleText(last.text) : "";
+    // On a line each: 400 newlines must not push the question off the screen ("v" shows
+    // the lines as they are).
+    const oneLine = (text: string) => visibleText(text).replaceAll("\n", "↵");
+    const system = request.systemPrompt ? oneLine(request.systemPrompt) : "";
+    const lastText = last ? oneLine(last.text) : "";
     // What the heading leaves out, so that the person knows to look (v) before answering.
     const earlier = Math.max(0, request.messages.length - 1);
     const cut = Math.max(0, system.length - SAMPLING_SYSTEM_CHARS) +

@@ -167,7 +167,12 @@ export interface PagedOptions {
 export async function showPaged(lines: readonly string[], options: PagedOptions): Promise<void> {
   const { editor, style } = options;
   const screen = (options.screen ?? consoleScreen)();
-  const rows = lines.flatMap((line) => wrapRows(line, screen.columns));
+  // Each row, and whether the line goes on in the next one: such rows are written without
+  // a newline, so that the terminal wraps them itself (where they were cut) and text copied
+  // from the screen has the lines as they are.
+  const rows = lines.flatMap((line) =>
+    wrapRows(line, screen.columns).map((text, i, all) => ({ text, goesOn: i < all.length - 1 }))
+  );
   const pageRows = Math.max(MIN_PAGE_ROWS, screen.rows - PAGE_MARGIN_ROWS);
   if (!editor.interactive || rows.length <= pageRows) {
     editor.write(`${lines.join("\n")}\n`);
@@ -175,7 +180,11 @@ export async function showPaged(lines: readonly string[], options: PagedOptions)
   }
   for (let start = 0; start < rows.length; start += pageRows) {
     const end = Math.min(rows.length, start + pageRows);
-    editor.write(`${rows.slice(start, end).join("\n")}\n`);
+    editor.write(
+      rows.slice(start, end).map((row, i) =>
+        row.text + (row.goesOn && start + i < end - 1 ? "" : "\n")
+      ).join(""),
+    );
     if (end >= rows.length) return;
     const key = await editor.choose(
       style.dim(`  rows ${start + 1}–${end} of ${rows.length}: `) +
