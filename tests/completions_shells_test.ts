@@ -1,7 +1,8 @@
 /**
  * `patchbay completions` installed into real interactive shells (in tmux), as a person
  * installs it: bash sources the script (`complete -p` shows it), zsh finds it on `$fpath`
- * through compinit. Tab completes the configured server names (asked of `patchbay
+ * through compinit, fish from its completions folder (zsh and fish only where installed: `apt-get
+ * install zsh fish`). Tab completes the configured server names (asked of `patchbay
  * completions --servers` at Tab time, which must neither wait on the terminal nor lose
  * `$PATH`) from the very first Tab, and a file name with a space stays one word.
  */
@@ -103,5 +104,34 @@ Deno.test({
     await tab(shell, "zsh%", "patchbay auth logout b", "patchbay auth logout beta");
     await tab(shell, "zsh%", "patchbay -c my", "patchbay -c my\\ config.json");
     await tab(shell, "zsh%", "patchbay appr", "patchbay approvals");
+  },
+});
+
+Deno.test({
+  name: "completions fish from its completions folder: servers, commands, a file name with a space",
+  ignore: !installed("fish"),
+  fn: async () => {
+    await using box = await sandbox();
+    const env = await project(box);
+    const made = await runPatchbay(box, ["completions", "fish"]);
+    assert.equal(made.code, 0, made.stderr);
+    const folder = join(box.home, ".config", "fish", "completions");
+    await Deno.mkdir(folder, { recursive: true });
+    await Deno.writeTextFile(join(folder, "patchbay.fish"), made.stdout);
+    // fish's own completion engine, as Tab runs it, on each line.
+    const complete = async (line: string) => {
+      const { code, stdout, stderr } = await new Deno.Command("fish", {
+        args: ["--no-config", "-c", `set -g fish_complete_path '${folder}'; complete -C'${line}'`],
+        cwd: box.cwd,
+        env,
+        clearEnv: true,
+      }).output();
+      assert.equal(code, 0, new TextDecoder().decode(stderr));
+      return new TextDecoder().decode(stdout).split("\n").map((l) => l.split("\t")[0]);
+    };
+    assert.deepEqual((await complete("patchbay tools ")).filter(Boolean), ["alpha", "beta"]);
+    assert.ok((await complete("patchbay auth logout ")).includes("beta"));
+    assert.ok((await complete("patchbay -c my")).includes("my config.json"));
+    assert.ok((await complete("patchbay appr")).includes("approvals"));
   },
 });
