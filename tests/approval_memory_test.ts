@@ -198,6 +198,41 @@ Deno.test("/refresh pointing a server's entry at another program: its 'always' t
   assert.equal(await repl.tmux.exitCode(), 0);
 });
 
+Deno.test('/refresh taking "trusted" and "sampling": "allow" away: calls and sampling are asked at once', async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  const entry = (extra: Record<string, unknown>) => ({
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: { fx: { command: DENO, args: ["run", "--quiet", FIXTURE_SERVER], ...extra } },
+  });
+  const settled = (text: string) => new RegExp(`${text}\\n.*steps? · .*\\n›`);
+  await writeConfig(box, entry({ trusted: true, sampling: "allow" }));
+  await using repl = await startRepl(box);
+  llm.enqueue(
+    { toolCalls: [{ name: "fx__sample", arguments: {} }] },
+    { text: "Blue." },
+    { text: "Trusted." },
+  );
+  const trusted = await repl.send("sample", settled("Trusted\\."));
+  assert.ok(!trusted.includes("(default No)"), trusted);
+
+  await writeConfig(box, entry({}));
+  await repl.send("/refresh", /fx.*(?:restarted|changed|connected)[\s\S]*›\s*$/);
+  llm.enqueue(
+    { toolCalls: [{ name: "fx__sample", arguments: {} }] },
+    { text: "Blue." },
+    { text: "Asked." },
+  );
+  await repl.send("sample", /Run fx › sample\n(?:.*\n)*.*\(default No\)$/);
+  await repl.expectNext(
+    () => repl.tmux.press("y"),
+    /Server fx asks the model[\s\S]*\(default No\)$/,
+  );
+  await repl.expectNext(() => repl.tmux.press("y"), settled("Asked\\."));
+  await repl.tmux.press("C-d");
+  assert.equal(await repl.tmux.exitCode(), 0);
+});
+
 Deno.test("a remembered approval covers the definition approved: a changed tool is asked again", async () => {
   await using dir = await tempDir();
   const store = new ApprovalStore(join(dir.path, "approvals.json"));

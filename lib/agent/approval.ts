@@ -88,10 +88,12 @@ export class ApprovalPolicy {
   }
 
   /**
-   * The servers' entries as the configuration now has them (`/refresh`): an "always" given
-   * for a server's tools does not carry over to the program an edited entry now starts.
+   * The servers' entries as the configuration now has them (`/refresh`): `trusted` taken
+   * away asks again at once, and an "always" given for a server's tools does not carry
+   * over to the program an edited entry now starts.
    */
   setServers(servers: readonly ServerTrust[]): void {
+    this.#trusted = new Set(servers.filter((s) => s.trusted).map((s) => s.name));
     this.#launch = new Map(servers.map((server) => [server.name, launchOf(server)]));
   }
 
