@@ -34,6 +34,16 @@ import { NAME, VERSION } from "./lib/version.ts";
 import { taskWorkingDirectory } from "./lib/task_folder.ts";
 import { fileURLToPath } from "node:url";
 
+/** `run --help`'s last section: what a script can tell from the exit code. */
+const RUN_EXIT_CODES = `
+Exit codes:
+  ${EXIT.ok}    answered
+  ${EXIT.failure}    failed: the model, the configuration, a limit
+  ${EXIT.usage}    usage: the command line was wrong
+  ${EXIT.serversFailed}    servers failed: every enabled server (the answer came without tools),
+       or any one with --require-servers (the model was not asked)
+  ${EXIT.interrupted}  interrupted (Ctrl+C)`;
+
 // Start-up order (issue 16): this file loads only what every invocation needs. commander
 // comes when there is a command line to parse, and each command's module (with the
 // servers' SDK, the model client, Redis, OAuth, the REPL behind it) only when that command
@@ -161,6 +171,7 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
       "--require-servers",
       "exit 3 before asking the model when a configured server fails to connect",
     )
+    .addHelpText("after", RUN_EXIT_CODES)
     .action(act(setExit, async (all: RunOptions, words: string[]) => {
       const { run } = await import("./commands/run.ts");
       return run(words, all);

@@ -148,10 +148,12 @@ function bashScript(specs: readonly CommandSpec[], zsh: boolean): string {
     `# patchbay shell completion (${zsh ? "zsh" : "bash"}), made by \`patchbay completions\`.
 # Server names come from \`patchbay completions --servers\` when Tab is pressed.
 _patchbay_servers() {
-  patchbay "$@" completions --servers 2>/dev/null
+  # stdin is the terminal the line is being edited on: zsh waited on it for good.
+  patchbay "$@" completions --servers 2>/dev/null </dev/null
 }
 _patchbay() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" path="" positional=0 i word
+  # The command words so far are "node", never "path": zsh ties $path to $PATH.
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" node="" positional=0 i word
   local subs values flags server_arg config=()
   (( COMP_CWORD > 0 )) && prev="\${COMP_WORDS[COMP_CWORD-1]}"
   _patchbay_node() {
@@ -169,8 +171,8 @@ ${cases}
       -*) continue ;;
     esac
     if [[ " $subs " == *" $word "* ]]; then
-      path="\${path:+$path }$word"
-      _patchbay_node "$path"
+      node="\${node:+$node }$word"
+      _patchbay_node "$node"
       positional=0
     else
       (( positional++ ))
@@ -180,7 +182,12 @@ ${cases}
     ${
       unique(serverFlags)
     }) COMPREPLY=($(compgen -W "$(_patchbay_servers "\${config[@]}")" -- "$cur")); return ;;
-    ${unique(fileFlags)}) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    ${unique(fileFlags)})
+      # One name a line: a file name with spaces stays one word (quoted by bash).
+      compopt -o filenames 2>/dev/null
+      local IFS=$'\\n'
+      COMPREPLY=($(compgen -f -- "$cur"))
+      return ;;
     ${unique(valued)}) COMPREPLY=(); return ;;
   esac
   if [[ "$cur" == -* ]]; then
@@ -194,7 +201,16 @@ ${cases}
   fi
   COMPREPLY=($(compgen -W "$choices" -- "$cur"))
 }
-complete -F _patchbay patchbay`;
+complete -F _patchbay patchbay${
+      zsh
+        ? `
+# Loaded by compinit from $fpath at the first Tab: complete that Tab too (otherwise the
+# first one only defines the functions above and offers nothing).
+if [[ "\${funcstack[1]-}" == _patchbay ]] && (( \${+functions[_bash_complete]} )); then
+  _bash_complete -F _patchbay
+fi`
+        : ""
+    }`;
 }
 
 /** fish: one `complete` line per command, flag and server argument. */
@@ -206,7 +222,7 @@ function fishScript(specs: readonly CommandSpec[]): string {
     "# patchbay shell completion (fish), made by `patchbay completions`.",
     "# Server names come from `patchbay completions --servers` when Tab is pressed.",
     "function __patchbay_servers",
-    "    patchbay completions --servers 2>/dev/null",
+    "    patchbay completions --servers 2>/dev/null </dev/null",
     "end",
     "function __patchbay_at",
     "    # The command words typed so far (flags and their values left out) equal $argv.",

@@ -9,7 +9,7 @@ import { EXIT, UsageError } from "../lib/errors.ts";
 import { didYouMean } from "../lib/text.ts";
 import { formatTools } from "../lib/repl/listing.ts";
 import { stderrStyle, stdoutStyle } from "../lib/style.ts";
-import { withheldLines } from "../lib/repl/listing.ts";
+import { unmatchedLines, withheldLines } from "../lib/repl/listing.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
 
 /** Lists tools. */
@@ -17,6 +17,7 @@ export function tools(server: string | undefined, options: ScriptOptions): Promi
   return withServers(options, ({ manager, states, failed }) => {
     const list = manager.tools().filter((t) => !server || t.server === server);
     const withheld = manager.withheld().filter((w) => !server || w.tool.server === server);
+    const unmatched = manager.unmatchedPatterns().filter((u) => !server || u.server === server);
     if (options.json) {
       console.log(JSON.stringify(
         {
@@ -33,6 +34,7 @@ export function tools(server: string | undefined, options: ScriptOptions): Promi
             tool: w.tool.originalName,
             reason: w.reason,
           })),
+          unmatched_patterns: unmatched,
         },
         null,
         2,
@@ -44,6 +46,9 @@ export function tools(server: string | undefined, options: ScriptOptions): Promi
     }
     if (!options.json) {
       for (const line of withheldLines(withheld)) console.error(stderrStyle().dim(line));
+      for (const line of unmatchedLines(unmatched)) {
+        console.error(stderrStyle().yellow(`warning: ${line}`));
+      }
     }
     return Promise.resolve(failed.length > 0 ? EXIT.failure : EXIT.ok);
   }, server ? (names) => only(server, names) : undefined);

@@ -128,6 +128,111 @@ Deno.test("a remembered approval ends when the tool's definition changes: asked 
   }
 });
 
+Deno.test("a remembered approval ends when the server's entry starts another program with the same tool", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  // The fixture ignores --tag: the second program offers exactly the approved definition.
+  const withArgs = (...extra: string[]) => ({
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: { fx: { command: DENO, args: ["run", "--quiet", FIXTURE_SERVER, ...extra] } },
+  });
+  const echo = { toolCalls: [{ name: "fx__echo", arguments: { message: "hi" } }] };
+  const settled = /Done\.\n.*steps? · .*\n›/;
+  await writeConfig(box, withArgs());
+  {
+    await using repl = await startRepl(box);
+    llm.enqueue(echo, { text: "Done." });
+    await repl.send("echo", "(default No)");
+    await repl.expectNext(() => repl.tmux.press("p"), settled);
+    await repl.tmux.press("C-d");
+    assert.equal(await repl.tmux.exitCode(), 0);
+  }
+  {
+    // The same entry: not asked.
+    await using repl = await startRepl(box);
+    llm.enqueue(echo, { text: "Done." });
+    const again = await repl.send("echo", settled);
+    assert.ok(!again.includes("(default No)"), again);
+    await repl.tmux.press("C-d");
+    assert.equal(await repl.tmux.exitCode(), 0);
+  }
+  await writeConfig(box, withArgs("--tag=another-program"));
+  {
+    await using repl = await startRepl(box);
+    llm.enqueue(echo, { text: "Done." });
+    const asked = await repl.send("echo", "(default No)");
+    assert.match(
+      asked,
+      /Run fx › echo \(its server's command or URL changed since you approved it\)/,
+    );
+    await repl.expectNext(() => repl.tmux.press("n"), settled);
+    await repl.tmux.press("C-d");
+    assert.equal(await repl.tmux.exitCode(), 0);
+  }
+});
+
+Deno.test("/refresh pointing a server's entry at another program: its 'always' tools are asked again", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  const withArgs = (...extra: string[]) => ({
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: { fx: { command: DENO, args: ["run", "--quiet", FIXTURE_SERVER, ...extra] } },
+  });
+  const echo = { toolCalls: [{ name: "fx__echo", arguments: { message: "hi" } }] };
+  const settled = /Done\.\n.*steps? · .*\n›/;
+  await writeConfig(box, withArgs());
+  await using repl = await startRepl(box);
+  llm.enqueue(echo, { text: "Done." });
+  await repl.send("echo", "(default No)");
+  await repl.expectNext(() => repl.tmux.press("a"), settled);
+  await writeConfig(box, withArgs("--tag=another-program"));
+  await repl.send("/refresh", /fx.*(?:restarted|changed|connected)[\s\S]*›\s*$/);
+  llm.enqueue(echo, { text: "Done." });
+  const asked = await repl.send("echo", "(default No)");
+  assert.match(
+    asked,
+    /Run fx › echo \(its server's command or URL changed since you approved it\)/,
+  );
+  await repl.expectNext(() => repl.tmux.press("n"), settled);
+  await repl.tmux.press("C-d");
+  assert.equal(await repl.tmux.exitCode(), 0);
+});
+
+Deno.test('/refresh taking "trusted" and "sampling": "allow" away: calls and sampling are asked at once', async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  const entry = (extra: Record<string, unknown>) => ({
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: { fx: { command: DENO, args: ["run", "--quiet", FIXTURE_SERVER], ...extra } },
+  });
+  const settled = (text: string) => new RegExp(`${text}\\n.*steps? · .*\\n›`);
+  await writeConfig(box, entry({ trusted: true, sampling: "allow" }));
+  await using repl = await startRepl(box);
+  llm.enqueue(
+    { toolCalls: [{ name: "fx__sample", arguments: {} }] },
+    { text: "Blue." },
+    { text: "Trusted." },
+  );
+  const trusted = await repl.send("sample", settled("Trusted\\."));
+  assert.ok(!trusted.includes("(default No)"), trusted);
+
+  await writeConfig(box, entry({}));
+  await repl.send("/refresh", /fx.*(?:restarted|changed|connected)[\s\S]*›\s*$/);
+  llm.enqueue(
+    { toolCalls: [{ name: "fx__sample", arguments: {} }] },
+    { text: "Blue." },
+    { text: "Asked." },
+  );
+  await repl.send("sample", /Run fx › sample\n(?:.*\n)*.*\(default No\)$/);
+  await repl.expectNext(
+    () => repl.tmux.press("y"),
+    /Server fx asks the model[\s\S]*\(default No\)$/,
+  );
+  await repl.expectNext(() => repl.tmux.press("y"), settled("Asked\\."));
+  await repl.tmux.press("C-d");
+  assert.equal(await repl.tmux.exitCode(), 0);
+});
+
 Deno.test("a remembered approval covers the definition approved: a changed tool is asked again", async () => {
   await using dir = await tempDir();
   const store = new ApprovalStore(join(dir.path, "approvals.json"));
@@ -151,6 +256,36 @@ Deno.test("a remembered approval covers the definition approved: a changed tool 
   assert.equal(next.check({ ...tool, originalName: "other", name: "fs__other" }), "not-approved");
   const other = new ApprovalPolicy([], { folder: "/q", approvals: [], store });
   assert.equal(other.check(tool), "not-approved");
+
+  // The same name and definition from another program (the entry now starts something
+  // else): asked again, and said why; the same program again: not asked.
+  const entry = { name: "fs", trusted: false, transport: "stdio", command: "fs-server", args: [] };
+  const approving = new ApprovalPolicy([entry], { folder: "/r", approvals: [], store });
+  approving.record("always-project", tool, [tool]);
+  await approving.flush();
+  const remembered = (await store.list()).filter((a) => a.folder === "/r");
+  const same = new ApprovalPolicy([entry], { folder: "/r", approvals: remembered, store });
+  assert.equal(same.check(tool), undefined);
+  const swapped = new ApprovalPolicy([{ ...entry, command: "other-server" }], {
+    folder: "/r",
+    approvals: remembered,
+    store,
+  });
+  assert.equal(swapped.check(tool), "server-changed");
+  assert.equal(
+    new ApprovalPolicy([{ ...entry, args: ["--root", "/"] }], {
+      folder: "/r",
+      approvals: remembered,
+      store,
+    }).check(tool),
+    "server-changed",
+  );
+  // Within a session too: "always" for a tool is not carried to the same tool of a server
+  // entry that starts another program.
+  const session = new ApprovalPolicy([entry, { ...entry, name: "fs2", command: "x" }]);
+  session.record("always-tool", tool, [tool]);
+  assert.equal(session.check(tool), undefined);
+  assert.equal(session.check({ ...tool, server: "fs2", name: "fs2__write" }), "not-approved");
 
   await Deno.writeTextFile(store.path, "{ not json");
   await assert.rejects(() => store.list(), /Cannot read the remembered approvals in/);

@@ -68,6 +68,29 @@ Deno.test("sessions: this folder's by default, --all for every folder; unanswere
   assert.match(none.stderr, /patchbay sessions --all/);
 });
 
+Deno.test("sessions by folder: a folder with a space, and a link to it, are one folder (its real path)", async () => {
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
+  await using llm = await startScriptedLlm({ replies: [{ text: "Here." }] });
+  const config = await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: {},
+  });
+  const spaced = join(box.home, "my project");
+  await Deno.mkdir(spaced);
+  const link = join(box.home, "link to it");
+  await Deno.symlink(spaced, link);
+  const asked = await runPatchbay(box, ["--config", config, "run", "asked via the link"], {
+    cwd: link,
+  });
+  assert.equal(asked.code, 0, asked.stderr);
+  for (const cwd of [spaced, link]) {
+    const listed = await runPatchbay(box, ["--config", config, "sessions", "--json"], { cwd });
+    const sessions = JSON.parse(listed.stdout).sessions;
+    assert.deepEqual(sessions.map((s: { title: string }) => s.title), ["asked via the link"]);
+    assert.equal(sessions[0].folder, await Deno.realPath(spaced));
+  }
+});
+
 Deno.test("sessions by folder in Redis: the folder is kept in the conversation's metadata", async () => {
   await using box = await sandbox({ LLM_API_KEY: "test-key" });
   await using redis = await RedisServer.start();

@@ -90,3 +90,41 @@ Deno.test("include_tools: only the named tools are offered", async () => {
   assert.equal(called.code, 1);
   assert.match(called.stderr, /not in mcpServers\.everything\.include_tools \("echo", "get-s\*"\)/);
 });
+
+Deno.test("a filter pattern that matches no tool is named, with the tool it was probably meant for", async () => {
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
+  await using llm = await startScriptedLlm();
+  // Misspelt: underscores for the dashes, the model's server__tool name, another case.
+  await writeConfig(
+    box,
+    filteredConfig(llm, {
+      exclude_tools: ["get_env", "everything__get-sum", "nothing-*"],
+      include_tools: ["*", "ECHO"],
+    }),
+  );
+  const text = await runPatchbay(box, ["tools"]);
+  assert.equal(text.code, 0, text.stderr);
+  // Still offered: the exclusions matched nothing, and the listing says so.
+  assert.match(text.stdout, /get-env/);
+  assert.match(
+    text.stderr,
+    /warning: everything: exclude_tools pattern "get_env" matches none of its tools \(did you mean "get-env"\?\), so it excludes nothing/,
+  );
+  assert.match(text.stderr, /exclude_tools pattern "everything__get-sum" .*did you mean "get-sum"/);
+  assert.match(text.stderr, /exclude_tools pattern "nothing-\*" matches none of its tools, so/);
+  assert.match(
+    text.stderr,
+    /include_tools pattern "ECHO" matches none .*did you mean "echo"\?\)\n/,
+  );
+  assert.ok(!/pattern "\*"/.test(text.stderr), text.stderr);
+
+  const json = await runPatchbay(box, ["tools", "--json"]);
+  const { unmatched_patterns } = JSON.parse(json.stdout);
+  assert.deepEqual(unmatched_patterns[0], {
+    server: "everything",
+    field: "include_tools",
+    pattern: "ECHO",
+    meant: "echo",
+  });
+  assert.equal(unmatched_patterns.length, 4);
+});

@@ -12,6 +12,12 @@
  * (`approval_store.ts`), under the same rule: it covers the definition approved, and a
  * changed tool is asked about again.
  *
+ * Every "always" also covers the server the tool came from, as its entry starts it (the
+ * command, arguments and folder of a stdio server; the URL of a network one): a server
+ * name pointed at another program (a project's configuration edited, or pulled from
+ * elsewhere) is asked about again even when the new program copies the approved tool's
+ * definition exactly, since it is other code that would run.
+ *
  * @module
  */
 
@@ -26,10 +32,16 @@ export interface ServerTrust {
   name: string;
   /** `trusted` in the server's entry. */
   trusted: boolean;
+  /** How the entry starts the server; an "always" covers this one only. */
+  transport?: string;
+  command?: string;
+  args?: readonly string[];
+  cwd?: string;
+  url?: string;
 }
 
 /** Why a call needs asking about, for the UI to say. */
-export type ApprovalReason = "not-approved" | "new-tool" | "changed";
+export type ApprovalReason = "not-approved" | "new-tool" | "changed" | "server-changed";
 
 /** The approvals remembered for the project folder, and where new ones are kept. */
 export interface RememberedApprovals {
@@ -49,21 +61,40 @@ export class ApprovalPolicy {
   #tools = new Set<string>();
   /** Per server: the fingerprints of its tools when the user approved all of them. */
   #servers = new Map<string, Set<string>>();
-  /** Per server and tool name: the fingerprint last approved, to tell "changed" from "new". */
-  #seen = new Map<string, string>();
+  /**
+   * Per server and tool name: what was last approved (with and without the server's
+   * start), to tell "changed" from "new" and a changed tool from a changed server.
+   */
+  #seen = new Map<string, { print: string; definition: string }>();
 
-  /** Per server and tool name: the definition hash remembered for the project folder. */
-  #remembered = new Map<string, string>();
+  /** Per server and tool name: the hashes remembered for the project folder. */
+  #remembered = new Map<string, { definition: string; launch?: string }>();
+  /** Per server: how its entry starts it ({@linkcode launchOf}). */
+  #launch: Map<string, string>;
   readonly #store?: RememberedApprovals;
   /** Remembered approvals still being written. */
   #saving: Promise<unknown> = Promise.resolve();
 
   constructor(servers: readonly ServerTrust[], remembered?: RememberedApprovals) {
     this.#trusted = new Set(servers.filter((s) => s.trusted).map((s) => s.name));
+    this.#launch = new Map(servers.map((server) => [server.name, launchOf(server)]));
     this.#store = remembered;
     for (const a of remembered?.approvals ?? []) {
-      this.#remembered.set(JSON.stringify([a.server, a.tool]), a.definition);
+      this.#remembered.set(JSON.stringify([a.server, a.tool]), {
+        definition: a.definition,
+        launch: a.launch,
+      });
     }
+  }
+
+  /**
+   * The servers' entries as the configuration now has them (`/refresh`): `trusted` taken
+   * away asks again at once, and an "always" given for a server's tools does not carry
+   * over to the program an edited entry now starts.
+   */
+  setServers(servers: readonly ServerTrust[]): void {
+    this.#trusted = new Set(servers.filter((s) => s.trusted).map((s) => s.name));
+    this.#launch = new Map(servers.map((server) => [server.name, launchOf(server)]));
   }
 
   /** Whether an answer can be remembered beyond the session ("always-project"). */
@@ -79,13 +110,23 @@ export class ApprovalPolicy {
   /** `undefined` when the call may run now; else why the user must be asked. */
   check(tool: CatalogueTool): ApprovalReason | undefined {
     if (this.#trusted.has(tool.server)) return undefined;
-    const print = fingerprint(tool);
+    const print = this.#fingerprint(tool);
     if (this.#tools.has(print) || this.#servers.get(tool.server)?.has(print)) return undefined;
     const remembered = this.#remembered.get(identity(tool));
-    if (remembered === definitionHash(print)) return undefined;
+    const definition = definitionHash(fingerprint(tool));
+    const launch = definitionHash(this.#launchOf(tool.server));
+    if (remembered?.definition === definition && remembered.launch === launch) return undefined;
     const previous = this.#seen.get(identity(tool));
-    if (previous !== undefined) return previous === print ? "not-approved" : "changed";
-    if (remembered !== undefined) return "changed";
+    if (previous !== undefined) {
+      return previous.print === print
+        ? "not-approved"
+        : previous.definition === fingerprint(tool)
+        ? "server-changed"
+        : "changed";
+    }
+    if (remembered !== undefined) {
+      return remembered.definition === definition ? "server-changed" : "changed";
+    }
     return this.#servers.has(tool.server) ? "new-tool" : "not-approved";
   }
 
@@ -95,17 +136,17 @@ export class ApprovalPolicy {
    */
   record(answer: ToolApproval, tool: CatalogueTool, catalogue: readonly CatalogueTool[]): void {
     if (answer === "no") return;
-    this.#seen.set(identity(tool), fingerprint(tool));
+    this.#see(tool);
     if (answer === "always-tool" || answer === "always-project") {
-      this.#tools.add(fingerprint(tool));
+      this.#tools.add(this.#fingerprint(tool));
     }
     if (answer === "always-project" && this.#store) this.#remember(tool, this.#store);
     if (answer === "always-server") {
       const prints = this.#servers.get(tool.server) ?? new Set<string>();
       for (const t of catalogue) {
         if (t.server !== tool.server) continue;
-        prints.add(fingerprint(t));
-        this.#seen.set(identity(t), fingerprint(t));
+        prints.add(this.#fingerprint(t));
+        this.#see(t);
       }
       this.#servers.set(tool.server, prints);
     }
@@ -113,12 +154,14 @@ export class ApprovalPolicy {
 
   #remember(tool: CatalogueTool, store: RememberedApprovals): void {
     const definition = definitionHash(fingerprint(tool));
-    this.#remembered.set(identity(tool), definition);
+    const launch = definitionHash(this.#launchOf(tool.server));
+    this.#remembered.set(identity(tool), { definition, launch });
     const saved = store.store.add({
       folder: store.folder,
       server: tool.server,
       tool: tool.originalName,
       definition,
+      launch,
       approvedAt: new Date().toISOString(),
     }).catch((error) => store.onError?.(error));
     this.#saving = Promise.all([this.#saving, saved]);
@@ -127,6 +170,23 @@ export class ApprovalPolicy {
   /** Resolves once every remembered approval answered so far is written (or failed). */
   flush(): Promise<void> {
     return this.#saving.then(() => {});
+  }
+
+  /** How `server` is started (a server unknown to the configuration: nothing). */
+  #launchOf(server: string): string {
+    return this.#launch.get(server) ?? "null";
+  }
+
+  /** The tool's definition and its server's start, as one key of the session's answers. */
+  #fingerprint(tool: CatalogueTool): string {
+    return `${fingerprint(tool)}\u0000${this.#launchOf(tool.server)}`;
+  }
+
+  #see(tool: CatalogueTool): void {
+    this.#seen.set(identity(tool), {
+      print: this.#fingerprint(tool),
+      definition: fingerprint(tool),
+    });
   }
 
   /** Forgets every "always" answer of the session (trust and remembered approvals stay). */
@@ -139,6 +199,17 @@ export class ApprovalPolicy {
 
 function identity(tool: CatalogueTool): string {
   return JSON.stringify([tool.server, tool.originalName]);
+}
+
+/** How `server`'s entry starts it: what an "always" covers besides the tool's definition. */
+function launchOf(server: ServerTrust): string {
+  return JSON.stringify([
+    server.transport ?? null,
+    server.command ?? null,
+    server.args ?? [],
+    server.cwd ?? null,
+    server.url ?? null,
+  ]);
 }
 
 /** What the user approved: server, name, and the definition the model sees. */

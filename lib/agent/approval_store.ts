@@ -4,8 +4,10 @@
  * One file, `approvals.json` in the state folder (owner-only, mode 0600, replaced
  * atomically), holds every remembered approval, each for one project folder (the folder
  * patchbay was started in), one server and one tool, with the SHA-256 of the tool's
- * definition as the person saw it (name, description, input schema, annotations). A tool
- * whose definition changed since is asked about again, as the session's "always" is.
+ * definition as the person saw it (name, description, input schema, annotations) and of
+ * how the server was started (command and arguments, or URL). A tool whose definition
+ * changed since, or whose server is now another program, is asked about again, as the
+ * session's "always" is.
  * `patchbay approvals list|revoke` reads and edits the same file (see
  * docs/tools-and-sessions.md).
  *
@@ -35,6 +37,11 @@ export interface RememberedApproval {
   tool: string;
   /** SHA-256 (hex) of the definition approved. */
   definition: string;
+  /**
+   * SHA-256 (hex) of how the server's entry started it (command, arguments and folder, or
+   * URL); absent in approvals remembered before it was recorded, which are asked again.
+   */
+  launch?: string;
   /** ISO time of the answer. */
   approvedAt: string;
 }
@@ -104,13 +111,30 @@ export class ApprovalStore {
     return revoked;
   }
 
-  /** Reads, changes and replaces the file, after any write under way. */
+  /**
+   * Reads, changes and replaces the file, after any write under way: in this process
+   * (the queue) and in others (a lock on `<file>.lock`). Two sessions of the same person
+   * answer "[p]roject" at the same time, or one revokes from the command line while
+   * another remembers: each reads the file only once it holds the lock, so neither
+   * writes over what the other has just added.
+   */
   #update(change: (all: RememberedApproval[]) => RememberedApproval[]): Promise<void> {
     const run = this.#writing.then(async () => {
-      const next = change(await this.list());
       await Deno.mkdir(dirname(this.path), { recursive: true });
-      const text = JSON.stringify({ version: FORMAT_VERSION, approvals: next }, null, 2);
-      await replacePrivateFile(this.path, `${text}\n`);
+      const lock = await Deno.open(`${this.path}.lock`, {
+        create: true,
+        write: true,
+        mode: 0o600,
+      });
+      try {
+        await lock.lock(true);
+        const next = change(await this.list());
+        const text = JSON.stringify({ version: FORMAT_VERSION, approvals: next }, null, 2);
+        await replacePrivateFile(this.path, `${text}\n`);
+      } finally {
+        // Closing the file releases the lock.
+        lock.close();
+      }
     });
     this.#writing = run.catch(() => {});
     return run;
@@ -129,5 +153,6 @@ function isApproval(value: unknown): value is RememberedApproval {
   const a = value as Record<string, unknown>;
   return typeof a?.id === "string" && typeof a.folder === "string" &&
     typeof a.server === "string" && typeof a.tool === "string" &&
-    typeof a.definition === "string" && typeof a.approvedAt === "string";
+    typeof a.definition === "string" && typeof a.approvedAt === "string" &&
+    (a.launch === undefined || typeof a.launch === "string");
 }

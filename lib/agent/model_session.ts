@@ -14,7 +14,7 @@
 
 import type { Surface } from "./tool_failure.ts";
 import type { ServerRequestHandlers, ToolHost } from "../connections/types.ts";
-import type { Config } from "../config/types.ts";
+import type { Config, ServerConfig } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { createOpenAiProvider } from "../llm/openai_provider.ts";
 import { maskedProvider } from "../llm/masked_provider.ts";
@@ -62,6 +62,11 @@ export interface ModelSession {
   readonly sampling: NonNullable<ServerRequestHandlers["sampling"]>;
   /** A conversation over `tools` (the connection manager). */
   createAgent(tools: ToolHost, options?: CreateAgentOptions): Agent;
+  /**
+   * The server entries as `/refresh` read them again: their `trusted` and `sampling`
+   * apply from the next call or request on.
+   */
+  setServers(servers: readonly ServerConfig[]): void;
   /** The `/api_stats` text. */
   formatStats(): string;
   /** Releases the provider's HTTP client. */
@@ -85,13 +90,14 @@ export function createModelSession(options: ModelSessionOptions): ModelSession {
   const provider = maskedProvider(created, options.redactor ?? sessionRedactor);
   const stats = new UsageStats(config.agent);
   const approval = new ApprovalPolicy(config.servers, options.remembered);
+  let servers: readonly ServerConfig[] = config.servers;
   const sampling = createSamplingHandler({
     provider,
     ui,
     stats,
     limits: config.agent,
     llm: config.llm,
-    servers: config.servers,
+    servers: () => servers,
     log: log.child("sampling"),
   });
   return {
@@ -99,6 +105,10 @@ export function createModelSession(options: ModelSessionOptions): ModelSession {
     stats,
     approval,
     sampling,
+    setServers: (next) => {
+      servers = next;
+      approval.setServers(next);
+    },
     createAgent: (tools, agentOptions = {}) =>
       new Agent({
         provider,

@@ -44,15 +44,23 @@ export interface SamplingHandlerOptions {
   stats: UsageStats;
   limits: AgentLimits;
   llm: Pick<LlmConfig, "maxTokens" | "vision">;
-  /** Each server's `sampling` setting; servers not listed are asked about. */
-  servers: readonly Pick<ServerConfig, "name" | "sampling">[];
+  /**
+   * Each server's `sampling` setting; servers not listed are asked about. A function is
+   * asked at each request: the entries as `/refresh` last read them.
+   */
+  servers:
+    | readonly Pick<ServerConfig, "name" | "sampling">[]
+    | (() => readonly Pick<ServerConfig, "name" | "sampling">[]);
   log?: Log;
 }
 
 /** The handler to give the connection manager as `ServerRequestHandlers.sampling`. */
 export function createSamplingHandler(options: SamplingHandlerOptions): SamplingHandler {
   const log = options.log ?? silentLog;
-  const policy = new Map(options.servers.map((s) => [s.name, s.sampling]));
+  const servers = options.servers;
+  const settingOf = (server: string) =>
+    (typeof servers === "function" ? servers() : servers).find((s) => s.name === server)
+      ?.sampling;
   return async (server, params, signal) => {
     const started = performance.now();
     const { ui, provider, stats } = options;
@@ -62,7 +70,7 @@ export function createSamplingHandler(options: SamplingHandlerOptions): Sampling
         ui.samplingEnd({ server, durationMs: performance.now() - started, ...fields })
       );
     try {
-      const setting = policy.get(server) ?? "ask";
+      const setting = settingOf(server) ?? "ask";
       if (setting === "deny") {
         throw new SamplingRejectedError(
           server,

@@ -47,7 +47,13 @@ import { type Redactor, sessionRedactor } from "../redact.ts";
 import { didYouMean } from "../text.ts";
 import { settlesWithin } from "../async/deadline.ts";
 import { buildCatalogue } from "./catalogue.ts";
-import { describeWithholding, withheldError, withholding } from "./tool_filter.ts";
+import {
+  describeWithholding,
+  type UnmatchedPattern,
+  unmatchedPatterns,
+  withheldError,
+  withholding,
+} from "./tool_filter.ts";
 import { ServerConnection } from "./connection.ts";
 import { type BackoffPolicy, NETWORK_RECONNECT_BACKOFF, RECONNECT_BACKOFF } from "./reconnect.ts";
 import { EventHub } from "./events.ts";
@@ -295,6 +301,16 @@ export class ConnectionManager implements ToolHost {
     return this.#catalogue.flatMap((tool) => {
       const reason = this.#connections.get(tool.server)?.session && this.#withheldWhy(tool);
       return reason ? [{ tool, reason }] : [];
+    });
+  }
+
+  /** Patterns of the connected servers' tool filters that match none of their tools. */
+  unmatchedPatterns(): UnmatchedPattern[] {
+    return [...this.#connections.values()].flatMap((connection) => {
+      if (!connection.session) return [];
+      const server = connection.config.name;
+      const names = this.#catalogue.filter((t) => t.server === server).map((t) => t.originalName);
+      return unmatchedPatterns(server, connection.config, names);
     });
   }
 

@@ -66,3 +66,44 @@ export function withheldError(tool: CatalogueTool, reason: string): ToolExecutio
       "configuration (then /refresh, or run the command again)",
   );
 }
+
+/** A pattern of `include_tools` or `exclude_tools` that matches none of the server's tools. */
+export interface UnmatchedPattern {
+  server: string;
+  field: "include_tools" | "exclude_tools";
+  pattern: string;
+  /** The tool the pattern was probably meant for, if one looks like it. */
+  meant?: string;
+}
+
+/**
+ * The patterns of `selection` that match none of `names` (the tools `server` lists). An
+ * exclusion written `write-file` for a tool named `write_file`, or with the model's
+ * `server__tool` name, would otherwise leave the tool offered without a word: the
+ * listings name such patterns, with the tool they were probably meant for.
+ */
+export function unmatchedPatterns(
+  server: string,
+  selection: ToolSelection,
+  names: readonly string[],
+): UnmatchedPattern[] {
+  const fields = [
+    ["include_tools", selection.includeTools ?? []],
+    ["exclude_tools", selection.excludeTools ?? []],
+  ] as const;
+  return fields.flatMap(([field, patterns]) =>
+    patterns.filter((pattern) => !names.some((name) => globMatches(pattern, name)))
+      .map((pattern) => {
+        const meant = names.find((name) => looksLike(pattern, name, server));
+        return { server, field, pattern, ...(meant === undefined ? {} : { meant }) };
+      })
+  );
+}
+
+/** Same name but for case, `-`/`_`/`.`, or a `server__`, `server.` or `server/` prefix. */
+function looksLike(pattern: string, name: string, server: string): boolean {
+  const loose = (text: string) => text.toLowerCase().replace(/[-_.\s]/g, "");
+  const bare = [`${server}__`, `${server}.`, `${server}/`]
+    .reduce((text, prefix) => text.startsWith(prefix) ? text.slice(prefix.length) : text, pattern);
+  return globMatches(loose(bare), loose(name));
+}

@@ -548,6 +548,7 @@ export class ClientSession {
   async applyServers(servers: readonly ServerConfig[]): Promise<ServerChanges> {
     return await this.#reconnecting("refreshing every server…", async () => {
       const changes = await this.manager.apply(servers);
+      this.model?.setServers(servers);
       const started = new Set([...changes.added, ...changes.changed]);
       const kept = servers.filter((s) => !started.has(s.name)).map((s) => s.name);
       await Promise.all(kept.map((name) => this.manager.refresh(name, { force: true })));

@@ -24,6 +24,7 @@ import {
   formatTools,
   promptPreview,
   promptText,
+  unmatchedLines,
   withheldLines,
 } from "./listing.ts";
 import {
@@ -110,6 +111,8 @@ export function slashCommands(): SlashRegistry<ClientSession> {
         for (const st of away) out(s, awayLine(s, st));
         const withheld = s.manager.withheld().filter((w) => !args || w.tool.server === args);
         for (const line of withheldLines(withheld)) out(s, s.style.dim(line));
+        const unmatched = s.manager.unmatchedPatterns().filter((u) => !args || u.server === args);
+        for (const line of unmatchedLines(unmatched)) out(s, s.style.yellow(`warning: ${line}`));
         return Promise.resolve();
       },
     },

@@ -76,6 +76,8 @@ export class LineEditor {
   #active?: readline.Interface;
   /** Ctrl+C watchers of running turns; while any is set the terminal stays raw. */
   #busy = new Set<(chunk: Uint8Array | string) => void>();
+  /** Keys typed while a turn ran, for the next prompt. */
+  #typeahead = "";
   /** The one-key question waiting for its key, to draw it again. */
   #asking?: string;
   readonly #columns: () => number;
@@ -200,6 +202,8 @@ export class LineEditor {
       completer: this.#completer ? this.#complete.bind(this) : undefined,
     } as readline.ReadLineOptions);
     this.#active = rl;
+    const typed = useHistory ? this.#typeahead : "";
+    if (useHistory) this.#typeahead = "";
     const ended = new Promise<ReadResult>((resolve) => {
       rl.once("SIGINT", () => {
         const hadText = rl.line.length > 0;
@@ -209,10 +213,9 @@ export class LineEditor {
       rl.once("close", () => resolve({ kind: "eof" }));
     });
     try {
-      return await Promise.race([
-        rl.question(prompt).then((text): ReadResult => ({ kind: "line", text })),
-        ended,
-      ]);
+      const answered = rl.question(prompt).then((text): ReadResult => ({ kind: "line", text }));
+      if (typed.trim()) rl.write(typed.trimEnd());
+      return await Promise.race([answered, ended]);
     } finally {
       this.#active = undefined;
       rl.close();
@@ -266,14 +269,19 @@ export class LineEditor {
   }
 
   /**
-   * While `work` runs, watches the keyboard for Ctrl+C (calling `onInterrupt`) and
-   * discards other keys, so typing during a streamed answer does not garble it.
+   * While `work` runs, watches the keyboard for Ctrl+C (calling `onInterrupt`). Other keys
+   * are not echoed, so typing during a streamed answer does not garble it, but kept: the
+   * next prompt starts with what was typed ({@linkcode typedAhead}), Enter included as a
+   * space, so nothing typed is lost and nothing runs before the person sees it.
    */
   async whileBusy<T>(work: () => Promise<T>, onInterrupt: () => void): Promise<T> {
     if (!this.interactive || !this.#input.setRawMode) return await work();
     const onData = (chunk: Uint8Array | string) => {
       const text = typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
-      if (text.includes("\x03")) onInterrupt();
+      if (text.includes("\x03")) return onInterrupt();
+      // Keys that answer a question (an approval, a form, the pager) are that question's.
+      if (this.#asking !== undefined || this.#questions.size > 0 || this.#active) return;
+      this.#typeahead = typedAhead(this.#typeahead, text);
     };
     this.#busy.add(onData);
     this.#input.on("data", onData);
@@ -436,4 +444,24 @@ export function screenRows(text: string, columns: number): number {
 /** Moves to the first of the last `rows` rows (the cursor's included) and clears from there. */
 function eraseRows(rows: number): string {
   return `\r${rows > 1 ? `\x1b[${rows - 1}A` : ""}\x1b[J`;
+}
+
+/** Longest text kept from what is typed while a turn runs. */
+const MAX_TYPEAHEAD_CHARS = 4096;
+
+/**
+ * `before` with the keys `chunk` holds: printable text kept, Backspace honoured, Enter a
+ * space (the line is shown, not sent), escape sequences (arrows) and other controls left
+ * out.
+ */
+export function typedAhead(before: string, chunk: string): string {
+  let text = before;
+  // deno-lint-ignore no-control-regex -- escape sequences are what is left out
+  for (const piece of chunk.replace(/\x1b(?:\[[0-?]*[ -/]*[@-~]|O.|.)?/g, "")) {
+    if (piece === "\x7f" || piece === "\b") text = [...text].slice(0, -1).join("");
+    else if (piece === "\r" || piece === "\n") {
+      text = text && !text.endsWith(" ") ? `${text} ` : text;
+    } else if (piece === "\t" || (piece >= " " && !/[\x80-\x9f]/.test(piece))) text += piece;
+  }
+  return [...text].slice(0, MAX_TYPEAHEAD_CHARS).join("");
 }

@@ -14,6 +14,7 @@ import type {
   CatalogueResourceTemplate,
 } from "../connections/manager.ts";
 import type { CatalogueTool, WithheldTool } from "../connections/types.ts";
+import type { UnmatchedPattern } from "../connections/tool_filter.ts";
 import type { Style } from "../style.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { abridge, plural } from "../text.ts";
@@ -173,5 +174,19 @@ export function withheldLines(withheld: readonly WithheldTool[]): string[] {
     } not offered by its include_tools / exclude_tools (${
       abridge(names.map(stripTerminalEscapes).join(", "), 200)
     })`
+  );
+}
+
+/**
+ * One line per filter pattern that matches none of its server's tools: a misspelt
+ * exclusion leaves the tool offered, which the person must hear about.
+ */
+export function unmatchedLines(unmatched: readonly UnmatchedPattern[]): string[] {
+  return unmatched.map(({ server, field, pattern, meant }) =>
+    `${stripTerminalEscapes(server)}: ${field} pattern ${
+      stripTerminalEscapes(JSON.stringify(pattern))
+    } matches none of its tools${
+      meant === undefined ? "" : ` (did you mean ${stripTerminalEscapes(JSON.stringify(meant))}?)`
+    }${field === "exclude_tools" ? ", so it excludes nothing" : ""}`
   );
 }

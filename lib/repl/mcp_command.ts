@@ -11,6 +11,7 @@ import { PatchbayError } from "../errors.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { didYouMean, plural } from "../text.ts";
 import type { ClientSession } from "./client_session.ts";
+import { unmatchedLines } from "./listing.ts";
 import type { SlashCommand } from "./slash.ts";
 
 const out = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
@@ -93,6 +94,9 @@ function list(s: ClientSession): Promise<void> {
       ? s.style.dim(" (enabled for this session)")
       : "";
     out(s, `  ${clean(status.name).padEnd(16)} ${state}${offers}${flag}`);
+  }
+  for (const line of unmatchedLines(s.manager.unmatchedPatterns())) {
+    out(s, s.style.yellow(`  warning: ${line}`));
   }
   out(
     s,

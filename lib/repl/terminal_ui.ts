@@ -32,6 +32,7 @@ import { showName } from "../names.ts";
 import { abridge } from "../text.ts";
 import type { LineEditor } from "./line_editor.ts";
 import { MarkdownStream } from "./markdown.ts";
+import { showPaged, textLines, valueLines, visibleText } from "./whole_view.ts";
 import type { TerminalOutput } from "./output.ts";
 
 /** Longest tool-argument preview shown on a tool line. */
@@ -41,6 +42,10 @@ const ARGS_PREVIEW_CHARS = 80;
  * away ("v"), and the question says how much is hidden.
  */
 export const APPROVAL_ARGS_CHARS = 400;
+/** Characters of a sampling request's system prompt shown with its question; "v" shows all. */
+const SAMPLING_SYSTEM_CHARS = 200;
+/** Characters of a sampling request's last message shown with its question; "v" shows all. */
+const SAMPLING_MESSAGE_CHARS = 400;
 /** Longest result preview shown after a tool line. */
 const RESULT_PREVIEW_CHARS = 100;
 
@@ -212,8 +217,10 @@ export class TerminalUi implements AgentUi {
       "not-approved": "",
       "new-tool": " (a new tool since you approved this server)",
       "changed": " (its definition changed since you approved it)",
+      "server-changed": " (its server's command or URL changed since you approved it)",
     }[request.reason];
-    const whole = stripTerminalEscapes(
+    // Shown, not removed: an invisible character in the arguments is part of the call.
+    const whole = visibleText(
       request.args === undefined ? request.argsPreview : JSON.stringify(request.args),
     );
     const hidden = Math.max(0, whole.length - APPROVAL_ARGS_CHARS);
@@ -252,9 +259,14 @@ export class TerminalUi implements AgentUi {
         signal,
       );
       if (key === "v") {
-        // The whole call, pretty-printed, then the same question again.
-        this.#editor.write(fullCall(this.#toolName(request), request, style));
-        question = "";
+        // The whole call, a page at a time, then the question again under its first line
+        // (the pages may have scrolled the heading away).
+        await showPaged(wholeCall(this.#toolName(request), request), {
+          editor: this.#editor,
+          style,
+          signal,
+        });
+        question = heading(style).split("\n")[0] + "\n";
         continue;
       }
       this.thinking();
@@ -273,14 +285,28 @@ export class TerminalUi implements AgentUi {
     this.#out.stopSpinner();
     this.textDone();
     const last = request.messages.at(-1);
+    // On a line each: 400 newlines must not push the question off the screen ("v" shows
+    // the lines as they are).
+    const oneLine = (text: string) => visibleText(text).replaceAll("\n", "↵");
+    const system = request.systemPrompt ? oneLine(request.systemPrompt) : "";
+    const lastText = last ? oneLine(last.text) : "";
+    // What the heading leaves out, so that the person knows to look (v) before answering.
+    const earlier = Math.max(0, request.messages.length - 1);
+    const cut = Math.max(0, system.length - SAMPLING_SYSTEM_CHARS) +
+      Math.max(0, lastText.length - SAMPLING_MESSAGE_CHARS);
+    const hidden = [
+      earlier > 0 ? `${earlier} earlier message${earlier === 1 ? "" : "s"}` : "",
+      cut > 0 ? `${cut.toLocaleString("en-US")} more characters` : "",
+    ].filter(Boolean).join(" and ");
     const heading = (style: Style) =>
       `${style.yellow("?")} Server ${style.bold(stripTerminalEscapes(request.server))} ` +
       `asks the model (${request.model}, up to ${request.maxTokens} tokens):\n` +
-      (request.systemPrompt
-        ? `    system: ${style.dim(abridge(stripTerminalEscapes(request.systemPrompt), 200))}\n`
-        : "") +
-      (last
-        ? `    ${last.role}: ${style.dim(abridge(stripTerminalEscapes(last.text), 400))}\n`
+      (system ? `    system: ${style.dim(abridge(system, SAMPLING_SYSTEM_CHARS))}\n` : "") +
+      (last ? `    ${last.role}: ${style.dim(abridge(lastText, SAMPLING_MESSAGE_CHARS))}\n` : "") +
+      (hidden
+        ? `    ${
+          style.yellow(`${hidden} of the request are hidden: press v to see the whole request`)
+        }\n`
         : "");
     if (!this.#editor) {
       this.#out.err(
@@ -290,15 +316,21 @@ export class TerminalUi implements AgentUi {
       return false;
     }
     const style = this.#promptStyle;
-    const key = await this.#editor.choose(
-      heading(style) +
-        `    Allow? ${style.bold("[y]")}es  ${style.bold("[n]")}o  (default No) `,
-      ["y", "n"],
-      "n",
-      "n",
-      signal,
-    );
-    return key === "y";
+    let question = heading(style);
+    for (;;) {
+      const key = await this.#editor.choose(
+        question +
+          `    Allow? ${style.bold("[y]")}es  ${style.bold("[n]")}o  ` +
+          `${style.bold("[v]")}iew all  (default No) `,
+        ["y", "n", "v"],
+        "n",
+        "n",
+        signal,
+      );
+      if (key !== "v") return key === "y";
+      await showPaged(wholeSampling(request), { editor: this.#editor, style, signal });
+      question = heading(style).split("\n")[0] + "\n";
+    }
   }
 
   samplingEnd(end: SamplingEnd): void {
@@ -330,14 +362,37 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
-/** Everything a tool call would send, for the approval's "view all". */
-function fullCall(name: string, request: ToolApprovalRequest, style: Style): string {
+/** Everything a tool call would send, for the approval's "view all", as lines to read. */
+function wholeCall(name: string, request: ToolApprovalRequest): string[] {
   const args = request.args === undefined
-    ? request.argsPreview
-    : JSON.stringify(request.args, null, 2);
-  const body = stripTerminalEscapes(args).split("\n").map((line) => `    ${line}`).join("\n");
-  return `${style.bold(`  The whole call of ${name}:`)}\n${body}\n` +
-    (request.description
-      ? `${style.dim(`  ${abridge(stripTerminalEscapes(request.description), 2000)}`)}\n`
-      : "");
+    // Not JSON (the model's text as it came): its lines as they are.
+    ? textLines(request.argsPreview, "    ")
+    : valueLines(request.args, "    ");
+  return [
+    `  The whole call of ${name}:`,
+    ...args,
+    ...(request.description
+      ? ["  The tool's description (from its server):", ...textLines(request.description, "    ")]
+      : []),
+    ...(request.annotations && Object.keys(request.annotations).length > 0
+      ? ["  Its server's hints (unchecked):", ...valueLines(request.annotations, "    ")]
+      : []),
+  ];
+}
+
+/** Everything a sampling request would send to the model, for its "view all". */
+function wholeSampling(request: SamplingApprovalRequest): string[] {
+  return [
+    `  The whole request of ${visibleText(request.server)} (up to ${request.maxTokens} tokens` +
+    `${
+      request.modelHints.length > 0
+        ? `; it would prefer ${visibleText(request.modelHints.join(", "))}`
+        : ""
+    }):`,
+    ...(request.systemPrompt ? ["  system:", ...textLines(request.systemPrompt, "    ")] : []),
+    ...request.messages.flatMap((message, i) => [
+      `  ${i + 1}. ${message.role}:`,
+      ...textLines(message.text, "    "),
+    ]),
+  ];
 }
