@@ -14,12 +14,9 @@ import type { LlmConfig } from "../lib/config/types.ts";
 import { checkApiKey } from "../lib/llm/api_key.ts";
 import { CompletionAssembler } from "../lib/llm/assemble.ts";
 import type { ChatCompletionChunk } from "../lib/llm/chat_wire.ts";
-import {
-  classifyFailure,
-  failureError,
-  isLoopback,
-  isRetryable,
-} from "../lib/llm/request_failures.ts";
+import { classifyFailure, isRetryable } from "../lib/llm/attempt_failure.ts";
+import { isLoopback } from "../lib/llm/network_failures.ts";
+import { failureError } from "../lib/llm/request_failures.ts";
 import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
 import { PROVIDER_NAMES, type ProviderName } from "../lib/providers.ts";
 import { bypassesProxy, proxyFor } from "../lib/proxy.ts";

@@ -10,7 +10,7 @@ import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { DenoPermissionError, ProviderRequestError } from "../errors.ts";
 import { API_KEY_VARIABLE, checkApiKey } from "../llm/api_key.ts";
-import { isLoopback } from "../llm/request_failures.ts";
+import { isLoopback } from "../llm/network_failures.ts";
 import { createOpenAiProvider } from "../llm/openai_provider.ts";
 import { resolveBaseUrl } from "../llm/base_url.ts";
 import { PROVIDERS } from "../providers.ts";

@@ -22,10 +22,10 @@ import {
   classifyFailure,
   describeFailure,
   type FailureContext,
-  failureError,
   isRetryable,
   mayHaveBeenBilled,
-} from "./request_failures.ts";
+} from "./attempt_failure.ts";
+import { failureError } from "./request_failures.ts";
 import { PROVIDERS } from "../providers.ts";
 import { resolveBaseUrl } from "./base_url.ts";
 import type {
