@@ -29,24 +29,22 @@ import { failureError } from "./request_failures.ts";
 import { PROVIDERS } from "../providers.ts";
 import { resolveBaseUrl } from "./base_url.ts";
 import type {
-  ChatMessage,
   GenerateRequest,
   GenerateResult,
   ListModelsOptions,
   ModelProvider,
   RetryNotice,
-  TokenUsage,
-  ToolDefinition,
 } from "./provider.ts";
 import { proxyFor, type ProxySettings } from "../proxy.ts";
-import { setTimer } from "../async/timers.ts";
 import { ChatApi } from "./chat_api.ts";
-import type { ChatCompletionRequest, ChatMessageParam, ChatToolParam } from "./chat_wire.ts";
+import type { ChatCompletionRequest } from "./chat_wire.ts";
+import { toMessageParam, toToolParam } from "./chat_params.ts";
 import { sameOriginFetch } from "./redirects.ts";
 import { delay } from "../async/delay.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
-import { estimateTextTokens, TokenEstimator } from "./tokens.ts";
-import { activeTrace } from "../trace/active.ts";
+import { generateResult } from "./generate_result.ts";
+import { traceGeneration } from "./model_trace.ts";
+import { Watchdog } from "./watchdog.ts";
 
 /** Options of {@linkcode createOpenAiProvider}. */
 export interface OpenAiProviderOptions {
@@ -148,43 +146,7 @@ class OpenAiProvider implements ModelProvider {
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
-    const trace = activeTrace();
-    if (!trace?.model) return await this.#generate(request);
-    // With `--trace-model`: one line per request (its retries included), bodies when asked.
-    const started = performance.now();
-    const common = {
-      kind: "model" as const,
-      method: "chat/completions",
-      provider: this.provider,
-      model: this.model,
-      stream: request.onDelta !== undefined,
-      ...(trace.modelBodies
-        ? { request: { messages: request.messages, tools: request.tools } }
-        : {}),
-    };
-    const ms = () => Math.round((performance.now() - started) * 100) / 100;
-    try {
-      const result = await this.#generate(request);
-      trace.record({
-        ...common,
-        answered_by: result.model,
-        ms: ms(),
-        prompt_tokens: result.usage.promptTokens,
-        completion_tokens: result.usage.completionTokens,
-        total_tokens: result.usage.totalTokens,
-        estimated: result.usage.estimated,
-        finish_reason: result.finishReason,
-        retries: result.retries,
-        tool_calls: result.toolCalls.length,
-        ...(trace.modelBodies
-          ? { response: { content: result.content, tool_calls: result.toolCalls } }
-          : {}),
-      });
-      return result;
-    } catch (error) {
-      trace.record({ ...common, ms: ms(), failure: (error as Error).message });
-      throw error;
-    }
+    return await traceGeneration(this, request, (request) => this.#generate(request));
   }
 
   async #generate(request: GenerateRequest): Promise<GenerateResult> {
@@ -199,7 +161,7 @@ class OpenAiProvider implements ModelProvider {
       if (request.signal?.aborted) throw new CancelledError("the model request");
       const attempt = await this.#attempt(request, maxTokens);
       if (attempt.ok) {
-        return { ...this.#finish(attempt.result, request), retries };
+        return { ...generateResult(attempt.result, request, this.model), retries };
       }
       const failure = attempt.failure;
       if (failure.kind === "cancelled") throw new CancelledError("the model request");
@@ -396,84 +358,6 @@ class OpenAiProvider implements ModelProvider {
     }
     return false;
   }
-
-  #finish(result: AssembledCompletion, request: GenerateRequest): Omit<GenerateResult, "retries"> {
-    let usage: TokenUsage;
-    if (result.usage) {
-      usage = { ...result.usage, estimated: false };
-    } else {
-      // Only when the provider says nothing: estimated, and marked so everywhere it shows.
-      const promptTokens = new TokenEstimator().raw(request.messages, request.tools ?? []);
-      const completionTokens = estimateTextTokens(result.content ?? "") +
-        result.toolCalls.reduce(
-          (sum, call) => sum + estimateTextTokens(call.name + call.arguments),
-          0,
-        );
-      usage = {
-        promptTokens,
-        completionTokens,
-        totalTokens: promptTokens + completionTokens,
-        estimated: true,
-      };
-    }
-    return {
-      content: result.content,
-      toolCalls: result.toolCalls,
-      finishReason: result.finishReason,
-      usage,
-      model: result.model ?? this.model,
-    };
-  }
-}
-
-function toMessageParam(message: ChatMessage): ChatMessageParam {
-  switch (message.role) {
-    case "system":
-      return { role: "system", content: message.content };
-    case "user":
-      return {
-        role: "user",
-        content: typeof message.content === "string"
-          ? message.content
-          : message.content.map((part) =>
-            part.type === "text" ? { type: "text" as const, text: part.text } : {
-              type: "image_url" as const,
-              image_url: { url: `data:${part.mimeType};base64,${part.data}` },
-            }
-          ),
-      };
-    case "assistant": {
-      const calls = message.toolCalls ?? [];
-      return {
-        role: "assistant",
-        content: message.content ?? (calls.length > 0 ? null : ""),
-        ...(calls.length > 0
-          ? {
-            tool_calls: calls.map((call) => ({
-              id: call.id,
-              type: "function" as const,
-              function: { name: call.name, arguments: call.arguments },
-            })),
-          }
-          : {}),
-      };
-    }
-    case "tool":
-      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
-  }
-}
-
-function toToolParam(tool: ToolDefinition): ChatToolParam {
-  // The server's JSON Schema exactly as it sent it ($schema, $defs, $anchor, allOf,
-  // if/then/else, additionalProperties: 2020-12 keywords carry meaning the model needs).
-  return {
-    type: "function",
-    function: {
-      name: tool.name,
-      ...(tool.description ? { description: tool.description } : {}),
-      parameters: tool.parameters,
-    },
-  };
 }
 
 /** Carries an error thrown by the caller's callback past the failure classification. */
@@ -486,31 +370,5 @@ function deliver(onDelta: (text: string) => void, text: string): void {
     onDelta(text);
   } catch (error) {
     throw new CallerFailure(error);
-  }
-}
-
-/** Fires once when `reset` has not been called for `ms`. */
-class Watchdog {
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #ms: number;
-  #onFire: () => void;
-  fired = false;
-
-  constructor(ms: number, onFire: () => void) {
-    this.#ms = ms;
-    this.#onFire = onFire;
-    this.reset();
-  }
-
-  reset(): void {
-    clearTimeout(this.#timer);
-    this.#timer = setTimer(() => {
-      this.fired = true;
-      this.#onFire();
-    }, this.#ms);
-  }
-
-  stop(): void {
-    clearTimeout(this.#timer);
   }
 }
