@@ -7,24 +7,21 @@
  * them, and it records the position of every value and key so that schema errors can
  * point into the file too.
  *
+ * This module reads the structure (values, objects, arrays); the tokens, the positions
+ * and the faults' bookkeeping are `json_scanner.ts`'s.
+ *
  * @module
  */
 
 import type { SourcePosition } from "../errors.ts";
+import { Fatal, IDENTIFIER, type JsonFault, JsonScanner } from "./json_scanner.ts";
+
+export type { JsonFault } from "./json_scanner.ts";
 
 /** A JSON value. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | {
   [key: string]: JsonValue;
 };
-
-/** One syntax fault, with the position it was found at. */
-export interface JsonFault {
-  /** What is wrong, e.g. `trailing comma before '}'`. */
-  message: string;
-  /** Why it is a fault / the likely mistake, in plain words. */
-  hint: string;
-  position: SourcePosition;
-}
 
 /** A key that appears twice in one object (JSON.parse silently keeps the last). */
 export interface DuplicateKey {
@@ -64,9 +61,6 @@ export function pathKey(path: readonly (string | number)[]): string {
   return JSON.stringify(path);
 }
 
-/** More faults than this is noise; the first ones are what a person fixes. */
-const MAX_FAULTS = 20;
-
 /**
  * Deepest nesting of objects and arrays. A configuration nests a few levels
  * (`mcpServers.<name>.auth.scopes` is four); this bound keeps the recursive descent, and
@@ -85,44 +79,32 @@ const CONTAINERS = {
   "]": { opener: "[", part: "element of an array", unclosed: "add the missing ']'" },
 } as const;
 
-class Fatal extends Error {}
-
-const IDENTIFIER = /[A-Za-z_$][A-Za-z0-9_$-]*/y;
-
 /** Parses `text` as strict JSON, collecting every recoverable fault. */
 export function parseJson(text: string): JsonParseResult {
   return new Parser(text).run();
 }
 
-class Parser {
-  #pos = 0;
-  #faults: JsonFault[] = [];
+/** The structure of the text (values, objects, arrays) over {@linkcode JsonScanner}. */
+class Parser extends JsonScanner {
   #duplicates: DuplicateKey[] = [];
   #valuePositions = new Map<string, SourcePosition>();
   #keyPositions = new Map<string, SourcePosition>();
   #spans = new Map<string, JsonSpan>();
   #keyOffsets = new Map<string, number>();
-  #lineStarts: number[] = [0];
-
-  constructor(private readonly text: string) {
-    for (let i = 0; i < text.length; i++) if (text[i] === "\n") this.#lineStarts.push(i + 1);
-    // A byte-order mark is allowed by RFC 8259 section 8.1 to be ignored; editors add it.
-    if (text.charCodeAt(0) === 0xfeff) this.#pos = 1;
-  }
 
   run(): JsonParseResult {
     let value: JsonValue | undefined;
     try {
-      this.#skipSpace();
-      if (this.#pos >= this.text.length) {
-        this.#fatal(0, "the file is empty", "a configuration file holds one JSON object");
+      this.skipSpace();
+      if (this.pos >= this.text.length) {
+        this.fatal(0, "the file is empty", "a configuration file holds one JSON object");
       }
       value = this.#value([]);
-      this.#skipSpace();
-      if (this.#pos < this.text.length) {
-        this.#fault(
-          this.#pos,
-          `unexpected ${this.#describe(this.#pos)} after the end of the JSON value`,
+      this.skipSpace();
+      if (this.pos < this.text.length) {
+        this.fault(
+          this.pos,
+          `unexpected ${this.describe(this.pos)} after the end of the JSON value`,
           "everything must be inside the one top-level object; look for an extra '}' or text " +
             "after the last '}'",
         );
@@ -132,8 +114,8 @@ class Parser {
       value = undefined;
     }
     return {
-      value: this.#faults.length === 0 ? value : undefined,
-      faults: this.#faults,
+      value: this.faults.length === 0 ? value : undefined,
+      faults: this.faults,
       duplicates: this.#duplicates,
       valuePositions: this.#valuePositions,
       keyPositions: this.#keyPositions,
@@ -141,79 +123,19 @@ class Parser {
     };
   }
 
-  position(offset: number): SourcePosition {
-    let low = 0;
-    let high = this.#lineStarts.length - 1;
-    while (low < high) {
-      const mid = (low + high + 1) >> 1;
-      if (this.#lineStarts[mid] <= offset) low = mid;
-      else high = mid - 1;
-    }
-    return { line: low + 1, column: offset - this.#lineStarts[low] + 1 };
-  }
-
-  #fault(offset: number, message: string, hint: string): void {
-    this.#faults.push({ message, hint, position: this.position(offset) });
-    if (this.#faults.length >= MAX_FAULTS) throw new Fatal();
-  }
-
-  #fatal(offset: number, message: string, hint: string): never {
-    this.#faults.push({ message, hint, position: this.position(offset) });
-    throw new Fatal();
-  }
-
-  #describe(offset: number): string {
-    if (offset >= this.text.length) return "end of file";
-    const ch = this.text[offset];
-    if (ch === "\n" || ch === "\r") return "line break";
-    return `character '${ch}'`;
-  }
-
-  /** Skips white space; a comment is reported and skipped, since people write them. */
-  #skipSpace(): void {
-    const text = this.text;
-    while (this.#pos < text.length) {
-      const ch = text[this.#pos];
-      if (ch === " " || ch === "\t" || ch === "\n" || ch === "\r") {
-        this.#pos++;
-      } else if (ch === "/" && text[this.#pos + 1] === "/") {
-        this.#fault(this.#pos, "comment", "strict JSON has no comments; delete the '//' comment");
-        const end = text.indexOf("\n", this.#pos);
-        this.#pos = end === -1 ? text.length : end + 1;
-      } else if (ch === "/" && text[this.#pos + 1] === "*") {
-        this.#fault(
-          this.#pos,
-          "comment",
-          "strict JSON has no comments; delete the '/* */' comment",
-        );
-        const end = text.indexOf("*/", this.#pos + 2);
-        if (end === -1) {
-          this.#fatal(this.#pos, "unterminated comment", "close it with '*/' or delete it");
-        }
-        this.#pos = end + 2;
-      } else if (ch === "#") {
-        this.#fault(this.#pos, "comment", "strict JSON has no comments; delete the '#' line");
-        const end = text.indexOf("\n", this.#pos);
-        this.#pos = end === -1 ? text.length : end + 1;
-      } else {
-        return;
-      }
-    }
-  }
-
   #value(path: (string | number)[]): JsonValue {
-    this.#skipSpace();
-    const start = this.#pos;
+    this.skipSpace();
+    const start = this.pos;
     const value = this.#valueAt(path, start);
     const key = pathKey(path);
-    this.#spans.set(key, { start, end: this.#pos, key: this.#keyOffsets.get(key) });
+    this.#spans.set(key, { start, end: this.pos, key: this.#keyOffsets.get(key) });
     return value;
   }
 
   #valueAt(path: (string | number)[], start: number): JsonValue {
     const ch = this.text[start];
     if ((ch === "{" || ch === "[") && path.length >= MAX_NESTING) {
-      this.#fatal(
+      this.fatal(
         start,
         `'${ch}' nests deeper than ${MAX_NESTING} levels`,
         "a configuration nests a few levels (a server's env sits four objects deep); look " +
@@ -223,23 +145,23 @@ class Parser {
     this.#valuePositions.set(pathKey(path), this.position(start));
     if (ch === "{") return this.#object(path);
     if (ch === "[") return this.#array(path);
-    if (ch === '"') return this.#string('"');
+    if (ch === '"') return this.string('"');
     if (ch === "'") {
-      this.#fault(start, "single-quoted string", 'strict JSON strings use double quotes: "..."');
-      return this.#string("'");
+      this.fault(start, "single-quoted string", 'strict JSON strings use double quotes: "..."');
+      return this.string("'");
     }
-    if (ch === "-" || (ch >= "0" && ch <= "9") || ch === "+" || ch === ".") return this.#number();
+    if (ch === "-" || (ch >= "0" && ch <= "9") || ch === "+" || ch === ".") return this.number();
     IDENTIFIER.lastIndex = start;
     const word = IDENTIFIER.exec(this.text)?.[0];
     if (word !== undefined) {
-      this.#pos = start + word.length;
+      this.pos = start + word.length;
       if (word === "true") return true;
       if (word === "false") return false;
       if (word === "null") return null;
       const fix = { True: "true", False: "false", None: "null", undefined: "null", NULL: "null" }[
         word
       ];
-      this.#fault(
+      this.fault(
         start,
         `invalid value '${word}'`,
         fix
@@ -249,15 +171,15 @@ class Parser {
       return word;
     }
     if (start >= this.text.length) {
-      this.#fatal(
+      this.fatal(
         start,
         "unexpected end of file where a value was expected",
         "the file is cut short",
       );
     }
-    this.#fatal(
+    this.fatal(
       start,
-      `unexpected ${this.#describe(start)} where a value was expected`,
+      `unexpected ${this.describe(start)} where a value was expected`,
       "expected a string, number, object, array, true, false or null",
     );
   }
@@ -269,21 +191,21 @@ class Parser {
    */
   #closes(open: number, closer: "}" | "]", lastComma: number): boolean {
     const { opener, part, unclosed } = CONTAINERS[closer];
-    if (this.text[this.#pos] === closer) {
+    if (this.text[this.pos] === closer) {
       if (lastComma >= 0) {
-        this.#fault(
+        this.fault(
           lastComma,
           `trailing comma before '${closer}'`,
           `strict JSON allows no comma after the last ${part}; remove it`,
         );
       }
-      this.#pos++;
+      this.pos++;
       return true;
     }
-    if (this.#pos >= this.text.length) {
+    if (this.pos >= this.text.length) {
       const opened = this.position(open);
-      this.#fatal(
-        this.#pos,
+      this.fatal(
+        this.pos,
         `unexpected end of file: '${opener}' opened at line ${opened.line}, column ${opened.column} is never closed`,
         unclosed,
       );
@@ -293,32 +215,32 @@ class Parser {
 
   /** After a member or element: the position of the comma that follows (consumed), or -1. */
   #takeComma(): number {
-    this.#skipSpace();
-    if (this.text[this.#pos] !== ",") return -1;
-    return this.#pos++;
+    this.skipSpace();
+    if (this.text[this.pos] !== ",") return -1;
+    return this.pos++;
   }
 
   #object(path: (string | number)[]): JsonValue {
-    const open = this.#pos;
-    this.#pos++;
+    const open = this.pos;
+    this.pos++;
     const result: Record<string, JsonValue> = {};
     const seen = new Map<string, SourcePosition>();
     let lastComma = -1;
     let first = true;
     for (;;) {
-      this.#skipSpace();
+      this.skipSpace();
       if (this.#closes(open, "}", lastComma)) return result;
       if (!first && lastComma < 0) {
         // Two members in a row with nothing between them: the classic missing comma.
-        this.#fault(
-          this.#pos,
+        this.fault(
+          this.pos,
           "missing comma between object members",
           "separate members with ',' (the line before probably needs one at its end)",
         );
       }
       first = false;
-      const keyStart = this.#pos;
-      const key = this.#key();
+      const keyStart = this.pos;
+      const key = this.key();
       const keyPath = [...path, key];
       const keyPosition = this.position(keyStart);
       const earlier = seen.get(key);
@@ -326,34 +248,34 @@ class Parser {
       seen.set(key, keyPosition);
       this.#keyPositions.set(pathKey(keyPath), keyPosition);
       this.#keyOffsets.set(pathKey(keyPath), keyStart);
-      this.#skipSpace();
-      if (this.text[this.#pos] === ":") {
-        this.#pos++;
-      } else if (this.text[this.#pos] === "=") {
-        this.#fault(
-          this.#pos,
+      this.skipSpace();
+      if (this.text[this.pos] === ":") {
+        this.pos++;
+      } else if (this.text[this.pos] === "=") {
+        this.fault(
+          this.pos,
           "'=' after a property name",
           "JSON separates a name from its value with ':'",
         );
-        this.#pos++;
+        this.pos++;
       } else {
-        this.#fatal(
-          this.#pos,
-          `expected ':' after property name "${key}" but found ${this.#describe(this.#pos)}`,
+        this.fatal(
+          this.pos,
+          `expected ':' after property name "${key}" but found ${this.describe(this.pos)}`,
           'write "name": value',
         );
       }
       result[key] = this.#value(keyPath);
       lastComma = this.#takeComma();
       if (lastComma < 0) {
-        const next = this.text[this.#pos];
+        const next = this.text[this.pos];
         if (
-          next !== "}" && next !== '"' && next !== "'" && !this.#atIdentifier() &&
-          this.#pos < this.text.length
+          next !== "}" && next !== '"' && next !== "'" && !this.atIdentifier() &&
+          this.pos < this.text.length
         ) {
-          this.#fatal(
-            this.#pos,
-            `unexpected ${this.#describe(this.#pos)} in an object`,
+          this.fatal(
+            this.pos,
+            `unexpected ${this.describe(this.pos)} in an object`,
             "expected ',' or '}' after a member",
           );
         }
@@ -362,38 +284,38 @@ class Parser {
   }
 
   #array(path: (string | number)[]): JsonValue {
-    const open = this.#pos;
-    this.#pos++;
+    const open = this.pos;
+    this.pos++;
     const result: JsonValue[] = [];
     let lastComma = -1;
     for (;;) {
-      this.#skipSpace();
+      this.skipSpace();
       if (this.#closes(open, "]", lastComma)) return result;
-      const ch = this.text[this.#pos];
+      const ch = this.text[this.pos];
       if (result.length > 0 && lastComma < 0) {
         if (!this.#startsValue()) {
-          this.#fatal(
-            this.#pos,
-            `unexpected ${this.#describe(this.#pos)} in an array`,
+          this.fatal(
+            this.pos,
+            `unexpected ${this.describe(this.pos)} in an array`,
             "expected ',' or ']' after an element",
           );
         }
-        this.#fault(
-          this.#pos,
+        this.fault(
+          this.pos,
           "missing comma between array elements",
           "separate elements with ','",
         );
       }
       if (ch === ",") {
-        this.#fatal(this.#pos, "empty array element (two commas in a row)", "remove the extra ','");
+        this.fatal(this.pos, "empty array element (two commas in a row)", "remove the extra ','");
       }
       result.push(this.#value([...path, result.length]));
       lastComma = this.#takeComma();
       if (lastComma < 0) {
-        const next = this.text[this.#pos];
+        const next = this.text[this.pos];
         if (next === "}") {
-          this.#fatal(
-            this.#pos,
+          this.fatal(
+            this.pos,
             "'}' where ']' was expected",
             "the array is closed with the wrong bracket",
           );
@@ -403,163 +325,6 @@ class Parser {
   }
 
   #startsValue(): boolean {
-    return /["'{[\-+.0-9]/.test(this.text[this.#pos] ?? "") || this.#atIdentifier();
-  }
-
-  #atIdentifier(): boolean {
-    IDENTIFIER.lastIndex = this.#pos;
-    return IDENTIFIER.test(this.text);
-  }
-
-  #key(): string {
-    const start = this.#pos;
-    const ch = this.text[start];
-    if (ch === '"') return this.#string('"');
-    if (ch === "'") {
-      this.#fault(
-        start,
-        "single-quoted property name",
-        'strict JSON property names use double quotes: "name"',
-      );
-      return this.#string("'");
-    }
-    IDENTIFIER.lastIndex = start;
-    const word = IDENTIFIER.exec(this.text)?.[0];
-    if (word !== undefined) {
-      this.#fault(
-        start,
-        `unquoted property name '${word}'`,
-        `property names need double quotes: "${word}"`,
-      );
-      this.#pos = start + word.length;
-      return word;
-    }
-    if (ch === ",") {
-      this.#fatal(start, "extra ',' in an object", "remove the repeated comma");
-    }
-    this.#fatal(
-      start,
-      `expected a property name but found ${this.#describe(start)}`,
-      'object members are written "name": value',
-    );
-  }
-
-  #string(quote: '"' | "'"): string {
-    const start = this.#pos;
-    this.#pos++;
-    let out = "";
-    const text = this.text;
-    while (this.#pos < text.length) {
-      const ch = text[this.#pos];
-      if (ch === quote) {
-        this.#pos++;
-        return out;
-      }
-      if (ch === "\n" || ch === "\r") {
-        this.#fatal(
-          start,
-          "unterminated string",
-          `close the string with ${quote} before the end of the line (a line break inside a string must be written \\n)`,
-        );
-      }
-      if (ch < " ") {
-        this.#fault(
-          this.#pos,
-          "control character in a string",
-          "write tabs and other control characters as escapes such as \\t",
-        );
-        out += ch;
-        this.#pos++;
-        continue;
-      }
-      if (ch === "\\") {
-        out += this.#escape();
-        continue;
-      }
-      out += ch;
-      this.#pos++;
-    }
-    this.#fatal(
-      start,
-      "unterminated string",
-      `the string opened here is never closed with ${quote}`,
-    );
-  }
-
-  #escape(): string {
-    const at = this.#pos;
-    const next = this.text[at + 1];
-    this.#pos += 2;
-    const simple: Record<string, string> = {
-      '"': '"',
-      "\\": "\\",
-      "/": "/",
-      b: "\b",
-      f: "\f",
-      n: "\n",
-      r: "\r",
-      t: "\t",
-    };
-    if (next in simple) return simple[next];
-    if (next === "u") {
-      const hex = this.text.slice(at + 2, at + 6);
-      if (/^[0-9a-fA-F]{4}$/.test(hex)) {
-        this.#pos = at + 6;
-        const code = parseInt(hex, 16);
-        if (code < 0xd800 || code > 0xdfff) return String.fromCharCode(code);
-        // A surrogate escape is half a character: valid only as a high-low pair.
-        const low = /^\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(this.text.slice(at + 6, at + 12));
-        if (code <= 0xdbff && low) {
-          this.#pos = at + 12;
-          return String.fromCharCode(code, parseInt(low[1], 16));
-        }
-        this.#fault(
-          at,
-          `lone surrogate \\u${hex.toUpperCase()}`,
-          "\\uD800–\\uDBFF must be followed by \\uDC00–\\uDFFF (one character beyond " +
-            "U+FFFF is written as such a pair); write the character itself instead",
-        );
-        return "\uFFFD";
-      }
-      this.#fault(at, "invalid \\u escape", "\\u must be followed by four hex digits");
-      return "";
-    }
-    if (next === "'") {
-      this.#fault(
-        at,
-        "invalid escape \\'",
-        "a single quote needs no escape inside a double-quoted string",
-      );
-      return "'";
-    }
-    this.#fault(
-      at,
-      `invalid escape \\${next ?? ""}`,
-      "a backslash in a JSON string must be doubled (\\\\), e.g. Windows paths",
-    );
-    return next ?? "";
-  }
-
-  #number(): number {
-    const start = this.#pos;
-    const match = /[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y;
-    match.lastIndex = start;
-    const raw = match.exec(this.text)?.[0];
-    if (raw === undefined) {
-      this.#fatal(
-        start,
-        `unexpected ${this.#describe(start)} where a number was expected`,
-        "numbers are written like 30, 0.5 or -1",
-      );
-    }
-    this.#pos = start + raw.length;
-    if (!/^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/.test(raw)) {
-      this.#fault(
-        start,
-        `invalid number '${raw}'`,
-        "JSON numbers have no leading '+', no leading zeros and digits on both sides of '.'",
-      );
-    }
-    return Number(raw);
+    return /["'{[\-+.0-9]/.test(this.text[this.pos] ?? "") || this.atIdentifier();
   }
 }
