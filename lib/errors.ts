@@ -644,7 +644,7 @@ export class MentionReadError extends PatchbayError {
   readonly uri: string;
   constructor(server: string, uri: string, cause: unknown) {
     const why = cause instanceof PatchbayError
-      ? `${cause.message}${cause.reason ? ` (${cause.reason})` : ""}`
+      ? `${cause.message}${cause.reason ? `: ${cause.reason}` : ""}`
       : cause instanceof Error
       ? cause.message
       : String(cause);

@@ -23,10 +23,13 @@ export const mcpCommand: SlashCommand<ClientSession> = {
   usage: "[enable|disable <server>]",
   summary: "list the servers and their state; enable or disable one for this session",
   complete(s, partial) {
+    // The registry filters and replaces the word being typed, so each candidate is one word.
     const words = partial.split(/\s+/);
     if (words.length <= 1) return ["enable ", "disable "];
-    const names = s.manager.states().map((st) => st.name);
-    return names.map((name) => `${words[0]} ${name}`);
+    if (words.length > 2) return [];
+    // Only the servers the verb would change: enable offers the disabled ones, and so on.
+    const wanted = words[0] === "enable";
+    return s.manager.states().filter((st) => Boolean(st.disabled) === wanted).map((st) => st.name);
   },
   async run(s, args) {
     const [verb, name, ...rest] = args.split(/\s+/).filter(Boolean);

@@ -101,10 +101,12 @@ export const traceCommand: SlashCommand<ClientSession> = {
   name: "trace",
   usage: "[on [file] | off | show [server] [n]]",
   summary: "record every message to and from every server in a file, or show the last ones",
-  complete: (s, partial) =>
-    partial.startsWith("show ")
-      ? s.manager.states().map((st) => `show ${st.name}`)
-      : ["on", "off", "show"],
+  // The registry filters and replaces the word being typed, so each candidate is one word.
+  complete: (s, partial) => {
+    const words = partial.split(/\s+/);
+    if (words.length <= 1) return ["on", "off", "show"];
+    return words[0] === "show" && words.length === 2 ? s.manager.states().map((st) => st.name) : [];
+  },
   run(s, args) {
     const words = args.split(/\s+/).filter((word) => word !== "");
     switch (words[0]) {
@@ -127,3 +129,19 @@ export const traceCommand: SlashCommand<ClientSession> = {
     return Promise.resolve();
   },
 };
+
+/**
+ * The `/status` row of the wire trace: recording or not, where, how much, and the model's
+ * traffic with it when `--trace-model` asked for it.
+ */
+export function traceStatus(): string {
+  const recorder = activeTrace();
+  if (!recorder) {
+    return stopped
+      ? `off (the last one is ${stopped.path}; /trace records again)`
+      : "off (/trace or --trace FILE records one)";
+  }
+  const model = recorder.model ? ", the model's requests too" : "";
+  const failed = recorder.writeError ? `; writing stopped: ${recorder.writeError.message}` : "";
+  return `on: ${recorder.lines.toLocaleString("en-US")} lines in ${recorder.path}${model}${failed}`;
+}
