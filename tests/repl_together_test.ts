@@ -1,0 +1,140 @@
+/**
+ * The session's newer commands used together, as a person does in one sitting: `/mcp`,
+ * `/trace`, mentions, server prompts, `/call`, `/status` and `/help`, through `deno task
+ * start` in tmux with server-everything, server-filesystem and the scripted model. What
+ * is checked is where features built apart meet: Tab completion of their arguments, a
+ * disabled server's errors, the status rows, and a 60-column terminal.
+ */
+
+import assert from "node:assert/strict";
+import { sandbox, writeConfig } from "./support/cli.ts";
+import { replConfig, startRepl } from "./support/repl.ts";
+import { startScriptedLlm } from "./support/scripted_llm.ts";
+
+const DOC = "demo://resource/static/document/architecture.md";
+
+/** The line being edited at the prompt (the screen's last `›` line). */
+async function promptLine(repl: { tmux: { screen(): Promise<string> } }): Promise<string> {
+  const lines = (await repl.tmux.screen()).split("\n").filter((line) => line.startsWith("› "));
+  return lines.at(-1) ?? "";
+}
+
+Deno.test("Tab after /mcp enable|disable and /trace show completes one server name", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, replConfig(box, llm));
+  await using repl = await startRepl(box);
+
+  await repl.tmux.type("/mcp disable ev");
+  await repl.tmux.press("Tab");
+  await repl.tmux.waitFor(/› \/mcp disable everything\s*$/m);
+  assert.equal((await promptLine(repl)).trimEnd(), "› /mcp disable everything");
+  await repl.send("", /Disabled everything now/);
+
+  // Enable offers only what is disabled: the one candidate is completed at once.
+  await repl.tmux.type("/mcp enable ");
+  await repl.tmux.press("Tab");
+  await repl.tmux.waitFor(/› \/mcp enable everything\s*$/m);
+  await repl.tmux.press("C-u");
+
+  await repl.tmux.type("/trace show fil");
+  await repl.tmux.press("Tab");
+  await repl.tmux.waitFor(/› \/trace show filesystem\s*$/m);
+  assert.equal((await promptLine(repl)).trimEnd(), "› /trace show filesystem");
+  await repl.tmux.press("C-u");
+  await repl.tmux.submit("/exit");
+  assert.equal(await repl.tmux.exitCode(), 0);
+});
+
+Deno.test("a server disabled for the session: its mention, prompt and /call say so and how to enable it", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, replConfig(box, llm));
+  await using repl = await startRepl(box);
+  await repl.send("/mcp disable everything", /Disabled everything now/);
+  const before = llm.requests.length;
+
+  const mention = await repl.send(`see @everything:${DOC}`, /remedy:/);
+  assert.match(mention, new RegExp(`Could not read @everything:${DOC}`));
+  assert.match(mention, /it was disabled for this session \(\/mcp disable\); the message was not/);
+  assert.doesNotMatch(mention, /\(disabled\) \(/, "one reason, not nested brackets");
+  assert.match(mention, /remedy: \/mcp enable everything connects it again/);
+
+  const prompt = await repl.send("/everything:simple-prompt", /remedy:/);
+  assert.match(prompt, /Server 'everything' is not connected \(disabled\)/);
+  assert.match(prompt, /it was disabled for this session/);
+  assert.match(prompt, /remedy: \/mcp enable everything connects it again/);
+
+  const call = await repl.send('/call everything.echo {"message":"hi"}', /remedy:/);
+  assert.match(call, /Server 'everything' is not connected \(disabled\)/);
+  assert.match(call, /remedy: \/mcp enable everything connects it again/);
+  assert.equal(llm.requests.length, before, "nothing reached the model");
+
+  await repl.send("/mcp enable everything", /Enabled everything now/, 60_000);
+  llm.enqueue({ text: "Read it." });
+  const back = await repl.send(`see @everything:${DOC}`, "Read it.");
+  assert.match(back, new RegExp(`Attached everything:${DOC}`));
+  await repl.tmux.submit("/exit");
+  assert.equal(await repl.tmux.exitCode(), 0);
+});
+
+Deno.test("/status shows the wire trace beside context, and keeps it across /refresh", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, replConfig(box, llm));
+  await using repl = await startRepl(box);
+
+  const off = await repl.send("/status", "Uptime");
+  assert.match(off, /^Context\s+images .* · tool search (on|off) \(/m);
+  assert.match(off, /^Trace\s+off \(\/trace or --trace FILE records one\)$/m);
+
+  const started = await repl.send("/trace", "Recording the wire trace in");
+  const file = /Recording the wire trace in (\S+\.jsonl)/.exec(started)?.[1];
+  assert.ok(file, started);
+  llm.enqueue({ text: "Noted." });
+  await repl.send(`read @everything:${DOC}`, "Noted.");
+  const shown = await repl.send("/trace show everything", "trace file");
+  assert.match(shown, /everything\s+→\s+resources\/read #\d+/);
+
+  await repl.send("/refresh", /servers? connected/);
+  const on = await repl.send("/status", "Uptime");
+  assert.match(
+    on,
+    new RegExp(`^Trace\\s+on: [\\d,]+ lines in ${file!.replaceAll(".", "\\.")}$`, "m"),
+  );
+
+  await repl.send("/trace off", "Wire trace off");
+  const after = await repl.send("/status", "Uptime");
+  assert.match(after, /^Trace\s+off \(the last one is \S+\.jsonl; \/trace records again\)$/m);
+  await repl.tmux.submit("/exit");
+  assert.equal(await repl.tmux.exitCode(), 0);
+});
+
+Deno.test("60 columns: /help and the approval question fit, every form of line listed", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, replConfig(box, llm));
+  await using repl = await startRepl(box, { width: 60 });
+
+  const help = await repl.send("/help", /Ctrl\+D\s+exits\./);
+  const lines = help.split("\n").filter((line) => !line.startsWith("› "));
+  const long = lines.filter((line) => line.length > 60);
+  assert.deepEqual(long, [], `lines wider than the terminal:\n${long.join("\n")}`);
+  for (const command of ["/mcp", "/trace", "/image", "/<server>:<prompt>", "@<server>:<uri>"]) {
+    assert.ok(lines.some((line) => line.startsWith(`  ${command}`)), `${command} in:\n${help}`);
+  }
+
+  llm.enqueue(
+    { toolCalls: [{ name: "everything__echo", arguments: { message: "hi" } }] },
+    { text: "Echoed." },
+  );
+  const question = await repl.send("echo hi", "(default No)");
+  const choices = question.split("\n").filter((line) => /\[[ynaspv]\]/.test(line));
+  assert.ok(choices.length >= 2, question);
+  for (const line of choices) assert.ok(line.length <= 60, `too wide: ${line}`);
+  assert.ok(choices.some((line) => line.includes("[p]roject: always")), question);
+  await repl.tmux.press("y");
+  await repl.tmux.waitFor("Echoed.");
+  await repl.tmux.submit("/exit");
+  assert.equal(await repl.tmux.exitCode(), 0);
+});
