@@ -103,6 +103,17 @@ Deno.test("/status shows the wire trace beside context, and keeps it across /ref
     new RegExp(`^Trace\\s+on: [\\d,]+ lines in ${file!.replaceAll(".", "\\.")}$`, "m"),
   );
 
+  // A file the launcher did not grant: said, with the way that works, and nothing lost.
+  const denied = await repl.send("/trace on /nonexistent-dir/t.jsonl", /the launcher grants/);
+  assert.match(denied, new RegExp(`the trace goes on in ${file!.replaceAll(".", "\\.")}`));
+  assert.match(denied, /start patchbay with --trace \/nonexistent-dir\/t\.jsonl/);
+  assert.doesNotMatch(denied, /Wire trace off|deno task start/);
+  const still = await repl.send("/status", "Uptime");
+  assert.match(
+    still,
+    new RegExp(`^Trace\\s+on: [\\d,]+ lines in ${file!.replaceAll(".", "\\.")}$`, "m"),
+  );
+
   await repl.send("/trace off", "Wire trace off");
   const after = await repl.send("/status", "Uptime");
   assert.match(after, /^Trace\s+off \(the last one is \S+\.jsonl; \/trace records again\)$/m);

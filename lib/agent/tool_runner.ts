@@ -392,7 +392,16 @@ async function keepImages(
       try {
         path = await options.saveImage(image.mimeType, image.data);
         const where = `${tool.server} › ${tool.originalName}`;
-        options.guard.tell(() => options.ui.notice("info", `Image from ${where} saved to ${path}`));
+        const detail = {
+          kind: "image_saved",
+          server: tool.server,
+          tool: tool.originalName,
+          mime_type: image.mimeType,
+          path,
+        } as const;
+        options.guard.tell(() =>
+          options.ui.notice("info", `Image from ${where} saved to ${path}`, detail)
+        );
       } catch (error) {
         options.log.warn("could not save a tool's image", { error: String(error) });
       }

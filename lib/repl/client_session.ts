@@ -395,7 +395,16 @@ export class ClientSession {
         ? `${formatBytes(new TextEncoder().encode(attachment.text ?? "").length)} of text`
         : `${attachment.mimeType ?? "binary"}, ${formatBytes(attachment.bytes ?? 0)}`;
       const saved = attachment.path ? `; saved to ${attachment.path}` : "";
-      this.ui.notice("info", `Attached ${attachment.server}:${attachment.uri} (${what}${saved})`);
+      this.ui.notice("info", `Attached ${attachment.server}:${attachment.uri} (${what}${saved})`, {
+        kind: "attachment",
+        server: attachment.server,
+        uri: attachment.uri ?? "",
+        ...(attachment.mimeType ? { mime_type: attachment.mimeType } : {}),
+        bytes: attachment.kind === "text"
+          ? new TextEncoder().encode(attachment.text ?? "").length
+          : attachment.bytes ?? 0,
+        ...(attachment.path ? { path: attachment.path } : {}),
+      });
     }
     return attachments;
   }

@@ -50,13 +50,21 @@ function on(s: ClientSession, file: string | undefined): void {
     say(s, `The wire trace is already being recorded in ${path}.`);
     return;
   }
-  if (current) off(s);
+  // The trace being recorded goes on until the new file is open: a file that cannot be
+  // written loses nothing.
   const notice = startTrace(
-    { file: path, from: "--trace", model: current?.model ?? false, modelBodies: false },
+    { file: path, from: "/trace", model: current?.model ?? false, modelBodies: false },
     s.runtime.logger.redactor,
   );
-  if (activeTrace()) say(s, `${notice.replace(" (--trace)", "")}; /trace again stops it.`);
-  else s.output.err(`${notice}\n`);
+  if (activeTrace() === current) {
+    s.output.err(`${notice}\n`);
+    return;
+  }
+  if (current) {
+    stopped = current;
+    say(s, `Wire trace off (${current.lines} lines in ${current.path}).`);
+  }
+  say(s, `${notice.replace(" (/trace)", "")}; /trace again stops it.`);
 }
 
 function show(s: ClientSession, args: string[]): void {
