@@ -42,6 +42,18 @@ Deno.test("Tab after /mcp enable|disable and /trace show completes one server na
   await repl.tmux.waitFor(/› \/trace show filesystem\s*$/m);
   assert.equal((await promptLine(repl)).trimEnd(), "› /trace show filesystem");
   await repl.tmux.press("C-u");
+
+  // A misspelt server reads the same from each command that takes one.
+  for (const line of ["/trace show filesytem", "/tools filesytem", "/mcp disable filesytem"]) {
+    const said = await repl.send(line, /remedy:/);
+    assert.match(said, /error: Unknown server: filesytem\n/, line);
+    assert.match(
+      said,
+      /cause: {2}the configuration has no server named "filesytem" \(did you mean 'filesystem'\?\)/,
+      line,
+    );
+    assert.match(said, /remedy: servers: everything, filesystem/, line);
+  }
   await repl.tmux.submit("/exit");
   assert.equal(await repl.tmux.exitCode(), 0);
 });

@@ -43,6 +43,7 @@ import { contextStatus } from "./context_status.ts";
 import { formatDuration } from "./terminal_ui.ts";
 import { showName } from "../names.ts";
 import { traceCommand, traceStatus } from "./trace_command.ts";
+import { unknownServer as unknownServerNamed } from "./unknown_server.ts";
 
 type Command = SlashCommand<ClientSession>;
 
@@ -490,10 +491,7 @@ function attachmentLine(a: StoredAttachment): string {
 }
 
 function unknownServer(s: ClientSession, name: string): PatchbayError {
-  return new PatchbayError("usage", `Unknown server: ${name}`, {
-    reason: `servers_config.json has no server named "${name}"`,
-    remedy: `servers: ${serverNames(s).join(", ") || "none"}`,
-  });
+  return unknownServerNamed(name, serverNames(s));
 }
 
 function usage(synopsis: string, remedy: string): PatchbayError {

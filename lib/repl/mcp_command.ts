@@ -9,9 +9,10 @@
 
 import { PatchbayError } from "../errors.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
-import { didYouMean, plural } from "../text.ts";
+import { plural } from "../text.ts";
 import type { ClientSession } from "./client_session.ts";
 import type { SlashCommand } from "./slash.ts";
+import { unknownServer } from "./unknown_server.ts";
 
 const out = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
 const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
@@ -41,14 +42,7 @@ export const mcpCommand: SlashCommand<ClientSession> = {
       });
     }
     const names = s.manager.states().map((st) => st.name);
-    if (!names.includes(name)) {
-      const close = didYouMean(name, names);
-      throw new PatchbayError("usage", `Unknown server: ${clean(name)}`, {
-        reason: `the configuration has no server named "${clean(name)}"` +
-          (close ? ` (did you mean '${close}'?)` : ""),
-        remedy: `servers: ${names.join(", ") || "none"}`,
-      });
-    }
+    if (!names.includes(name)) throw unknownServer(name, names);
     const enable = verb === "enable";
     const before = s.manager.status(name);
     if (before && Boolean(before.disabled) === !enable) {

@@ -7,7 +7,6 @@
  */
 
 import { join, resolve } from "node:path";
-import { PatchbayError } from "../errors.ts";
 import { stateDir } from "../paths.ts";
 import { activeTrace } from "../trace/active.ts";
 import type { TraceRecorder } from "../trace/recorder.ts";
@@ -15,6 +14,7 @@ import { startTrace, stopTrace } from "../trace/start.ts";
 import { timeline } from "../trace/timeline.ts";
 import type { ClientSession } from "./client_session.ts";
 import type { SlashCommand } from "./slash.ts";
+import { unknownServer } from "./unknown_server.ts";
 
 /** Lines `/trace show` prints when not told how many. */
 export const TRACE_SHOW_LINES = 20;
@@ -75,10 +75,7 @@ function show(s: ClientSession, args: string[]): void {
     else server = word;
   }
   if (server !== undefined && !s.manager.states().some((st) => st.name === server)) {
-    throw new PatchbayError("usage", `Unknown server: ${server}`, {
-      reason: `servers_config.json has no server named "${server}"`,
-      remedy: `servers: ${s.manager.states().map((st) => st.name).join(", ") || "none"}`,
-    });
+    throw unknownServer(server, s.manager.states().map((st) => st.name));
   }
   const recorder = activeTrace() ?? stopped;
   if (!recorder) {
