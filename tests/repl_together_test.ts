@@ -80,6 +80,13 @@ Deno.test("a server disabled for the session: its mention, prompt and /call say 
   const call = await repl.send('/call everything.echo {"message":"hi"}', /remedy:/);
   assert.match(call, /Server 'everything' is not connected \(disabled\)/);
   assert.match(call, /remedy: \/mcp enable everything connects it again/);
+  // A server without resources at all: said so, rather than "check the URI".
+  const none = await repl.send(`see @filesystem:file://${repl.box.cwd}`, /remedy:/);
+  assert.match(
+    none,
+    /cause: {2}filesystem offers no resources \(it answered resources\/read with -32601/,
+  );
+  assert.doesNotMatch(none, /check the URI/);
   assert.equal(llm.requests.length, before, "nothing reached the model");
 
   await repl.send("/mcp enable everything", /Enabled everything now/, 60_000);
