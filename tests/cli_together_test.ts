@@ -95,3 +95,11 @@ Deno.test("call on a disabled server names its state and how to enable it, in te
   assert.deepEqual(server.include_tools, ["echo", "get-*"]);
   assert.deepEqual(server.exclude_tools, ["get-env"]);
 });
+
+Deno.test("trace show --last names the value typed when it is not a number", async () => {
+  await using box = await sandbox();
+  const result = await runPatchbay(box, ["trace", "show", "trace.jsonl", "--last", "abc"]);
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /error: --last must be a whole number of lines, not 'abc'/);
+  assert.match(result.stderr, /remedy: e\.g\. patchbay trace show trace\.jsonl --last 50/);
+});
