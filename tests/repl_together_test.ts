@@ -168,3 +168,24 @@ Deno.test("60 columns: /help and the approval question fit, every form of line l
   await repl.tmux.submit("/exit");
   assert.equal(await repl.tmux.exitCode(), 0);
 });
+
+Deno.test("/trace off then /trace again keeps --trace-model: the model's requests still recorded", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, replConfig(box, llm));
+  const file = `${box.cwd}/session.jsonl`;
+  await using repl = await startRepl(box, { args: ["--trace", file, "--trace-model"] });
+  await repl.send("/trace off", "Wire trace off");
+  await repl.send("/trace", `Recording the wire trace in ${file}`);
+  const status = await repl.send("/status", "Uptime");
+  assert.match(
+    status,
+    /^Trace\s+on: [\d,]+ lines in \S+session\.jsonl, the model's requests too$/m,
+  );
+  llm.enqueue({ text: "Hello." });
+  await repl.send("hi", "Hello.");
+  await repl.tmux.submit("/exit");
+  assert.equal(await repl.tmux.exitCode(), 0);
+  const kinds = (await Deno.readTextFile(file)).trim().split("\n").map((l) => JSON.parse(l).kind);
+  assert.ok(kinds.includes("model"), kinds.join(", "));
+});

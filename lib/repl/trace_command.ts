@@ -53,7 +53,13 @@ function on(s: ClientSession, file: string | undefined): void {
   // The trace being recorded goes on until the new file is open: a file that cannot be
   // written loses nothing.
   const notice = startTrace(
-    { file: path, from: "/trace", model: current?.model ?? false, modelBodies: false },
+    {
+      file: path,
+      from: "/trace",
+      // What --trace-model / Trace.model chose holds for every trace of the session.
+      model: (current ?? stopped)?.model ?? false,
+      modelBodies: (current ?? stopped)?.modelBodies ?? false,
+    },
     s.runtime.logger.redactor,
   );
   if (activeTrace() === current) {
