@@ -103,3 +103,15 @@ Deno.test("trace show --last names the value typed when it is not a number", asy
   assert.match(result.stderr, /error: --last must be a whole number of lines, not 'abc'/);
   assert.match(result.stderr, /remedy: e\.g\. patchbay trace show trace\.jsonl --last 50/);
 });
+
+Deno.test("config check: a wrong LLM.vision names the values it takes and the one seen", async () => {
+  await using box = await sandbox();
+  await writeConfig(box, {
+    LLM: { provider: "openai", model: "gpt-4o-mini", vision: "yes" },
+    mcpServers: {},
+  });
+  const result = await runPatchbay(box, ["config", "check"]);
+  assert.equal(result.code, 1, result.stderr);
+  assert.match(result.stderr, /LLM\.vision: expected true, false or "auto", got the string "yes"/);
+  assert.doesNotMatch(result.stderr, /Invalid input/);
+});
