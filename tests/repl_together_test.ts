@@ -87,6 +87,11 @@ Deno.test("a server disabled for the session: its mention, prompt and /call say 
     /cause: {2}filesystem offers no resources \(it answered resources\/read with -32601/,
   );
   assert.doesNotMatch(none, /check the URI/);
+  const tools = await repl.send("/tools everything", /offers no tools/);
+  assert.match(
+    tools,
+    /everything offers no tools now: it was disabled for this session \(\/mcp disable\); \/mcp enable everything connects it again\./,
+  );
   assert.equal(llm.requests.length, before, "nothing reached the model");
 
   await repl.send("/mcp enable everything", /Enabled everything now/, 60_000);

@@ -111,9 +111,15 @@ export function slashCommands(): SlashRegistry<ClientSession> {
         if (tools.length > 0) {
           out(s, formatTools(tools, s.style).join("\n"));
         } else if (away.length === 0) {
+          // A disabled server offers none because it is off: said, with how to switch it on.
+          const off = args && s.manager.status(args)?.disabled
+            ? s.manager.unavailable(args)
+            : undefined;
           out(
             s,
-            args
+            off
+              ? `${args} offers no tools now: ${off.reason}; ${off.remedy}.`
+              : args
               ? `${args} offers no tools.`
               : "No tools: no connected server offers any (see /connections).",
           );
