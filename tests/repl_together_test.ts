@@ -118,7 +118,7 @@ Deno.test("/status shows the wire trace beside context, and keeps it across /ref
   llm.enqueue({ text: "Noted." });
   await repl.send(`read @everything:${DOC}`, "Noted.");
   const shown = await repl.send("/trace show everything", "trace file");
-  assert.match(shown, /everything\s+→\s+resources\/read #\d+/);
+  assert.match(shown, new RegExp(`everything\\s+→\\s+resources/read #\\d+ ${DOC}\\s`));
 
   await repl.send("/refresh", /servers? connected/);
   const on = await repl.send("/status", "Uptime");
