@@ -86,6 +86,17 @@ Deno.test("call on a disabled server names its state and how to enable it, in te
   assert.equal(error.message, "Server 'everything' is not connected (disabled)");
   assert.match(error.remedy, /patchbay mcp enable everything/);
 
+  // The other scripting commands that name the server say the same.
+  const prompt = await runPatchbay(box, ["prompt", "everything.simple-prompt"]);
+  assert.equal(prompt.code, 1, prompt.stderr);
+  assert.match(prompt.stderr, /error: Server 'everything' is not connected \(disabled\)/);
+  assert.doesNotMatch(prompt.stderr, /Unknown prompt|\/connections/);
+  const tools = await runPatchbay(box, ["tools", "everything"]);
+  assert.match(
+    tools.stderr,
+    /everything offers no tools now: the entry has "disabled": true; `patchbay mcp enable everything`/,
+  );
+
   const get = await runPatchbay(box, ["mcp", "get", "everything"]);
   assert.equal(get.code, 0, get.stderr);
   assert.match(get.stdout, /^ {2}include_tools +echo get-\*$/m);
