@@ -126,3 +126,36 @@ Deno.test("config check: a wrong LLM.vision names the values it takes and the on
   assert.match(result.stderr, /LLM\.vision: expected true, false or "auto", got the string "yes"/);
   assert.doesNotMatch(result.stderr, /Invalid input/);
 });
+
+Deno.test("run --json: a call of an excluded tool names its server and tool, and search skips it", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    AgentConfig: { tool_search: { mode: "always" } },
+    mcpServers: {
+      everything: { command: NODE, args: [everythingEntry(), "stdio"], exclude_tools: ["get-env"] },
+    },
+  });
+  llm.enqueue(
+    { toolCalls: [{ name: "find_tools", arguments: { query: "get-env" } }] },
+    { toolCalls: [{ name: "everything__get-env", arguments: {} }] },
+    { text: "Done." },
+  );
+  const result = await runPatchbay(box, ["run", "--json", "--yes", "show the env"], {
+    env: { LLM_API_KEY: "test-key" },
+  });
+  assert.equal(result.code, 0, result.stderr);
+  const all = events(result.stdout);
+  const search = all.find((event) => event.kind === "tool_search");
+  assert.ok(search, result.stdout);
+  assert.ok(!(search.loaded as string[]).includes("everything__get-env"), String(search.loaded));
+  const call = all.find((event) => event.type === "tool_call");
+  assert.deepEqual(
+    { server: call?.server, tool: call?.tool },
+    { server: "everything", tool: "get-env" },
+  );
+  const end = all.find((event) => event.type === "tool_result");
+  assert.equal(end?.status, "error");
+  assert.match(JSON.stringify(end), /excluded by mcpServers\.everything\.exclude_tools/);
+});
