@@ -155,6 +155,7 @@ Deno.test("60 columns: /help and the approval question fit, every form of line l
   const lines = help.split("\n").filter((line) => !line.startsWith("› "));
   const long = lines.filter((line) => line.length > 60);
   assert.deepEqual(long, [], `lines wider than the terminal:\n${long.join("\n")}`);
+  assert.match(help, /enable or disable one\s+for this session \(also\s+\/servers\)/);
   for (const command of ["/mcp", "/trace", "/image", "/<server>:<prompt>", "@<server>:<uri>"]) {
     assert.ok(lines.some((line) => line.startsWith(`  ${command}`)), `${command} in:\n${help}`);
   }

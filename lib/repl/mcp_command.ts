@@ -22,7 +22,8 @@ export const mcpCommand: SlashCommand<ClientSession> = {
   name: "mcp",
   aliases: ["servers"],
   usage: "[enable|disable <server>]",
-  summary: "list the servers and their state; enable or disable one for this session",
+  summary:
+    "list the servers and their state; enable or disable one for this session (also /servers)",
   complete(s, partial) {
     // The registry filters and replaces the word being typed, so each candidate is one word.
     const words = partial.split(/\s+/);
