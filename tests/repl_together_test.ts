@@ -7,9 +7,11 @@
  */
 
 import assert from "node:assert/strict";
-import { sandbox, writeConfig } from "./support/cli.ts";
+import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
+import { everythingEntry, NODE } from "./support/deps.ts";
 import { replConfig, startRepl } from "./support/repl.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
+import { startEverythingHttp } from "./support/servers.ts";
 
 const DOC = "demo://resource/static/document/architecture.md";
 
@@ -155,7 +157,7 @@ Deno.test("60 columns: /help and the approval question fit, every form of line l
   const lines = help.split("\n").filter((line) => !line.startsWith("› "));
   const long = lines.filter((line) => line.length > 60);
   assert.deepEqual(long, [], `lines wider than the terminal:\n${long.join("\n")}`);
-  assert.match(help, /enable or disable one\s+for this session \(also\s+\/servers\)/);
+  assert.match(help, /enable or disable\s+one\s+for\s+this\s+session\s+\(also\s+\/servers\)/);
   for (const command of ["/mcp", "/trace", "/image", "/<server>:<prompt>", "@<server>:<uri>"]) {
     assert.ok(lines.some((line) => line.startsWith(`  ${command}`)), `${command} in:\n${help}`);
   }
@@ -194,4 +196,40 @@ Deno.test("/trace off then /trace again keeps --trace-model: the model's request
   assert.equal(await repl.tmux.exitCode(), 0);
   const kinds = (await Deno.readTextFile(file)).trim().split("\n").map((l) => JSON.parse(l).kind);
   assert.ok(kinds.includes("model"), kinds.join(", "));
+});
+
+Deno.test("/mcp enable of a server the file disables, lacking its grants: said, left off, and the way that works", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await using web = await startEverythingHttp("streamableHttp");
+  // Only a server at a URL is enabled: the launcher's plan may run no program.
+  await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: {
+      local: { command: NODE, args: [everythingEntry(), "stdio"], disabled: true },
+      web: { url: `${web.origin}/mcp` },
+    },
+  });
+  await using repl = await startRepl(box);
+  llm.enqueue({ text: "Kept." });
+  await repl.send("remember this", "Kept.");
+
+  const refused = await repl.send("/mcp enable local", /remedy:/, 60_000);
+  assert.match(refused, /error: Could not enable local: it needs --allow-run=node/);
+  assert.match(refused, /its entry is disabled in the configuration/);
+  assert.match(
+    refused,
+    /remedy: `patchbay mcp enable local` enables it in the file; then \/refresh/,
+  );
+  // Left as the file says, so that /refresh follows the file once it is edited.
+  const listed = await repl.send("/mcp", "switches one for this session");
+  assert.match(listed, /local\s+disabled\n/);
+
+  const edited = await runPatchbay(box, ["mcp", "enable", "local"]);
+  assert.equal(edited.code, 0, edited.stderr);
+  const after = await repl.send("/refresh", /local\s+connected/, 90_000);
+  assert.match(after, /Restarting under an extended plan/);
+  assert.match(after, /Resuming session \w+ \(2 messages\)/);
+  await repl.tmux.submit("/exit");
+  assert.equal(await repl.tmux.exitCode(), 0);
 });

@@ -302,11 +302,16 @@ export class ConnectionManager implements ToolHost {
    * Switches a server on or off for this session only (the `/mcp enable|disable` of the
    * interactive client): off closes it at once, on connects it, as far as
    * {@linkcode apply} would. The choice outlives a `/refresh` and is never written to the
-   * file. Resolves once the server has connected or failed.
+   * file. Resolves once the server has connected or failed. `undefined` forgets the
+   * session's switch: the file decides again.
    */
-  async setEnabled(server: string, enabled: boolean): Promise<ServerStatus | undefined> {
+  async setEnabled(
+    server: string,
+    enabled: boolean | undefined,
+  ): Promise<ServerStatus | undefined> {
     this.#connection(server);
-    this.#switched.set(server, !enabled);
+    if (enabled === undefined) this.#switched.delete(server);
+    else this.#switched.set(server, !enabled);
     await this.apply(this.#configured);
     return this.status(server);
   }

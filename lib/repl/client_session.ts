@@ -503,7 +503,10 @@ export class ClientSession {
    * `/mcp enable|disable`: switches a server on or off for this session only
    * ({@linkcode ConnectionManager.setEnabled}); enabling waits for it to connect or fail.
    */
-  async switchServer(server: string, enabled: boolean): Promise<ServerStatus | undefined> {
+  async switchServer(
+    server: string,
+    enabled: boolean | undefined,
+  ): Promise<ServerStatus | undefined> {
     return await this.#reconnecting(
       `${enabled ? "connecting" : "closing"} ${server}…`,
       () => this.manager.setEnabled(server, enabled),

@@ -8,6 +8,7 @@
  */
 
 import { PatchbayError } from "../errors.ts";
+import { denoPermissionFlag } from "../permissions/denial.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import { plural } from "../text.ts";
 import type { ClientSession } from "./client_session.ts";
@@ -50,6 +51,8 @@ export const mcpCommand: SlashCommand<ClientSession> = {
       out(s, `${clean(name)} is already ${enable ? "enabled" : "disabled"}.`);
       return;
     }
+    // Disabled in the file (not by this session): the launcher's plan left out its grants.
+    const offInFile = enable && s.manager.switchedOff(name) === undefined;
     const status = await s.switchServer(name, enable);
     const note = s.style.dim(" (this session only; servers_config.json is unchanged)");
     if (!enable) {
@@ -64,11 +67,32 @@ export const mcpCommand: SlashCommand<ClientSession> = {
         } offered${note}`,
       );
     } else {
+      const flag = offInFile && status?.error ? denoPermissionFlag(status.error) : undefined;
+      if (flag) {
+        // Retrying cannot grant it, nor can /refresh while the file says disabled: the file
+        // decides again (disabled), and the person is told the way that works.
+        await s.switchServer(name, undefined);
+        throw ungranted(clean(name), flag);
+      }
       out(s, `Enabled ${clean(name)}${note}, but it did not connect:`);
       if (status?.error) s.output.err(`${s.presentError(status.error)}\n`);
     }
   },
 };
+
+/**
+ * A server disabled in the file needs a grant the session was started without: the plan
+ * leaves out what disabled servers need, and only a restart under a plan with the server
+ * enabled in the file adds it.
+ */
+function ungranted(name: string, flag: string): PatchbayError {
+  return new PatchbayError("deno_permission", `Could not enable ${name}: it needs ${flag}`, {
+    reason: `its entry is disabled in the configuration, so patchbay was started without the ` +
+      `permissions it needs (${flag} was not granted); it stays disabled`,
+    remedy: `\`patchbay mcp enable ${name}\` enables it in the file; then /refresh restarts ` +
+      "patchbay under the extended permissions and keeps this conversation",
+  });
+}
 
 function list(s: ClientSession): Promise<void> {
   const withheld = s.manager.withheld();
