@@ -94,6 +94,8 @@ Deno.test("a server disabled for the session: its mention, prompt and /call say 
     tools,
     /everything offers no tools now: it was disabled for this session \(\/mcp disable\); \/mcp enable everything connects it again\./,
   );
+  const refreshed = await repl.send("/refresh everything", /was not refreshed/);
+  assert.match(refreshed, /everything was not refreshed: it was disabled for this session/);
   assert.equal(llm.requests.length, before, "nothing reached the model");
 
   await repl.send("/mcp enable everything", /Enabled everything now/, 60_000);

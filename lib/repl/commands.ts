@@ -232,7 +232,12 @@ export function slashCommands(): SlashRegistry<ClientSession> {
       complete: (s) => serverNames(s),
       async run(s, args) {
         if (args && !serverNames(s).includes(args)) throw unknownServer(s, args);
-        if (args) await s.refresh(args);
+        const off = args && s.manager.status(args)?.disabled
+          ? s.manager.unavailable(args)
+          : undefined;
+        // A disabled server is not connected by a refresh: said, with how to switch it on.
+        if (off) out(s, `${args} was not refreshed: ${off.reason}; ${off.remedy}.`);
+        else if (args) await s.refresh(args);
         else {
           // The whole refresh reads the configuration again (lib/repl/reload.ts).
           const outcome = await reloadConfiguration(s);
