@@ -416,7 +416,7 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
     .option("--server <name>", "only this server")
     .option("--method <method>", "only this method (tools/call, initialize, …)")
     .option("--errors", "only error responses, failed exchanges and failures")
-    .option("-n, --last <n>", "only the last n lines shown", (value: string) => Number(value))
+    .option("-n, --last <n>", "only the last n lines shown")
     .action(act(setExit, async (all: TraceShowOptions, file: string) => {
       const { traceShow } = await import("./commands/trace.ts");
       return traceShow(file, all);

@@ -24,6 +24,13 @@ export async function call(
   const args = parseJsonArgs(argsText);
   return await withServers(options, async ({ runtime, manager, failed, signal }) => {
     if (failed.length > 0 && manager.tools().length === 0) throw failed[0].error;
+    // A tool of a disabled server is that server's state (and how to enable it), as in the
+    // interactive client's /call, rather than an unknown tool.
+    const named = serverPrefix(spec, manager.states().map((st) => st.name));
+    const away = named && !manager.tools().some((t) => t.server === named)
+      ? manager.unavailable(named)
+      : undefined;
+    if (away) throw away;
     const tool = resolveTool(spec, manager.tools(), manager.withheld());
     const { toolCallTimeoutSeconds } = runtime.config.agent;
     let result;

@@ -86,6 +86,9 @@ function describe(server: ServerConfig) {
     disabled: server.disabled,
     trusted: server.trusted,
     timeout: server.timeoutSeconds,
+    // The tool filters, when set: which tools the server's entry offers (tools-and-sessions.md).
+    ...(server.includeTools ? { include_tools: server.includeTools } : {}),
+    ...(server.excludeTools ? { exclude_tools: server.excludeTools } : {}),
   };
   if (server.transport === "stdio") {
     return {

@@ -7,7 +7,7 @@
 
 import { EXIT } from "../lib/errors.ts";
 import { promptText } from "../lib/repl/listing.ts";
-import { parseKeyValues, resolveNamed } from "../lib/repl/resolve.ts";
+import { parseKeyValues, resolveNamed, serverPrefix } from "../lib/repl/resolve.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";
 
@@ -15,6 +15,13 @@ import { type ScriptOptions, withServers } from "./_connect.ts";
 export function prompt(spec: string, words: string[], options: ScriptOptions): Promise<number> {
   const values = parseKeyValues(words.join(" "));
   return withServers(options, async ({ manager, signal }) => {
+    // A prompt of a disabled server is that server's state (and how to enable it), as for
+    // `call`, rather than an unknown prompt.
+    const named = serverPrefix(spec, manager.states().map((st) => st.name));
+    const away = named && !manager.prompts().some((p) => p.server === named)
+      ? manager.unavailable(named)
+      : undefined;
+    if (away) throw away;
     const found = resolveNamed("prompt", spec, manager.prompts());
     const result = await manager.getPrompt(found.server, found.name, values, { signal });
     if (options.json) console.log(JSON.stringify({ server: found.server, ...result }, null, 2));

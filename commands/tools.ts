@@ -42,7 +42,17 @@ export function tools(server: string | undefined, options: ScriptOptions): Promi
     } else if (list.length > 0) {
       console.log(formatTools(list, stdoutStyle()).join("\n"));
     } else {
-      console.error(server ? `${server} offers no tools.` : "No connected server offers tools.");
+      // A disabled server offers none because it is off: said, with how to switch it on.
+      const off = server && manager.status(server)?.disabled
+        ? manager.unavailable(server)
+        : undefined;
+      console.error(
+        off
+          ? `${server} offers no tools now: ${off.reason}; ${off.remedy}.`
+          : server
+          ? `${server} offers no tools.`
+          : "No connected server offers tools.",
+      );
     }
     if (!options.json) {
       for (const line of withheldLines(withheld)) console.error(stderrStyle().dim(line));

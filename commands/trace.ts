@@ -16,8 +16,8 @@ export interface TraceShowOptions {
   server?: string;
   method?: string;
   errors?: boolean;
-  /** Only the last n lines shown. */
-  last?: number;
+  /** Only the last n lines shown, as typed (checked here, so the error shows it). */
+  last?: string;
 }
 
 /** Options of `trace stats`. */
@@ -57,17 +57,18 @@ export async function readTraceFiles(file: string): Promise<TraceLine[]> {
 
 /** Prints the timeline of `file`. */
 export async function traceShow(file: string, options: TraceShowOptions): Promise<number> {
-  if (options.last !== undefined && !(Number.isInteger(options.last) && options.last >= 0)) {
+  if (options.last !== undefined && !/^\d+$/.test(options.last.trim())) {
     throw new UsageError(
       `--last must be a whole number of lines, not '${options.last}'`,
       "e.g. patchbay trace show trace.jsonl --last 50",
     );
   }
+  const last = options.last === undefined ? undefined : Number(options.last);
   const lines = await readTraceFiles(file);
   const shown = timeline(
     lines,
     { server: options.server, method: options.method, errors: options.errors },
-    options.last,
+    last,
   );
   if (shown.length === 0) {
     console.error(

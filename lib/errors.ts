@@ -574,6 +574,45 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** JSON-RPC's code for a method the server does not have. */
+const METHOD_NOT_FOUND = -32601;
+
+/** Why a mention could not be read, and what to do, from what its read threw. */
+function mentionFailure(server: string, cause: unknown): { reason: string; remedy: RemedyText } {
+  const unsent = "the message was not sent";
+  // "Method not found": the server has no resources at all, whatever the URI.
+  if (cause instanceof ServerRequestError && cause.rpcCode === METHOD_NOT_FOUND) {
+    return {
+      reason: `${server} offers no resources (it answered resources/read with ` +
+        `${METHOD_NOT_FOUND}: method not found); ${unsent}`,
+      remedy: {
+        repl: "remove the mention and send the message again (ask for the content in words " +
+          "and the model can use the server's tools); /resources lists the servers' resources",
+        script: "remove the mention and run the command again (ask for the content in words " +
+          "and the model can use the server's tools); `patchbay resources` lists the servers' " +
+          "resources",
+      },
+    };
+  }
+  if (!(cause instanceof PatchbayError)) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    return { reason: `${server} answered: ${why}; ${unsent}`, remedy: checkTheUri(server) };
+  }
+  return {
+    reason: `${cause.message}${cause.reason ? `: ${cause.reason}` : ""}; ${unsent}`,
+    remedy: cause.code !== "server_request_failed" ? cause.remedies : checkTheUri(server),
+  };
+}
+
+function checkTheUri(server: string): RemedyText {
+  return {
+    repl: `check the URI with /resources or \`patchbay resources\` (in the REPL, Tab after ` +
+      `@${server}: completes it), or remove the mention and send the message again`,
+    script: `check the URI with \`patchbay resources ${server}\`, or remove the mention and ` +
+      "run the command again",
+  };
+}
+
 /**
  * A resource a message mentioned (`@server:uri`) could not be read; the message was not
  * sent, so nothing reached the model or the conversation.
@@ -582,18 +621,8 @@ export class MentionReadError extends PatchbayError {
   readonly server: string;
   readonly uri: string;
   constructor(server: string, uri: string, cause: unknown) {
-    const why = cause instanceof PatchbayError
-      ? `${cause.message}${cause.reason ? ` (${cause.reason})` : ""}`
-      : cause instanceof Error
-      ? cause.message
-      : String(cause);
     super("server_request_failed", `Could not read @${server}:${uri}`, {
-      reason: `${cause instanceof PatchbayError ? why : `${server} answered: ${why}`}; ` +
-        "the message was not sent",
-      remedy: cause instanceof PatchbayError && cause.code !== "server_request_failed"
-        ? cause.remedies
-        : `check the URI with /resources or \`patchbay resources\` (in the REPL, Tab after ` +
-          `@${server}: completes it), or remove the mention and send the message again`,
+      ...mentionFailure(server, cause),
       cause,
     });
     this.server = server;

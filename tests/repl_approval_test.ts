@@ -67,7 +67,8 @@ Deno.test("a notice while an approval waits: the question is erased and drawn on
   // Whole, below the notice; what was above the question is still there, once.
   assert.match(
     turn,
-    /3 of 3 servers connected\n(?:.*\n)*\? Run everything › echo\n.*"message":"hi".*\n\s+\[y\]es.*\(default No\)$/,
+    // The choices wrap between choices on a narrow terminal: over lines of their own.
+    /3 of 3 servers connected\n(?:.*\n)*\? Run everything › echo\n.*"message":"hi".*\n\s+\[y\]es(?:.*\n\s+\[)*.*\(default No\)$/,
   );
   assert.equal(count(turn, "late is still connecting"), 1, turn);
 

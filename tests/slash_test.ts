@@ -54,6 +54,28 @@ Deno.test("help lists every command with its usage, aligned", () => {
   ]);
 });
 
+Deno.test("help fits the terminal: a long usage on its own line, descriptions wrapped", () => {
+  const wide = new SlashRegistry<Session>([
+    command("tools", { usage: "[server]" }),
+    command("trace", { usage: "[on [file] | off | show [server] [n]]" }),
+  ]);
+  const forms = [["@<server>:<uri>", "attach that resource to the message you send"]] as const;
+  assert.deepEqual(wide.help(52, forms), [
+    "  /tools [server]  the tools command",
+    "  /trace [on [file] | off | show [server] [n]]",
+    "                   the trace command",
+    "  @<server>:<uri>  attach that resource to the",
+    "                   message you send",
+  ]);
+  // Too narrow for two columns: each description goes under its command.
+  assert.deepEqual(wide.help(30), [
+    "  /tools [server]",
+    "      the tools command",
+    "  /trace [on [file] | off | show [server] [n]]",
+    "      the trace command",
+  ]);
+});
+
 Deno.test("completion of command names, then of arguments", async () => {
   const session = { log: [] };
   assert.deepEqual(await registry.complete(session, "/st"), {

@@ -93,7 +93,7 @@ Deno.test("the trace of a stdio server holds both directions, the bodies and the
   assert.equal(shown.code, 0, shown.stderr);
   const rows = shown.stdout.trim().split("\n");
   assert.equal(rows.length, 2, shown.stdout);
-  assert.match(rows[0], /everything\s+→\s+tools\/call #\d+\s+\d+ B/);
+  assert.match(rows[0], /everything\s+→\s+tools\/call #\d+ echo\s+\d+ B/);
   assert.match(rows[1], /everything\s+←\s+tools\/call #\d+ result\s+[\d.]+ ms\s+\d+ B/);
   const stats = await runPatchbay(box, ["trace", "stats", file, "--json"]);
   assert.equal(stats.code, 0, stats.stderr);

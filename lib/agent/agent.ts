@@ -251,7 +251,9 @@ export class Agent {
         const messages = result.toolCalls.map((call) => {
           if (!searches.includes(call)) return ran[served.indexOf(call)];
           const answer = this.#search.answer(call, catalogue, this.#now());
-          guard.tell(() => ui.notice("info", answer.notice));
+          guard.tell(() =>
+            ui.notice("info", answer.notice, { kind: "tool_search", loaded: answer.loaded })
+          );
           return answer.message;
         });
         for (const message of messages) this.#append(message);

@@ -139,18 +139,20 @@ function plan(
 ): Planned {
   const tool = catalogue.find((t) => t.name === call.name);
   const parsed = parseArguments(call.arguments);
+  const hidden = tool ? undefined : withheld.find((w) => w.tool.name === call.name);
+  // A withheld tool is still known by its server and own name, as its error says.
+  const known = tool ?? hidden?.tool;
   const view: ToolCallView = {
     id: call.id,
     name: call.name,
-    server: tool?.server ?? "?",
-    tool: tool?.originalName ?? call.name,
+    server: known?.server ?? "?",
+    tool: known?.originalName ?? call.name,
     args: parsed.ok ? parsed.value : undefined,
     argsPreview: abridge(
       parsed.ok ? JSON.stringify(parsed.value) : call.arguments.replace(/\s+/g, " "),
       PREVIEW_CHARS,
     ),
   };
-  const hidden = tool ? undefined : withheld.find((w) => w.tool.name === call.name);
   if (hidden) return { call, view, early: withheldTool(hidden) };
   if (!tool) return { call, view, early: unknownTool(call.name, catalogue, remedies) };
   if (!parsed.ok) {
@@ -403,7 +405,16 @@ async function keepImages(
     if (options.saveImage) {
       try {
         path = await options.saveImage(image.mimeType, image.data);
-        options.guard.tell(() => options.ui.notice("info", `Image from ${where} saved to ${path}`));
+        const detail = {
+          kind: "image_saved",
+          server: tool.server,
+          tool: tool.originalName,
+          mime_type: image.mimeType,
+          path,
+        } as const;
+        options.guard.tell(() =>
+          options.ui.notice("info", `Image from ${where} saved to ${path}`, detail)
+        );
       } catch (error) {
         options.log.warn("could not save a tool's image", { error: String(error) });
       }

@@ -115,6 +115,7 @@ export class ToolSearch {
   answer(call: ToolCall, catalogue: readonly CatalogueTool[], now: Date): {
     message: StoredMessage;
     notice: string;
+    loaded: string[];
   } {
     const found = this.run(call.arguments, catalogue);
     return {
@@ -128,6 +129,7 @@ export class ToolSearch {
       notice: this.#lastFound.length > 0
         ? `Tool search: loaded ${this.#lastFound.join(", ")}`
         : "Tool search: nothing matched",
+      loaded: [...this.#lastFound],
     };
   }
 

@@ -101,6 +101,22 @@ export interface StepUsage {
 
 export type NoticeLevel = "info" | "warning";
 
+/**
+ * What a notice is about, for scripts (`run --json` puts these fields beside the text):
+ * a resource a mention attached, an image saved for the person, the tools a search loaded.
+ */
+export type NoticeDetail =
+  | {
+    kind: "attachment";
+    server: string;
+    uri: string;
+    mime_type?: string;
+    bytes: number;
+    path?: string;
+  }
+  | { kind: "image_saved"; server: string; tool: string; mime_type: string; path: string }
+  | { kind: "tool_search"; loaded: string[] };
+
 /** Everything the agent tells or asks the person. */
 export interface AgentUi {
   /** A piece of the model's answer, as it streams. */
@@ -112,8 +128,8 @@ export interface AgentUi {
   toolStart(call: ToolCallView): void;
   toolProgress(id: string, update: ProgressUpdate): void;
   toolEnd(id: string, end: ToolCallEnd): void;
-  /** Something worth saying that does not stop the turn. */
-  notice(level: NoticeLevel, text: string): void;
+  /** Something worth saying that does not stop the turn; `detail` says it for scripts. */
+  notice(level: NoticeLevel, text: string, detail?: NoticeDetail): void;
   /** After each model request. */
   usage(report: StepUsage): void;
   /** Asks whether to run a tool call. Aborting `signal` withdraws the question. */

@@ -97,11 +97,12 @@ export const LlmSchema = z.strictObject({
   max_retries: z.number().int().min(0).max(10).describe(
     `Retries of a failed model request (default ${DEFAULTS.llm.maxRetries})`,
   ).default(DEFAULTS.llm.maxRetries),
-  vision: z.union([z.boolean(), z.literal("auto")]).describe(
-    "Images (from tools, resources and @mentions) go to the model as image parts: true, " +
-      'false (described in words instead), or "auto" (decided from the provider and model ' +
-      `name; default ${DEFAULTS.llm.vision})`,
-  ).default(DEFAULTS.llm.vision),
+  vision: z.union([z.boolean(), z.literal("auto")], { error: `expected true, false or "auto"` })
+    .describe(
+      "Images (from tools, resources and @mentions) go to the model as image parts: true, " +
+        'false (described in words instead), or "auto" (decided from the provider and model ' +
+        `name; default ${DEFAULTS.llm.vision})`,
+    ).default(DEFAULTS.llm.vision),
 }).describe("Model settings");
 
 export const AuthSchema = z.strictObject({

@@ -374,7 +374,8 @@ export class ServerConnection {
     const remedy = this.config.disabled && this.config.switchedForSession
       ? `/mcp enable ${this.name} connects it again`
       : this.config.disabled
-      ? 'remove "disabled" from the entry (or set it to false) and restart patchbay'
+      ? `\`patchbay mcp enable ${this.name}\` enables it in the file (/mcp enable ` +
+        `${this.name} for one session of the interactive client)`
       : this.#state === "reconnecting"
       ? RECONNECT_REMEDY
       : error?.remedies ?? STEPS.connect;

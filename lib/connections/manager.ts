@@ -39,7 +39,7 @@ import type {
   ResourceTemplateType,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
-import { ServerUnavailableError, ToolExecutionError } from "../errors.ts";
+import { type PatchbayError, ServerUnavailableError, ToolExecutionError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
 import { type OAuthRuntime, type PatchbayOAuthProvider, usesOAuth } from "../oauth/mod.ts";
 import { type EnvLookup, ProxyRouter } from "../proxy.ts";
@@ -324,13 +324,30 @@ export class ConnectionManager implements ToolHost {
    * Switches a server on or off for this session only (the `/mcp enable|disable` of the
    * interactive client): off closes it at once, on connects it, as far as
    * {@linkcode apply} would. The choice outlives a `/refresh` and is never written to the
-   * file. Resolves once the server has connected or failed.
+   * file. Resolves once the server has connected or failed. `undefined` forgets the
+   * session's switch: the file decides again.
    */
-  async setEnabled(server: string, enabled: boolean): Promise<ServerStatus | undefined> {
+  async setEnabled(
+    server: string,
+    enabled: boolean | undefined,
+  ): Promise<ServerStatus | undefined> {
     this.#connection(server);
-    this.#switched.set(server, !enabled);
+    if (enabled === undefined) this.#switched.delete(server);
+    else this.#switched.set(server, !enabled);
     await this.apply(this.#configured);
     return this.status(server);
+  }
+
+  /**
+   * Why `server` cannot take requests now, as the error a person should see: its failure to
+   * connect when it failed, else why it is away (disabled, reconnecting); `undefined` while
+   * it is connected or when no server has that name.
+   */
+  unavailable(server: string): PatchbayError | undefined {
+    const connection = this.#connections.get(server);
+    if (!connection || connection.session) return undefined;
+    const failure = connection.config.disabled ? undefined : this.status(server)?.error;
+    return failure ?? connection.unavailable();
   }
 
   /** Whether `server`'s state was switched for this session, and to what. */

@@ -453,12 +453,19 @@ export class ClientSession {
         : `${attachment.mimeType ?? "binary"}, ${formatBytes(attachment.bytes ?? 0)}`;
       const saved = attachment.path ? `; saved to ${attachment.path}` : "";
       // The URI of each content is the server's own: one line, its controls shown.
-      this.ui.notice(
-        "info",
-        `Attached ${showName(attachment.server)}:${showName(attachment.uri)} (${
-          showName(what)
-        }${saved})`,
-      );
+      const shown = `Attached ${showName(attachment.server)}:${showName(attachment.uri)} (${
+        showName(what)
+      }${saved})`;
+      this.ui.notice("info", shown, {
+        kind: "attachment",
+        server: attachment.server,
+        uri: attachment.uri ?? "",
+        ...(attachment.mimeType ? { mime_type: attachment.mimeType } : {}),
+        bytes: attachment.kind === "text"
+          ? new TextEncoder().encode(attachment.text ?? "").length
+          : attachment.bytes ?? 0,
+        ...(attachment.path ? { path: attachment.path } : {}),
+      });
     }
     return attachments;
   }
@@ -560,7 +567,10 @@ export class ClientSession {
    * `/mcp enable|disable`: switches a server on or off for this session only
    * ({@linkcode ConnectionManager.setEnabled}); enabling waits for it to connect or fail.
    */
-  async switchServer(server: string, enabled: boolean): Promise<ServerStatus | undefined> {
+  async switchServer(
+    server: string,
+    enabled: boolean | undefined,
+  ): Promise<ServerStatus | undefined> {
     return await this.#reconnecting(
       `${enabled ? "connecting" : "closing"} ${server}…`,
       () => this.manager.setEnabled(server, enabled),

@@ -15,7 +15,7 @@ import { errorResultFailure, thrownFailure } from "../agent/tool_failure.ts";
 import { redisConfigured } from "../redis/settings.ts";
 import { describeGrants } from "../permissions/in_effect.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
-import { abridge } from "../text.ts";
+import { abridge, wrapWords } from "../text.ts";
 import { VERSION } from "../version.ts";
 import {
   formatPrompts,
@@ -43,7 +43,8 @@ import { imageCommand } from "./image_command.ts";
 import { contextStatus } from "./context_status.ts";
 import { formatDuration } from "./terminal_ui.ts";
 import { showName } from "../names.ts";
-import { traceCommand } from "./trace_command.ts";
+import { traceCommand, traceStatus } from "./trace_command.ts";
+import { unknownServer as unknownServerNamed } from "./unknown_server.ts";
 
 type Command = SlashCommand<ClientSession>;
 
@@ -59,14 +60,14 @@ export function slashCommands(): SlashRegistry<ClientSession> {
       summary: "list the commands",
       run(s) {
         out(s, "Commands:");
-        out(s, registry.help().join("\n"));
-        out(
-          s,
-          s.style.dim(
+        const columns = helpColumns();
+        out(s, registry.help(columns, HELP_FORMS).join("\n"));
+        for (
+          const line of [
             'Anything else is sent to the model. End a line with \\ to continue it, or wrap several lines in """.',
-          ),
-        );
-        out(s, s.style.dim("Ctrl+C cancels a running answer; Ctrl+C twice or Ctrl+D exits."));
+            "Ctrl+C cancels a running answer; Ctrl+C twice or Ctrl+D exits.",
+          ]
+        ) out(s, s.style.dim(wrapWords(line, columns).join("\n")));
         return Promise.resolve();
       },
     },
@@ -101,9 +102,15 @@ export function slashCommands(): SlashRegistry<ClientSession> {
         if (tools.length > 0) {
           out(s, formatTools(tools, s.style).join("\n"));
         } else if (away.length === 0) {
+          // A disabled server offers none because it is off: said, with how to switch it on.
+          const off = args && s.manager.status(args)?.disabled
+            ? s.manager.unavailable(args)
+            : undefined;
           out(
             s,
-            args
+            off
+              ? `${args} offers no tools now: ${off.reason}; ${off.remedy}.`
+              : args
               ? `${args} offers no tools.`
               : "No tools: no connected server offers any (see /connections).",
           );
@@ -177,6 +184,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
             `${limits}, max_steps ${config.agent.maxSteps}, tool_call_timeout ${config.agent.toolCallTimeoutSeconds} s`,
           ],
           ["Context", contextStatus(s)],
+          ["Trace", traceStatus()],
           ["Debug", logger.debugMode ? "on" : "off"],
           ["Log file", logger.path ?? "none (not writable)"],
           ["Config", s.runtime.configPath],
@@ -218,7 +226,12 @@ export function slashCommands(): SlashRegistry<ClientSession> {
       complete: (s) => serverNames(s),
       async run(s, args) {
         if (args && !serverNames(s).includes(args)) throw unknownServer(s, args);
-        if (args) await s.refresh(args);
+        const off = args && s.manager.status(args)?.disabled
+          ? s.manager.unavailable(args)
+          : undefined;
+        // A disabled server is not connected by a refresh: said, with how to switch it on.
+        if (off) out(s, `${args} was not refreshed: ${off.reason}; ${off.remedy}.`);
+        else if (args) await s.refresh(args);
         else {
           // The whole refresh reads the configuration again (lib/repl/reload.ts).
           const outcome = await reloadConfiguration(s);
@@ -439,6 +452,24 @@ function awayLine(s: ClientSession, status: ServerStatus): string {
     s.style.dim(" (its tools are missing; /connections says why, /refresh retries)");
 }
 
+/**
+ * What a line can hold besides the commands, listed by /help with them: a server's prompt
+ * run by name (`repl/server_prompts.ts`) and a resource mention (`agent/mentions.ts`).
+ */
+const HELP_FORMS = [
+  ["/<server>:<prompt> [k=v ...]", "run a server's prompt and send it to the model"],
+  ["@<server>:<uri>", "in a message: attach that resource to it (Tab completes both)"],
+] as const;
+
+/** The terminal's width for /help; unbounded when the output is not a terminal. */
+function helpColumns(): number {
+  try {
+    return Deno.stdout.isTerminal() ? Deno.consoleSize().columns : Infinity;
+  } catch {
+    return Infinity;
+  }
+}
+
 function serverNames(s: ClientSession): string[] {
   return s.manager.states().map((st) => st.name);
 }
@@ -450,8 +481,8 @@ function serverNames(s: ClientSession): string[] {
 function resolveCallTool(s: ClientSession, spec: string) {
   const tools = s.manager.tools();
   const server = serverPrefix(spec, serverNames(s));
-  const status = server ? s.manager.status(server) : undefined;
-  if (status?.error && !tools.some((t) => t.server === server)) throw status.error;
+  const away = server ? s.manager.unavailable(server) : undefined;
+  if (away && !tools.some((t) => t.server === server)) throw away;
   return resolveTool(spec, tools, s.manager.withheld());
 }
 
@@ -466,10 +497,7 @@ function attachmentLine(a: StoredAttachment): string {
 }
 
 function unknownServer(s: ClientSession, name: string): PatchbayError {
-  return new PatchbayError("usage", `Unknown server: ${name}`, {
-    reason: `servers_config.json has no server named "${name}"`,
-    remedy: `servers: ${serverNames(s).join(", ") || "none"}`,
-  });
+  return unknownServerNamed(name, serverNames(s));
 }
 
 function usage(synopsis: string, remedy: string): PatchbayError {

@@ -96,8 +96,8 @@ export class JsonEventsUi implements seam.AgentUi {
         : {}),
     });
   }
-  notice(level: seam.NoticeLevel, text: string): void {
-    this.emit("notice", { level, text });
+  notice(level: seam.NoticeLevel, text: string, detail?: seam.NoticeDetail): void {
+    this.emit("notice", { level, text, ...detail });
   }
   usage(report: seam.StepUsage): void {
     this.emit("usage", {

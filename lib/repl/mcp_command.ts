@@ -8,11 +8,13 @@
  */
 
 import { PatchbayError } from "../errors.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
-import { didYouMean, plural } from "../text.ts";
+import { plural } from "../text.ts";
 import type { ClientSession } from "./client_session.ts";
 import { unmatchedLines } from "./listing.ts";
 import type { SlashCommand } from "./slash.ts";
+import { unknownServer } from "./unknown_server.ts";
 
 const out = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
 const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
@@ -22,12 +24,16 @@ export const mcpCommand: SlashCommand<ClientSession> = {
   name: "mcp",
   aliases: ["servers"],
   usage: "[enable|disable <server>]",
-  summary: "list the servers and their state; enable or disable one for this session",
+  summary:
+    "list the servers and their state; enable or disable one for this session (also /servers)",
   complete(s, partial) {
+    // The registry filters and replaces the word being typed, so each candidate is one word.
     const words = partial.split(/\s+/);
     if (words.length <= 1) return ["enable ", "disable "];
-    const names = s.manager.states().map((st) => st.name);
-    return names.map((name) => `${words[0]} ${name}`);
+    if (words.length > 2) return [];
+    // Only the servers the verb would change: enable offers the disabled ones, and so on.
+    const wanted = words[0] === "enable";
+    return s.manager.states().filter((st) => Boolean(st.disabled) === wanted).map((st) => st.name);
   },
   async run(s, args) {
     const [verb, name, ...rest] = args.split(/\s+/).filter(Boolean);
@@ -39,20 +45,15 @@ export const mcpCommand: SlashCommand<ClientSession> = {
       });
     }
     const names = s.manager.states().map((st) => st.name);
-    if (!names.includes(name)) {
-      const close = didYouMean(name, names);
-      throw new PatchbayError("usage", `Unknown server: ${clean(name)}`, {
-        reason: `the configuration has no server named "${clean(name)}"` +
-          (close ? ` (did you mean '${close}'?)` : ""),
-        remedy: `servers: ${names.join(", ") || "none"}`,
-      });
-    }
+    if (!names.includes(name)) throw unknownServer(name, names);
     const enable = verb === "enable";
     const before = s.manager.status(name);
     if (before && Boolean(before.disabled) === !enable) {
       out(s, `${clean(name)} is already ${enable ? "enabled" : "disabled"}.`);
       return;
     }
+    // Disabled in the file (not by this session): the launcher's plan left out its grants.
+    const offInFile = enable && s.manager.switchedOff(name) === undefined;
     const status = await s.switchServer(name, enable);
     const note = s.style.dim(" (this session only; servers_config.json is unchanged)");
     if (!enable) {
@@ -67,11 +68,32 @@ export const mcpCommand: SlashCommand<ClientSession> = {
         } offered${note}`,
       );
     } else {
+      const flag = offInFile && status?.error ? denoPermissionFlag(status.error) : undefined;
+      if (flag) {
+        // Retrying cannot grant it, nor can /refresh while the file says disabled: the file
+        // decides again (disabled), and the person is told the way that works.
+        await s.switchServer(name, undefined);
+        throw ungranted(clean(name), flag);
+      }
       out(s, `Enabled ${clean(name)}${note}, but it did not connect:`);
       if (status?.error) s.output.err(`${s.presentError(status.error)}\n`);
     }
   },
 };
+
+/**
+ * A server disabled in the file needs a grant the session was started without: the plan
+ * leaves out what disabled servers need, and only a restart under a plan with the server
+ * enabled in the file adds it.
+ */
+function ungranted(name: string, flag: string): PatchbayError {
+  return new PatchbayError("deno_permission", `Could not enable ${name}: it needs ${flag}`, {
+    reason: `its entry is disabled in the configuration, so patchbay was started without the ` +
+      `permissions it needs (${flag} was not granted); it stays disabled`,
+    remedy: `\`patchbay mcp enable ${name}\` enables it in the file; then /refresh restarts ` +
+      "patchbay under the extended permissions and keeps this conversation",
+  });
+}
 
 function list(s: ClientSession): Promise<void> {
   const withheld = s.manager.withheld();

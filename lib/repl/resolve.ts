@@ -105,9 +105,9 @@ function onlyOne<T>(items: readonly T[]): T | undefined {
   return items.length === 1 ? items[0] : undefined;
 }
 
-/** The server part of `server.tool` when it names a configured server. */
+/** The server part of `server.tool` (or `server/tool`, `server:tool`) when it names a configured server. */
 export function serverPrefix(spec: string, servers: readonly string[]): string | undefined {
-  return servers.filter((name) => spec.startsWith(`${name}.`) || spec.startsWith(`${name}/`))
+  return servers.filter((name) => [".", "/", ":"].some((sep) => spec.startsWith(`${name}${sep}`)))
     .sort((a, b) => b.length - a.length)[0];
 }
 

@@ -67,7 +67,11 @@ function findPrompt(s: ClientSession, line: ServerPromptLine): CataloguePrompt {
   const prompt = offered.find((p) => p.name === line.prompt);
   if (prompt) return prompt;
   const status = s.manager.status(line.server);
-  if (offered.length === 0 && status?.error) throw status.error;
+  // A server that failed, is disabled or reconnecting: its own error says why and what to do.
+  if (offered.length === 0) {
+    const away = s.manager.unavailable(line.server);
+    if (away) throw away;
+  }
   const suggestion = didYouMean(line.prompt, offered.map((p) => p.name));
   throw new PatchbayError("usage", `Unknown prompt /${line.server}:${line.prompt}`, {
     reason: offered.length === 0

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { didYouMean } from "../text.ts";
+import { didYouMean, wrapWords } from "../text.ts";
 
 /** One slash command, generic over the session it acts on. */
 export interface SlashCommand<S> {
@@ -59,13 +59,29 @@ export class SlashRegistry<S> {
     return this.#commands;
   }
 
-  /** The /help text: one line per command, aligned. */
-  help(): string[] {
-    const rows = this.#commands.map((
-      c,
-    ) => [`/${c.name}${c.usage ? ` ${c.usage}` : ""}`, c.summary]);
-    const width = Math.max(...rows.map(([left]) => left.length));
-    return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`);
+  /**
+   * The /help text: one line per command, descriptions aligned, fitted to `columns`. A usage
+   * much longer than the others gets its description on the next line, so one long synopsis
+   * does not push every description right; on a terminal too narrow for two columns each
+   * description goes under its command. Descriptions wrap between words. `extra` rows (usage,
+   * description) follow the commands: forms that are not commands of the registry.
+   */
+  help(columns = Infinity, extra: readonly (readonly [string, string])[] = []): string[] {
+    const rows = [
+      ...this.#commands.map((c) => [`/${c.name}${c.usage ? ` ${c.usage}` : ""}`, c.summary]),
+      ...extra,
+    ];
+    const fitting = rows.map(([left]) => left.length).filter((n) => n <= HELP_USAGE_COLUMNS);
+    const width = Math.max(0, ...fitting);
+    const indent = 2 + width + 2;
+    const stacked = columns - indent < HELP_MIN_DESCRIPTION;
+    return rows.flatMap(([left, right]) => {
+      if (stacked) return [`  ${left}`, ...wrapWords(right, columns - 6).map((l) => `      ${l}`)];
+      const [first, ...more] = wrapWords(right, columns - indent);
+      const rest = more.map((line) => `${" ".repeat(indent)}${line}`);
+      if (left.length > width) return [`  ${left}`, `${" ".repeat(indent)}${first}`, ...rest];
+      return [`  ${left.padEnd(width)}  ${first}`, ...rest];
+    });
   }
 
   /**
@@ -87,3 +103,9 @@ export class SlashRegistry<S> {
     return { candidates: options.filter((o) => o.startsWith(partial)), replace: partial };
   }
 }
+
+/** Usages longer than this get their description on the next line in /help. */
+const HELP_USAGE_COLUMNS = 32;
+
+/** Fewer columns than this left for descriptions, and /help puts each under its command. */
+const HELP_MIN_DESCRIPTION = 30;

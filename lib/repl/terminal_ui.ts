@@ -246,13 +246,21 @@ export class TerminalUi implements AgentUi {
     const style = this.#promptStyle;
     const keys = ["y", "n", "a", "s", ...(request.canRemember ? ["p"] : []), "v"];
     let question = heading(style);
+    const choices = [
+      ["y", "es"],
+      ["n", "o"],
+      ["a", "lways this tool"],
+      ["s", "erver: always"],
+      ...(request.canRemember ? [["p", "roject: always"]] : []),
+      ["v", "iew all"],
+    ].map(([key, rest]) => ({
+      plain: `[${key}]${rest}`,
+      shown: `${style.bold(`[${key}]`)}${rest}`,
+    }));
+    choices.push({ plain: "(default No)", shown: "(default No)" });
     for (;;) {
       const key = await this.#editor.choose(
-        question +
-          `    ${style.bold("[y]")}es  ${style.bold("[n]")}o  ` +
-          `${style.bold("[a]")}lways this tool  ${style.bold("[s]")}erver: always  ` +
-          (request.canRemember ? `${style.bold("[p]")}roject: always  ` : "") +
-          `${style.bold("[v]")}iew all  (default No) `,
+        question + choiceLines(choices, this.#width),
         keys,
         "n",
         "n",
@@ -395,4 +403,24 @@ function wholeSampling(request: SamplingApprovalRequest): string[] {
       ...textLines(message.text, "    "),
     ]),
   ];
+}
+
+/**
+ * The approval's choices, indented, two spaces apart, in as many lines as the terminal's
+ * `width` needs: a choice is never split across lines. Ends with a space for the answer.
+ */
+function choiceLines(choices: { plain: string; shown: string }[], width: number): string {
+  const lines: string[] = [];
+  let line = "";
+  let used = 0;
+  for (const { plain, shown } of choices) {
+    if (used > 0 && 4 + used + 2 + plain.length >= width) {
+      lines.push(line);
+      line = "";
+      used = 0;
+    }
+    line += used > 0 ? `  ${shown}` : shown;
+    used += (used > 0 ? 2 : 0) + plain.length;
+  }
+  return [...lines, line].map((l) => `    ${l}`).join("\n") + " ";
 }

@@ -7,7 +7,6 @@
  */
 
 import { join, resolve } from "node:path";
-import { PatchbayError } from "../errors.ts";
 import { stateDir } from "../paths.ts";
 import { activeTrace } from "../trace/active.ts";
 import type { TraceRecorder } from "../trace/recorder.ts";
@@ -15,6 +14,7 @@ import { startTrace, stopTrace } from "../trace/start.ts";
 import { timeline } from "../trace/timeline.ts";
 import type { ClientSession } from "./client_session.ts";
 import type { SlashCommand } from "./slash.ts";
+import { unknownServer } from "./unknown_server.ts";
 
 /** Lines `/trace show` prints when not told how many. */
 export const TRACE_SHOW_LINES = 20;
@@ -50,13 +50,27 @@ function on(s: ClientSession, file: string | undefined): void {
     say(s, `The wire trace is already being recorded in ${path}.`);
     return;
   }
-  if (current) off(s);
+  // The trace being recorded goes on until the new file is open: a file that cannot be
+  // written loses nothing.
   const notice = startTrace(
-    { file: path, from: "--trace", model: current?.model ?? false, modelBodies: false },
+    {
+      file: path,
+      from: "/trace",
+      // What --trace-model / Trace.model chose holds for every trace of the session.
+      model: (current ?? stopped)?.model ?? false,
+      modelBodies: (current ?? stopped)?.modelBodies ?? false,
+    },
     s.runtime.logger.redactor,
   );
-  if (activeTrace()) say(s, `${notice.replace(" (--trace)", "")}; /trace again stops it.`);
-  else s.output.err(`${notice}\n`);
+  if (activeTrace() === current) {
+    s.output.err(`${notice}\n`);
+    return;
+  }
+  if (current) {
+    stopped = current;
+    say(s, `Wire trace off (${current.lines} lines in ${current.path}).`);
+  }
+  say(s, `${notice.replace(" (/trace)", "")}; /trace again stops it.`);
 }
 
 function show(s: ClientSession, args: string[]): void {
@@ -67,10 +81,7 @@ function show(s: ClientSession, args: string[]): void {
     else server = word;
   }
   if (server !== undefined && !s.manager.states().some((st) => st.name === server)) {
-    throw new PatchbayError("usage", `Unknown server: ${server}`, {
-      reason: `servers_config.json has no server named "${server}"`,
-      remedy: `servers: ${s.manager.states().map((st) => st.name).join(", ") || "none"}`,
-    });
+    throw unknownServer(server, s.manager.states().map((st) => st.name));
   }
   const recorder = activeTrace() ?? stopped;
   if (!recorder) {
@@ -101,10 +112,12 @@ export const traceCommand: SlashCommand<ClientSession> = {
   name: "trace",
   usage: "[on [file] | off | show [server] [n]]",
   summary: "record every message to and from every server in a file, or show the last ones",
-  complete: (s, partial) =>
-    partial.startsWith("show ")
-      ? s.manager.states().map((st) => `show ${st.name}`)
-      : ["on", "off", "show"],
+  // The registry filters and replaces the word being typed, so each candidate is one word.
+  complete: (s, partial) => {
+    const words = partial.split(/\s+/);
+    if (words.length <= 1) return ["on", "off", "show"];
+    return words[0] === "show" && words.length === 2 ? s.manager.states().map((st) => st.name) : [];
+  },
   run(s, args) {
     const words = args.split(/\s+/).filter((word) => word !== "");
     switch (words[0]) {
@@ -127,3 +140,19 @@ export const traceCommand: SlashCommand<ClientSession> = {
     return Promise.resolve();
   },
 };
+
+/**
+ * The `/status` row of the wire trace: recording or not, where, how much, and the model's
+ * traffic with it when `--trace-model` asked for it.
+ */
+export function traceStatus(): string {
+  const recorder = activeTrace();
+  if (!recorder) {
+    return stopped
+      ? `off (the last one is ${stopped.path}; /trace records again)`
+      : "off (/trace or --trace FILE records one)";
+  }
+  const model = recorder.model ? ", the model's requests too" : "";
+  const failed = recorder.writeError ? `; writing stopped: ${recorder.writeError.message}` : "";
+  return `on: ${recorder.lines.toLocaleString("en-US")} lines in ${recorder.path}${model}${failed}`;
+}

@@ -26,7 +26,7 @@ export interface TraceFlags {
 export interface TraceChoice {
   file: string;
   /** Where the choice came from, for messages. */
-  from: "--trace" | typeof TRACE_VARIABLE | "Trace.file";
+  from: "--trace" | typeof TRACE_VARIABLE | "Trace.file" | "/trace";
   model: boolean;
   modelBodies: boolean;
 }

@@ -18,8 +18,9 @@ import { chooseTrace, type TraceChoice, type TraceFlags } from "./choice.ts";
 export { chooseTrace, TRACE_VARIABLE, type TraceChoice, type TraceFlags } from "./choice.ts";
 
 /**
- * Starts recording `choice` as the session's trace. Returns the notice to show: that the
- * trace is recorded, or why it cannot be (the session goes on without it).
+ * Starts recording `choice` as the session's trace, in place of the one being recorded (which
+ * gets its last line). Returns the notice to show: that the trace is recorded, or why it
+ * cannot be (the session goes on as it was: with the trace it had, or without one).
  */
 export function startTrace(choice: TraceChoice, redactor: Redactor): string {
   let recorder: TraceRecorder;
@@ -30,29 +31,50 @@ export function startTrace(choice: TraceChoice, redactor: Redactor): string {
       modelBodies: choice.modelBodies,
     });
   } catch (error) {
-    return traceOpenNotice(choice.file, choice.from, error);
+    const going = activeTrace();
+    return traceOpenNotice(
+      choice.file,
+      choice.from,
+      error,
+      going ? `the trace goes on in ${going.path}` : undefined,
+    );
   }
+  activeTrace()?.record({ kind: "event", event: "trace", state: "stopped" });
   setActiveTrace(recorder);
   recorder.record({ kind: "event", event: "trace", state: "started", version: VERSION });
   return `Recording the wire trace in ${choice.file} (${choice.from})`;
 }
 
-/** Why a trace file could not be opened, and what to do. */
-export function traceOpenNotice(file: string, from: string, error: unknown): string {
+/**
+ * Why a trace file could not be opened, and what to do. `goesOn` says what continues.
+ * @default goesOn "the session goes on without a trace"
+ */
+export function traceOpenNotice(
+  file: string,
+  from: string,
+  error: unknown,
+  goesOn = "the session goes on without a trace",
+): string {
   const flag = denoPermissionFlag(error);
+  if (flag && from === "/trace") {
+    // At the prompt the launcher has already chosen the grants: only a restart adds one.
+    return `Cannot write the trace file ${file} (${from}): patchbay runs without Deno write ` +
+      `permission there; ${goesOn}. /trace with no file records under patchbay's state ` +
+      `folder, which is always allowed; for this file, start patchbay with --trace ${file} ` +
+      `(the launcher grants the file it is given).`;
+  }
   if (flag) {
     return `Cannot write the trace file ${file} (${from}): patchbay runs without Deno write ` +
-      `permission there; the session goes on without a trace. Start patchbay through its ` +
+      `permission there; ${goesOn}. Start patchbay through its ` +
       `launcher (\`deno task start\` or the installed command), which grants the file it ` +
       `is given, or add ${flag} to the deno command.`;
   }
   if (error instanceof Deno.errors.NotFound) {
     return `Cannot write the trace file ${file} (${from}): its folder ${dirname(file)} does ` +
-      "not exist; the session goes on without a trace. Create the folder, or name a file " +
-      "in one that exists.";
+      `not exist; ${goesOn}. Create the folder, or name a file in one that exists.`;
   }
-  return `Cannot write the trace file ${file} (${from}: ${(error as Error).message}); the ` +
-    "session goes on without a trace. Name a writable file.";
+  return `Cannot write the trace file ${file} (${from}: ${(error as Error).message}); ` +
+    `${goesOn}. Name a writable file.`;
 }
 
 /** Ends the session's trace, if any, with a last line. */

@@ -91,6 +91,19 @@ function size(bytes: number | undefined): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
+/**
+ * What a request is about, when its parameters name it: the tool or prompt (`name`) or the
+ * resource (`uri`), so a timeline says which call or read a line is.
+ */
+function subject(line: TraceLine & { kind: "message" }): string {
+  if (line.type !== "request" || typeof line.message !== "object" || line.message === null) {
+    return "";
+  }
+  const params = (line.message as { params?: Record<string, unknown> }).params;
+  const named = params?.name ?? params?.uri;
+  return typeof named === "string" ? ` ${clean(named, 80)}` : "";
+}
+
 /** One line of the timeline. */
 export function formatLine(line: TraceLine): string {
   const server = clean(line.server ?? (line.kind === "model" ? "model" : "patchbay"), 24)
@@ -101,7 +114,7 @@ export function formatLine(line: TraceLine): string {
       const arrow = line.dir === "out" ? "→" : "←";
       const id = line.id !== undefined ? ` #${clean(line.id, 24)}` : "";
       const method = clean(line.method ?? "(unpaired)", 60);
-      let what = `${method}${id}`;
+      let what = `${method}${id}${subject(line)}`;
       if (line.type === "result") what += " result";
       if (line.type === "error") {
         what += ` ERROR ${clean(line.error?.code, 12)} ${clean(line.error?.message, 100)}`;

@@ -39,6 +39,8 @@ export interface StartReplOptions {
    * server block is printed once the last one has settled). @default true
    */
   waitForServers?: boolean;
+  /** The terminal's width in columns. @default 160 */
+  width?: number;
 }
 
 /** The sandbox's environment for a program in the terminal, with `changes` applied. */
@@ -63,7 +65,7 @@ export async function startRepl(box: Sandbox, options: StartReplOptions = {}): P
     command: [...PATCHBAY, ...(options.args ?? [])],
     env: terminalEnv(box, options.env),
     cwd: box.cwd,
-    width: 160,
+    width: options.width ?? 160,
     height: 50,
   });
   const repl = new Repl(tmux, box);
