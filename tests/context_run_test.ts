@@ -59,7 +59,9 @@ Deno.test("run: a mention that cannot be read fails before anything is sent", as
     result.stderr,
     /Resource demo:\/\/no\/such\/thing not found.*the message was not sent/,
   );
-  assert.match(result.stderr, /\/resources/);
+  // A script's remedy names the command that lists resources, not the REPL's /resources.
+  assert.match(result.stderr, /remedy: check the URI with `patchbay resources everything`/);
+  assert.doesNotMatch(result.stderr, /remedy:.*\s\/resources/);
   assert.equal(llm.requests.length, 0);
 });
 

@@ -19,6 +19,7 @@ import { isAbsolute } from "node:path";
 import type { Config } from "../config/types.ts";
 import { loadConfig } from "../config/load.ts";
 import { type Environment, loadEnvironment } from "../env.ts";
+import { resolveCommandPath } from "../permissions/command_path.ts";
 import { compareGrants } from "../permissions/grants.ts";
 import { gatherInputs } from "../permissions/inputs.ts";
 import { planPermissions } from "../permissions/plan.ts";
@@ -168,8 +169,13 @@ async function missingGrants(
   const report = compareGrants(plan);
   const adds: NeededGrant[] = report.missing
     // A server's command not found on PATH is named as it is written, and Deno cannot
-    // grant a name it cannot find either: a restart would not add it.
-    .filter(({ kind, value }) => kind !== "run" || isAbsolute(value))
+    // grant a name it cannot find either: a restart would not add it. A bare name this
+    // process could not look for (it may not read the PATH folders) is a real need: the
+    // launcher, which may look, grants the path it finds.
+    .filter(({ kind, value }) =>
+      kind !== "run" || isAbsolute(value) ||
+      resolveCommandPath(value, env.get("PATH"), Deno.cwd()) === value
+    )
     .map(({ kind, value, why }) => ({ kind, value, why }));
   if (report.missingAllEnv && plan.allEnv) {
     adds.push({ kind: "env", value: "(every variable)", why: plan.allEnv.why });
