@@ -19,6 +19,7 @@ import { redisConfigured, resolveRedisSettings } from "../redis/settings.ts";
 import { browserCommands } from "../oauth/browser.ts";
 import { usesOAuth } from "../oauth/uses_oauth.ts";
 import { INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
+import { TERMINAL_VARIABLES } from "../terminal.ts";
 
 /** The permission kinds patchbay can need, as Deno names them. */
 export type PermissionKind = "read" | "write" | "net" | "run" | "env" | "sys";
@@ -116,6 +117,9 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
     plan.add("env", name, "where patchbay's folders are");
   }
   plan.add("env", "NO_COLOR", "turns colours off when set");
+  for (const name of TERMINAL_VARIABLES.filter((name) => name !== "NO_COLOR")) {
+    plan.add("env", name, "colours and links in the terminal");
+  }
   plan.add("env", "PATCHBAY_LAUNCHER", "how the launcher started this session (/status)");
   plan.add(
     "env",
