@@ -1,14 +1,15 @@
 /**
  * patchbay as a Deno package: `deno publish --dry-run` passes and ships only what runs
  * (no tests, benches, fixtures or scripts), `exports` is the launcher users run, a LICENSE
- * ships with it, and the launcher started from a URL says what works instead of crashing.
+ * ships with it, and the launcher installed from a URL runs the client from that URL under
+ * the narrow plan of the configuration, as it does from a checkout.
  */
 
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
-import { runInSandbox, sandbox } from "./support/cli.ts";
-import { DENO } from "./support/deps.ts";
+import { configWith, runInSandbox, sandbox, writeConfig } from "./support/cli.ts";
+import { DENO, everythingEntry, NODE } from "./support/deps.ts";
 
 const PROJECT = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -38,8 +39,9 @@ Deno.test("the LICENSE is MIT, 2026, the patchbay authors", async () => {
   assert.match(license, /^MIT License\n\nCopyright \(c\) 2026 The patchbay authors\n/);
 });
 
-Deno.test("the launcher run from a URL says it needs a checkout, and how to install", async () => {
-  await using box = await sandbox();
+Deno.test("deno install -g of the launcher from a URL, with the start task's flags, works", async () => {
+  await using box = await sandbox({ LLM_API_KEY: "sk-test0123456789abcdefghij" });
+  await writeConfig(box, configWith({ everything: { command: NODE, args: [everythingEntry()] } }));
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const path = decodeURIComponent(new URL(req.url).pathname);
     if (path.includes("..")) return new Response("no", { status: 400 });
@@ -54,29 +56,39 @@ Deno.test("the launcher run from a URL says it needs a checkout, and how to inst
   });
   try {
     const origin = `http://127.0.0.1:${server.addr.port}`;
-    const start = (args: string[]) =>
-      runInSandbox(box, DENO, [
-        "run",
-        "--import-map",
-        `${origin}/deno.json`,
-        `--allow-import=127.0.0.1:${server.addr.port}`,
-        // The start task's flags.
-        "--no-prompt",
-        "--allow-read",
-        "--allow-env",
-        "--allow-run",
-        `--allow-write=${join(box.home, ".local/state/patchbay")}`,
-        `${origin}/launch.ts`,
-        ...args,
-      ], { env: { PATH: `${dirname(DENO)}:${box.env.PATH}` } });
-    const version = await start(["--version"]);
-    assert.equal(version.code, 0, version.stderr);
-    assert.equal(version.stdout.trim(), `patchbay ${manifest.version}`);
-    const tools = await start(["tools"]);
-    assert.equal(tools.code, 1, tools.stderr);
-    assert.match(tools.stderr, /error: patchbay's launcher runs from a checkout, not from http:/);
-    assert.match(tools.stderr, /remedy: clone the repository and run `deno task install`/);
-    assert.doesNotMatch(tools.stderr, /TypeError|Uncaught/);
+    const root = join(box.home, "deno-bin");
+    const path = { PATH: `${dirname(DENO)}:${box.env.PATH}` };
+    const install = await runInSandbox(box, DENO, [
+      "install",
+      "--global",
+      "--root",
+      root,
+      "--name",
+      "patchbay",
+      "--import-map",
+      `${origin}/deno.json`,
+      // Deno imports code only from hosts it is told to trust (raw.githubusercontent.com,
+      // jsr.io, deno.land and a few others are trusted by default).
+      `--allow-import=127.0.0.1:${server.addr.port}`,
+      // The start task's flags: the launcher reads, runs Deno, and remembers plans.
+      "--no-prompt",
+      "--allow-read",
+      "--allow-env",
+      "--allow-run",
+      `--allow-write=${join(box.home, ".local/state/patchbay")}`,
+      `${origin}/launch.ts`,
+    ], { env: path });
+    assert.equal(install.code, 0, install.stderr);
+    const patchbay = join(root, "bin", "patchbay");
+    const version = await runInSandbox(box, patchbay, ["--version"], { env: path });
+    assert.equal(version.stdout.trim(), `patchbay ${manifest.version}`, version.stderr);
+    // The client runs from the same URL, under the narrow plan of this configuration.
+    const tools = await runInSandbox(box, patchbay, ["tools"], { cwd: box.cwd, env: path });
+    assert.equal(tools.code, 0, tools.stderr);
+    assert.match(tools.stdout, /^everything \(\d+ tools\)\n {2}echo\(message\)/);
+    const plan = await runInSandbox(box, patchbay, ["permissions"], { cwd: box.cwd, env: path });
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.match(plan.stdout, /--allow-run=\S*node/, "a narrow plan names the server's command");
   } finally {
     await server.shutdown();
   }
