@@ -1,11 +1,13 @@
 /**
  * docs/: the facts the pages state against the code that decides them (defaults, bounds),
  * every relative link of the README and docs/ resolving to a file and an anchor, and every
- * prose and table line fitting a terminal.
+ * prose and table line fitting a terminal, and the configurations shown passing
+ * `patchbay config check`.
  */
 
 import assert from "node:assert/strict";
 import { DEFAULTS } from "../lib/defaults.ts";
+import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { displayWidth } from "../lib/terminal.ts";
 import { anchors, docPages, listItem, proseLines, readDoc, unwrapped } from "./support/docs.ts";
 
@@ -138,4 +140,38 @@ Deno.test("docs/: every line outside code blocks fits 100 columns", async () => 
     }
   }
   assert.deepEqual(wide, []);
+});
+
+/** The JSON blocks of `markdown` that are whole configurations (with `LLM` and `mcpServers`). */
+function configurations(markdown: string): string[] {
+  return [...markdown.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1]).filter((text) => {
+    try {
+      const value = JSON.parse(text);
+      return typeof value === "object" && value !== null && "LLM" in value &&
+        "mcpServers" in value;
+    } catch {
+      return false;
+    }
+  });
+}
+
+Deno.test("the configurations the README and docs/ show pass `patchbay config check`", async () => {
+  const samples: [string, string][] = [];
+  for (const page of ["README.md", ...await docPages()]) {
+    for (const text of configurations(await readDoc(page))) samples.push([page, text]);
+  }
+  assert.ok(samples.length >= 2, "the README and docs/configuration.md show a configuration");
+  await using box = await sandbox({ LLM_API_KEY: "sk-test0123456789abcdefghij" });
+  // `$schema` names the schema beside the configuration, as in a checkout.
+  await Deno.copyFile(
+    new URL("../servers_config.schema.json", import.meta.url),
+    `${box.cwd}/servers_config.schema.json`,
+  );
+  for (const [page, text] of samples) {
+    await writeConfig(box, text);
+    const check = await runPatchbay(box, ["config", "check"], {
+      env: { PROJECT_DIR: box.cwd, REMOTE_TOKEN: "token" },
+    });
+    assert.equal(check.code, 0, `${page}'s configuration:\n${check.stdout}${check.stderr}`);
+  }
 });
