@@ -8,10 +8,11 @@
  */
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { MarkdownStream } from "../lib/repl/markdown.ts";
 import { colorEnabled, displayWidth, hyperlinksEnabled } from "../lib/terminal.ts";
 import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
-import { replConfig } from "./support/repl.ts";
+import { replConfig, startRepl } from "./support/repl.ts";
 import { startScriptedLlm } from "./support/scripted_llm.ts";
 
 function render(text: string, options: { width?: number; hyperlinks?: boolean } = {}) {
@@ -160,7 +161,7 @@ Deno.test("through deno task start: FORCE_COLOR colours a piped answer, NO_COLOR
   await using box = await sandbox({ LLM_API_KEY: "test-key" });
   const answer = "**Done.**\n\n| k | v |\n|---|---|\n| a | 1 |\n";
   await using llm = await startScriptedLlm({
-    replies: [{ text: answer }, { text: answer }, { text: answer }],
+    replies: [{ text: answer }, { text: answer }],
   });
   await writeConfig(box, replConfig(box, llm));
   const forced = await runPatchbay(box, ["run", "go"], {
@@ -174,9 +175,49 @@ Deno.test("through deno task start: FORCE_COLOR colours a piped answer, NO_COLOR
   });
   assert.equal(both.code, 0, both.stderr);
   assert.equal(both.stdout, answer, "the Markdown as written");
-  const dumb = await runPatchbay(box, ["run", "go"], {
-    env: { NO_COLOR: undefined, TERM: "dumb" },
-  });
-  assert.equal(dumb.code, 0, dumb.stderr);
-  assert.doesNotMatch(dumb.stdout + dumb.stderr, /\x1b/);
+});
+
+Deno.test("in the interactive client, a link reaches the terminal as an OSC 8 hyperlink, or with its address", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, replConfig(box, llm));
+  const answer = "Read [the guide](https://docs.example/guide) first.\n";
+  for (const hyperlinks of ["1", "0"]) {
+    await using repl = await startRepl(box, {
+      env: { NO_COLOR: undefined, FORCE_HYPERLINK: hyperlinks },
+    });
+    const raw = join(box.home, `terminal-${hyperlinks}.raw`);
+    await repl.tmux.record(raw);
+    llm.enqueue({ text: answer });
+    await repl.send("where do I start?", "first.");
+    const bytes = await Deno.readTextFile(raw);
+    if (hyperlinks === "1") {
+      assert.ok(bytes.includes("\x1b]8;;https://docs.example/guide\x1b\\"), JSON.stringify(bytes));
+      assert.match(await repl.tmux.screen(), /^Read the guide \(docs\.example\) first\.$/m);
+    } else {
+      assert.doesNotMatch(bytes, /\x1b\]8;/);
+      assert.match(
+        await repl.tmux.screen(),
+        /^Read the guide \(https:\/\/docs\.example\/guide\) first\.$/m,
+      );
+    }
+  }
+});
+
+Deno.test("in the interactive client, TERM=dumb means no colour, and FORCE_COLOR=0 too", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  await writeConfig(box, replConfig(box, llm));
+  for (const env of [{ TERM: "dumb" }, { FORCE_COLOR: "0" }, {}]) {
+    await using repl = await startRepl(box, { env: { NO_COLOR: undefined, ...env } });
+    llm.enqueue({ text: "This is **important**.\n" });
+    await repl.send("say it", "important");
+    const screen = await repl.tmux.screen({ escapes: true });
+    if (Object.keys(env).length > 0) {
+      assert.doesNotMatch(screen, /\x1b\[/, JSON.stringify(env));
+      assert.match(await repl.tmux.screen(), /^This is \*\*important\*\*\.$/m, "as written");
+    } else {
+      assert.match(screen, /\x1b\[/, "colour in a terminal, to show the two above mean something");
+    }
+  }
 });
