@@ -25,7 +25,7 @@ import { stderrStyle } from "./lib/style.ts";
 import { didYouMean } from "./lib/text.ts";
 import { NAME, VERSION } from "./lib/version.ts";
 
-// Start-up order (issue 16): this file loads only what every invocation needs. commander
+// Start-up order (docs/performance.md): this file loads only what every invocation needs. commander
 // comes when there is a command line to parse, and each command's module (with the
 // servers' SDK, the model client, Redis, OAuth, the REPL behind it) only when that command
 // runs, so `--version`, `config check` or `sessions` never load what they do not use.

@@ -105,7 +105,7 @@ export interface NetTarget {
 }
 
 /**
- * The contract's name of a network problem (CONTRACT.md section 7), the message a model
+ * The documented name of a network problem (docs/troubleshooting.md), the message a model
  * request fails with and the start of a server's cause.
  */
 export function netLabel(

@@ -2,7 +2,7 @@
  * What went wrong with a model request, in two steps: {@linkcode classifyFailure} reduces
  * whatever the model client or fetch threw to a small set of kinds (which decide retrying), and
  * {@linkcode failureError} turns the last one into the typed error a person reads, with the
- * contract's message (CONTRACT.md section 7), the cause as far as it is known, and the remedy.
+ * contract's message (docs/troubleshooting.md), the cause as far as it is known, and the remedy.
  *
  * @module
  */

@@ -218,7 +218,7 @@ function planOAuth(
 ): void {
   if (oauth.length === 0) return;
   const port = DEFAULTS.oauthCallback.port;
-  const why = `the OAuth callback listener (CONTRACT: http://localhost:${port})`;
+  const why = `the OAuth callback listener (always http://localhost:${port})`;
   plan.add("net", `127.0.0.1:${port}`, why);
   plan.add("net", `[::1]:${port}`, why);
   plan.add("net", `localhost:${port}`, why);
