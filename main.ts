@@ -44,7 +44,7 @@ Exit codes:
        or any one with --require-servers (the model was not asked)
   ${EXIT.interrupted}  interrupted (Ctrl+C)`;
 
-// Start-up order (issue 16): this file loads only what every invocation needs. commander
+// Start-up order (docs/performance.md): this file loads only what every invocation needs. commander
 // comes when there is a command line to parse, and each command's module (with the
 // servers' SDK, the model client, Redis, OAuth, the REPL behind it) only when that command
 // runs, so `--version`, `config check` or `sessions` never load what they do not use.

@@ -1,5 +1,5 @@
 /**
- * Live connections (`deno task bench`, issue 13):
+ * Live connections (`deno task bench`):
  *
  * - time to a usable prompt of the interactive client (the real program in a
  *   pseudo-terminal made by `script`, from spawn to the prompt on the terminal), with one

@@ -1,7 +1,7 @@
 /**
  * Conversation memory speed: appending one message, and loading a session of 10,000
  * messages, for the embedded store and Redis (a real redis-server on a loopback port);
- * and how soon a Redis that cannot be used is reported (the README promises about 1.5 s
+ * and how soon a Redis that cannot be used is reported (docs/memory.md promises about 1.5 s
  * for a host that accepts and never answers, at once for a closed port).
  *
  * The `reference:` rows measure the formats the embedded store did not choose, on the same

@@ -122,7 +122,7 @@ export interface BoundaryOptions {
 
 /**
  * The formatter the interactive session shows errors with: each error is logged as it is
- * shown (CONTRACT.md 1.7: errors go to the log file too).
+ * shown (docs/troubleshooting.md: errors go to the log file too).
  */
 export function errorPresenter(
   logger: Logger,

@@ -1,5 +1,5 @@
 /**
- * The interactive session's command line read without commander (issue 16): the default
+ * The interactive session's command line read without commander (start-up cost): the default
  * command is the one that stays running, and commander's parser is 3 MB of its resident
  * memory. Only the plain forms of the root flags are read here (`-c path`, `--debug`,
  * `-r id`, ...); anything else (a command, `--help`, `--config=path`, `-dy`, an unknown

@@ -1,6 +1,6 @@
 /**
- * Every default patchbay applies, in one place. README.md's configuration reference
- * mirrors this file; `tests/readme_test.ts` keeps the two in step.
+ * Every default patchbay applies, in one place. docs/configuration.md mirrors this file;
+ * `tests/docs_test.ts` keeps the two in step.
  *
  * Units: every duration in configuration is in seconds.
  *
@@ -61,7 +61,7 @@ export const DEFAULTS = {
   },
 
   agent: {
-    /** Seconds one tool call may run (CONTRACT.md section 8). */
+    /** Seconds one tool call may run (docs/configuration.md). */
     toolCallTimeoutSeconds: 30,
     /**
      * Seconds a message sent while servers are still connecting waits for them before it
@@ -125,7 +125,7 @@ export const DEFAULTS = {
     dpop: false,
   },
 
-  /** The OAuth callback address is fixed by CONTRACT.md section 4. */
+  /** The OAuth callback address is fixed (docs/authentication.md). */
   oauthCallback: {
     host: "localhost",
     port: 3000,

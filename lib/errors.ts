@@ -1,7 +1,7 @@
 /**
  * Every failure a user can meet, as a typed error carrying its row's message (the rows,
- * with their causes and each surface's remedy, are in `lib/failure_table.ts`), the
- * probable cause and the remedy.
+ * with their causes and each surface's remedy, are in `lib/failure_table.ts`; the user's
+ * page is docs/troubleshooting.md), the probable cause and the remedy.
  *
  * Modules throw these; only the command layer (`commands/_boundary.ts`) turns them
  * into text and exit codes.
@@ -194,7 +194,7 @@ export class ConfigValidationError extends PatchbayError {
         : `${file} does not match the configuration schema`,
       remedy: missing.length > 0 && missing.length === problems.length
         ? ROWS.missing_field.remedy
-        : "correct each field listed; README.md's configuration reference gives every " +
+        : "correct each field listed; docs/configuration.md gives every " +
           "field, its type and its default",
       details,
     });
@@ -352,7 +352,7 @@ export class UsageError extends PatchbayError {
   }
 }
 
-// ---- The model provider, the agent loop and sampling (issue 4) ----
+// ---- The model provider, the agent loop and sampling ----
 
 /**
  * The provider answered a model request with an error that is neither about the key nor
@@ -395,10 +395,10 @@ export class SamplingRejectedError extends PatchbayError {
   }
 }
 
-// ── OAuth and bearer headers (issue 7) ──────────────────────────────────────────────────
+// ── OAuth and bearer headers ──────────────────────────────────────────────────
 
 /**
- * `auth.method: oauth` on a server that does not support OAuth (CONTRACT.md 5.3): it
+ * `auth.method: oauth` on a server that does not support OAuth (docs/troubleshooting.md): it
  * publishes neither protected-resource nor authorization-server metadata. Raised by the
  * OAuth provider and recognised by the connection diagnosis, so both report it alike.
  */
@@ -447,7 +447,7 @@ export class OAuthEndpointRefusedError extends OAuthFailedError {
   }
 }
 
-// Connections (issue 3): failures of servers after, or instead of, connecting.
+// Connections: failures of servers after, or instead of, connecting.
 
 /** A server is configured but not connected now (failed, reconnecting, disabled, closed). */
 export class ServerUnavailableError extends PatchbayError {
@@ -544,7 +544,7 @@ export class SessionNotFoundError extends PatchbayError {
  */
 export class ServerProbeFailedError extends ServerConnectError {}
 
-// The doctor and Deno permissions (issue 8).
+// The doctor and Deno permissions.
 
 /**
  * An OAuth server needs a browser login, and this run may not start one: `patchbay doctor`

@@ -1,9 +1,12 @@
 /**
- * Terminal colours, off when NO_COLOR is set (https://no-color.org) or the stream is not
- * a terminal, so piped output and logs never carry escape codes.
+ * Terminal colours, decided by lib/terminal.ts's `colorEnabled`: off when NO_COLOR is set
+ * (https://no-color.org), TERM is dumb, or the stream is not a terminal (unless FORCE_COLOR
+ * asks for colour), so piped output and logs never carry escape codes.
  *
  * @module
  */
+
+import { colorEnabled } from "./terminal.ts";
 
 /** Colour helpers bound to one output stream's capabilities. */
 export interface Style {
@@ -17,21 +20,8 @@ export interface Style {
   magenta(text: string): string;
 }
 
-/** Whether colour should be used for a stream. */
-export function colorEnabled(stream: { isTerminal(): boolean }): boolean {
-  let noColor: string | undefined;
-  try {
-    noColor = Deno.env.get("NO_COLOR");
-  } catch {
-    noColor = undefined;
-  }
-  if (noColor !== undefined && noColor !== "") return false;
-  try {
-    return stream.isTerminal();
-  } catch {
-    return false;
-  }
-}
+/** Whether colour should be used for a stream: {@linkcode colorEnabled} of lib/terminal.ts. */
+export { colorEnabled };
 
 /** A {@linkcode Style} that colours only when `enabled`. */
 export function createStyle(enabled: boolean): Style {

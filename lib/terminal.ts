@@ -114,20 +114,126 @@ export class TerminalEscapeFilter {
   }
 }
 
-/** East Asian wide and fullwidth characters, and emoji: two columns each. */
-const WIDE =
-  /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]/u;
-/** Characters that take no column of their own: combining marks and joiners. */
-const ZERO_WIDTH = /[\p{M}\u200b-\u200f]/u;
+/**
+ * East Asian Wide (W) and Fullwidth (F) characters that are not emoji: Hangul Jamo, CJK
+ * punctuation and ideographs, kana, Hangul syllables, fullwidth forms, the CJK extension
+ * planes. Emoji are told by their Unicode property instead ({@linkcode clusterWidth}).
+ */
+const EAST_ASIAN_WIDE =
+  /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{16fe0}-\u{16fe4}\u{17000}-\u{18aff}\u{1b000}-\u{1b2ff}\u{1f200}-\u{1f251}\u{20000}-\u{2fffd}\u{30000}-\u{3fffd}]/u;
+/** Emoji shown as emoji by default (a face), not as text (©, ☺ without U+FE0F). */
+const EMOJI_PRESENTATION = /\p{Emoji_Presentation}/u;
+/** A pictograph that U+FE0F (variation selector 16) turns into a two-column emoji. */
+const PICTOGRAPH = /\p{Extended_Pictographic}/u;
+/** Characters that take no column: combining marks, format characters, zero-width space. */
+const ZERO_WIDTH = /^[\p{M}\p{Cf}\u200b\u1160-\u11ff]+$/u;
+/** Only printable ASCII: one column per character, no segmentation needed. */
+const ASCII = /^[\x20-\x7e]*$/;
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 /**
- * Columns `text` takes in a terminal, escape sequences left out. An estimate (terminals
- * differ on some emoji), exact for the ASCII and the Latin text patchbay writes itself.
+ * Columns one grapheme cluster (what the reader sees as one character) takes: 2 for an emoji
+ * (by default, or a pictograph with U+FE0F, a flag, a ZWJ sequence), for East Asian wide and
+ * fullwidth characters; 0 for combining marks and format characters on their own; else 1.
+ */
+function clusterWidth(cluster: string): number {
+  if (ZERO_WIDTH.test(cluster)) return 0;
+  if (EMOJI_PRESENTATION.test(cluster)) return 2;
+  if (cluster.includes("\ufe0f") && PICTOGRAPH.test(cluster)) return 2;
+  if (/\p{Regional_Indicator}/u.test(cluster)) return 2;
+  return EAST_ASIAN_WIDE.test(cluster) ? 2 : 1;
+}
+
+/**
+ * Columns `text` takes in a terminal, escape sequences left out, counted by grapheme
+ * cluster: emoji and East Asian wide characters take two, combining marks none, a tab moves
+ * to the next multiple of 8. Terminals that predate Unicode 9's emoji widths may differ.
  */
 export function displayWidth(text: string): number {
+  const plain = stripTerminalEscapes(text);
+  if (ASCII.test(plain)) return plain.length;
   let width = 0;
-  for (const char of stripTerminalEscapes(text)) {
-    width += char === "\t" ? 8 - (width % 8) : ZERO_WIDTH.test(char) ? 0 : WIDE.test(char) ? 2 : 1;
+  for (const { segment } of graphemes.segment(plain)) {
+    width += segment === "\t" ? 8 - (width % 8) : segment === "\n" ? 0 : clusterWidth(segment);
   }
   return width;
 }
+
+/** Reads a variable; one Deno may not read (a narrow --allow-env) counts as unset. */
+function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where {@linkcode colorEnabled} and {@linkcode hyperlinksEnabled} read variables. */
+export type EnvLookup = (name: string) => string | undefined;
+
+/**
+ * Whether to colour what is written to `stream`: the one rule every part of patchbay uses
+ * (its own output, the Markdown of answers, and commander's help and errors).
+ *
+ * 1. `NO_COLOR` set and not empty: no colour, whatever else is set (https://no-color.org;
+ *    commander's rule too).
+ * 2. `FORCE_COLOR` set and not empty: `0` or `false` means no colour, anything else colour,
+ *    even into a pipe or a file.
+ * 3. `TERM=dumb`: no colour (a terminal that cannot show it).
+ * 4. Otherwise colour when the stream is a terminal.
+ */
+export function colorEnabled(
+  stream: { isTerminal(): boolean },
+  env: EnvLookup = readEnv,
+): boolean {
+  if (env("NO_COLOR")) return false;
+  const force = env("FORCE_COLOR");
+  if (force) return force !== "0" && force.toLowerCase() !== "false";
+  if (env("TERM") === "dumb") return false;
+  try {
+    return stream.isTerminal();
+  } catch {
+    return false;
+  }
+}
+
+/** `TERM_PROGRAM` values of terminals known to show OSC 8 hyperlinks. */
+const HYPERLINK_PROGRAMS = new Set(["iTerm.app", "WezTerm", "vscode", "ghostty", "Hyper"]);
+
+/**
+ * Whether `stream` shows OSC 8 hyperlinks (a link's text, clickable, its address hidden):
+ * only with colour on, and only in terminals known to support them (iTerm2, WezTerm, VS Code,
+ * Ghostty, Hyper, VTE-based terminals from 0.50 such as GNOME Terminal, Windows Terminal,
+ * kitty, foot, Alacritty). Elsewhere, tmux included, a link is shown with its address in the
+ * text. `FORCE_HYPERLINK=1` or `0` overrides the detection.
+ */
+export function hyperlinksEnabled(
+  stream: { isTerminal(): boolean },
+  env: EnvLookup = readEnv,
+): boolean {
+  if (!colorEnabled(stream, env)) return false;
+  const force = env("FORCE_HYPERLINK");
+  if (force) return force !== "0" && force.toLowerCase() !== "false";
+  if (env("TMUX")) return false;
+  if (HYPERLINK_PROGRAMS.has(env("TERM_PROGRAM") ?? "")) return true;
+  if (Number(env("VTE_VERSION") ?? 0) >= 5000) return true;
+  if (env("WT_SESSION") || env("KITTY_WINDOW_ID")) return true;
+  return /^(xterm-kitty|foot|alacritty)/.test(env("TERM") ?? "");
+}
+
+/**
+ * The variables {@linkcode colorEnabled} and {@linkcode hyperlinksEnabled} read: the
+ * permission plan grants them, so a narrow session decides as an unrestricted one does.
+ */
+export const TERMINAL_VARIABLES: readonly string[] = [
+  "NO_COLOR",
+  "FORCE_COLOR",
+  "TERM",
+  "FORCE_HYPERLINK",
+  "TMUX",
+  "TERM_PROGRAM",
+  "VTE_VERSION",
+  "WT_SESSION",
+  "KITTY_WINDOW_ID",
+];

@@ -16,7 +16,7 @@
  * reserved, about 2.5 MiB of it in use, at the prompt on a 24 GB machine); a 1 MiB
  * semi-space keeps it small, which took a session with five servers from about 98 to 86 MiB
  * at the prompt and from 107 to 97 MiB after a turn, while the CPU time of `tools --json`
- * and of the agent's turns stayed the same (README, Performance). A memory-tuning flag
+ * and of the agent's turns stayed the same (docs/performance.md). A memory-tuning flag
  * only: V8 leaves these out of the flag hash its code cache is checked against, so a client
  * started without it (`deno run main.ts` by hand, the tests) shares Deno's code cache with
  * one started with it. It must be on the command line: V8 reads it before the program

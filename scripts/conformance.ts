@@ -262,7 +262,7 @@ function verdict(r: RunResult): string {
   return `${word} (${ok}/${counted.length} checks)`;
 }
 
-/** The results as a Markdown table: readable in a terminal, and what the README shows. */
+/** The results as a Markdown table: readable in a terminal, and what docs/conformance.md shows. */
 function table(results: RunResult[]): string {
   const rows = results.map((r) => [r.scenario, r.revision, r.source, verdict(r)]);
   const head = ["scenario", "revision", "why", "result"];

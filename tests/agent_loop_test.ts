@@ -377,10 +377,10 @@ Deno.test("request_limit stops the turn before the request that would pass it", 
 
 Deno.test("past max_context_length, requests leave out old turns, then old steps, never a call without its result; one notice", async () => {
   await using host = await connectServers([everythingStdio()]);
-  // Sizes in units of U estimated tokens (4 bytes each, README). The context holds about
-  // 4.6 U of history: the system prompt and server-everything's tool definitions take the
-  // rest (about 1,700 tokens), so every request below either fits with room to spare
-  // (3.5 U at most) or overflows by far (5 U at least).
+  // Sizes in units of U estimated tokens (4 bytes each: docs/interactive.md). The context
+  // holds about 4.6 U of history: the system prompt and server-everything's tool definitions
+  // take the rest (about 1,700 tokens), so every request below either fits with room to
+  // spare (3.5 U at most) or overflows by far (5 U at least).
   const U = 4000;
   const text = (tag: string, units: number) => `${tag}:`.padEnd(units * U * 4, "x");
   const echo = (tag: string, units: number) => ({

@@ -94,7 +94,7 @@ async function exerciseEverything(entry: ServerConfig): Promise<void> {
     { onProgress: (update) => progress.push(update) },
   );
   assert.match(firstText(done)!, /completed/);
-  // The last notification may trail the result (the SDK then drops it; see NOTES.md).
+  // The last notification may trail the result (the SDK then drops it).
   const steps = progress.map((p) => p.progress);
   assert.deepEqual(steps, [1, 2, 3, 4, 5].slice(0, steps.length));
   assert.ok(steps.length >= 4, `progress: ${steps.join(", ")}`);

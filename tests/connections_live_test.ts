@@ -1,5 +1,5 @@
 /**
- * Connections in motion (issue 13), against real server-everything processes over
+ * Connections in motion, against real server-everything processes over
  * streamable HTTP, SSE and stdio, and the HTTP fixture where the test must see the
  * requests: a server that dies while idle is noticed (a dropped stream, a failed
  * request, or the keep-alive ping), diagnosed (never "fetch failed"), restarted with

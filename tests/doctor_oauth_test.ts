@@ -22,7 +22,7 @@ import { eventually, portOpen, startEverythingHttp } from "./support/servers.ts"
 
 const KEY = "sk-doctor-oauth-test";
 
-// Every test here needs port 3000 (fixed by CONTRACT.md): fail at once, naming its holder.
+// Every test here needs port 3000 (fixed: docs/authentication.md): fail at once, naming its holder.
 await requireFreeCallbackPort();
 
 Deno.test("OAuth on a server without OAuth: Session terminated, remove auth; port 3000 free; no browser", async () => {

@@ -1,5 +1,5 @@
 /**
- * `patchbay doctor` against each failure of CONTRACT.md section 7 that can be made on this
+ * `patchbay doctor` against each failure of docs/troubleshooting.md that can be made on this
  * machine, through the real entry point (`deno task start`, the start task's flags): the
  * finding and the remedy of each. OAuth's port 3000 is exercised in doctor_oauth_test.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * Installation the Deno way, as the README documents it: `deno task install`, a narrow
+ * Installation the Deno way, as docs/installation.md documents it: `deno task install`, a narrow
  * `deno install` from the checkout with the flags `patchbay permissions` prints, and an
  * install from a URL (the project served on 127.0.0.1, as a web host would serve it).
  */

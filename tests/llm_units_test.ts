@@ -21,10 +21,11 @@ import { createOpenAiProvider } from "../lib/llm/openai_provider.ts";
 import { PROVIDER_NAMES, type ProviderName } from "../lib/providers.ts";
 import { bypassesProxy, proxyFor } from "../lib/proxy.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "../lib/llm/retry.ts";
+import { listItem, readDoc } from "./support/docs.ts";
 
 type Chunk = ChatCompletionChunk;
 
-const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+const configurationPage = await readDoc("docs/configuration.md");
 const chunk = (
   delta: Record<string, unknown>,
   extra: Partial<Chunk> = {},
@@ -258,10 +259,10 @@ Deno.test("failures: each kind gets the contract's message and a remedy that fit
 });
 
 /**
- * Each preset's address and key rule, as README's providers table documents them. The
+ * Each preset's address and key rule, as docs/configuration.md's list of providers documents them. The
  * literals were checked against the providers' own documentation of their
  * OpenAI-compatible APIs and key formats; they are not copied from `lib/providers.ts`, so a typo
- * there (or in the README) fails here. `prefix`: a key is required and must start with it
+ * there (or in the docs) fails here. `prefix`: a key is required and must start with it
  * ("" when the provider's keys have no known prefix); `null`: no key is needed.
  */
 const DOCUMENTED_PRESETS: { provider: ProviderName; baseUrl: string; prefix: string | null }[] = [
@@ -300,22 +301,27 @@ Deno.test("provider presets: each resolves to its documented address and key rul
     provider.close();
     return provider;
   };
-  const readmeRow = (provider: string) => {
-    const row = readme.split("\n").find((line) => line.startsWith(`| \`${provider}\``));
-    assert.ok(row, `README's providers table has no row for ${provider}`);
-    return row.split("|").map((cell) => cell.trim());
+  // `- \`openai\`: https://api.openai.com/v1; key (LLM_API_KEY): required, starts with \`sk-\``
+  const documented = (provider: string) => {
+    const item = listItem(configurationPage, `\`${provider}\`: `);
+    assert.ok(item, `docs/configuration.md lists no provider ${provider}`);
+    const cells = /^`[^`]+`: (.*); key \(LLM_API_KEY\): (.*)$/.exec(item);
+    assert.ok(cells, `docs/configuration.md's item for ${provider} reads: ${item}`);
+    return [cells[1], cells[2]];
   };
 
   for (const { provider, baseUrl, prefix } of DOCUMENTED_PRESETS) {
-    const [, , address, keyCell] = readmeRow(provider);
-    assert.equal(address, baseUrl, `README's address of ${provider}`);
+    const [address, keyCell] = documented(provider);
+    assert.equal(address, baseUrl, `docs/configuration.md's address of ${provider}`);
     if (prefix === null) {
       assert.equal(keyCell, "none needed", provider);
       assert.equal(open(llm(provider)).baseUrl, baseUrl, provider);
       continue;
     }
     assert.match(keyCell, /^required/, provider);
-    if (prefix !== "") assert.ok(keyCell.includes(`\`${prefix}\``), `README's key of ${provider}`);
+    if (prefix !== "") {
+      assert.ok(keyCell.includes(`\`${prefix}\``), `docs/configuration.md's key of ${provider}`);
+    }
     assert.throws(() => open(llm(provider)), InvalidApiKeyError, `${provider} needs a key`);
     assert.equal(open(llm(provider), `${prefix}0123456789abcdefghij`).baseUrl, baseUrl, provider);
     if (prefix !== "") {

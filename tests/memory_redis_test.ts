@@ -70,7 +70,7 @@ Deno.test("Redis: a conversation with tool calls round-trips, resumes after rest
   });
   await second.close();
 
-  // The layout README.md documents.
+  // The layout docs/memory.md documents.
   const keys = keysOf(session.id);
   assert.equal(await redis.cli("GET", "patchbay:schema"), "1");
   assert.equal(

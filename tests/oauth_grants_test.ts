@@ -1,5 +1,5 @@
 /**
- * Issue 14, items 3 and 5: grants for hosts without a browser (client_credentials with
+ * Grants for hosts without a browser (client_credentials with
  * client_secret_basic and private_key_jwt), DPoP-bound tokens with the server's nonce,
  * and the 2025-03-26 fallback to default endpoints for a server without OAuth metadata.
  *

@@ -1,5 +1,5 @@
 /**
- * CONTRACT.md section 4: the OAuth callback listener is not started when no entry uses
+ * docs/authentication.md, OAuth: the OAuth callback listener is not started when no entry uses
  * OAuth. The real entry point runs `patchbay tools` against a stdio server and a bearer
  * server while port 3000 is held: had patchbay tried to listen there (or to probe it), it
  * would fail with "OAuth authentication failed … free the port", or be seen connecting.

@@ -225,7 +225,7 @@ Deno.test("entry point: an OAuth server logs in through $BROWSER; the next run r
 
   const first = await runPatchbay(box, ["--config", config]);
   assert.equal(first.code, 0, first.stderr);
-  // The URL is printed whether or not a browser opens (CONTRACT.md 5.2).
+  // The URL is printed whether or not a browser opens (docs/authentication.md).
   assert.match(
     first.stderr,
     /Authorize patchbay for 'prot' in your browser to log in \(scope: mcp\)\.\nIf no browser opens, open this URL by hand:\n {2}http:\/\/127\.0\.0\.1:\d+\/authorize\?\S*state=/,

@@ -1,5 +1,5 @@
 /**
- * Issue 12, item 1: a remote MCP server cannot aim patchbay's OAuth requests at this
+ * A remote MCP server cannot aim patchbay's OAuth requests at this
  * machine or its network (lib/oauth/endpoint_policy.ts).
  *
  * The remote server is an https server on loopback answering for made-up `*.example.test`

@@ -1,5 +1,5 @@
 /**
- * One voice for servers, the model and Redis (issue 17): each section-7 row produced under
+ * One voice for servers, the model and Redis: each docs/troubleshooting.md row produced under
  * real conditions — a refused port, a host name that never leaves the machine (`.invalid`),
  * the scripted provider answering 401 and 429, a web page where the model's API should be,
  * Redis with a password given wrong and a database it does not have — reads the same

@@ -1,5 +1,5 @@
 /**
- * One voice for tool failures (issue 17): the same failure, produced under real conditions,
+ * One voice for tool failures: the same failure, produced under real conditions,
  * reads the same on every surface that can show it — `patchbay call` (text and `--json`),
  * `patchbay run --json`, `/call` and a model turn in the interactive client (tmux). Only a
  * remedy that names a command changes: slash commands in the client, flags and commands in

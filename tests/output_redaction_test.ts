@@ -1,5 +1,5 @@
 /**
- * Issue 12, item 3: credentials written into `LLM.base_url` (`user:password@`,
+ * Credentials written into `LLM.base_url` (`user:password@`,
  * `?api_key=`) never appear in what patchbay prints: `doctor` (text and `--json`, which
  * printed them as they were), and the other commands that show the configuration or the
  * provider's address. The scripted model server stands behind that URL, so the doctor's

@@ -98,7 +98,7 @@ Deno.test("an unwritable log path is reported, not thrown", () => {
 Deno.test("shape rules leave prose alone: the word after token, Bearer or a key name", () => {
   const r = new Redactor();
   const prose = [
-    // Issue 12: "the token endpoint" became "the token [REDACTED]".
+    // Once, "the token endpoint" became "the token [REDACTED]".
     "the token endpoint http://auth.example.test/token is not https",
     "Token Endpoint and Bearer realm are words; so is Basic authentication",
     'WWW-Authenticate: Bearer error="invalid_token", error_description="expired"',

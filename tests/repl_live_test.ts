@@ -1,5 +1,5 @@
 /**
- * Live connections as a person meets them (issue 13): the real `patchbay` in tmux (and
+ * Live connections as a person meets them: the real `patchbay` in tmux (and
  * the real commands under the start task's flags), real server-everything processes over
  * stdio, streamable HTTP and SSE, and the scripted model.
  *

@@ -1,5 +1,5 @@
 /**
- * The rough edges of issue 17, each through the real entry point: the server header of a
+ * Rough edges, each through the real entry point: the server header of a
  * scripting command counts every server, `run --json`'s `text_done` carries the text.
  *
  * @module
@@ -48,7 +48,7 @@ Deno.test("a scripting command's server header counts every server, and lists th
   });
 });
 
-Deno.test("run --json: text_done carries the whole text, as the README documents", async () => {
+Deno.test("run --json: text_done carries the whole text, as docs/scripting.md says", async () => {
   await using llm = await startScriptedLlm({ replies: [{ text: "hello there, person" }] });
   await using box = await sandbox({ LLM_API_KEY: "test-key" });
   await writeConfig(box, {

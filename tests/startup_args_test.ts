@@ -1,6 +1,6 @@
 /**
  * The interactive session's command line read without commander (`commands/_chat_flags.ts`,
- * issue 16) must mean exactly what commander makes of it: every line the quick reader
+ * read at start-up) must mean exactly what commander makes of it: every line the quick reader
  * accepts is compared with commander's parse of the same line, and lines it must leave to
  * commander are checked to be left.
  *

@@ -1,5 +1,5 @@
 /**
- * Spawn first, leave promptly (issue 16): a scripting command starts its stdio servers
+ * Spawn first, leave promptly: a scripting command starts its stdio servers
  * before it loads the code that speaks to them, the transport takes the process started
  * ahead instead of starting another, whatever nobody took is ended, and after the last
  * answer the servers are signalled at once rather than given time to exit by themselves,

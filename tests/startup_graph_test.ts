@@ -1,5 +1,5 @@
 /**
- * What each path of the program loads before it runs (issue 16): the module graph that
+ * What each path of the program loads before it runs (start-up cost): the module graph that
  * `deno info --json` reports, following only static imports (what Deno evaluates before
  * the first line of the entry point runs; a dynamic `import()` is loaded only when
  * reached). The paths that touch no server must not load an npm package they do not

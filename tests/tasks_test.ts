@@ -31,7 +31,7 @@ Deno.test("install runs the install script; compile keeps the broad flags of --u
   assert.ok(manifest.tasks.install.endsWith(" scripts/install.ts"), manifest.tasks.install);
   assert.ok(!permissionFlags(manifest.tasks.install).some((f) => f.startsWith("--allow-net")));
   // A compiled binary cannot start itself under other flags: it keeps the broad set, with
-  // writing limited to patchbay's folders (README, Permissions).
+  // writing limited to patchbay's folders (docs/installation.md).
   const compile = permissionFlags(manifest.tasks.compile);
   assert.ok(!compile.includes("-A") && !compile.some((f) => f.startsWith("--allow-all")));
   // The folders granted are the ones lib/paths.ts writes to by default (no XDG_* set), with

@@ -1,5 +1,5 @@
 /**
- * The schema of servers_config.json (CONTRACT.md section 2), as written in the file.
+ * The schema of servers_config.json (docs/configuration.md), as written in the file.
  *
  * This zod schema is the single source: the loader validates with it and
  * `scripts/gen_schema.ts` turns it into `servers_config.schema.json` for editors

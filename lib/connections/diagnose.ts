@@ -3,7 +3,7 @@
  * stdio transport collected (spawn error, exit status, stderr, stray stdout, listening
  * ports) and probes of the configured address (TCP, HTTP, MCP, OAuth metadata).
  *
- * The result is a {@linkcode ServerConnectError} carrying CONTRACT.md section 7's message,
+ * The result is a {@linkcode ServerConnectError} carrying docs/troubleshooting.md's message,
  * `Failed to connect to server '<name>': Session terminated`, with the probable cause and
  * remedy (or `OAuth authentication failed` when a configured OAuth login did not
  * succeed); raw runtime texts ("fetch failed", an HTML page) never reach it.

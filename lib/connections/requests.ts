@@ -79,7 +79,7 @@ export function installRequestHandlers(
   const { server, log } = context;
   if (offersRoots) {
     // Answered at once and without I/O: some servers ask right after initialize and
-    // wait for the answer before they will shut down (see NOTES.md).
+    // wait for the answer before they will shut down.
     client.setRequestHandler("roots/list", () => ({ roots: context.roots() ?? [] }));
   }
 

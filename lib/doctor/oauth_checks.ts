@@ -1,5 +1,5 @@
 /**
- * What an OAuth login needs on this machine (CONTRACT.md section 5.4): port 3000 free for
+ * What an OAuth login needs on this machine (docs/troubleshooting.md): port 3000 free for
  * the callback, localhost reachable on it, and a browser to open.
  *
  * The port is checked by starting the client's own callback listener for a moment, so a

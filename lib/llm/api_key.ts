@@ -9,7 +9,7 @@
 import { InvalidApiKeyError } from "../errors.ts";
 import { type ProviderName, type ProviderPreset, PROVIDERS } from "../providers.ts";
 
-/** The one variable the key is read from (CONTRACT.md section 2.5). */
+/** The one variable the key is read from (docs/configuration.md, Providers). */
 export const API_KEY_VARIABLE = "LLM_API_KEY";
 
 /** Values example files use where a real key belongs. */

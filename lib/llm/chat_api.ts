@@ -2,7 +2,7 @@
  * The HTTP side of an OpenAI-compatible API, as far as patchbay uses it: a chat completion
  * (whole, or streamed as server-sent events) and the list of models.
  *
- * patchbay's own client rather than the `openai` package (README, "Stack changes"): the
+ * patchbay's own client rather than the `openai` package (docs/design.md, "Stack changes"): the
  * package builds a client for the whole API surface, and loading it cost the interactive
  * session about 16 MiB of resident memory for the three requests used here. What the package did
  * that matters is kept: the Azure deployment path, `api-version` and `api-key`; the error

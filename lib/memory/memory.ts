@@ -84,7 +84,7 @@ export interface MemoryInit {
   log?: Log;
 }
 
-/** Conversation memory. See README.md, "Conversation memory", for the behaviour. */
+/** Conversation memory. See docs/memory.md for the behaviour. */
 export class Memory {
   readonly #opener: StoreOpener;
   readonly #redactor: Redactor;

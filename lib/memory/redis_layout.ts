@@ -1,6 +1,6 @@
 /**
- * The Redis key layout, version 1, and how its values read back. README.md ("Conversation
- * memory") documents it for people who inspect or migrate the data.
+ * The Redis key layout, version 1, and how its values read back. docs/memory.md ("Redis key
+ * layout") documents it for people who inspect or migrate the data.
  *
  * ```
  * <prefix>:schema                        string  layout version ("1")

@@ -2,7 +2,7 @@
  * The Redis store: standalone, Sentinel or Cluster, through ioredis.
  *
  * ioredis' defaults would queue commands and retry for over a minute against a dead
- * server (NOTES.md); here a first connection either succeeds or is reported within
+ * server (measured); here a first connection either succeeds or is reported within
  * {@linkcode CONNECT_BUDGET_MS}, and a command on a broken connection fails at once.
  * Whatever cannot be written goes to the local journal and is delivered when the store
  * answers again (`redis_outage.ts`); writing itself is `redis_append.ts`, the keys and

@@ -1,5 +1,5 @@
 /**
- * The OAuth callback listener: `http://localhost:3000/callback` (CONTRACT.md section 4:
+ * The OAuth callback listener: `http://localhost:3000/callback` (docs/authentication.md:
  * fixed, not configurable), where the browser lands after the person approves patchbay at
  * an authorization server.
  *
@@ -26,7 +26,7 @@ const REPORT_IT = "report it to the server's operator";
 /** Milliseconds a browser login may take before patchbay stops waiting (5 minutes). */
 export const CALLBACK_TIMEOUT_MS: number = DEFAULTS.oauthCallback.timeoutSeconds * 1000;
 
-/** The fixed callback port (CONTRACT.md sections 4 and 8). */
+/** The fixed callback port (docs/authentication.md). */
 export const CALLBACK_PORT: number = DEFAULTS.oauthCallback.port;
 
 /** The path the authorization server redirects to. */

@@ -101,7 +101,7 @@ export interface FallbackContext {
 
 /**
  * A server without OAuth metadata whose default endpoints (the 2025-03-26 fallback) do
- * not exist or refuse everyone does not support OAuth (CONTRACT.md 5.3): said so, with
+ * not exist or refuse everyone does not support OAuth (docs/authentication.md): said so, with
  * the endpoint and its answer, rather than as a failed login. `undefined` when `error`
  * is something else.
  */

@@ -1,6 +1,6 @@
 /**
  * Where a server's OAuth metadata may send patchbay: the one rule every OAuth request and
- * every page opened in the browser is checked against (issue 12, SSRF through metadata).
+ * every page opened in the browser is checked against (SSRF through metadata).
  *
  * A remote MCP server controls its metadata, and through it the addresses patchbay POSTs
  * to (registration, tokens, revocation), fetches (protected-resource and authorization-

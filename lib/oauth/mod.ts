@@ -4,7 +4,7 @@
  * ```ts
  * // Once per session, when the first entry that uses OAuth appears (the manager calls
  * // lib/connections/open.ts's factory, at start or at a /refresh): while none does, no
- * // callback listener ever exists (CONTRACT.md section 4). Logins are kept in files, or
+ * // callback listener ever exists (docs/authentication.md). Logins are kept in files, or
  * // in Redis when Memory.backend is "redis".
  * const store = tokenStoreFor(config.memory, env, { redactor, log, onEvent });
  * const oauth = new OAuthRuntime({ log, redactor, onEvent, getEnv, store });

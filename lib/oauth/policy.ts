@@ -92,10 +92,11 @@ export function checkDiscovery(state: OAuthDiscoveryState, context: DiscoveryCon
 }
 
 /**
- * The contract's answer to `auth.method: oauth` on a server without OAuth (CONTRACT.md
- * 5.3): `Failed to connect to server '<name>': Session terminated`, remedy "remove auth;
- * use headers". The one place this is decided: after discovery found no metadata, whether
- * the server refused the request without a token (a 401 without OAuth) or answered it.
+ * patchbay's answer to `auth.method: oauth` on a server without OAuth
+ * (docs/troubleshooting.md): `Failed to connect to server '<name>': Session terminated`,
+ * remedy "remove auth; use headers". The one place this is decided: after discovery found no
+ * metadata, whether the server refused the request without a token (a 401 without OAuth) or
+ * answered it.
  */
 export function oauthUnsupportedError(
   server: string,
@@ -124,7 +125,7 @@ export function oauthUnsupportedError(
 /**
  * A server that answered without a token must still publish OAuth metadata: one that
  * does not, does not support OAuth, and `auth.method: oauth` on it is a configuration
- * error (CONTRACT.md 5.3), not a server that needs no login. Discovery's failures are typed
+ * error (docs/troubleshooting.md), not a server that needs no login. Discovery's failures are typed
  * with `failureContext()`, asked for once they happened (it names the last answer seen).
  */
 export async function requireOAuthMetadata(

@@ -42,11 +42,24 @@ import {
   writeCachedPlan,
 } from "./plan_cache.ts";
 
-/** The folder of patchbay's own files (main.ts, deno.json). */
-const PROJECT = fileURLToPath(new URL("../../", import.meta.url));
-/** The client's entry point. */
-export const CLIENT_MAIN: string = join(PROJECT, "main.ts");
-const MANIFEST = join(PROJECT, "deno.json");
+/** Where patchbay's own files are (main.ts, deno.json): a checkout, or the URL run from. */
+const PROJECT_URL = new URL("../../", import.meta.url);
+/** The folder of patchbay's own files; undefined when it runs from a URL or a package. */
+const PROJECT = PROJECT_URL.protocol === "file:" ? fileURLToPath(PROJECT_URL) : undefined;
+/** The client's entry point: a path in a checkout, else the URL beside the launcher's. */
+export const CLIENT_MAIN: string = PROJECT !== undefined
+  ? join(PROJECT, "main.ts")
+  : new URL("main.ts", PROJECT_URL).href;
+const MANIFEST = PROJECT !== undefined ? join(PROJECT, "deno.json") : undefined;
+/**
+ * How the client resolves its imports: the checkout's deno.json; run from a URL or a
+ * package, the deno.json published beside it as the import map, and imports allowed from
+ * the host the launcher itself came from.
+ */
+const MANIFEST_FLAGS: readonly string[] = MANIFEST !== undefined ? ["--config", MANIFEST] : [
+  `--import-map=${new URL("deno.json", PROJECT_URL).href}`,
+  `--allow-import=${PROJECT_URL.host}`,
+];
 
 /**
  * The variable that tells the client how the launcher started it (`/status`, `doctor`):
@@ -96,7 +109,10 @@ export const MAX_RESTARTS = 3;
  */
 export async function launch(args: string[], options: LaunchOptions = {}): Promise<number> {
   const deno = options.deno ?? Deno.execPath();
-  const cwd = options.cwd ?? taskWorkingDirectory(PROJECT) ?? Deno.cwd();
+  // A checkout run by `deno task --config` works in the folder the task was invoked from;
+  // from a URL or a package there is no checkout, and the working folder is the one.
+  const cwd = options.cwd ?? (PROJECT !== undefined ? taskWorkingDirectory(PROJECT) : undefined) ??
+    Deno.cwd();
   const parsed = parseLaunchArgs(args);
   // Checked here, with the launcher's read access to every folder: the client may only
   // read the files themselves. The remembered plans grant the client its permissions.
@@ -109,7 +125,8 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
   }
   // On an empty Deno cache, fetch every module now, before anything is drawn. The cache
   // checked is this Deno's, so only when the client runs under this same Deno.
-  if (deno === Deno.execPath()) {
+  // From a URL or a package, `deno install` / `deno run` fetched the modules already.
+  if (deno === Deno.execPath() && MANIFEST !== undefined) {
     await ensureModules({ deno, manifest: MANIFEST, main: CLIENT_MAIN });
   }
   const chosen = await flagsFor(parsed, deno, cwd);
@@ -288,12 +305,16 @@ export interface PlanOptions {
 /** The configuration, .env, permission code and stored logins the plan is computed from. */
 function baseInputs(parsed: LaunchArgs, cwd: string): InputNames {
   const { configs, envFiles } = clientFiles(parsed, cwd);
-  const code = ["plan.ts", "inputs.ts", "flags.ts", "command_path.ts"].map((name) =>
-    join(PROJECT, "lib", "permissions", name)
-  );
+  // From a URL or a package the code is fixed by its address (CLIENT_MAIN, in the key).
+  const code = PROJECT === undefined ? [] : [
+    ...["plan.ts", "inputs.ts", "flags.ts", "command_path.ts"].map((name) =>
+      join(PROJECT, "lib", "permissions", name)
+    ),
+    join(PROJECT, "deno.json"),
+  ];
   return {
     files: [...configs, ...envFiles],
-    stats: [...code, MANIFEST, join(configDir(), "oauth")],
+    stats: [...code, join(configDir(), "oauth")],
     env: [],
   };
 }
@@ -303,7 +324,7 @@ function clientFiles(parsed: LaunchArgs, cwd: string): { configs: string[]; envF
   const configs = parsed.files.config !== undefined ? [resolve(cwd, parsed.files.config)] : [
     join(cwd, "servers_config.json"),
     join(configDir(), "servers_config.json"),
-    join(PROJECT, "servers_config.example.json"),
+    ...(PROJECT !== undefined ? [join(PROJECT, "servers_config.example.json")] : []),
   ];
   // The .env the client will read: the named one, else the working directory's, else the
   // one beside --config (lib/env.ts chooseEnvFile); the plan is remembered against each.
@@ -336,8 +357,7 @@ async function computePlan(
         "run",
         CLIENT_V8_FLAGS,
         ...unrestrictedFlags(),
-        "--config",
-        MANIFEST,
+        ...MANIFEST_FLAGS,
         CLIENT_MAIN,
         ...files,
         "permissions",
@@ -415,7 +435,7 @@ async function runClient(
 ): Promise<{ code: number; signalled: boolean }> {
   const guarded = [...flags, `--deny-write=${plansDir()}`];
   const child = new Deno.Command(deno, {
-    args: ["run", CLIENT_V8_FLAGS, ...guarded, "--config", MANIFEST, CLIENT_MAIN, ...clientArgs],
+    args: ["run", CLIENT_V8_FLAGS, ...guarded, ...MANIFEST_FLAGS, CLIENT_MAIN, ...clientArgs],
     cwd,
     env: {
       [LAUNCHER_VARIABLE]: mode,

@@ -20,6 +20,7 @@ import { browserCommands } from "../oauth/browser.ts";
 import { usesOAuth } from "../oauth/uses_oauth.ts";
 import { chooseTrace, TRACE_VARIABLE } from "../trace/choice.ts";
 import { INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
+import { TERMINAL_VARIABLES } from "../terminal.ts";
 
 /** The permission kinds patchbay can need, as Deno names them. */
 export type PermissionKind = "read" | "write" | "net" | "run" | "env" | "sys";
@@ -123,6 +124,9 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
   // The variables `imageProtocol` (lib/repl/inline_image.ts) reads.
   for (const name of ["TERM", "TERM_PROGRAM", "LC_TERMINAL", "KITTY_WINDOW_ID", "TMUX"]) {
     plan.add("env", name, "whether the terminal draws images (/image)");
+  }
+  for (const name of TERMINAL_VARIABLES.filter((name) => name !== "NO_COLOR")) {
+    plan.add("env", name, "colours and links in the terminal");
   }
   plan.add("env", "PATCHBAY_LAUNCHER", "how the launcher started this session (/status)");
   plan.add(
@@ -238,7 +242,7 @@ function planOAuth(
 ): void {
   if (oauth.length === 0) return;
   const port = DEFAULTS.oauthCallback.port;
-  const why = `the OAuth callback listener (CONTRACT: http://localhost:${port})`;
+  const why = `the OAuth callback listener (always http://localhost:${port})`;
   plan.add("net", `127.0.0.1:${port}`, why);
   plan.add("net", `[::1]:${port}`, why);
   plan.add("net", `localhost:${port}`, why);

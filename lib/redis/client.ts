@@ -1,6 +1,6 @@
 /**
  * One ioredis client for resolved {@linkcode RedisSettings}, standalone, Sentinel or
- * Cluster, with the fail-fast options NOTES.md found necessary: ioredis' defaults queue
+ * Cluster, with the fail-fast options measurement showed necessary: ioredis' defaults queue
  * commands and retry for over a minute against a dead server. Conversation memory
  * (`lib/memory/redis_store.ts`) and the OAuth token store (`lib/oauth/redis_token_store.ts`)
  * both build their clients here, so they reach the same store the same way;

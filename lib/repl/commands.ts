@@ -1,5 +1,5 @@
 /**
- * The slash commands of the interactive session (CONTRACT.md section 4 and more). Each
+ * The slash commands of the interactive session (docs/interactive.md). Each
  * has a one-line summary for /help; arguments are passed on exactly as typed.
  *
  * @module

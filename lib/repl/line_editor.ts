@@ -5,7 +5,7 @@
  *
  * A fresh `node:readline` interface is made for each prompt and closed after it: while a
  * turn runs, nothing echoes typed keys into the streamed answer, and the terminal is in
- * raw mode only to catch Ctrl+C. (NOTES.md: under Deno a pending `question()` never
+ * raw mode only to catch Ctrl+C. (Measured: under Deno a pending `question()` never
  * settles on Ctrl+D, so every question races the interface's `close` event.)
  *
  * @module

@@ -3,12 +3,18 @@
  * arrives, styled as far as what has arrived allows. A line's block kind (heading, list
  * item, quote, code fence) is decided from its first few characters; inline spans
  * (`code`, **bold**, *italic*) are tracked character by character and never cross a line.
+ * A table is held until its last row has arrived, then printed aligned
+ * (lib/repl/markdown_table.ts); a link `[text](url)` is held until it closes, then shown as an
+ * OSC 8 hyperlink where the terminal supports them (its host beside it when the text is not
+ * the address, so a link cannot pass for another) and as `text (url)` elsewhere.
  *
  * With colour off (NO_COLOR, or output that is not a terminal) the text passes through
  * unchanged, so piped output is the model's Markdown as written.
  *
  * @module
  */
+
+import { renderTable, separatorAlignments, tableCells } from "./markdown_table.ts";
 
 const SGR = {
   reset: "\x1b[0m",
@@ -26,6 +32,12 @@ const SGR = {
 
 /** Longest line start that can still turn out to be a block marker (`###### `, `10. `). */
 const MAX_PREFIX = 12;
+/** Longest link held back waiting for its `)`; longer is shown as it came. */
+const MAX_LINK = 2048;
+/** Most table rows held back; a longer table is printed in parts. */
+const MAX_TABLE_ROWS = 200;
+/** Addresses shown as hyperlinks; any other scheme is shown as text. */
+const LINK_SCHEMES = /^(https?|mailto):/i;
 
 type LineKind = "text" | "heading" | "quote";
 
@@ -33,15 +45,23 @@ type LineKind = "text" | "heading" | "quote";
 export interface MarkdownOptions {
   /** Style output; off passes text through unchanged. */
   color: boolean;
-  /** Terminal width for rules. @default 80 */
+  /** Terminal width for rules and tables. @default 80 */
   width?: number;
+  /** Show links as OSC 8 hyperlinks (lib/terminal.ts hyperlinksEnabled). @default false */
+  hyperlinks?: boolean;
 }
 
 /** Incremental Markdown-to-ANSI renderer: `push` each delta, `end` once. */
 export class MarkdownStream {
   readonly #color: boolean;
   readonly #width: number;
+  readonly #hyperlinks: boolean;
   #lineStart = "";
+  /** The table line being received, and the rows received before it. */
+  #tableLine: string | undefined;
+  #tableRows: string[] = [];
+  /** A link being received, from its `[`. */
+  #link: string | undefined;
   #atLineStart = true;
   #inCodeBlock = false;
   #fenceLine: string | undefined;
@@ -54,6 +74,7 @@ export class MarkdownStream {
   constructor(options: MarkdownOptions) {
     this.#color = options.color;
     this.#width = options.width ?? 80;
+    this.#hyperlinks = options.hyperlinks ?? false;
   }
 
   /** Renders a delta; returns what can be printed now. */
@@ -68,13 +89,28 @@ export class MarkdownStream {
   end(): string {
     if (!this.#color) return "";
     let out = "";
+    if (this.#tableLine !== undefined) {
+      this.#tableRows.push(this.#tableLine);
+      this.#tableLine = undefined;
+    }
     if (this.#fenceLine !== undefined) out += this.#finishFence();
     else if (this.#atLineStart && this.#lineStart) out += this.#startLine(this.#lineStart);
+    else out += this.#flushTable();
     this.#lineStart = "";
-    return out + this.#settleStar() + this.#closeLine();
+    return out + this.#flushLink() + this.#settleStar() + this.#closeLine();
   }
 
   #char(ch: string): string {
+    if (this.#tableLine !== undefined) {
+      if (ch !== "\n") {
+        this.#tableLine += ch;
+        return "";
+      }
+      this.#tableRows.push(this.#tableLine);
+      this.#tableLine = undefined;
+      this.#atLineStart = true;
+      return this.#tableRows.length >= MAX_TABLE_ROWS ? this.#flushTable() : "";
+    }
     if (this.#fenceLine !== undefined) {
       if (ch !== "\n") {
         this.#fenceLine += ch;
@@ -98,7 +134,7 @@ export class MarkdownStream {
       this.#lineStart = "";
       return this.#startLine(held);
     }
-    if (ch === "\n") return this.#settleStar() + this.#closeLine() + "\n";
+    if (ch === "\n") return this.#flushLink() + this.#settleStar() + this.#closeLine() + "\n";
     return this.#inline(ch);
   }
 
@@ -114,6 +150,20 @@ export class MarkdownStream {
   /** Decides the kind of a line from its held-back start and renders that start. */
   #startLine(held: string, complete = false): string {
     this.#atLineStart = false;
+    if (!this.#inCodeBlock && /^\s*\|/.test(held) && !complete) {
+      this.#tableLine = held;
+      return "";
+    }
+    if (!this.#inCodeBlock && /^\s*\|/.test(held)) {
+      this.#tableRows.push(held);
+      this.#atLineStart = true;
+      return "";
+    }
+    return this.#flushTable() + this.#blockStart(held, complete);
+  }
+
+  /** Renders the start of a line that is not a table row. */
+  #blockStart(held: string, complete: boolean): string {
     if (/^\s*(```|~~~)/.test(held)) {
       if (complete) {
         this.#fenceLine = held;
@@ -168,6 +218,11 @@ export class MarkdownStream {
 
   #inline(ch: string): string {
     if (this.#inCodeBlock) return ch;
+    if (this.#link !== undefined) return this.#linkChar(ch);
+    if (ch === "[" && !this.#code && !this.#pendingStar) {
+      this.#link = "[";
+      return "";
+    }
     if (this.#pendingStar) {
       this.#pendingStar = false;
       if (ch === "*") {
@@ -188,6 +243,83 @@ export class MarkdownStream {
       return this.#code ? SGR.code : SGR.codeOff + this.#restoreLine();
     }
     return ch;
+  }
+
+  /** Takes one character of a link being received; renders the link once it closes. */
+  #linkChar(ch: string): string {
+    const link = (this.#link ?? "") + ch;
+    const whole = /^\[([^\]\n]*)\]\(([^()\s]*)\)$/.exec(link);
+    if (whole) {
+      this.#link = undefined;
+      return this.#renderLink(whole[1], whole[2]);
+    }
+    // Still possible: `[text`, `[text]`, `[text](url`.
+    if (/^\[[^\]\n]*(\](\([^()\s]*)?)?$/.test(link) && link.length <= MAX_LINK) {
+      this.#link = link;
+      return "";
+    }
+    this.#link = link;
+    return this.#flushLink();
+  }
+
+  /** Whatever link text is held, as it came (it did not become a link). */
+  #flushLink(): string {
+    const held = this.#link;
+    if (held === undefined) return "";
+    this.#link = undefined;
+    // The `[` itself is text; what follows may hold a link of its own.
+    return "[" + this.#inlineText(held.slice(1));
+  }
+
+  /** A link: a hyperlink where supported and safe, else its text and its address. */
+  #renderLink(text: string, url: string): string {
+    const label = this.#inlineText(text) + this.#closeSpans();
+    const address = url.replace(/^mailto:/i, "");
+    const plainLabel = text.replace(/[`*_]/g, "");
+    if (url === "" || plainLabel === url || plainLabel === address) {
+      return url === "" ? label : `${SGR.underline}${label}\x1b[24m`;
+    }
+    // deno-lint-ignore no-control-regex -- a control character would end the OSC 8 sequence
+    if (this.#hyperlinks && LINK_SCHEMES.test(url) && !/[\u0000-\u001f\u007f-\u009f]/.test(url)) {
+      let host = address;
+      try {
+        host = new URL(url).host || address;
+      } catch {
+        // Not a URL after all: shown whole.
+      }
+      return `\x1b]8;;${url}\x1b\\${SGR.underline}${label}\x1b[24m\x1b]8;;\x1b\\` +
+        `${SGR.dim} (${host})${SGR.boldOff}${this.#restoreLine()}`;
+    }
+    return `${label} ${SGR.dim}(${url})${SGR.boldOff}${this.#restoreLine()}`;
+  }
+
+  /** Closes the inline spans a link's text left open, so they do not run on. */
+  #closeSpans(): string {
+    let out = "";
+    if (this.#code) out += SGR.codeOff;
+    if (this.#bold) out += SGR.boldOff;
+    if (this.#italic) out += SGR.italicOff;
+    this.#code = this.#bold = this.#italic = false;
+    if (this.#pendingStar) {
+      this.#pendingStar = false;
+      out += "*";
+    }
+    return out;
+  }
+
+  /** The held table rows, rendered; rows that are not a table are shown as lines. */
+  #flushTable(): string {
+    const rows = this.#tableRows;
+    if (rows.length === 0) return "";
+    this.#tableRows = [];
+    const alignments = rows.length >= 2 ? separatorAlignments(rows[1]) : undefined;
+    if (!alignments) {
+      return rows.map((row) => this.#inlineText(row) + this.#closeSpans() + "\n").join("");
+    }
+    const style = (cell: string) => this.#inlineText(cell) + this.#closeSpans() + SGR.reset;
+    const header = tableCells(rows[0]).map(style);
+    const body = rows.slice(2).map((row) => tableCells(row).map(style));
+    return renderTable(header, alignments, body, this.#width);
   }
 
   /** Re-applies the line's own style after an inline span closed inside it. */

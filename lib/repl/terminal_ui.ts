@@ -27,7 +27,7 @@ import type {
   ToolCallView,
 } from "../agent/ui.ts";
 import type { Style } from "../style.ts";
-import { stripTerminalEscapes, TerminalEscapeFilter } from "../terminal.ts";
+import { hyperlinksEnabled, stripTerminalEscapes, TerminalEscapeFilter } from "../terminal.ts";
 import { showName } from "../names.ts";
 import { abridge } from "../text.ts";
 import type { LineEditor } from "./line_editor.ts";
@@ -82,6 +82,8 @@ export class TerminalUi implements AgentUi {
   readonly #editor?: LineEditor;
   readonly #autoApprove: boolean;
   readonly #width: number;
+  /** Links in answers as OSC 8 hyperlinks: colour on and a terminal that shows them. */
+  readonly #hyperlinks: boolean;
   readonly #verbose: () => boolean;
   #markdown: MarkdownStream | undefined;
   /** Escapes split across streamed pieces are held until they can be removed whole. */
@@ -96,6 +98,7 @@ export class TerminalUi implements AgentUi {
     this.#editor = options.editor;
     this.#autoApprove = options.autoApprove ?? false;
     this.#width = options.width ?? 80;
+    this.#hyperlinks = this.#color && hyperlinksEnabled(Deno.stdout);
     this.#verbose = options.verbose ?? (() => false);
   }
 
@@ -105,7 +108,11 @@ export class TerminalUi implements AgentUi {
   }
 
   textDelta(text: string): void {
-    this.#markdown ??= new MarkdownStream({ color: this.#color, width: this.#width });
+    this.#markdown ??= new MarkdownStream({
+      color: this.#color,
+      width: this.#width,
+      hyperlinks: this.#hyperlinks,
+    });
     this.#out.out(this.#markdown.push(this.#escapes.push(text)));
   }
 

@@ -1,6 +1,6 @@
 /**
  * Starting a stdio server's process, possibly before the code that speaks to it is
- * loaded (issue 16): a server such as server-everything needs about half a second from
+ * loaded (start-up cost): a server such as server-everything needs about half a second from
  * spawn to answering, and patchbay's own modules (the SDK behind the connections) take a
  * good part of that to load. A command that knows its servers once the configuration is
  * read starts their processes at once ({@linkcode prespawn}); the transport created later

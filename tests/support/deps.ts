@@ -15,7 +15,7 @@ export const TEST_SERVER_PACKAGES = {
   "@modelcontextprotocol/server-filesystem": "2026.8.31",
 } as const;
 
-/** Folder the npm servers are installed into (outside the project: see NOTES.md). */
+/** Folder the npm servers are installed into (outside the project: see DEVELOPERS.md). */
 export function testDepsDir(): string {
   const explicit = Deno.env.get("PATCHBAY_TEST_DEPS");
   if (explicit) return explicit;

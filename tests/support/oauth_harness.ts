@@ -26,9 +26,10 @@ import { eventually } from "./servers.ts";
 export const LOGIN_STEP_TIMEOUT_MS = 10_000;
 
 /**
- * Throws, naming the process that holds it, when the OAuth callback port (3000, fixed by
- * CONTRACT.md) is taken on loopback: every browser login of these tests needs it, and each
- * would otherwise fail on its own, far from the cause. Call it at the top of a test file.
+ * Throws, naming the process that holds it, when the OAuth callback port (3000, fixed:
+ * docs/authentication.md) is taken on loopback: every browser login of these tests needs
+ * it, and each would otherwise fail on its own, far from the cause. Call it at the top of a
+ * test file.
  */
 export async function requireFreeCallbackPort(): Promise<void> {
   for (const hostname of ["127.0.0.1", "::1"]) {
@@ -202,7 +203,7 @@ export async function connectWith(
       return first?.text ?? "";
     },
     async [Symbol.asyncDispose]() {
-      // NOTES.md: terminating the session first lets Deno exit cleanly.
+      // Terminating the session first lets Deno exit cleanly (no request left open).
       await transport.terminateSession().catch(() => {});
       await client.close();
     },
