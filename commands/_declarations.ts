@@ -4,7 +4,8 @@
  * plain form (`quick`), and what it runs. `main.ts` builds commander's tree from this list,
  * `commands/_chat_flags.ts` reads the quick commands' lines from it, and `patchbay
  * completions` walks the tree built from it. Adding a command is one entry here plus its
- * module.
+ * module (the `mcp` group's entries are in `_declarations_mcp.ts`, for this file's length;
+ * the shape of an entry is `lib/cli/command_declaration.ts`).
  *
  * Plain data and dynamic imports only: this module loads with every invocation, before
  * commander (which it never imports) and before any command's module.
@@ -12,16 +13,12 @@
  * @module
  */
 
-import type { Command } from "commander";
 import type { ApprovalsOptions } from "./approvals.ts";
 import type { AuthListOptions, AuthLoginOptions, AuthLogoutOptions } from "./auth.ts";
 import type { ChatOptions } from "./chat.ts";
 import type { CompletionsOptions } from "./completions.ts";
 import type { ScriptOptions } from "./_connect.ts";
 import type { DoctorCommandOptions } from "./doctor.ts";
-import type { McpAddOptions, McpEditOptions } from "./mcp.ts";
-import type { McpImportOptions } from "./mcp_import.ts";
-import type { McpListOptions } from "./mcp_list.ts";
 import type { PermissionsOptions } from "./permissions.ts";
 import type { ReadOptions } from "./read.ts";
 import type { RunOptions } from "./run.ts";
@@ -31,69 +28,16 @@ import { DEFAULT_SESSION_LIMIT, parseLimit } from "./_limit.ts";
 import { EXIT } from "../lib/errors.ts";
 import type { GlobalOptions } from "../lib/startup.ts";
 import { NAME } from "../lib/version.ts";
-import { type OptionDeclaration, ROOT_OPTIONS } from "../lib/cli/root_options.ts";
+import { ROOT_OPTIONS } from "../lib/cli/root_options.ts";
+import {
+  action,
+  type CommandDeclaration,
+  type CommandRun,
+  type OptionDeclaration,
+} from "../lib/cli/command_declaration.ts";
+import { MCP } from "./_declarations_mcp.ts";
 
-export type { OptionDeclaration };
-
-/**
- * What a command does: `options` are the root flags merged with its own, `args` its
- * arguments in order, `program` the root of commander's tree (absent when the line was read
- * without commander, which only quick commands are).
- */
-export type CommandRun = (
-  options: object,
-  args: readonly unknown[],
-  program?: Command,
-) => Promise<number | void>;
-
-/** A command's argument, as commander declares it (`<required>`, `[optional]`, `[many...]`). */
-export interface ArgumentDeclaration {
-  name: string;
-  /** The line of `--help`; without one, commander shows no Arguments section. */
-  description?: string;
-  /** The only values accepted (commander checks them, completions offer them). */
-  choices?: readonly string[];
-}
-
-/** One command (or group of subcommands). */
-export interface CommandDeclaration {
-  name: string;
-  aliases?: readonly string[];
-  description: string;
-  arguments?: readonly ArgumentDeclaration[];
-  options?: readonly OptionDeclaration[];
-  /** Runs when its group is given no subcommand (`sessions` is `sessions list`). */
-  default?: true;
-  /**
-   * Words after its arguments name a mistyped command of its group (`sessions lsit`) rather
-   * than arguments too many.
-   */
-  wordsAreCommands?: true;
-  /**
-   * Read without commander when its line is plain (plain root flags, its words, then only
-   * its switches). It takes no arguments and touches no server.
-   */
-  quick?: true;
-  /** Shown after `--help`. */
-  helpAfter?: string;
-  /** Shown (dimmed) after a usage error. */
-  helpAfterError?: string;
-  /**
-   * The module the command word's work needs, loaded alongside commander rather than after
-   * the parse (top-level words only). A literal specifier, so that `deno compile` and the
-   * permission plan see it.
-   */
-  prefetch?: () => Promise<unknown>;
-  run?: CommandRun;
-  commands?: readonly CommandDeclaration[];
-}
-
-/** Types a command's work: its options and its arguments as commander gives them. */
-function action<O, A extends unknown[] = []>(
-  work: (options: O, args: A, program?: Command) => Promise<number | void>,
-): CommandRun {
-  return (options, args, program) => work(options as O, args as A, program);
-}
+export type { CommandDeclaration, CommandRun, OptionDeclaration };
 
 /** `run --help`'s last section: what a script can tell from the exit code. */
 const RUN_EXIT_CODES = `
@@ -112,21 +56,6 @@ const json = "print JSON instead of text";
 const jsonShort = { flags: "--json", description: "print JSON" };
 const jsonResult = { flags: "--json", description: "print the whole result as JSON" };
 const jsonText = { flags: "--json", description: json };
-const scope = {
-  flags: "-s, --scope <scope>",
-  description: "project: ./servers_config.json (default); user: ~/.config/patchbay's",
-};
-const secretFlags: readonly OptionDeclaration[] = [
-  {
-    flags: "--move-secrets",
-    description: "move secrets (env, headers, arguments) to .env without asking",
-  },
-  {
-    flags: "--keep-secrets-inline",
-    description: "write secrets into the entry (file must be mode 600)",
-  },
-];
-const server = { name: "<server>", description: "server name" };
 const loadConnect = () => import("./_connect.ts");
 
 /** The root command: the interactive session, its flags those of every command. */
@@ -376,135 +305,7 @@ export const ROOT: CommandDeclaration = {
         },
       ],
     },
-    {
-      name: "mcp",
-      description: "add, list, import and remove servers in servers_config.json",
-      prefetch: () => import("./mcp.ts"),
-      commands: [
-        {
-          name: "add",
-          description: "add a server: a command (stdio) or a URL (http, sse); -- before its flags",
-          arguments: [
-            { name: "<name>", description: "server name" },
-            { name: "<command-or-url>", description: "the command that starts it, or its URL" },
-            { name: "[args...]", description: "the command's arguments" },
-          ],
-          options: [
-            {
-              flags: "-t, --transport <transport>",
-              description: "stdio, http or sse (default: http for a URL)",
-            },
-            {
-              flags: "-e, --env <KEY=VALUE>",
-              description: "environment variable of a stdio server",
-              parse: collect,
-            },
-            {
-              flags: "-H, --header <Name: value>",
-              description: "request header of a server at a URL",
-              parse: collect,
-            },
-            scope,
-            ...secretFlags,
-          ],
-          helpAfterError:
-            "(a command's own flags go after --: patchbay mcp add <name> -- <command> [args...])",
-          run: action(
-            async (
-              options: McpAddOptions,
-              [name, at, args]: [string, string, string[]],
-              program,
-            ) => {
-              const { mcpAdd } = await import("./mcp.ts");
-              const rootFlags = new Set(program?.options.flatMap((o) => [o.short, o.long]))
-                .difference(new Set([undefined])) as Set<string>;
-              // commander keeps the words it parsed as `rawArgs` (not in its types).
-              const words = (program as { rawArgs?: string[] } | undefined)?.rawArgs ?? [];
-              return mcpAdd(name, at, args, { ...options, typed: { words, rootFlags } });
-            },
-          ),
-        },
-        {
-          name: "add-json",
-          description: "add a server from its JSON entry (any client's form)",
-          arguments: [
-            { name: "<name>", description: "server name" },
-            { name: "<json>", description: "the entry, one quoted word" },
-          ],
-          options: [scope, ...secretFlags],
-          run: action(async (options: McpEditOptions, [name, json]: [string, string]) =>
-            (await import("./mcp.ts")).mcpAddJson(name, json, options)
-          ),
-        },
-        {
-          name: "import",
-          description: "import the servers of claude-desktop, claude-code, cursor, vscode, gemini",
-          arguments: [{
-            name: "[source]",
-            description: "a client's name, or the path of its JSON file",
-          }],
-          options: [
-            { flags: "--dry-run", description: "show what would be added; write nothing" },
-            scope,
-            ...secretFlags,
-          ],
-          run: action(async (options: McpImportOptions, [source]: [string | undefined]) =>
-            (await import("./mcp_import.ts")).mcpImport(source, options)
-          ),
-        },
-        {
-          name: "list",
-          description: "list the configured servers (--check: connect them and say how each went)",
-          options: [jsonShort, {
-            flags: "--check",
-            description: "connect each server and show its state and diagnosis",
-          }],
-          run: action(async (options: McpListOptions) =>
-            (await import("./mcp_list.ts")).mcpList(options)
-          ),
-        },
-        {
-          name: "get",
-          description: "show one server's entry (--check: connect it)",
-          arguments: [server],
-          options: [jsonShort, {
-            flags: "--check",
-            description: "connect the server and show its state and diagnosis",
-          }],
-          run: action(async (options: McpListOptions, [name]: [string]) =>
-            (await import("./mcp_list.ts")).mcpGet(name, options)
-          ),
-        },
-        {
-          name: "remove",
-          aliases: ["rm"],
-          description: "remove a server's entry",
-          arguments: [server],
-          options: [scope],
-          run: action(async (options: McpEditOptions, [name]: [string]) =>
-            (await import("./mcp.ts")).mcpRemove(name, options)
-          ),
-        },
-        {
-          name: "enable",
-          description: "start a disabled server again",
-          arguments: [server],
-          options: [scope],
-          run: action(async (options: McpEditOptions, [name]: [string]) =>
-            (await import("./mcp.ts")).mcpSetEnabled(name, true, options)
-          ),
-        },
-        {
-          name: "disable",
-          description: "keep a server's entry but do not start it",
-          arguments: [server],
-          options: [scope],
-          run: action(async (options: McpEditOptions, [name]: [string]) =>
-            (await import("./mcp.ts")).mcpSetEnabled(name, false, options)
-          ),
-        },
-      ],
-    },
+    MCP,
     {
       name: "completions",
       description: "print a shell completion script for bash, zsh or fish",
