@@ -1,8 +1,9 @@
 /**
  * patchbay: an interactive client for the Model Context Protocol.
  *
- * The entry point and command tree. Each command's work lives in `commands/`; this file
- * only wires flags to actions and hands every action to the command boundary.
+ * The entry point and command tree. Each command is declared in `commands/_declarations.ts`
+ * and does its work in `commands/`; this file builds commander's tree from the declarations
+ * and hands every action to the command boundary.
  *
  * @module
  */
