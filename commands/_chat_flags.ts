@@ -9,6 +9,14 @@
  * @module
  */
 
+import { type CommandDeclaration, ROOT } from "./_declarations.ts";
+import {
+  type OptionDeclaration,
+  type OptionSpelling,
+  optionSpelling,
+  ROOT_OPTIONS,
+} from "../lib/cli/root_options.ts";
+
 /** The root flags the interactive session takes (the keys commander gives them). */
 export interface ChatFlags {
   config?: string;
@@ -22,26 +30,19 @@ export interface ChatFlags {
   traceModel?: true;
 }
 
-/** Flags that take a value, by spelling. */
-const VALUED: Readonly<Record<string, "config" | "envFile" | "logFile" | "trace">> = {
-  "-c": "config",
-  "--config": "config",
-  "--env-file": "envFile",
-  "--log-file": "logFile",
-  "--trace": "trace",
-};
+/** Each root flag's spellings, with its key and whether it takes a value. */
+const ROOT_FLAGS: ReadonlyMap<string, OptionSpelling> = spellings(ROOT_OPTIONS);
 
-/** Flags without a value, by spelling. */
-const SWITCHES: Readonly<
-  Record<string, "debug" | "yes" | "acceptFormDefaults" | "traceModel">
-> = {
-  "-d": "debug",
-  "--debug": "debug",
-  "-y": "yes",
-  "--yes": "yes",
-  "--accept-form-defaults": "acceptFormDefaults",
-  "--trace-model": "traceModel",
-};
+/** `options` by spelling (`-c` and `--config` both). */
+function spellings(options: readonly OptionDeclaration[]): ReadonlyMap<string, OptionSpelling> {
+  const bySpelling = new Map<string, OptionSpelling>();
+  for (const option of options) {
+    const spelling = optionSpelling(option.flags);
+    if (spelling.short) bySpelling.set(spelling.short, spelling);
+    bySpelling.set(spelling.long, spelling);
+  }
+  return bySpelling;
+}
 
 /** Starts like a flag (commander's test): a lone `-` is a value. */
 const flagLike = (word: string) => word.length > 1 && word.startsWith("-");
@@ -56,25 +57,27 @@ function readRootFlags(
 ): { flags: ChatFlags; rest: readonly string[] } | undefined {
   const flags: ChatFlags = {};
   let i = 0;
+  // Keyed by the option's attribute, as commander's `opts()` is.
+  const set = flags as Record<string, string | true>;
   for (; i < args.length; i++) {
     const word = args[i];
     const next = args[i + 1];
-    if (word in VALUED) {
+    const flag = ROOT_FLAGS.get(word);
+    if (!flag) break;
+    if (flag.value === "required") {
       if (next === undefined || next === "" || flagLike(next)) return undefined;
-      flags[VALUED[word]] = next;
+      set[flag.key] = next;
       i++;
-    } else if (word in SWITCHES) {
-      flags[SWITCHES[word]] = true;
-    } else if (word === "-r" || word === "--resume") {
+    } else if (flag.value === "optional") {
       if (next !== undefined && !flagLike(next)) {
         if (next === "") return undefined;
-        flags.resume = next;
+        set[flag.key] = next;
         i++;
       } else {
-        flags.resume = true;
+        set[flag.key] = true;
       }
     } else {
-      break;
+      set[flag.key] = true;
     }
   }
   return { flags, rest: args.slice(i) };
@@ -89,23 +92,41 @@ export function plainChatFlags(args: readonly string[]): ChatFlags | undefined {
   return read && read.rest.length === 0 ? read.flags : undefined;
 }
 
-/** The commands that touch no server, read without commander in their plain forms. */
-export type QuickCommand = "config check" | "sessions list" | "permissions";
+/** A command that touches no server, named by its words: `config check`, `sessions list`. */
+export type QuickCommand = string;
 
-/** The switches each quick command takes (every other word leaves the line to commander). */
-const QUICK_SWITCHES: Readonly<Record<QuickCommand, Readonly<Record<string, string>>>> = {
-  "config check": { "--json": "json" },
-  "sessions list": { "--json": "json", "-a": "all", "--all": "all" },
-  "permissions": { "--json": "json", "--discover": "discover" },
-};
+/** A quick command's words (its group's alone too, for a default command) and switches. */
+interface QuickForm {
+  words: readonly string[];
+  command: QuickCommand;
+  /** Its switches by spelling, with their keys (every other word leaves it to commander). */
+  switches: ReadonlyMap<string, string>;
+}
 
-/** The words that name each quick command. */
-const QUICK_WORDS: readonly [readonly string[], QuickCommand][] = [
-  [["config", "check"], "config check"],
-  [["sessions", "list"], "sessions list"],
-  [["sessions"], "sessions list"],
-  [["permissions"], "permissions"],
-];
+/** The quick commands of the declarations, the longest words first. */
+function quickForms(): QuickForm[] {
+  const forms: QuickForm[] = [];
+  const walk = (command: CommandDeclaration, path: readonly string[]) => {
+    for (const sub of command.commands ?? []) {
+      const words = [...path, sub.name];
+      if (sub.quick) {
+        const switches = new Map<string, string>();
+        for (const [spelling, { key, value }] of spellings(sub.options ?? [])) {
+          if (value === "none") switches.set(spelling, key);
+        }
+        const form = { command: words.join(" "), switches };
+        forms.push({ words, ...form });
+        if (sub.default) forms.push({ words: path, ...form });
+      }
+      walk(sub, words);
+    }
+  };
+  walk(ROOT, []);
+  return forms.sort((a, b) => b.words.length - a.words.length);
+}
+
+/** Read once, on the first quick line. */
+let quick: QuickForm[] | undefined;
 
 /**
  * A command that touches no server (`config check`, `sessions`, `permissions`, which the
@@ -119,11 +140,11 @@ export function plainCommand(
 ): { command: QuickCommand; options: ChatFlags & Record<string, unknown> } | undefined {
   const read = readRootFlags(args);
   if (!read) return undefined;
-  for (const [words, command] of QUICK_WORDS) {
+  for (const { words, command, switches } of quick ??= quickForms()) {
     if (!words.every((word, i) => read.rest[i] === word)) continue;
     const options: ChatFlags & Record<string, unknown> = { ...read.flags };
     for (const word of read.rest.slice(words.length)) {
-      const key = QUICK_SWITCHES[command][word];
+      const key = switches.get(word);
       if (!key) return undefined;
       options[key] = true;
     }

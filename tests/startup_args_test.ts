@@ -8,7 +8,10 @@
  */
 
 import assert from "node:assert/strict";
+import type { Command } from "commander";
 import { buildProgram } from "../main.ts";
+import { type CommandDeclaration, ROOT } from "../commands/_declarations.ts";
+import { optionSpelling } from "../lib/cli/root_options.ts";
 import { plainChatFlags, plainCommand } from "../commands/_chat_flags.ts";
 import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 
@@ -137,4 +140,48 @@ Deno.test("sessions --limit that is not a whole number is still a usage error fr
     result.stderr,
     /argument '0' is invalid\. expected a whole number of at least 1 \(or --all\)/,
   );
+});
+
+Deno.test("the quick readers' reading of each declared option is commander's own", async () => {
+  // The quick reader and the launcher read option spellings from the declarations without
+  // commander; for every option of the tree built from them, both must mean the same.
+  const program = await buildProgram(() => {});
+  const walk = (command: Command, path: string) => {
+    for (const option of command.options) {
+      if (option.long === "--version" || option.long === "--help") continue;
+      const spelling = optionSpelling(option.flags);
+      assert.deepEqual(
+        spelling,
+        {
+          ...(option.short ? { short: option.short } : {}),
+          long: option.long,
+          key: option.attributeName(),
+          value: option.required ? "required" : option.optional ? "optional" : "none",
+        },
+        `${path} ${option.flags}`,
+      );
+    }
+    for (const sub of command.commands) walk(sub, `${path} ${sub.name()}`);
+  };
+  walk(program, "patchbay");
+});
+
+Deno.test("a command read without commander takes no arguments, and is read under its words", () => {
+  const quick: string[] = [];
+  const walk = (declaration: CommandDeclaration, path: string[]) => {
+    for (const sub of declaration.commands ?? []) {
+      const words = [...path, sub.name];
+      if (sub.quick) {
+        quick.push(words.join(" "));
+        assert.equal(sub.arguments, undefined, `${words.join(" ")} declares arguments`);
+        assert.ok(sub.run, `${words.join(" ")} runs nothing`);
+        assert.equal(plainCommand(words)?.command, words.join(" "));
+      } else if (sub.run) {
+        assert.equal(plainCommand(words), undefined, words.join(" "));
+      }
+      walk(sub, words);
+    }
+  };
+  walk(ROOT, []);
+  assert.deepEqual(quick, ["config check", "permissions", "sessions list"]);
 });

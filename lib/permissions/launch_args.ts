@@ -7,6 +7,8 @@
  * @module
  */
 
+import { fileOptions } from "../cli/root_options.ts";
+
 /** The `mcp` subcommands that write the configuration. */
 export const EDITING_SUBCOMMANDS: ReadonlySet<string> = new Set([
   "add",
@@ -21,14 +23,13 @@ export const EDITING_SUBCOMMANDS: ReadonlySet<string> = new Set([
 /** The launcher's own option: run the client under the broad flags. */
 export const UNRESTRICTED_OPTION = "--unrestricted";
 
-/** The global options whose values the plan depends on, with their short forms. */
-const FILE_OPTIONS: Readonly<Record<string, "config" | "envFile" | "logFile" | "trace">> = {
-  "-c": "config",
-  "--config": "config",
-  "--env-file": "envFile",
-  "--log-file": "logFile",
-  "--trace": "trace",
-};
+/**
+ * The global options whose values the plan depends on, with their short forms: those the
+ * root declaration marks as files (`--config`, `--env-file`, `--log-file`, `--trace`).
+ */
+const FILE_OPTIONS = fileOptions() as Readonly<
+  Record<string, keyof LaunchArgs["files"]>
+>;
 
 /**
  * `read --output FILE`: the one file a command writes where the person says; the client
