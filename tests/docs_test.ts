@@ -25,7 +25,11 @@ function documentedDefault(field: string): string {
   return value;
 }
 
-Deno.test("docs/configuration.md: the defaults are the ones in lib/defaults.ts", () => {
+Deno.test("docs/configuration.md: the defaults are the ones in lib/defaults.ts", async () => {
+  // Defaults the schema applies itself, read from it rather than restated here.
+  const { ServerSchema, TraceSchema } = await import("../lib/config/schema.ts");
+  const trace = TraceSchema.parse({ file: "trace.jsonl" });
+  const server = ServerSchema.parse({ command: "server" });
   const expected: Record<string, string> = {
     "LLM.max_tokens": String(DEFAULTS.llm.maxTokens),
     "LLM.temperature": DEFAULTS.llm.temperature === undefined
@@ -43,6 +47,14 @@ Deno.test("docs/configuration.md: the defaults are the ones in lib/defaults.ts",
     "AgentConfig.total_tokens_limit": DEFAULTS.agent.totalTokensLimit === undefined
       ? "unlimited"
       : String(DEFAULTS.agent.totalTokensLimit),
+    "LLM.vision": `\`${DEFAULTS.llm.vision}\``,
+    "AgentConfig.tool_search.mode": `\`${DEFAULTS.agent.toolSearch.mode}\``,
+    "AgentConfig.tool_search.max_tools": String(DEFAULTS.agent.toolSearch.maxTools),
+    "AgentConfig.tool_search.max_tokens": String(DEFAULTS.agent.toolSearch.maxTokens),
+    "AgentConfig.sampling_request_limit": String(DEFAULTS.agent.samplingRequestLimit),
+    "AgentConfig.sampling_per_tool_call": String(DEFAULTS.agent.samplingPerToolCall),
+    "Trace.model": String(trace.model),
+    "Trace.model_bodies": String(trace.model_bodies),
     "Memory.backend": `\`${DEFAULTS.memory.backend}\``,
     "Memory.key_prefix": `\`${DEFAULTS.memory.keyPrefix}\``,
     // A server entry's fields.
@@ -52,6 +64,10 @@ Deno.test("docs/configuration.md: the defaults are the ones in lib/defaults.ts",
     "trusted": String(DEFAULTS.server.trusted),
     "sampling": `\`${DEFAULTS.server.sampling}\``,
     "protocol": `\`${DEFAULTS.server.protocol}\``,
+    "disabled": String(server.disabled),
+    // Unset filters offer every tool and withhold none.
+    "include_tools": server.include_tools === undefined ? "every tool" : "?",
+    "exclude_tools": server.exclude_tools === undefined ? "none" : "?",
   };
   for (const [field, value] of Object.entries(expected)) {
     assert.equal(documentedDefault(field), value, field);
