@@ -147,6 +147,15 @@ Deno.test("README.md and docs/: every relative link resolves to a file and its a
   assert.deepEqual(broken, []);
 });
 
+Deno.test("docs/README.md, the index, links every page of docs/", async () => {
+  const index = await readDoc("docs/README.md");
+  const linked = new Set(relativeLinks(index).map(({ target }) => target.split("#")[0]));
+  const missing = (await docPages())
+    .map((page) => page.slice("docs/".length))
+    .filter((page) => page !== "README.md" && !linked.has(page));
+  assert.deepEqual(missing, [], "pages docs/README.md does not link");
+});
+
 Deno.test("docs/: every line outside code blocks fits 100 columns", async () => {
   const wide: string[] = [];
   for (const page of await docPages()) {
