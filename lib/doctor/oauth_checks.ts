@@ -109,9 +109,13 @@ export function checkBrowser(
   const variable = env.get("BROWSER");
   const commands = browserCommands("https://example.invalid/", variable, os);
   const programs = commands.map((argv) => argv[0]);
-  const found = programs.find((program) =>
-    resolveCommandPath(program, env.get("PATH"), Deno.cwd(), os) !== undefined
-  );
+  const found = programs.find((program) => {
+    const path = resolveCommandPath(program, env.get("PATH"), Deno.cwd(), os);
+    // The bare name back means this process may not look in the PATH folders (the narrow
+    // plan): the launcher, which may, granted the opener only where it found it.
+    if (path === program && !program.includes("/")) return runGranted(program);
+    return path !== undefined;
+  });
   const source = variable ? "$BROWSER" : "the platform's opener";
   if (found) return pass(name, `the authorization page opens with ${found} (${source})`);
   return warn(
@@ -122,4 +126,13 @@ export function checkBrowser(
       "patchbay prints in any browser that can reach localhost:3000 on this machine " +
       "(over SSH: ssh -L 3000:localhost:3000)",
   );
+}
+
+/** Whether Deno would let this process run `program` (resolved on PATH by Deno itself). */
+function runGranted(program: string): boolean {
+  try {
+    return Deno.permissions.querySync({ name: "run", command: program }).state === "granted";
+  } catch {
+    return false;
+  }
 }
