@@ -45,10 +45,10 @@ import { statePath } from "../paths.ts";
 import type { Runtime } from "../startup.ts";
 import { stderrStyle, stdoutStyle, type Style } from "../style.ts";
 import { plural } from "../text.ts";
-import { createElicitationHandler, createFormDefaultsHandler } from "./elicitation.ts";
+import { createElicitationHandler, createFormDefaultsHandler } from "../ui/elicitation.ts";
 import { LineEditor } from "./line_editor.ts";
-import type { TerminalOutput } from "./output.ts";
-import { formatDuration, TerminalUi } from "./terminal_ui.ts";
+import type { TerminalOutput } from "../ui/output.ts";
+import { formatDuration, TerminalUi } from "../ui/terminal_ui.ts";
 import { EventNotices } from "./event_notices.ts";
 import { names } from "./notices.ts";
 

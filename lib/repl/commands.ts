@@ -26,7 +26,7 @@ import {
   promptText,
   unmatchedLines,
   withheldLines,
-} from "./listing.ts";
+} from "../ui/listing.ts";
 import {
   parseJsonArgs,
   parseKeyValues,
@@ -41,7 +41,7 @@ import type { ClientSession } from "./client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
 import { imageCommand } from "./image_command.ts";
 import { contextStatus } from "./context_status.ts";
-import { formatDuration } from "./terminal_ui.ts";
+import { formatDuration } from "../ui/terminal_ui.ts";
 import { showName } from "../names.ts";
 import { traceCommand, traceStatus } from "./trace_command.ts";
 import { unknownServer as unknownServerNamed } from "./unknown_server.ts";
