@@ -11,7 +11,7 @@ import type { ServerRequestHandlers, ServerStatus } from "../lib/connections/typ
 import { CancelledError, EndedBySignalError } from "../lib/errors.ts";
 import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
 import { describeOAuthEvent } from "../lib/oauth/messages.ts";
-import { createElicitationHandler, createFormDefaultsHandler } from "../lib/repl/elicitation.ts";
+import { createElicitationHandler, createFormDefaultsHandler } from "../lib/ui/elicitation.ts";
 import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { childEnvironment } from "../lib/transports/process.ts";
 import { endUnclaimed, prespawn } from "../lib/transports/spawn.ts";
@@ -54,7 +54,7 @@ async function formAnswers(
   }
   const [{ LineEditor }, { TerminalOutput }] = await Promise.all([
     import("../lib/repl/line_editor.ts"),
-    import("../lib/repl/output.ts"),
+    import("../lib/ui/output.ts"),
   ]);
   const editor = new LineEditor({ output: process.stderr });
   const output = new TerminalOutput({ stdout: writeStderr, stderr: writeStderr });

@@ -9,7 +9,7 @@ import { EXIT } from "../lib/errors.ts";
 import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
 import { RESTART_EXIT_CODE } from "../lib/permissions/restart.ts";
 import { banner, completerFor, runLoop } from "../lib/repl/loop.ts";
-import { TerminalOutput } from "../lib/repl/output.ts";
+import { TerminalOutput } from "../lib/ui/output.ts";
 import { ClientSession } from "../lib/repl/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { startSessionTrace, stopTrace } from "../lib/trace/start.ts";

@@ -6,7 +6,7 @@
  */
 
 import { EXIT } from "../lib/errors.ts";
-import { promptText } from "../lib/repl/listing.ts";
+import { promptText } from "../lib/ui/listing.ts";
 import { parseKeyValues, resolveNamed, serverPrefix } from "../lib/repl/resolve.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";

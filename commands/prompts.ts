@@ -5,7 +5,7 @@
  */
 
 import { EXIT } from "../lib/errors.ts";
-import { formatPrompts } from "../lib/repl/listing.ts";
+import { formatPrompts } from "../lib/ui/listing.ts";
 import { stdoutStyle } from "../lib/style.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
 

@@ -6,7 +6,7 @@
  */
 
 import { EXIT } from "../lib/errors.ts";
-import { formatResources } from "../lib/repl/listing.ts";
+import { formatResources } from "../lib/ui/listing.ts";
 import { stdoutStyle } from "../lib/style.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
 

@@ -17,8 +17,8 @@
 import { CancelledError, EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
 import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
 import type { Redactor } from "../lib/redact.ts";
-import { JsonEventsUi, usageJson } from "../lib/repl/json_ui.ts";
-import { TerminalOutput } from "../lib/repl/output.ts";
+import { JsonEventsUi, usageJson } from "../lib/ui/json_ui.ts";
+import { TerminalOutput } from "../lib/ui/output.ts";
 import type { ClientSession } from "../lib/repl/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { startSessionTrace, stopTrace } from "../lib/trace/start.ts";

@@ -7,9 +7,9 @@
 
 import { EXIT, UsageError } from "../lib/errors.ts";
 import { didYouMean } from "../lib/text.ts";
-import { formatTools } from "../lib/repl/listing.ts";
+import { formatTools } from "../lib/ui/listing.ts";
 import { stderrStyle, stdoutStyle } from "../lib/style.ts";
-import { unmatchedLines, withheldLines } from "../lib/repl/listing.ts";
+import { unmatchedLines, withheldLines } from "../lib/ui/listing.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
 
 /** Lists tools. */

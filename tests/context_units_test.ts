@@ -14,7 +14,7 @@ import { createEnvironment } from "../lib/env.ts";
 import { openMemory } from "../lib/memory/mod.ts";
 import type { StoredAttachment, StoredMessage } from "../lib/memory/types.ts";
 import { visionByModel } from "../lib/providers.ts";
-import { imageProtocol, inlineImage } from "../lib/repl/inline_image.ts";
+import { imageProtocol, inlineImage } from "../lib/ui/inline_image.ts";
 import { appendEach } from "./support/conversation.ts";
 import { RedisServer } from "./support/redis.ts";
 import { tempDir } from "./support/temp_dir.ts";

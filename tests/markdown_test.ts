@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { MarkdownStream } from "../lib/repl/markdown.ts";
+import { MarkdownStream } from "../lib/ui/markdown.ts";
 
 function render(text: string, chunk = text.length || 1): string {
   const md = new MarkdownStream({ color: true, width: 10 });

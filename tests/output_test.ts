@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TerminalOutput } from "../lib/repl/output.ts";
+import { TerminalOutput } from "../lib/ui/output.ts";
 
 function capture(spinner: boolean) {
   const events: string[] = [];

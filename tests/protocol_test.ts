@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import type { ServerRequestHandlers } from "../lib/connections/types.ts";
 import type { ServerConfig, StdioServerConfig } from "../lib/config/types.ts";
 import { ServerConnectError } from "../lib/errors.ts";
-import { formDefaultsAnswer } from "../lib/repl/elicitation.ts";
+import { formDefaultsAnswer } from "../lib/ui/elicitation.ts";
 import { LEGACY_REVISIONS, MODERN_REVISION } from "../lib/protocol.ts";
 import { DENO, everythingEntry, filesystemEntry, NODE } from "./support/deps.ts";
 import {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { composePrompt } from "../commands/run.ts";
-import { fieldChoices, parseFieldAnswer } from "../lib/repl/elicitation.ts";
-import { JsonEventsUi } from "../lib/repl/json_ui.ts";
+import { fieldChoices, parseFieldAnswer } from "../lib/ui/elicitation.ts";
+import { JsonEventsUi } from "../lib/ui/json_ui.ts";
 import { LineEditor } from "../lib/repl/line_editor.ts";
 import { resourceServer, templateMatches } from "../lib/repl/resolve.ts";
 import { Redactor } from "../lib/redact.ts";

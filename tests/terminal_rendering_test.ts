@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { MarkdownStream } from "../lib/repl/markdown.ts";
+import { MarkdownStream } from "../lib/ui/markdown.ts";
 import { colorEnabled, displayWidth, hyperlinksEnabled } from "../lib/terminal.ts";
 import { runPatchbay, sandbox, writeConfig } from "./support/cli.ts";
 import { replConfig, startRepl } from "./support/repl.ts";

@@ -1,7 +1,7 @@
 /** The approval's whole view: what is shown of untrusted text, and how lines wrap into rows. */
 
 import assert from "node:assert/strict";
-import { textLines, valueLines, visibleText, wrapRows } from "../lib/repl/whole_view.ts";
+import { textLines, valueLines, visibleText, wrapRows } from "../lib/ui/whole_view.ts";
 
 Deno.test("visibleText writes controls and invisible format characters as escapes, keeps the rest", () => {
   assert.equal(visibleText("a\x1b[2Jb\rc\x9bd"), "a\\u001b[2Jb\\u000dc\\u009bd");

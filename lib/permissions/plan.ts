@@ -121,7 +121,7 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
     plan.add("env", name, "where patchbay's folders are");
   }
   plan.add("env", "NO_COLOR", "turns colours off when set");
-  // The variables `imageProtocol` (lib/repl/inline_image.ts) reads.
+  // The variables `imageProtocol` (lib/ui/inline_image.ts) reads.
   for (const name of ["TERM", "TERM_PROGRAM", "LC_TERMINAL", "KITTY_WINDOW_ID", "TMUX"]) {
     plan.add("env", name, "whether the terminal draws images (/image)");
   }

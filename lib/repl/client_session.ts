@@ -15,111 +15,50 @@
  * servers still connecting, then goes with the tools of those that are connected. The
  * other modes wait for every server first, and Ctrl+C then skips the ones still connecting.
  *
+ * The session's parts live by job: its options in `session_options.ts`, the steps of
+ * start-up (remembered approvals, resuming, connecting) in `session_start.ts`, what a
+ * message needs before it goes (servers waited for, mentions read) in `turn_setup.ts`.
+ *
  * @module
  */
 
 import type { Surface } from "../agent/tool_failure.ts";
 import process from "node:process";
 import type { Agent, TurnResult } from "../agent/agent.ts";
-import { findMentions, readMentions } from "../agent/mentions.ts";
-import { MAX_IMAGES_KEPT, saveImage } from "../agent/image_store.ts";
-import { formatBytes } from "../agent/content.ts";
-import { showName } from "../names.ts";
 import type { StoredAttachment } from "../memory/types.ts";
-import type { AgentUi, ToolCallEnd } from "../agent/ui.ts";
+import type { AgentUi } from "../agent/ui.ts";
 import { createModelSession, type ModelSession } from "../agent/model_session.ts";
-import type { RememberedApprovals } from "../agent/approval.ts";
-import { ApprovalStore } from "../agent/approval_store.ts";
-import { openConnections } from "../connections/open.ts";
 import type { ConnectionManager, ServerChanges } from "../connections/manager.ts";
 import type { ServerConfig } from "../config/types.ts";
 import type { ServerRequestHandlers, ServerStatus } from "../connections/types.ts";
-import { DEFAULTS } from "../defaults.ts";
 import { RefusedGrants } from "../deno_permission/refused_grant.ts";
-import { CancelledError, ConversationHeldError, PatchbayError } from "../errors.ts";
-import type { Conversation, Memory } from "../memory/mod.ts";
+import { CancelledError, PatchbayError } from "../errors.ts";
+import type { Memory } from "../memory/mod.ts";
 import { openMemory } from "../memory/mod.ts";
-import { describeOAuthEvent } from "../oauth/messages.ts";
 import { abortable } from "../async/abortable.ts";
 import { statePath } from "../paths.ts";
 import type { Runtime } from "../startup.ts";
 import { stderrStyle, stdoutStyle, type Style } from "../style.ts";
 import { plural } from "../text.ts";
-import { createElicitationHandler, createFormDefaultsHandler } from "./elicitation.ts";
 import { LineEditor } from "./line_editor.ts";
-import type { TerminalOutput } from "./output.ts";
-import { formatDuration, TerminalUi } from "./terminal_ui.ts";
+import type { TerminalOutput } from "../ui/output.ts";
+import { TerminalUi } from "../ui/terminal_ui.ts";
 import { EventNotices } from "./event_notices.ts";
-import { names } from "./notices.ts";
+import type * as Options from "./session_options.ts";
+import {
+  connectServers,
+  keepingRefusedGrants,
+  promptStream,
+  rememberedApprovals,
+  resumeConversation,
+  terminalWidth,
+} from "./session_start.ts";
+import { mentionAttachments, turnFooter, waitForServers } from "./turn_setup.ts";
 
-/**
- * Renders the server list in the colours of the stream it is written to (the banner's
- * stderr, `/connections`' stdout); injected so lib/ does not depend on the command layer.
- */
-export type StatusRenderer = (
-  session: ClientSession,
-  style: Style,
-  options?: { compact?: boolean },
-) => string;
-
+/** Renders the server list in the colours of the stream it is written to. */
+export type StatusRenderer = Options.StatusRenderer<ClientSession>;
 /** Options of {@linkcode ClientSession.open}. */
-export interface ClientSessionOptions {
-  runtime: Runtime;
-  output: TerminalOutput;
-  /** Turns an error into the lines a person reads (the command layer's formatter). */
-  presentError: (error: unknown) => string;
-  /** Approve every tool call and sampling request. @default false */
-  yes?: boolean;
-  /** Continue the latest stored conversation (`true`) or the one with this id. */
-  resume?: true | string;
-  /** Aborting cancels start-up (Ctrl+C while servers connect). */
-  signal?: AbortSignal;
-  /**
-   * `background`: start-up does not wait for the servers, which are announced as they
-   * connect once {@linkcode ClientSession.goLive} was called (the interactive client).
-   * `wait`: start-up waits for every server (one-shot mode, piped input). @default "wait"
-   */
-  servers?: "wait" | "background";
-  /**
-   * `wait` mode: aborting while servers connect skips those still connecting (Ctrl+C in
-   * one-shot mode); `onSkip` is told which (none: nothing was connecting).
-   */
-  skip?: AbortSignal;
-  onSkip?: (servers: string[]) => void;
-  /**
-   * Draws the server block: in the banner, for `/connections` and `/refresh`, and in
-   * `background` mode once the last server of start-up has connected or failed. Given once
-   * here (it lives in the command layer, so lib/ does not depend on it); the REPL reads it
-   * through {@linkcode ClientSession.renderServers}. Absent (one-shot mode): no block.
-   */
-  renderServers?: StatusRenderer;
-  /**
-   * The agent's UI. @default a {@linkcode TerminalUi} that asks its questions at the
-   * terminal when there is one
-   */
-  ui?: AgentUi;
-  /**
-   * Whether a person can answer questions (approvals, elicitation forms) at the terminal.
-   * @default stdin is a terminal
-   */
-  interactive?: boolean;
-  /**
-   * Where tool failures are shown: `script` for `patchbay run`, whose remedies name flags
-   * and commands instead of slash commands. @default "repl"
-   */
-  surface?: Surface;
-  /**
-   * Answer servers' forms with their defaults instead of asking (`--accept-form-defaults`).
-   * @default false
-   */
-  acceptFormDefaults?: boolean;
-  /**
-   * The grants kept from the errors {@linkcode presentError} showed (an OAuth server's moved
-   * authorization server): `/refresh` asks the launcher for them.
-   * @default none kept
-   */
-  refusedGrants?: RefusedGrants;
-}
+export type ClientSessionOptions = Options.ClientSessionOptions<ClientSession>;
 
 /** Everything one interactive session works with. */
 export class ClientSession {
@@ -211,7 +150,11 @@ export class ClientSession {
     const { runtime } = this;
     this.runtime.logger.setMirrorSink((line) => this.#notify(`${line}\n`));
     await this.editor.loadHistory();
-    const remembered = await this.#rememberedApprovals();
+    const remembered = await rememberedApprovals({
+      output: this.output,
+      presentError: this.presentError,
+      notify: (text) => this.#notify(text),
+    });
     try {
       this.model = createModelSession({
         config: runtime.config,
@@ -234,7 +177,7 @@ export class ClientSession {
       signal: options.signal,
     });
     const conversation = options.resume
-      ? await this.#resume(options.resume, options.signal)
+      ? await resumeConversation(this.memory, options.resume, this, options.signal)
       : this.memory.newSession();
     if (options.resume) {
       this.output.err(
@@ -255,99 +198,23 @@ export class ClientSession {
     });
   }
 
-  /**
-   * The approvals remembered for this folder. A file that cannot be read is said so and
-   * left alone: nothing is remembered (or overwritten) this session.
-   */
-  async #rememberedApprovals(): Promise<RememberedApprovals | undefined> {
-    const store = new ApprovalStore();
-    const folder = Deno.cwd();
-    try {
-      const approvals = (await store.list()).filter((a) => a.folder === folder);
-      return {
-        folder,
-        approvals,
-        store,
-        // Still approved for this session; the person is told it was not kept.
-        onError: (error) => this.#notify(`${this.presentError(error)}\n`),
-      };
-    } catch (error) {
-      if (!(error instanceof PatchbayError)) throw error;
-      this.output.err(`${this.presentError(error)}\n`);
-      return undefined;
-    }
-  }
-
-  /**
-   * Resumes `target`; when another process has it open, a person at the terminal may
-   * continue it as a new branch instead (a script gets the error, which says how).
-   */
-  async #resume(target: true | string, signal?: AbortSignal): Promise<Conversation> {
-    try {
-      return await this.memory.resume(target, Deno.cwd());
-    } catch (error) {
-      if (!(error instanceof ConversationHeldError) || !this.interactive) throw error;
-      const { sessionId, holder } = error;
-      const answer = await this.editor.choose(
-        `Conversation ${sessionId} is open in another patchbay (process ${holder.pid}, ` +
-          `since ${holder.since}).\nContinue it here as a new branch (a copy under a new id; ` +
-          "the other process keeps the original)? [y/N] ",
-        ["y", "n"],
-        "n",
-        "n",
-        signal,
-      );
-      if (answer !== "y") throw error;
-      const branch = await this.memory.branch(sessionId);
-      this.output.err(`Branched conversation ${sessionId} as ${branch.id}\n`);
-      return branch;
-    }
-  }
-
   async #connect(options: ClientSessionOptions): Promise<void> {
-    const { runtime } = this;
     const background = options.servers === "background";
-    const acceptFormDefaults = options.acceptFormDefaults ?? false;
-    const handlers: ServerRequestHandlers = {
+    this.manager = await connectServers({
+      runtime: this.runtime,
+      output: this.output,
+      editor: this.editor,
+      interactive: this.interactive,
+      promptStyle: this.promptStyle,
+      errStyle: this.errStyle,
       sampling: this.model?.sampling ?? this.#refuseSampling(),
-      elicitation: acceptFormDefaults
-        ? createFormDefaultsHandler((text) => this.#notify(`${this.errStyle.dim(text)}\n`))
-        : this.interactive
-        ? createElicitationHandler({
-          editor: this.editor,
-          output: this.output,
-          style: this.promptStyle,
-          errStyle: this.errStyle,
-        })
-        : undefined,
-      // Nobody to answer: servers are not told forms are welcome, so they do not ask.
-      withoutElicitation: !acceptFormDefaults && !this.interactive,
-    };
-    const enabled = runtime.config.servers.filter((s) => !s.disabled).length;
-    if (enabled > 0 && !background) {
-      this.output.spin(
-        `connecting to ${plural(enabled, "server")}…${options.skip ? " (Ctrl+C skips)" : ""}`,
-      );
-    }
-    try {
-      ({ manager: this.manager } = await openConnections({
-        ...runtime.config,
-        env: runtime.env,
-        logger: runtime.logger,
-      }, {
-        signal: options.signal,
-        skip: options.skip,
-        onSkip: options.onSkip,
-        wait: !background,
-        handlers,
-        onOAuthEvent: (event) => {
-          const text = describeOAuthEvent(event);
-          if (text) this.#notify(`${text}\n`);
-        },
-      }));
-    } finally {
-      this.output.stopSpinner();
-    }
+      notify: (text) => this.#notify(text),
+      background,
+      acceptFormDefaults: options.acceptFormDefaults ?? false,
+      signal: options.signal,
+      skip: options.skip,
+      onSkip: options.onSkip,
+    });
     this.#background = background;
     if (!background) this.#notices.live = true;
     this.#unsubscribe.push(this.#notices.follow(this.manager));
@@ -395,7 +262,13 @@ export class ClientSession {
     this.#turn = controller;
     const started = performance.now();
     try {
-      await this.#waitForServers(controller.signal);
+      await waitForServers({
+        manager: this.manager,
+        connectWaitSeconds: this.runtime.config.agent.connectWaitSeconds,
+        output: this.output,
+        editor: this.editor,
+        errStyle: this.errStyle,
+      }, controller.signal);
       const attachments = await this.editor.whileBusy(
         () => this.mentionAttachments(text, controller.signal),
         () => controller.abort(),
@@ -428,87 +301,9 @@ export class ClientSession {
    * each named to the person (an image with the path it was saved to). Throws
    * `MentionReadError` for one that cannot be read: the message must then not be sent.
    */
-  async mentionAttachments(text: string, signal?: AbortSignal): Promise<StoredAttachment[]> {
+  mentionAttachments(text: string, signal?: AbortSignal): Promise<StoredAttachment[]> {
     const servers = this.runtime.config.servers.map((server) => server.name);
-    const mentions = findMentions(text, servers);
-    if (mentions.length === 0) return [];
-    const attachments = await readMentions(
-      mentions,
-      (server, uri, options) => this.manager.readResource(server, uri, options),
-      {
-        signal,
-        saveImage: (mimeType, data) => saveImage(mimeType, data),
-        onImagesLeftOut: (mention, count) =>
-          this.ui.notice(
-            "warning",
-            `${showName(mention.server)}:${showName(mention.uri)}: ${count} more image${
-              count === 1 ? "" : "s"
-            } not kept (a message keeps at most ${MAX_IMAGES_KEPT})`,
-          ),
-      },
-    );
-    for (const attachment of attachments) {
-      const what = attachment.kind === "text"
-        ? `${formatBytes(new TextEncoder().encode(attachment.text ?? "").length)} of text`
-        : `${attachment.mimeType ?? "binary"}, ${formatBytes(attachment.bytes ?? 0)}`;
-      const saved = attachment.path ? `; saved to ${attachment.path}` : "";
-      // The URI of each content is the server's own: one line, its controls shown.
-      const shown = `Attached ${showName(attachment.server)}:${showName(attachment.uri)} (${
-        showName(what)
-      }${saved})`;
-      this.ui.notice("info", shown, {
-        kind: "attachment",
-        server: attachment.server,
-        uri: attachment.uri ?? "",
-        ...(attachment.mimeType ? { mime_type: attachment.mimeType } : {}),
-        bytes: attachment.kind === "text"
-          ? new TextEncoder().encode(attachment.text ?? "").length
-          : attachment.bytes ?? 0,
-        ...(attachment.path ? { path: attachment.path } : {}),
-      });
-    }
-    return attachments;
-  }
-
-  /**
-   * A message sent while servers are still connecting waits for them up to
-   * `AgentConfig.connect_wait` (Ctrl+C: not longer), then goes without those still
-   * connecting, saying so. Their tools join from the first model step after they connect.
-   */
-  async #waitForServers(signal: AbortSignal): Promise<void> {
-    let pending = this.manager.pending();
-    if (pending.length === 0) return;
-    const connectWaitSeconds = this.runtime.config.agent.connectWaitSeconds ??
-      DEFAULTS.agent.connectWaitSeconds;
-    if (connectWaitSeconds > 0) {
-      const stop = new AbortController();
-      const onAbort = () => stop.abort();
-      signal.addEventListener("abort", onAbort, { once: true });
-      this.output.spin(
-        `waiting for ${
-          names(pending)
-        } to connect (at most ${connectWaitSeconds} s; Ctrl+C goes on ` +
-          "without)…",
-      );
-      try {
-        pending = await this.editor.whileBusy(
-          () => this.manager.settled({ timeoutMs: connectWaitSeconds * 1000, signal: stop.signal }),
-          () => stop.abort(),
-        );
-      } finally {
-        this.output.stopSpinner();
-        signal.removeEventListener("abort", onAbort);
-      }
-    }
-    if (signal.aborted) throw new CancelledError("the turn");
-    if (pending.length === 0) return;
-    const are = pending.length === 1 ? "is" : "are";
-    this.output.err(
-      this.errStyle.yellow(
-        `… ${names(pending)} ${are} still connecting: this message goes without ` +
-          `${pending.length === 1 ? "its" : "their"} tools (they join once connected)\n`,
-      ),
-    );
+    return mentionAttachments(text, { servers, manager: this.manager, ui: this.ui }, signal);
   }
 
   /** Whether the session was asked to end (SIGTERM): the loop stops at its next step. */
@@ -603,15 +398,7 @@ export class ClientSession {
   }
 
   #footer(result: TurnResult, ms: number): void {
-    const parts = [
-      plural(result.steps, "step"),
-      ...(result.toolCalls > 0 ? [plural(result.toolCalls, "tool call")] : []),
-      `${result.usage.totalTokens.toLocaleString("en-US")} tokens${
-        result.usage.estimated ? " (est.)" : ""
-      }`,
-      formatDuration(ms),
-    ];
-    this.output.err(this.errStyle.dim(`  ${parts.join(" · ")}\n`));
+    this.output.err(this.errStyle.dim(`  ${turnFooter(result, ms)}\n`));
   }
 
   /**
@@ -647,40 +434,4 @@ export class ClientSession {
     await this.model?.approval.flush();
     this.model?.close();
   }
-}
-
-/**
- * Where prompts and questions go: to the person at the terminal, never into a file the
- * answer is redirected to. stderr, unless it is redirected and stdout is the terminal
- * (`patchbay 2> log`); `run … > answer.txt` asks on stderr and leaves the file the answer.
- */
-function promptStream(): "stdout" | "stderr" {
-  return !Deno.stderr.isTerminal() && Deno.stdout.isTerminal() ? "stdout" : "stderr";
-}
-
-function terminalWidth(): number {
-  try {
-    return Math.min(Deno.consoleSize().columns, 120);
-  } catch {
-    return 80;
-  }
-}
-
-/**
- * `ui`, keeping the grant a failed tool call's error carries (a refused authorization
- * server): the UI shows that error itself, so `/refresh` learns of the grant here.
- */
-function keepingRefusedGrants(ui: AgentUi, refused: RefusedGrants): AgentUi {
-  return new Proxy(ui, {
-    get(target, key) {
-      if (key === "toolEnd") {
-        return (id: string, end: ToolCallEnd) => {
-          refused.note(end.error);
-          target.toolEnd(id, end);
-        };
-      }
-      const value = Reflect.get(target, key);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
 }

@@ -12,7 +12,7 @@ import type { StoredAttachment } from "../memory/types.ts";
 import { showName } from "../names.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import type { ClientSession } from "./client_session.ts";
-import { imageProtocol, inlineImage } from "./inline_image.ts";
+import { imageProtocol, inlineImage } from "../ui/inline_image.ts";
 import type { SlashCommand } from "./slash.ts";
 
 /** The `/image` command. */

@@ -13,7 +13,7 @@ import type { CataloguePrompt } from "../connections/manager.ts";
 import { PatchbayError } from "../errors.ts";
 import { didYouMean } from "../text.ts";
 import type { ClientSession } from "./client_session.ts";
-import { promptPreview, promptText } from "./listing.ts";
+import { promptPreview, promptText } from "../ui/listing.ts";
 import { parseKeyValues } from "./resolve.ts";
 
 /** `/server:prompt args` taken apart. */

@@ -2,7 +2,7 @@
  * An {@linkcode AgentUi} that records everything and answers questions from a script, so
  * that tests (and the agent benchmark) can drive the agent without a terminal and assert on
  * what a person would have seen. The program itself never uses it: runs use the REPL's
- * terminal UI, or `lib/repl/json_ui.ts` with `--json`.
+ * terminal UI, or `lib/ui/json_ui.ts` with `--json`.
  *
  * @module
  */

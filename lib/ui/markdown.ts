@@ -4,7 +4,7 @@
  * item, quote, code fence) is decided from its first few characters; inline spans
  * (`code`, **bold**, *italic*) are tracked character by character and never cross a line.
  * A table is held until its last row has arrived, then printed aligned
- * (lib/repl/markdown_table.ts); a link `[text](url)` is held until it closes, then shown as an
+ * (lib/ui/markdown_table.ts); a link `[text](url)` is held until it closes, then shown as an
  * OSC 8 hyperlink where the terminal supports them (its host beside it when the text is not
  * the address, so a link cannot pass for another) and as `text (url)` elsewhere.
  *
