@@ -167,14 +167,21 @@ async function missingGrants(
     }),
   );
   const report = compareGrants(plan);
+  // Commands of enabled stdio servers, as written: a bare one this process could not look
+  // for on PATH (it may not read the PATH folders) is a real need, which the launcher, who
+  // may look, grants where it finds it. Other programs (a browser opener) are not.
+  const serverCommands = new Set(
+    config.servers.flatMap((server) =>
+      server.transport === "stdio" && !server.disabled ? [server.command] : []
+    ),
+  );
   const adds: NeededGrant[] = report.missing
     // A server's command not found on PATH is named as it is written, and Deno cannot
-    // grant a name it cannot find either: a restart would not add it. A bare name this
-    // process could not look for (it may not read the PATH folders) is a real need: the
-    // launcher, which may look, grants the path it finds.
+    // grant a name it cannot find either: a restart would not add it.
     .filter(({ kind, value }) =>
       kind !== "run" || isAbsolute(value) ||
-      resolveCommandPath(value, env.get("PATH"), Deno.cwd()) === value
+      (serverCommands.has(value) &&
+        resolveCommandPath(value, env.get("PATH"), Deno.cwd()) === value)
     )
     .map(({ kind, value, why }) => ({ kind, value, why }));
   if (report.missingAllEnv && plan.allEnv) {
