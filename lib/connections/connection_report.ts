@@ -1,13 +1,16 @@
 /**
- * What one server's connection reports about itself: its status (state, counts, the error,
- * the restart that comes next, what the server said of itself) and, when it cannot take
- * requests now, the error saying why and what to do; and what an attempt that threw ends with.
+ * What one server's connection reports about itself: its status (where the server is,
+ * state, counts, the error, the restart that comes next, what the server said of itself);
+ * when it cannot take requests now, or no entry has its name, the error saying why and
+ * what to do; and the error an attempt that threw ends with.
  *
  * @module
  */
 
 import type { ServerConfig } from "../config/types.ts";
 import { PatchbayError, ServerConnectError, ServerUnavailableError } from "../errors.ts";
+import type { Redactor } from "../redact.ts";
+import { didYouMean } from "../text.ts";
 import { STEPS } from "../failure_table.ts";
 import { whileRestarting } from "./reconnect.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
@@ -98,5 +101,27 @@ export function attemptError(server: string, error: unknown): PatchbayError {
     reason: `the connection attempt failed unexpectedly: ${cleanText(error)}`,
     remedy: STEPS.unexpected,
     cause: error,
+  });
+}
+
+/** Where `config`'s server is, as a status shows it: its command line or URL, secrets masked. */
+export function statusTarget(config: ServerConfig, redactor: Redactor): string {
+  const text = config.transport === "stdio"
+    ? [config.command, ...config.args].map(quote).join(" ")
+    : config.url;
+  return redactor.redact(text);
+}
+
+function quote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Why a request names `server`, which no entry of the configuration (`names`) has. */
+export function notConfiguredError(server: string, names: string[]): ServerUnavailableError {
+  const suggestion = didYouMean(server, names);
+  return new ServerUnavailableError(server, "not configured", {
+    reason: `there is no server named '${server}' in the configuration` +
+      (suggestion ? ` (did you mean '${suggestion}'?)` : ""),
+    remedy: `use one of: ${names.join(", ") || "(no servers)"}`,
   });
 }
