@@ -5,87 +5,50 @@
  *
  * A stdio server that went away is seen at once (its process exits and the transport
  * closes); a network one is noticed by `liveness.ts`. The restarts follow `reconnect.ts`;
- * the lists are kept up to date by `relisting.ts`.
+ * the lists are kept up to date by `relisting.ts`. What it reports of itself is worded by
+ * `connection_report.ts`; requests go through `connection_requests.ts`; an attempt's
+ * session hooks are `attempt_hooks.ts`; the log level and roots it tells a server of,
+ * `session_settings.ts`.
  *
  * @module
  */
 
-import type { LoggingLevel, RequestOptions, Root } from "@modelcontextprotocol/client";
+import type { RequestOptions, Root } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
 import {
   ConnectionClosedError,
   ConnectSkippedError,
   PatchbayError,
-  ServerConnectError,
-  ServerUnavailableError,
+  type ServerUnavailableError,
 } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { type Redactor, sessionRedactor } from "../redact.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { combineClocks, type LoginClock, WaitClock } from "../async/wait_clock.ts";
-import { timerDelay } from "../async/timers.ts";
 import { isNetwork, LivenessWatch } from "./liveness.ts";
-import {
-  type BackoffPolicy,
-  type RestartPlan,
-  RestartSeries,
-  whileRestarting,
-} from "./reconnect.ts";
+import { type RestartPlan, RestartSeries, whileRestarting } from "./reconnect.ts";
 import { Relisting } from "./relisting.ts";
-import {
-  type ConnectionRequestOptions,
-  requestWithDeadline,
-  sdkBackstopMs,
-} from "./request_deadline.ts";
+import { type ConnectionRequestOptions, sdkBackstopMs } from "./request_deadline.ts";
+import { connectionRequest } from "./connection_requests.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
-import { STEPS } from "../failure_table.ts";
 import { rootsOf } from "./requests.ts";
-import {
-  type ListName,
-  type Lists,
-  openSession,
-  ServerSession,
-  type ServerSessionOptions,
-} from "./server_session.ts";
-import { serverLog } from "./server_log.ts";
+import { type Lists, openSession, ServerSession } from "./server_session.ts";
+import { AttemptHooks } from "./attempt_hooks.ts";
+import { askLogLevel, offerRoots } from "./session_settings.ts";
 import { maskedHandlers, warnLookalikes } from "./untrusted.ts";
 import { assertTransition } from "./state.ts";
-import type {
-  ConnectionEvent,
-  ConnectionState,
-  ServerRequestHandlers,
-  ServerStatus,
-} from "./types.ts";
+import type { ConnectionOptions } from "./connection_options.ts";
+import {
+  attemptError,
+  type ConnectionFacts,
+  connectionStatus,
+  type SessionInfo,
+  sessionInfo,
+  unavailableError,
+} from "./connection_report.ts";
+import type { ConnectionState, ServerStatus } from "./types.ts";
 
-/** Options of {@linkcode ServerConnection}. */
-export interface ConnectionOptions {
-  config: ServerConfig;
-  /** This server's log. */
-  log: Log;
-  emit: (event: ConnectionEvent) => void;
-  /** Called whenever this server's lists or connectedness change. */
-  changed: () => void;
-  session: Omit<
-    ServerSessionOptions,
-    "log" | "hooks" | "signal" | "oauth" | "cleanup" | "requests"
-  >;
-  /** The current answers to sampling and elicitation requests. */
-  handlers: () => ServerRequestHandlers;
-  /**
-   * The OAuth provider of an entry with `auth.method: oauth`: the same one for every
-   * attempt, so reconnects and `/refresh` reuse its tokens (no second browser login).
-   */
-  oauth?: PatchbayOAuthProvider;
-  backoff: BackoffPolicy;
-  /** Log level to ask of the server once connected, if any. */
-  logLevel: () => LoggingLevel | undefined;
-  /**
-   * The session's secrets, masked in everything this server sends (answers, errors,
-   * lists, log notifications, its requests) before anything else in patchbay sees it.
-   * @default sessionRedactor
-   */
-  redactor?: Redactor;
-}
+export type { ConnectionOptions } from "./connection_options.ts";
 
 const EMPTY_LISTS: Lists = { tools: [], prompts: [], resources: [], templates: [] };
 
@@ -100,7 +63,7 @@ export class ServerConnection {
   #error?: PatchbayError;
   #session?: ServerSession;
   #lists: Lists = EMPTY_LISTS;
-  #info: Pick<ServerStatus, "serverInfo" | "protocolVersion" | "instructions"> = {};
+  #info: SessionInfo = {};
   #attempt?: Promise<boolean>;
   /** Stops the attempt in flight (closing, or skipped with Ctrl+C). */
   #attemptAbort?: AbortController;
@@ -188,25 +151,19 @@ export class ServerConnection {
   }
 
   status(target: string): ServerStatus {
+    return connectionStatus(this.#facts(), target);
+  }
+
+  /** Where this connection stands now, for its status and its unavailable error. */
+  #facts(): ConnectionFacts {
     return {
-      name: this.name,
-      transport: this.config.transport,
-      target,
+      config: this.config,
       state: this.#state,
       since: this.#since,
-      counts: {
-        tools: this.#lists.tools.length,
-        prompts: this.#lists.prompts.length,
-        resources: this.#lists.resources.length,
-      },
-      error: this.#state === "reconnecting" && this.#error
-        ? whileRestarting(this.#error)
-        : this.#error,
-      ...this.#info,
-      ...(this.config.disabled ? { disabled: true } : {}),
-      ...(this.#state === "reconnecting" && this.#restarts.next
-        ? { retry: { ...this.#restarts.next } }
-        : {}),
+      error: this.#error,
+      lists: this.#lists,
+      info: this.#info,
+      next: this.#restarts.next,
     };
   }
 
@@ -280,18 +237,9 @@ export class ServerConnection {
   async setRoots(folders: readonly string[] | undefined): Promise<void> {
     this.#roots = folders && rootsOf(folders);
     const session = this.session;
-    if (!session) return;
-    if (session.offersRoots && this.#roots) {
-      this.#log.info(`roots changed: ${folders!.join(", ") || "(none)"}`);
-      // A session that ends meanwhile loses nothing: the next one is offered these roots.
-      await session.client.sendRootsListChanged().catch((error) =>
-        this.#log.debug(`roots/list_changed not sent: ${cleanText(error)}`)
-      );
-      return;
+    if (session && await offerRoots(session, this.#roots, folders, this.#log)) {
+      await this.refresh(true);
     }
-    if (session.offersRoots === (this.#roots !== undefined)) return;
-    this.#log.info("roots capability changed; reconnecting to declare it");
-    await this.refresh(true);
   }
 
   /** Ends the session and every pending attempt; the state becomes `closed`. */
@@ -313,43 +261,28 @@ export class ServerConnection {
   }
 
   /**
-   * Runs one request on the live session under its one deadline (`request_deadline.ts`),
-   * with the caller's signal and progress, mapping failures to typed errors that name
-   * this server. A server that cannot take requests now rejects (never throws at the call).
+   * Runs one request on the live session under its one deadline (`connection_requests.ts`):
+   * failures become typed errors naming this server; unable to take requests now, it rejects.
    */
-  async request<T>(
+  request<T>(
     what: string,
     run: (session: ServerSession, options: RequestOptions) => Promise<T>,
     options: ConnectionRequestOptions = {},
   ): Promise<T> {
-    const session = this.session;
-    if (!session) throw this.unavailable();
-    let result: T;
-    try {
-      result = await this.#requestOn(session, what, run, options);
-    } catch (error) {
-      // What a server says in an error reaches the screen and the model as a cause.
-      throw this.#redactor.redactError(error);
-    }
-    return this.#redactor.redactValue(result);
-  }
-
-  #requestOn<T>(
-    session: ServerSession,
-    what: string,
-    run: (session: ServerSession, options: RequestOptions) => Promise<T>,
-    options: ConnectionRequestOptions,
-  ): Promise<T> {
-    return requestWithDeadline(
+    return connectionRequest(
       {
-        server: this.name,
-        timeoutSeconds: this.config.timeoutSeconds,
-        clock: this.clock,
-        liveness: this.#liveness,
-        current: () => this.#session,
-        restarting: (error) => this.#restarting(error),
+        session: this.session,
+        unavailable: () => this.unavailable(),
+        host: () => ({
+          server: this.name,
+          timeoutSeconds: this.config.timeoutSeconds,
+          clock: this.clock,
+          liveness: this.#liveness,
+          current: () => this.#session,
+          restarting: (error) => this.#restarting(error),
+        }),
+        redactor: this.#redactor,
       },
-      session,
       what,
       run,
       options,
@@ -358,28 +291,7 @@ export class ServerConnection {
 
   /** Why requests cannot be made now, as an error naming the server. */
   unavailable(): ServerUnavailableError {
-    const state = this.config.disabled ? "disabled" : this.#state;
-    const error = this.#error;
-    const reason = this.config.disabled && this.config.switchedForSession
-      ? "it was disabled for this session (/mcp disable)"
-      : this.config.disabled
-      ? 'the entry has "disabled": true'
-      : error
-      ? error.reason
-      : this.#state === "connecting"
-      ? "it is still connecting"
-      : this.#state === "closed"
-      ? "the session is closing"
-      : "it has not been connected";
-    const remedy = this.config.disabled && this.config.switchedForSession
-      ? `/mcp enable ${this.name} connects it again`
-      : this.config.disabled
-      ? `\`patchbay mcp enable ${this.name}\` enables it in the file (/mcp enable ` +
-        `${this.name} for one session of the interactive client)`
-      : this.#state === "reconnecting"
-      ? RECONNECT_REMEDY
-      : error?.remedies ?? STEPS.connect;
-    return new ServerUnavailableError(this.name, state, { reason, remedy, cause: error });
+    return unavailableError(this.#facts());
   }
 
   #enter(state: ConnectionState, error?: PatchbayError): void {
@@ -401,9 +313,15 @@ export class ServerConnection {
 
   async #open(): Promise<boolean> {
     // Losses reported before this attempt adopts its session are replayed after.
-    const holder: { session?: ServerSession; lostEarly?: string; changedEarly: Set<ListName> } = {
-      changedEarly: new Set(),
-    };
+    const early = new AttemptHooks({
+      server: this.name,
+      log: this.#log,
+      emit: this.#options.emit,
+      redactor: this.#redactor,
+      relisting: this.#relisting,
+      liveness: this.#liveness,
+      lost: (session, reason) => this.#lost(session, reason),
+    });
     // Closing the connection stops the attempt; so does skip() (Ctrl+C) on its own.
     const abort = new AbortController();
     const onClosed = () => abort.abort();
@@ -423,31 +341,10 @@ export class ServerConnection {
         signal: abort.signal,
         oauth: this.#options.oauth,
         cleanup: (closing) => this.#cleanup(closing),
-        hooks: {
-          listChanged: (list) =>
-            holder.session
-              ? this.#relisting.listChanged(holder.session, list)
-              : holder.changedEarly.add(list),
-          resourceUpdated: (uri) => {
-            if (holder.session) this.#liveness.heard(holder.session);
-            this.#options.emit({ type: "resource_updated", server: this.name, uri });
-          },
-          serverLog: (params) => {
-            if (holder.session) this.#liveness.heard(holder.session);
-            serverLog(this.name, this.#log, this.#options.emit, this.#redactor.redactValue(params));
-          },
-          lost: (reason) =>
-            holder.session ? this.#lost(holder.session, reason) : holder.lostEarly = reason,
-          suspect: (reason) => holder.session && this.#liveness.suspect(holder.session, reason),
-          renewed: () => holder.session && this.#relisting.all(holder.session),
-        },
+        hooks: early.hooks,
       });
     } catch (error) {
-      this.#error = error instanceof PatchbayError ? error : new ServerConnectError(this.name, {
-        reason: `the connection attempt failed unexpectedly: ${cleanText(error)}`,
-        remedy: STEPS.unexpected,
-        cause: error,
-      });
+      this.#error = attemptError(this.name, error);
       return false;
     } finally {
       this.#closed.signal.removeEventListener("abort", onClosed);
@@ -457,18 +354,11 @@ export class ServerConnection {
       await session.close();
       return false;
     }
-    holder.session = session;
+    early.adopt(session);
     this.#session = session;
     this.#lists = this.#redactor.redactValue(session.lists);
     warnLookalikes(this.#lists, this.#log);
-    this.#info = this.#redactor.redactValue({
-      serverInfo: session.serverInfo && {
-        name: session.serverInfo.name,
-        version: session.serverInfo.version,
-      },
-      protocolVersion: session.protocolVersion,
-      instructions: session.instructions,
-    });
+    this.#info = this.#redactor.redactValue(sessionInfo(session));
     this.#connectedAt = Date.now();
     // The catalogue first: whoever hears "connected" finds the server's tools there.
     this.#options.changed();
@@ -476,19 +366,14 @@ export class ServerConnection {
     this.#options.changed();
     this.#liveness.start(session);
     this.#applyLogLevel(session);
-    if (holder.lostEarly !== undefined) this.#lost(session, holder.lostEarly);
+    if (early.lostEarly !== undefined) this.#lost(session, early.lostEarly);
     // Lists that changed while the first listing ran may have been read before the change.
-    for (const list of holder.changedEarly) this.#relisting.listChanged(session, list);
+    for (const list of early.changedEarly) this.#relisting.listChanged(session, list);
     return true;
   }
 
   #applyLogLevel(session: ServerSession): void {
-    const level = this.#options.logLevel();
-    if (!level || !session.capabilities.logging) return;
-    session.client.setLoggingLevel(level, {
-      timeout: timerDelay(this.config.timeoutSeconds * 1000),
-    })
-      .catch((error) => this.#log.debug(`logging/setLevel failed: ${cleanText(error)}`));
+    askLogLevel(session, this.#options.logLevel(), this.config.timeoutSeconds, this.#log);
   }
 
   /** Asks the connected server for `level` logs (from now on, and after reconnects). */

@@ -23,6 +23,10 @@
  * - Disabled entries are listed (state `disconnected`, `disabled: true`), never started.
  * - Everything that happens is an event ({@linkcode ConnectionEvent}) and a log line.
  *
+ * Its parts: `manager_types.ts` (its options and types), `offered_tools.ts` (the catalogue
+ * and the tool filters), `connecting.ts` (bounded connects, servers still pending),
+ * `config_apply.ts` (a configuration read again, the session's switches), `completion.ts`.
+ *
  * @module
  */
 
@@ -31,31 +35,31 @@ import type {
   CompleteRequest,
   CompleteResult,
   GetPromptResult,
-  Implementation,
   LoggingLevel,
-  Prompt,
   ReadResourceResult,
-  Resource,
-  ResourceTemplateType,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
-import { type PatchbayError, ServerUnavailableError, ToolExecutionError } from "../errors.ts";
+import type { PatchbayError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
 import { type OAuthRuntime, type PatchbayOAuthProvider, usesOAuth } from "../oauth/mod.ts";
 import { type EnvLookup, ProxyRouter } from "../proxy.ts";
 import { type Redactor, sessionRedactor } from "../redact.ts";
-import { didYouMean } from "../text.ts";
-import { settlesWithin } from "../async/deadline.ts";
-import { buildCatalogue } from "./catalogue.ts";
-import {
-  describeWithholding,
-  type UnmatchedPattern,
-  unmatchedPatterns,
-  withheldError,
-  withholding,
-} from "./tool_filter.ts";
+import { connectWithin, pendingServers, settledWithin } from "./connecting.ts";
+import { offeredBy, OfferedTools } from "./offered_tools.ts";
+import { completeOn } from "./completion.ts";
+import { applyServers, SessionSwitches } from "./config_apply.ts";
+import { notConfiguredError, statusTarget } from "./connection_report.ts";
+import type {
+  CataloguePrompt,
+  CatalogueResource,
+  CatalogueResourceTemplate,
+  ConnectionManagerOptions,
+  RequestSignalOptions,
+  ServerChanges,
+} from "./manager_types.ts";
+import type { UnmatchedPattern } from "./tool_filter.ts";
 import { ServerConnection } from "./connection.ts";
-import { type BackoffPolicy, NETWORK_RECONNECT_BACKOFF, RECONNECT_BACKOFF } from "./reconnect.ts";
+import { NETWORK_RECONNECT_BACKOFF, RECONNECT_BACKOFF } from "./reconnect.ts";
 import { EventHub } from "./events.ts";
 import { traceConnectionEvent } from "../trace/active.ts";
 import type {
@@ -68,90 +72,17 @@ import type {
   WithheldTool,
 } from "./types.ts";
 
-/**
- * Longest wait for a server's completion of a value (`complete`): it serves a Tab, and the
- * prompt takes no keys while a completion is pending, so a server that never answers
- * would otherwise hold the person for the whole request `timeout`.
- */
-export const COMPLETION_WAIT_MS = 3000;
-/** Time start-up gives a server beyond its `timeout`, to finish diagnosing a failure. */
-export const START_GRACE_MS = 2000;
+export { COMPLETION_WAIT_MS } from "./completion.ts";
+export { START_GRACE_MS } from "./connecting.ts";
 
-/** Options of {@linkcode ConnectionManager}. */
-export interface ConnectionManagerOptions {
-  servers: readonly ServerConfig[];
-  /** @default silentLog */
-  log?: Log;
-  /**
-   * The session's secrets: hidden in targets shown by {@linkcode ConnectionManager.states}
-   * and in everything a server sends (see `connection.ts`). @default sessionRedactor
-   */
-  redactor?: Redactor;
-  /** Answers to sampling and elicitation requests (also settable later). */
-  handlers?: ServerRequestHandlers;
-  /**
-   * OAuth for the entries with `auth.method: oauth` (`createOAuthRuntime`); closed with
-   * the manager. Without it such an entry connects without a token, and a server that
-   * asks for one fails with "OAuth authentication failed".
-   */
-  oauth?: OAuthRuntime;
-  /**
-   * Makes the OAuth runtime, when `oauth` is not given, the first time an entry uses OAuth
-   * (at start, or added by {@linkcode ConnectionManager.apply}); closed with the manager.
-   * Never called while no entry uses OAuth, so nothing listens on the callback port then.
-   */
-  createOAuth?: () => OAuthRuntime;
-  /** @default patchbay's name and version */
-  clientInfo?: Implementation;
-  /**
-   * Applied over both policies. @default RECONNECT_BACKOFF (stdio),
-   * NETWORK_RECONNECT_BACKOFF (streamable HTTP, SSE)
-   */
-  backoff?: Partial<BackoffPolicy>;
-  /**
-   * The session's environment (process over .env): what stdio servers inherit (HOME,
-   * PATH, …) and the proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY) that
-   * streamable HTTP and SSE connections honour. @default Deno.env
-   */
-  env?: EnvLookup;
-  /**
-   * End stdio servers at close without waiting for them to exit on their own: their
-   * process group is signalled (SIGTERM, then SIGKILL) as soon as their stdin is closed.
-   * For one-shot commands, whose servers have nothing left to do after the last answer
-   * (server-everything takes about 0.35 s to exit after its stdin closes, 10 ms after a
-   * signal). @default false
-   */
-  closePromptly?: boolean;
-}
-
-/** What {@linkcode ConnectionManager.apply} changed, by server name. */
-export interface ServerChanges {
-  added: string[];
-  removed: string[];
-  changed: string[];
-}
-
-/** A prompt, with the server offering it. */
-export interface CataloguePrompt extends Prompt {
-  server: string;
-}
-
-/** A resource, with the server offering it. */
-export interface CatalogueResource extends Resource {
-  server: string;
-}
-
-/** A resource template, with the server offering it. */
-export interface CatalogueResourceTemplate extends ResourceTemplateType {
-  server: string;
-}
-
-/** Options of requests other than tool calls. */
-export interface RequestSignalOptions {
-  signal?: AbortSignal;
-  /** @default the server's timeout */
-  timeoutSeconds?: number;
-}
+export type {
+  CataloguePrompt,
+  CatalogueResource,
+  CatalogueResourceTemplate,
+  ConnectionManagerOptions,
+  RequestSignalOptions,
+  ServerChanges,
+} from "./manager_types.ts";
 
 /** Every configured server, as one {@linkcode ToolHost} and more. */
 export class ConnectionManager implements ToolHost {
@@ -160,8 +91,7 @@ export class ConnectionManager implements ToolHost {
   readonly #redactor: Redactor;
   readonly #hub = new EventHub<ConnectionEvent>();
   #handlers: ServerRequestHandlers;
-  #catalogue: CatalogueTool[] = [];
-  #routes = new Map<string, CatalogueTool>();
+  readonly #tools = new OfferedTools(this.#connections);
   #logLevel?: LoggingLevel;
   #started?: Promise<ServerStatus[]>;
   #closing?: Promise<void>;
@@ -173,10 +103,8 @@ export class ConnectionManager implements ToolHost {
 
   readonly #options: ConnectionManagerOptions;
   readonly #env: EnvLookup;
-  /** The entries as configured, before {@linkcode setEnabled}'s switches. */
-  #configured: readonly ServerConfig[];
-  /** Per server, `disabled` as switched for this session by {@linkcode setEnabled}. */
-  readonly #switched = new Map<string, boolean>();
+  /** The entries as configured, and {@linkcode setEnabled}'s switches over them. */
+  readonly #switches: SessionSwitches;
 
   constructor(options: ConnectionManagerOptions) {
     this.#options = options;
@@ -186,7 +114,7 @@ export class ConnectionManager implements ToolHost {
     this.#redactor = options.redactor ?? sessionRedactor;
     this.#handlers = { ...options.handlers };
     this.#oauth = options.oauth;
-    this.#configured = options.servers;
+    this.#switches = new SessionSwitches(options.servers);
     for (const config of options.servers) this.#connections.set(config.name, this.#create(config));
     this.#hub.on(traceConnectionEvent);
   }
@@ -201,7 +129,7 @@ export class ConnectionManager implements ToolHost {
       config,
       log: this.#log.child(`server:${config.name}`),
       emit: (event) => this.#hub.emit(event),
-      changed: () => this.#rebuildCatalogue(),
+      changed: () => this.#tools.rebuild(),
       backoff,
       logLevel: () => this.#logLevel,
       oauth: this.#oauthFor(config),
@@ -232,7 +160,7 @@ export class ConnectionManager implements ToolHost {
   start(): Promise<ServerStatus[]> {
     this.#started ??= (async () => {
       const connections = [...this.#connections.values()].filter((c) => !c.config.disabled);
-      await Promise.all(connections.map((connection) => this.#connectWithin(connection)));
+      await Promise.all(connections.map((connection) => connectWithin(connection)));
       return this.states();
     })();
     return this.#started;
@@ -240,9 +168,7 @@ export class ConnectionManager implements ToolHost {
 
   /** Enabled servers whose first connection (or a `/refresh`) is still running. */
   pending(): string[] {
-    return [...this.#connections.values()]
-      .filter((c) => !c.config.disabled && (c.state === "connecting" || c.state === "disconnected"))
-      .map((c) => c.name);
+    return pendingServers(this.#connections.values());
   }
 
   /**
@@ -250,21 +176,7 @@ export class ConnectionManager implements ToolHost {
    * `signal` aborts); resolves with the servers still pending then.
    */
   settled(options: { timeoutMs: number; signal?: AbortSignal }): Promise<string[]> {
-    const { signal, timeoutMs } = options;
-    if (this.pending().length === 0 || signal?.aborted) return Promise.resolve(this.pending());
-    return new Promise((resolve) => {
-      const finish = () => {
-        clearTimeout(timer);
-        off();
-        signal?.removeEventListener("abort", finish);
-        resolve(this.pending());
-      };
-      const timer = setTimeout(finish, timeoutMs);
-      const off = this.#hub.on((event) => {
-        if (event.type === "state" && this.pending().length === 0) finish();
-      });
-      signal?.addEventListener("abort", finish, { once: true });
-    });
+    return settledWithin((listener) => this.#hub.on(listener), () => this.pending(), options);
   }
 
   /**
@@ -277,13 +189,15 @@ export class ConnectionManager implements ToolHost {
 
   /** One status per configured server, in configuration order. */
   states(): ServerStatus[] {
-    return [...this.#connections.values()].map((c) => c.status(this.#target(c.config)));
+    return [...this.#connections.values()].map((c) =>
+      c.status(statusTarget(c.config, this.#redactor))
+    );
   }
 
   /** The status of one server. */
   status(server: string): ServerStatus | undefined {
     const connection = this.#connections.get(server);
-    return connection?.status(this.#target(connection.config));
+    return connection?.status(statusTarget(connection.config, this.#redactor));
   }
 
   /**
@@ -291,33 +205,17 @@ export class ConnectionManager implements ToolHost {
    * `include_tools` and `exclude_tools` choose.
    */
   tools(): CatalogueTool[] {
-    return this.#catalogue.filter((tool) =>
-      this.#connections.get(tool.server)?.session && !this.#withheldWhy(tool)
-    );
+    return this.#tools.tools();
   }
 
   /** Tools of the connected servers that their entries keep from being offered, and why. */
   withheld(): WithheldTool[] {
-    return this.#catalogue.flatMap((tool) => {
-      const reason = this.#connections.get(tool.server)?.session && this.#withheldWhy(tool);
-      return reason ? [{ tool, reason }] : [];
-    });
+    return this.#tools.withheld();
   }
 
   /** Patterns of the connected servers' tool filters that match none of their tools. */
   unmatchedPatterns(): UnmatchedPattern[] {
-    return [...this.#connections.values()].flatMap((connection) => {
-      if (!connection.session) return [];
-      const server = connection.config.name;
-      const names = this.#catalogue.filter((t) => t.server === server).map((t) => t.originalName);
-      return unmatchedPatterns(server, connection.config, names);
-    });
-  }
-
-  #withheldWhy(tool: CatalogueTool): string | undefined {
-    const config = this.#connections.get(tool.server)?.config;
-    const why = config && withholding(config, tool.originalName);
-    return why && describeWithholding(tool.server, why);
+    return this.#tools.unmatchedPatterns();
   }
 
   /**
@@ -332,9 +230,8 @@ export class ConnectionManager implements ToolHost {
     enabled: boolean | undefined,
   ): Promise<ServerStatus | undefined> {
     this.#connection(server);
-    if (enabled === undefined) this.#switched.delete(server);
-    else this.#switched.set(server, !enabled);
-    await this.apply(this.#configured);
+    this.#switches.set(server, enabled);
+    await this.apply(this.#switches.configured);
     return this.status(server);
   }
 
@@ -352,7 +249,7 @@ export class ConnectionManager implements ToolHost {
 
   /** Whether `server`'s state was switched for this session, and to what. */
   switchedOff(server: string): boolean | undefined {
-    return this.#switched.get(server);
+    return this.#switches.switchedOff(server);
   }
 
   /** Calls a tool by its model-facing name (see {@linkcode ToolHost.callTool}). */
@@ -361,10 +258,12 @@ export class ConnectionManager implements ToolHost {
     args: Record<string, unknown>,
     options: ToolCallOptions = {},
   ): Promise<CallToolResult> {
-    const tool = this.#routes.get(name);
-    if (!tool) return Promise.reject(this.#unknownTool(name));
-    const withheld = this.#withheldWhy(tool);
-    if (withheld) return Promise.reject(withheldError(tool, withheld));
+    let tool: CatalogueTool;
+    try {
+      tool = this.#tools.route(name);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const connection = this.#connections.get(tool.server)!;
     return connection.request(
       `tools/call ${tool.originalName}`,
@@ -381,21 +280,17 @@ export class ConnectionManager implements ToolHost {
 
   /** Prompts of the connected servers. */
   prompts(): CataloguePrompt[] {
-    return this.#connected().flatMap((c) => c.lists.prompts.map((p) => ({ ...p, server: c.name })));
+    return offeredBy(this.#connections.values(), "prompts");
   }
 
   /** Resources of the connected servers. */
   resources(): CatalogueResource[] {
-    return this.#connected().flatMap((c) =>
-      c.lists.resources.map((r) => ({ ...r, server: c.name }))
-    );
+    return offeredBy(this.#connections.values(), "resources");
   }
 
   /** Resource templates of the connected servers. */
   resourceTemplates(): CatalogueResourceTemplate[] {
-    return this.#connected().flatMap((c) =>
-      c.lists.templates.map((t) => ({ ...t, server: c.name }))
-    );
+    return offeredBy(this.#connections.values(), "templates");
   }
 
   /** `prompts/get` on `server`. */
@@ -435,22 +330,7 @@ export class ConnectionManager implements ToolHost {
     params: CompleteRequest["params"],
     options: RequestSignalOptions = {},
   ): Promise<CompleteResult["completion"]> {
-    const connection = this.#connection(server);
-    if (!connection.session?.capabilities.completions) return { values: [] };
-    // The person waits on a Tab: a server slow to answer one offers nothing this time.
-    const deadline = AbortSignal.timeout(COMPLETION_WAIT_MS);
-    const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
-    try {
-      const result = await connection.request(
-        "completion/complete",
-        (session, request) => session.client.complete(params, request),
-        { ...options, signal },
-      );
-      return result.completion;
-    } catch (error) {
-      if (deadline.aborted && !options.signal?.aborted) return { values: [] };
-      throw error;
-    }
+    return await completeOn(this.#connection(server), params, options);
   }
 
   /** Asks `server` for `notifications/resources/updated` about `uri`. */
@@ -524,46 +404,17 @@ export class ConnectionManager implements ToolHost {
    * more: what the call created is closed with it.
    */
   apply(servers: readonly ServerConfig[]): Promise<ServerChanges> {
-    this.#configured = servers;
-    const switched = servers.map((config) => {
-      const disabled = this.#switched.get(config.name);
-      return disabled === undefined ? config : { ...config, disabled, switchedForSession: true };
-    });
-    const run = this.#applying.then(() => this.#apply(switched));
+    const switched = this.#switches.over(servers);
+    const run = this.#applying.then(() =>
+      applyServers({
+        connections: this.#connections,
+        closing: () => this.#closing !== undefined,
+        create: (config) => this.#create(config),
+        replaced: () => this.#tools.rebuild(),
+      }, switched)
+    );
     this.#applying = run.catch(() => {});
     return run;
-  }
-
-  async #apply(servers: readonly ServerConfig[]): Promise<ServerChanges> {
-    const changes: ServerChanges = { added: [], removed: [], changed: [] };
-    if (this.#closing) return changes;
-    const next = new Map(servers.map((config) => [config.name, config]));
-    for (const [name, connection] of this.#connections) {
-      const config = next.get(name);
-      if (!config) changes.removed.push(name);
-      else if (JSON.stringify(config) !== JSON.stringify(connection.config)) {
-        changes.changed.push(name);
-      }
-    }
-    changes.added = servers.map((c) => c.name).filter((name) => !this.#connections.has(name));
-    const replaced = [...changes.removed, ...changes.changed];
-    await Promise.all(replaced.map((name) => this.#connections.get(name)!.close()));
-    // Closed meanwhile: close() ended what was there; nothing new may start.
-    if (this.#closing) return changes;
-    const kept = new Map(this.#connections);
-    this.#connections.clear();
-    for (const config of servers) {
-      const same = !replaced.includes(config.name) && kept.get(config.name);
-      this.#connections.set(config.name, same || this.#create(config));
-    }
-    this.#rebuildCatalogue();
-    const starting = [...changes.added, ...changes.changed]
-      .map((name) => this.#connections.get(name)!)
-      .filter((connection) => !connection.config.disabled);
-    await Promise.all(starting.map((connection) => this.#connectWithin(connection)));
-    // A close() during the connects may have come before one of them spawned its server.
-    if (this.#closing) await Promise.all(starting.map((connection) => connection.close()));
-    return changes;
   }
 
   /**
@@ -586,55 +437,9 @@ export class ConnectionManager implements ToolHost {
     return this.close();
   }
 
-  /** Connects, waiting at most the server's `timeout` (+ grace), logging in not counted. */
-  #connectWithin(connection: ServerConnection): Promise<unknown> {
-    return settlesWithin(
-      connection.connect(),
-      connection.config.timeoutSeconds * 1000 + START_GRACE_MS,
-      connection.oauth,
-    );
-  }
-
-  #connected(): ServerConnection[] {
-    return [...this.#connections.values()].filter((c) => c.session);
-  }
-
   #connection(server: string): ServerConnection {
     const connection = this.#connections.get(server);
     if (connection) return connection;
-    const suggestion = didYouMean(server, [...this.#connections.keys()]);
-    throw new ServerUnavailableError(server, "not configured", {
-      reason: `there is no server named '${server}' in the configuration` +
-        (suggestion ? ` (did you mean '${suggestion}'?)` : ""),
-      remedy: `use one of: ${[...this.#connections.keys()].join(", ") || "(no servers)"}`,
-    });
+    throw notConfiguredError(server, [...this.#connections.keys()]);
   }
-
-  #unknownTool(name: string): ToolExecutionError {
-    const names = this.tools().map((t) => t.name);
-    const suggestion = didYouMean(name, names);
-    return new ToolExecutionError(
-      name,
-      `no connected server offers a tool named '${name}'` +
-        (suggestion ? ` (did you mean '${suggestion}'?)` : ""),
-    );
-  }
-
-  #rebuildCatalogue(): void {
-    this.#catalogue = buildCatalogue(
-      [...this.#connections.values()].map((c) => ({ server: c.name, tools: c.lists.tools })),
-    );
-    this.#routes = new Map(this.#catalogue.map((tool) => [tool.name, tool]));
-  }
-
-  #target(config: ServerConfig): string {
-    const text = config.transport === "stdio"
-      ? [config.command, ...config.args].map(quote).join(" ")
-      : config.url;
-    return this.#redactor.redact(text);
-  }
-}
-
-function quote(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

@@ -1,0 +1,56 @@
+/**
+ * Connecting servers with a bound: one within its `timeout` plus {@linkcode START_GRACE_MS}
+ * (time spent logging in not counted), which enabled servers are still connecting, and a
+ * bounded wait for them to settle (start-up going on in the background).
+ *
+ * @module
+ */
+
+import { settlesWithin } from "../async/deadline.ts";
+import type { ServerConnection } from "./connection.ts";
+import type { ConnectionEvent } from "./types.ts";
+
+/** Time start-up gives a server beyond its `timeout`, to finish diagnosing a failure. */
+export const START_GRACE_MS = 2000;
+
+/** Connects, waiting at most the server's `timeout` (+ grace), logging in not counted. */
+export function connectWithin(connection: ServerConnection): Promise<unknown> {
+  return settlesWithin(
+    connection.connect(),
+    connection.config.timeoutSeconds * 1000 + START_GRACE_MS,
+    connection.oauth,
+  );
+}
+
+/** Enabled servers whose first connection (or a `/refresh`) is still running. */
+export function pendingServers(connections: Iterable<ServerConnection>): string[] {
+  return [...connections]
+    .filter((c) => !c.config.disabled && (c.state === "connecting" || c.state === "disconnected"))
+    .map((c) => c.name);
+}
+
+/**
+ * Waits until `pending()` names no server, at most `timeoutMs` (and not after `signal`
+ * aborts), checking at each event `on` reports; resolves with the servers pending then.
+ */
+export function settledWithin(
+  on: (listener: (event: ConnectionEvent) => void) => () => void,
+  pending: () => string[],
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<string[]> {
+  const { signal, timeoutMs } = options;
+  if (pending().length === 0 || signal?.aborted) return Promise.resolve(pending());
+  return new Promise((resolve) => {
+    const finish = () => {
+      clearTimeout(timer);
+      off();
+      signal?.removeEventListener("abort", finish);
+      resolve(pending());
+    };
+    const timer = setTimeout(finish, timeoutMs);
+    const off = on((event) => {
+      if (event.type === "state" && pending().length === 0) finish();
+    });
+    signal?.addEventListener("abort", finish, { once: true });
+  });
+}

@@ -1,0 +1,131 @@
+/**
+ * The errors of configuration: a file that is not JSON, breaks the schema or is missing,
+ * memory settings that cannot be used, and a configuration others may write.
+ *
+ * @module
+ */
+
+import { fill, ROWS } from "../failure_table.ts";
+import { PatchbayError } from "./base.ts";
+
+/** Where a configuration problem sits in its file. */
+export interface SourcePosition {
+  line: number;
+  column: number;
+}
+
+/** One problem found in a configuration file. */
+export interface ConfigProblem {
+  /** Dotted field path (`mcpServers.fs.args[0]`), empty for the whole file. */
+  path: string;
+  message: string;
+  position?: SourcePosition;
+  /** A likely fix for this one problem, e.g. a did-you-mean. */
+  hint?: string;
+}
+
+/** The file is not strict JSON (`JSON decode error`). */
+export class ConfigSyntaxError extends PatchbayError {
+  readonly file: string;
+  readonly problems: readonly ConfigProblem[];
+  constructor(file: string, problems: ConfigProblem[], details: string[]) {
+    const first = problems[0];
+    const where = first.position
+      ? ` at line ${first.position.line}, column ${first.position.column}`
+      : "";
+    const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : "";
+    const [invalid, decode] = ROWS.json_syntax.messages;
+    super(
+      "config_syntax",
+      fill(invalid, { problem: `${first.message}${where} of ${file}${more}` }),
+      {
+        reason: fill(decode, { problem: first.hint ?? first.message }),
+        remedy: ROWS.json_syntax.remedy,
+        details,
+      },
+    );
+    this.file = file;
+    this.problems = problems;
+  }
+}
+
+/** The JSON parsed but breaks the schema: missing fields, wrong types, unknown keys. */
+export class ConfigValidationError extends PatchbayError {
+  readonly file: string;
+  readonly problems: readonly ConfigProblem[];
+  constructor(file: string, problems: ConfigProblem[], details: string[]) {
+    const missing = problems.filter((p) => p.message.startsWith("Missing required field"));
+    const only = problems.length === 1 ? problems[0] : undefined;
+    const headline = only
+      ? (only.path && !only.message.includes(only.path) ? `${only.path}: ` : "") + only.message
+      : `${problems.length} problems in ${file}`;
+    super("config_invalid", `Invalid configuration: ${headline}`, {
+      reason: problems.length === 1
+        ? `${file}: ${problems[0].hint ?? problems[0].message}`
+        : `${file} does not match the configuration schema`,
+      remedy: missing.length > 0 && missing.length === problems.length
+        ? ROWS.missing_field.remedy
+        : "correct each field listed; docs/configuration.md gives every " +
+          "field, its type and its default",
+      details,
+    });
+    this.file = file;
+    this.problems = problems;
+  }
+}
+
+/** The configuration file does not exist. */
+export class ConfigNotFoundError extends PatchbayError {
+  constructor(file: string, reason: string, remedy: string, cause?: unknown) {
+    super("config_not_found", `Invalid configuration: ${file} not found`, {
+      reason,
+      remedy,
+      cause,
+    });
+  }
+}
+
+/** The memory settings (REDIS_* variables, `Memory` section) cannot be used as written. */
+export class MemoryConfigError extends PatchbayError {
+  constructor(problem: string, remedy: string, reason: string = problem) {
+    super("config_invalid", `Invalid configuration: ${problem}`, { reason, remedy });
+  }
+}
+
+/**
+ * A configuration, `.env` or folder of patchbay that others may write: refused, as ssh
+ * refuses a shared `authorized_keys` (`lib/shared_writable.ts` decides).
+ */
+export class SharedWritableError extends PatchbayError {
+  /** The path whose mode lets others write: the one refused, or a folder holding it. */
+  readonly writable: string;
+  constructor(
+    what: string,
+    path: string,
+    found: {
+      path: string;
+      mode: number;
+      kind: "file" | "folder";
+      writers: string;
+      chmod: string;
+    },
+  ) {
+    const octal = `0${found.mode.toString(8).padStart(3, "0")}`;
+    const where = found.path === path
+      ? `the ${found.kind}`
+      : found.kind === "file"
+      ? `the file it links to, ${found.path},`
+      : `the folder holding it, ${found.path},`;
+    super(
+      "permission_denied",
+      `Refusing to use ${what} ${path}: other users may write it`,
+      {
+        reason: `${where} is writable by ${found.writers} (mode ${octal}), so another local ` +
+          "user could change what patchbay runs or trusts; patchbay uses only files and " +
+          "folders that their owner alone may write",
+        remedy: `run \`${found.chmod}\` (and check that nobody changed it meanwhile)`,
+      },
+    );
+    this.writable = found.path;
+  }
+}
