@@ -37,6 +37,7 @@ import {
   stdioEntry,
 } from "../support/servers.ts";
 import { bounded } from "../support/bounded.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 const FAILING_SERVER = fileURLToPath(
   new URL("../fixtures/failing_tools_server.ts", import.meta.url),
@@ -178,40 +179,37 @@ class PipedUi extends ScriptedUi {
 }
 
 Deno.test("a UI writing to a closed pipe: the turn rejects with that EPIPE, unretried", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-pipe-" });
+  await using tmp = await tempDir("patchbay-pipe-");
+  const dir = tmp.path;
   const fifo = join(dir, "stdout");
-  try {
-    assert.equal((await new Deno.Command("mkfifo", { args: [fifo] }).output()).code, 0);
-    // `head` reads the first 8 bytes of the answer and exits, closing the pipe.
-    const head = new Deno.Command("head", { args: ["-c", "8", fifo], stdout: "piped" }).spawn();
-    using pipe = await Deno.open(fifo, { write: true });
-    await using llm = await startScriptedLlm({
-      replies: [{ text: "A long answer. ".repeat(40), chunkDelayMs: 5 }, { text: "retried" }],
-    });
-    const ui = new PipedUi(pipe);
-    using f = buildAgent({ baseUrl: llm.baseUrl, host: noTools, ui });
-    const error = await captureAny(f.agent.runTurn("Hello"));
-    const { stdout } = await head.output();
+  assert.equal((await new Deno.Command("mkfifo", { args: [fifo] }).output()).code, 0);
+  // `head` reads the first 8 bytes of the answer and exits, closing the pipe.
+  const head = new Deno.Command("head", { args: ["-c", "8", fifo], stdout: "piped" }).spawn();
+  using pipe = await Deno.open(fifo, { write: true });
+  await using llm = await startScriptedLlm({
+    replies: [{ text: "A long answer. ".repeat(40), chunkDelayMs: 5 }, { text: "retried" }],
+  });
+  const ui = new PipedUi(pipe);
+  using f = buildAgent({ baseUrl: llm.baseUrl, host: noTools, ui });
+  const error = await captureAny(f.agent.runTurn("Hello"));
+  const { stdout } = await head.output();
 
-    assert.equal(new TextDecoder().decode(stdout), "A long a");
-    assert.ok(error instanceof Deno.errors.BrokenPipe, `got ${error}`);
-    assert.equal(error, ui.thrown[0], "the very error the UI threw");
-    assert.equal(ui.thrown.length, 1, "nothing was printed after it");
-    assert.equal(llm.requests.length, 1, "not retried");
-    assert.equal(ui.ofType("retry").length, 0);
-    await eventually(() => llm.requests[0].serviceMs !== undefined, "the stream ended");
-    assert.equal(llm.requests[0].clientAborted, true, "the stream was abandoned at once");
+  assert.equal(new TextDecoder().decode(stdout), "A long a");
+  assert.ok(error instanceof Deno.errors.BrokenPipe, `got ${error}`);
+  assert.equal(error, ui.thrown[0], "the very error the UI threw");
+  assert.equal(ui.thrown.length, 1, "nothing was printed after it");
+  assert.equal(llm.requests.length, 1, "not retried");
+  assert.equal(ui.ofType("retry").length, 0);
+  await eventually(() => llm.requests[0].serviceMs !== undefined, "the stream ended");
+  assert.equal(llm.requests[0].clientAborted, true, "the stream was abandoned at once");
 
-    const snapshot = f.stats.snapshot();
-    assert.equal(snapshot.failedRequests, 0, "not a failed model request");
-    assert.equal(snapshot.session.requests, 1);
-    assert.equal(snapshot.session.estimatedRequests, 1, "what it cost is estimated");
-    assert.deepEqual(roles(f.stored), ["user", "assistant"]);
-    assert.ok(f.stored[1].content!.endsWith(INTERRUPTED_NOTE));
-    assertConsistent(f.stored);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  const snapshot = f.stats.snapshot();
+  assert.equal(snapshot.failedRequests, 0, "not a failed model request");
+  assert.equal(snapshot.session.requests, 1);
+  assert.equal(snapshot.session.estimatedRequests, 1, "what it cost is estimated");
+  assert.deepEqual(roles(f.stored), ["user", "assistant"]);
+  assert.ok(f.stored[1].content!.endsWith(INTERRUPTED_NOTE));
+  assertConsistent(f.stored);
 });
 
 Deno.test("a UI failing mid-tool-call: the call is cancelled on the server, the error rethrown", async () => {

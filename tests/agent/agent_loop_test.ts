@@ -44,6 +44,7 @@ import {
 } from "../support/scripted_llm.ts";
 import { eventually, everythingStdio } from "../support/servers.ts";
 import { bounded } from "../support/bounded.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 /** An agent over `host` that trusts server-everything (its tools run without asking). */
 function trustingAgent(
@@ -148,131 +149,122 @@ Deno.test("one tool call: the model calls echo, reads the result, answers", asyn
 });
 
 Deno.test("tool calls in one step run concurrently across two servers", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-fs-" });
+  await using tmp = await tempDir("patchbay-fs-");
+  const dir = tmp.path;
   await Deno.writeTextFile(join(dir, "notes.txt"), "alpha\nbeta\n");
-  try {
-    await using host = await connectServers([everythingStdio(), filesystemServer(dir)]);
-    await using llm = await startScriptedLlm({
-      replies: [
-        {
-          toolCalls: [
-            {
-              name: "everything__trigger-long-running-operation",
-              arguments: { duration: 0.6, steps: 2 },
-            },
-            { name: "fs__read_text_file", arguments: { path: join(dir, "notes.txt") } },
-            { name: "everything__get-sum", arguments: { a: 2, b: 3 } },
-          ],
-        },
-        { text: "Done." },
-      ],
-    });
-    using f = buildAgent({ baseUrl: llm.baseUrl, host, trusted: ["everything", "fs"] });
-    await f.agent.runTurn("Do three things");
+  await using host = await connectServers([everythingStdio(), filesystemServer(dir)]);
+  await using llm = await startScriptedLlm({
+    replies: [
+      {
+        toolCalls: [
+          {
+            name: "everything__trigger-long-running-operation",
+            arguments: { duration: 0.6, steps: 2 },
+          },
+          { name: "fs__read_text_file", arguments: { path: join(dir, "notes.txt") } },
+          { name: "everything__get-sum", arguments: { a: 2, b: 3 } },
+        ],
+      },
+      { text: "Done." },
+    ],
+  });
+  using f = buildAgent({ baseUrl: llm.baseUrl, host, trusted: ["everything", "fs"] });
+  await f.agent.runTurn("Do three things");
 
-    assert.equal(f.ui.ofType("approveTool").length, 0, "trusted servers are not asked about");
-    const order = f.ui.events
-      .filter((e) => e.type === "toolStart" || e.type === "toolEnd")
-      .map((e) => e.type);
-    assert.deepEqual(
-      order.slice(0, 3),
-      ["toolStart", "toolStart", "toolStart"],
-      "all three started before any ended",
-    );
-    const ends = f.ui.ofType("toolEnd");
-    assert.ok(ends.every((e) => e.end.status === "ok"));
-    // The quick calls finished first, though the slow one was called first.
-    assert.equal(ends.at(-1)!.id, f.stored[1].toolCalls![0].id);
-    assert.ok(f.ui.ofType("toolProgress").length >= 1, "progress of the long operation was shown");
+  assert.equal(f.ui.ofType("approveTool").length, 0, "trusted servers are not asked about");
+  const order = f.ui.events
+    .filter((e) => e.type === "toolStart" || e.type === "toolEnd")
+    .map((e) => e.type);
+  assert.deepEqual(
+    order.slice(0, 3),
+    ["toolStart", "toolStart", "toolStart"],
+    "all three started before any ended",
+  );
+  const ends = f.ui.ofType("toolEnd");
+  assert.ok(ends.every((e) => e.end.status === "ok"));
+  // The quick calls finished first, though the slow one was called first.
+  assert.equal(ends.at(-1)!.id, f.stored[1].toolCalls![0].id);
+  assert.ok(f.ui.ofType("toolProgress").length >= 1, "progress of the long operation was shown");
 
-    // Results are stored in the order of the calls, each with its server.
-    assert.deepEqual(roles(f.stored), [
-      "user",
-      "assistant(3 calls)",
-      "tool",
-      "tool",
-      "tool",
-      "assistant",
-    ]);
-    assertConsistent(f.stored);
-    assert.deepEqual(f.stored.slice(2, 5).map((m) => m.server), ["everything", "fs", "everything"]);
-    assert.match(f.stored[2].content!, /Long running operation completed/);
-    assert.equal(f.stored[3].content, "alpha\nbeta\n");
-    assert.match(f.stored[4].content!, /5/);
-    const tools = f.stats.snapshot().tools;
-    assert.equal(tools.everything.calls, 2);
-    assert.equal(tools.fs.calls, 1);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  // Results are stored in the order of the calls, each with its server.
+  assert.deepEqual(roles(f.stored), [
+    "user",
+    "assistant(3 calls)",
+    "tool",
+    "tool",
+    "tool",
+    "assistant",
+  ]);
+  assertConsistent(f.stored);
+  assert.deepEqual(f.stored.slice(2, 5).map((m) => m.server), ["everything", "fs", "everything"]);
+  assert.match(f.stored[2].content!, /Long running operation completed/);
+  assert.equal(f.stored[3].content, "alpha\nbeta\n");
+  assert.match(f.stored[4].content!, /5/);
+  const tools = f.stats.snapshot().tools;
+  assert.equal(tools.everything.calls, 2);
+  assert.equal(tools.fs.calls, 1);
 });
 
 Deno.test("a tool error goes back to the model, and the user sees cause and remedy", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-fs-" });
-  try {
-    await using host = await connectServers([filesystemServer(dir)]);
-    await using llm = await startScriptedLlm({
-      replies: [
-        { toolCalls: [{ name: "fs__read_text_file", arguments: { path: "/etc/hostname" } }] },
-        { text: "I may not read that file." },
-      ],
-    });
-    using f = buildAgent({ baseUrl: llm.baseUrl, host, trusted: ["fs"] });
-    const result = await f.agent.runTurn("Read /etc/hostname");
+  await using tmp = await tempDir("patchbay-fs-");
+  const dir = tmp.path;
+  await using host = await connectServers([filesystemServer(dir)]);
+  await using llm = await startScriptedLlm({
+    replies: [
+      { toolCalls: [{ name: "fs__read_text_file", arguments: { path: "/etc/hostname" } }] },
+      { text: "I may not read that file." },
+    ],
+  });
+  using f = buildAgent({ baseUrl: llm.baseUrl, host, trusted: ["fs"] });
+  const result = await f.agent.runTurn("Read /etc/hostname");
 
-    assert.equal(result.text, "I may not read that file.");
-    const end = f.ui.ofType("toolEnd")[0].end;
-    assert.equal(end.status, "error");
-    assert.ok(end.error instanceof ToolExecutionError);
-    assert.equal(end.error.message, "Tool execution failed: fs/read_text_file");
-    assert.match(
-      end.error.reason,
-      /^server 'fs' reported: Access denied - path outside allowed directories/,
-    );
-    assert.equal(end.error.remedy, TOOL_REMEDY.serverError);
-    assert.match(formatError(end.error), /remedy: the cause is the server's own message.*\/debug/);
+  assert.equal(result.text, "I may not read that file.");
+  const end = f.ui.ofType("toolEnd")[0].end;
+  assert.equal(end.status, "error");
+  assert.ok(end.error instanceof ToolExecutionError);
+  assert.equal(end.error.message, "Tool execution failed: fs/read_text_file");
+  assert.match(
+    end.error.reason,
+    /^server 'fs' reported: Access denied - path outside allowed directories/,
+  );
+  assert.equal(end.error.remedy, TOOL_REMEDY.serverError);
+  assert.match(formatError(end.error), /remedy: the cause is the server's own message.*\/debug/);
 
-    const tool = f.stored[2];
-    assert.equal(tool.isError, true);
-    // Named as the user sees it, with the contract's words once.
-    assert.match(tool.content!, /^Tool execution failed: fs\/read_text_file: Access denied/);
-    const sent = llm.requests[1].body.messages.find((m: { role: string }) => m.role === "tool");
-    assert.match(sent.content, /trust="untrusted">\nTool execution failed: fs\/read_text_file: /);
-    assert.equal(f.stats.snapshot().tools.fs.errors, 1);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  const tool = f.stored[2];
+  assert.equal(tool.isError, true);
+  // Named as the user sees it, with the contract's words once.
+  assert.match(tool.content!, /^Tool execution failed: fs\/read_text_file: Access denied/);
+  const sent = llm.requests[1].body.messages.find((m: { role: string }) => m.role === "tool");
+  assert.match(sent.content, /trust="untrusted">\nTool execution failed: fs\/read_text_file: /);
+  assert.equal(f.stats.snapshot().tools.fs.errors, 1);
 });
 
 Deno.test("a file the server may not read is reported as Permission denied with the fix", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-fs-" });
+  await using tmp = await tempDir("patchbay-fs-");
+  const dir = tmp.path;
   const locked = join(dir, "locked.txt");
   await Deno.writeTextFile(locked, "secret");
   await Deno.chmod(locked, 0o000);
-  try {
-    await using host = await connectServers([filesystemServer(dir)]);
-    await using llm = await startScriptedLlm({
-      replies: [
-        { toolCalls: [{ name: "fs__read_text_file", arguments: { path: locked } }] },
-        { text: "The file is not readable." },
-      ],
-    });
-    using f = buildAgent({ baseUrl: llm.baseUrl, host, trusted: ["fs"] });
-    await f.agent.runTurn("Read locked.txt");
+  await using host = await connectServers([filesystemServer(dir)]);
+  await using llm = await startScriptedLlm({
+    replies: [
+      { toolCalls: [{ name: "fs__read_text_file", arguments: { path: locked } }] },
+      { text: "The file is not readable." },
+    ],
+  });
+  using f = buildAgent({ baseUrl: llm.baseUrl, host, trusted: ["fs"] });
+  await f.agent.runTurn("Read locked.txt");
 
-    const end = f.ui.ofType("toolEnd")[0].end;
-    assert.equal(end.status, "error");
-    assert.ok(
-      end.error instanceof PermissionDeniedError,
-      `got ${end.error?.name}: ${end.error?.message}`,
-    );
-    assert.equal(end.error.message, "Permission denied: fs/read_text_file could not access a file");
-    assert.match(end.error.reason, /EACCES|permission denied/i);
-    assert.match(end.error.remedy, /fix the file's permissions/);
-    assert.match(f.stored[2].content!, /^Tool execution failed: .*(EACCES|permission denied)/i);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  const end = f.ui.ofType("toolEnd")[0].end;
+  assert.equal(end.status, "error");
+  assert.ok(
+    end.error instanceof PermissionDeniedError,
+    `got ${end.error?.name}: ${end.error?.message}`,
+  );
+  assert.equal(end.error.message, "Permission denied: fs/read_text_file could not access a file");
+  assert.match(end.error.reason, /EACCES|permission denied/i);
+  assert.match(end.error.remedy, /fix the file's permissions/);
+  assert.match(f.stored[2].content!, /^Tool execution failed: .*(EACCES|permission denied)/i);
 });
 
 Deno.test("a tool past tool_call_timeout is cancelled and the model told Tool timeout", async () => {

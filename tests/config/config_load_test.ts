@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { loadConfig, parseConfig } from "../../lib/config/load.ts";
 import { createEnvironment } from "../../lib/env.ts";
 import { ConfigSyntaxError, ConfigValidationError, PatchbayError } from "../../lib/errors.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 const env = createEnvironment({ TOKEN: "s3cret-token", HOME: "/home/u", EMPTY: "" });
 const llm = { provider: "openai", model: "gpt-4o-mini" };
@@ -299,101 +300,92 @@ Deno.test("a relative cwd is resolved against the configuration file's folder", 
 });
 
 Deno.test("roots: expanded, made absolute against the file's folder; absent means none", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "patchbay-config-roots-" }));
-  try {
-    await Deno.mkdir(join(dir, "project"));
-    await Deno.mkdir(join(dir, "data"));
-    const config = parseConfig(
-      JSON.stringify({
-        LLM: llm,
-        mcpServers: {
-          files: { command: "x", roots: ["project", "${DATA_DIR}", `${dir}/project/../data`] },
-          remote: { url: "http://localhost:1/mcp", roots: ["project"] },
-          plain: { command: "x" },
-        },
-      }),
-      join(dir, "servers_config.json"),
-      createEnvironment({ DATA_DIR: join(dir, "data") }),
-    );
-    const [files, remote, plain] = config.servers;
-    assert.deepEqual(files.roots, [join(dir, "project"), join(dir, "data")]);
-    assert.deepEqual(remote.roots, [join(dir, "project")]);
-    assert.equal(plain.roots, undefined);
-    // The same folder twice is worth a word, not a failure.
-    assert.deepEqual(config.warnings.map((w) => [w.path, w.message]), [
-      ["mcpServers.files.roots[2]", `the root ${join(dir, "data")} is listed twice`],
-    ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir("patchbay-config-roots-");
+  const dir = await Deno.realPath(tmp.path);
+  await Deno.mkdir(join(dir, "project"));
+  await Deno.mkdir(join(dir, "data"));
+  const config = parseConfig(
+    JSON.stringify({
+      LLM: llm,
+      mcpServers: {
+        files: { command: "x", roots: ["project", "${DATA_DIR}", `${dir}/project/../data`] },
+        remote: { url: "http://localhost:1/mcp", roots: ["project"] },
+        plain: { command: "x" },
+      },
+    }),
+    join(dir, "servers_config.json"),
+    createEnvironment({ DATA_DIR: join(dir, "data") }),
+  );
+  const [files, remote, plain] = config.servers;
+  assert.deepEqual(files.roots, [join(dir, "project"), join(dir, "data")]);
+  assert.deepEqual(remote.roots, [join(dir, "project")]);
+  assert.equal(plain.roots, undefined);
+  // The same folder twice is worth a word, not a failure.
+  assert.deepEqual(config.warnings.map((w) => [w.path, w.message]), [
+    ["mcpServers.files.roots[2]", `the root ${join(dir, "data")} is listed twice`],
+  ]);
 });
 
 Deno.test("roots: URLs, ~, files, empty lists and unset variables are problems; a missing folder warns", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "patchbay-config-roots-" }));
-  try {
-    await Deno.writeTextFile(join(dir, "notes.txt"), "");
-    const entry = (roots: unknown) => ({ LLM: llm, mcpServers: { s: { command: "x", roots } } });
-    const problems = (roots: unknown) => {
-      try {
-        parseConfig(JSON.stringify(entry(roots)), join(dir, "servers_config.json"), env);
-      } catch (error) {
-        assert.ok(error instanceof ConfigValidationError, String(error));
-        return error.problems.map((p) => `${p.path}: ${p.message}${p.hint ? ` | ${p.hint}` : ""}`);
-      }
-      assert.fail("the roots were accepted");
-    };
-    assert.deepEqual(problems(["file:///srv/data", "https://example.com/x"]), [
-      'mcpServers.s.roots[0]: "file:///srv/data" is a URL; roots are local folder paths | ' +
-      "write the path itself, e.g. /srv/data",
-      'mcpServers.s.roots[1]: "https://example.com/x" is a URL; roots are local folder paths | ' +
-      "give the folder on this machine the server may work in",
-    ]);
-    assert.deepEqual(problems(["~/projects"]), [
-      'mcpServers.s.roots[0]: "~/projects": ~ is not expanded in the configuration | ' +
-      "write ${HOME}/projects",
-    ]);
-    assert.deepEqual(problems(["notes.txt"]), [
-      `mcpServers.s.roots[0]: the root ${join(dir, "notes.txt")} is a file, not a folder | ` +
-      "name the folder around it",
-    ]);
-    assert.deepEqual(problems([]), ["mcpServers.s.roots: must not be empty, got an array"]);
-    assert.deepEqual(problems("data"), [
-      'mcpServers.s.roots: expected an array, got the string "data"',
-    ]);
-    assert.deepEqual(problems(["${NOT_SET_ANYWHERE}"]), [
-      "mcpServers.s.roots[0]: environment variable NOT_SET_ANYWHERE is not set | " +
-      "set NOT_SET_ANYWHERE in .env or the environment, or give a default: ${NOT_SET_ANYWHERE:-value}",
-    ]);
-    assert.deepEqual(problems(["${EMPTY:-}"]), [
-      'mcpServers.s.roots[0]: root "${EMPTY:-}" expands to an empty path',
-    ]);
+  await using tmp = await tempDir("patchbay-config-roots-");
+  const dir = await Deno.realPath(tmp.path);
+  await Deno.writeTextFile(join(dir, "notes.txt"), "");
+  const entry = (roots: unknown) => ({ LLM: llm, mcpServers: { s: { command: "x", roots } } });
+  const problems = (roots: unknown) => {
+    try {
+      parseConfig(JSON.stringify(entry(roots)), join(dir, "servers_config.json"), env);
+    } catch (error) {
+      assert.ok(error instanceof ConfigValidationError, String(error));
+      return error.problems.map((p) => `${p.path}: ${p.message}${p.hint ? ` | ${p.hint}` : ""}`);
+    }
+    assert.fail("the roots were accepted");
+  };
+  assert.deepEqual(problems(["file:///srv/data", "https://example.com/x"]), [
+    'mcpServers.s.roots[0]: "file:///srv/data" is a URL; roots are local folder paths | ' +
+    "write the path itself, e.g. /srv/data",
+    'mcpServers.s.roots[1]: "https://example.com/x" is a URL; roots are local folder paths | ' +
+    "give the folder on this machine the server may work in",
+  ]);
+  assert.deepEqual(problems(["~/projects"]), [
+    'mcpServers.s.roots[0]: "~/projects": ~ is not expanded in the configuration | ' +
+    "write ${HOME}/projects",
+  ]);
+  assert.deepEqual(problems(["notes.txt"]), [
+    `mcpServers.s.roots[0]: the root ${join(dir, "notes.txt")} is a file, not a folder | ` +
+    "name the folder around it",
+  ]);
+  assert.deepEqual(problems([]), ["mcpServers.s.roots: must not be empty, got an array"]);
+  assert.deepEqual(problems("data"), [
+    'mcpServers.s.roots: expected an array, got the string "data"',
+  ]);
+  assert.deepEqual(problems(["${NOT_SET_ANYWHERE}"]), [
+    "mcpServers.s.roots[0]: environment variable NOT_SET_ANYWHERE is not set | " +
+    "set NOT_SET_ANYWHERE in .env or the environment, or give a default: ${NOT_SET_ANYWHERE:-value}",
+  ]);
+  assert.deepEqual(problems(["${EMPTY:-}"]), [
+    'mcpServers.s.roots[0]: root "${EMPTY:-}" expands to an empty path',
+  ]);
 
-    const config = parseConfig(
-      JSON.stringify(entry(["later"])),
-      join(dir, "servers_config.json"),
-      env,
-    );
-    assert.deepEqual(config.servers[0].roots, [join(dir, "later")]);
-    assert.deepEqual(config.warnings.map((w) => `${w.path}: ${w.message} (${w.hint})`), [
-      `mcpServers.s.roots[0]: the root folder ${join(dir, "later")} does not exist ` +
-      "(servers skip roots they cannot find; create it or fix the path)",
-    ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  const config = parseConfig(
+    JSON.stringify(entry(["later"])),
+    join(dir, "servers_config.json"),
+    env,
+  );
+  assert.deepEqual(config.servers[0].roots, [join(dir, "later")]);
+  assert.deepEqual(config.warnings.map((w) => `${w.path}: ${w.message} (${w.hint})`), [
+    `mcpServers.s.roots[0]: the root folder ${join(dir, "later")} does not exist ` +
+    "(servers skip roots they cannot find; create it or fix the path)",
+  ]);
 });
 
 Deno.test("loadConfig: a missing file says where it looked and how to fix it", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const path = join(dir, "nope.json");
-    const error = await loadConfig(path, env).catch((e) => e);
-    assert.ok(error instanceof PatchbayError);
-    assert.equal(error.message, `Invalid configuration: ${path} not found`);
-    assert.match(error.remedy, /servers_config.example.json|--config/);
-    const dirError = await loadConfig(dir, env).catch((e) => e);
-    assert.equal(dirError.message, `Invalid configuration: ${dir} is a directory`);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  const path = join(dir, "nope.json");
+  const error = await loadConfig(path, env).catch((e) => e);
+  assert.ok(error instanceof PatchbayError);
+  assert.equal(error.message, `Invalid configuration: ${path} not found`);
+  assert.match(error.remedy, /servers_config.example.json|--config/);
+  const dirError = await loadConfig(dir, env).catch((e) => e);
+  assert.equal(dirError.message, `Invalid configuration: ${dir} is a directory`);
 });

@@ -21,6 +21,7 @@ import {
   startManager,
   stdioEntry,
 } from "../support/servers.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 /** A started manager with its events recorded; `await using` closes it. */
 const managed = (servers: ServerConfig[]) => startManager({ servers });
@@ -146,14 +147,13 @@ Deno.test("server-everything over SSE", async () => {
 
 /** A temporary folder per name, removed by `await using`. */
 async function folders(...names: string[]) {
-  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "patchbay-roots-" }));
+  const folder = await tempDir("patchbay-roots-");
+  const base = await Deno.realPath(folder.path);
   const paths = names.map((name) => join(base, name));
   for (const path of paths) await Deno.mkdir(path);
   return {
     paths,
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(base, { recursive: true });
-    },
+    [Symbol.asyncDispose]: () => folder[Symbol.asyncDispose](),
   };
 }
 
@@ -213,36 +213,33 @@ Deno.test("roots: server-filesystem keeps its folder without roots, uses the ent
 });
 
 Deno.test("server-filesystem over stdio", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-fs-" });
-  try {
-    await Deno.writeTextFile(join(dir, "hello.txt"), "hello from the test\n");
-    const entry = stdioEntry("files", NODE, [filesystemEntry(), dir]);
-    await using session = await managed([entry]);
-    const { manager } = session;
-    const [status] = session.states;
-    assert.equal(status.state, "connected", status.error?.reason);
-    const names = manager.tools().map((t) => t.name);
-    for (const tool of ["files__read_text_file", "files__list_directory", "files__write_file"]) {
-      assert.ok(names.includes(tool), `${tool} missing from ${names.join(" ")}`);
-    }
-    // It offers no prompts or resources: the lists are empty, not errors.
-    assert.deepEqual(manager.prompts(), []);
-    assert.deepEqual(manager.resources(), []);
-
-    const listing = await manager.callTool("files__list_directory", { path: dir });
-    assert.match(firstText(listing)!, /\[FILE\] hello\.txt/);
-    const content = await manager.callTool("files__read_text_file", {
-      path: join(dir, "hello.txt"),
-    });
-    assert.equal(firstText(content), "hello from the test\n");
-    await manager.callTool("files__write_file", { path: join(dir, "out.txt"), content: "written" });
-    assert.equal(await Deno.readTextFile(join(dir, "out.txt")), "written");
-
-    // Outside the roots: the server refuses, and the refusal is a result, not a crash.
-    const outside = await manager.callTool("files__read_text_file", { path: "/etc/hostname" });
-    assert.equal(outside.isError, true);
-    assert.equal(manager.status("files")?.state, "connected");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using tmp = await tempDir("patchbay-fs-");
+  const dir = tmp.path;
+  await Deno.writeTextFile(join(dir, "hello.txt"), "hello from the test\n");
+  const entry = stdioEntry("files", NODE, [filesystemEntry(), dir]);
+  await using session = await managed([entry]);
+  const { manager } = session;
+  const [status] = session.states;
+  assert.equal(status.state, "connected", status.error?.reason);
+  const names = manager.tools().map((t) => t.name);
+  for (const tool of ["files__read_text_file", "files__list_directory", "files__write_file"]) {
+    assert.ok(names.includes(tool), `${tool} missing from ${names.join(" ")}`);
   }
+  // It offers no prompts or resources: the lists are empty, not errors.
+  assert.deepEqual(manager.prompts(), []);
+  assert.deepEqual(manager.resources(), []);
+
+  const listing = await manager.callTool("files__list_directory", { path: dir });
+  assert.match(firstText(listing)!, /\[FILE\] hello\.txt/);
+  const content = await manager.callTool("files__read_text_file", {
+    path: join(dir, "hello.txt"),
+  });
+  assert.equal(firstText(content), "hello from the test\n");
+  await manager.callTool("files__write_file", { path: join(dir, "out.txt"), content: "written" });
+  assert.equal(await Deno.readTextFile(join(dir, "out.txt")), "written");
+
+  // Outside the roots: the server refuses, and the refusal is a result, not a crash.
+  const outside = await manager.callTool("files__read_text_file", { path: "/etc/hostname" });
+  assert.equal(outside.isError, true);
+  assert.equal(manager.status("files")?.state, "connected");
 });

@@ -32,6 +32,7 @@ import {
   startManager,
   stdioEntry,
 } from "../support/servers.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 /** A started manager over fixture servers tagged for this test; checks nothing is left. */
 function managed(servers: ServerConfig[], options: Partial<ConnectionManagerOptions> = {}) {
@@ -297,53 +298,50 @@ Deno.test("an oversized answer closes only that server, which then restarts", as
 
 Deno.test("server requests: refusals without handlers, answers with them, roots, sampling deny", async () => {
   const tag = newTag();
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-roots-" });
-  try {
-    await using session = await managed([
-      tagged("asker", tag, [], { roots: [dir] }),
-      tagged("denied", tag, [], { sampling: "deny" }),
-    ]);
-    const { manager } = session;
+  await using tmp = await tempDir("patchbay-roots-");
+  const dir = tmp.path;
+  await using session = await managed([
+    tagged("asker", tag, [], { roots: [dir] }),
+    tagged("denied", tag, [], { sampling: "deny" }),
+  ]);
+  const { manager } = session;
 
-    assert.match(
-      firstText(await manager.callTool("asker__sample", {}))!,
-      /patchbay refused the sampling request: no language model is attached/,
-    );
-    assert.match(
-      firstText(await manager.callTool("asker__elicit", {}))!,
-      /patchbay refused the elicitation request/,
-    );
-    assert.match(
-      firstText(await manager.callTool("asker__roots", {}))!,
-      new RegExp(`file://${dir}`),
-    );
+  assert.match(
+    firstText(await manager.callTool("asker__sample", {}))!,
+    /patchbay refused the sampling request: no language model is attached/,
+  );
+  assert.match(
+    firstText(await manager.callTool("asker__elicit", {}))!,
+    /patchbay refused the elicitation request/,
+  );
+  assert.match(
+    firstText(await manager.callTool("asker__roots", {}))!,
+    new RegExp(`file://${dir}`),
+  );
 
-    const asked: string[] = [];
-    manager.setHandlers({
-      sampling: (server, params) => {
-        asked.push(`${server}:${params.maxTokens}`);
-        return Promise.resolve({
-          role: "assistant",
-          content: { type: "text", text: "from the model" },
-          model: "test-model",
-        });
-      },
-      elicitation: () => Promise.resolve({ action: "accept", content: { name: "Ada" } }),
-    });
-    assert.match(firstText(await manager.callTool("asker__sample", {}))!, /from the model/);
-    assert.deepEqual(asked, ["asker:10"]);
-    assert.match(firstText(await manager.callTool("asker__elicit", {}))!, /"name":"Ada"/);
+  const asked: string[] = [];
+  manager.setHandlers({
+    sampling: (server, params) => {
+      asked.push(`${server}:${params.maxTokens}`);
+      return Promise.resolve({
+        role: "assistant",
+        content: { type: "text", text: "from the model" },
+        model: "test-model",
+      });
+    },
+    elicitation: () => Promise.resolve({ action: "accept", content: { name: "Ada" } }),
+  });
+  assert.match(firstText(await manager.callTool("asker__sample", {}))!, /from the model/);
+  assert.deepEqual(asked, ["asker:10"]);
+  assert.match(firstText(await manager.callTool("asker__elicit", {}))!, /"name":"Ada"/);
 
-    const refusal = JSON.parse(firstText(await manager.callTool("denied__sample", {}))!);
-    assert.deepEqual(refusal, {
-      code: -1,
-      message: "patchbay refused the sampling request: the entry for server 'denied' has " +
-        '"sampling": "deny"',
-    });
-    assert.deepEqual(asked, ["asker:10"]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  const refusal = JSON.parse(firstText(await manager.callTool("denied__sample", {}))!);
+  assert.deepEqual(refusal, {
+    code: -1,
+    message: "patchbay refused the sampling request: the entry for server 'denied' has " +
+      '"sampling": "deny"',
+  });
+  assert.deepEqual(asked, ["asker:10"]);
   assert.deepEqual(processesWith(tag), []);
 });
 

@@ -31,6 +31,7 @@ import {
   startEverythingHttp,
   stdioEntry,
 } from "../support/servers.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 /** Connects one entry and returns its diagnosed error (asserting the common shape). */
 async function diagnosed(entry: ServerConfig, oauth?: OAuthRuntime): Promise<PatchbayError> {
@@ -114,17 +115,17 @@ Deno.test("a JSON answer that is not MCP", async () => {
  * login may ever open a browser in these tests.
  */
 async function oauthFor(entry: ServerConfig) {
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-diagnose-" });
+  const folder = await tempDir("patchbay-diagnose-");
   const runtime = createOAuthRuntime([entry], {
     log: silentLog,
-    store: new FileTokenStore({ dir }),
+    store: new FileTokenStore({ dir: folder.path }),
     opener: (url) => Promise.reject(new Error(`no browser may open here (${url.href})`)),
   })!;
   return {
     runtime,
     async [Symbol.asyncDispose]() {
       await runtime.close();
-      await Deno.remove(dir, { recursive: true });
+      await folder[Symbol.asyncDispose]();
     },
   };
 }

@@ -12,6 +12,7 @@ import { CancelledError } from "../../lib/errors.ts";
 import { causeChain } from "../../lib/cause_chain.ts";
 import { classify, errorChain, netProblem, netReason } from "../../lib/failure.ts";
 import { assumingClosed, freePort } from "../support/servers.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 async function thrown(run: () => Promise<unknown>): Promise<unknown> {
   try {
@@ -69,28 +70,25 @@ Deno.test("HTTP answers, JSON-RPC errors, process exits and file permissions", a
 
 Deno.test("a Deno sandbox refusal names its flag", async () => {
   // A real refusal: a program run without --allow-net classifies its own failed fetch.
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-failure-" });
-  try {
-    const script = `${dir}/denied.ts`;
-    const failure = new URL("../../lib/failure.ts", import.meta.url).href;
-    await Deno.writeTextFile(
-      script,
-      `import { classify } from "${failure}";\n` +
-        'try { await fetch("http://127.0.0.1:9999/"); } catch (e) { console.log(JSON.stringify(classify(e))); }\n',
-    );
-    const child = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--no-prompt", script],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const said = new TextDecoder().decode(child.stdout).trim();
-    assert.deepEqual(JSON.parse(said), {
-      kind: "deno_permission",
-      flag: "--allow-net=127.0.0.1:9999",
-    });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir("patchbay-failure-");
+  const dir = tmp.path;
+  const script = `${dir}/denied.ts`;
+  const failure = new URL("../../lib/failure.ts", import.meta.url).href;
+  await Deno.writeTextFile(
+    script,
+    `import { classify } from "${failure}";\n` +
+      'try { await fetch("http://127.0.0.1:9999/"); } catch (e) { console.log(JSON.stringify(classify(e))); }\n',
+  );
+  const child = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", script],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const said = new TextDecoder().decode(child.stdout).trim();
+  assert.deepEqual(JSON.parse(said), {
+    kind: "deno_permission",
+    flag: "--allow-net=127.0.0.1:9999",
+  });
 });
 
 Deno.test("the cause-chain walker follows causes and aggregates, and stops on a cycle", () => {

@@ -17,6 +17,7 @@ import { startUp } from "../../lib/startup.ts";
 import { httpEntry } from "../support/oauth_harness.ts";
 import { startAuthorizationServer } from "../support/oauth_server.ts";
 import { startProtectedMcpServer } from "../support/protected_mcp_server.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 const TOKEN = "acme-live-7Qx9Lm2Vd8Kp4Rt6Wz";
 
@@ -74,43 +75,40 @@ Deno.test("a refused bearer token: Session terminated, with the cause and what t
 
 Deno.test("a bearer token from .env never reaches the log file, even at debug level", async () => {
   await using rs = startProtectedMcpServer({ staticTokens: [TOKEN] });
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-bearer-" });
-  try {
-    const configPath = join(dir, "servers_config.json");
-    const envFile = join(dir, ".env");
-    const logFile = join(dir, "patchbay.log");
-    // A variable name that does not look secret: only the header registration hides it.
-    await Deno.writeTextFile(envFile, `ACME_BEARER=${TOKEN}\n`);
-    await Deno.writeTextFile(
-      configPath,
-      JSON.stringify({
-        LLM: { provider: "openai", model: "gpt-4o-mini" },
-        mcpServers: {
-          acme: { url: rs.url, headers: { Authorization: "Bearer ${ACME_BEARER}" } },
-        },
-      }),
-    );
-    const runtime = await startUp({ config: configPath, envFile, logFile });
-    // What /debug does, minus the mirror to stderr (test output stays clean).
-    runtime.logger.setDebug(true);
-    runtime.logger.setMirror(false);
-    const entry = runtime.config.servers[0] as HttpServerConfig;
-    assert.equal(entry.headers.Authorization, `Bearer ${TOKEN}`, "expanded from .env");
-    const log = runtime.logger.child("conn:acme");
-    {
-      await using connection = await connect(entry, log);
-      // The server hands the raw token back; the result is logged as a tool result would be.
-      const result = await connection.client.callTool({ name: "token_echo", arguments: {} });
-      log.debug("tool result", { result });
-      log.debug(`server said ${JSON.stringify(result.content)}`);
-    }
-    runtime.logger.close();
-    const text = await Deno.readTextFile(logFile);
-    assert.match(text, /DEBUG \[conn:acme\] HTTP POST http:\/\/127\.0\.0\.1:\d+\/mcp/);
-    assert.match(text, /"authorization":"Bearer \[REDACTED\]"/);
-    assert.match(text, /server said \[\{"type":"text","text":"\[REDACTED\]"\}\]/);
-    assert.ok(!text.includes(TOKEN), "the token appears in the log");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using tmp = await tempDir("patchbay-bearer-");
+  const dir = tmp.path;
+  const configPath = join(dir, "servers_config.json");
+  const envFile = join(dir, ".env");
+  const logFile = join(dir, "patchbay.log");
+  // A variable name that does not look secret: only the header registration hides it.
+  await Deno.writeTextFile(envFile, `ACME_BEARER=${TOKEN}\n`);
+  await Deno.writeTextFile(
+    configPath,
+    JSON.stringify({
+      LLM: { provider: "openai", model: "gpt-4o-mini" },
+      mcpServers: {
+        acme: { url: rs.url, headers: { Authorization: "Bearer ${ACME_BEARER}" } },
+      },
+    }),
+  );
+  const runtime = await startUp({ config: configPath, envFile, logFile });
+  // What /debug does, minus the mirror to stderr (test output stays clean).
+  runtime.logger.setDebug(true);
+  runtime.logger.setMirror(false);
+  const entry = runtime.config.servers[0] as HttpServerConfig;
+  assert.equal(entry.headers.Authorization, `Bearer ${TOKEN}`, "expanded from .env");
+  const log = runtime.logger.child("conn:acme");
+  {
+    await using connection = await connect(entry, log);
+    // The server hands the raw token back; the result is logged as a tool result would be.
+    const result = await connection.client.callTool({ name: "token_echo", arguments: {} });
+    log.debug("tool result", { result });
+    log.debug(`server said ${JSON.stringify(result.content)}`);
   }
+  runtime.logger.close();
+  const text = await Deno.readTextFile(logFile);
+  assert.match(text, /DEBUG \[conn:acme\] HTTP POST http:\/\/127\.0\.0\.1:\d+\/mcp/);
+  assert.match(text, /"authorization":"Bearer \[REDACTED\]"/);
+  assert.match(text, /server said \[\{"type":"text","text":"\[REDACTED\]"\}\]/);
+  assert.ok(!text.includes(TOKEN), "the token appears in the log");
 });

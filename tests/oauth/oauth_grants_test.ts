@@ -48,6 +48,7 @@ import {
   startRemoteOAuth,
   testResolver,
 } from "../support/remote_oauth.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 await requireFreeCallbackPort();
 
@@ -248,20 +249,17 @@ Deno.test("config: a grant needs its credentials, and one way to authenticate th
   );
   assert.deepEqual(problems({ grant: "password" }).length, 1);
   assert.deepEqual(problems({ dpop: "yes" }).length, 1);
-  const dir = await Deno.makeTempDir();
-  try {
-    assert.deepEqual(
-      problems({ grant: "client_credentials", client_id: "x", private_key_file: "none.pem" }, dir)
-        .map((p) => p.replace(/: No such file.*$/, "")),
-      [
-        `mcpServers.ci.auth.private_key_file: cannot read the private key file ${
-          join(dir, "none.pem")
-        }`,
-      ],
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  assert.deepEqual(
+    problems({ grant: "client_credentials", client_id: "x", private_key_file: "none.pem" }, dir)
+      .map((p) => p.replace(/: No such file.*$/, "")),
+    [
+      `mcpServers.ci.auth.private_key_file: cannot read the private key file ${
+        join(dir, "none.pem")
+      }`,
+    ],
+  );
   assert.deepEqual(
     problems({ grant: "client_credentials", client_id: "x", client_secret: "s" }),
     [],
@@ -340,7 +338,8 @@ Deno.test("fallback endpoints: a remote server without metadata cannot redirect 
   // No protected-resource metadata, no authorization-server metadata: the fallback. Its
   // /register redirects to this machine.
   await using remote = await startRemoteOAuth({ noMetadata: true });
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-grants-" });
+  await using tmp = await tempDir("patchbay-grants-");
+  const dir = tmp.path;
   const logger = new Logger({ file: join(dir, "patchbay.log"), level: "debug" });
   const browser = fakeBrowser();
   const entry = httpEntry("remote", REMOTE_MCP_URL);
@@ -376,7 +375,6 @@ Deno.test("fallback endpoints: a remote server without metadata cannot redirect 
     await browser.settled();
     await runtime.close();
     logger.close();
-    await Deno.remove(dir, { recursive: true });
   }
 });
 
@@ -508,7 +506,8 @@ Deno.test("fallback endpoints obey the address rule: derived from a loopback ori
   // checked like discovered ones, so none is used, and discovery runs again.
   await using listener = startLoopbackListener();
   await using remote = await startRemoteOAuth();
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-grants-" });
+  await using tmp = await tempDir("patchbay-grants-");
+  const dir = tmp.path;
   const logger = new Logger({ file: join(dir, "patchbay.log"), level: "debug" });
   const store = new FileTokenStore({ dir: join(dir, "oauth") });
   const record = emptyCredentials("remote", REMOTE_MCP_URL);
@@ -535,6 +534,5 @@ Deno.test("fallback endpoints obey the address rule: derived from a loopback ori
   } finally {
     await runtime.close();
     logger.close();
-    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -49,6 +49,7 @@ import {
   startRemoteOAuth,
   testResolver,
 } from "../support/remote_oauth.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 await requireFreeCallbackPort();
 
@@ -340,7 +341,8 @@ async function remoteRuntime(
     interactive?: boolean;
   } = {},
 ) {
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-ssrf-" });
+  const folder = await tempDir("patchbay-ssrf-");
+  const dir = folder.path;
   const logger = new Logger({ file: join(dir, "patchbay.log"), level: "debug" });
   const store = new FileTokenStore({ dir: join(dir, "oauth") });
   // The browser goes through the same proxy: on a patchbay without the rule, a login
@@ -382,7 +384,7 @@ async function remoteRuntime(
       await browser.settled();
       await runtime.close();
       logger.close();
-      await Deno.remove(dir, { recursive: true });
+      await folder[Symbol.asyncDispose]();
     },
   };
 }

@@ -23,15 +23,15 @@ import {
 } from "../../lib/oauth/token_store.ts";
 import { rejection } from "../support/errors.ts";
 import { httpEntry } from "../support/oauth_harness.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 async function tempStore() {
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-store-" });
+  const folder = await tempDir("patchbay-store-");
+  const dir = folder.path;
   return {
     dir,
     store: new FileTokenStore({ dir: join(dir, "oauth") }),
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(dir, { recursive: true });
-    },
+    [Symbol.asyncDispose]: () => folder[Symbol.asyncDispose](),
   };
 }
 

@@ -22,11 +22,7 @@ import { withSdkWarningsLogged } from "../../lib/oauth/sdk_warnings.ts";
 import { DENO } from "../support/deps.ts";
 import { httpEntry } from "../support/oauth_harness.ts";
 import { freePort } from "../support/servers.ts";
-
-async function tempDir() {
-  const path = await Deno.makeTempDir({ prefix: "patchbay-units-" });
-  return { path, [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }) };
-}
+import { tempDir } from "../support/temp_dir.ts";
 
 Deno.test("browser: the platform's opener, or $BROWSER's commands with %s or the URL appended", () => {
   const url = "https://auth.example/authorize?a=1&b=2";

@@ -10,9 +10,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Logger } from "../../lib/log.ts";
 import { withSdkWarningsLogged } from "../../lib/oauth/sdk_warnings.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 Deno.test("SDK warnings: a finished login's log gets no more lines; the running one does", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-sdk-warnings-" });
+  await using tmp = await tempDir("patchbay-sdk-warnings-");
+  const dir = tmp.path;
   const first = new Logger({ file: join(dir, "first.log") });
   const second = new Logger({ file: join(dir, "second.log") });
   const printed: unknown[][] = [];
@@ -39,7 +41,6 @@ Deno.test("SDK warnings: a finished login's log gets no more lines; the running 
   }
   const firstLog = await Deno.readTextFile(join(dir, "first.log"));
   const secondLog = await Deno.readTextFile(join(dir, "second.log"));
-  await Deno.remove(dir, { recursive: true });
   assert.match(firstLog, /during the first login/);
   assert.doesNotMatch(firstLog, /after the first login ended/);
   assert.match(secondLog, /after the first login ended/);

@@ -12,6 +12,7 @@ import {
   currentInputs,
   stillValid,
 } from "../../lib/permissions/plan_cache.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 Deno.test("the launcher takes --unrestricted for itself and reads the file options in every spelling", () => {
   const clientArgs = [
@@ -51,7 +52,8 @@ Deno.test("--version and --help need no plan; permissions computes it under the 
 });
 
 Deno.test("a remembered plan is stale once the configuration, .env or a variable it reads changes", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-plan-cache-" });
+  await using tmp = await tempDir("patchbay-plan-cache-");
+  const dir = tmp.path;
   try {
     const config = join(dir, "servers_config.json");
     const env = join(dir, ".env");
@@ -79,7 +81,6 @@ Deno.test("a remembered plan is stale once the configuration, .env or a variable
     assert.equal(stillValid(cached), false);
   } finally {
     Deno.env.delete("PATCHBAY_PLAN_CACHE_TEST");
-    await Deno.remove(dir, { recursive: true });
   }
 });
 

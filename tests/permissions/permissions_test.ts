@@ -25,6 +25,7 @@ import {
 import { parseDoctor } from "../support/doctor.ts";
 import { startScriptedLlm } from "../support/scripted_llm.ts";
 import { processesWith, startEverythingHttp } from "../support/servers.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 const DIRS = {
   state: "/home/ada/.local/state/patchbay",
@@ -277,23 +278,20 @@ Deno.test("grants: missing ones are named with their flags; unrestricted ones ar
 });
 
 Deno.test("command lookup: PATH order, symbolic links kept, execute bit, relative paths", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-which-" });
-  try {
-    const [first, second] = [join(dir, "a"), join(dir, "b")];
-    await Deno.mkdir(first);
-    await Deno.mkdir(second);
-    await Deno.writeTextFile(join(first, "tool"), "#!/bin/sh\n");
-    await Deno.writeTextFile(join(second, "tool"), "#!/bin/sh\n");
-    await Deno.chmod(join(second, "tool"), 0o755);
-    await Deno.symlink(join(second, "tool"), join(first, "linked"));
-    const path = `${first}:${second}`;
-    assert.equal(resolveCommandPath("tool", path, dir), join(second, "tool"), "not executable");
-    assert.equal(resolveCommandPath("linked", path, dir), join(first, "linked"));
-    assert.equal(resolveCommandPath("./b/tool", undefined, dir), join(second, "tool"));
-    assert.equal(resolveCommandPath("nothing", path, dir), undefined);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir("patchbay-which-");
+  const dir = tmp.path;
+  const [first, second] = [join(dir, "a"), join(dir, "b")];
+  await Deno.mkdir(first);
+  await Deno.mkdir(second);
+  await Deno.writeTextFile(join(first, "tool"), "#!/bin/sh\n");
+  await Deno.writeTextFile(join(second, "tool"), "#!/bin/sh\n");
+  await Deno.chmod(join(second, "tool"), 0o755);
+  await Deno.symlink(join(second, "tool"), join(first, "linked"));
+  const path = `${first}:${second}`;
+  assert.equal(resolveCommandPath("tool", path, dir), join(second, "tool"), "not executable");
+  assert.equal(resolveCommandPath("linked", path, dir), join(first, "linked"));
+  assert.equal(resolveCommandPath("./b/tool", undefined, dir), join(second, "tool"));
+  assert.equal(resolveCommandPath("nothing", path, dir), undefined);
 });
 
 // ------------------------------------------------------------------ the real client

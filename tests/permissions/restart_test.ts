@@ -18,6 +18,7 @@ import { EXIT } from "../../lib/errors.ts";
 import { RefusedGrants } from "../../lib/deno_permission/refused_grant.ts";
 import { typedOAuthFailure } from "../../lib/oauth/login_errors.ts";
 import { formatError, refusedGrants } from "../../commands/_boundary.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 /** What the OAuth code makes of Deno refusing the way to `host` while `server` logs in. */
 function refusedLogin(host: string, server: string): unknown {
@@ -56,60 +57,54 @@ Deno.test("one line says what is added, why, and what happens next", () => {
 });
 
 Deno.test("the launcher reads a request once, and ignores what is not one", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const file = join(dir, "restart.json");
-    await Deno.writeTextFile(file, JSON.stringify({ adds: [ADD], session: "abc" }));
-    assert.deepEqual(await takeRestartRequest(file), { adds: [ADD], session: "abc" });
-    assert.equal(await takeRestartRequest(file), undefined, "removed once read");
-    await Deno.writeTextFile(file, "{not json");
-    assert.deepEqual(await takeRestartRequest(file), { malformed: "not JSON" });
-    await Deno.writeTextFile(file, JSON.stringify({ session: "abc" }));
-    assert.match(
-      (await takeRestartRequest(file) as { malformed: string }).malformed,
-      /adds is not a list/,
-      "no grants: no request",
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  const file = join(dir, "restart.json");
+  await Deno.writeTextFile(file, JSON.stringify({ adds: [ADD], session: "abc" }));
+  assert.deepEqual(await takeRestartRequest(file), { adds: [ADD], session: "abc" });
+  assert.equal(await takeRestartRequest(file), undefined, "removed once read");
+  await Deno.writeTextFile(file, "{not json");
+  assert.deepEqual(await takeRestartRequest(file), { malformed: "not JSON" });
+  await Deno.writeTextFile(file, JSON.stringify({ session: "abc" }));
+  assert.match(
+    (await takeRestartRequest(file) as { malformed: string }).malformed,
+    /adds is not a list/,
+    "no grants: no request",
+  );
 });
 
 Deno.test("a malformed request is refused whole: grants, session, servers to rediscover, exit code", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const file = join(dir, "restart.json");
-    const malformed: [unknown, RegExp][] = [
-      [[ADD], /not an object/],
-      [{ adds: [] }, /adds/],
-      [{ adds: [{ kind: "run", value: 1, why: "x" }] }, /adds/],
-      [{ adds: [ADD, "run x"] }, /adds/],
-      [{ adds: [ADD], session: 42 }, /session/],
-      [{ adds: [ADD], session: "--config=/tmp/evil.json" }, /session/],
-      [{ adds: [ADD], rediscover: "time" }, /rediscover/],
-      [{ adds: [ADD], rediscover: ["--config=/tmp/evil.json"] }, /rediscover/],
-      [{ adds: [ADD], failedWith: 75 }, /failedWith/],
-      [{ adds: [ADD], failedWith: "1" }, /failedWith/],
-    ];
-    for (const [request, why] of malformed) {
-      await Deno.writeTextFile(file, JSON.stringify(request));
-      const read = await takeRestartRequest(file);
-      assert.ok(read && "malformed" in read, JSON.stringify(request));
-      assert.match(read.malformed, why);
-    }
-    await Deno.writeTextFile(
-      file,
-      JSON.stringify({ adds: [ADD], session: "k3f9x2m7q1ab", rediscover: ["idp"], failedWith: 1 }),
-    );
-    assert.deepEqual(await takeRestartRequest(file), {
-      adds: [ADD],
-      session: "k3f9x2m7q1ab",
-      rediscover: ["idp"],
-      failedWith: 1,
-    });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  const file = join(dir, "restart.json");
+  const malformed: [unknown, RegExp][] = [
+    [[ADD], /not an object/],
+    [{ adds: [] }, /adds/],
+    [{ adds: [{ kind: "run", value: 1, why: "x" }] }, /adds/],
+    [{ adds: [ADD, "run x"] }, /adds/],
+    [{ adds: [ADD], session: 42 }, /session/],
+    [{ adds: [ADD], session: "--config=/tmp/evil.json" }, /session/],
+    [{ adds: [ADD], rediscover: "time" }, /rediscover/],
+    [{ adds: [ADD], rediscover: ["--config=/tmp/evil.json"] }, /rediscover/],
+    [{ adds: [ADD], failedWith: 75 }, /failedWith/],
+    [{ adds: [ADD], failedWith: "1" }, /failedWith/],
+  ];
+  for (const [request, why] of malformed) {
+    await Deno.writeTextFile(file, JSON.stringify(request));
+    const read = await takeRestartRequest(file);
+    assert.ok(read && "malformed" in read, JSON.stringify(request));
+    assert.match(read.malformed, why);
   }
+  await Deno.writeTextFile(
+    file,
+    JSON.stringify({ adds: [ADD], session: "k3f9x2m7q1ab", rediscover: ["idp"], failedWith: 1 }),
+  );
+  assert.deepEqual(await takeRestartRequest(file), {
+    adds: [ADD],
+    session: "k3f9x2m7q1ab",
+    rediscover: ["idp"],
+    failedWith: 1,
+  });
 });
 
 Deno.test("what the client wrote reaches the terminal without its escape sequences", () => {
@@ -118,7 +113,8 @@ Deno.test("what the client wrote reaches the terminal without its escape sequenc
 });
 
 Deno.test("only a failed command asks for a restart: not Ctrl+C, SIGTERM, usage, or 75 itself", async () => {
-  const dir = await Deno.makeTempDir();
+  await using tmp = await tempDir();
+  const dir = tmp.path;
   const file = join(dir, "restart.json");
   const saved = [Deno.env.get("PATCHBAY_LAUNCHER"), Deno.env.get(RESTART_FILE_VARIABLE)];
   Deno.env.set("PATCHBAY_LAUNCHER", "narrow");
@@ -147,12 +143,12 @@ Deno.test("only a failed command asks for a restart: not Ctrl+C, SIGTERM, usage,
     names.forEach((name, i) =>
       saved[i] === undefined ? Deno.env.delete(name) : Deno.env.set(name, saved[i]!)
     );
-    await Deno.remove(dir, { recursive: true });
   }
 });
 
 Deno.test("a failed command without a refused grant asks for no restart", async () => {
-  const dir = await Deno.makeTempDir();
+  await using tmp = await tempDir();
+  const dir = tmp.path;
   const file = join(dir, "restart.json");
   const saved = [Deno.env.get("PATCHBAY_LAUNCHER"), Deno.env.get(RESTART_FILE_VARIABLE)];
   Deno.env.set("PATCHBAY_LAUNCHER", "narrow");
@@ -168,7 +164,6 @@ Deno.test("a failed command without a refused grant asks for no restart", async 
     names.forEach((name, i) =>
       saved[i] === undefined ? Deno.env.delete(name) : Deno.env.set(name, saved[i]!)
     );
-    await Deno.remove(dir, { recursive: true });
   }
 });
 

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { configWith, runPatchbay, type Sandbox, sandbox, writeConfig } from "../support/cli.ts";
 import { findSharedWritable } from "../../lib/shared_writable.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 /** A group id other than the owner's: the shared-group case needs one. */
 const SHARED_GID = 100;
@@ -156,30 +157,27 @@ Deno.test("a state folder others may write stops the launcher before it trusts a
 });
 
 Deno.test("findSharedWritable: what counts as shared", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const file = join(dir, "f");
-    await Deno.writeTextFile(file, "{}");
-    for (
-      const [mode, shared] of [[0o600, false], [0o644, false], [0o602, true], [
-        0o666,
-        true,
-      ]] as const
-    ) {
-      await Deno.chmod(file, mode);
-      assert.equal(findSharedWritable(file) !== undefined, shared, mode.toString(8));
-    }
-    assert.equal(
-      findSharedWritable(join(dir, "missing")),
-      undefined,
-      "a missing file is the reader's",
-    );
-    await Deno.chmod(file, 0o600);
-    await Deno.chmod(dir, 0o1777);
-    assert.equal(findSharedWritable(file), undefined, "a sticky folder holding a file");
-    assert.equal(findSharedWritable(dir), undefined, "a sticky folder judged for itself");
-    assert.equal(findSharedWritable(dir, { ownFolder: true })?.mode, 0o1777);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  const file = join(dir, "f");
+  await Deno.writeTextFile(file, "{}");
+  for (
+    const [mode, shared] of [[0o600, false], [0o644, false], [0o602, true], [
+      0o666,
+      true,
+    ]] as const
+  ) {
+    await Deno.chmod(file, mode);
+    assert.equal(findSharedWritable(file) !== undefined, shared, mode.toString(8));
   }
+  assert.equal(
+    findSharedWritable(join(dir, "missing")),
+    undefined,
+    "a missing file is the reader's",
+  );
+  await Deno.chmod(file, 0o600);
+  await Deno.chmod(dir, 0o1777);
+  assert.equal(findSharedWritable(file), undefined, "a sticky folder holding a file");
+  assert.equal(findSharedWritable(dir), undefined, "a sticky folder judged for itself");
+  assert.equal(findSharedWritable(dir, { ownFolder: true })?.mode, 0o1777);
 });

@@ -16,11 +16,12 @@ import { setActiveTrace } from "../../lib/trace/active.ts";
 import { TraceRecorder } from "../../lib/trace/recorder.ts";
 import { parseTrace, stats, timeline } from "../../lib/trace/timeline.ts";
 import { eventually, fixtureEntry, startManager } from "../support/servers.ts";
+import { tempDir as sharedTempDir } from "../support/temp_dir.ts";
 
 async function tempDir(): Promise<string & AsyncDisposable> {
-  const dir = await Deno.makeTempDir({ prefix: "patchbay-trace-" });
-  return Object.assign(dir, {
-    [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
+  const folder = await sharedTempDir("patchbay-trace-");
+  return Object.assign(folder.path, {
+    [Symbol.asyncDispose]: () => folder[Symbol.asyncDispose](),
   }) as unknown as string & AsyncDisposable;
 }
 
