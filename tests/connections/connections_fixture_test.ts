@@ -298,50 +298,53 @@ Deno.test("an oversized answer closes only that server, which then restarts", as
 
 Deno.test("server requests: refusals without handlers, answers with them, roots, sampling deny", async () => {
   const tag = newTag();
-  await using tmp = await tempDir("patchbay-roots-");
-  const dir = tmp.path;
-  await using session = await managed([
-    tagged("asker", tag, [], { roots: [dir] }),
-    tagged("denied", tag, [], { sampling: "deny" }),
-  ]);
-  const { manager } = session;
+  {
+    // The session (and the folder) end with this block, before the check that no process is left.
+    await using tmp = await tempDir("patchbay-roots-");
+    const dir = tmp.path;
+    await using session = await managed([
+      tagged("asker", tag, [], { roots: [dir] }),
+      tagged("denied", tag, [], { sampling: "deny" }),
+    ]);
+    const { manager } = session;
 
-  assert.match(
-    firstText(await manager.callTool("asker__sample", {}))!,
-    /patchbay refused the sampling request: no language model is attached/,
-  );
-  assert.match(
-    firstText(await manager.callTool("asker__elicit", {}))!,
-    /patchbay refused the elicitation request/,
-  );
-  assert.match(
-    firstText(await manager.callTool("asker__roots", {}))!,
-    new RegExp(`file://${dir}`),
-  );
+    assert.match(
+      firstText(await manager.callTool("asker__sample", {}))!,
+      /patchbay refused the sampling request: no language model is attached/,
+    );
+    assert.match(
+      firstText(await manager.callTool("asker__elicit", {}))!,
+      /patchbay refused the elicitation request/,
+    );
+    assert.match(
+      firstText(await manager.callTool("asker__roots", {}))!,
+      new RegExp(`file://${dir}`),
+    );
 
-  const asked: string[] = [];
-  manager.setHandlers({
-    sampling: (server, params) => {
-      asked.push(`${server}:${params.maxTokens}`);
-      return Promise.resolve({
-        role: "assistant",
-        content: { type: "text", text: "from the model" },
-        model: "test-model",
-      });
-    },
-    elicitation: () => Promise.resolve({ action: "accept", content: { name: "Ada" } }),
-  });
-  assert.match(firstText(await manager.callTool("asker__sample", {}))!, /from the model/);
-  assert.deepEqual(asked, ["asker:10"]);
-  assert.match(firstText(await manager.callTool("asker__elicit", {}))!, /"name":"Ada"/);
+    const asked: string[] = [];
+    manager.setHandlers({
+      sampling: (server, params) => {
+        asked.push(`${server}:${params.maxTokens}`);
+        return Promise.resolve({
+          role: "assistant",
+          content: { type: "text", text: "from the model" },
+          model: "test-model",
+        });
+      },
+      elicitation: () => Promise.resolve({ action: "accept", content: { name: "Ada" } }),
+    });
+    assert.match(firstText(await manager.callTool("asker__sample", {}))!, /from the model/);
+    assert.deepEqual(asked, ["asker:10"]);
+    assert.match(firstText(await manager.callTool("asker__elicit", {}))!, /"name":"Ada"/);
 
-  const refusal = JSON.parse(firstText(await manager.callTool("denied__sample", {}))!);
-  assert.deepEqual(refusal, {
-    code: -1,
-    message: "patchbay refused the sampling request: the entry for server 'denied' has " +
-      '"sampling": "deny"',
-  });
-  assert.deepEqual(asked, ["asker:10"]);
+    const refusal = JSON.parse(firstText(await manager.callTool("denied__sample", {}))!);
+    assert.deepEqual(refusal, {
+      code: -1,
+      message: "patchbay refused the sampling request: the entry for server 'denied' has " +
+        '"sampling": "deny"',
+    });
+    assert.deepEqual(asked, ["asker:10"]);
+  }
   assert.deepEqual(processesWith(tag), []);
 });
 
