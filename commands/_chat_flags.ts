@@ -4,7 +4,7 @@
  * memory. Only the plain forms of the root flags are read here (`-c path`, `--debug`,
  * `-r id`, ...); anything else (a command, `--help`, `--config=path`, `-dy`, an unknown
  * flag, a value that looks like a flag) returns `undefined`, and the caller parses the
- * line with commander as always. `tests/startup_args_test.ts` checks that both agree.
+ * line with commander as always. `tests/cli/startup_args_test.ts` checks that both agree.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * Every default patchbay applies, in one place. docs/configuration.md mirrors this file;
- * `tests/docs_test.ts` keeps the two in step.
+ * `tests/project/docs_test.ts` keeps the two in step.
  *
  * Units: every duration in configuration is in seconds.
  *

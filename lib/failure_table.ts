@@ -17,7 +17,7 @@
  * - `commands/_boundary.ts` shows the message, the cause, and the remedy of the surface.
  *
  * A new row (a failure the contract's table lacks, e.g. a TLS certificate the runtime does
- * not trust) goes in {@linkcode ROWS} with both remedies; `tests/failure_table_test.ts`
+ * not trust) goes in {@linkcode ROWS} with both remedies; `tests/errors/failure_table_test.ts`
  * checks every row has a message, causes and both remedies, and that no script remedy
  * names a slash command.
  *

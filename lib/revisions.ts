@@ -1,7 +1,7 @@
 /**
  * The names of the MCP protocol revisions, apart from the SDK: the configuration's
  * validation needs them, and reading a configuration (`config check`, start-up) must not
- * load the SDK. `tests/protocol_test.ts` checks {@linkcode LEGACY_REVISIONS} against the
+ * load the SDK. `tests/protocol/protocol_test.ts` checks {@linkcode LEGACY_REVISIONS} against the
  * SDK's own list, so an SDK upgrade that changes it fails there, not in the field.
  *
  * @module

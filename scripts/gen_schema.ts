@@ -1,7 +1,7 @@
 /**
  * Writes servers_config.schema.json from the zod schema in lib/config/schema.ts, so
  * editors validate and complete the configuration. Run `deno task schema` after
- * changing the schema; `tests/schema_json_test.ts` fails until the file is regenerated.
+ * changing the schema; `tests/config/schema_json_test.ts` fails until the file is regenerated.
  *
  * @module
  */

@@ -8,6 +8,10 @@
  * build give them back to the patchbay processes they run (with loopback added to
  * NO_PROXY), so Deno there still reaches the npm registry the way this machine does.
  *
+ * `--fast` runs only the test files that start no subprocess and no terminal
+ * (`scripts/fast_tests.ts` says which), without `--allow-run`: `deno task test:fast`, for quick
+ * local runs. The whole suite (no arguments) is what CI runs.
+ *
  * @module
  */
 
@@ -26,6 +30,15 @@ export const PROXY_VARIABLES = [
 /** Where a set-aside variable is kept. */
 export const MACHINE_PREFIX = "PATCHBAY_MACHINE_";
 
+/** Everything but `--allow-run`: a fast file that started a process would fail, not pass slowly. */
+const FAST_PERMISSIONS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-net",
+  "--allow-sys",
+];
+
 if (import.meta.main) {
   const env = Deno.env.toObject();
   for (const name of PROXY_VARIABLES) {
@@ -34,7 +47,10 @@ if (import.meta.main) {
     delete env[name];
   }
   const { code } = await new Deno.Command(Deno.execPath(), {
-    args: ["test", "--allow-all", ...(Deno.args.length > 0 ? Deno.args : ["tests/"])],
+    args: Deno.args[0] === "--fast"
+      // Loaded only here: the test harness imports this module for its constants.
+      ? ["test", ...FAST_PERMISSIONS, ...await (await import("./fast_tests.ts")).fastTestFiles()]
+      : ["test", "--allow-all", ...(Deno.args.length > 0 ? Deno.args : ["tests/"])],
     env,
     clearEnv: true,
     stdin: "inherit",

@@ -1,0 +1,45 @@
+/** Other clients' entries turned into patchbay's, with what was converted and left out. */
+
+import assert from "node:assert/strict";
+import { convertEntry } from "../../lib/config/import_convert.ts";
+
+const places = { home: "/home/u", cwd: "/work" };
+const plain = { dialect: "mcpServers" as const, inputs: {} };
+
+Deno.test("an entry from another patchbay file keeps patchbay's own fields, timeout included", () => {
+  const converted = convertEntry(
+    "fs",
+    {
+      transport_type: "stdio",
+      command: "npx",
+      roots: ["."],
+      sampling: "deny",
+      timeout: 90,
+      trusted: true,
+    },
+    plain,
+    places,
+  );
+  assert.deepEqual(converted.entry, {
+    transport_type: "stdio",
+    command: "npx",
+    roots: ["."],
+    sampling: "deny",
+    timeout: 90,
+    trusted: true,
+  });
+  assert.deepEqual(converted.dropped, []);
+});
+
+Deno.test("a timeout of a client whose unit is unknown is left out, with why", () => {
+  const converted = convertEntry("x", { command: "x", timeout: 5000 }, plain, places);
+  assert.equal(converted.entry!.timeout, undefined);
+  assert.match(converted.dropped[0], /^timeout: its unit is not known here/);
+});
+
+Deno.test("gemini-cli: a timeout beyond a day is left out rather than guessed", () => {
+  const gemini = { dialect: "gemini" as const, inputs: {} };
+  const converted = convertEntry("g", { httpUrl: "https://h/mcp", timeout: 1e9 }, gemini, places);
+  assert.equal(converted.entry!.timeout, undefined);
+  assert.match(converted.dropped[0], /timeout 1000000000 ms: outside 0 to one day/);
+});

@@ -1,0 +1,131 @@
+/**
+ * The failure table itself: every row has a message, causes and a remedy for each
+ * surface; no scripting remedy names a slash command; every network problem has a row;
+ * the typed errors read their words from it.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import {
+  AuthenticationFailedError,
+  InvalidApiKeyError,
+  NetworkError,
+  OAuthFailedError,
+  type PatchbayError,
+  PermissionDeniedError,
+  RateLimitError,
+  remedyFor,
+  ServerConnectError,
+  StoreConnectError,
+  TimeoutError,
+  ToolExecutionError,
+  ToolTimeoutError,
+} from "../../lib/errors.ts";
+import {
+  type FailureKind,
+  fill,
+  NET_ROWS,
+  perSurface,
+  type Remedy,
+  ROWS,
+  STEPS,
+} from "../../lib/failure_table.ts";
+
+/** A slash command of the interactive client, which a scripting command cannot act on. */
+const SLASH_COMMAND =
+  /(?<![\w.:/])\/(?:debug|tools|memory|api_stats|status|connections|refresh|call|prompts?|resources?|clear|history|mcp)\b/;
+
+const kinds = Object.keys(ROWS) as FailureKind[];
+
+Deno.test("failure table: every row has a message, causes and both remedies", () => {
+  assert.ok(kinds.length >= 14, `only ${kinds.length} rows`);
+  for (const kind of kinds) {
+    const row = ROWS[kind];
+    assert.ok(row.messages.length > 0, `${kind}: no message`);
+    for (const message of row.messages) assert.ok(message.trim(), `${kind}: empty message`);
+    assert.ok(row.causes.length > 0, `${kind}: no cause`);
+    for (const cause of row.causes) assert.ok(cause.trim(), `${kind}: empty cause`);
+    assert.ok(row.remedy.repl.trim(), `${kind}: no interactive remedy`);
+    assert.ok(row.remedy.script.trim(), `${kind}: no scripting remedy`);
+  }
+});
+
+Deno.test("failure table: no scripting remedy names a slash command", () => {
+  const remedies: [string, Remedy][] = kinds.map((kind) => [kind, ROWS[kind].remedy]);
+  for (const [name, step] of Object.entries(STEPS)) {
+    remedies.push([name, typeof step === "function" ? step("api") : step]);
+  }
+  for (const [name, remedy] of remedies) {
+    assert.doesNotMatch(remedy.script, SLASH_COMMAND, `${name}: ${remedy.script}`);
+  }
+  // The interactive wording is the one that may name them: the table keeps both apart.
+  assert.match(ROWS.not_running.remedy.repl, SLASH_COMMAND);
+  assert.match(STEPS.retryLogin("api").repl, SLASH_COMMAND);
+});
+
+Deno.test("failure table: every network problem has a row whose message it starts", () => {
+  for (const [problem, { kind, label }] of Object.entries(NET_ROWS)) {
+    assert.ok(kind in ROWS, `${problem}: no row ${kind}`);
+    assert.ok(
+      (ROWS[kind].messages as readonly string[]).includes(label),
+      `${problem}: ${label} is not a message of ${kind}`,
+    );
+  }
+});
+
+Deno.test("failure table: remedies compose per surface", () => {
+  const composed = perSurface`${ROWS.not_running.remedy}; check "url" (${3} tries)`;
+  assert.deepEqual(composed, {
+    repl: `${ROWS.not_running.remedy.repl}; check "url" (3 tries)`,
+    script: `${ROWS.not_running.remedy.script}; check "url" (3 tries)`,
+  });
+  assert.equal(
+    fill("Tool timeout: <tool> within <seconds> s", { tool: "t" }),
+    "Tool timeout: t within <seconds> s",
+  );
+  // A value is never read as a placeholder itself.
+  assert.equal(fill("at <target>", { target: "<store>" }), "at <store>");
+});
+
+Deno.test("failure table: the typed errors read their words and codes from it", () => {
+  const check = (error: PatchbayError, message: string, kind: FailureKind) => {
+    assert.equal(error.message, message);
+    assert.deepEqual(error.remedies, ROWS[kind].remedy, `${kind}: remedy`);
+    assert.ok(
+      (ROWS[kind].codes as readonly string[]).includes(error.code),
+      `${kind}: code ${error.code}`,
+    );
+  };
+  check(
+    new ServerConnectError("fs", { reason: "r", remedy: ROWS.not_running.remedy }),
+    "Failed to connect to server 'fs': Session terminated",
+    "not_running",
+  );
+  check(new InvalidApiKeyError("r"), "Invalid API key", "api_key");
+  check(new AuthenticationFailedError("r"), "Authentication failed", "api_key");
+  check(
+    new OAuthFailedError("fs", { reason: "r" }),
+    "OAuth authentication failed for server 'fs'",
+    "oauth",
+  );
+  check(new ToolExecutionError("fs_read", "r"), "Tool execution failed: fs_read", "tool");
+  check(
+    new ToolTimeoutError("fs_read", 30),
+    "Tool timeout: fs_read did not finish within 30 s",
+    "tool",
+  );
+  check(new PermissionDeniedError("/etc/x", "r"), "Permission denied: /etc/x", "file_permission");
+  check(
+    new StoreConnectError("Redis", "127.0.0.1:6379 db 0", "connection refused"),
+    "Could not connect to Redis at 127.0.0.1:6379 db 0: connection refused",
+    "store",
+  );
+  check(new RateLimitError("r"), "Rate limit exceeded (Too many requests)", "rate_limit");
+  check(new TimeoutError("Request timeout", "r"), "Request timeout", "timeout");
+  check(new NetworkError("Connection refused", "r"), "Connection refused", "network");
+  // The surface's own words, picked, not rewritten.
+  assert.equal(remedyFor(new RateLimitError("r"), "script"), ROWS.rate_limit.remedy.script);
+  assert.equal(remedyFor(new RateLimitError("r"), "repl"), ROWS.rate_limit.remedy.repl);
+  assert.equal(remedyFor("the same on both", "script"), "the same on both");
+});
