@@ -27,7 +27,7 @@ function documentedDefault(field: string): string {
 
 Deno.test("docs/configuration.md: the defaults are the ones in lib/defaults.ts", async () => {
   // Defaults the schema applies itself, read from it rather than restated here.
-  const { ServerSchema, TraceSchema } = await import("../lib/config/schema.ts");
+  const { ServerSchema, TraceSchema } = await import("../../lib/config/schema.ts");
   const trace = TraceSchema.parse({ file: "trace.jsonl" });
   const server = ServerSchema.parse({ command: "server" });
   const expected: Record<string, string> = {
