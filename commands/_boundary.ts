@@ -161,14 +161,19 @@ export async function runCommand(
     const e = toPatchbayError(error);
     const logger = (options.logger ?? sessionLogger)();
     logError(logger, e);
-    if (options.json) {
-      const text = JSON.stringify({ type: "error", error: errorJson(e) });
-      console.log(logger ? logger.redactor.redact(text) : text);
-    } else {
-      // Commands end here, outside the interactive client: remedies name no slash command.
-      console.error(
-        formatError(e, { style: stderrStyle(), redactor: logger?.redactor, surface: "script" }),
-      );
+    try {
+      if (options.json) {
+        const text = JSON.stringify({ type: "error", error: errorJson(e) });
+        console.log(logger ? logger.redactor.redact(text) : text);
+      } else {
+        // Commands end here, outside the interactive client: remedies name no slash command.
+        console.error(
+          formatError(e, { style: stderrStyle(), redactor: logger?.redactor, surface: "script" }),
+        );
+      }
+    } catch {
+      // Nowhere left to show it (the terminal closed, the reader went away): it is logged,
+      // and the exit code still says what happened.
     }
     return e.exitCode ?? EXIT.failure;
   }

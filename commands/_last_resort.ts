@@ -9,6 +9,7 @@
  */
 
 import { runCommand } from "./_boundary.ts";
+import { EXIT } from "../lib/exit_codes.ts";
 
 /**
  * Shows `error` as the boundary does (stderr, logged) and returns the exit code it maps to.
@@ -32,7 +33,13 @@ export function installLastResort(): void {
     // A second escape while the first is being reported changes nothing: one message.
     if (ending) return;
     ending = true;
-    Deno.exit(await reportEscaped(error));
+    let code: number = EXIT.failure;
+    try {
+      code = await reportEscaped(error);
+    } catch {
+      // Reporting failed too (no terminal left to write to): the process still ends.
+    }
+    Deno.exit(code);
   };
   globalThis.addEventListener("unhandledrejection", (event) => {
     event.preventDefault();

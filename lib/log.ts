@@ -144,7 +144,14 @@ export class Logger {
         // A full disk must not take the session down; the mirror still shows the line.
       }
     }
-    if (this.#mirror) this.#mirrorTo(line);
+    if (this.#mirror) {
+      try {
+        this.#mirrorTo(line);
+      } catch {
+        // A terminal that is gone (its window closed: writes fail) must not fail whatever
+        // was being logged, such as the ending of the servers; the file keeps the line.
+      }
+    }
   }
 
   child(component: string): Log {

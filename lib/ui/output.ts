@@ -26,10 +26,33 @@ export interface TerminalOutputOptions {
 }
 
 const encoder = new TextEncoder();
-const writeAll = (file: { writeSync(p: Uint8Array): number }) => (text: string) => {
-  const bytes = encoder.encode(text);
-  let written = 0;
-  while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+
+/**
+ * Whether `error` says the terminal is gone: its window was closed, and writing to it fails
+ * with EIO. (A reader that went away, `| head`, is a broken pipe instead, which the command
+ * boundary turns into its exit code.)
+ */
+export function terminalGone(error: unknown): boolean {
+  return error instanceof Error && /\(os error 5\)/.test(error.message);
+}
+
+/**
+ * Writes all of `text` to `file`. Once the terminal is gone, text is dropped: what is left
+ * to do (ending the servers, saving the conversation) must not fail on what nobody can see.
+ */
+const writeAll = (file: { writeSync(p: Uint8Array): number }) => {
+  let gone = false;
+  return (text: string) => {
+    if (gone) return;
+    const bytes = encoder.encode(text);
+    let written = 0;
+    try {
+      while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+    } catch (error) {
+      if (!terminalGone(error)) throw error;
+      gone = true;
+    }
+  };
 };
 
 /** Writes answers and status without the spinner ever garbling them. */

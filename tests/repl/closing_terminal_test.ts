@@ -64,7 +64,7 @@ async function storedText(box: Sandbox): Promise<string> {
 
 type Target = "client" | "launcher" | "terminal";
 
-async function closeWith(target: Target, signal: Deno.Signal) {
+async function closeWith(target: Target, signal: Deno.Signal, debug = false) {
   await using llm = await startScriptedLlm({ replies: [{ text: "Noted: the blue folder." }] });
   await using box = await sandbox();
   // A real stdio server that starts a child of its own: the odd sleep marks it.
@@ -81,6 +81,9 @@ async function closeWith(target: Target, signal: Deno.Signal) {
   await using repl = await startRepl(box);
   await repl.send("remember the blue folder", "Noted: the blue folder.");
   assert.equal(processesWith(marker).length, 1, "the server's own child runs");
+  // With /debug on, the log's lines go to the terminal too: closing it makes those writes
+  // fail (EIO) in the middle of ending the servers, which must not stop the ending.
+  if (debug) await repl.send("/debug", /[Dd]ebug/);
   const client = await pidOf(repl, "main.ts");
   const pane = await repl.tmux.panePid();
   if (target === "terminal") {
@@ -125,3 +128,7 @@ for (
     await closeWith(target, signal);
   });
 }
+
+Deno.test("closing the terminal with /debug on: the log's writes to it fail, every process still ends", async () => {
+  await closeWith("terminal", "SIGHUP", true);
+});
