@@ -333,7 +333,16 @@ export function shadowNotice(userFile: string): string {
     "read (add its servers here with `patchbay mcp import <that path>`)";
 }
 
-function report(what: string, target: EditTarget, written: Written): void {
+/**
+ * What an edit wrote: the file (and whether it was created), the notices about other
+ * configuration files, and where the secrets went (in `kept`, the entry or entries).
+ */
+export function report(
+  what: string,
+  target: EditTarget,
+  written: Written,
+  kept = "the entry",
+): void {
   const created = written.created ? ` (created, with the example's LLM block)` : "";
   console.log(`${what} ${target.file}${created}`);
   if (written.shadows) console.log(shadowNotice(written.shadows));
@@ -345,7 +354,7 @@ function report(what: string, target: EditTarget, written: Written): void {
     written.moved
       ? `Moved ${plural(names.length, "secret")} to ${target.envFile} ` +
         `(readable by you only): ${variables}`
-      : `Kept ${plural(names.length, "secret")} in the entry; ${target.file} is ` +
+      : `Kept ${plural(names.length, "secret")} in ${kept}; ${target.file} is ` +
         "readable by you only",
   );
 }

@@ -25,7 +25,7 @@ import { showName } from "../lib/names.ts";
 import { hasHiddenCharacters } from "../lib/terminal.ts";
 import { plural } from "../lib/text.ts";
 import { type NamedEntry, writeEntries } from "./_config_edit.ts";
-import { hiddenNotice, type McpEditOptions, serversOf, shadowNotice } from "./mcp.ts";
+import { type McpEditOptions, report, serversOf } from "./mcp.ts";
 
 /**
  * Most servers one import adds. Every configured server is started (a process, or a
@@ -120,23 +120,7 @@ export async function mcpImport(
     return EXIT.ok;
   }
   const written = await writeEntries(target, accepted, options);
-  console.log(
-    `Added ${counts} to ${target.file}` +
-      (written.created ? " (created, with the example's LLM block)" : ""),
-  );
-  if (written.shadows) console.log(shadowNotice(written.shadows));
-  if (written.hiddenBy) console.log(hiddenNotice(written.hiddenBy));
-  if (written.secrets.length > 0) {
-    const names = [...new Set(written.secrets.map((s) => s.variable))];
-    const variables = names.join(", ");
-    console.log(
-      written.moved
-        ? `Moved ${plural(names.length, "secret")} to ${target.envFile} ` +
-          `(readable by you only): ${variables}`
-        : `Kept ${plural(names.length, "secret")} in the entries; ${target.file} is ` +
-          "readable by you only",
-    );
-  }
+  report(`Added ${counts} to`, target, written, "the entries");
   return EXIT.ok;
 }
 

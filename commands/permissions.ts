@@ -14,6 +14,7 @@ import { defaultLogFile } from "../lib/paths.ts";
 import { usesOAuth } from "../lib/oauth/uses_oauth.ts";
 import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { VERSION } from "../lib/version.ts";
+import { wrapWords } from "../lib/text.ts";
 import { CLIENT_V8_FLAGS } from "../lib/v8_flags.ts";
 
 /** Options of `patchbay permissions`. */
@@ -131,7 +132,12 @@ export function renderPlan(
     lines.push(`#   ${grant.kind.padEnd(5)}  ${grant.value.padEnd(width)}  ${grant.why}`);
   }
   lines.push("#", "#   sys    none: patchbay reads no system information");
-  for (const note of notes) lines.push("#", ...wrap(`note: ${note}`, 96).map((l) => `# ${l}`));
+  for (const note of notes) {
+    lines.push(
+      "#",
+      ...wrapWords(`note: ${note}`, 96, "  ").map((l) => `# ${l}`),
+    );
+  }
   const line = flags.map(shellQuote).join(" ");
   const main = shellQuote(MAIN_MODULE);
   const manifest = shellQuote(new URL("deno.json", new URL(".", toUrl(MAIN_MODULE))).href
@@ -178,19 +184,4 @@ function commaNotes(plan: PermissionPlan): string[] {
     `${grant.value} contains a comma, which Deno's --allow-${grant.kind} list cannot hold; ` +
     "move or rename it, or grant its parent folder"
   );
-}
-
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let current = "";
-  for (const word of text.split(" ")) {
-    if (current && current.length + word.length + 1 > width) {
-      lines.push(current);
-      current = "  " + word;
-    } else {
-      current = current ? `${current} ${word}` : word;
-    }
-  }
-  if (current) lines.push(current);
-  return lines;
 }

@@ -67,15 +67,18 @@ export function abridge(text: string, max: number): string {
   return `${text.slice(0, Math.max(0, max - 1))}…`;
 }
 
-/** `text` in lines of at most `columns` characters, broken between words where it can. */
-export function wrapWords(text: string, columns: number): string[] {
+/**
+ * `text` in lines of at most `columns` characters, broken between words where it can;
+ * lines after the first start with `indent`.
+ */
+export function wrapWords(text: string, columns: number, indent = ""): string[] {
   if (text.length <= columns) return [text];
   const lines: string[] = [];
   let line = "";
   for (const word of text.split(" ")) {
     if (line && line.length + 1 + word.length > columns) {
       lines.push(line);
-      line = word;
+      line = indent + word;
     } else {
       line = line ? `${line} ${word}` : word;
     }

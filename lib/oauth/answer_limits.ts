@@ -11,6 +11,8 @@
  * @module
  */
 
+import { watchedBody } from "./watched_body.ts";
+
 /**
  * Bytes of one OAuth answer: metadata documents, registration and token answers run to a
  * few KB; 1 MiB leaves room for any real one.
@@ -50,26 +52,12 @@ export function boundedAnswer(url: URL, response: Response): Response {
     response.body?.cancel().catch(() => {});
     throw new OAuthAnswerTooLarge(url.href, announced);
   }
-  if (!response.body) return response;
-  const reader = response.body.getReader();
   let size = 0;
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) return controller.close();
+  return watchedBody(response, {
+    chunk(value) {
       size += value.byteLength;
-      if (size > MAX_OAUTH_ANSWER_BYTES) {
-        await reader.cancel().catch(() => {});
-        return controller.error(new OAuthAnswerTooLarge(url.href, size));
-      }
-      controller.enqueue(value);
+      if (size > MAX_OAUTH_ANSWER_BYTES) return new OAuthAnswerTooLarge(url.href, size);
     },
-    cancel: (reason) => reader.cancel(reason),
-  });
-  return new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
   });
 }
 

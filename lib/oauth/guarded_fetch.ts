@@ -23,6 +23,7 @@
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { EndpointPolicy, EndpointRole } from "./endpoint_policy.ts";
 import { boundedAnswer } from "./answer_limits.ts";
+import { watchedBody } from "./watched_body.ts";
 
 /** Redirects followed for one OAuth request, as many as browsers allow in spirit. */
 export const MAX_OAUTH_REDIRECTS = 5;
@@ -66,28 +67,17 @@ export function guardedFetch(base: FetchLike, options: GuardedFetchOptions): Fet
     }
     // The document is kept as the caller reads it (at most MAX_WITNESSED_BYTES of it), so
     // an answer is never read ahead of its reader nor held back.
-    const reader = response.body.getReader();
     const kept: Uint8Array[] = [];
     let size = 0;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const { done, value } = await reader.read();
-        if (done) {
-          if (size <= MAX_WITNESSED_BYTES) seen.json = parseJson(kept, size);
-          controller.close();
-          return;
-        }
+    return watchedBody(response, {
+      chunk(value) {
         size += value.byteLength;
         if (size <= MAX_WITNESSED_BYTES) kept.push(value);
         else kept.length = 0;
-        controller.enqueue(value);
       },
-      cancel: (reason) => reader.cancel(reason),
-    });
-    return new Response(body, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
+      end() {
+        if (size <= MAX_WITNESSED_BYTES) seen.json = parseJson(kept, size);
+      },
     });
   };
 

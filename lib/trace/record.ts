@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { HttpExchange } from "../transports/observer.ts";
+
 /** How a server is reached. */
 export type TraceTransport = "stdio" | "streamable_http" | "sse";
 
@@ -43,26 +45,14 @@ export interface MessageLine extends LineBase {
   cut?: { kept: number; chars: number };
 }
 
-/** One HTTP exchange of a network transport (the request line, and the response head). */
-export interface HttpLine extends LineBase {
+/**
+ * One HTTP exchange of a network transport (the request line, and the response head), as
+ * the transport reports it ({@linkcode HttpExchange}).
+ */
+export interface HttpLine extends LineBase, HttpExchange {
   kind: "http";
   server: string;
   transport: TraceTransport;
-  method: string;
-  url: string;
-  /** Absent when no response came (then `failure` says why). */
-  status?: number;
-  /** Milliseconds to the response head. */
-  ms: number;
-  /** The request headers that matter (session, protocol version, content type, auth scheme). */
-  request: Record<string, string>;
-  /** The response headers that matter. */
-  response?: Record<string, string>;
-  request_bytes?: number;
-  /** The declared length of the response body, when there is one. */
-  response_bytes?: number;
-  /** Why no response came. */
-  failure?: string;
 }
 
 /** Something that happened to a connection or a process. */
