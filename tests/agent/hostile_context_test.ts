@@ -262,11 +262,8 @@ Deno.test("tool search over 50,000 tools: a stuffed description neither wins nor
     ],
   });
   await using box = await hostileBox(llm, ["--tools=50000"]);
-  const started = performance.now();
   const result = await runPatchbay(box, ["run", "what is the weather in paris?"]);
-  const ms = performance.now() - started;
   assert.equal(result.code, 0, result.stderr);
-  console.log(`tool search run over 50,003 tools: ${Math.round(ms)} ms`);
   const offered = llm.requests[0].body.tools.map((t: Body) => t.function.name);
   assert.deepEqual(offered, ["find_tools"]);
   const answer: string = llm.requests[1].body.messages.find((m: Body) => m.role === "tool")
