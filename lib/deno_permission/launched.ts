@@ -1,6 +1,7 @@
 /**
  * How this process was started: by the launcher (`launch.ts`) under its narrow plan, and
- * whether that launcher can restart it. Read from the environment the launcher sets, so
+ * whether that launcher can restart it; or as a compiled binary (`deno task compile`),
+ * whose permissions were fixed when it was built. Read from the environment the launcher sets, so
  * any module may ask without importing the launcher.
  *
  * A leaf: it imports nothing, so error wording and the launcher's restart both use it.
@@ -32,4 +33,21 @@ export function startedByLauncher(): boolean {
 export function restartFile(): string | undefined {
   if (!startedByLauncher()) return undefined;
   return readVariable(RESTART_FILE_VARIABLE) || undefined;
+}
+
+/**
+ * Whether this process is a compiled binary (`deno compile`): its permissions were fixed
+ * when it was built, so no flag can be added to its command line and no launcher restarts
+ * it; a remedy says what to do instead.
+ */
+export function compiledBinary(): boolean {
+  return Deno.build.standalone === true;
+}
+
+/** What a compiled binary's person can do about a permission it lacks. */
+export function binaryRemedy(flag: string): string {
+  return `this patchbay is a compiled binary, whose permissions were fixed when it was built: ` +
+    "run patchbay through its launcher instead (`deno task start`, or the `patchbay` of " +
+    "`deno task install`), which grants what the configuration needs, or build it again " +
+    `with ${flag} added to the flags of scripts/compile.ts`;
 }
