@@ -14,8 +14,10 @@ import { BINARY_FLAGS } from "../../scripts/compile.ts";
 import { CLIENT_V8_FLAGS } from "../../lib/v8_flags.ts";
 import { type CliResult, runCommand, type Sandbox, sandbox, writeConfig } from "../support/cli.ts";
 import { DENO } from "../support/deps.ts";
-import { replConfig } from "../support/repl.ts";
+import { everythingEntry, NODE } from "../support/deps.ts";
+import { Repl, replConfig, terminalEnv } from "../support/repl.ts";
 import { startScriptedLlm } from "../support/scripted_llm.ts";
+import { TmuxSession } from "../support/tmux.ts";
 
 const PROJECT = new URL("../../", import.meta.url).pathname;
 const AS_COMPILED = join(PROJECT, "tests", "support", "as_compiled.ts");
@@ -124,4 +126,46 @@ Deno.test("a compiled binary's own remedies: the doctor and the grants name the 
   );
   assert.match(refused.stderr, /build it again\s+with --allow-write=\S+ added to the flags of/);
   assert.doesNotMatch(refused.stderr, /to the deno command/);
+});
+
+Deno.test("a compiled binary's /refresh: a server added by mcp add in another shell connects, with no restart to ask for", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  const config = replConfig(box, llm);
+  delete (config.mcpServers as Record<string, unknown>).filesystem;
+  await writeConfig(box, config);
+  const other = { HOME: join(box.home, "other-account") };
+  await using tmux = await TmuxSession.start({
+    command: [
+      DENO,
+      "run",
+      CLIENT_V8_FLAGS,
+      ...BINARY_FLAGS,
+      "--preload",
+      AS_COMPILED,
+      "--config",
+      join(PROJECT, "deno.json"),
+      join(PROJECT, "main.ts"),
+    ],
+    env: terminalEnv(box, other),
+    cwd: box.cwd,
+    width: 160,
+    height: 50,
+  });
+  const repl = new Repl(tmux, box);
+  await tmux.waitFor(/^Servers {2}1 of 1 server connected/m, { timeoutMs: 60_000 });
+  const script = join(box.cwd, "second-server.sh");
+  await Deno.writeTextFile(script, `#!/bin/sh\nexec '${NODE}' '${everythingEntry()}' stdio\n`);
+  await Deno.chmod(script, 0o755);
+  const add = await asBuilt(box, other, ["mcp", "add", "second", "--", script]);
+  assert.equal(add.code, 0, add.stderr);
+  const refresh = await repl.send("/refresh", "Configuration read again", 60_000);
+  assert.doesNotMatch(refresh, /Restarting|not granted/);
+  await tmux.waitFor(/2 of 2 servers connected|second.*connected/, { timeoutMs: 60_000 });
+  assert.match(await repl.send("/tools second", "get-sum"), /second \(\d+ tools\)/);
+  const status = await repl.send("/status", /Uptime/);
+  assert.match(
+    status,
+    /Grants +broader than the plan: [^(]*--allow-write[^(]*\(a compiled\s+binary/,
+  );
 });

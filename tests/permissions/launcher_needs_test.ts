@@ -58,3 +58,31 @@ Deno.test("a launcher granted only some of what it needs names just those, with 
     partial.stderr,
   );
 });
+
+Deno.test("a launcher that may not write its state folder still starts the client, and says what that costs", async () => {
+  await using box = await sandbox();
+  await writeConfig(box, configWith());
+  const env = { XDG_STATE_HOME: join(box.home, "moved-state") };
+  const unwritable = await runInSandbox(box, DENO, [
+    "run",
+    "--no-prompt",
+    "--allow-read",
+    "--allow-env",
+    "--allow-run",
+    `--allow-write=${join(box.home, ".local", "state", "patchbay")}`,
+    LAUNCHER,
+    "config",
+    "check",
+  ], { env });
+  assert.equal(unwritable.code, 0, unwritable.stderr);
+  assertNoRawDenoError(unwritable.stderr);
+  assert.match(
+    unwritable.stderr,
+    new RegExp(
+      `^patchbay: the launcher may not write ${env.XDG_STATE_HOME}/patchbay, so it computes ` +
+        "the permission plan at every start and cannot restart the client under a wider one .*" +
+        `start it with --allow-write=${env.XDG_STATE_HOME}/patchbay\n`,
+    ),
+  );
+  assert.match(unwritable.stdout, /^✓ servers_config.json is valid\n/);
+});
