@@ -43,11 +43,3 @@ export function restartFile(): string | undefined {
 export function compiledBinary(): boolean {
   return Deno.build.standalone === true;
 }
-
-/** What a compiled binary's person can do about a permission it lacks. */
-export function binaryRemedy(flag: string): string {
-  return `this patchbay is a compiled binary, whose permissions were fixed when it was built: ` +
-    "run patchbay through its launcher instead (`deno task start`, or the `patchbay` of " +
-    "`deno task install`), which grants what the configuration needs, or build it again " +
-    `with ${flag} added to the flags of scripts/compile.ts`;
-}

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { binaryRemedy, compiledBinary, restartFile, startedByLauncher } from "./launched.ts";
+import { compiledBinary, restartFile, startedByLauncher } from "./launched.ts";
 
 /** Options of {@linkcode denoPermissionRemedy}. */
 export interface RemedyOptions {
@@ -43,4 +43,12 @@ export function denoPermissionRemedy(flag: string, options: RemedyOptions = {}):
     : `add ${flag} to the deno run / deno install command ` +
       "(`patchbay permissions` prints the full set for your configuration)";
   return options.otherwise ? `${remedy}; or ${options.otherwise}` : remedy;
+}
+
+/** What a compiled binary's person can do about a permission it lacks. */
+export function binaryRemedy(flag: string): string {
+  return `this patchbay is a compiled binary, whose permissions were fixed when it was built: ` +
+    "run patchbay through its launcher instead (`deno task start`, or the `patchbay` of " +
+    "`deno task install`), which grants what the configuration needs, or build it again " +
+    `with ${flag} added to the flags of scripts/compile.ts`;
 }
