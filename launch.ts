@@ -15,6 +15,18 @@ if (import.meta.main) {
     console.log(`${NAME} ${VERSION}`);
     Deno.exit(0);
   }
+  // Started without its own grants (`deno run launch.ts`, `deno install -g` with no flags),
+  // it says which and how to start it, rather than fail at the first with a stack trace.
+  const needs = await import("./lib/permissions/launcher_needs.ts");
+  const missing = needs.missingGrants(Deno.args, new URL(import.meta.url));
+  if (missing) {
+    console.error(
+      `error: ${missing.message}\n  cause:  ${missing.cause}\n  remedy: ${missing.remedy}`,
+    );
+    Deno.exit(1);
+  }
+  const notice = needs.unwritableStateNotice();
+  if (notice) console.error(notice);
   const { launch } = await import("./lib/permissions/launcher.ts");
   Deno.exit(await launch(Deno.args));
 }

@@ -20,18 +20,17 @@
  */
 
 import { join } from "node:path";
-import manifest from "../deno.json" with { type: "json" };
+import { BINARY_FLAGS } from "../scripts/compile.ts";
+import { CLIENT_V8_FLAGS } from "../lib/v8_flags.ts";
 import { benchSandbox, writeEverythingConfig } from "../tests/support/bench_sandbox.ts";
 import { startScriptedLlm } from "../tests/support/scripted_llm.ts";
 import { DENO, NODE, testDepsDir } from "../tests/support/deps.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-// The client itself, under the compile task's flags: the broad permissions and the client's
-// V8 flags (`CLIENT_V8_FLAGS`, which the launcher passes too), so the memory measured is what
-// users run. The launcher's own cost is in launcher_bench.ts.
-const FLAGS = manifest.tasks.compile.split(/\s+/).filter((w) =>
-  w.startsWith("--") && w !== "--output"
-);
+// The client itself, under the flags `deno task compile` bakes into a binary: the broad
+// permissions and the client's V8 flags (`CLIENT_V8_FLAGS`, which the launcher passes too),
+// so the memory measured is what users run. The launcher's own cost is in launcher_bench.ts.
+const FLAGS = [CLIENT_V8_FLAGS, ...BINARY_FLAGS, "--config", join(ROOT, "deno.json")];
 
 const { home, env, config } = await benchSandbox();
 // The model of the interactive session's turn: one `echo` call, then the answer.

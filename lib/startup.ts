@@ -13,6 +13,8 @@ import type { Config } from "./config/types.ts";
 import { DEFAULTS } from "./defaults.ts";
 import { chooseEnvFile, type Environment, isSecretName, loadEnvironment } from "./env.ts";
 import { denoPermissionFlag } from "./deno_permission/denial.ts";
+import { compiledBinary } from "./deno_permission/launched.ts";
+import { binaryRemedy } from "./deno_permission/remedy.ts";
 import { Logger } from "./log.ts";
 import { privateKeySecrets } from "./oauth/private_key.ts";
 import { configDir, dataDir, defaultLogFile, stateDir } from "./paths.ts";
@@ -134,6 +136,10 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
 
 function logFileNotice(path: string, error: Error): string {
   const flag = denoPermissionFlag(error);
+  if (flag && compiledBinary()) {
+    return `Cannot write the log file ${path}: patchbay runs without Deno write permission ` +
+      `there; logging is off. To keep a log, ${binaryRemedy(flag)}.`;
+  }
   if (flag) {
     return `Cannot write the log file ${path}: patchbay runs without Deno write permission ` +
       `there; logging is off. Add ${flag} to the deno command (\`patchbay permissions\` ` +

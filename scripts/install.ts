@@ -11,7 +11,6 @@
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { stateDir } from "../lib/paths.ts";
 
 const PROJECT = fileURLToPath(new URL("../", import.meta.url));
 const NAME = "patchbay";
@@ -44,20 +43,23 @@ function stableDeno(exec: string): string {
   return exec;
 }
 
+/**
+ * patchbay's state folder as the shell finds it at each start (lib/paths.ts' rule): the
+ * launcher writes its remembered plans and the client's restart requests there, so the
+ * command restarts under a wider plan as `deno task start` does, for whoever runs it.
+ */
+export const STATE_FOLDER_AT_START = '"${XDG_STATE_HOME:-$HOME/.local/state}/patchbay"';
+
 /** The shim's text. */
 export function shim(deno: string, exec: string, launcher: string, manifest: string): string {
-  const flags = [
-    "--no-prompt",
-    "--allow-read",
-    "--allow-env",
-    `--allow-write=${join(stateDir(), "launch")}`,
-    `--allow-run=${exec}`,
-  ];
+  const flags = ["--no-prompt", "--allow-read", "--allow-env", `--allow-run=${exec}`];
   return [
     "#!/bin/sh",
     `# patchbay, installed by \`deno task install\` from ${PROJECT}`,
-    "# The launcher starts the client under the narrowest permissions of the configuration.",
-    `exec ${quote(deno)} run ${flags.map(quote).join(" ")} --config ${quote(manifest)} ` +
+    "# The launcher starts the client under the narrowest permissions of the configuration,",
+    "# and starts it again under a wider plan when it asks (/refresh after `patchbay mcp add`).",
+    `exec ${quote(deno)} run ${flags.map(quote).join(" ")} ` +
+    `--allow-write=${STATE_FOLDER_AT_START} --config ${quote(manifest)} ` +
     `${quote(launcher)} "$@"`,
     "",
   ].join("\n");

@@ -8,12 +8,18 @@
  * build give them back to the patchbay processes they run (with loopback added to
  * NO_PROXY), so Deno there still reaches the npm registry the way this machine does.
  *
+ * The tests resolve packages the client never imports (the MCP server SDK of the fixtures),
+ * so they run with a lock file of their own, {@linkcode TEST_LOCK}: deno.lock holds only what
+ * a first `deno task start` fetches (`tests/permissions/first_run_fetch_test.ts`).
+ *
  * `--fast` runs only the test files that start no subprocess and no terminal
  * (`scripts/fast_tests.ts` says which), without `--allow-run`: `deno task test:fast`, for quick
  * local runs. The whole suite (no arguments) is what CI runs.
  *
  * @module
  */
+
+import { fileURLToPath } from "node:url";
 
 /** Proxy variables, both spellings. */
 export const PROXY_VARIABLES = [
@@ -26,6 +32,9 @@ export const PROXY_VARIABLES = [
   "NO_PROXY",
   "no_proxy",
 ] as const;
+
+/** The tests' lock file (deno.lock keeps only the client's packages). */
+export const TEST_LOCK: string = fileURLToPath(new URL("../tests/test.lock", import.meta.url));
 
 /** Where a set-aside variable is kept. */
 export const MACHINE_PREFIX = "PATCHBAY_MACHINE_";
@@ -49,8 +58,18 @@ if (import.meta.main) {
   const { code } = await new Deno.Command(Deno.execPath(), {
     args: Deno.args[0] === "--fast"
       // Loaded only here: the test harness imports this module for its constants.
-      ? ["test", ...FAST_PERMISSIONS, ...await (await import("./fast_tests.ts")).fastTestFiles()]
-      : ["test", "--allow-all", ...(Deno.args.length > 0 ? Deno.args : ["tests/"])],
+      ? [
+        "test",
+        `--lock=${TEST_LOCK}`,
+        ...FAST_PERMISSIONS,
+        ...await (await import("./fast_tests.ts")).fastTestFiles(),
+      ]
+      : [
+        "test",
+        `--lock=${TEST_LOCK}`,
+        "--allow-all",
+        ...(Deno.args.length > 0 ? Deno.args : ["tests/"]),
+      ],
     env,
     clearEnv: true,
     stdin: "inherit",

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { TEST_SERVER_PACKAGES, testDepsDir } from "../tests/support/deps.ts";
 import { SUITE, SUITE_LOCK } from "./conformance.ts";
+import { TEST_LOCK } from "./run_tests.ts";
 
 const DEBIAN_PACKAGES: Record<string, string> = { "redis-server": "redis-server", tmux: "tmux" };
 
@@ -73,6 +74,15 @@ async function warmDenoCache(): Promise<void> {
     stderr: "inherit",
   }).spawn().status;
   if (!status.success) throw new Error("deno install (filling Deno's cache for the tests) failed");
+  // The packages only the tests use (the fixtures' MCP server SDK) are in the tests' own
+  // lock file, not in deno.json: caching the module that pins them fetches them.
+  const fixtures = await new Deno.Command(Deno.execPath(), {
+    args: ["cache", "--quiet", `--lock=${TEST_LOCK}`, "tests/support/mcp_server_sdk.ts"],
+    cwd: project,
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn().status;
+  if (!fixtures.success) throw new Error("deno cache of the tests' own packages failed");
   // The conformance suite is kept out of deno.json (a first run of patchbay would fetch it):
   // listing its scenarios fills the cache with it.
   const suite = await new Deno.Command(Deno.execPath(), {

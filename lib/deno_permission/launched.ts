@@ -1,6 +1,7 @@
 /**
  * How this process was started: by the launcher (`launch.ts`) under its narrow plan, and
- * whether that launcher can restart it. Read from the environment the launcher sets, so
+ * whether that launcher can restart it; or as a compiled binary (`deno task compile`),
+ * whose permissions were fixed when it was built. Read from the environment the launcher sets, so
  * any module may ask without importing the launcher.
  *
  * A leaf: it imports nothing, so error wording and the launcher's restart both use it.
@@ -32,4 +33,13 @@ export function startedByLauncher(): boolean {
 export function restartFile(): string | undefined {
   if (!startedByLauncher()) return undefined;
   return readVariable(RESTART_FILE_VARIABLE) || undefined;
+}
+
+/**
+ * Whether this process is a compiled binary (`deno compile`): its permissions were fixed
+ * when it was built, so no flag can be added to its command line and no launcher restarts
+ * it; a remedy says what to do instead.
+ */
+export function compiledBinary(): boolean {
+  return Deno.build.standalone === true;
 }

@@ -1,7 +1,8 @@
 /**
  * What to do about a permission Deno refused, worded for how patchbay was started: under
- * the launcher, the grant comes from the configuration at the next start; otherwise the
- * flag belongs on the `deno run` / `deno install` command line. Every refusal a person
+ * the launcher, the grant comes from the configuration at the next start; in a compiled
+ * binary, from the launcher or a new build; otherwise the flag belongs on the `deno run` /
+ * `deno install` command line. Every refusal a person
  * reads takes its remedy from here, so the two kinds of start never get each other's
  * advice.
  *
@@ -10,7 +11,7 @@
  * @module
  */
 
-import { restartFile, startedByLauncher } from "./launched.ts";
+import { compiledBinary, restartFile, startedByLauncher } from "./launched.ts";
 
 /** Options of {@linkcode denoPermissionRemedy}. */
 export interface RemedyOptions {
@@ -33,11 +34,21 @@ export function denoPermissionRemedy(flag: string, options: RemedyOptions = {}):
     return "patchbay finds the authorization server and restarts under a plan that includes it: " +
       "a command at once, the interactive client at the next /refresh";
   }
-  const remedy = startedByLauncher()
+  const remedy = compiledBinary()
+    ? binaryRemedy(flag)
+    : startedByLauncher()
     ? "/refresh in the interactive client, or restart patchbay: either grants what the " +
       "configuration and .env then in effect need (`patchbay permissions` lists it); or start " +
       "it with --unrestricted"
     : `add ${flag} to the deno run / deno install command ` +
       "(`patchbay permissions` prints the full set for your configuration)";
   return options.otherwise ? `${remedy}; or ${options.otherwise}` : remedy;
+}
+
+/** What a compiled binary's person can do about a permission it lacks. */
+export function binaryRemedy(flag: string): string {
+  return `this patchbay is a compiled binary, whose permissions were fixed when it was built: ` +
+    "run patchbay through its launcher instead (`deno task start`, or the `patchbay` of " +
+    "`deno task install`), which grants what the configuration needs, or build it again " +
+    `with ${flag} added to the flags of scripts/compile.ts`;
 }

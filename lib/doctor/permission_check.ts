@@ -5,6 +5,7 @@
  * @module
  */
 
+import { compiledBinary } from "../deno_permission/launched.ts";
 import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import { grantFlag } from "../permissions/flags.ts";
 import { compareGrants } from "../permissions/grants.ts";
@@ -41,8 +42,13 @@ export function checkPermissions(
       "every permission the configuration needs is granted; broader than needed: " +
         report.broader.map((kind) => `--allow-${kind}`).join(" ") +
         " (`patchbay permissions` prints the narrowest set)",
-      "start patchbay with `deno task start` or the installed `patchbay`, without " +
-        "--unrestricted: they grant only the plan for the configuration in effect",
+      compiledBinary()
+        // A binary's permissions were fixed when it was built: only the launcher narrows.
+        ? "a compiled binary keeps the permissions it was built with; for the narrowest, run " +
+          "patchbay through its launcher (`deno task start`, or the `patchbay` of " +
+          "`deno task install`), which grants only the plan for the configuration in effect"
+        : "start patchbay with `deno task start` or the installed `patchbay`, without " +
+          "--unrestricted: they grant only the plan for the configuration in effect",
     );
   }
   return pass(name, "every permission the configuration needs is granted, and no more");

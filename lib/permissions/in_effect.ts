@@ -6,7 +6,7 @@
  * @module
  */
 
-import { LAUNCHER_VARIABLE } from "../deno_permission/launched.ts";
+import { compiledBinary, LAUNCHER_VARIABLE } from "../deno_permission/launched.ts";
 import type { PermissionKind } from "./plan.ts";
 
 /** How the launcher started this process; `undefined`: not by the launcher. */
@@ -52,6 +52,8 @@ export function describeGrants(
   }
   const how = mode === "unrestricted"
     ? "started with --unrestricted"
+    : compiledBinary()
+    ? "a compiled binary: its permissions were fixed when it was built"
     : mode === "narrow"
     ? "the launcher's plan was widened"
     : "not started by the launcher (`deno task start` or the installed patchbay narrow them)";

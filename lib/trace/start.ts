@@ -9,6 +9,8 @@ import { dirname } from "node:path";
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
+import { compiledBinary } from "../deno_permission/launched.ts";
+import { binaryRemedy } from "../deno_permission/remedy.ts";
 import type { Redactor } from "../redact.ts";
 import { VERSION } from "../version.ts";
 import { activeTrace, setActiveTrace } from "./active.ts";
@@ -62,6 +64,10 @@ export function traceOpenNotice(
       `permission there; ${goesOn}. /trace with no file records under patchbay's state ` +
       `folder, which is always allowed; for this file, start patchbay with --trace ${file} ` +
       `(the launcher grants the file it is given).`;
+  }
+  if (flag && compiledBinary()) {
+    return `Cannot write the trace file ${file} (${from}): patchbay runs without Deno write ` +
+      `permission there; ${goesOn}. For this file, ${binaryRemedy(flag)}.`;
   }
   if (flag) {
     return `Cannot write the trace file ${file} (${from}): patchbay runs without Deno write ` +

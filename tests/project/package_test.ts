@@ -39,10 +39,9 @@ Deno.test("the LICENSE is MIT, 2026, the patchbay authors", async () => {
   assert.match(license, /^MIT License\n\nCopyright \(c\) 2026 The patchbay authors\n/);
 });
 
-Deno.test("deno install -g of the launcher from a URL, with the start task's flags, works", async () => {
-  await using box = await sandbox({ LLM_API_KEY: "sk-test0123456789abcdefghij" });
-  await writeConfig(box, configWith({ everything: { command: NODE, args: [everythingEntry()] } }));
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+/** The project served over HTTP on loopback, as a web host serves a repository's files. */
+function serveProject(): Deno.HttpServer<Deno.NetAddr> {
+  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const path = decodeURIComponent(new URL(req.url).pathname);
     if (path.includes("..")) return new Response("no", { status: 400 });
     try {
@@ -54,10 +53,18 @@ Deno.test("deno install -g of the launcher from a URL, with the start task's fla
       return new Response("not found", { status: 404 });
     }
   });
+}
+
+Deno.test("deno install -g of the launcher from a URL, with the start task's flags and no import map, works", async () => {
+  await using box = await sandbox({ LLM_API_KEY: "sk-test0123456789abcdefghij" });
+  await writeConfig(box, configWith({ everything: { command: NODE, args: [everythingEntry()] } }));
+  const server = serveProject();
   try {
     const origin = `http://127.0.0.1:${server.addr.port}`;
     const root = join(box.home, "deno-bin");
     const path = { PATH: `${dirname(DENO)}:${box.env.PATH}` };
+    // No --import-map: the launcher imports no npm package, and gives the client the
+    // deno.json published beside it.
     const install = await runInSandbox(box, DENO, [
       "install",
       "--global",
@@ -65,8 +72,6 @@ Deno.test("deno install -g of the launcher from a URL, with the start task's fla
       root,
       "--name",
       "patchbay",
-      "--import-map",
-      `${origin}/deno.json`,
       // Deno imports code only from hosts it is told to trust (raw.githubusercontent.com,
       // jsr.io, deno.land and a few others are trusted by default).
       `--allow-import=127.0.0.1:${server.addr.port}`,
@@ -89,6 +94,46 @@ Deno.test("deno install -g of the launcher from a URL, with the start task's fla
     const plan = await runInSandbox(box, patchbay, ["permissions"], { cwd: box.cwd, env: path });
     assert.equal(plan.code, 0, plan.stderr);
     assert.match(plan.stdout, /--allow-run=\S*node/, "a narrow plan names the server's command");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("deno install -g of the launcher from a URL with no flags: the run says which and prints the install line, which works", async () => {
+  await using box = await sandbox({ LLM_API_KEY: "sk-test0123456789abcdefghij" });
+  await writeConfig(box, configWith({ everything: { command: NODE, args: [everythingEntry()] } }));
+  const server = serveProject();
+  try {
+    const origin = `http://127.0.0.1:${server.addr.port}`;
+    const path = { PATH: `${join(box.home, ".deno", "bin")}:${dirname(DENO)}:${box.env.PATH}` };
+    const host = `127.0.0.1:${server.addr.port}`;
+    const bare = await runInSandbox(box, DENO, [
+      "install",
+      "--global",
+      "--name",
+      "patchbay",
+      `--allow-import=${host}`,
+      `${origin}/launch.ts`,
+    ], { env: path });
+    assert.equal(bare.code, 0, bare.stderr);
+    const refused = await runInSandbox(box, "patchbay", ["tools"], { env: path });
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.doesNotMatch(refused.stderr, /Uncaught|DenoPermissionError|^\s+at /m);
+    assert.match(refused.stderr, /^error: patchbay's launcher was started without the Deno/);
+    assert.match(refused.stderr, /\n {2}cause: {2}it was started without --allow-env, /);
+    const line = /^ {4}install: (deno install .*)$/m.exec(refused.stderr)?.[1];
+    assert.equal(
+      line,
+      `deno install --global --force --name patchbay --allow-import=${host} --no-prompt ` +
+        '--allow-read --allow-env --allow-run "--allow-write=$HOME/.local/state/patchbay" ' +
+        `${origin}/launch.ts`,
+    );
+    // Pasted into a shell, it installs a patchbay that works.
+    const install = await runInSandbox(box, "sh", ["-c", line!], { env: path });
+    assert.equal(install.code, 0, install.stderr);
+    const tools = await runInSandbox(box, "patchbay", ["tools"], { env: path });
+    assert.equal(tools.code, 0, tools.stderr);
+    assert.match(tools.stdout, /^everything \(\d+ tools\)/);
   } finally {
     await server.shutdown();
   }

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import manifest from "../../deno.json" with { type: "json" };
-import { configDir, dataDir, stateDir } from "../../lib/paths.ts";
 import { CLIENT_V8_FLAGS } from "../../lib/v8_flags.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
+import { BINARY_FLAGS, compileArgs, TARGETS, targetsFrom } from "../../scripts/compile.ts";
+
+const PROJECT = new URL("../../", import.meta.url).pathname;
 
 /** The permission flags of a `deno run|install|compile ... main.ts` task. */
 function permissionFlags(task: string): string[] {
@@ -27,36 +29,48 @@ Deno.test("the start task runs the launcher, which may read, run Deno and write 
   ]);
 });
 
-Deno.test("install runs the install script; compile keeps the broad flags of --unrestricted and the client's V8 flags", () => {
+Deno.test("install runs the install script; compile runs the compile script", () => {
   assert.ok(manifest.tasks.install.endsWith(" scripts/install.ts"), manifest.tasks.install);
   assert.ok(!permissionFlags(manifest.tasks.install).some((f) => f.startsWith("--allow-net")));
-  // A compiled binary cannot start itself under other flags: it keeps the broad set, with
-  // writing limited to patchbay's folders (docs/installation.md).
-  const compile = permissionFlags(manifest.tasks.compile);
-  assert.ok(!compile.includes("-A") && !compile.some((f) => f.startsWith("--allow-all")));
-  // The folders granted are the ones lib/paths.ts writes to by default (no XDG_* set), with
-  // HOME as the task spells it.
-  const write = compile.find((f) => f.startsWith("--allow-write="));
-  assert.deepEqual(write?.slice("--allow-write=".length).split(","), defaultFolders("$HOME"));
-  // The binary keeps the client's memory settings, as the launcher's command line does.
-  assert.ok(manifest.tasks.compile.split(/\s+/).includes(CLIENT_V8_FLAGS), manifest.tasks.compile);
+  assert.ok(manifest.tasks.compile.endsWith(" scripts/compile.ts"), manifest.tasks.compile);
 });
 
-/** `stateDir()`, `dataDir()`, `configDir()` for `home` with no XDG_* variable set. */
-function defaultFolders(home: string): string[] {
-  const names = ["HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"];
-  const saved = names.map((name) => [name, Deno.env.get(name)] as const);
-  try {
-    for (const name of names) Deno.env.delete(name);
-    Deno.env.set("HOME", home);
-    return [stateDir(), dataDir(), configDir()];
-  } finally {
-    for (const [name, value] of saved) {
-      if (value === undefined) Deno.env.delete(name);
-      else Deno.env.set(name, value);
-    }
+Deno.test("a binary's flags name no path of the account that builds it, and keep the client's V8 flags", () => {
+  // A compiled binary cannot start itself under other flags, and its flags are fixed when it
+  // is built: a path in them would be the building account's (docs/installation.md).
+  assert.ok(!BINARY_FLAGS.includes("-A") && !BINARY_FLAGS.some((f) => f.startsWith("--allow-all")));
+  assert.deepEqual(BINARY_FLAGS.filter((flag) => flag.includes("=")), []);
+  assert.ok(BINARY_FLAGS.includes("--no-prompt"));
+  assert.ok(!BINARY_FLAGS.some((f) => f.startsWith("--allow-sys")), "patchbay reads no sys info");
+  for (const target of [undefined, ...TARGETS]) {
+    const args = compileArgs(target);
+    assert.ok(args.includes(CLIENT_V8_FLAGS), args.join(" "));
+    assert.ok(!args.some((arg) => arg.includes("$HOME")), args.join(" "));
+    assert.equal(args.at(-1), `${PROJECT}main.ts`);
   }
-}
+  assert.deepEqual(compileArgs("x86_64-pc-windows-msvc").slice(1, 5), [
+    "--output",
+    `${PROJECT}dist/patchbay-x86_64-pc-windows-msvc.exe`,
+    "--target",
+    "x86_64-pc-windows-msvc",
+  ]);
+  assert.deepEqual(targetsFrom([]), [undefined]);
+  assert.deepEqual(targetsFrom(["--all"]), [...TARGETS]);
+  assert.equal(targetsFrom(["--target", "sparc-sun-solaris"]), undefined);
+});
+
+Deno.test("deno task compile --all builds for every target deno compile knows", async () => {
+  // Deno lists its targets when given one it does not know (it stops before compiling).
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["compile", "--target", "no-such-target", `${PROJECT}main.ts`],
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const listed = /possible values: ([^\n]+)/.exec(new TextDecoder().decode(output.stderr))?.[1];
+  assert.ok(listed, new TextDecoder().decode(output.stderr));
+  assert.deepEqual([...TARGETS].sort(), listed.split(",").map((t) => t.trim()).sort());
+});
 
 Deno.test("the start task's plan follows --log-file: the log goes where asked, and only there", async () => {
   await using box = await sandbox();
