@@ -23,6 +23,7 @@ import { parseConfig } from "../lib/config/load.ts";
 import { findSecrets, type FoundSecret, withReferences } from "../lib/config/secrets.ts";
 import { PROJECT_DIR } from "../lib/startup.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
+import { MAX_CONFIG_BYTES, readBoundedText } from "../lib/bounded_read.ts";
 
 /** How secrets found in new entries are handled. */
 export interface SecretOptions {
@@ -101,7 +102,10 @@ function isObject(value: JsonValue | undefined): value is Record<string, JsonVal
 async function exampleLlm(): Promise<JsonValue> {
   try {
     const example = JSON.parse(
-      await Deno.readTextFile(join(PROJECT_DIR, DEFAULTS.exampleConfigFile)),
+      await readBoundedText(join(PROJECT_DIR, DEFAULTS.exampleConfigFile), {
+        what: "the example configuration",
+        maxBytes: MAX_CONFIG_BYTES,
+      }),
     );
     if (example?.LLM) return example.LLM;
   } catch {

@@ -70,6 +70,9 @@ export function findSharedWritable(
     // A missing file is the reader's to report; this check only judges what exists.
     return undefined;
   }
+  // A pipe or a device is no file to judge by its mode (/dev/zero is writable by all): the
+  // bounded reader (lib/bounded_read.ts) refuses it as what it is.
+  if (!info.isDirectory && !info.isFile) return undefined;
   const kind = info.isDirectory ? "folder" : "file";
   const own = judge(real, info, kind, options.ownFolder === true);
   if (own) return own;

@@ -10,6 +10,12 @@
  */
 
 import { dirname, join, resolve } from "node:path";
+import {
+  MAX_CONFIG_BYTES,
+  MAX_ENV_FILE_BYTES,
+  type ReadBound,
+  readBoundedText,
+} from "../bounded_read.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { chooseEnvFile, type Environment, loadEnvironment } from "../env.ts";
 import { ConfigSyntaxError, ConfigValidationError, PatchbayError, UsageError } from "../errors.ts";
@@ -63,13 +69,32 @@ export function editTarget(
   };
 }
 
+/** How the configuration an edit changes is read. */
+const CONFIG_BOUND: ReadBound = {
+  what: "the configuration file",
+  maxBytes: MAX_CONFIG_BYTES,
+  remedy: "name another file with --config",
+};
+
+/** How the .env an edit adds to is read. */
+const ENV_BOUND: ReadBound = {
+  what: "the environment file",
+  maxBytes: MAX_ENV_FILE_BYTES,
+  remedy: "name another file with --env-file",
+};
+
 /** The file's text and mode; `undefined` text when it does not exist yet. */
-export async function readTarget(file: string): Promise<{ text?: string; mode?: number }> {
+export async function readTarget(
+  file: string,
+  bound: ReadBound = CONFIG_BOUND,
+): Promise<{ text?: string; mode?: number }> {
   try {
-    const [text, info] = await Promise.all([Deno.readTextFile(file), Deno.stat(file)]);
+    const text = await readBoundedText(file, bound);
+    const info = await Deno.stat(file);
     return { text, mode: info.mode === null ? undefined : info.mode & 0o777 };
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return {};
+    if (error instanceof PatchbayError) throw error;
     throw new PatchbayError("config_not_found", `Could not read ${file}`, {
       reason: (error as Error).message,
       remedy: "check the path and that the file is readable",
@@ -158,7 +183,7 @@ export async function appendPrivateEnv(
   path: string,
   values: ReadonlyMap<string, string>,
 ): Promise<void> {
-  const { text = "" } = await readTarget(path);
+  const { text = "" } = await readTarget(path, ENV_BOUND);
   const lines = [...values].map(([name, value]) => `${name}=${quoteDotenv(value)}`);
   const joined = text === "" || text.endsWith("\n") ? text : `${text}\n`;
   await ensureFolder(path);

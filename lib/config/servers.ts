@@ -25,6 +25,7 @@ import type {
 } from "./types.ts";
 import type { ConfigValues } from "./values.ts";
 import { describeType, PARSE_OPTIONS, parseSection, reportIssues } from "./zod_issues.ts";
+import { MAX_KEY_FILE_BYTES, readBoundedTextSync } from "../bounded_read.ts";
 
 /** What reading the entries needs: where problems go, and how values are read. */
 export interface EntryReader {
@@ -230,7 +231,10 @@ function readAuth(
     privateKeySource = `auth.private_key_file (${file})`;
     privateKeyFile = file;
     try {
-      privateKey = Deno.readTextFileSync(file);
+      privateKey = readBoundedTextSync(file, {
+        what: "the private key file",
+        maxBytes: MAX_KEY_FILE_BYTES,
+      });
     } catch (error) {
       problems.add(
         [...path, "private_key_file"],
