@@ -15,6 +15,7 @@ import {
   type EditTarget,
   editTarget,
   readTarget,
+  withEditLock,
 } from "../lib/config/edit.ts";
 import { type JsonValue, parseJson } from "../lib/config/json.ts";
 import { removeMember, setMember } from "../lib/config/json_edit.ts";
@@ -134,9 +135,14 @@ export async function mcpAddJson(name: string, json: string, options: McpEditOpt
 
 /** `mcp remove <name>`. */
 export async function mcpRemove(name: string, options: McpEditOptions): Promise<number> {
-  const { target, text, mode, entry } = await holding(name, options);
-  const next = removeMember(text, ["mcpServers"], name);
-  await commitEdit({ target, text: next, mode });
+  const { target } = await holding(name, options);
+  const { entry, next } = await withEditLock(target, `remove server '${name}'`, async () => {
+    // Read again under the lock: another edit may have changed the file since.
+    const { text, mode, entry } = await heldIn(target, name);
+    const next = removeMember(text, ["mcpServers"], name);
+    await commitEdit({ target, text: next, mode });
+    return { entry, next };
+  });
   console.log(`Removed server '${name}' from ${target.file}`);
   // Its secrets stay where the person put them: say which ones nothing refers to now.
   const env = await editEnvironment(target.envFile);
@@ -159,20 +165,29 @@ export async function mcpSetEnabled(
   enabled: boolean,
   options: McpEditOptions,
 ): Promise<number> {
-  const { target, text, mode, entry } = await holding(name, options);
+  const { target } = await holding(name, options);
   const state = enabled ? "enabled" : "disabled";
-  const path = ["mcpServers", name];
-  const disabled = entry.disabled === true ||
-    (entry.disabled === undefined && entry.enabled === false);
-  if (disabled === !enabled) {
+  const changed = await withEditLock(
+    target,
+    `${enabled ? "enable" : "disable"} '${name}'`,
+    async () => {
+      const { text, mode, entry } = await heldIn(target, name);
+      const path = ["mcpServers", name];
+      const disabled = entry.disabled === true ||
+        (entry.disabled === undefined && entry.enabled === false);
+      if (disabled === !enabled) return false;
+      // The entry keeps the field it has: another client's `enabled`, else `disabled`.
+      const next = typeof entry.enabled === "boolean" && entry.disabled === undefined
+        ? setMember(text, path, "enabled", enabled)
+        : setMember(text, path, "disabled", !enabled);
+      await commitEdit({ target, text: next, mode });
+      return true;
+    },
+  );
+  if (!changed) {
     console.log(`Server '${name}' is already ${state} in ${target.file}`);
     return EXIT.ok;
   }
-  // The entry keeps the field it has: another client's `enabled`, else `disabled`.
-  const next = typeof entry.enabled === "boolean" && entry.disabled === undefined
-    ? setMember(text, path, "enabled", enabled)
-    : setMember(text, path, "disabled", !enabled);
-  await commitEdit({ target, text: next, mode });
   console.log(
     `Server '${name}' is ${state} in ${target.file}` +
       (enabled ? "" : " (kept, not started; `patchbay mcp enable` undoes it)"),
@@ -215,6 +230,23 @@ async function holding(name: string, options: McpEditOptions): Promise<{
       ? `did you mean '${suggestion}'?`
       : "`patchbay mcp list` shows the servers; --scope user edits the user's own file",
     exitCode: EXIT.failure,
+  });
+}
+
+/** The entry `name` in `target`'s file as it is now; refused when it is gone meanwhile. */
+async function heldIn(target: EditTarget, name: string): Promise<{
+  text: string;
+  mode?: number;
+  entry: Record<string, JsonValue>;
+}> {
+  const { text, mode } = await readTarget(target.file);
+  const entry = text === undefined ? undefined : serversOf(text)[name];
+  if (text !== undefined && entry !== null && typeof entry === "object" && !Array.isArray(entry)) {
+    return { text, mode, entry };
+  }
+  throw new PatchbayError("usage", `No server '${name}' in ${target.file} any more`, {
+    reason: "another command changed the file while this one waited for it",
+    remedy: "`patchbay mcp list` shows the servers now; nothing was written",
   });
 }
 

@@ -9,7 +9,8 @@
  * @module
  */
 
-import { dirname, join, resolve } from "node:path";
+import { createHash } from "node:crypto";
+import { basename, dirname, join, resolve } from "node:path";
 import {
   MAX_CONFIG_BYTES,
   MAX_ENV_FILE_BYTES,
@@ -19,7 +20,8 @@ import {
 import { DEFAULTS } from "../defaults.ts";
 import { chooseEnvFile, type Environment, loadEnvironment } from "../env.ts";
 import { ConfigSyntaxError, ConfigValidationError, PatchbayError, UsageError } from "../errors.ts";
-import { configDir } from "../paths.ts";
+import { withFileLock } from "../file_lock.ts";
+import { configDir, stateDir } from "../paths.ts";
 import { EDIT_SUFFIX } from "./edit_suffix.ts";
 import { chmodOwnerOnly } from "../private_file.ts";
 import { Redactor } from "../redact.ts";
@@ -102,6 +104,53 @@ export async function readTarget(
     });
   }
 }
+
+/**
+ * Runs `work` (a read, change and write of the target's files) holding the locks of its
+ * configuration and .env, in that order (every edit takes them in the same order, so two
+ * edits never wait on each other): two `patchbay mcp add` at once both land, one after
+ * the other, and a command that cannot take them within the bounded wait changes nothing.
+ */
+export function withEditLock<T>(
+  target: EditTarget,
+  doing: string,
+  work: () => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  return withFileLock(
+    lockFileFor(target.file),
+    { what: `the configuration ${target.file}`, doing, signal },
+    () =>
+      withFileLock(
+        lockFileFor(target.envFile),
+        { what: `the environment file ${target.envFile}`, doing, signal },
+        work,
+      ),
+  );
+}
+
+/**
+ * The lock file of `file`, in patchbay's state folder (a project folder gets no litter),
+ * named by where the file really is, so two names of one file share one lock.
+ */
+export function lockFileFor(file: string): string {
+  let real: string;
+  try {
+    real = Deno.realPathSync(file);
+  } catch {
+    // Not there yet: the folder it will be created in names it.
+    try {
+      real = join(Deno.realPathSync(dirname(resolve(file))), basename(file));
+    } catch {
+      real = resolve(file);
+    }
+  }
+  const digest = createHash("sha256").update(real).digest("hex").slice(0, 24);
+  return join(stateDir(), EDIT_LOCKS_FOLDER, `${basename(real).slice(0, 40)}-${digest}.lock`);
+}
+
+/** The folder of the editing commands' lock files, in the state folder. */
+const EDIT_LOCKS_FOLDER = "locks";
 
 /** The environment an edited file is validated against: process over .env over additions. */
 export async function editEnvironment(

@@ -181,3 +181,25 @@ function sizeText(bytes: number): string {
     ? `${bytes / 1024} KiB`
     : `${bytes} bytes`;
 }
+
+/**
+ * Another process held the lock of a file patchbay was about to change for longer than the
+ * bounded wait (`lib/file_lock.ts`): nothing was changed.
+ */
+export class FileLockedError extends PatchbayError {
+  constructor(
+    what: string,
+    lockPath: string,
+    found: { pid?: number; since?: string; waitedSeconds: number; doing: string },
+  ) {
+    const holder = found.pid !== undefined
+      ? `process ${found.pid}${found.since ? ` (holding it since ${found.since})` : ""}`
+      : "another process";
+    super("timeout", `Could not ${found.doing}: ${what} is being changed by another patchbay`, {
+      reason: `${holder} held its lock (${lockPath}) for all of the ${found.waitedSeconds} s ` +
+        "this command waits, so nothing was changed",
+      remedy: "run the command again once the other one has finished" +
+        (found.pid !== undefined ? ` (if process ${found.pid} is stuck, end it first)` : ""),
+    });
+  }
+}
