@@ -20,6 +20,8 @@ import {
 import { type JsonValue, parseJson } from "../lib/config/json.ts";
 import { removeMember, setMember } from "../lib/config/json_edit.ts";
 import { Redactor } from "../lib/redact.ts";
+import { showName } from "../lib/names.ts";
+import { ruleAbidingName, SERVER_NAME_RULE, serverNameProblem } from "../lib/config/server_name.ts";
 import type { GlobalOptions } from "../lib/startup.ts";
 import { didYouMean, plural } from "../lib/text.ts";
 import { type SecretOptions, writeEntries, type Written } from "./_config_edit.ts";
@@ -45,9 +47,6 @@ export interface McpAddOptions extends McpEditOptions {
   /** `Name: value` request headers of a server at a URL. */
   header?: string[];
 }
-
-/** A server name: it prefixes tool names (`server.tool`), so no dots or spaces. */
-const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
 
 /** What `--transport` takes, mapped to transport_type. */
 const TRANSPORTS: Readonly<Record<string, string>> = {
@@ -280,11 +279,16 @@ async function refuseExisting(target: EditTarget, name: string): Promise<void> {
   });
 }
 
+/** The one rule for names (lib/config/server_name.ts), as import and `config check` apply it. */
 function checkName(name: string): void {
-  if (SERVER_NAME.test(name)) return;
+  const problem = serverNameProblem(name);
+  if (problem === undefined) return;
+  const suggestion = ruleAbidingName(name);
   throw new UsageError(
-    `'${name}' cannot name a server`,
-    "use letters, digits, - and _ (tools are called <server>.<tool>, so no dots or spaces)",
+    `'${
+      showName(name.length > 80 ? `${name.slice(0, 80)}…` : name)
+    }' cannot name a server: ${problem}`,
+    `use ${SERVER_NAME_RULE}` + (suggestion ? `, e.g. '${suggestion}'` : ""),
   );
 }
 

@@ -25,6 +25,7 @@ import { configDir, stateDir } from "../paths.ts";
 import { EDIT_SUFFIX } from "./edit_suffix.ts";
 import { chmodOwnerOnly } from "../private_file.ts";
 import { Redactor } from "../redact.ts";
+import { refuseSharedDestination } from "../shared_writable.ts";
 import { parseConfig } from "./load.ts";
 
 /** Where an edit goes: the working folder's file, or the user's own one. */
@@ -216,9 +217,11 @@ export async function commitEdit(edit: Edit): Promise<void> {
     throw refusedEdit(error, edit.secrets ?? []);
   }
   // Both files are checked before either is written: no .env change for a refused edit.
-  for (const file of additions.size > 0 ? [target.file, target.envFile] : [target.file]) {
-    await refuseReadOnly(file, await existingRealPath(file));
-  }
+  const written = additions.size > 0 ? [target.file, target.envFile] : [target.file];
+  for (const file of written) await refuseReadOnly(file, await existingRealPath(file));
+  // Nor a file the next start would refuse to read (others may write it or its folder).
+  refuseSharedDestination(target.file, "the configuration file");
+  if (additions.size > 0) refuseSharedDestination(target.envFile, "the environment file");
   if (additions.size > 0) await appendPrivateEnv(target.envFile, additions);
   await ensureFolder(target.file);
   await replaceAtomically(target.file, edit.text, edit.mode ?? edit.newMode ?? 0o644);
