@@ -57,6 +57,9 @@ export interface ReadBound {
   remedy?: string;
 }
 
+/** Decodes as Deno.readTextFile does: a byte-order mark is kept (an edit writes it back). */
+const UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
 /** Bytes asked of the kernel at a time. */
 const CHUNK_BYTES = 64 * KIB;
 
@@ -85,7 +88,7 @@ export async function readBoundedFile(path: string, bound: ReadBound): Promise<U
 
 /** {@linkcode readBoundedFile}, decoded as UTF-8 (a bad sequence becomes U+FFFD). */
 export async function readBoundedText(path: string, bound: ReadBound): Promise<string> {
-  return new TextDecoder().decode(await readBoundedFile(path, bound));
+  return UTF8.decode(await readBoundedFile(path, bound));
 }
 
 /** {@linkcode readBoundedFile}, synchronously (the launcher, shell completion). */
@@ -112,7 +115,7 @@ export function readBoundedFileSync(path: string, bound: ReadBound): Uint8Array 
 
 /** {@linkcode readBoundedFileSync}, decoded as UTF-8. */
 export function readBoundedTextSync(path: string, bound: ReadBound): string {
-  return new TextDecoder().decode(readBoundedFileSync(path, bound));
+  return UTF8.decode(readBoundedFileSync(path, bound));
 }
 
 /**
