@@ -133,8 +133,10 @@ export function withEditLock<T>(
 /**
  * The lock file of `file`, in patchbay's state folder (a project folder gets no litter),
  * named by where the file really is, so two names of one file share one lock.
+ *
+ * @param stateFolder @default stateDir()
  */
-export function lockFileFor(file: string): string {
+export function lockFileFor(file: string, stateFolder: string = stateDir()): string {
   let real: string;
   try {
     real = Deno.realPathSync(file);
@@ -147,7 +149,7 @@ export function lockFileFor(file: string): string {
     }
   }
   const digest = createHash("sha256").update(real).digest("hex").slice(0, 24);
-  return join(stateDir(), EDIT_LOCKS_FOLDER, `${basename(real).slice(0, 40)}-${digest}.lock`);
+  return join(stateFolder, EDIT_LOCKS_FOLDER, `${basename(real).slice(0, 40)}-${digest}.lock`);
 }
 
 /** The folder of the editing commands' lock files, in the state folder. */
