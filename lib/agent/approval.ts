@@ -49,6 +49,9 @@ export interface ServerTrust extends ServerLaunch {
 /** Which parts of a server's entry changed since a tool was approved (`launch_identity.ts`). */
 export type LaunchChange = LaunchPart[] | "unrecorded";
 
+/** The identity of a server the configuration does not name. */
+const NO_LAUNCH: LaunchIdentity = launchIdentity({});
+
 /** Why a call needs asking about, for the UI to say. */
 export type ApprovalReason = "not-approved" | "new-tool" | "changed" | "server-changed";
 
@@ -152,7 +155,7 @@ export class ApprovalPolicy {
    * approval was remembered before they were recorded. `undefined` for any other reason.
    */
   launchChange(tool: CatalogueTool): LaunchChange | undefined {
-    const now = this.#launch.get(tool.server) ?? launchIdentity({});
+    const now = this.#identityOf(tool.server);
     const previous = this.#seen.get(identity(tool));
     if (previous !== undefined) {
       return previous.definition === fingerprint(tool) && previous.print !== this.#fingerprint(tool)
@@ -191,7 +194,7 @@ export class ApprovalPolicy {
 
   #remember(tool: CatalogueTool, store: RememberedApprovals): void {
     const definition = definitionHash(fingerprint(tool));
-    const now = this.#launch.get(tool.server) ?? launchIdentity({});
+    const now = this.#identityOf(tool.server);
     const launch = now.digest;
     this.#remembered.set(identity(tool), { definition, launch, launchParts: now.parts });
     const saved = store.store.add({
@@ -211,9 +214,14 @@ export class ApprovalPolicy {
     return this.#saving.then(() => {});
   }
 
-  /** The digest of how `server` is started (a server unknown to the configuration: nothing). */
+  /** How `server` is started (a server unknown to the configuration: started by nothing). */
+  #identityOf(server: string): LaunchIdentity {
+    return this.#launch.get(server) ?? NO_LAUNCH;
+  }
+
+  /** The digest of how `server` is started. */
   #launchOf(server: string): string {
-    return this.#launch.get(server)?.digest ?? "null";
+    return this.#identityOf(server).digest;
   }
 
   /** The tool's definition and its server's start, as one key of the session's answers. */
@@ -225,7 +233,7 @@ export class ApprovalPolicy {
     this.#seen.set(identity(tool), {
       print: this.#fingerprint(tool),
       definition: fingerprint(tool),
-      parts: (this.#launch.get(tool.server) ?? launchIdentity({})).parts,
+      parts: this.#identityOf(tool.server).parts,
     });
   }
 
