@@ -42,6 +42,11 @@ export const MAX_KEY_FILE_BYTES = 1 * MIB;
 export const MAX_HISTORY_BYTES = 16 * MIB;
 /** Largest conversation file read whole (a session of thousands of messages is a few MiB). */
 export const MAX_SESSION_FILE_BYTES = 256 * MIB;
+/**
+ * Largest table the kernel gives under `/proc` (a socket table: some 150 bytes a socket,
+ * so hundreds of thousands of sockets).
+ */
+export const MAX_PROC_FILE_BYTES = 64 * MIB;
 /** Largest file of patchbay's own code read by the launcher (`deno.json`, `deno.lock`). */
 export const MAX_MANIFEST_BYTES = 16 * MIB;
 
