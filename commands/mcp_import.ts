@@ -20,6 +20,7 @@ import {
   type SourceFile,
 } from "../lib/config/import_sources.ts";
 import { ruleAbidingName, serverNameProblem } from "../lib/config/server_name.ts";
+import { referencedVariables } from "../lib/config/expand.ts";
 import type { JsonValue } from "../lib/config/json.ts";
 import { newDocument } from "../lib/config/json_edit.ts";
 import { parseConfig } from "../lib/config/load.ts";
@@ -124,6 +125,17 @@ export async function mcpImport(
         console.log(style.dim(`      renamed: ${say(`'${name}' is '${renamed}' here`)}`));
       }
       for (const note of converted.notes) console.log(style.dim(`      converted: ${say(note)}`));
+      // A ${VAR} in a cloned project's entry hands the server one of your values (an API
+      // key from .env, say): named, so it is seen before it is given.
+      const given = variablesGiven(converted.entry!);
+      if (given.length > 0) {
+        console.log(
+          `      ${style.yellow("gives it:")} ${
+            say(given.map((name) => `\${${name}}`).join(", "))
+          }` +
+            style.dim(" (values from your environment or .env)"),
+        );
+      }
       for (const left of converted.dropped) console.log(style.dim(`      left out: ${say(left)}`));
       for (const trust of converted.trust) {
         const shown = `${trust.shown} (${trust.effect})`;
@@ -179,6 +191,18 @@ export async function mcpImport(
     ));
   }
   return EXIT.ok;
+}
+
+/** The variables whose values the entry passes to its server (env, args, headers, url…). */
+function variablesGiven(entry: Record<string, JsonValue>): string[] {
+  const names = new Set<string>();
+  const visit = (value: JsonValue) => {
+    if (typeof value === "string") referencedVariables(value).forEach((n) => names.add(n));
+    else if (Array.isArray(value)) value.forEach(visit);
+    else if (value !== null && typeof value === "object") Object.values(value).forEach(visit);
+  };
+  visit(entry);
+  return [...names];
 }
 
 /** Why trust settings are kept, in words; `undefined` when they are left out. */

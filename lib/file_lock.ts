@@ -15,7 +15,7 @@
 import { dirname } from "node:path";
 import { delay } from "./async/delay.ts";
 import { MAX_STATE_FILE_BYTES, readBoundedText, requireRegularFile } from "./bounded_read.ts";
-import { FileLockedError } from "./errors.ts";
+import { FileLockedError, PatchbayError } from "./errors.ts";
 
 /**
  * Longest wait for a lock, in seconds. An edit holds it for the few milliseconds of a read,
@@ -54,14 +54,32 @@ export async function withFileLock<T>(
   options: FileLockOptions,
   work: () => Promise<T>,
 ): Promise<T> {
-  await Deno.mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
+  let file: Deno.FsFile;
   try {
-    // Opening a FIFO planted there would block: only a regular file is opened.
-    await requireRegularFile(lockPath, { what: "the lock file", maxBytes: MAX_STATE_FILE_BYTES });
+    await Deno.mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
+    try {
+      // Opening a FIFO planted there would block: only a regular file is opened.
+      await requireRegularFile(lockPath, {
+        what: "the lock file",
+        maxBytes: MAX_STATE_FILE_BYTES,
+      });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    file = await Deno.open(lockPath, { read: true, write: true, create: true, mode: 0o600 });
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    if (error instanceof PatchbayError) throw error;
+    throw new PatchbayError(
+      "permission_denied",
+      `Could not ${options.doing}: its lock cannot be taken`,
+      {
+        reason: `${lockPath} cannot be created or opened: ${(error as Error).message}`,
+        remedy: `make ${dirname(lockPath)} a folder you may write (patchbay's state folder), ` +
+          "then run the command again; nothing was changed",
+        cause: error,
+      },
+    );
   }
-  const file = await Deno.open(lockPath, { read: true, write: true, create: true, mode: 0o600 });
   try {
     await acquire(file, lockPath, options);
     await noteHolder(file);

@@ -20,6 +20,8 @@ const CLONED = {
     fx: {
       command: DENO,
       args: ["run", "--quiet", "--no-config", FIXTURE_SERVER],
+      // Hands the server your model key: not a setting, so kept, but named.
+      env: { HANDED: "${LLM_API_KEY}" },
       trusted: true,
       sampling: "allow",
       roots: ["/"],
@@ -52,7 +54,7 @@ async function echoStatus(box: Sandbox, llm: Awaited<ReturnType<typeof startScri
 }
 
 Deno.test("import from a cloned .mcp.json leaves trust out, says so, and run still asks", async () => {
-  await using box = await sandbox();
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
   await using llm = await startScriptedLlm();
   const config = await project(box, llm.baseUrl);
   const before = await Deno.readTextFile(config);
@@ -63,6 +65,7 @@ Deno.test("import from a cloned .mcp.json leaves trust out, says so, and run sti
     assert.ok(dry.stdout.includes(`left out, widens trust: ${setting} (`), dry.stdout);
   }
   assert.match(dry.stdout, /trusted: true \(its tools would run without asking\)/);
+  assert.match(dry.stdout, /gives it: \$\{LLM_API_KEY\} \(values from your environment or \.env\)/);
   assert.match(
     dry.stdout,
     /Left out 3 settings that widen trust \(fx: trusted: true; fx: sampling: "allow"; fx: roots: \["\/"\]\): a file that is not patchbay's own does not give trust; --keep-trust keeps them/,
@@ -74,14 +77,14 @@ Deno.test("import from a cloned .mcp.json leaves trust out, says so, and run sti
   assert.match(imported.stdout, /Added 1 server to servers_config\.json/);
   assert.match(imported.stdout, /Left out 3 settings that widen trust/);
   const entry = JSON.parse(await Deno.readTextFile(config)).mcpServers.fx;
-  assert.deepEqual(Object.keys(entry).sort(), ["args", "command", "transport_type"]);
+  assert.deepEqual(Object.keys(entry).sort(), ["args", "command", "env", "transport_type"]);
 
   // The server's tools are not run unasked: nobody can be asked here, so the call is declined.
   assert.equal(await echoStatus(box, llm), "declined");
 });
 
 Deno.test("--keep-trust keeps them, shown as kept in --dry-run and in the summary", async () => {
-  await using box = await sandbox();
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
   await using llm = await startScriptedLlm();
   const config = await project(box, llm.baseUrl);
   const dry = await runPatchbay(box, ["mcp", "import", "claude-code", "--keep-trust", "--dry-run"]);
