@@ -16,13 +16,16 @@ import {
   type EditTarget,
   readTarget,
   userConfigFile,
+  withEditLock,
 } from "../lib/config/edit.ts";
+import type { Environment } from "../lib/env.ts";
 import { type JsonValue, parseJson } from "../lib/config/json.ts";
 import { newDocument, setMember } from "../lib/config/json_edit.ts";
 import { parseConfig } from "../lib/config/load.ts";
 import { findSecrets, type FoundSecret, withReferences } from "../lib/config/secrets.ts";
 import { PROJECT_DIR } from "../lib/startup.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
+import { MAX_CONFIG_BYTES, readBoundedText } from "../lib/bounded_read.ts";
 
 /** How secrets found in new entries are handled. */
 export interface SecretOptions {
@@ -101,7 +104,10 @@ function isObject(value: JsonValue | undefined): value is Record<string, JsonVal
 async function exampleLlm(): Promise<JsonValue> {
   try {
     const example = JSON.parse(
-      await Deno.readTextFile(join(PROJECT_DIR, DEFAULTS.exampleConfigFile)),
+      await readBoundedText(join(PROJECT_DIR, DEFAULTS.exampleConfigFile), {
+        what: "the example configuration",
+        maxBytes: MAX_CONFIG_BYTES,
+      }),
     );
     if (example?.LLM) return example.LLM;
   } catch {
@@ -111,43 +117,79 @@ async function exampleLlm(): Promise<JsonValue> {
 }
 
 /**
- * Adds (or, with `replace`, replaces) `entries` in the target's `mcpServers`: secrets
- * handled as the person says, the whole file validated, then written.
+ * Adds `entries` to the target's `mcpServers`: secrets handled as the person says, the
+ * whole file validated, then written. The question about secrets is asked first; the file
+ * is then read, checked and written under the edit lock (lib/config/edit.ts), so an entry
+ * added meanwhile by another command is kept, and a name it took is refused, not replaced.
  */
 export async function writeEntries(
   target: EditTarget,
   entries: readonly NamedEntry[],
   options: SecretOptions,
 ): Promise<Written> {
-  const start = await startingText(target);
-  const env = await editEnvironment(target.envFile);
-  const chosen = new Map<string, string>();
-  const secrets = entries.flatMap(([name, entry]) => findSecrets(name, entry, env, chosen));
-  const move = secrets.length > 0 && await decideSecrets(secrets, options, target);
-  let text = start.text;
-  for (const [name, entry] of entries) {
-    const own = secrets.filter((s) => s.server === name);
-    text = setMember(text, ["mcpServers"], name, move ? withReferences(entry, own) : entry);
-  }
-  const additions = new Map(
-    move ? secrets.filter((s) => !s.present).map((s) => [s.variable, s.value]) : [],
-  );
-  if (secrets.length > 0 && !move) refuseWideFile(target, start.mode);
-  await commitEdit({
-    target,
-    text,
-    mode: start.mode,
-    newMode: secrets.length > 0 && !move ? 0o600 : 0o644,
-    envAdditions: additions,
-    secrets: move ? [] : secrets.map((s) => s.value),
+  const asked = await editEnvironment(target.envFile);
+  const found = secretsOf(entries, asked);
+  // Asked before the lock is taken: no other edit waits on a person's answer.
+  const move = found.length > 0 && await decideSecrets(found, options, target);
+  return await withEditLock(target, "write the new entries", async () => {
+    const start = await startingText(target);
+    refuseTaken(start.text, entries, target);
+    const env = await editEnvironment(target.envFile);
+    const secrets = secretsOf(entries, env);
+    let text = start.text;
+    for (const [name, entry] of entries) {
+      const own = secrets.filter((s) => s.server === name);
+      text = setMember(text, ["mcpServers"], name, move ? withReferences(entry, own) : entry);
+    }
+    const additions = new Map(
+      move ? secrets.filter((s) => !s.present).map((s) => [s.variable, s.value]) : [],
+    );
+    if (secrets.length > 0 && !move) refuseWideFile(target, start.mode);
+    await commitEdit({
+      target,
+      text,
+      mode: start.mode,
+      newMode: secrets.length > 0 && !move ? 0o600 : 0o644,
+      envAdditions: additions,
+      secrets: move ? [] : secrets.map((s) => s.value),
+    });
+    return {
+      created: start.created,
+      secrets,
+      moved: move,
+      shadows: shadowed(target, start.created),
+      hiddenBy: hiding(target),
+    };
   });
-  return {
-    created: start.created,
-    secrets,
-    moved: move,
-    shadows: shadowed(target, start.created),
-    hiddenBy: hiding(target),
-  };
+}
+
+/** The secrets of `entries`, each with the variable it would move to. */
+function secretsOf(entries: readonly NamedEntry[], env: Environment): FoundSecret[] {
+  const chosen = new Map<string, string>();
+  return entries.flatMap(([name, entry]) => findSecrets(name, entry, env, chosen));
+}
+
+/**
+ * Refuses a name the file holds now (read under the lock): another command may have added
+ * it since this one looked, and adding never replaces.
+ */
+function refuseTaken(text: string, entries: readonly NamedEntry[], target: EditTarget): void {
+  const value = parseJson(text).value;
+  const servers = isObject(value) && isObject(value.mcpServers) ? value.mcpServers : {};
+  const taken = entries.map(([name]) => name).filter((name) => Object.hasOwn(servers, name));
+  if (taken.length === 0) return;
+  throw new PatchbayError(
+    "usage",
+    `Server '${taken[0]}' already exists in ${target.file}`,
+    {
+      reason: "adding it again would replace its entry" +
+        (taken.length > 1
+          ? ` (so would ${taken.length - 1} more: ${taken.slice(1).join(", ")})`
+          : ""),
+      remedy: `remove it first (patchbay mcp remove ${taken[0]}) or pick another name; ` +
+        "nothing was written",
+    },
+  );
 }
 
 /** Secrets stay inline only in a file no one else may read. */

@@ -104,6 +104,10 @@ export const MCP: CommandDeclaration = {
       }],
       options: [
         { flags: "--dry-run", description: "show what would be added; write nothing" },
+        {
+          flags: "--keep-trust",
+          description: 'keep settings that widen trust ("trusted", "sampling", "roots", …)',
+        },
         scope,
         ...secretFlags,
       ],

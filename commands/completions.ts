@@ -14,6 +14,7 @@ import type { Command } from "commander";
 import { fileURLToPath } from "node:url";
 import { locateConfig } from "../lib/config/locate.ts";
 import { EXIT, UsageError } from "../lib/errors.ts";
+import { MAX_CONFIG_BYTES, readBoundedTextSync } from "../lib/bounded_read.ts";
 
 /** The shells a script is made for. */
 export const SHELLS = ["bash", "zsh", "fish"] as const;
@@ -117,7 +118,12 @@ function serverNames(explicit: string | undefined): string[] {
   const project = fileURLToPath(new URL("..", import.meta.url));
   try {
     const { path } = locateConfig(explicit, project);
-    const servers = JSON.parse(Deno.readTextFileSync(path))?.mcpServers;
+    // Tab runs this: a configuration that is a pipe or a device must not hang the shell.
+    const text = readBoundedTextSync(path, {
+      what: "the configuration file",
+      maxBytes: MAX_CONFIG_BYTES,
+    });
+    const servers = JSON.parse(text)?.mcpServers;
     if (!servers || typeof servers !== "object") return [];
     // Names that a shell would split or misread are left out rather than offered broken.
     return Object.keys(servers).filter((name) => /^[\w.@:+-]+$/.test(name));

@@ -15,10 +15,13 @@ import {
   type EditTarget,
   editTarget,
   readTarget,
+  withEditLock,
 } from "../lib/config/edit.ts";
 import { type JsonValue, parseJson } from "../lib/config/json.ts";
 import { removeMember, setMember } from "../lib/config/json_edit.ts";
 import { Redactor } from "../lib/redact.ts";
+import { showName } from "../lib/names.ts";
+import { ruleAbidingName, SERVER_NAME_RULE, serverNameProblem } from "../lib/config/server_name.ts";
 import type { GlobalOptions } from "../lib/startup.ts";
 import { didYouMean, plural } from "../lib/text.ts";
 import { type SecretOptions, writeEntries, type Written } from "./_config_edit.ts";
@@ -44,9 +47,6 @@ export interface McpAddOptions extends McpEditOptions {
   /** `Name: value` request headers of a server at a URL. */
   header?: string[];
 }
-
-/** A server name: it prefixes tool names (`server.tool`), so no dots or spaces. */
-const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
 
 /** What `--transport` takes, mapped to transport_type. */
 const TRANSPORTS: Readonly<Record<string, string>> = {
@@ -134,9 +134,14 @@ export async function mcpAddJson(name: string, json: string, options: McpEditOpt
 
 /** `mcp remove <name>`. */
 export async function mcpRemove(name: string, options: McpEditOptions): Promise<number> {
-  const { target, text, mode, entry } = await holding(name, options);
-  const next = removeMember(text, ["mcpServers"], name);
-  await commitEdit({ target, text: next, mode });
+  const { target } = await holding(name, options);
+  const { entry, next } = await withEditLock(target, `remove server '${name}'`, async () => {
+    // Read again under the lock: another edit may have changed the file since.
+    const { text, mode, entry } = await heldIn(target, name);
+    const next = removeMember(text, ["mcpServers"], name);
+    await commitEdit({ target, text: next, mode });
+    return { entry, next };
+  });
   console.log(`Removed server '${name}' from ${target.file}`);
   // Its secrets stay where the person put them: say which ones nothing refers to now.
   const env = await editEnvironment(target.envFile);
@@ -159,20 +164,29 @@ export async function mcpSetEnabled(
   enabled: boolean,
   options: McpEditOptions,
 ): Promise<number> {
-  const { target, text, mode, entry } = await holding(name, options);
+  const { target } = await holding(name, options);
   const state = enabled ? "enabled" : "disabled";
-  const path = ["mcpServers", name];
-  const disabled = entry.disabled === true ||
-    (entry.disabled === undefined && entry.enabled === false);
-  if (disabled === !enabled) {
+  const changed = await withEditLock(
+    target,
+    `${enabled ? "enable" : "disable"} '${name}'`,
+    async () => {
+      const { text, mode, entry } = await heldIn(target, name);
+      const path = ["mcpServers", name];
+      const disabled = entry.disabled === true ||
+        (entry.disabled === undefined && entry.enabled === false);
+      if (disabled === !enabled) return false;
+      // The entry keeps the field it has: another client's `enabled`, else `disabled`.
+      const next = typeof entry.enabled === "boolean" && entry.disabled === undefined
+        ? setMember(text, path, "enabled", enabled)
+        : setMember(text, path, "disabled", !enabled);
+      await commitEdit({ target, text: next, mode });
+      return true;
+    },
+  );
+  if (!changed) {
     console.log(`Server '${name}' is already ${state} in ${target.file}`);
     return EXIT.ok;
   }
-  // The entry keeps the field it has: another client's `enabled`, else `disabled`.
-  const next = typeof entry.enabled === "boolean" && entry.disabled === undefined
-    ? setMember(text, path, "enabled", enabled)
-    : setMember(text, path, "disabled", !enabled);
-  await commitEdit({ target, text: next, mode });
   console.log(
     `Server '${name}' is ${state} in ${target.file}` +
       (enabled ? "" : " (kept, not started; `patchbay mcp enable` undoes it)"),
@@ -218,6 +232,23 @@ async function holding(name: string, options: McpEditOptions): Promise<{
   });
 }
 
+/** The entry `name` in `target`'s file as it is now; refused when it is gone meanwhile. */
+async function heldIn(target: EditTarget, name: string): Promise<{
+  text: string;
+  mode?: number;
+  entry: Record<string, JsonValue>;
+}> {
+  const { text, mode } = await readTarget(target.file);
+  const entry = text === undefined ? undefined : serversOf(text)[name];
+  if (text !== undefined && entry !== null && typeof entry === "object" && !Array.isArray(entry)) {
+    return { text, mode, entry };
+  }
+  throw new PatchbayError("usage", `No server '${name}' in ${target.file} any more`, {
+    reason: "another command changed the file while this one waited for it",
+    remedy: "`patchbay mcp list` shows the servers now; nothing was written",
+  });
+}
+
 /** The variables a JSON value refers to as `${VAR}` or `${env:VAR}`, anywhere in it. */
 function referencesIn(value: JsonValue | undefined, into = new Set<string>()): Set<string> {
   if (typeof value === "string") {
@@ -248,11 +279,16 @@ async function refuseExisting(target: EditTarget, name: string): Promise<void> {
   });
 }
 
+/** The one rule for names (lib/config/server_name.ts), as import and `config check` apply it. */
 function checkName(name: string): void {
-  if (SERVER_NAME.test(name)) return;
+  const problem = serverNameProblem(name);
+  if (problem === undefined) return;
+  const suggestion = ruleAbidingName(name);
   throw new UsageError(
-    `'${name}' cannot name a server`,
-    "use letters, digits, - and _ (tools are called <server>.<tool>, so no dots or spaces)",
+    `'${
+      showName(name.length > 80 ? `${name.slice(0, 80)}…` : name)
+    }' cannot name a server: ${problem}`,
+    `use ${SERVER_NAME_RULE}` + (suggestion ? `, e.g. '${suggestion}'` : ""),
   );
 }
 

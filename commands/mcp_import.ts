@@ -9,10 +9,18 @@
  */
 
 import { EXIT, UsageError } from "../lib/errors.ts";
-import { editEnvironment, editTarget, readTarget } from "../lib/config/edit.ts";
+import { editEnvironment, editTarget, readTarget, userConfigFile } from "../lib/config/edit.ts";
 import { maskedArgs } from "../lib/config/arg_secrets.ts";
 import { type Converted, convertEntry } from "../lib/config/import_convert.ts";
-import { clientFiles, CLIENTS, readSources } from "../lib/config/import_sources.ts";
+import {
+  clientFiles,
+  CLIENTS,
+  type Places,
+  readSources,
+  type SourceFile,
+} from "../lib/config/import_sources.ts";
+import { ruleAbidingName, serverNameProblem } from "../lib/config/server_name.ts";
+import { referencedVariables } from "../lib/config/expand.ts";
 import type { JsonValue } from "../lib/config/json.ts";
 import { newDocument } from "../lib/config/json_edit.ts";
 import { parseConfig } from "../lib/config/load.ts";
@@ -38,6 +46,22 @@ export const MAX_IMPORTED_SERVERS = 100;
 export interface McpImportOptions extends McpEditOptions {
   /** Show what would be added, write nothing. @default false */
   dryRun?: boolean;
+  /**
+   * Keep the settings that widen trust (`trusted`, `"sampling": "allow"`, `roots`, …) of a
+   * file that is not patchbay's own, which are otherwise left out. @default false
+   */
+  keepTrust?: boolean;
+}
+
+/** What became of one entry of a source file, decided before anything is printed. */
+interface Outcome {
+  /** The name as written in the source. */
+  name: string;
+  converted: Converted;
+  /** Why it is not imported. */
+  why?: string;
+  /** The name it is imported under, when the rule for names renamed it. */
+  renamed?: string;
 }
 
 /** Runs the import. */
@@ -61,38 +85,71 @@ export async function mcpImport(
   const { text } = await readTarget(target.file);
   const taken = new Map(Object.keys(text ? serversOf(text) : {}).map((n) => [n, target.file]));
   const env = await editEnvironment(target.envFile);
+  // Every line printed passes one redactor holding every entry's secrets (and catching
+  // secret-shaped text): a token may sit anywhere in a file from a cloned project, a
+  // name or a skip reason included.
+  const redactor = new Redactor();
+  const say = (text: string) => showName(redactor.redact(text));
+  const decided = sources.map((file) => {
+    const own = isOwnFile(file.path);
+    const keepTrust = own || options.keepTrust === true;
+    return {
+      file,
+      own,
+      outcomes: Object.keys(file.entries).map((name) =>
+        decide(name, file, { places, keepTrust, taken, env, target: target.file, redactor })
+      ),
+    };
+  });
   const style = stdoutStyle();
   const accepted: NamedEntry[] = [];
+  const trustLeftOut: string[] = [];
+  const trustKept: string[] = [];
   let skipped = 0;
-  for (const file of sources) {
-    console.log(style.bold(`From ${file.path}`) + style.dim(` (${file.section})`));
-    const names = Object.keys(file.entries);
-    if (names.length === 0) console.log(style.dim("  no servers"));
-    for (const name of names) {
+  for (const { file, own, outcomes } of decided) {
+    console.log(style.bold(say(`From ${file.path}`)) + style.dim(say(` (${file.section})`)));
+    if (outcomes.length === 0) console.log(style.dim("  no servers"));
+    for (const { name, converted, why, renamed } of outcomes) {
       // A project's file may come with a cloned repository: nothing in it reaches the
       // terminal with its control characters, and what is shown is what would be written
       // (escaped, on one line), never a cleaned look-alike of it.
-      const shown = showName(name);
-      const converted = convertEntry(name, file.entries[name], file, places);
-      const why = (hasHiddenCharacters(name) ? "its name holds control characters" : undefined) ??
-        converted.skipped ?? collision(name, taken) ??
-        problemsOf(name, converted, target.file, env);
       if (why) {
         skipped++;
-        const said = converted.entry ? secretsOf(converted.entry, env, why) : why;
-        console.log(`  ${style.red("✗")} ${shown}: not imported: ${showName(said)}`);
+        console.log(`  ${style.red("✗")} ${say(name)}: not imported: ${say(why)}`);
         continue;
       }
-      taken.set(name, file.path);
-      accepted.push([name, converted.entry!]);
-      // What is printed names the secrets' places, never their values.
-      const masked = (text: string) => showName(secretsOf(converted.entry!, env, text));
-      console.log(`  ${style.green("+")} ${shown}  ${masked(summary(converted.entry!))}`);
-      for (const note of converted.notes) {
-        console.log(style.dim(`      converted: ${masked(note)}`));
+      const imported = renamed ?? name;
+      accepted.push([imported, converted.entry!]);
+      console.log(`  ${style.green("+")} ${say(imported)}  ${say(summary(converted.entry!))}`);
+      if (renamed) {
+        console.log(style.dim(`      renamed: ${say(`'${name}' is '${renamed}' here`)}`));
       }
-      for (const left of converted.dropped) {
-        console.log(style.dim(`      left out: ${masked(left)}`));
+      for (const note of converted.notes) console.log(style.dim(`      converted: ${say(note)}`));
+      // A ${VAR} in a cloned project's entry hands the server one of your values (an API
+      // key from .env, say): named, so it is seen before it is given.
+      const given = variablesGiven(converted.entry!);
+      if (given.length > 0) {
+        console.log(
+          `      ${style.yellow("gives it:")} ${
+            say(given.map((name) => `\${${name}}`).join(", "))
+          }` +
+            style.dim(" (values from your environment or .env)"),
+        );
+      }
+      for (const left of converted.dropped) console.log(style.dim(`      left out: ${say(left)}`));
+      for (const trust of converted.trust) {
+        const shown = `${trust.shown} (${trust.effect})`;
+        if (keptFrom(own, options) === undefined) {
+          trustLeftOut.push(`${imported}: ${trust.shown}`);
+          console.log(`      ${style.yellow("left out, widens trust:")} ${say(shown)}`);
+        } else {
+          trustKept.push(`${imported}: ${trust.shown}`);
+          console.log(
+            `      ${style.yellow(`kept (${keptFrom(own, options)}), widens trust:`)} ${
+              say(shown)
+            }`,
+          );
+        }
       }
     }
   }
@@ -117,11 +174,95 @@ export async function mcpImport(
     (skipped > 0 ? ` (${skipped} not imported)` : "");
   if (options.dryRun) {
     console.log(`Would add ${counts} to ${target.file}; nothing written (--dry-run)`);
-    return EXIT.ok;
+  } else {
+    const written = await writeEntries(target, accepted, options);
+    report(`Added ${counts} to`, target, written, "the entries");
   }
-  const written = await writeEntries(target, accepted, options);
-  report(`Added ${counts} to`, target, written, "the entries");
+  if (trustLeftOut.length > 0) {
+    console.log(say(
+      `Left out ${plural(trustLeftOut.length, "setting")} that widen trust ` +
+        `(${trustLeftOut.join("; ")}): a file that is not patchbay's own does not give ` +
+        "trust; --keep-trust keeps them, once you have read them above",
+    ));
+  }
+  if (trustKept.length > 0) {
+    console.log(say(
+      `Kept ${plural(trustKept.length, "setting")} that widen trust (${trustKept.join("; ")})`,
+    ));
+  }
   return EXIT.ok;
+}
+
+/** The variables whose values the entry passes to its server (env, args, headers, url…). */
+function variablesGiven(entry: Record<string, JsonValue>): string[] {
+  const names = new Set<string>();
+  const visit = (value: JsonValue) => {
+    if (typeof value === "string") referencedVariables(value).forEach((n) => names.add(n));
+    else if (Array.isArray(value)) value.forEach(visit);
+    else if (value !== null && typeof value === "object") Object.values(value).forEach(visit);
+  };
+  visit(entry);
+  return [...names];
+}
+
+/** Why trust settings are kept, in words; `undefined` when they are left out. */
+function keptFrom(own: boolean, options: McpImportOptions): string | undefined {
+  return own ? "your own configuration" : options.keepTrust ? "--keep-trust" : undefined;
+}
+
+/**
+ * patchbay's own file: the user's configuration (`~/.config/patchbay`), whose settings are
+ * the person's already. Any other file, a project's servers_config.json included, may have
+ * come with a cloned repository.
+ */
+function isOwnFile(path: string): boolean {
+  try {
+    return Deno.realPathSync(path) === Deno.realPathSync(userConfigFile());
+  } catch {
+    return false;
+  }
+}
+
+/** Converts one entry and decides whether (and under which name) it is imported. */
+function decide(
+  name: string,
+  file: SourceFile,
+  context: {
+    places: Places;
+    keepTrust: boolean;
+    taken: Map<string, string>;
+    env: Environment;
+    target: string;
+    redactor: Redactor;
+  },
+): Outcome {
+  const raw = file.entries[name];
+  const converted = convertEntry(name, raw, file, context.places, {
+    keepTrust: context.keepTrust,
+  });
+  for (const entry of [raw, converted.entry]) {
+    if (entry === null || typeof entry !== "object" || Array.isArray(entry)) continue;
+    for (const secret of findSecrets("", entry, context.env)) {
+      context.redactor.addSecret(secret.value);
+    }
+    if (typeof entry.url === "string") context.redactor.addUrlSecrets(entry.url);
+  }
+  if (hasHiddenCharacters(name)) {
+    return { name, converted, why: "its name holds control characters" };
+  }
+  // The rule `mcp add` applies (lib/config/server_name.ts): another client's "github.com"
+  // is imported as "github-com"; a path, a shell character or a look-alike letter is not.
+  const problem = serverNameProblem(name);
+  const renamed = problem === undefined ? undefined : ruleAbidingName(name);
+  if (problem !== undefined && renamed === undefined) {
+    return { name, converted, why: `its name cannot be a server's: ${problem}` };
+  }
+  const imported = renamed ?? name;
+  const why = converted.skipped ?? collision(imported, context.taken) ??
+    problemsOf(imported, converted, context.target, context.env);
+  if (why) return { name, converted, why };
+  context.taken.set(imported, file.path);
+  return { name, converted, renamed };
 }
 
 function collision(name: string, taken: Map<string, string>): string | undefined {
@@ -152,14 +293,6 @@ function problemsOf(
     return problems.map((p) => `${p.path}: ${p.message}${p.hint ? ` (${p.hint})` : ""}`)
       .join("; ");
   }
-}
-
-/** `text` with the secrets of `entry` (and anything shaped like one) masked. */
-function secretsOf(entry: Record<string, JsonValue>, env: Environment, text: string): string {
-  const redactor = new Redactor();
-  for (const secret of findSecrets("", entry, env)) redactor.addSecret(secret.value);
-  if (typeof entry.url === "string") redactor.addUrlSecrets(entry.url);
-  return redactor.redact(text);
 }
 
 function summary(entry: Record<string, JsonValue>): string {

@@ -10,6 +10,7 @@ import { DEFAULTS } from "../lib/defaults.ts";
 import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
 import type { TraceLine } from "../lib/trace/record.ts";
 import { parseTrace, stats, statsTable, timeline } from "../lib/trace/timeline.ts";
+import { readBoundedText } from "../lib/bounded_read.ts";
 
 /** Options of `trace show`. */
 export interface TraceShowOptions {
@@ -25,20 +26,31 @@ export interface TraceStatsOptions {
   json?: boolean;
 }
 
+/**
+ * How a trace file is read: a regular file, and no larger than a rotation lets one grow
+ * (one message past the threshold, kept to `maxMessageChars`), with room to spare.
+ */
+const TRACE_BOUND = {
+  what: "the trace file",
+  maxBytes: 2 * DEFAULTS.trace.rotateBytes,
+  code: "usage" as const,
+};
+
 /** The lines of `file` and of the older generations beside it, oldest first. */
 export async function readTraceFiles(file: string): Promise<TraceLine[]> {
   const lines: TraceLine[] = [];
   for (let i = DEFAULTS.trace.files - 1; i >= 1; i--) {
     try {
-      lines.push(...parseTrace(await Deno.readTextFile(`${file}.${i}`)).lines);
+      lines.push(...parseTrace(await readBoundedText(`${file}.${i}`, TRACE_BOUND)).lines);
     } catch {
       // That generation does not exist (or cannot be read): the newer ones still tell.
     }
   }
   let text: string;
   try {
-    text = await Deno.readTextFile(file);
+    text = await readBoundedText(file, TRACE_BOUND);
   } catch (error) {
+    if (error instanceof PatchbayError) throw error;
     const missing = error instanceof Deno.errors.NotFound;
     throw new PatchbayError("usage", `Cannot read the trace file ${file}`, {
       reason: missing ? "there is no file at that path" : (error as Error).message,

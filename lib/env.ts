@@ -10,6 +10,7 @@
  */
 
 import { basename, dirname, join, resolve } from "node:path";
+import { MAX_ENV_FILE_BYTES, readBoundedText } from "./bounded_read.ts";
 import { DenoPermissionError, PatchbayError } from "./errors.ts";
 import { denoPermissionFlag } from "./deno_permission/denial.ts";
 import { refuseSharedWritable } from "./shared_writable.ts";
@@ -240,8 +241,13 @@ export async function loadEnvironment(options: LoadEnvironmentOptions): Promise<
   // Its variables reach the servers patchbay starts (and name the model's address).
   refuseSharedWritable(options.path, "the environment file");
   try {
-    text = await Deno.readTextFile(options.path);
+    text = await readBoundedText(options.path, {
+      what: "the environment file",
+      maxBytes: MAX_ENV_FILE_BYTES,
+      remedy: "name another file with --env-file",
+    });
   } catch (error) {
+    if (error instanceof PatchbayError) throw error;
     const flag = denoPermissionFlag(error);
     if (flag) throw new DenoPermissionError(flag, `reading the environment file ${options.path}`);
     if (!(error instanceof Deno.errors.NotFound) || options.required) {

@@ -70,6 +70,9 @@ export function findSharedWritable(
     // A missing file is the reader's to report; this check only judges what exists.
     return undefined;
   }
+  // A pipe or a device is no file to judge by its mode (/dev/zero is writable by all): the
+  // bounded reader (lib/bounded_read.ts) refuses it as what it is.
+  if (!info.isDirectory && !info.isFile) return undefined;
   const kind = info.isDirectory ? "folder" : "file";
   const own = judge(real, info, kind, options.ownFolder === true);
   if (own) return own;
@@ -103,6 +106,40 @@ function judge(
   if (!group && !others) return undefined;
   const writers = group && others ? "its group and every user" : group ? "its group" : "every user";
   return { path, mode, kind, writers };
+}
+
+/**
+ * Refuses to write `path` where the next start would refuse to read it: the file as
+ * {@linkcode refuseSharedWritable} judges it when it exists, else the folder it would be
+ * created in (a missing folder is created by patchbay, its own).
+ */
+export function refuseSharedDestination(path: string, what: string): void {
+  if (Deno.build.os === "windows") return;
+  const absolute = resolve(path);
+  try {
+    Deno.statSync(absolute);
+    return refuseSharedWritable(absolute, what);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  const folder = dirname(absolute);
+  let info: Deno.FileInfo;
+  let real: string;
+  try {
+    info = Deno.statSync(folder);
+    real = Deno.realPathSync(folder);
+  } catch {
+    return;
+  }
+  const found = judge(real, info, "folder", false);
+  if (!found) return;
+  throw new SharedWritableError(what, absolute, {
+    path: found.path,
+    mode: found.mode,
+    kind: found.kind,
+    writers: found.writers,
+    chmod: chmodRemedy(found),
+  });
 }
 
 /** The `chmod` that takes the write bits of the group and of others away. */

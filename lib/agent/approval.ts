@@ -13,32 +13,44 @@
  * changed tool is asked about again.
  *
  * Every "always" also covers the server the tool came from, as its entry starts it (the
- * command, arguments and folder of a stdio server; the URL of a network one): a server
- * name pointed at another program (a project's configuration edited, or pulled from
- * elsewhere) is asked about again even when the new program copies the approved tool's
- * definition exactly, since it is other code that would run.
+ * command, arguments, folder and environment of a stdio server; the URL and header names
+ * of a network one: `launch_identity.ts`): a server name pointed at another program, or
+ * given `NODE_OPTIONS` that load other code (a project's configuration edited, or pulled
+ * from elsewhere), is asked about again even when the new program copies the approved
+ * tool's definition exactly, since it is other code that would run. The question says
+ * which part changed.
  *
  * @module
  */
 
 import type { CatalogueTool } from "../connections/types.ts";
 import { type ApprovalStore, definitionHash, type RememberedApproval } from "./approval_store.ts";
+import {
+  changedParts,
+  type LaunchIdentity,
+  launchIdentity,
+  type LaunchPart,
+  type ServerLaunch,
+} from "./launch_identity.ts";
 
 /** The user's answer to "run this tool call?". */
 export type ToolApproval = "yes" | "no" | "always-tool" | "always-server" | "always-project";
 
-/** What the policy needs to know about a server. */
-export interface ServerTrust {
+/**
+ * What the policy needs to know about a server: its name, `trusted`, and how the entry
+ * starts it (an "always" covers this one only).
+ */
+export interface ServerTrust extends ServerLaunch {
   name: string;
   /** `trusted` in the server's entry. */
   trusted: boolean;
-  /** How the entry starts the server; an "always" covers this one only. */
-  transport?: string;
-  command?: string;
-  args?: readonly string[];
-  cwd?: string;
-  url?: string;
 }
+
+/** Which parts of a server's entry changed since a tool was approved (`launch_identity.ts`). */
+export type LaunchChange = LaunchPart[] | "unrecorded";
+
+/** The identity of a server the configuration does not name. */
+const NO_LAUNCH: LaunchIdentity = launchIdentity({});
 
 /** Why a call needs asking about, for the UI to say. */
 export type ApprovalReason = "not-approved" | "new-tool" | "changed" | "server-changed";
@@ -65,24 +77,28 @@ export class ApprovalPolicy {
    * Per server and tool name: what was last approved (with and without the server's
    * start), to tell "changed" from "new" and a changed tool from a changed server.
    */
-  #seen = new Map<string, { print: string; definition: string }>();
+  #seen = new Map<string, { print: string; definition: string; parts: Record<string, string> }>();
 
   /** Per server and tool name: the hashes remembered for the project folder. */
-  #remembered = new Map<string, { definition: string; launch?: string }>();
-  /** Per server: how its entry starts it ({@linkcode launchOf}). */
-  #launch: Map<string, string>;
+  #remembered = new Map<
+    string,
+    { definition: string; launch?: string; launchParts?: Record<string, string> }
+  >();
+  /** Per server: how its entry starts it. */
+  #launch: Map<string, LaunchIdentity>;
   readonly #store?: RememberedApprovals;
   /** Remembered approvals still being written. */
   #saving: Promise<unknown> = Promise.resolve();
 
   constructor(servers: readonly ServerTrust[], remembered?: RememberedApprovals) {
     this.#trusted = new Set(servers.filter((s) => s.trusted).map((s) => s.name));
-    this.#launch = new Map(servers.map((server) => [server.name, launchOf(server)]));
+    this.#launch = new Map(servers.map((server) => [server.name, launchIdentity(server)]));
     this.#store = remembered;
     for (const a of remembered?.approvals ?? []) {
       this.#remembered.set(JSON.stringify([a.server, a.tool]), {
         definition: a.definition,
         launch: a.launch,
+        launchParts: a.launchParts,
       });
     }
   }
@@ -94,7 +110,7 @@ export class ApprovalPolicy {
    */
   setServers(servers: readonly ServerTrust[]): void {
     this.#trusted = new Set(servers.filter((s) => s.trusted).map((s) => s.name));
-    this.#launch = new Map(servers.map((server) => [server.name, launchOf(server)]));
+    this.#launch = new Map(servers.map((server) => [server.name, launchIdentity(server)]));
   }
 
   /** Whether an answer can be remembered beyond the session ("always-project"). */
@@ -114,8 +130,11 @@ export class ApprovalPolicy {
     if (this.#tools.has(print) || this.#servers.get(tool.server)?.has(print)) return undefined;
     const remembered = this.#remembered.get(identity(tool));
     const definition = definitionHash(fingerprint(tool));
-    const launch = definitionHash(this.#launchOf(tool.server));
-    if (remembered?.definition === definition && remembered.launch === launch) return undefined;
+    if (
+      remembered?.definition === definition && remembered.launch === this.#launchOf(tool.server)
+    ) {
+      return undefined;
+    }
     const previous = this.#seen.get(identity(tool));
     if (previous !== undefined) {
       return previous.print === print
@@ -128,6 +147,27 @@ export class ApprovalPolicy {
       return remembered.definition === definition ? "server-changed" : "changed";
     }
     return this.#servers.has(tool.server) ? "new-tool" : "not-approved";
+  }
+
+  /**
+   * For a call asked about again because its server's entry changed ("server-changed"):
+   * which parts of the entry changed since the approval, or `"unrecorded"` when the
+   * approval was remembered before they were recorded. `undefined` for any other reason.
+   */
+  launchChange(tool: CatalogueTool): LaunchChange | undefined {
+    const now = this.#identityOf(tool.server);
+    const previous = this.#seen.get(identity(tool));
+    if (previous !== undefined) {
+      return previous.definition === fingerprint(tool) && previous.print !== this.#fingerprint(tool)
+        ? changedParts(previous.parts, now)
+        : undefined;
+    }
+    const remembered = this.#remembered.get(identity(tool));
+    if (!remembered || remembered.definition !== definitionHash(fingerprint(tool))) {
+      return undefined;
+    }
+    if (remembered.launch === now.digest) return undefined;
+    return changedParts(remembered.launchParts, now);
   }
 
   /**
@@ -154,14 +194,16 @@ export class ApprovalPolicy {
 
   #remember(tool: CatalogueTool, store: RememberedApprovals): void {
     const definition = definitionHash(fingerprint(tool));
-    const launch = definitionHash(this.#launchOf(tool.server));
-    this.#remembered.set(identity(tool), { definition, launch });
+    const now = this.#identityOf(tool.server);
+    const launch = now.digest;
+    this.#remembered.set(identity(tool), { definition, launch, launchParts: now.parts });
     const saved = store.store.add({
       folder: store.folder,
       server: tool.server,
       tool: tool.originalName,
       definition,
       launch,
+      launchParts: now.parts,
       approvedAt: new Date().toISOString(),
     }).catch((error) => store.onError?.(error));
     this.#saving = Promise.all([this.#saving, saved]);
@@ -172,9 +214,14 @@ export class ApprovalPolicy {
     return this.#saving.then(() => {});
   }
 
-  /** How `server` is started (a server unknown to the configuration: nothing). */
+  /** How `server` is started (a server unknown to the configuration: started by nothing). */
+  #identityOf(server: string): LaunchIdentity {
+    return this.#launch.get(server) ?? NO_LAUNCH;
+  }
+
+  /** The digest of how `server` is started. */
   #launchOf(server: string): string {
-    return this.#launch.get(server) ?? "null";
+    return this.#identityOf(server).digest;
   }
 
   /** The tool's definition and its server's start, as one key of the session's answers. */
@@ -186,6 +233,7 @@ export class ApprovalPolicy {
     this.#seen.set(identity(tool), {
       print: this.#fingerprint(tool),
       definition: fingerprint(tool),
+      parts: this.#identityOf(tool.server).parts,
     });
   }
 
@@ -199,17 +247,6 @@ export class ApprovalPolicy {
 
 function identity(tool: CatalogueTool): string {
   return JSON.stringify([tool.server, tool.originalName]);
-}
-
-/** How `server`'s entry starts it: what an "always" covers besides the tool's definition. */
-function launchOf(server: ServerTrust): string {
-  return JSON.stringify([
-    server.transport ?? null,
-    server.command ?? null,
-    server.args ?? [],
-    server.cwd ?? null,
-    server.url ?? null,
-  ]);
 }
 
 /** What the user approved: server, name, and the definition the model sees. */

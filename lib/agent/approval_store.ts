@@ -5,7 +5,8 @@
  * atomically), holds every remembered approval, each for one project folder (the folder
  * patchbay was started in), one server and one tool, with the SHA-256 of the tool's
  * definition as the person saw it (name, description, input schema, annotations) and of
- * how the server was started (command and arguments, or URL). A tool whose definition
+ * how the server was started (command, arguments, folder and environment, or URL and
+ * header names: `launch_identity.ts`). A tool whose definition
  * changed since, or whose server is now another program, is asked about again, as the
  * session's "always" is.
  * `patchbay approvals list|revoke` reads and edits the same file (see
@@ -15,10 +16,12 @@
  */
 
 import { createHash } from "node:crypto";
-import { dirname } from "node:path";
+import { MAX_APPROVALS_BYTES, readBoundedText } from "../bounded_read.ts";
 import { PatchbayError } from "../errors.ts";
+import { withFileLock } from "../file_lock.ts";
 import { statePath } from "../paths.ts";
 import { replacePrivateFile } from "../private_file.ts";
+import { refuseSharedWritable } from "../shared_writable.ts";
 
 /** The file's name in the state folder. */
 export const APPROVALS_FILE = "approvals.json";
@@ -38,10 +41,13 @@ export interface RememberedApproval {
   /** SHA-256 (hex) of the definition approved. */
   definition: string;
   /**
-   * SHA-256 (hex) of how the server's entry started it (command, arguments and folder, or
-   * URL); absent in approvals remembered before it was recorded, which are asked again.
+   * SHA-256 (hex) of how the server's entry started it: command, arguments, folder and
+   * environment, or URL and header names (`launch_identity.ts`). Absent, or of an older
+   * layout, in approvals remembered before these were covered: those are asked again.
    */
   launch?: string;
+  /** A short digest of each of those parts, to say which one changed. */
+  launchParts?: Record<string, string>;
   /** ISO time of the answer. */
   approvedAt: string;
 }
@@ -69,11 +75,20 @@ export class ApprovalStore {
 
   /** Every remembered approval; none when there is no file. Throws when it cannot be read. */
   async list(): Promise<RememberedApproval[]> {
+    // Others able to write it could approve any tool in any folder, as they could choose
+    // the programs of a shared configuration: refused the same way.
+    refuseSharedWritable(this.path, "the approvals file");
     let text: string;
     try {
-      text = await Deno.readTextFile(this.path);
+      text = await readBoundedText(this.path, {
+        what: "the approvals file",
+        maxBytes: MAX_APPROVALS_BYTES,
+        code: "usage",
+        remedy: `delete it (rm ${this.path}), which forgets every remembered approval`,
+      });
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return [];
+      if (error instanceof PatchbayError) throw error;
       throw this.#unreadable(String((error as Error).message));
     }
     let data: unknown;
@@ -89,14 +104,23 @@ export class ApprovalStore {
           JSON.stringify(file?.version ?? null),
       );
     }
-    return file.approvals.filter(isApproval);
+    // An entry of another shape (an older patchbay's, a hand edit) is no approval: it is
+    // left out, never a reason to fail; parts that are not digests are not compared.
+    return file.approvals.filter(isApproval).map((a) =>
+      a.launchParts === undefined || isDigestRecord(a.launchParts)
+        ? a
+        : { ...a, launchParts: undefined }
+    );
   }
 
   /** Remembers `approval`, replacing an earlier one of the same folder, server and tool. */
   add(approval: Omit<RememberedApproval, "id">): Promise<RememberedApproval> {
     const id = approvalId(approval.folder, approval.server, approval.tool);
     const entry = { id, ...approval };
-    return this.#update((all) => [...all.filter((a) => a.id !== id), entry]).then(() => entry);
+    return this.#update(
+      (all) => [...all.filter((a) => a.id !== id), entry],
+      "remember the approval",
+    ).then(() => entry);
   }
 
   /** Forgets the approvals `choose` picks; resolves with them. */
@@ -107,35 +131,32 @@ export class ApprovalStore {
     await this.#update((all) => {
       revoked = all.filter(choose);
       return all.filter((a) => !choose(a));
-    });
+    }, "revoke the approvals");
     return revoked;
   }
 
   /**
    * Reads, changes and replaces the file, after any write under way: in this process
-   * (the queue) and in others (a lock on `<file>.lock`). Two sessions of the same person
-   * answer "[p]roject" at the same time, or one revokes from the command line while
-   * another remembers: each reads the file only once it holds the lock, so neither
-   * writes over what the other has just added.
+   * (the queue) and in others (the lock of `<file>.lock`, lib/file_lock.ts, waited for a
+   * bounded time). Two sessions of the same person answer "[p]roject" at the same time, or
+   * one revokes from the command line while another remembers: each reads the file only
+   * once it holds the lock, so neither writes over what the other has just added.
    */
-  #update(change: (all: RememberedApproval[]) => RememberedApproval[]): Promise<void> {
-    const run = this.#writing.then(async () => {
-      await Deno.mkdir(dirname(this.path), { recursive: true });
-      const lock = await Deno.open(`${this.path}.lock`, {
-        create: true,
-        write: true,
-        mode: 0o600,
-      });
-      try {
-        await lock.lock(true);
-        const next = change(await this.list());
-        const text = JSON.stringify({ version: FORMAT_VERSION, approvals: next }, null, 2);
-        await replacePrivateFile(this.path, `${text}\n`);
-      } finally {
-        // Closing the file releases the lock.
-        lock.close();
-      }
-    });
+  #update(
+    change: (all: RememberedApproval[]) => RememberedApproval[],
+    doing: string,
+  ): Promise<void> {
+    const run = this.#writing.then(() =>
+      withFileLock(
+        `${this.path}.lock`,
+        { what: `the approvals file ${this.path}`, doing },
+        async () => {
+          const next = change(await this.list());
+          const text = JSON.stringify({ version: FORMAT_VERSION, approvals: next }, null, 2);
+          await replacePrivateFile(this.path, `${text}\n`);
+        },
+      )
+    );
     this.#writing = run.catch(() => {});
     return run;
   }
@@ -147,6 +168,11 @@ export class ApprovalStore {
         "it is left as it is meanwhile",
     });
   }
+}
+
+function isDigestRecord(value: unknown): value is Record<string, string> {
+  return value !== null && typeof value === "object" && !Array.isArray(value) &&
+    Object.values(value).every((v) => typeof v === "string");
 }
 
 function isApproval(value: unknown): value is RememberedApproval {

@@ -262,6 +262,9 @@ async function askApprovals(
           title: tool.title,
           description: tool.description,
           reason,
+          ...(reason === "server-changed"
+            ? { launchChange: options.approval.launchChange(tool) }
+            : {}),
           annotations: tool.annotations as Record<string, unknown> | undefined,
           canRemember: options.approval.canRemember,
         }, options.signal), options.signal);

@@ -19,7 +19,7 @@
 import type { ProgressUpdate } from "../connections/types.ts";
 import type { PatchbayError } from "../errors.ts";
 import type { RetryNotice, TokenUsage } from "../llm/provider.ts";
-import type { ApprovalReason, ToolApproval } from "./approval.ts";
+import type { ApprovalReason, LaunchChange, ToolApproval } from "./approval.ts";
 import type { ToolOutcome } from "./stats.ts";
 
 export type { ApprovalReason, ToolApproval } from "./approval.ts";
@@ -58,6 +58,8 @@ export interface ToolApprovalRequest extends ToolCallView {
   description?: string;
   /** Why the user is asked (again). */
   reason: ApprovalReason;
+  /** For `server-changed`: which parts of the server's entry changed since the approval. */
+  launchChange?: LaunchChange;
   /** The server's own hints (`readOnlyHint`, `destructiveHint`); untrusted. */
   annotations?: Record<string, unknown>;
   /** "always-project" may be answered: approvals can be remembered for this folder. */

@@ -9,14 +9,23 @@
  * @module
  */
 
-import { dirname, join, resolve } from "node:path";
+import { createHash } from "node:crypto";
+import { basename, dirname, join, resolve } from "node:path";
+import {
+  MAX_CONFIG_BYTES,
+  MAX_ENV_FILE_BYTES,
+  type ReadBound,
+  readBoundedText,
+} from "../bounded_read.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { chooseEnvFile, type Environment, loadEnvironment } from "../env.ts";
 import { ConfigSyntaxError, ConfigValidationError, PatchbayError, UsageError } from "../errors.ts";
-import { configDir } from "../paths.ts";
+import { withFileLock } from "../file_lock.ts";
+import { configDir, stateDir } from "../paths.ts";
 import { EDIT_SUFFIX } from "./edit_suffix.ts";
 import { chmodOwnerOnly } from "../private_file.ts";
 import { Redactor } from "../redact.ts";
+import { refuseSharedDestination } from "../shared_writable.ts";
 import { parseConfig } from "./load.ts";
 
 /** Where an edit goes: the working folder's file, or the user's own one. */
@@ -63,13 +72,32 @@ export function editTarget(
   };
 }
 
+/** How the configuration an edit changes is read. */
+const CONFIG_BOUND: ReadBound = {
+  what: "the configuration file",
+  maxBytes: MAX_CONFIG_BYTES,
+  remedy: "name another file with --config",
+};
+
+/** How the .env an edit adds to is read. */
+const ENV_BOUND: ReadBound = {
+  what: "the environment file",
+  maxBytes: MAX_ENV_FILE_BYTES,
+  remedy: "name another file with --env-file",
+};
+
 /** The file's text and mode; `undefined` text when it does not exist yet. */
-export async function readTarget(file: string): Promise<{ text?: string; mode?: number }> {
+export async function readTarget(
+  file: string,
+  bound: ReadBound = CONFIG_BOUND,
+): Promise<{ text?: string; mode?: number }> {
   try {
-    const [text, info] = await Promise.all([Deno.readTextFile(file), Deno.stat(file)]);
+    const text = await readBoundedText(file, bound);
+    const info = await Deno.stat(file);
     return { text, mode: info.mode === null ? undefined : info.mode & 0o777 };
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return {};
+    if (error instanceof PatchbayError) throw error;
     throw new PatchbayError("config_not_found", `Could not read ${file}`, {
       reason: (error as Error).message,
       remedy: "check the path and that the file is readable",
@@ -77,6 +105,55 @@ export async function readTarget(file: string): Promise<{ text?: string; mode?: 
     });
   }
 }
+
+/**
+ * Runs `work` (a read, change and write of the target's files) holding the locks of its
+ * configuration and .env, in that order (every edit takes them in the same order, so two
+ * edits never wait on each other): two `patchbay mcp add` at once both land, one after
+ * the other, and a command that cannot take them within the bounded wait changes nothing.
+ */
+export function withEditLock<T>(
+  target: EditTarget,
+  doing: string,
+  work: () => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  return withFileLock(
+    lockFileFor(target.file),
+    { what: `the configuration ${target.file}`, doing, signal },
+    () =>
+      withFileLock(
+        lockFileFor(target.envFile),
+        { what: `the environment file ${target.envFile}`, doing, signal },
+        work,
+      ),
+  );
+}
+
+/**
+ * The lock file of `file`, in patchbay's state folder (a project folder gets no litter),
+ * named by where the file really is, so two names of one file share one lock.
+ *
+ * @param stateFolder @default stateDir()
+ */
+export function lockFileFor(file: string, stateFolder: string = stateDir()): string {
+  let real: string;
+  try {
+    real = Deno.realPathSync(file);
+  } catch {
+    // Not there yet: the folder it will be created in names it.
+    try {
+      real = join(Deno.realPathSync(dirname(resolve(file))), basename(file));
+    } catch {
+      real = resolve(file);
+    }
+  }
+  const digest = createHash("sha256").update(real).digest("hex").slice(0, 24);
+  return join(stateFolder, EDIT_LOCKS_FOLDER, `${basename(real).slice(0, 40)}-${digest}.lock`);
+}
+
+/** The folder of the editing commands' lock files, in the state folder. */
+const EDIT_LOCKS_FOLDER = "locks";
 
 /** The environment an edited file is validated against: process over .env over additions. */
 export async function editEnvironment(
@@ -142,9 +219,11 @@ export async function commitEdit(edit: Edit): Promise<void> {
     throw refusedEdit(error, edit.secrets ?? []);
   }
   // Both files are checked before either is written: no .env change for a refused edit.
-  for (const file of additions.size > 0 ? [target.file, target.envFile] : [target.file]) {
-    await refuseReadOnly(file, await existingRealPath(file));
-  }
+  const written = additions.size > 0 ? [target.file, target.envFile] : [target.file];
+  for (const file of written) await refuseReadOnly(file, await existingRealPath(file));
+  // Nor a file the next start would refuse to read (others may write it or its folder).
+  refuseSharedDestination(target.file, "the configuration file");
+  if (additions.size > 0) refuseSharedDestination(target.envFile, "the environment file");
   if (additions.size > 0) await appendPrivateEnv(target.envFile, additions);
   await ensureFolder(target.file);
   await replaceAtomically(target.file, edit.text, edit.mode ?? edit.newMode ?? 0o644);
@@ -158,7 +237,7 @@ export async function appendPrivateEnv(
   path: string,
   values: ReadonlyMap<string, string>,
 ): Promise<void> {
-  const { text = "" } = await readTarget(path);
+  const { text = "" } = await readTarget(path, ENV_BOUND);
   const lines = [...values].map(([name, value]) => `${name}=${quoteDotenv(value)}`);
   const joined = text === "" || text.endsWith("\n") ? text : `${text}\n`;
   await ensureFolder(path);

@@ -8,6 +8,7 @@
 
 import { DIALECT_FIELDS, TYPE_TO_TRANSPORT } from "./dialect.ts";
 import type { Dialect, SourceFile } from "./import_sources.ts";
+import { type FoundTrust, sortTrust } from "./import_trust.ts";
 import type { JsonValue } from "./json.ts";
 import { MAX_DURATION_SECONDS, ServerSchema } from "./schema.ts";
 
@@ -21,6 +22,17 @@ export interface Converted {
   notes: string[];
   /** Fields left out, each with why. */
   dropped: string[];
+  /**
+   * The settings of the entry that widen trust (lib/config/import_trust.ts): left out of
+   * it unless `keepTrust` was given, kept otherwise; said either way.
+   */
+  trust: FoundTrust[];
+}
+
+/** Options of {@linkcode convertEntry}. */
+export interface ConvertOptions {
+  /** Keep the settings that widen trust (`--keep-trust`, or patchbay's own file). @default false */
+  keepTrust?: boolean;
 }
 
 /** Fields taken as they are (their values' `${env:X}` rewritten). */
@@ -60,8 +72,9 @@ export function convertEntry(
   raw: JsonValue,
   source: Pick<SourceFile, "dialect" | "inputs">,
   places: { home: string; cwd: string },
+  options: ConvertOptions = {},
 ): Converted {
-  const result: Converted = { name, notes: [], dropped: [] };
+  const result: Converted = { name, notes: [], dropped: [], trust: [] };
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     return { ...result, skipped: "the entry is not an object" };
   }
@@ -128,12 +141,13 @@ export function convertEntry(
     );
   } else if (raw.trust === true && source.dialect === "gemini") {
     entry.trusted = true;
-    result.notes.push('trust (gemini-cli) is "trusted": true: its tools run without asking');
+    result.notes.push('trust (gemini-cli) is "trusted"');
   }
   for (const field of Object.keys(raw)) {
     if (READ.has(field) || NATIVE.includes(field)) continue;
     result.dropped.push(`${field}: ${LEFT_OUT[field] ?? "not a field patchbay knows"}`);
   }
+  result.trust = sortTrust(entry, options.keepTrust === true);
   return { ...result, entry };
 }
 

@@ -7,6 +7,7 @@
  */
 
 import { basename, dirname, join, resolve } from "node:path";
+import { MAX_IMPORTED_FILE_BYTES, readBoundedText } from "../bounded_read.ts";
 import { PatchbayError, UsageError } from "../errors.ts";
 import { type JsonValue, parseJson } from "./json.ts";
 import { blankJsonComments } from "./jsonc.ts";
@@ -79,9 +80,14 @@ export async function readSource(
 ): Promise<SourceFile[] | undefined> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    text = await readBoundedText(path, {
+      what: "the file to import",
+      maxBytes: MAX_IMPORTED_FILE_BYTES,
+      remedy: "name another file to import",
+    });
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
+    if (error instanceof PatchbayError) throw error;
     throw new PatchbayError("config_not_found", `Could not read ${path}`, {
       reason: (error as Error).message,
       remedy: "check the path and that the file is readable",

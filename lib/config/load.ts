@@ -18,6 +18,7 @@ import {
   PatchbayError,
   PermissionDeniedError,
 } from "../errors.ts";
+import { MAX_CONFIG_BYTES, readBoundedFile } from "../bounded_read.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { parseJson } from "./json.ts";
 import { renderProblems, sortProblems } from "./problems.ts";
@@ -37,7 +38,11 @@ export async function loadConfig(path: string, env: Environment): Promise<Config
   refuseSharedWritable(path, "the configuration file");
   let bytes: Uint8Array;
   try {
-    bytes = await Deno.readFile(path);
+    bytes = await readBoundedFile(path, {
+      what: "the configuration file",
+      maxBytes: MAX_CONFIG_BYTES,
+      remedy: "name another file with --config",
+    });
   } catch (error) {
     throw readError(path, error);
   }
@@ -52,6 +57,8 @@ export async function loadConfig(path: string, env: Environment): Promise<Config
 }
 
 function readError(path: string, error: unknown): PatchbayError {
+  // Not a regular file, or too large: said so by the bounded reader.
+  if (error instanceof PatchbayError) return error;
   const flag = denoPermissionFlag(error);
   if (flag) return new DenoPermissionError(flag, `reading ${path}`, error);
   if (error instanceof Deno.errors.NotFound) {

@@ -34,9 +34,13 @@ export function locateConfig(explicit: string | undefined, projectDir: string): 
   return { path: DEFAULTS.configFile, usedExample: false };
 }
 
+/**
+ * Whether there is a file at `path`. A pipe or device there is found too: the reader then
+ * refuses it, saying what it is, instead of another configuration being read silently.
+ */
 function exists(path: string): boolean {
   try {
-    return Deno.statSync(path).isFile;
+    return !Deno.statSync(path).isDirectory;
   } catch {
     return false;
   }

@@ -8,6 +8,7 @@
 
 import { DEFAULTS } from "../defaults.ts";
 import { AuthRulesSchema } from "./auth_rules.ts";
+import { ruleAbidingName, SERVER_NAME_RULE, serverNameProblem } from "./server_name.ts";
 import { type CanonicalEntry, canonicalEntry, writtenPath } from "./dialect.ts";
 import type { FieldPath, ProblemList } from "./problem_list.ts";
 import {
@@ -25,6 +26,7 @@ import type {
 } from "./types.ts";
 import type { ConfigValues } from "./values.ts";
 import { describeType, PARSE_OPTIONS, parseSection, reportIssues } from "./zod_issues.ts";
+import { MAX_KEY_FILE_BYTES, readBoundedTextSync } from "../bounded_read.ts";
 
 /** What reading the entries needs: where problems go, and how values are read. */
 export interface EntryReader {
@@ -53,11 +55,17 @@ export function readServers(reader: EntryReader, value: unknown): ServerConfig[]
   const servers: ServerConfig[] = [];
   for (const [name, raw] of Object.entries(value)) {
     const path = ["mcpServers", name];
-    if (name.trim() === "") {
+    // The rule `mcp add` and `mcp import` apply: a file written by hand or by another
+    // program is held to it too.
+    const nameProblem = name.trim() === ""
+      ? "a server name cannot be empty"
+      : serverNameProblem(name);
+    if (nameProblem !== undefined) {
+      const suggestion = ruleAbidingName(name);
       reader.problems.add(
         path,
-        "a server name cannot be empty",
-        undefined,
+        nameProblem,
+        suggestion ? `rename it "${suggestion}"` : `use ${SERVER_NAME_RULE}`,
         reader.problems.keyPos(path),
       );
       continue;
@@ -230,7 +238,10 @@ function readAuth(
     privateKeySource = `auth.private_key_file (${file})`;
     privateKeyFile = file;
     try {
-      privateKey = Deno.readTextFileSync(file);
+      privateKey = readBoundedTextSync(file, {
+        what: "the private key file",
+        maxBytes: MAX_KEY_FILE_BYTES,
+      });
     } catch (error) {
       problems.add(
         [...path, "private_key_file"],

@@ -6,6 +6,7 @@
  */
 
 import { fill, ROWS } from "../failure_table.ts";
+import type { ErrorCode } from "../error_codes.ts";
 import { PatchbayError } from "./base.ts";
 
 /** Where a configuration problem sits in its file. */
@@ -127,5 +128,78 @@ export class SharedWritableError extends PatchbayError {
       },
     );
     this.writable = found.path;
+  }
+}
+
+/** What {@linkcode UnreadableFileError} found: another kind of file, or one too large. */
+export interface UnreadableFile {
+  /** What the file is when it is not a regular file (`a named pipe (FIFO)`). */
+  kind?: string;
+  /** Its size, or the bytes read before the bound stopped the read. */
+  size?: number;
+  maxBytes?: number;
+  /** Where the path leads when it is a symbolic link. */
+  target?: string;
+  /** @default "config_invalid" */
+  code?: ErrorCode;
+  /** What else the person can do. */
+  remedy?: string;
+}
+
+/**
+ * A file patchbay will not read: not a regular file (a FIFO, a device, a socket, or a link
+ * to one), or larger than the bound of what it holds (`lib/bounded_read.ts` decides).
+ */
+export class UnreadableFileError extends PatchbayError {
+  readonly path: string;
+  constructor(what: string, path: string, found: UnreadableFile) {
+    const limit = sizeText(found.maxBytes ?? 0);
+    const problem = found.target
+      ? `it links to ${found.target}, ` +
+        (found.kind !== undefined ? found.kind : `which is larger than ${limit}`)
+      : found.kind !== undefined
+      ? `it is ${found.kind}`
+      : `it is larger than ${limit}`;
+    const reason = found.kind !== undefined
+      ? "patchbay reads only regular files: a pipe or a device could keep it waiting, or " +
+        "reading, without end"
+      : `it holds ${found.size} bytes or more, and ${what} is read up to ${limit} only: ` +
+        "no file patchbay expects there is this large";
+    super(found.code ?? "config_invalid", `Refusing to read ${what} ${path}: ${problem}`, {
+      reason,
+      remedy: `check what ${path} is (ls -lL ${path}) and put the regular file meant there` +
+        (found.remedy ? `, or ${found.remedy}` : ""),
+    });
+    this.path = path;
+  }
+}
+
+function sizeText(bytes: number): string {
+  return bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0
+    ? `${bytes / 1024 / 1024} MiB`
+    : bytes >= 1024 && bytes % 1024 === 0
+    ? `${bytes / 1024} KiB`
+    : `${bytes} bytes`;
+}
+
+/**
+ * Another process held the lock of a file patchbay was about to change for longer than the
+ * bounded wait (`lib/file_lock.ts`): nothing was changed.
+ */
+export class FileLockedError extends PatchbayError {
+  constructor(
+    what: string,
+    lockPath: string,
+    found: { pid?: number; since?: string; waitedSeconds: number; doing: string },
+  ) {
+    const holder = found.pid !== undefined
+      ? `process ${found.pid}${found.since ? ` (holding it since ${found.since})` : ""}`
+      : "another process";
+    super("timeout", `Could not ${found.doing}: ${what} is being changed by another patchbay`, {
+      reason: `${holder} held its lock (${lockPath}) for all of the ${found.waitedSeconds} s ` +
+        "this command waits, so nothing was changed",
+      remedy: "run the command again once the other one has finished" +
+        (found.pid !== undefined ? ` (if process ${found.pid} is stuck, end it first)` : ""),
+    });
   }
 }

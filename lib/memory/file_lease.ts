@@ -11,6 +11,7 @@
 import { join } from "node:path";
 import { replacePrivateFile } from "../private_file.ts";
 import { type LeaseHolder, type LeaseKeeper, type LeaseOutcome, parseHolder } from "./lease.ts";
+import { MAX_STATE_FILE_BYTES, readBoundedText } from "../bounded_read.ts";
 
 /** {@linkcode LeaseKeeper} of a folder of conversation files. */
 export class FileLeases implements LeaseKeeper {
@@ -68,7 +69,9 @@ function record(holder: LeaseHolder, ttlMs: number): string {
 
 async function read(path: string) {
   try {
-    return parseHolder(await Deno.readTextFile(path));
+    return parseHolder(
+      await readBoundedText(path, { what: "the lease", maxBytes: MAX_STATE_FILE_BYTES }),
+    );
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
     throw error;

@@ -15,11 +15,24 @@
  */
 
 import { dirname } from "node:path";
+import {
+  MAX_SESSION_FILE_BYTES,
+  type ReadBound,
+  readBoundedText,
+  requireRegularFile,
+} from "../bounded_read.ts";
 
 /** Owner-only: conversations can hold anything a person typed or a tool returned. */
 export const PRIVATE_FILE_MODE = 0o600;
 /** Owner-only directories for the same reason. */
 export const PRIVATE_DIR_MODE = 0o700;
+
+/** How a conversation's (or the journal's) file is read: a regular file, within a bound. */
+const SESSION_BOUND: ReadBound = {
+  what: "the conversation file",
+  maxBytes: MAX_SESSION_FILE_BYTES,
+  code: "store_failed",
+};
 
 /** How much of a file's end is read at a time when looking for its last line. */
 const TAIL_CHUNK_BYTES = 64 * 1024;
@@ -228,7 +241,7 @@ export async function readJsonLines(
 ): Promise<ParsedLines | undefined> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    text = await readBoundedText(path, SESSION_BOUND);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
     throw error;
@@ -238,6 +251,7 @@ export async function readJsonLines(
 
 /** The first lines of a file within `maxBytes` (whole lines only). */
 export async function readHeadLines(path: string, maxBytes: number): Promise<unknown[]> {
+  await requireRegularFile(path, SESSION_BOUND);
   const file = await Deno.open(path, { read: true });
   try {
     const bytes = await readRange(file, 0, maxBytes);
@@ -257,6 +271,7 @@ export async function readLastLine(
   path: string,
   accept: (value: unknown) => boolean,
 ): Promise<unknown> {
+  await requireRegularFile(path, SESSION_BOUND);
   const file = await Deno.open(path, { read: true });
   try {
     const size = (await file.stat()).size;

@@ -8,6 +8,11 @@
  * @module
  */
 
+import { MAX_PROC_FILE_BYTES, readBoundedText } from "../bounded_read.ts";
+
+/** How the kernel's process and socket tables are read. */
+const PROC_BOUND = { what: "a process table", maxBytes: MAX_PROC_FILE_BYTES };
+
 /** A process listening on a port. */
 export interface PortHolder {
   pid: number;
@@ -83,7 +88,7 @@ async function findWithSs(port: number): Promise<PortHolder | undefined> {
 async function findOnLinux(port: number): Promise<PortHolder | undefined> {
   const inodes = new Set<string>();
   for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    const text = await Deno.readTextFile(table).catch(() => "");
+    const text = await readBoundedText(table, PROC_BOUND).catch(() => "");
     for (const inode of listeningInodes(text, port)) inodes.add(inode);
   }
   if (inodes.size === 0) return undefined;
@@ -108,9 +113,9 @@ async function holdsSocket(pid: string, targets: Set<string>): Promise<boolean> 
 }
 
 async function describeProcess(pid: number): Promise<PortHolder> {
-  const name = (await Deno.readTextFile(`/proc/${pid}/comm`).catch(() => "")).trim() ||
+  const name = (await readBoundedText(`/proc/${pid}/comm`, PROC_BOUND).catch(() => "")).trim() ||
     "unknown";
-  const raw = await Deno.readTextFile(`/proc/${pid}/cmdline`).catch(() => "");
+  const raw = await readBoundedText(`/proc/${pid}/cmdline`, PROC_BOUND).catch(() => "");
   const commandLine = raw.split("\0").filter(Boolean).join(" ") || undefined;
   return { pid, name, commandLine };
 }

@@ -23,6 +23,7 @@ import { DenoPermissionError, PatchbayError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { configDir } from "../paths.ts";
 import { chmodOwnerOnly, removeIfPresent, replacePrivateFile } from "../private_file.ts";
+import { readBoundedText } from "../bounded_read.ts";
 
 /** Version of the stored document; a reader refuses documents it does not understand. */
 export const CREDENTIALS_FORMAT = 1;
@@ -201,9 +202,14 @@ export class FileTokenStore implements TokenStore {
         await removeIfPresent(path);
         return undefined;
       }
-      text = await Deno.readTextFile(path);
+      text = await readBoundedText(path, {
+        what: "the stored OAuth credentials",
+        maxBytes: MAX_STORED_CREDENTIALS_BYTES,
+        code: "oauth_failed",
+      });
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return undefined;
+      if (error instanceof PatchbayError) throw error;
       throw storeError("read", path, error);
     }
     try {

@@ -17,6 +17,7 @@ import { usesOAuth } from "../oauth/uses_oauth.ts";
 import { configDir, dataDir, stateDir } from "../paths.ts";
 import { resolveCommandPath } from "./command_path.ts";
 import { hostPort, type PermissionInputs } from "./plan.ts";
+import { MAX_CONFIG_BYTES, readBoundedText } from "../bounded_read.ts";
 
 /** Options of {@linkcode gatherInputs}. */
 export interface GatherOptions {
@@ -41,7 +42,10 @@ export async function gatherInputs(options: GatherOptions): Promise<PermissionIn
   const configFile = resolve(cwd, options.configPath);
   let text = "";
   try {
-    text = await Deno.readTextFile(configFile);
+    text = await readBoundedText(configFile, {
+      what: "the configuration file",
+      maxBytes: MAX_CONFIG_BYTES,
+    });
   } catch {
     // The configuration was just loaded from here; a vanished file only loses variables.
   }

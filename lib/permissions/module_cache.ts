@@ -12,6 +12,7 @@
  */
 
 import { join } from "node:path";
+import { MAX_MANIFEST_BYTES, readBoundedText } from "../bounded_read.ts";
 
 /** Deno's cache folder, as Deno picks it: DENO_DIR, else the platform's cache folder. */
 export function denoDir(
@@ -102,8 +103,9 @@ export async function ensureModules(options: EnsureModulesOptions): Promise<bool
   let lockText: string;
   let direct: Set<string>;
   try {
-    lockText = await Deno.readTextFile(join(options.manifest, "..", "deno.lock"));
-    direct = directPackages(await Deno.readTextFile(options.manifest));
+    const bound = { what: "patchbay's own manifest", maxBytes: MAX_MANIFEST_BYTES };
+    lockText = await readBoundedText(join(options.manifest, "..", "deno.lock"), bound);
+    direct = directPackages(await readBoundedText(options.manifest, bound));
   } catch {
     return false;
   }

@@ -12,6 +12,12 @@
  */
 
 import { join } from "node:path";
+import {
+  MAX_CONFIG_BYTES,
+  MAX_STATE_FILE_BYTES,
+  readBoundedFileSync,
+  readBoundedTextSync,
+} from "../bounded_read.ts";
 
 /** The plan as `patchbay permissions --json` prints it (the parts the launcher uses). */
 export interface PrintedPlan {
@@ -85,11 +91,17 @@ function cyrb53(bytes: Uint8Array, seed: number): number {
   return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
+/** The files fingerprinted are configurations and .env files, read within their bound. */
+const INPUT_BOUND = { what: "a file the plan depends on", maxBytes: MAX_CONFIG_BYTES };
+
 function fileHash(path: string): string | null {
   try {
-    return fingerprint(Deno.readFileSync(path));
-  } catch {
-    return null;
+    return fingerprint(readBoundedFileSync(path, INPUT_BOUND));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    // A pipe, a device or an oversized file: never equal to a remembered fingerprint, and
+    // the client that reads it says why it cannot.
+    return "unreadable";
   }
 }
 
@@ -176,7 +188,9 @@ export function cacheFile(dir: string, key: string): string {
 /** The remembered plan in `path`, if it is there and readable. */
 export function readCachedPlan(path: string): CachedPlan | undefined {
   try {
-    const parsed = JSON.parse(Deno.readTextFileSync(path));
+    const parsed = JSON.parse(
+      readBoundedTextSync(path, { what: "a remembered plan", maxBytes: MAX_STATE_FILE_BYTES }),
+    );
     return parsed?.format === CACHE_FORMAT ? parsed as CachedPlan : undefined;
   } catch {
     return undefined;

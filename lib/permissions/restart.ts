@@ -16,6 +16,7 @@ import type { NeededGrant, RefusedGrants } from "../deno_permission/refused_gran
 import { EXIT } from "../exit_codes.ts";
 import { isSessionId } from "../memory/ids.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
+import { MAX_STATE_FILE_BYTES, readBoundedText } from "../bounded_read.ts";
 
 export { RESTART_FILE_VARIABLE, restartFile };
 export type { NeededGrant };
@@ -70,7 +71,10 @@ export async function takeRestartRequest(
 ): Promise<RestartRequest | MalformedRequest | undefined> {
   let text: string;
   try {
-    text = await Deno.readTextFile(file);
+    text = await readBoundedText(file, {
+      what: "the restart request",
+      maxBytes: MAX_STATE_FILE_BYTES,
+    });
   } catch {
     return undefined;
   } finally {

@@ -14,6 +14,7 @@ import { valueWithin } from "../async/deadline.ts";
 import { DenoPermissionError, MemoryConfigError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import type { RedisAddress, RedisSettings } from "./settings.ts";
+import { MAX_KEY_FILE_BYTES, readBoundedText } from "../bounded_read.ts";
 
 /** A first connection succeeds or is reported within this many milliseconds. */
 export const CONNECT_BUDGET_MS = 1500;
@@ -160,7 +161,9 @@ export async function openRedisClient(
 async function tlsOptions(caFile: string | undefined): Promise<{ ca?: string[] }> {
   if (!caFile) return {};
   try {
-    return { ca: [await Deno.readTextFile(caFile)] };
+    return {
+      ca: [await readBoundedText(caFile, { what: "the CA file", maxBytes: MAX_KEY_FILE_BYTES })],
+    };
   } catch (error) {
     throw new MemoryConfigError(
       `REDIS_TLS_CA_FILE is "${caFile}", which cannot be read`,

@@ -14,6 +14,7 @@ import { stripTerminalEscapes } from "../terminal.ts";
 import type { ClientSession } from "./client_session.ts";
 import { imageProtocol, inlineImage } from "../ui/inline_image.ts";
 import type { SlashCommand } from "./slash.ts";
+import { readBoundedFile } from "../bounded_read.ts";
 
 /** The `/image` command. */
 export const imageCommand: SlashCommand<ClientSession> = {
@@ -71,10 +72,19 @@ function describe(image: StoredAttachment): string {
   }${where}`;
 }
 
+/**
+ * Largest saved image shown inline: far past any screenshot, and the file is in patchbay's
+ * own folder, so only a file replaced there by hand could be larger.
+ */
+const MAX_SHOWN_IMAGE_BYTES = 64 * 1024 * 1024;
+
 async function readSaved(image: StoredAttachment): Promise<string | undefined> {
   if (!image.path) return undefined;
   try {
-    const bytes = await Deno.readFile(image.path);
+    const bytes = await readBoundedFile(image.path, {
+      what: "the saved image",
+      maxBytes: MAX_SHOWN_IMAGE_BYTES,
+    });
     let binary = "";
     for (const byte of bytes) binary += String.fromCharCode(byte);
     return btoa(binary);

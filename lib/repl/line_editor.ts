@@ -17,6 +17,7 @@ import { dirname } from "node:path";
 import { replacePrivateFile } from "../private_file.ts";
 import { displayWidth } from "../terminal.ts";
 import { safeCandidates } from "./candidates.ts";
+import { MAX_HISTORY_BYTES, readBoundedText } from "../bounded_read.ts";
 
 /** What one prompt produced. */
 export type ReadResult =
@@ -110,7 +111,10 @@ export class LineEditor {
     if (!this.#historyFile) return;
     let lines: string[];
     try {
-      lines = (await Deno.readTextFile(this.#historyFile)).split("\n").filter(Boolean);
+      lines = (await readBoundedText(this.#historyFile, {
+        what: "the prompt history",
+        maxBytes: MAX_HISTORY_BYTES,
+      })).split("\n").filter(Boolean);
     } catch {
       this.#history = [];
       return;

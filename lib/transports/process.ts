@@ -8,6 +8,10 @@
  */
 
 import { delay } from "../async/delay.ts";
+import { MAX_PROC_FILE_BYTES, readBoundedTextSync } from "../bounded_read.ts";
+
+/** How the kernel's process and socket tables are read. */
+const PROC_BOUND = { what: "a process table", maxBytes: MAX_PROC_FILE_BYTES };
 
 /**
  * The only variables a server process inherits from patchbay's environment. Everything
@@ -70,7 +74,7 @@ interface ProcStat {
 function readStat(pid: number | "self"): ProcStat | undefined {
   let text: string;
   try {
-    text = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    text = readBoundedTextSync(`/proc/${pid}/stat`, PROC_BOUND);
   } catch {
     return undefined;
   }
@@ -239,7 +243,7 @@ export function listeningPorts(pids: readonly number[]): number[] {
   for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
     let text: string;
     try {
-      text = Deno.readTextFileSync(table);
+      text = readBoundedTextSync(table, PROC_BOUND);
     } catch {
       continue;
     }

@@ -13,6 +13,7 @@
  * @module
  */
 
+import { describeLaunchChange } from "../agent/launch_identity.ts";
 import type { ProgressUpdate } from "../connections/types.ts";
 import type { RetryNotice } from "../llm/provider.ts";
 import type {
@@ -224,7 +225,7 @@ export class TerminalUi implements AgentUi {
       "not-approved": "",
       "new-tool": " (a new tool since you approved this server)",
       "changed": " (its definition changed since you approved it)",
-      "server-changed": " (its server's command or URL changed since you approved it)",
+      "server-changed": ` (${describeLaunchChange(request.launchChange ?? [])})`,
     }[request.reason];
     // Shown, not removed: an invisible character in the arguments is part of the call.
     const whole = visibleText(

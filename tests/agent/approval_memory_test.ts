@@ -163,12 +163,69 @@ Deno.test("a remembered approval ends when the server's entry starts another pro
     const asked = await repl.send("echo", "(default No)");
     assert.match(
       asked,
-      /Run fx › echo \(its server's command or URL changed since you approved it\)/,
+      /Run fx › echo \(its server's arguments changed since you approved it\)/,
     );
     await repl.expectNext(() => repl.tmux.press("n"), settled);
     await repl.tmux.press("C-d");
     assert.equal(await repl.tmux.exitCode(), 0);
   }
+});
+
+Deno.test("a remembered approval ends when the server's env changes (NODE_OPTIONS): asked again, saying so", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  const withEnv = (env: Record<string, string>) => ({
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: { fx: { command: DENO, args: ["run", "--quiet", FIXTURE_SERVER], env } },
+  });
+  const echo = { toolCalls: [{ name: "fx__echo", arguments: { message: "hi" } }] };
+  const settled = /Done\.\n.*steps? · .*\n›/;
+  const runEcho = async () => {
+    llm.enqueue(echo, { text: "Done." });
+    const run = await runPatchbay(box, ["run", "--json", "echo"], {
+      env: { LLM_API_KEY: "test-key" },
+    });
+    assert.equal(run.code, 0, run.stderr);
+    const events = run.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    return { run, status: events.find((e) => e.type === "tool_result")?.status };
+  };
+  await writeConfig(box, withEnv({ LOG_LEVEL: "info" }));
+  {
+    await using repl = await startRepl(box);
+    llm.enqueue(echo, { text: "Done." });
+    await repl.send("echo", "(default No)");
+    await repl.expectNext(() => repl.tmux.press("p"), settled);
+    await repl.tmux.press("C-d");
+    assert.equal(await repl.tmux.exitCode(), 0);
+  }
+  assert.equal((await runEcho()).status, "ok", "the same entry runs as approved");
+  // The hostile edit: code injected through the environment (Deno, like Node, loads what
+  // NODE_OPTIONS --require names), the command and its arguments left alone.
+  const inject = join(box.cwd, "inject.js");
+  await Deno.writeTextFile(inject, "globalThis.injected = true;\n");
+  await writeConfig(box, withEnv({ LOG_LEVEL: "info", NODE_OPTIONS: `--require ${inject}` }));
+  assert.equal((await runEcho()).status, "declined", "no longer approved");
+  {
+    await using repl = await startRepl(box);
+    llm.enqueue(echo, { text: "Done." });
+    const asked = await repl.send("echo", "(default No)");
+    assert.match(
+      asked,
+      /Run fx › echo \(its server's environment changed since you approved it\)/,
+    );
+    await repl.expectNext(() => repl.tmux.press("n"), settled);
+    await repl.tmux.press("C-d");
+    assert.equal(await repl.tmux.exitCode(), 0);
+  }
+  // Back as approved, but approvals.json made world-writable: it is refused, not honoured.
+  await writeConfig(box, withEnv({ LOG_LEVEL: "info" }));
+  await Deno.chmod(join(box.home, ".local/state/patchbay/approvals.json"), 0o666);
+  const refused = await runEcho();
+  assert.equal(refused.status, "declined");
+  assert.match(
+    refused.run.stderr,
+    /Refusing to use the approvals file .*: other users may write it/,
+  );
 });
 
 Deno.test("/refresh pointing a server's entry at another program: its 'always' tools are asked again", async () => {
@@ -191,7 +248,7 @@ Deno.test("/refresh pointing a server's entry at another program: its 'always' t
   const asked = await repl.send("echo", "(default No)");
   assert.match(
     asked,
-    /Run fx › echo \(its server's command or URL changed since you approved it\)/,
+    /Run fx › echo \(its server's arguments changed since you approved it\)/,
   );
   await repl.expectNext(() => repl.tmux.press("n"), settled);
   await repl.tmux.press("C-d");

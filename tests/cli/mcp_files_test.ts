@@ -84,22 +84,30 @@ Deno.test("--help of every mcp command, and of patchbay itself, prints its usage
 
 Deno.test("mcp list and get print a cloned project's file without its terminal control sequences", async () => {
   await using box = await sandbox();
-  const hostile = {
+  const hostile: { LLM: unknown; mcpServers: Record<string, unknown> } = {
     LLM: { provider: "openai", model: "gpt-4o-mini" },
     mcpServers: {
-      "e\u001b[31mvil": { command: "echo\u001b]0;pwned\u0007", args: ["\u001b[2J", "plain"] },
+      evil: { command: "echo\u001b]0;pwned\u0007", args: ["\u001b[2J", "plain"] },
     },
   };
   await writeConfig(box, JSON.stringify(hostile));
   const list = await runPatchbay(box, ["mcp", "list"]);
   assert.equal(list.code, 0, list.stderr);
   assert.match(list.stdout, /evil +stdio +echo +plain/);
-  const get = await runPatchbay(box, ["mcp", "get", "e\u001b[31mvil"]);
+  const get = await runPatchbay(box, ["mcp", "get", "evil"]);
   assert.equal(get.code, 0, get.stderr);
   assert.match(get.stdout, /^evil/);
   for (const out of [list.stdout, get.stdout]) {
     assert.ok(!out.includes("\u001b]0;") && !out.includes("\u001b[2J") && !out.includes("\u0007"));
   }
+  // A name holding them breaks the one rule for names: the file is refused, the name shown
+  // escaped in the refusal.
+  hostile.mcpServers = { ["e\u001b[31mvil"]: hostile.mcpServers.evil };
+  await writeConfig(box, JSON.stringify(hostile));
+  const refused = await runPatchbay(box, ["mcp", "list"]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /mcpServers\["e\\u001b\[31mvil"\]: a server name holds letters/);
+  assert.ok(!refused.stderr.includes("\u001b") && !refused.stdout.includes("\u001b"));
 });
 
 Deno.test("a Windows-edited file (BOM, CRLF) keeps its BOM and CRLF line breaks", async () => {

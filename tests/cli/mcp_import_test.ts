@@ -121,7 +121,7 @@ Deno.test("vscode: servers and inputs; ${input:…} is not guessed, ${workspaceF
   ]);
 });
 
-Deno.test("gemini: milliseconds converted, url is SSE, httpUrl streamable HTTP, trust is trusted", async () => {
+Deno.test("gemini: milliseconds converted, url is SSE, httpUrl streamable HTTP, trust left out", async () => {
   await using box = await sandbox();
   await place("gemini_settings.json", join(box.home, ".gemini", "settings.json"));
   const dry = await runPatchbay(box, ["mcp", "import", "gemini", "--dry-run"]);
@@ -142,8 +142,10 @@ Deno.test("gemini: milliseconds converted, url is SSE, httpUrl streamable HTTP, 
     headers: { Authorization: "Bearer ${REMOTE_TOKEN}" },
     url: "https://mcp.example.com/mcp",
     timeout: 30,
-    trusted: true,
   });
+  // gemini-cli's trust widens trust: left out of another client's file unless kept.
+  assert.match(run.stdout, /left out, widens trust: trusted: true \(its tools would run without/);
+  assert.match(run.stdout, /Left out 1 setting that widen trust \(remote: trusted: true\)/);
   assert.equal(imported.events.transport_type, "sse");
   assert.equal(imported["python-tools"].timeout, 600);
   assert.equal(
@@ -167,7 +169,7 @@ Deno.test("vscode: a .vscode/mcp.json with comments and trailing commas, as VS C
   assert.deepEqual((await servers(box)).fetch.args, ["mcp-server-fetch"]);
 });
 
-Deno.test("gemini: trust keeps its tool filter; beside a filter that cannot be read it is not converted", async () => {
+Deno.test("gemini --keep-trust: trust keeps its tool filter; beside a broken filter it is not converted", async () => {
   await using box = await sandbox();
   const settings = join(box.home, ".gemini", "settings.json");
   await Deno.mkdir(dirname(settings), { recursive: true });
@@ -181,8 +183,9 @@ Deno.test("gemini: trust keeps its tool filter; beside a filter that cannot be r
       },
     }),
   );
-  const run = await runPatchbay(box, ["mcp", "import", "gemini"]);
+  const run = await runPatchbay(box, ["mcp", "import", "gemini", "--keep-trust"]);
   assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /kept \(--keep-trust\), widens trust: trusted: true/);
   assert.match(run.stdout, /left out: includeTools: not a list of tool names/);
   assert.match(run.stdout, /left out: trust: not converted, since the tool filter is not/);
   const imported = await servers(box);

@@ -7,28 +7,28 @@ const places = { home: "/home/u", cwd: "/work" };
 const plain = { dialect: "mcpServers" as const, inputs: {} };
 
 Deno.test("an entry from another patchbay file keeps patchbay's own fields, timeout included", () => {
-  const converted = convertEntry(
-    "fs",
-    {
-      transport_type: "stdio",
-      command: "npx",
-      roots: ["."],
-      sampling: "deny",
-      timeout: 90,
-      trusted: true,
-    },
-    plain,
-    places,
-  );
-  assert.deepEqual(converted.entry, {
+  const written = {
     transport_type: "stdio",
     command: "npx",
     roots: ["."],
     sampling: "deny",
     timeout: 90,
     trusted: true,
+  };
+  // Kept as written with --keep-trust (or from the person's own configuration)...
+  const kept = convertEntry("fs", structuredClone(written), plain, places, { keepTrust: true });
+  assert.deepEqual(kept.entry, written);
+  assert.deepEqual(kept.dropped, []);
+  assert.deepEqual(kept.trust.map((t) => t.shown), ["trusted: true", 'roots: ["."]']);
+  // ...and by default without what widens trust; "sampling": "deny" narrows it, so it stays.
+  const dropped = convertEntry("fs", structuredClone(written), plain, places);
+  assert.deepEqual(dropped.entry, {
+    transport_type: "stdio",
+    command: "npx",
+    sampling: "deny",
+    timeout: 90,
   });
-  assert.deepEqual(converted.dropped, []);
+  assert.deepEqual(dropped.trust.map((t) => t.shown), ["trusted: true", 'roots: ["."]']);
 });
 
 Deno.test("a timeout of a client whose unit is unknown is left out, with why", () => {
