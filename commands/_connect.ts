@@ -131,6 +131,7 @@ export async function withServers<T>(
       skip: skip.signal,
       // The last answer is in: the servers have nothing left to do.
       closePromptly: true,
+      surface: "script",
       onSkip: (skipped) => {
         // Nothing was connecting any more (a login, a slow close): the Ctrl+C cancels.
         if (skipped.length === 0) return controller.abort();

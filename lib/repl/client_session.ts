@@ -210,6 +210,7 @@ export class ClientSession {
       errStyle: this.errStyle,
       sampling: this.model?.sampling ?? this.#refuseSampling(),
       notify: (text) => this.#notify(text),
+      surface: this.#surface,
       background,
       acceptFormDefaults: options.acceptFormDefaults ?? false,
       signal: options.signal,
