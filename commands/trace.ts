@@ -11,6 +11,7 @@ import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
 import { safeJson } from "../lib/json_text.ts";
 import type { TraceLine } from "../lib/trace/record.ts";
 import { parseTrace, stats, statsTable, timeline } from "../lib/trace/timeline.ts";
+import { kindOf, TraceFileRefusedError } from "../lib/trace/trace_file.ts";
 
 /** Options of `trace show`. */
 export interface TraceShowOptions {
@@ -40,7 +41,7 @@ export async function readTraceFiles(file: string): Promise<TraceFiles> {
   for (let i = DEFAULTS.trace.files - 1; i >= 1; i--) {
     let text: string;
     try {
-      text = await Deno.readTextFile(`${file}.${i}`);
+      text = await readRegular(`${file}.${i}`);
     } catch {
       continue; // That generation does not exist (or cannot be read): the newer ones tell.
     }
@@ -50,12 +51,14 @@ export async function readTraceFiles(file: string): Promise<TraceFiles> {
   }
   let text: string;
   try {
-    text = await Deno.readTextFile(file);
+    text = await readRegular(file);
   } catch (error) {
     const missing = error instanceof Deno.errors.NotFound;
     throw new PatchbayError("usage", `Cannot read the trace file ${file}`, {
       reason: missing ? "there is no file at that path" : (error as Error).message,
-      remedy: missing
+      remedy: error instanceof TraceFileRefusedError
+        ? "name the trace file itself: a trace is a regular file"
+        : missing
         ? "record one first: `patchbay --trace FILE …`, PATCHBAY_TRACE=FILE, or /trace in " +
           "the interactive client; then name that file"
         : "check the path and that you may read the file",
@@ -66,6 +69,13 @@ export async function readTraceFiles(file: string): Promise<TraceFiles> {
   const read = parseTrace(text);
   lines.push(...read.lines);
   return { lines, skipped: skipped + read.skipped };
+}
+
+/** The text of `path`, a regular file: a pipe would never end, a device never stop. */
+async function readRegular(path: string): Promise<string> {
+  const info = await Deno.stat(path);
+  if (!info.isFile) throw new TraceFileRefusedError(path, kindOf(info));
+  return await Deno.readTextFile(path);
 }
 
 /**

@@ -242,10 +242,13 @@ export class CallbackListener {
     this.#pending?.reject(error);
   }
 
-  /** Stops listening (in-flight responses are finished first). */
+  /** Stops listening (in-flight responses are finished first, a waiting page at once). */
   async close(): Promise<void> {
     const servers = this.#servers;
     this.#servers = [];
+    // A page still waiting for its login's end answers now: shutting down waits for it.
+    const cancelled = new CancelledError("the login (patchbay is closing)");
+    for (const answer of [...this.#pages.values()]) answer({ ok: false, error: cancelled });
     await Promise.all(servers.map((server) => server.shutdown().catch(() => {})));
   }
 

@@ -100,7 +100,12 @@ function refuseUnlessFile(path: string, info: Deno.FileInfo): void {
     }
     throw new TraceFileRefusedError(path, "a symbolic link", target);
   }
-  const kind: TraceFileKind = info.isDirectory
+  throw new TraceFileRefusedError(path, kindOf(info));
+}
+
+/** What `info` describes, in words, when it is not a regular file or a link. */
+export function kindOf(info: Deno.FileInfo): TraceFileKind {
+  return info.isDirectory
     ? "a folder"
     : info.isFifo
     ? "a named pipe (FIFO)"
@@ -111,7 +116,6 @@ function refuseUnlessFile(path: string, info: Deno.FileInfo): void {
     : info.isSocket
     ? "a socket"
     : "not a regular file";
-  throw new TraceFileRefusedError(path, kind);
 }
 
 /** Creates the trace's folder (0700) when it is missing. */

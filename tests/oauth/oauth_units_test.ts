@@ -8,6 +8,7 @@
  */
 
 import assert from "node:assert/strict";
+import { bounded } from "../support/bounded.ts";
 import { join } from "node:path";
 import { CancelledError, OAuthFailedError } from "../../lib/errors.ts";
 import { Logger, silentLog } from "../../lib/log.ts";
@@ -213,6 +214,22 @@ Deno.test("callback listener: a login that fails after the code arrived is a fai
   } finally {
     await listener.close();
   }
+});
+
+Deno.test("callback listener: a page still waiting for its login answers when patchbay closes", async () => {
+  const listener = await startedListener();
+  const expected = { server: "notes", state: "w-1", issRequired: false };
+  const login = listener.expect(expected, { timeoutMs: 5_000 });
+  const answering = fetch(`http://127.0.0.1:${listener.port}/callback?state=w-1&code=c`);
+  await login;
+  // Never ended: closing answers the page (shutting down waits for it) instead of holding
+  // the tab and the exit for the exchange's whole bound.
+  await bounded(listener.close(), "the listener to close");
+  const response = await answering;
+  const page = await response.text();
+  assert.doesNotMatch(page, /Login complete/);
+  assert.match(page, /Login failed/);
+  assert.match(page, /patchbay is closing/);
 });
 
 Deno.test("callback listener: issuer checks (RFC 9207), timeout and cancellation", async () => {

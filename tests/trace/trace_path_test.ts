@@ -51,6 +51,18 @@ Deno.test("a trace path that is a link, a pipe, a device or a folder is refused,
     assert.doesNotMatch(run.stderr, /--allow-all=|add --allow/, "no flag is the remedy");
     assert.match(run.stdout, /echo/, "the command went on");
   }
+  // Read back, a pipe is refused too: it would never end.
+  const show = await bounded(
+    runPatchbay(box, ["trace", "show", paths.fifo]),
+    "trace show of a pipe to end",
+    undefined,
+    () => void Deno.open(paths.fifo, { write: true }).then((f) => f.close(), () => {}),
+  );
+  assert.equal(show.code, 1, show.stderr);
+  assert.match(show.stderr, /Cannot read the trace file .*pipe\.jsonl/);
+  assert.match(show.stderr, /is a named pipe \(FIFO\), not a regular file/);
+  assert.match(show.stderr, /a trace is a regular file/);
+
   // Neither written nor chmodded through the link.
   assert.equal(await Deno.readTextFile(paths.victim), paths.victimText);
   assert.equal((await Deno.stat(paths.victim)).mode! & 0o777, 0o644);
