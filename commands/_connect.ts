@@ -16,7 +16,8 @@ import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { childEnvironment } from "../lib/transports/process.ts";
 import { endUnclaimed, prespawn } from "../lib/transports/spawn.ts";
 import { stderrStyle } from "../lib/style.ts";
-import { startSessionTrace, stopTrace } from "../lib/trace/start.ts";
+import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
+import { activeTrace } from "../lib/trace/active.ts";
 import { renderServerStatus } from "./_status.ts";
 
 /** Options every scriptable command takes. */
@@ -104,8 +105,11 @@ export async function withServers<T>(
   let forms: { handlers: ServerRequestHandlers; close(): void } | undefined;
   try {
     for (const notice of runtime.notices) console.error(notice);
+    // A trace that stops writing (a full disk) says so once, on stderr.
+    reportTraceFailures((notice) => console.error(notice));
     const traceNotice = startSessionTrace(options, runtime);
-    if (traceNotice && !options.json) console.error(traceNotice);
+    // That a trace is recorded is left out of JSON runs; that it cannot be never is.
+    if (traceNotice && (!options.json || !activeTrace())) console.error(traceNotice);
     if (select) {
       const chosen = new Set(select(runtime.config.servers.map((s) => s.name)));
       runtime.config.servers = runtime.config.servers.filter((s) => chosen.has(s.name));
@@ -127,6 +131,7 @@ export async function withServers<T>(
       skip: skip.signal,
       // The last answer is in: the servers have nothing left to do.
       closePromptly: true,
+      surface: "script",
       onSkip: (skipped) => {
         // Nothing was connecting any more (a login, a slow close): the Ctrl+C cancels.
         if (skipped.length === 0) return controller.abort();

@@ -148,6 +148,8 @@ export async function authLogin(name: string, options: AuthLoginOptions): Promis
     getEnv: (variable) => env.get(variable),
     onEvent: showEvent,
     store,
+    // A failed login reads on the browser's page as it does here.
+    surface: "script",
   });
   const controller = new AbortController();
   const onInterrupt = () => controller.abort();

@@ -12,7 +12,7 @@ import { banner, completerFor, runLoop } from "../lib/repl/loop.ts";
 import { TerminalOutput } from "../lib/ui/output.ts";
 import { ClientSession } from "../lib/repl/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
-import { startSessionTrace, stopTrace } from "../lib/trace/start.ts";
+import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import type { Style } from "../lib/style.ts";
 import { errorPresenter, refusedGrants } from "./_boundary.ts";
 import { renderServerStatus } from "./_status.ts";
@@ -61,6 +61,8 @@ export async function chat(options: ChatOptions): Promise<number> {
   const listeners = addSignalListeners({ SIGINT: onInterrupt });
   try {
     for (const notice of runtime.notices) output.err(`${notice}\n`);
+    // A trace that stops writing (a full disk) says so once, above the prompt.
+    reportTraceFailures((notice) => session ? session.warn(notice) : output.err(`${notice}\n`));
     const traceNotice = startSessionTrace(options, runtime);
     if (traceNotice) output.err(`${traceNotice}\n`);
     session = await ClientSession.open({

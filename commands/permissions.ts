@@ -131,7 +131,9 @@ export function renderPlan(
     if (grant.kind === "env" && plan.allEnv) continue;
     lines.push(`#   ${grant.kind.padEnd(5)}  ${grant.value.padEnd(width)}  ${grant.why}`);
   }
-  lines.push("#", "#   sys    none: patchbay reads no system information");
+  if (!plan.grants.some((grant) => grant.kind === "sys")) {
+    lines.push("#", "#   sys    none: patchbay reads no system information");
+  }
   for (const note of notes) {
     lines.push(
       "#",

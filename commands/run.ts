@@ -1,6 +1,7 @@
 /**
  * `patchbay run "<prompt>"`: one turn, then exit. The prompt can also come on stdin
- * (`echo question | patchbay run`); with both, stdin is appended to the prompt. The
+ * (`echo question | patchbay run`); with both, stdin is appended to the prompt. Only the
+ * prompt given as arguments is read for `@server:uri` mentions, never piped text. The
  * answer goes to stdout, status and errors to stderr; `--json` writes a stream of
  * newline-delimited JSON events to stdout instead.
  *
@@ -21,7 +22,7 @@ import { JsonEventsUi, usageJson } from "../lib/ui/json_ui.ts";
 import { TerminalOutput } from "../lib/ui/output.ts";
 import type { ClientSession } from "../lib/repl/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
-import { startSessionTrace, stopTrace } from "../lib/trace/start.ts";
+import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import { endUnclaimed } from "../lib/transports/spawn.ts";
 import { errorJson, errorPresenter, refusedGrants } from "./_boundary.ts";
 import { startServerProcesses } from "./_connect.ts";
@@ -57,6 +58,9 @@ export function composePrompt(words: string[], piped: string): string {
 /** Runs one turn and returns the exit code. */
 export async function run(words: string[], options: RunOptions): Promise<number> {
   const prompt = composePrompt(words, await pipedInput());
+  // Mentions are the person's: only the prompt typed as arguments is read for them. Piped
+  // text (a file, a diff, a page) is sent as it is and never makes patchbay read a resource.
+  const typed = words.join(" ").trim();
   if (!prompt) {
     throw new UsageError(
       "nothing to ask: give a prompt or pipe text on stdin",
@@ -85,6 +89,10 @@ export async function run(words: string[], options: RunOptions): Promise<number>
   const ending = onEndingSignal(() => controller.abort());
   let session: ClientSession | undefined;
   try {
+    // A trace that stops writing (a full disk) says so once, as any notice of the run.
+    reportTraceFailures((notice) =>
+      json ? json.notice("warning", notice) : output.err(`${notice}\n`)
+    );
     const traceNotice = startSessionTrace(options, runtime);
     for (const notice of [...runtime.notices, ...(traceNotice ? [traceNotice] : [])]) {
       if (json) json.notice("info", notice);
@@ -123,7 +131,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     if (options.requireServers && failed.length > 0) throw serversRequired(failed);
     if (!session.agent) throw session.modelError;
     // A mention that cannot be read fails the run before anything is sent.
-    const attachments = await session.mentionAttachments(prompt, controller.signal);
+    const attachments = await session.mentionAttachments(typed, controller.signal);
     const result = await session.agent.runTurn(prompt, { signal: controller.signal, attachments });
     // A script must be able to tell an answer given without any of its servers.
     const code = failed.length > 0 && failed.length === enabled.length

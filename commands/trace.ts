@@ -8,6 +8,7 @@
 
 import { DEFAULTS } from "../lib/defaults.ts";
 import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
+import { safeJson } from "../lib/json_text.ts";
 import type { TraceLine } from "../lib/trace/record.ts";
 import { parseTrace, stats, statsTable, timeline } from "../lib/trace/timeline.ts";
 import { readBoundedText } from "../lib/bounded_read.ts";
@@ -36,15 +37,27 @@ const TRACE_BOUND = {
   code: "usage" as const,
 };
 
+/** The lines of a trace and its older generations, and how many were no trace lines. */
+export interface TraceFiles {
+  lines: TraceLine[];
+  /** Lines skipped: not JSON, or not of a trace line's shape (`lib/trace/line_shape.ts`). */
+  skipped: number;
+}
+
 /** The lines of `file` and of the older generations beside it, oldest first. */
-export async function readTraceFiles(file: string): Promise<TraceLine[]> {
+export async function readTraceFiles(file: string): Promise<TraceFiles> {
   const lines: TraceLine[] = [];
+  let skipped = 0;
   for (let i = DEFAULTS.trace.files - 1; i >= 1; i--) {
+    let text: string;
     try {
-      lines.push(...parseTrace(await readBoundedText(`${file}.${i}`, TRACE_BOUND)).lines);
+      text = await readBoundedText(`${file}.${i}`, TRACE_BOUND);
     } catch {
-      // That generation does not exist (or cannot be read): the newer ones still tell.
+      continue; // That generation does not exist (or cannot be read): the newer ones tell.
     }
+    const read = parseTrace(text);
+    lines.push(...read.lines);
+    skipped += read.skipped;
   }
   let text: string;
   try {
@@ -64,7 +77,20 @@ export async function readTraceFiles(file: string): Promise<TraceLine[]> {
   }
   const read = parseTrace(text);
   lines.push(...read.lines);
-  return lines;
+  return { lines, skipped: skipped + read.skipped };
+}
+
+/**
+ * Says on stderr how many lines were skipped, so a timeline or a table made of the others
+ * is not taken for the whole trace.
+ */
+function reportSkipped(file: string, skipped: number): void {
+  if (skipped === 0) return;
+  console.error(
+    `${skipped} line${skipped === 1 ? " of" : "s of"} ${file} ${skipped === 1 ? "was" : "were"} ` +
+      "skipped: not a trace line (not JSON, cut off, or a field of the wrong type such as " +
+      '"t": 5); the rest is shown',
+  );
 }
 
 /** Prints the timeline of `file`. */
@@ -76,7 +102,8 @@ export async function traceShow(file: string, options: TraceShowOptions): Promis
     );
   }
   const last = options.last === undefined ? undefined : Number(options.last);
-  const lines = await readTraceFiles(file);
+  const { lines, skipped } = await readTraceFiles(file);
+  reportSkipped(file, skipped);
   const shown = timeline(
     lines,
     { server: options.server, method: options.method, errors: options.errors },
@@ -96,9 +123,12 @@ export async function traceShow(file: string, options: TraceShowOptions): Promis
 
 /** Prints the figures of `file` per server and method. */
 export async function traceStats(file: string, options: TraceStatsOptions): Promise<number> {
-  const rows = stats(await readTraceFiles(file));
+  const { lines, skipped } = await readTraceFiles(file);
+  reportSkipped(file, skipped);
+  const rows = stats(lines);
   if (options.json) {
-    console.log(JSON.stringify(rows, null, 2));
+    // Server and method names are the servers' own: no control or bidi character raw.
+    console.log(safeJson(rows, 2));
     return EXIT.ok;
   }
   if (rows.length === 0) {

@@ -12,6 +12,11 @@
  * Each mentioned resource is read before anything is sent; one that cannot be read fails
  * the message with the server's error ({@linkcode MentionReadError}).
  *
+ * Mentions are the person's: only what the person typed is scanned
+ * ({@linkcode OutgoingMessage.typed}). Text a server supplied (a prompt's messages, and the
+ * resources, tool results or completions they may quote) and text piped on stdin are sent
+ * as they are, so a server can never make patchbay read another server's resource.
+ *
  * @module
  */
 
@@ -20,6 +25,24 @@ import { CancelledError, MentionReadError } from "../errors.ts";
 import type { StoredAttachment } from "../memory/types.ts";
 import { base64Bytes, capText, TOOL_OUTPUT_MAX_CHARS } from "./content.ts";
 import { MAX_IMAGE_BYTES, MAX_IMAGES_KEPT } from "./image_store.ts";
+
+/**
+ * A message about to be sent, with where its text came from: the model receives `text`
+ * (and `attachments`); only `typed` is scanned for mentions.
+ */
+export interface OutgoingMessage {
+  /** The whole text the model receives. */
+  text: string;
+  /** The part of `text` the person typed (`""` when none): the only part scanned. */
+  typed: string;
+  /** Server content that comes with it already read (a prompt's embedded resources). */
+  attachments?: readonly StoredAttachment[];
+}
+
+/** A message the person typed, all of it theirs. */
+export function typedMessage(text: string): OutgoingMessage {
+  return { text, typed: text };
+}
 
 /** One `@server:uri` found in a message. */
 export interface Mention {
@@ -77,7 +100,7 @@ export interface ReadMentionsOptions {
   /** @default TOOL_OUTPUT_MAX_CHARS */
   maxChars?: number;
   /** Told how many images of a mention went past {@linkcode MAX_IMAGES_KEPT}. */
-  onImagesLeftOut?: (mention: Mention, count: number) => void;
+  onImagesLeftOut?: (mention: Pick<Mention, "server" | "uri">, count: number) => void;
 }
 
 /**
@@ -112,18 +135,19 @@ export async function readMentions(
       if (options.signal?.aborted) throw new CancelledError("reading the mentioned resources");
       throw new MentionReadError(mention.server, mention.uri, error);
     }
-    attachments.push(...await toAttachments(mention, result, options, budget));
+    attachments.push(...await resourceAttachments(mention, result, options, budget));
   }
   return attachments;
 }
 
 /**
- * One read result as attachments: its texts (capped), each blob, and each image while the
- * message's `budget` of images lasts; the images past it are one line for the model.
+ * One resource's contents as attachments (a read result, or a prompt's embedded resource):
+ * its texts (capped), each blob, and each image while the message's `budget` of images
+ * lasts; the images past it are one line for the model.
  */
-async function toAttachments(
-  mention: Mention,
-  result: ReadResourceResult,
+export async function resourceAttachments(
+  mention: Pick<Mention, "server" | "uri">,
+  result: Pick<ReadResourceResult, "contents">,
   options: ReadMentionsOptions,
   budget: { images: number },
 ): Promise<StoredAttachment[]> {

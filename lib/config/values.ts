@@ -231,17 +231,24 @@ export class ConfigValues {
           "servers skip roots they cannot find; create it or fix the path",
         );
       }
+      // "unseen": patchbay may not look there (the permission plan grants no read of the
+      // folders it only offers to servers), so it says nothing it does not know;
+      // `patchbay config check` looks with the read it needs.
       folders.push(folder);
     });
     return folders;
   }
 }
 
-/** What is at `path`; `missing` also when it cannot be looked at. */
-function fileKind(path: string): "folder" | "file" | "missing" {
+/**
+ * What is at `path`: `missing` only when nothing is there (or a link leads nowhere), and
+ * `unseen` when it may not be looked at (Deno's permissions, the file system's), which
+ * says nothing of whether it exists.
+ */
+function fileKind(path: string): "folder" | "file" | "missing" | "unseen" {
   try {
     return Deno.statSync(path).isDirectory ? "folder" : "file";
-  } catch {
-    return "missing";
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound ? "missing" : "unseen";
   }
 }

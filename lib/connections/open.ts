@@ -20,6 +20,7 @@ import type { Logger } from "../log.ts";
 import { ConnectionManager } from "./manager.ts";
 import { traceOAuthEvent } from "../trace/active.ts";
 import type { ServerRequestHandlers, ServerStatus } from "./types.ts";
+import type { Surface } from "../failure_table.ts";
 
 /**
  * What {@linkcode openConnections} needs from start-up, and nothing more: the servers, the
@@ -58,6 +59,11 @@ export interface OpenConnectionsOptions {
   onSkip?: (servers: string[]) => void;
   /** See `ConnectionManagerOptions.closePromptly`. @default false */
   closePromptly?: boolean;
+  /**
+   * Where failures are shown: a failed browser login reads the same on the browser's page.
+   * @default "repl"
+   */
+  surface?: Surface;
 }
 
 /** A started manager and the state of every server after start-up. */
@@ -87,6 +93,7 @@ export async function openConnections(
       onEvent: onOAuthEvent,
       // $BROWSER and the proxy variables may come from .env, like every other setting.
       getEnv: (name) => setup.env.get(name),
+      surface: options.surface,
       store: tokenStoreFor(setup.memory, setup.env, {
         log: log.child("store"),
         redactor,

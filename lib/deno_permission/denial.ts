@@ -20,6 +20,9 @@ export function denoPermissionFlag(error: unknown): string | undefined {
   const match = /Requires (\w+) access to "([^"]+)"/.exec(denial.message);
   if (!match) return /--allow-[a-z-]+/.exec(denial.message)?.[0];
   const [, kind, value] = match;
+  // Paths Deno guards itself (devices such as /dev/full, /proc) need --allow-all, which
+  // takes no value: `--allow-all=<path>` is no flag.
+  if (kind === "all") return "--allow-all";
   // A relative path in the flag would be resolved against wherever deno is started next.
   const absolute = (kind === "read" || kind === "write") && !isAbsolute(value)
     ? resolve(value)

@@ -8,8 +8,15 @@
  * may continue the conversation as a new branch (a copy under a new id); nothing is
  * written to the held conversation, and nothing is lost (docs/security-limits.md).
  *
+ * What a store holds is read as untrusted: a lease never has more than
+ * {@linkcode LEASE_TTL_MS} left, whatever its record says (an expiry in 2100, a Redis key
+ * without one), and the store is set back to that bound when read; a holder on this
+ * machine whose process is gone loses its lease at once (`lease_holder.ts`).
+ *
  * @module
  */
+
+import { holderGone, hostName } from "./lease_holder.ts";
 
 /** How long a lease lasts without renewal. */
 export const LEASE_TTL_MS = 30_000;
@@ -25,6 +32,8 @@ export interface LeaseHolder {
   pid: number;
   /** When the holder took it (ISO time). */
   since: string;
+  /** The holder's machine, when it could be read: a holder here can be checked on. */
+  host?: string;
 }
 
 /** What a store answered to a request for a lease. */
@@ -44,10 +53,47 @@ export interface LeaseKeeper {
 
 /** This process as a lease holder (one per process: its token is fixed at start). */
 export function thisProcess(): LeaseHolder {
-  holder ??= { token: crypto.randomUUID(), pid: Deno.pid, since: new Date().toISOString() };
+  if (!holder) {
+    const host = hostName();
+    holder = {
+      token: crypto.randomUUID(),
+      pid: Deno.pid,
+      since: new Date().toISOString(),
+      ...(host ? { host } : {}),
+    };
+  }
   return holder;
 }
 let holder: LeaseHolder | undefined;
+
+/** What to do about a lease another holder has. */
+export type LeaseJudgement =
+  /** It has expired, or its holder on this machine is gone. */
+  | { take: true; gone: boolean }
+  /**
+   * It is held for `expiresInMs` more (at most {@linkcode LEASE_TTL_MS}); `bound`: the
+   * store said more than that, and the store's expiry is to be set back to the bound.
+   */
+  | { take: false; expiresInMs: number; bound: boolean };
+
+/**
+ * Judges a lease `current` holds with `remainingMs` left by its store's account (`Infinity`
+ * for one that never expires): taken when expired or its holder is gone; else held for
+ * what is left, never more than {@linkcode LEASE_TTL_MS}.
+ */
+export async function judgeLease(
+  current: LeaseHolder,
+  remainingMs: number,
+  self: LeaseHolder = thisProcess(),
+): Promise<LeaseJudgement> {
+  if (!(remainingMs > 0)) return { take: true, gone: false };
+  if (await holderGone(current, self)) return { take: true, gone: true };
+  return {
+    take: false,
+    expiresInMs: Math.min(remainingMs, LEASE_TTL_MS),
+    bound: remainingMs > LEASE_TTL_MS,
+  };
+}
 
 /** A value read back from a store, if it is a lease holder record. */
 export function parseHolder(text: string | null | undefined):
@@ -60,7 +106,9 @@ export function parseHolder(text: string | null | undefined):
     const value = JSON.parse(text);
     if (
       typeof value?.token === "string" && typeof value.pid === "number" &&
-      typeof value.since === "string"
+      typeof value.since === "string" &&
+      (value.host === undefined || typeof value.host === "string") &&
+      (value.expiresAt === undefined || typeof value.expiresAt === "number")
     ) {
       return value;
     }

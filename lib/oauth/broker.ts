@@ -17,6 +17,7 @@ import {
   CALLBACK_TIMEOUT_MS,
   CallbackListener,
   type ExpectedCallback,
+  type FailureWords,
   type RejectedCallback,
 } from "./callback.ts";
 
@@ -94,6 +95,11 @@ export interface AuthorizationBrokerOptions {
   /** Only tests pick another port. @default 3000 */
   port?: number;
   /**
+   * A failed login in the words the terminal shows (its surface's remedy, secrets masked),
+   * for the browser's page. @default the error's own words
+   */
+  describe?: (error: unknown) => FailureWords;
+  /**
    * `false`: a login that needs the person fails at once with `OAuthLoginRequiredError`,
    * before the callback port is bound or a browser opened (`patchbay doctor`).
    * @default true
@@ -130,6 +136,7 @@ export class AuthorizationBroker {
       log: this.#log,
       onRejected: (event: RejectedCallback) =>
         this.#onEvent({ type: "callback_rejected", ...event }),
+      describe: options.describe,
     });
   }
 
@@ -140,7 +147,8 @@ export class AuthorizationBroker {
 
   /**
    * Runs one login when its turn comes. `finish` (the code exchange) runs within the turn,
-   * so what the person sees about one login is over before the next begins.
+   * so what the person sees about one login is over before the next begins; the browser's
+   * page answers once it has, with its outcome.
    */
   async authorize<T>(
     request: AuthorizationRequest,
@@ -172,7 +180,17 @@ export class AuthorizationBroker {
         () => new CancelledError(`login to ${request.server}`),
       );
       if (this.#closed) throw new CancelledError(`login to ${request.server}`);
-      return await finish(await this.#run(request));
+      const callback = await this.#run(request);
+      // The browser's page waits for this, so it says what the terminal says.
+      let result: T;
+      try {
+        result = await finish(callback);
+      } catch (error) {
+        this.listener.ended(request, { ok: false, error });
+        throw error;
+      }
+      this.listener.ended(request, { ok: true });
+      return result;
     } finally {
       this.#queue.splice(this.#queue.indexOf(entry), 1);
       if (this.#queue.length === 0) await this.listener.close();

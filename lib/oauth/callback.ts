@@ -9,12 +9,22 @@
  * (authorization-server mix-up defence). One login is awaited at a time; the
  * {@linkcode AuthorizationBroker} queues the others.
  *
+ * The page the browser shows says what the terminal says: it answers once the code has
+ * been exchanged for tokens ({@linkcode CallbackListener.ended}), "Login complete" only when
+ * that succeeded, else the failure in the terminal's words (message, cause, remedy). It
+ * waits at most {@linkcode EXCHANGE_WAIT_MS}; past that it says the login is still being
+ * completed, and the terminal says how it ends.
+ *
  * @module
  */
 
 import { validateAuthorizationResponseIssuer } from "@modelcontextprotocol/client";
 import { DEFAULTS } from "../defaults.ts";
 import { CancelledError, DenoPermissionError, OAuthFailedError } from "../errors.ts";
+import { valueWithin } from "../async/deadline.ts";
+import { type FailureWords, ownWords, page } from "./callback_page.ts";
+
+export type { FailureWords } from "./callback_page.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { type Log, silentLog } from "../log.ts";
 import { describeHolder, findPortHolder } from "./port_holder.ts";
@@ -25,6 +35,13 @@ const REPORT_IT = "report it to the server's operator";
 
 /** Milliseconds a browser login may take before patchbay stops waiting (5 minutes). */
 export const CALLBACK_TIMEOUT_MS: number = DEFAULTS.oauthCallback.timeoutSeconds * 1000;
+
+/**
+ * Longest the callback page waits for the code's exchange before answering (a token
+ * endpoint that does not answer must not hold the browser's tab); past it, the page says
+ * the login is still being completed, and the terminal tells how it ends.
+ */
+export const EXCHANGE_WAIT_MS = 30_000;
 
 /** The fixed callback port (docs/authentication.md). */
 export const CALLBACK_PORT: number = DEFAULTS.oauthCallback.port;
@@ -56,6 +73,9 @@ export interface AuthorizationCallback {
   iss?: string;
 }
 
+/** How a login ended once its code was received, for the page the browser shows. */
+export type LoginEnd = { ok: true } | { ok: false; error: unknown };
+
 /** Something the listener turned away, for the UI and the log. */
 export interface RejectedCallback {
   server: string;
@@ -69,6 +89,11 @@ export interface CallbackListenerOptions {
   log?: Log;
   /** Told about callbacks that were ignored (state mismatch, no login in progress). */
   onRejected?: (event: RejectedCallback) => void;
+  /**
+   * A failed login in the words the terminal shows it (the surface's remedy, secrets
+   * masked), for the page. @default the error's own message, cause and remedy
+   */
+  describe?: (error: unknown) => FailureWords;
 }
 
 interface Pending {
@@ -91,6 +116,9 @@ export class CallbackListener {
   readonly #log: Log;
   readonly #onRejected?: (event: RejectedCallback) => void;
   readonly #hosts: Set<string>;
+  readonly #describe: (error: unknown) => FailureWords;
+  /** Pages waiting for the end of their login, by the login they answer. */
+  readonly #pages = new Map<ExpectedCallback, (end: LoginEnd) => void>();
   #servers: Deno.HttpServer[] = [];
   #pending: Pending | undefined;
   #lastServer = "";
@@ -100,6 +128,7 @@ export class CallbackListener {
     this.#log = options.log ?? silentLog;
     this.#onRejected = options.onRejected;
     this.#hosts = allowedHosts(this.port);
+    this.#describe = options.describe ?? ownWords;
   }
 
   /** The redirect URI this listener serves. */
@@ -200,19 +229,30 @@ export class CallbackListener {
     });
   }
 
+  /**
+   * Tells the page of login `expected` how it ended, once its code was exchanged (or the
+   * exchange failed): the browser then reads what the terminal says.
+   */
+  ended(expected: ExpectedCallback, end: LoginEnd): void {
+    this.#pages.get(expected)?.(end);
+  }
+
   /** Ends the login being awaited, if any, with `error`. */
   cancel(error: unknown): void {
     this.#pending?.reject(error);
   }
 
-  /** Stops listening (in-flight responses are finished first). */
+  /** Stops listening (in-flight responses are finished first, a waiting page at once). */
   async close(): Promise<void> {
     const servers = this.#servers;
     this.#servers = [];
+    // A page still waiting for its login's end answers now: shutting down waits for it.
+    const cancelled = new CancelledError("the login (patchbay is closing)");
+    for (const answer of [...this.#pages.values()]) answer({ ok: false, error: cancelled });
     await Promise.all(servers.map((server) => server.shutdown().catch(() => {})));
   }
 
-  #handle(request: Request): Response {
+  async #handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname !== CALLBACK_PATH) {
       return page(404, "Not found", "This address only receives patchbay's OAuth logins.");
@@ -290,13 +330,37 @@ export class CallbackListener {
       );
       return page(400, "Login failed", "The response carried no authorization code.");
     }
+    // The page answers once the code has been exchanged, and says how that went.
+    const ended = new Promise<LoginEnd>((resolve) => this.#pages.set(expected, resolve));
     pending.resolve({ code, iss: params.get("iss") ?? undefined });
-    return page(
-      200,
-      "Login complete",
-      `patchbay is now authorized for ${expected.server}. You can close this tab and return ` +
-        "to the terminal.",
-    );
+    let end: LoginEnd | undefined;
+    try {
+      end = await valueWithin(ended, EXCHANGE_WAIT_MS);
+    } finally {
+      this.#pages.delete(expected);
+    }
+    if (!end) {
+      return page(
+        200,
+        "Login still being completed",
+        `patchbay received the authorization for ${expected.server} and is still exchanging ` +
+          "it for tokens. The terminal says how the login ends.",
+      );
+    }
+    if (end.ok) {
+      return page(
+        200,
+        "Login complete",
+        `patchbay is now authorized for ${expected.server}. You can close this tab and ` +
+          "return to the terminal.",
+      );
+    }
+    const words = this.#describe(end.error);
+    return page(400, "Login failed", [
+      words.message,
+      `Cause: ${words.cause}`,
+      `Remedy: ${words.remedy}`,
+    ]);
   }
 
   #reject(server: string, reason: string): void {
@@ -343,34 +407,4 @@ function formatDuration(ms: number): string {
     return `${minutes} minute${minutes === 1 ? "" : "s"}`;
   }
   return `${seconds} s`;
-}
-
-const PAGE_HEADERS = {
-  "content-type": "text/html; charset=utf-8",
-  "cache-control": "no-store",
-  "referrer-policy": "no-referrer",
-  "x-content-type-options": "nosniff",
-  "x-frame-options": "DENY",
-  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'",
-  // The browser's keep-alive would otherwise hold the listener open after the login.
-  connection: "close",
-};
-
-/** A plain page: a title and one sentence, no scripts, nothing fetched. */
-function page(
-  status: number,
-  title: string,
-  message: string,
-  headers: Record<string, string> = {},
-): Response {
-  const body = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>patchbay: ${escapeHtml(title)}</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36em;margin:4em auto;padding:0 1em}</style>
-</head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>
-`;
-  return new Response(body, { status, headers: { ...PAGE_HEADERS, ...headers } });
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -9,6 +9,11 @@ import type { OAuthSettings } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import type { OAuthEvent } from "./broker.ts";
 import type { ServerCredentials } from "./token_store.ts";
+import type { FailureWords } from "./callback.ts";
+import { PatchbayError, remedyFor } from "../errors.ts";
+import type { Surface } from "../failure_table.ts";
+import type { Redactor } from "../redact.ts";
+import { stripTerminalEscapes } from "../terminal.ts";
 
 const REASONS = {
   login: "to log in",
@@ -161,4 +166,32 @@ export function relativeTime(at: number, now: number): string {
     ? `${Math.round(magnitude / 3600)} h`
     : `${Math.round(magnitude / 86400)} days`;
   return seconds >= 0 ? `in ${text}` : `${text} ago`;
+}
+
+/**
+ * A failed login as the terminal shows it (message, cause, and the remedy of `surface`),
+ * for the browser's callback page: secrets masked and terminal escapes removed as on the
+ * terminal; the page escapes it for HTML.
+ */
+export function loginFailureWords(
+  error: unknown,
+  surface: Surface,
+  redactor?: Redactor,
+): FailureWords {
+  const clean = (text: string) => {
+    const plain = stripTerminalEscapes(text);
+    return redactor ? redactor.redact(plain) : plain;
+  };
+  if (error instanceof PatchbayError) {
+    return {
+      message: clean(error.message),
+      cause: clean(error.reason),
+      remedy: clean(remedyFor(error, surface)),
+    };
+  }
+  return {
+    message: "OAuth login failed",
+    cause: clean(error instanceof Error ? error.message : String(error)),
+    remedy: "see the terminal",
+  };
 }

@@ -40,6 +40,8 @@ import { AuthorizationBroker, type OAuthEvent } from "./broker.ts";
 import type { Resolver } from "./host_location.ts";
 import { PatchbayOAuthProvider } from "./provider.ts";
 import { FileTokenStore, type TokenStore } from "./token_store.ts";
+import { loginFailureWords } from "./messages.ts";
+import type { Surface } from "../failure_table.ts";
 
 export { type AuthorizationReason, type OAuthEvent } from "./broker.ts";
 export { bearerFetch, hasAuthorizationHeader } from "./bearer.ts";
@@ -103,6 +105,11 @@ export interface OAuthRuntimeOptions {
    * tokens and refreshes still work (`patchbay doctor`). @default true
    */
   interactive?: boolean;
+  /**
+   * Where the terminal shows a failed login: the browser's callback page words its remedy
+   * the same way (a scripting command's names no slash command). @default "repl"
+   */
+  surface?: Surface;
 }
 
 /** OAuth for one session: the login queue, the token store, a provider per server. */
@@ -132,6 +139,7 @@ export class OAuthRuntime {
       timeoutMs: options.timeoutMs,
       port: options.port,
       interactive: options.interactive,
+      describe: (error) => loginFailureWords(error, options.surface ?? "repl", options.redactor),
     });
   }
 

@@ -64,6 +64,11 @@ export interface LaunchArgs {
    * file and nothing else (no configuration, no server, no network).
    */
   traceReading?: string;
+  /**
+   * `config check`: it reads the configuration and looks at what it names (the roots'
+   * folders, wherever they are) and starts nothing, so it reads everywhere and runs nothing.
+   */
+  configChecking?: true;
 }
 
 /** Reads `args`; everything after `--` is left alone (it belongs to a prompt or a tool). */
@@ -134,11 +139,14 @@ export function parseLaunchArgs(args: readonly string[]): LaunchArgs {
     files,
     output,
     ...traceReading(clientArgs),
+    ...(commandWords(clientArgs).slice(0, 2).join(" ") === "config check"
+      ? { configChecking: true as const }
+      : {}),
   };
 }
 
-/** The file of `trace show FILE` or `trace stats FILE` (options before or after it). */
-function traceReading(args: readonly string[]): { traceReading?: string } {
+/** The words of a command line that are not options or their values. */
+function commandWords(args: readonly string[]): string[] {
   const words: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -149,6 +157,12 @@ function traceReading(args: readonly string[]): { traceReading?: string } {
     }
     if (!arg.startsWith("-")) words.push(arg);
   }
+  return words;
+}
+
+/** The file of `trace show FILE` or `trace stats FILE` (options before or after it). */
+function traceReading(args: readonly string[]): { traceReading?: string } {
+  const words = commandWords(args);
   return words[0] === "trace" && (words[1] === "show" || words[1] === "stats") && words[2]
     ? { traceReading: words[2] }
     : {};

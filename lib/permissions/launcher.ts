@@ -17,6 +17,7 @@ import { dirname, join, resolve } from "node:path";
 import { configDir, dataDir, stateDir } from "../paths.ts";
 import { CLIENT_V8_FLAGS } from "../v8_flags.ts";
 import { editorFlags } from "./editor_flags.ts";
+import { configCheckFlags } from "./check_flags.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { EXIT, SharedWritableError } from "../errors.ts";
 import { refuseSharedWritable } from "../shared_writable.ts";
@@ -257,6 +258,7 @@ export async function flagsFor(
   if (parsed.traceReading !== undefined) {
     return { flags: traceReadingFlags(parsed.traceReading, cwd), mode: "bare" };
   }
+  if (parsed.configChecking) return { flags: configCheckFlags(parsed, cwd), mode: "narrow" };
   const plan = await planFor(parsed, deno, cwd);
   return { flags: plan?.flags ?? fallbackFlags(parsed, cwd), mode: "narrow" };
 }

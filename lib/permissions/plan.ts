@@ -114,6 +114,7 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
   }
   planOAuth(plan, inputs, oauth, os);
   planMemory(plan, inputs);
+  planLeases(plan, inputs);
   planStdio(plan, inputs, stdio);
   planTrace(plan, inputs);
 
@@ -323,6 +324,20 @@ function planMemory(plan: PlanBuilder, inputs: PermissionInputs): void {
   if (settings.tls?.caFile) {
     plan.add("read", settings.tls.caFile, "the CA certificate of Redis (REDIS_TLS_CA_FILE)");
   }
+}
+
+/**
+ * lib/memory/lease_holder.ts: a conversation held by a process on this machine that has
+ * ended is taken over at once; telling needs the machine's name and `kill -0 <pid>`.
+ */
+function planLeases(plan: PlanBuilder, inputs: PermissionInputs): void {
+  if (inputs.config.memory.backend === "off") return;
+  plan.add("sys", "hostname", "tells a conversation held on this machine from one held elsewhere");
+  plan.add(
+    "run",
+    inputs.resolveCommand(KILL_PROGRAM, inputs.env.get("PATH"), inputs.cwd) ?? KILL_PROGRAM,
+    "asks whether the process holding a conversation on this machine still runs (kill -0)",
+  );
 }
 
 function planStdio(

@@ -26,6 +26,7 @@ import type { Surface } from "../agent/tool_failure.ts";
 import process from "node:process";
 import type { Agent, TurnResult } from "../agent/agent.ts";
 import type { StoredAttachment } from "../memory/types.ts";
+import type { OutgoingMessage } from "../agent/mentions.ts";
 import type { AgentUi } from "../agent/ui.ts";
 import { createModelSession, type ModelSession } from "../agent/model_session.ts";
 import type { ConnectionManager, ServerChanges } from "../connections/manager.ts";
@@ -209,6 +210,7 @@ export class ClientSession {
       errStyle: this.errStyle,
       sampling: this.model?.sampling ?? this.#refuseSampling(),
       notify: (text) => this.#notify(text),
+      surface: this.#surface,
       background,
       acceptFormDefaults: options.acceptFormDefaults ?? false,
       signal: options.signal,
@@ -251,8 +253,11 @@ export class ClientSession {
     return this.#turn !== undefined;
   }
 
-  /** Sends `text` to the model and shows the answer; errors are shown, never thrown. */
-  async runTurn(text: string): Promise<TurnResult | undefined> {
+  /**
+   * Sends `message` to the model and shows the answer; errors are shown, never thrown.
+   * Only what the person typed (`message.typed`) is read for mentions.
+   */
+  async runTurn(message: OutgoingMessage): Promise<TurnResult | undefined> {
     if (!this.agent) {
       this.output.err(`${this.presentError(this.modelError)}\n`);
       return undefined;
@@ -269,13 +274,14 @@ export class ClientSession {
         editor: this.editor,
         errStyle: this.errStyle,
       }, controller.signal);
-      const attachments = await this.editor.whileBusy(
-        () => this.mentionAttachments(text, controller.signal),
+      const mentioned = await this.editor.whileBusy(
+        () => this.mentionAttachments(message.typed, controller.signal),
         () => controller.abort(),
       );
+      const attachments = [...message.attachments ?? [], ...mentioned];
       if (this.ui instanceof TerminalUi) this.ui.thinking();
       const result = await this.editor.whileBusy(
-        () => agent.runTurn(text, { signal: controller.signal, attachments }),
+        () => agent.runTurn(message.text, { signal: controller.signal, attachments }),
         () => controller.abort(),
       );
       this.ui.textDone();
@@ -297,13 +303,14 @@ export class ClientSession {
   }
 
   /**
-   * The resources `text` mentions (`@server:uri`, see lib/agent/mentions.ts), read now and
-   * each named to the person (an image with the path it was saved to). Throws
-   * `MentionReadError` for one that cannot be read: the message must then not be sent.
+   * The resources `typed` mentions (`@server:uri`, see lib/agent/mentions.ts), read now and
+   * each named to the person (an image with the path it was saved to). `typed` is what the
+   * person typed, never a server's text. Throws `MentionReadError` for one that cannot be
+   * read: the message must then not be sent.
    */
-  mentionAttachments(text: string, signal?: AbortSignal): Promise<StoredAttachment[]> {
+  mentionAttachments(typed: string, signal?: AbortSignal): Promise<StoredAttachment[]> {
     const servers = this.runtime.config.servers.map((server) => server.name);
-    return mentionAttachments(text, { servers, manager: this.manager, ui: this.ui }, signal);
+    return mentionAttachments(typed, { servers, manager: this.manager, ui: this.ui }, signal);
   }
 
   /** Whether the session was asked to end (SIGTERM): the loop stops at its next step. */
@@ -399,6 +406,14 @@ export class ClientSession {
 
   #footer(result: TurnResult, ms: number): void {
     this.output.err(this.errStyle.dim(`  ${turnFooter(result, ms)}\n`));
+  }
+
+  /**
+   * Writes a warning that comes unprompted from outside the session's own events (a wire
+   * trace that stopped writing) the way its events are written, around the prompt.
+   */
+  warn(text: string): void {
+    this.#notify(`${this.errStyle.yellow(text)}\n`);
   }
 
   /**

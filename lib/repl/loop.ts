@@ -10,6 +10,7 @@ import { slashCommands } from "./commands.ts";
 import type { ClientSession } from "./client_session.ts";
 import { parseSlash } from "./slash.ts";
 import { completeMention } from "./mention_completion.ts";
+import { typedMessage } from "../agent/mentions.ts";
 import {
   completeServerPrompt,
   configuredServers,
@@ -81,7 +82,7 @@ export async function runLoop(session: ClientSession): Promise<LoopEnd> {
     }
     const slash = parseSlash(text);
     if (!slash) {
-      await session.runTurn(text);
+      await session.runTurn(typedMessage(text));
       continue;
     }
     const command = registry.find(slash.name);

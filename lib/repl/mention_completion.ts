@@ -2,7 +2,8 @@
  * Tab completion of `@server:uri` mentions: server names (those offering resources), then
  * the server's resource URIs and resource templates; once a template's fixed part is
  * typed, its variable is completed with the server's own completions
- * (`completion/complete` for the template).
+ * (`completion/complete` for the template). A candidate is one word: a resource's URI or a
+ * completion holding whitespace is not offered.
  *
  * @module
  */
@@ -43,5 +44,8 @@ export async function completeMention(
     });
     candidates.push(...completion.values.map((value) => `@${server}:${fixed}${value}`));
   }
-  return { candidates: [...new Set(candidates)].filter((c) => c.startsWith(word)), replace: word };
+  // A mention ends at whitespace: a candidate holding some would put a second word, the
+  // server's and perhaps another mention, into the line the person sends.
+  const oneWord = [...new Set(candidates)].filter((c) => c.startsWith(word) && !/\s/.test(c));
+  return { candidates: oneWord, replace: word };
 }

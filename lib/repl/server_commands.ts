@@ -16,8 +16,6 @@ import {
   formatResourceContents,
   formatResources,
   formatTools,
-  promptPreview,
-  promptText,
   unmatchedLines,
   withheldLines,
 } from "../ui/listing.ts";
@@ -30,6 +28,7 @@ import {
   serverPrefix,
 } from "./resolve.ts";
 import { describeChanges, reloadConfiguration } from "./reload.ts";
+import { sendPrompt } from "./server_prompts.ts";
 import type { ClientSession } from "./client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";
@@ -158,13 +157,7 @@ export const promptCommand: Command = {
         `required: ${missing.map((m) => m.name).join(", ")}`,
       );
     }
-    const result = await s.request(
-      `getting ${prompt.name}…`,
-      (signal) => s.manager.getPrompt(prompt.server, prompt.name, values, { signal }),
-    );
-    const text = promptText(result);
-    out(s, promptPreview(text, s.style));
-    await s.runTurn(text);
+    await sendPrompt(s, prompt, values);
   },
 };
 

@@ -13,7 +13,9 @@ import type { CataloguePrompt } from "../connections/manager.ts";
 import { PatchbayError } from "../errors.ts";
 import { didYouMean } from "../text.ts";
 import type { ClientSession } from "./client_session.ts";
-import { promptPreview, promptText } from "../ui/listing.ts";
+import { promptPreview } from "../ui/listing.ts";
+import { promptMessage } from "./prompt_message.ts";
+import { announceAttachments, attachmentOptions } from "./turn_setup.ts";
 import { parseKeyValues } from "./resolve.ts";
 
 /** `/server:prompt args` taken apart. */
@@ -53,13 +55,32 @@ export async function runServerPrompt(s: ClientSession, line: ServerPromptLine):
       },
     );
   }
+  await sendPrompt(s, prompt, values);
+}
+
+/**
+ * Gets `prompt` filled in with `values`, shows it, and sends it to the model. The prompt's
+ * text is the server's: it is shown behind a gutter, its embedded resources are attached
+ * as untrusted server content, and nothing in it is read as a mention.
+ */
+export async function sendPrompt(
+  s: ClientSession,
+  prompt: CataloguePrompt,
+  values: Record<string, string>,
+): Promise<void> {
   const result = await s.request(
     `getting ${prompt.name}…`,
     (signal) => s.manager.getPrompt(prompt.server, prompt.name, values, { signal }),
   );
-  const text = promptText(result);
-  s.output.out(`${promptPreview(text, s.style)}\n`);
-  await s.runTurn(text);
+  const message = await promptMessage(
+    prompt.server,
+    prompt.name,
+    result,
+    attachmentOptions(s.ui),
+  );
+  s.output.out(`${promptPreview(message.text, s.style)}\n`);
+  announceAttachments(message.attachments ?? [], s.ui);
+  await s.runTurn(message);
 }
 
 function findPrompt(s: ClientSession, line: ServerPromptLine): CataloguePrompt {

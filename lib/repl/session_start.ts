@@ -18,6 +18,7 @@ import type { Conversation, Memory } from "../memory/mod.ts";
 import { describeOAuthEvent } from "../oauth/messages.ts";
 import type { Runtime } from "../startup.ts";
 import type { Style } from "../style.ts";
+import type { Surface } from "../failure_table.ts";
 import { plural } from "../text.ts";
 import { createElicitationHandler, createFormDefaultsHandler } from "../ui/elicitation.ts";
 import type { TerminalOutput } from "../ui/output.ts";
@@ -101,6 +102,8 @@ export interface ConnectContext {
   signal?: AbortSignal;
   skip?: AbortSignal;
   onSkip?: (servers: string[]) => void;
+  /** Where failures are shown (a failed login's browser page words its remedy so). */
+  surface?: Surface;
 }
 
 /** Opens the configured servers, with a spinner unless they connect in the background. */
@@ -138,6 +141,7 @@ export async function connectServers(context: ConnectContext): Promise<Connectio
       onSkip: context.onSkip,
       wait: !background,
       handlers,
+      surface: context.surface,
       onOAuthEvent: (event) => {
         const text = describeOAuthEvent(event);
         if (text) context.notify(`${text}\n`);

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { findMentions, readMentions } from "../agent/mentions.ts";
+import { findMentions, readMentions, type ReadMentionsOptions } from "../agent/mentions.ts";
 import { MAX_IMAGES_KEPT, saveImage } from "../agent/image_store.ts";
 import { formatBytes } from "../agent/content.ts";
 import { showName } from "../names.ts";
@@ -32,40 +32,53 @@ export interface MentionContext {
 }
 
 /**
- * The resources `text` mentions (`@server:uri`, see lib/agent/mentions.ts), read now and
- * each named to the person (an image with the path it was saved to). Throws
- * `MentionReadError` for one that cannot be read: the message must then not be sent.
+ * The resources `typed` mentions (`@server:uri`, see lib/agent/mentions.ts), read now and
+ * each named to the person (an image with the path it was saved to). `typed` is what the
+ * person typed, never a server's text. Throws `MentionReadError` for one that cannot be
+ * read: the message must then not be sent.
  */
 export async function mentionAttachments(
-  text: string,
+  typed: string,
   context: MentionContext,
   signal?: AbortSignal,
 ): Promise<StoredAttachment[]> {
   const { servers, manager, ui } = context;
-  const mentions = findMentions(text, servers);
+  const mentions = findMentions(typed, servers);
   if (mentions.length === 0) return [];
   const attachments = await readMentions(
     mentions,
     (server, uri, options) => manager.readResource(server, uri, options),
-    {
-      signal,
-      saveImage: (mimeType, data) => saveImage(mimeType, data),
-      onImagesLeftOut: (mention, count) =>
-        ui.notice(
-          "warning",
-          `${showName(mention.server)}:${showName(mention.uri)}: ${count} more image${
-            count === 1 ? "" : "s"
-          } not kept (a message keeps at most ${MAX_IMAGES_KEPT})`,
-        ),
-    },
+    { signal, ...attachmentOptions(ui) },
   );
+  announceAttachments(attachments, ui);
+  return attachments;
+}
+
+/** How attachments are kept for the person and what is said of images left out. */
+export function attachmentOptions(
+  ui: AgentUi,
+): Pick<ReadMentionsOptions, "saveImage" | "onImagesLeftOut"> {
+  return {
+    saveImage: (mimeType, data) => saveImage(mimeType, data),
+    onImagesLeftOut: (mention, count) =>
+      ui.notice(
+        "warning",
+        `${showName(mention.server)}:${showName(mention.uri)}: ${count} more image${
+          count === 1 ? "" : "s"
+        } not kept (a message keeps at most ${MAX_IMAGES_KEPT})`,
+      ),
+  };
+}
+
+/** Names each attachment to the person: `Attached server:uri (what; where it was saved)`. */
+export function announceAttachments(attachments: readonly StoredAttachment[], ui: AgentUi): void {
   for (const attachment of attachments) {
     const what = attachment.kind === "text"
       ? `${formatBytes(new TextEncoder().encode(attachment.text ?? "").length)} of text`
       : `${attachment.mimeType ?? "binary"}, ${formatBytes(attachment.bytes ?? 0)}`;
     const saved = attachment.path ? `; saved to ${attachment.path}` : "";
     // The URI of each content is the server's own: one line, its controls shown.
-    const shown = `Attached ${showName(attachment.server)}:${showName(attachment.uri)} (${
+    const shown = `Attached ${showName(attachment.server)}:${showName(attachment.uri ?? "")} (${
       showName(what)
     }${saved})`;
     ui.notice("info", shown, {
@@ -79,7 +92,6 @@ export async function mentionAttachments(
       ...(attachment.path ? { path: attachment.path } : {}),
     });
   }
-  return attachments;
 }
 
 /** What {@linkcode waitForServers} waits with and writes to. */

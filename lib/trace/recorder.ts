@@ -14,8 +14,9 @@
  * @module
  */
 
-import { dirname } from "node:path";
 import { DEFAULTS } from "../defaults.ts";
+import { escapeInvisible } from "../json_text.ts";
+import { openTraceFile } from "./trace_file.ts";
 import type { Redactor } from "../redact.ts";
 import type {
   MessageLine,
@@ -41,6 +42,11 @@ export interface TraceRecorderOptions {
   model?: boolean;
   /** With `model`: their request and answer bodies too. @default false */
   modelBodies?: boolean;
+  /**
+   * Told once, when writing fails (a full disk, an input/output error, a file size limit):
+   * recording stops there, the session goes on. @default nothing is told
+   */
+  onWriteError?: (error: Error) => void;
 }
 
 /** A line recorded and not written yet: a message's metadata and JSON text, or a line. */
@@ -58,24 +64,6 @@ export const FLUSH_MS = 20;
 const MAX_PENDING = 10_000;
 
 const encoder = new TextEncoder();
-
-/**
- * Characters written as `\u` escapes: C1 controls and DEL (JSON leaves them raw; some
- * terminals read U+009B as CSI) and invisible format characters (bidi overrides, zero-width
- * and tag characters). C0 controls are escaped by JSON itself.
- */
-const UNSAFE =
-  /[\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\u061c]|\udb40[\udc00-\udc7f]/g;
-
-function escapeUnsafe(text: string): string {
-  return text.replace(UNSAFE, (char) => {
-    let out = "";
-    for (let i = 0; i < char.length; i++) {
-      out += `\\u${char.charCodeAt(i).toString(16).padStart(4, "0")}`;
-    }
-    return out;
-  });
-}
 
 /** A trace file being written. */
 export class TraceRecorder {
@@ -96,6 +84,7 @@ export class TraceRecorder {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #size: number;
   #lines = 0;
+  readonly #onWriteError?: (error: Error) => void;
   /** Why writing stopped, once it has (a full disk, a file taken away). */
   writeError?: Error;
 
@@ -110,24 +99,16 @@ export class TraceRecorder {
     this.#recentMax = options.recentLines ?? DEFAULTS.trace.recentLines;
     this.model = options.model ?? false;
     this.modelBodies = options.modelBodies ?? false;
+    this.#onWriteError = options.onWriteError;
   }
 
   /**
-   * Opens (creates, mode 0600, or appends to) the trace file at `path`. Throws what
-   * failed (a missing permission is a `Deno.errors.NotCapable`).
+   * Opens (creates, mode 0600, or appends to) the trace file at `path`: a regular file,
+   * never through a link, a pipe or a device (`trace_file.ts`). Throws what failed
+   * (`TraceFileRefusedError`; a missing permission is a `Deno.errors.NotCapable`).
    */
   static open(path: string, options: TraceRecorderOptions): TraceRecorder {
-    try {
-      if (!Deno.statSync(dirname(path)).isDirectory) throw new Deno.errors.NotFound(dirname(path));
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) {
-        Deno.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-      } else if (!(error instanceof Deno.errors.NotCapable)) throw error;
-    }
-    const file = Deno.openSync(path, { create: true, append: true, mode: 0o600 });
-    // An existing file keeps its mode on open: a trace holds what servers said.
-    if (Deno.build.os !== "windows") Deno.chmodSync(path, 0o600);
-    return new TraceRecorder(path, file, options);
+    return new TraceRecorder(path, openTraceFile(path), options);
   }
 
   /** Lines written since the file was opened. */
@@ -206,7 +187,9 @@ export class TraceRecorder {
     for (const item of queue) {
       const text = this.#lineOf(item);
       this.#recent.push(text);
-      batch.push(escapeUnsafe(text) + "\n");
+      // Controls and invisible characters as `\u` escapes: `cat` of the file moves no
+      // terminal, and it reads back the same (C0 controls JSON escapes itself).
+      batch.push(escapeInvisible(text) + "\n");
     }
     if (this.#recent.length > this.#recentMax) {
       this.#recent.splice(0, this.#recent.length - this.#recentMax);
@@ -300,9 +283,10 @@ export class TraceRecorder {
       this.#append(chunk);
       this.#lines += lines.length;
     } catch (error) {
-      // A full disk must not take the session down: the trace stops, and says why.
+      // A full disk must not take the session down: the trace stops, and says why, once.
       this.writeError = error as Error;
       this.close();
+      this.#onWriteError?.(this.writeError);
     }
   }
 
@@ -326,7 +310,7 @@ export class TraceRecorder {
         if (!(error instanceof Deno.errors.NotFound)) throw error;
       }
     }
-    this.#file = Deno.openSync(this.path, { create: true, append: true, mode: 0o600 });
+    this.#file = openTraceFile(this.path);
     this.#size = 0;
   }
 }

@@ -15,6 +15,7 @@ import type { Redactor } from "../redact.ts";
 import { VERSION } from "../version.ts";
 import { activeTrace, setActiveTrace } from "./active.ts";
 import { TraceRecorder } from "./recorder.ts";
+import { TraceFileRefusedError } from "./trace_file.ts";
 import { chooseTrace, type TraceChoice, type TraceFlags } from "./choice.ts";
 
 export { chooseTrace, TRACE_VARIABLE, type TraceChoice, type TraceFlags } from "./choice.ts";
@@ -31,6 +32,7 @@ export function startTrace(choice: TraceChoice, redactor: Redactor): string {
       redactor,
       model: choice.model,
       modelBodies: choice.modelBodies,
+      onWriteError: (error) => reporter(traceWriteNotice(choice.file, choice.from, error)),
     });
   } catch (error) {
     const going = activeTrace();
@@ -57,6 +59,14 @@ export function traceOpenNotice(
   error: unknown,
   goesOn = "the session goes on without a trace",
 ): string {
+  if (error instanceof TraceFileRefusedError) {
+    const link = error.kind === "a symbolic link";
+    return `Cannot write the trace file ${file} (${from}): it is ${error.kind}` +
+      `${error.target ? ` to ${error.target}` : ""}, and a trace is written only to a regular ` +
+      `file${link ? ", never through a link" : ""}; ${goesOn}. ` +
+      `Name a regular file${link ? ", not a link" : ""} (one that does not exist yet is ` +
+      "created).";
+  }
   const flag = denoPermissionFlag(error);
   if (flag && from === "/trace") {
     // At the prompt the launcher has already chosen the grants: only a restart adds one.
@@ -81,6 +91,36 @@ export function traceOpenNotice(
   }
   return `Cannot write the trace file ${file} (${from}: ${(error as Error).message}); ` +
     `${goesOn}. Name a writable file.`;
+}
+
+/**
+ * Why writing the trace `file` stopped (a full disk, an input/output error, the size this
+ * process may write), and what to do: recording has stopped, the session goes on, and the
+ * lines written before are kept.
+ */
+export function traceWriteNotice(file: string, from: string, error: Error): string {
+  const os = /\(os error (\d+)\)/.exec(error.message)?.[1];
+  const [cause, remedy] = os === "28" || os === "122"
+    ? ["the disk is full", "Free some space"]
+    : os === "27"
+    ? ["the file passed the size this process may write (ulimit -f)", "Raise the limit"]
+    : os === "5"
+    ? ["the disk reported an input/output error", "Check the disk"]
+    : [error.message, "Check the file and its disk"];
+  return `Writing the trace file ${file} (${from}) stopped: ${cause} (${error.message}); ` +
+    "recording has stopped and the session goes on; the lines written before are kept. " +
+    `${remedy}, or record elsewhere (--trace FILE, or /trace FILE in the interactive client).`;
+}
+
+/** Where a trace that stops writing is reported (the surface sets it). */
+let reporter: (notice: string) => void = () => {};
+
+/**
+ * Makes `report` the way a trace's write failure reaches the person (stderr for a command,
+ * above the prompt in the interactive client, a JSON notice for `run --json`).
+ */
+export function reportTraceFailures(report: (notice: string) => void): void {
+  reporter = report;
 }
 
 /** Ends the session's trace, if any, with a last line. */

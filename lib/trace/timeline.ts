@@ -13,6 +13,7 @@
 import { stripTerminalEscapes } from "../terminal.ts";
 import { abridge } from "../text.ts";
 import type { TraceLine } from "./record.ts";
+import { isTraceLine } from "./line_shape.ts";
 
 /** A response slower than this is marked `SLOW` in the timeline. */
 export const SLOW_MS = 1000;
@@ -20,11 +21,14 @@ export const SLOW_MS = 1000;
 /** What a trace file held. */
 export interface ReadTrace {
   lines: TraceLine[];
-  /** Lines that were not JSON objects (a torn last line, another file). */
+  /**
+   * Lines that are not trace lines: not JSON (a torn last line, another file), or JSON
+   * whose fields have other types than a trace line's (`"t": 5`; see `line_shape.ts`).
+   */
   skipped: number;
 }
 
-/** Parses the text of a trace (one JSON object per line). */
+/** Parses the text of a trace (one JSON object per line); other lines are counted. */
 export function parseTrace(text: string): ReadTrace {
   const lines: TraceLine[] = [];
   let skipped = 0;
@@ -32,7 +36,7 @@ export function parseTrace(text: string): ReadTrace {
     if (raw.trim() === "") continue;
     try {
       const value = JSON.parse(raw);
-      if (value && typeof value === "object" && typeof value.kind === "string") lines.push(value);
+      if (isTraceLine(value)) lines.push(value);
       else skipped++;
     } catch {
       skipped++;

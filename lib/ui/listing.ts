@@ -125,8 +125,10 @@ export function formatResourceContents(result: ReadResourceResult, style: Style)
  * A prompt's messages as the text of one user turn: the text alone for one message; for
  * several, each in a `<prompt_message role="…">` element, so that a message's text cannot
  * end its element and pass for a message of another role (its closing tags are broken).
+ * With `attached`, an embedded resource is only named (its content travels as an
+ * attachment, wrapped as untrusted: lib/repl/prompt_message.ts); else it is written out.
  */
-export function promptText(result: GetPromptResult): string {
+export function promptText(result: GetPromptResult, options: { attached?: boolean } = {}): string {
   const parts = result.messages.map((message) => {
     const content = message.content as {
       type: string;
@@ -136,7 +138,9 @@ export function promptText(result: GetPromptResult): string {
     const text = content.type === "text"
       ? content.text ?? ""
       : content.type === "resource" && content.resource
-      ? `[resource ${content.resource.uri}]\n${content.resource.text ?? ""}`
+      ? options.attached
+        ? `[resource ${content.resource.uri}: attached below, from the server]`
+        : `[resource ${content.resource.uri}]\n${content.resource.text ?? ""}`
       : `[${content.type} content]`;
     if (result.messages.length === 1) return text;
     const role = message.role === "assistant" ? "assistant" : "user";

@@ -8,6 +8,7 @@
  */
 
 import assert from "node:assert/strict";
+import { bounded } from "../support/bounded.ts";
 import { join } from "node:path";
 import { CancelledError, OAuthFailedError } from "../../lib/errors.ts";
 import { Logger, silentLog } from "../../lib/log.ts";
@@ -166,15 +167,19 @@ Deno.test("callback listener: other paths, methods and hosts are refused; state 
     assert.equal(wrongState.status, 400);
     await wrongState.body?.cancel();
 
-    const done = await fetch(`${base}/callback?state=s-123&code=the-code`);
+    // The page answers once the login has ended (the code exchanged), saying how.
+    const answering = fetch(`${base}/callback?state=s-123&code=the-code`);
+    assert.deepEqual(await login, { code: "the-code", iss: undefined });
+    listener.ended(expected, { ok: true });
+    const done = await answering;
     const page = await done.text();
     assert.equal(done.status, 200);
     assert.equal(
       done.headers.get("content-security-policy"),
       "default-src 'none'; style-src 'unsafe-inline'",
     );
+    assert.match(page, /Login complete/);
     assert.match(page, /authorized for notes &#60;b&#62;\. You can close this tab/);
-    assert.deepEqual(await login, { code: "the-code", iss: undefined });
 
     const late = await fetch(`${base}/callback?state=s-123&code=again`);
     assert.equal(late.status, 400);
@@ -182,6 +187,49 @@ Deno.test("callback listener: other paths, methods and hosts are refused; state 
   } finally {
     await listener.close();
   }
+});
+
+Deno.test("callback listener: a login that fails after the code arrived is a failure page in the terminal's words", async () => {
+  const listener = await startedListener();
+  try {
+    const expected = { server: "notes", state: "f-1", issRequired: false };
+    const login = listener.expect(expected, { timeoutMs: 5_000 });
+    const answering = fetch(`http://127.0.0.1:${listener.port}/callback?state=f-1&code=bad`);
+    await login;
+    listener.ended(expected, {
+      ok: false,
+      error: new OAuthFailedError("notes", {
+        reason: "the authorization server answered invalid_grant: <script>alert(1)</script>",
+        remedy: "retry the login",
+      }),
+    });
+    const response = await answering;
+    const page = await response.text();
+    assert.equal(response.status, 400);
+    assert.doesNotMatch(page, /Login complete|<script>/);
+    assert.match(page, /<h1>Login failed<\/h1>/);
+    assert.match(page, /OAuth authentication failed for server &#39;notes&#39;/);
+    assert.match(page, /Cause: the authorization server answered invalid_grant: &#60;script&#62;/);
+    assert.match(page, /Remedy: retry the login/);
+  } finally {
+    await listener.close();
+  }
+});
+
+Deno.test("callback listener: a page still waiting for its login answers when patchbay closes", async () => {
+  const listener = await startedListener();
+  const expected = { server: "notes", state: "w-1", issRequired: false };
+  const login = listener.expect(expected, { timeoutMs: 5_000 });
+  const answering = fetch(`http://127.0.0.1:${listener.port}/callback?state=w-1&code=c`);
+  await login;
+  // Never ended: closing answers the page (shutting down waits for it) instead of holding
+  // the tab and the exit for the exchange's whole bound.
+  await bounded(listener.close(), "the listener to close");
+  const response = await answering;
+  const page = await response.text();
+  assert.doesNotMatch(page, /Login complete/);
+  assert.match(page, /Login failed/);
+  assert.match(page, /patchbay is closing/);
 });
 
 Deno.test("callback listener: issuer checks (RFC 9207), timeout and cancellation", async () => {
@@ -197,10 +245,13 @@ Deno.test("callback listener: issuer checks (RFC 9207), timeout and cancellation
     const error = await refused;
     assert.ok(error instanceof OAuthFailedError && /RFC 9207/.test(error.reason), String(error));
     // iss present and right: accepted.
-    const login = listener.expect({ server: "notes", state: "b", issuer, issRequired: true });
-    response = await fetch(`${base}?state=b&code=c&iss=${encodeURIComponent(issuer)}`);
-    await response.body?.cancel();
+    const expected = { server: "notes", state: "b", issuer, issRequired: true };
+    const login = listener.expect(expected);
+    const answering = fetch(`${base}?state=b&code=c&iss=${encodeURIComponent(issuer)}`);
     assert.deepEqual(await login, { code: "c", iss: issuer });
+    listener.ended(expected, { ok: true });
+    response = await answering;
+    await response.body?.cancel();
 
     const slow = listener.expect({ server: "notes", state: "c", issRequired: false }, {
       timeoutMs: 50,

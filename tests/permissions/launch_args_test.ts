@@ -100,3 +100,11 @@ Deno.test("--trace is a file the plan depends on; trace show/stats read only the
   assert.equal(parseLaunchArgs(["trace", "show"]).traceReading, undefined);
   assert.equal(parseLaunchArgs(["run", "trace", "show", "x"]).traceReading, undefined);
 });
+
+Deno.test("config check is told apart: it reads everywhere and runs nothing", () => {
+  assert.equal(parseLaunchArgs(["config", "check"]).configChecking, true);
+  assert.equal(parseLaunchArgs(["-c", "x.json", "config", "check", "--json"]).configChecking, true);
+  assert.equal(parseLaunchArgs(["config"]).configChecking, undefined);
+  assert.equal(parseLaunchArgs(["run", "config", "check"]).configChecking, undefined);
+  assert.equal(parseLaunchArgs(["tools"]).configChecking, undefined);
+});

@@ -99,6 +99,7 @@ Deno.test("plan: stdio and HTTP servers, the provider, patchbay's folders, confi
     "--allow-write",
     "--allow-net",
     "--allow-run",
+    "--allow-sys",
   ]);
   assert.deepEqual(values(flags, "read"), [
     "/work/servers_config.json",
@@ -133,7 +134,8 @@ Deno.test("plan: stdio and HTTP servers, the provider, patchbay's folders, confi
   assert.ok(!env.includes("HTTP_PROXY"), "an https provider never reads http_proxy");
   assert.equal(plan.allEnv, undefined);
   assert.deepEqual(plan.notes, []);
-  assert.ok(!flags.some((f) => f.startsWith("--allow-sys")));
+  // The machine's name, and kill -0, tell whether a conversation's holder here still runs.
+  assert.deepEqual(values(flags, "sys"), ["hostname"]);
 });
 
 Deno.test("plan: Redis needs the whole environment (ioredis) and its address", () => {
@@ -145,7 +147,11 @@ Deno.test("plan: Redis needs the whole environment (ioredis) and its address", (
   assert.ok(flags.includes("--allow-env"), flags.join(" "));
   assert.match(plan.allEnv!.why, /ioredis/);
   assert.deepEqual(values(flags, "net"), ["localhost:11434", "cache.internal:6380"]);
-  assert.ok(!flags.some((f) => f.startsWith("--allow-run")), "no stdio server, no --allow-run");
+  assert.deepEqual(
+    values(flags, "run"),
+    ["/opt/bin/kill"],
+    "no stdio server: kill alone, which asks whether a conversation's holder still runs",
+  );
 
   const sentinel = planPermissions(inputsFor({
     LLM: { provider: "ollama", model: "llama3" },
@@ -180,7 +186,7 @@ Deno.test("plan: OAuth needs the callback, the browser, the config folder, and i
     "localhost:3000",
   ]);
   // `ss` names the process holding port 3000 when it is taken (lib/oauth/port_holder.ts).
-  assert.deepEqual(values(flags, "run"), ["/opt/bin/xdg-open", "/opt/bin/ss"]);
+  assert.deepEqual(values(flags, "run"), ["/opt/bin/xdg-open", "/opt/bin/ss", "/opt/bin/kill"]);
   assert.ok(values(flags, "env").includes("BROWSER"));
   assert.ok(values(flags, "read").includes(DIRS.config));
   assert.ok(values(flags, "write").includes(DIRS.config));
@@ -194,6 +200,7 @@ Deno.test("plan: OAuth needs the callback, the browser, the config folder, and i
     "/opt/bin/firefox",
     "/opt/bin/chromium",
     "/opt/bin/ss",
+    "/opt/bin/kill",
   ]);
   assert.deepEqual(known.notes, []);
 
@@ -203,12 +210,15 @@ Deno.test("plan: OAuth needs the callback, the browser, the config folder, and i
     oauthHosts: new Map([["notion", ["auth.notion.com:443"]]]),
     resolveCommand: (command) => command === "ss" ? undefined : `/opt/bin/${command}`,
   }));
-  assert.deepEqual(values(permissionFlags(missing), "run"), ["/opt/bin/missing-opener"]);
+  assert.deepEqual(values(permissionFlags(missing), "run"), [
+    "/opt/bin/missing-opener",
+    "/opt/bin/kill",
+  ]);
   const noOpener = planPermissions(inputsFor(config, {}, {
     oauthHosts: new Map([["notion", ["auth.notion.com:443"]]]),
     resolveCommand: (command) => command === "xdg-open" ? undefined : `/opt/bin/${command}`,
   }));
-  assert.deepEqual(values(permissionFlags(noOpener), "run"), ["/opt/bin/ss"]);
+  assert.deepEqual(values(permissionFlags(noOpener), "run"), ["/opt/bin/ss", "/opt/bin/kill"]);
   assert.deepEqual(noOpener.notes, [
     "'xdg-open' is not on PATH, so it is not granted (it opens the OAuth authorization page " +
     "in the browser): the authorization URL is printed to open by hand.",
