@@ -13,7 +13,14 @@ import assert from "node:assert/strict";
 import { formatStats } from "../../lib/agent/stats.ts";
 import { createEnvironment } from "../../lib/env.ts";
 import { createProvider } from "../../lib/llm/create_provider.ts";
-import { buildAgent, connectServers, testLlm } from "../support/agent_fixtures.ts";
+import {
+  buildAgent,
+  connectServers,
+  scriptedConfig,
+  testLlm,
+  wireSession,
+} from "../support/agent_fixtures.ts";
+import { everythingEntry, NODE } from "../support/deps.ts";
 import { API_MAX_BREAKPOINTS } from "../support/messages_checks.ts";
 import { startScriptedLlm } from "../support/scripted_llm.ts";
 import { startScriptedMessages } from "../support/scripted_messages.ts";
@@ -153,4 +160,48 @@ Deno.test("Anthropic's Messages API: a session of two turns with tool calls read
   assert.match(text, /from cache: +[\d,]+ read \(\d+%\), [\d,]+ written/);
   assert.match(text, /Estimated cost: +\$[\d.]+ \(at list prices, an estimate\)/);
   assert.match(text, /claude-sonnet-4-5: 4 requests, [\d,]+ prompt \([\d,]+ from cache\)/);
+});
+
+Deno.test("Anthropic's Messages API: a server's sampling request goes through the same provider, whole", async () => {
+  await using api = await startScriptedMessages({
+    replies: [
+      {
+        toolUses: [{
+          name: "everything__trigger-sampling-request",
+          input: { prompt: "Name a colour", maxTokens: 50 },
+        }],
+      },
+      { text: "Blue.", outputTokens: 2 },
+      { text: "The server's model said blue." },
+    ],
+  });
+  const config = scriptedConfig(api.baseUrl, {
+    LLM: { provider: "anthropic", model: "claude-sonnet-4-5", base_url: api.baseUrl },
+    mcpServers: {
+      everything: {
+        command: NODE,
+        args: [everythingEntry(), "stdio"],
+        trusted: true,
+        sampling: "allow",
+      },
+    },
+  });
+  await using s = await wireSession(
+    config,
+    undefined,
+    createEnvironment({ LLM_API_KEY: "test-key" }),
+  );
+  const result = await s.agent.runTurn("Sample a colour");
+  assert.equal(result.text, "The server's model said blue.");
+  for (const request of api.requests) assert.deepEqual(request.problems, []);
+  const sampling = api.requests[1].body;
+  assert.equal(sampling.stream, false);
+  assert.equal(sampling.max_tokens, 50);
+  assert.equal(sampling.system[0].text, "You are a helpful test server.");
+  assert.match(sampling.messages[0].content[0].text, /Name a colour/);
+  assert.equal(sampling.tools, undefined);
+  assert.match(s.stored[2].content!, /LLM sampling result:[\s\S]*"text": "Blue\."/);
+  const snapshot = s.model.stats.snapshot();
+  assert.equal(snapshot.sampling.requests, 1);
+  assert.equal(snapshot.sampling.completionTokens, 2);
 });
