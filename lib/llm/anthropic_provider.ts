@@ -156,7 +156,9 @@ class AnthropicProvider implements ModelProvider {
       ...(params.system ? { system: params.system } : {}),
       messages: params.messages,
       ...(params.tools ? { tools: params.tools } : {}),
-      ...(temperature === undefined ? {} : { temperature }),
+      // The Messages API takes 0 to 1 (OpenAI's range, which LLM.temperature and a server's
+      // sampling request follow, goes to 2): a higher value is sent as 1, not refused.
+      ...(temperature === undefined ? {} : { temperature: Math.min(temperature, 1) }),
       ...(request.stop && request.stop.length > 0 ? { stop_sequences: request.stop } : {}),
     };
     if (!(this.#llm.promptCaching ?? DEFAULTS.llm.promptCaching)) return body;

@@ -172,7 +172,11 @@ Deno.test("anthropic: a tool list that grew keeps the cache of the part it share
 
 Deno.test("anthropic: prompt_caching false sends no marker; a whole answer for a request without onDelta", async () => {
   await using api = await startScriptedMessages({
-    replies: [{ text: "Sampled.", outputTokens: 3 }, { text: "again" }],
+    replies: [{ text: "Sampled.", outputTokens: 3 }, { text: "again" }, {
+      text: "Whole, though streaming was asked.",
+      toolUses: [{ name: "srv__tool_2", input: { text: "b" } }],
+      ignoreStream: true,
+    }],
   });
   const provider = createProvider({
     llm: llm(api.baseUrl, { promptCaching: false }),
@@ -180,7 +184,22 @@ Deno.test("anthropic: prompt_caching false sends no marker; a whole answer for a
   });
   const result = await provider.generate({ messages: [SYSTEM, { role: "user", content: "x" }] });
   await provider.generate({ messages: [SYSTEM, { role: "user", content: "x" }], tools: TOOLS });
+  // A server that ignores `stream` sends the whole message: it is the answer all the same.
+  const deltas: string[] = [];
+  const whole = await provider.generate({
+    messages: [{ role: "user", content: "x" }],
+    temperature: 1.5,
+    onDelta: (d) => deltas.push(d),
+  });
   provider.close();
+  assert.equal(whole.content, "Whole, though streaming was asked.");
+  assert.equal(deltas.join(""), whole.content);
+  assert.deepEqual(whole.toolCalls.map((c) => [c.name, c.arguments]), [[
+    "srv__tool_2",
+    '{"text":"b"}',
+  ]]);
+  assert.equal(whole.usage.completionTokens, 10);
+  assert.equal(api.requests[2].body.temperature, 1, "the Messages API's range is 0 to 1");
   assert.equal(result.content, "Sampled.");
   assert.equal(result.usage.completionTokens, 3);
   assert.equal(api.requests[0].body.stream, false);

@@ -45,6 +45,8 @@ export interface ScriptedMessage {
   dropAfterEvents?: number;
   /** Characters of text per delta. @default 4 */
   chunkChars?: number;
+  /** Answer a streamed request with the whole message, as a server that ignores `stream`. */
+  ignoreStream?: boolean;
 }
 
 /** What the endpoint saw of one request. */
@@ -147,7 +149,7 @@ export function startScriptedMessages(
     }
     record.usage = cache.use(body);
     const events = answerEvents(reply, body.model, record.usage, () => `toolu_${++toolIds}`);
-    if (!body.stream) {
+    if (!body.stream || reply.ignoreStream) {
       return Response.json(wholeMessage(events), { headers: reply.headers });
     }
     const stream = new ReadableStream<Uint8Array>({
