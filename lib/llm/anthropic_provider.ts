@@ -61,7 +61,8 @@ class AnthropicProvider implements ModelProvider {
   #api: MessagesApi;
   #httpClient: Deno.HttpClient | undefined;
   #log: Log;
-  #loop: RequestLoopOptions;
+  /** The request loop's options, but the exchange (one per request: its body). */
+  #loop: Omit<RequestLoopOptions, "exchange">;
   /** The tools of the last request that had any, for where the tools' marker goes. */
   #lastTools: string[] | undefined;
 
@@ -96,8 +97,6 @@ class AnthropicProvider implements ModelProvider {
       log: this.#log,
       random: options.random ?? Math.random,
       model: this.model,
-      exchange: (request, maxTokens, io) =>
-        this.#exchange(request, { ...this.#body(request), max_tokens: maxTokens }, io),
     };
   }
 
