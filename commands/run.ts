@@ -19,6 +19,7 @@ import { CancelledError, EXIT, PatchbayError, UsageError } from "../lib/errors.t
 import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
 import type { Redactor } from "../lib/redact.ts";
 import { JsonEventsUi, usageJson } from "../lib/ui/json_ui.ts";
+import type { CostEstimate } from "../lib/agent/usage_cost.ts";
 import { TerminalOutput } from "../lib/ui/output.ts";
 import type { ClientSession } from "../lib/repl/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
@@ -143,6 +144,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
         steps: result.steps,
         tool_calls: result.toolCalls,
         usage: usageJson(result.usage),
+        ...estimatedCost(session.model?.stats.snapshot().cost),
         session: session.memory.session.id,
         servers_failed: failed,
       });
@@ -173,6 +175,15 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     ending.remove();
     await endUnclaimed();
   }
+}
+
+/**
+ * `done`'s `estimated_cost_usd`: the run's requests (sampling included) at list prices, when
+ * the model's price is known (`lib/llm/prices.ts`, `LLM.price`); absent otherwise.
+ */
+function estimatedCost(cost: CostEstimate | undefined): { estimated_cost_usd?: number } {
+  if (!cost || cost.priced.length === 0 || cost.unpriced.length > 0) return {};
+  return { estimated_cost_usd: Number(cost.usd.toPrecision(6)) };
 }
 
 /** `--require-servers` and a server that did not connect: the model is not asked. */

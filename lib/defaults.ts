@@ -31,6 +31,11 @@ export const DEFAULTS = {
      * takes them (`visionByModel` in lib/providers.ts); `true` always, `false` never.
      */
     vision: "auto" as boolean | "auto",
+    /**
+     * Anthropic's Messages API: `cache_control` breakpoints on the stable prefix (tools,
+     * system prompt, the conversation so far), read back at a tenth of the input price.
+     */
+    promptCaching: true,
   },
 
   server: {

@@ -1,7 +1,7 @@
 /**
- * The model providers patchbay knows by name. Every one is reached through its
- * OpenAI-compatible API, so one client implementation serves them all; a preset only
- * supplies the address, whether a key is needed, and what a key looks like.
+ * The model providers patchbay knows by name. Anthropic is reached through its own
+ * Messages API, every other one through its OpenAI-compatible API; a preset only supplies
+ * the address, whether a key is needed, and what a key looks like.
  *
  * A leaf (it imports nothing), outside `config/` and `llm/`, since both read it: the
  * configuration to validate a provider name, the model client to reach it.
@@ -13,7 +13,7 @@
 export interface ProviderPreset {
   /** Human name for messages. */
   label: string;
-  /** OpenAI-compatible base URL; `undefined` when the entry must supply one. */
+  /** The API's base URL; `undefined` when the entry must supply one. */
   baseUrl?: string;
   /** Local servers need no key. */
   keyRequired: boolean;
@@ -43,7 +43,9 @@ export const PROVIDERS = {
   },
   anthropic: {
     label: "Anthropic",
-    baseUrl: "https://api.anthropic.com/v1/",
+    // Anthropic's own Messages API (`lib/llm/anthropic_provider.ts`), not its
+    // OpenAI-compatibility layer.
+    baseUrl: "https://api.anthropic.com/v1",
     keyRequired: true,
     keyPrefixes: ["sk-ant-"],
     keyUrl: "https://console.anthropic.com/settings/keys",

@@ -462,4 +462,10 @@ function addUsage(total: TokenUsage, usage: TokenUsage): void {
   total.completionTokens += usage.completionTokens;
   total.totalTokens += usage.totalTokens;
   total.estimated ||= usage.estimated;
+  if (usage.cacheReadTokens) {
+    total.cacheReadTokens = (total.cacheReadTokens ?? 0) + usage.cacheReadTokens;
+  }
+  if (usage.cacheWriteTokens) {
+    total.cacheWriteTokens = (total.cacheWriteTokens ?? 0) + usage.cacheWriteTokens;
+  }
 }

@@ -168,6 +168,9 @@ export class Admission {
       completionTokens: usage.completionTokens + this.#spent.completionTokens,
       totalTokens: usage.totalTokens + this.#spent.totalTokens,
       estimated: true,
+      // What the answered attempt read from or wrote to the cache, as reported.
+      ...(usage.cacheReadTokens ? { cacheReadTokens: usage.cacheReadTokens } : {}),
+      ...(usage.cacheWriteTokens ? { cacheWriteTokens: usage.cacheWriteTokens } : {}),
     };
   }
 

@@ -16,7 +16,7 @@ import type { Surface } from "./tool_failure.ts";
 import type { ServerRequestHandlers, ToolHost } from "../connections/types.ts";
 import type { Config, ServerConfig } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import { createOpenAiProvider } from "../llm/openai_provider.ts";
+import { createProvider } from "../llm/create_provider.ts";
 import { maskedProvider } from "../llm/masked_provider.ts";
 import type { ModelProvider } from "../llm/provider.ts";
 import { type Log, silentLog } from "../log.ts";
@@ -37,7 +37,7 @@ export interface ModelSessionOptions {
   redactor?: Redactor;
   /** @default silent */
   log?: Log;
-  /** Supplies the provider (tests). @default the OpenAI-compatible provider for `config.llm` */
+  /** Supplies the provider (tests). @default the provider for `config.llm` (`create_provider.ts`) */
   provider?: ModelProvider;
   /** Approvals remembered for the project folder, and where to keep new ones. */
   remembered?: RememberedApprovals;
@@ -80,7 +80,7 @@ export interface ModelSession {
 export function createModelSession(options: ModelSessionOptions): ModelSession {
   const { config, ui } = options;
   const log = options.log ?? silentLog;
-  const created = options.provider ?? createOpenAiProvider({
+  const created = options.provider ?? createProvider({
     llm: config.llm,
     env: options.env,
     redactor: options.redactor,
@@ -88,7 +88,7 @@ export function createModelSession(options: ModelSessionOptions): ModelSession {
   });
   // The model's output is untrusted: masked where it enters, as a server's is.
   const provider = maskedProvider(created, options.redactor ?? sessionRedactor);
-  const stats = new UsageStats(config.agent);
+  const stats = new UsageStats(config.agent, new Date(), config.llm.price);
   const approval = new ApprovalPolicy(config.servers, options.remembered);
   let servers: readonly ServerConfig[] = config.servers;
   const sampling = createSamplingHandler({

@@ -12,7 +12,9 @@
 import type { AgentLimits } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import type { TokenUsage } from "../llm/provider.ts";
+import type { PricePerMillionTokens } from "../llm/prices.ts";
 import { plural } from "../text.ts";
+import { cacheLine, type CostEstimate, costLine, estimateCost } from "./usage_cost.ts";
 
 /** Tokens and requests of one slice of the session. */
 export interface UsageTotals {
@@ -22,6 +24,10 @@ export interface UsageTotals {
   totalTokens: number;
   /** Requests whose usage was estimated (the provider reported none). */
   estimatedRequests: number;
+  /** Prompt tokens the provider's prompt cache served (part of `promptTokens`). */
+  cacheReadTokens: number;
+  /** Prompt tokens written to the provider's prompt cache (part of `promptTokens`). */
+  cacheWriteTokens: number;
 }
 
 /** How a tool call ended. */
@@ -67,6 +73,8 @@ export interface StatsSnapshot {
   toolCallTimeoutSeconds: number;
   /** `AgentConfig.sampling_per_tool_call`, and the most one tool call has made so far. */
   samplingPerToolCall: { limit: number; mostInOneCall: number };
+  /** What the session cost, estimated from the models' prices (`lib/llm/prices.ts`). */
+  cost: CostEstimate;
 }
 
 const emptyTotals = (): UsageTotals => ({
@@ -75,6 +83,8 @@ const emptyTotals = (): UsageTotals => ({
   completionTokens: 0,
   totalTokens: 0,
   estimatedRequests: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
 });
 
 const emptyTools = (): ToolTotals => ({
@@ -104,10 +114,13 @@ export class UsageStats {
   /** Per server: its tool calls running, and the sampling requests made while they run. */
   #toolCallsOpen = new Map<string, { calls: number; sampled: number }>();
   #mostSampledInOneCall = 0;
+  #price: PricePerMillionTokens | undefined;
 
-  constructor(limits: AgentLimits, startedAt = new Date()) {
+  /** `price`: `LLM.price`, which replaces the price table's for every model of the session. */
+  constructor(limits: AgentLimits, startedAt = new Date(), price?: PricePerMillionTokens) {
     this.limits = limits;
     this.startedAt = startedAt;
+    this.#price = price;
   }
 
   /** Records one completed model request. */
@@ -215,13 +228,16 @@ export class UsageStats {
       session.completionTokens += part.completionTokens;
       session.totalTokens += part.totalTokens;
       session.estimatedRequests += part.estimatedRequests;
+      session.cacheReadTokens += part.cacheReadTokens;
+      session.cacheWriteTokens += part.cacheWriteTokens;
     }
+    const byModel = copyMap(this.#byModel);
     return {
       startedAt: this.startedAt,
       session,
       chat: { ...this.#chat },
       sampling: { ...this.#sampling },
-      byModel: copyMap(this.#byModel),
+      byModel,
       samplingByServer: copyMap(this.#samplingByServer),
       tools: copyMap(this.#tools),
       retries: this.#retries,
@@ -241,6 +257,7 @@ export class UsageStats {
         limit: this.limits.samplingPerToolCall ?? DEFAULTS.agent.samplingPerToolCall,
         mostInOneCall: this.#mostSampledInOneCall,
       },
+      cost: estimateCost(byModel, this.#price),
     };
   }
 }
@@ -263,6 +280,8 @@ function add(totals: UsageTotals, usage: TokenUsage): void {
   totals.promptTokens += usage.promptTokens;
   totals.completionTokens += usage.completionTokens;
   totals.totalTokens += usage.totalTokens;
+  totals.cacheReadTokens += usage.cacheReadTokens ?? 0;
+  totals.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
   if (usage.estimated) totals.estimatedRequests++;
 }
 
@@ -300,11 +319,13 @@ export function formatStats(stats: StatsSnapshot, options: FormatStatsOptions = 
         : ""),
   );
   lines.push(`  Prompt tokens:     ${number(stats.session.promptTokens)}`);
+  lines.push(...cacheLine(stats.session));
   lines.push(`  Completion tokens: ${number(stats.session.completionTokens)}`);
   lines.push(
     `  Total tokens:      ${number(stats.session.totalTokens)}` +
       estimatedNote(stats.session),
   );
+  lines.push(...costLine(stats.cost));
   if (stats.retries > 0 || stats.failedRequests > 0) {
     lines.push(
       `  Retries:           ${number(stats.retries)}; failed requests: ${
@@ -318,11 +339,11 @@ export function formatStats(stats: StatsSnapshot, options: FormatStatsOptions = 
     lines.push("", "By model");
     for (const [model, totals] of models.sort(([a], [b]) => a.localeCompare(b))) {
       lines.push(
-        `  ${model}: ${plural(totals.requests, "request")}, ${
-          number(totals.promptTokens)
-        } prompt + ${number(totals.completionTokens)} completion = ${
-          number(totals.totalTokens)
-        } tokens${estimatedNote(totals)}`,
+        `  ${model}: ${plural(totals.requests, "request")}, ${number(totals.promptTokens)} prompt${
+          totals.cacheReadTokens > 0 ? ` (${number(totals.cacheReadTokens)} from cache)` : ""
+        } + ${number(totals.completionTokens)} completion = ${number(totals.totalTokens)} tokens${
+          estimatedNote(totals)
+        }`,
       );
     }
   }

@@ -90,12 +90,18 @@ export class ToolSearch {
 
   /**
    * The definitions one request offers: every tool below the threshold; else the search
-   * tool and the tools loaded so far that are still in the catalogue.
+   * tool and the tools loaded so far that are still in the catalogue, in the order they
+   * were loaded: a search adds its tools at the end, so the requests before it and after
+   * it share every tool before them (a provider's prompt cache keeps that part).
    */
   definitions(catalogue: readonly CatalogueTool[]): ToolDefinition[] {
     if (!searchApplies(catalogue, this.#settings)) return catalogue.map(toDefinition);
-    const loaded = catalogue.filter((tool) => this.#loaded.has(tool.name));
-    return [searchToolDefinition(catalogue), ...loaded.map(toDefinition)];
+    const byName = new Map(catalogue.map((tool) => [tool.name, tool]));
+    const loaded = [...this.#loaded].flatMap((name) => {
+      const tool = byName.get(name);
+      return tool ? [toDefinition(tool)] : [];
+    });
+    return [searchToolDefinition(catalogue), ...loaded];
   }
 
   /** Whether `name` is the search tool (and search is on for this catalogue). */

@@ -72,6 +72,17 @@ export function readLlm(
     timeoutSeconds: llm.timeout,
     maxRetries: llm.max_retries,
     vision: llm.vision,
+    promptCaching: llm.prompt_caching,
+    ...(llm.price
+      ? {
+        price: {
+          input: llm.price.input,
+          output: llm.price.output,
+          cacheRead: llm.price.cache_read ?? llm.price.input,
+          cacheWrite: llm.price.cache_write ?? llm.price.input,
+        },
+      }
+      : {}),
   };
 }
 

@@ -45,6 +45,8 @@ const positiveInt = (what: string) => z.number().int().positive().describe(what)
 
 /** An optional, non-empty text field. */
 const optionalText = (what: string) => z.string().min(1).describe(what).optional();
+const usdPerMillion = (what: string) =>
+  z.number().min(0).describe(`${what}, US dollars per million tokens`);
 
 /** Longest `AgentConfig.connect_wait`: a message should not wait on servers for long. */
 export const MAX_CONNECT_WAIT_SECONDS = 300;
@@ -88,7 +90,7 @@ export const LlmSchema = z.strictObject({
   max_context_length: positiveInt(
     `Tokens of conversation history kept (default ${DEFAULTS.llm.maxContextLength})`,
   ).default(DEFAULTS.llm.maxContextLength),
-  base_url: optionalText("OpenAI-compatible API address; overrides the provider's preset"),
+  base_url: optionalText("The API's address; overrides the provider's preset"),
   endpoint: optionalText("Azure only: the resource endpoint, https://<resource>.openai.azure.com"),
   deployment: optionalText("Azure only: deployment name (default: model)"),
   api_version: optionalText("Azure only: API version, e.g. 2024-10-21"),
@@ -103,6 +105,20 @@ export const LlmSchema = z.strictObject({
         'false (described in words instead), or "auto" (decided from the provider and model ' +
         `name; default ${DEFAULTS.llm.vision})`,
     ).default(DEFAULTS.llm.vision),
+  prompt_caching: z.boolean().describe(
+    "Anthropic: mark the stable prefix of each request (tools, system prompt, the " +
+      "conversation so far) for the provider's prompt cache, read back at a tenth of the " +
+      `input price (default ${DEFAULTS.llm.promptCaching})`,
+  ).default(DEFAULTS.llm.promptCaching),
+  price: z.strictObject({
+    input: usdPerMillion("Prompt tokens at the full price"),
+    output: usdPerMillion("Answer tokens"),
+    cache_read: usdPerMillion("Prompt tokens read from the cache (default: input)").optional(),
+    cache_write: usdPerMillion("Prompt tokens written to the cache (default: input)").optional(),
+  }).describe(
+    "The model's price in US dollars per million tokens, for the session's estimated cost " +
+      "(default: patchbay's table, which knows a few Claude and GPT models)",
+  ).optional(),
 }).describe("Model settings");
 
 export const AuthSchema = z.strictObject({

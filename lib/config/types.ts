@@ -6,6 +6,7 @@
  */
 
 import type { ConfigProblem } from "../errors.ts";
+import type { PricePerMillionTokens } from "../llm/prices.ts";
 import type { ProviderName } from "../providers.ts";
 
 export type TransportType = "stdio" | "streamable_http" | "sse";
@@ -39,6 +40,13 @@ export interface LlmConfig {
    * @default DEFAULTS.llm.vision (the loader always sets it)
    */
   vision?: boolean | "auto";
+  /**
+   * Anthropic: cache breakpoints on each request's stable prefix (`LLM.prompt_caching`).
+   * @default DEFAULTS.llm.promptCaching (true)
+   */
+  promptCaching?: boolean;
+  /** `LLM.price`: replaces the price table's entry for the session's cost estimate. */
+  price?: PricePerMillionTokens;
 }
 
 /** How patchbay obtains tokens: a person in a browser, or the client's own credentials. */

@@ -11,7 +11,7 @@ import type { Environment } from "../env.ts";
 import { DenoPermissionError, ProviderRequestError } from "../errors.ts";
 import { API_KEY_VARIABLE, checkApiKey } from "../llm/api_key.ts";
 import { isLoopback } from "../llm/network_failures.ts";
-import { createOpenAiProvider } from "../llm/openai_provider.ts";
+import { createProvider } from "../llm/create_provider.ts";
 import { resolveBaseUrl } from "../llm/base_url.ts";
 import { PROVIDERS } from "../providers.ts";
 import type { Log } from "../log.ts";
@@ -88,7 +88,7 @@ export async function checkProvider(
   const { llm } = config;
   let provider;
   try {
-    provider = createOpenAiProvider({ llm, env, log: options.log, redactor: options.redactor });
+    provider = createProvider({ llm, env, log: options.log, redactor: options.redactor });
   } catch (error) {
     return failure(name, error);
   }
@@ -101,11 +101,12 @@ export async function checkProvider(
     const accepted = PROVIDERS[llm.provider].keyRequired || env.get(API_KEY_VARIABLE)
       ? "accepted LLM_API_KEY"
       : "answered";
-    if (ids.length === 0 || ids.includes(llm.model) || llm.provider === "azure") {
+    const listed = isListed(ids, llm.model);
+    if (ids.length === 0 || listed || llm.provider === "azure") {
       return pass(
         name,
         `${where} ${accepted}: ${plural(ids.length, "model")} listed` +
-          (ids.includes(llm.model) ? `, including "${llm.model}"` : ""),
+          (listed ? `, including "${llm.model}"` : ""),
       );
     }
     const suggestion = didYouMean(llm.model, ids);
@@ -131,6 +132,16 @@ export async function checkProvider(
   } finally {
     provider.close();
   }
+}
+
+/**
+ * Whether `model` is among `ids`, itself or as a dated snapshot (Anthropic lists
+ * `claude-sonnet-4-5-20250929` and answers to the alias `claude-sonnet-4-5` too).
+ */
+function isListed(ids: readonly string[], model: string): boolean {
+  return ids.some((id) =>
+    id === model || (id.startsWith(`${model}-`) && /^\d{8}$/.test(id.slice(model.length + 1)))
+  );
 }
 
 /** A provider on loopback (Ollama, LM Studio, a local gateway) needs no internet. */

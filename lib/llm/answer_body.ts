@@ -21,36 +21,66 @@ import {
  * its content type (servers mislabel streams): one JSON document (a server that ignored
  * `stream`) is the one chunk it amounts to; anything else is read as an event stream.
  */
-export async function* answerChunks(
+export function answerChunks(
   response: Response,
   limit: number,
 ): AsyncGenerator<ChatCompletionChunk> {
+  return streamedAnswer(response, limit, {
+    event: (event) => event.data === "[DONE]" ? DONE : [streamedChunk(event)],
+    whole: (body) => {
+      refuseErrorBody(response, body);
+      return asChunks(body as ChatCompletion);
+    },
+  });
+}
+
+/** Returned by {@linkcode AnswerShape.event} for the event that ends an answer. */
+export const DONE = Symbol("the answer is complete");
+
+/** How one API's streamed answer reads. */
+export interface AnswerShape<T> {
+  /** One event as the items it amounts to, or {@linkcode DONE} (nothing after it is read). */
+  event: (event: { event: string; data: string }) => Iterable<T> | typeof DONE;
+  /** A whole JSON document (a server that ignored `stream`, or an error body) as items. */
+  whole: (body: unknown) => Iterable<T> | AsyncIterable<T>;
+}
+
+/**
+ * A streamed answer's items, read as `shape` says, bounded in total size: the body is an
+ * event stream, or one JSON document when it starts with `{`.
+ */
+export async function* streamedAnswer<T>(
+  response: Response,
+  limit: number,
+  shape: AnswerShape<T>,
+): AsyncGenerator<T> {
   if (!response.body) return;
   const reader = response.body.getReader();
   const pending: { event: string; data: string }[] = [];
   const scanner = new EventStreamScanner((event) => pending.push(event), limit);
   const decoder = new TextDecoder();
-  let shape: "unknown" | "json" | "events" = "unknown";
-  /** The bytes before the first character that is not blank decided the shape. */
+  let kind: "unknown" | "json" | "events" = "unknown";
+  /** The bytes before the first character that is not blank decided the kind. */
   const early: Uint8Array[] = [];
   /** The start of the body (for messages), or all of it once it is JSON. */
   let text = "";
   let total = 0;
   let events = 0;
   const take = (bytes: Uint8Array) => {
-    if (shape === "json") {
+    if (kind === "json") {
       text += decoder.decode(bytes, { stream: true });
     } else if (scanner.push(bytes) !== undefined) {
       throw overCap("the streamed answer", limit);
     }
   };
-  /** The events the scanner has finished, as chunks; `true` at `[DONE]`. */
-  function* drain(): Generator<ChatCompletionChunk, boolean> {
+  /** The items of the events the scanner has finished; `true` at the last one. */
+  function* drain(): Generator<T, boolean> {
     while (pending.length > 0) {
       const event = pending.shift()!;
       events++;
-      if (event.data === "[DONE]") return true;
-      yield streamedChunk(event);
+      const items = shape.event(event);
+      if (items === DONE) return true;
+      yield* items;
     }
     return false;
   }
@@ -60,13 +90,13 @@ export async function* answerChunks(
       if (done) break;
       total += value.length;
       if (total > limit) throw overCap("the streamed answer", limit);
-      if (shape === "unknown") {
+      if (kind === "unknown") {
         early.push(value);
         text += decoder.decode(value, { stream: true });
         const start = text.trimStart();
         if (start === "") continue;
-        shape = start.startsWith("{") ? "json" : "events";
-        if (shape === "json") continue;
+        kind = start.startsWith("{") ? "json" : "events";
+        if (kind === "json") continue;
         text = start.slice(0, 200);
         early.forEach(take);
       } else {
@@ -74,22 +104,21 @@ export async function* answerChunks(
       }
       if (yield* drain()) return;
     }
-    if (shape === "json") {
-      const whole = parseAnswer(response, text + decoder.decode());
-      refuseErrorBody(response, whole);
-      yield* asChunks(whole as ChatCompletion);
+    if (kind === "json") {
+      yield* shape.whole(parseAnswer(response, text + decoder.decode()));
       return;
     }
     scanner.end();
     if ((yield* drain()) || events > 0) return;
     // Nothing that could be an answer: a cut stream (worth a retry), or something else.
     const type = response.headers.get("content-type") ?? "";
-    if (shape === "unknown" || /^text\/event-stream\b/i.test(type)) {
+    if (kind === "unknown" || /^text\/event-stream\b/i.test(type)) {
       throw new Error("the answer ended before its first event");
     }
     throw notTheApis(response, text);
   } finally {
-    // Leaving early (an error, `[DONE]`, the caller's break) must not leave the body open.
+    // Leaving early (an error, the last event, the caller's break) must not leave the body
+    // open.
     await reader.cancel().catch(() => {});
   }
 }
@@ -175,7 +204,7 @@ export async function readText(
 }
 
 /** `what` grew past `limit` bytes ("32 MiB"; "1000 bytes" under a MiB, as tests set it). */
-function overCap(what: string, limit: number): MalformedAnswerError {
+export function overCap(what: string, limit: number): MalformedAnswerError {
   const size = limit >= 1024 * 1024 ? `${Math.round(limit / 1024 / 1024)} MiB` : `${limit} bytes`;
   return new MalformedAnswerError(`${what} grew past ${size}, patchbay's cap`);
 }
@@ -200,7 +229,7 @@ function parseAnswer(response: Response, text: string): unknown {
  * A body that is neither JSON nor an event stream (a web page at a wrong address, a
  * gateway's notice), worded alike whichever request met it.
  */
-function notTheApis(response: Response, text: string): MalformedAnswerError {
+export function notTheApis(response: Response, text: string): MalformedAnswerError {
   const type = response.headers.get("content-type")?.split(";")[0].trim() || "no content type";
   return new MalformedAnswerError(
     `the answer is not the API's (${type}): ${JSON.stringify(abridge(text.trim(), QUOTED_CHARS))}`,

@@ -22,6 +22,10 @@ export interface ReportedUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** Prompt tokens read from the provider's prompt cache (part of `promptTokens`). */
+  cacheReadTokens?: number;
+  /** Prompt tokens written to the provider's prompt cache (part of `promptTokens`). */
+  cacheWriteTokens?: number;
 }
 
 /** What the stream (or a whole completion) amounted to. */
@@ -146,10 +150,15 @@ export function assembleCompletion(completion: Completion): AssembledCompletion 
 function toUsage(usage: WireUsage): ReportedUsage {
   const promptTokens = count(usage.prompt_tokens) ?? 0;
   const completionTokens = count(usage.completion_tokens) ?? 0;
+  // OpenAI (and Gemini, Groq, xAI) count cached prompt tokens in `prompt_tokens_details`;
+  // DeepSeek in `prompt_cache_hit_tokens`. Either way they are part of `prompt_tokens`.
+  const cached = count(usage.prompt_tokens_details?.cached_tokens) ??
+    count(usage.prompt_cache_hit_tokens);
   return {
     promptTokens,
     completionTokens,
     totalTokens: count(usage.total_tokens) ?? promptTokens + completionTokens,
+    ...(cached ? { cacheReadTokens: Math.min(cached, promptTokens) } : {}),
   };
 }
 

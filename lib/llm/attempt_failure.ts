@@ -140,6 +140,8 @@ export interface FailureContext {
   label: string;
   /** Preset name (`openai`), as written in LLM.provider. */
   provider: string;
+  /** The API spoken, as a remedy names it. @default "OpenAI-compatible API" */
+  api?: string;
   model: string;
   baseUrl: string;
   timeoutSeconds: number;
@@ -174,6 +176,7 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
   502: "Bad Gateway",
   503: "Service Unavailable",
   504: "Gateway Timeout",
+  529: "Overloaded",
 };
 /** The status's reason phrase after a space ("` Too Many Requests`"), or nothing. */
 export function statusText(status: number): string {

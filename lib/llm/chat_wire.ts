@@ -47,6 +47,10 @@ export interface WireUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
   total_tokens?: number;
+  /** OpenAI's prompt tokens served from its prompt cache (`cached_tokens`). */
+  prompt_tokens_details?: { cached_tokens?: number } | null;
+  /** DeepSeek's prompt tokens served from its context cache. */
+  prompt_cache_hit_tokens?: number;
 }
 
 /** A tool call as it arrives: every field may be missing or partial in a stream. */

@@ -14,6 +14,8 @@ import type { GenerateRequest, GenerateResult } from "./provider.ts";
 export interface TracedModel {
   provider: LlmConfig["provider"];
   model: string;
+  /** The API's method. @default "chat/completions" */
+  method?: string;
 }
 
 /** Runs `generate(request)`, recording it when model tracing is on. */
@@ -28,7 +30,7 @@ export async function traceGeneration(
   const started = performance.now();
   const common = {
     kind: "model" as const,
-    method: "chat/completions",
+    method: target.method ?? "chat/completions",
     provider: target.provider,
     model: target.model,
     stream: request.onDelta !== undefined,
@@ -44,6 +46,10 @@ export async function traceGeneration(
       prompt_tokens: result.usage.promptTokens,
       completion_tokens: result.usage.completionTokens,
       total_tokens: result.usage.totalTokens,
+      ...(result.usage.cacheReadTokens ? { cache_read_tokens: result.usage.cacheReadTokens } : {}),
+      ...(result.usage.cacheWriteTokens
+        ? { cache_write_tokens: result.usage.cacheWriteTokens }
+        : {}),
       estimated: result.usage.estimated,
       finish_reason: result.finishReason,
       retries: result.retries,

@@ -40,13 +40,21 @@ export interface ToolDefinition {
   parameters: Record<string, unknown>;
 }
 
-/** Tokens one request used. */
+/**
+ * Tokens one request used. `promptTokens` is the whole prompt; the parts the provider's
+ * prompt cache served or stored are counted again in `cacheReadTokens` and
+ * `cacheWriteTokens` (absent: none reported), since providers bill them at other prices.
+ */
 export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
   /** `true` when the provider did not report usage and patchbay estimated it. */
   estimated: boolean;
+  /** Prompt tokens read from the provider's prompt cache (billed at its lower rate). */
+  cacheReadTokens?: number;
+  /** Prompt tokens written to the provider's prompt cache (Anthropic bills a premium). */
+  cacheWriteTokens?: number;
 }
 
 /** Why the model stopped. */

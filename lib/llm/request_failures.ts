@@ -74,8 +74,9 @@ export function failureError(failure: AttemptFailure, context: FailureContext): 
         undefined,
         {
           reason: `${host} answered, but ${abridge(failure.message, 300)}`,
-          remedy: "check that LLM.base_url is the provider's OpenAI-compatible API address " +
-            "(it usually ends in /v1), not a web page or another service",
+          remedy: `check that LLM.base_url is the provider's ${
+            context.api ?? "OpenAI-compatible API"
+          } address (it usually ends in /v1), not a web page or another service`,
         },
       );
   }

@@ -114,7 +114,8 @@ export function statusError(
   }
   if (
     failure.code === "context_length_exceeded" ||
-    /context.{0,20}(length|window)|too many tokens|maximum context/i.test(failure.message)
+    /context.{0,20}(length|window|limit)|too many tokens|maximum context|prompt is too long/i
+      .test(failure.message)
   ) {
     return new ProviderRequestError(
       `Model request failed: the conversation is too long for "${model}"`,

@@ -143,13 +143,20 @@ export async function waitForServers(context: WaitContext, signal: AbortSignal):
   );
 }
 
-/** The line after an answer: steps, tool calls, tokens and how long it took (`ms`). */
+/**
+ * The line after an answer: steps, tool calls, tokens (and how many of the prompt's the
+ * provider's cache served) and how long it took (`ms`).
+ */
 export function turnFooter(result: TurnResult, ms: number): string {
   const parts = [
     plural(result.steps, "step"),
     ...(result.toolCalls > 0 ? [plural(result.toolCalls, "tool call")] : []),
     `${result.usage.totalTokens.toLocaleString("en-US")} tokens${
       result.usage.estimated ? " (est.)" : ""
+    }${
+      result.usage.cacheReadTokens
+        ? ` (${result.usage.cacheReadTokens.toLocaleString("en-US")} from cache)`
+        : ""
     }`,
     formatDuration(ms),
   ];

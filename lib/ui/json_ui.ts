@@ -21,12 +21,18 @@ export interface JsonEventsOptions {
   redactor?: Redactor;
 }
 
-/** Token usage as the fields of an event (`usage`, and `done`'s `usage`). */
+/**
+ * Token usage as the fields of an event (`usage`, and `done`'s `usage`): the prompt whole,
+ * and the parts of it the provider's prompt cache served (`cache_read_tokens`) and stored
+ * (`cache_write_tokens`), 0 when it reported none.
+ */
 export function usageJson(usage: TokenUsage) {
   return {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.totalTokens,
+    cache_read_tokens: usage.cacheReadTokens ?? 0,
+    cache_write_tokens: usage.cacheWriteTokens ?? 0,
     estimated: usage.estimated ?? false,
   };
 }

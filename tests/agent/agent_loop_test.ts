@@ -536,7 +536,13 @@ Deno.test("429 with retry-after: the user is told about the wait, then gets the 
     totalTokens: DEFAULT_USAGE.prompt_tokens + DEFAULT_USAGE.completion_tokens,
   };
   assert.deepEqual(result.usage, { ...answered, estimated: false });
-  assert.deepEqual(f.stats.snapshot().session, { requests: 1, ...answered, estimatedRequests: 0 });
+  assert.deepEqual(f.stats.snapshot().session, {
+    requests: 1,
+    ...answered,
+    estimatedRequests: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+  });
 });
 
 Deno.test("a dropped stream is retried; the history keeps only the complete answer", async () => {
@@ -575,6 +581,8 @@ Deno.test("a dropped stream is retried; the history keeps only the complete answ
     completionTokens: answered.completionTokens + cutText,
     totalTokens: answered.totalTokens + cutPrompt + cutText,
     estimatedRequests: 1,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
   });
   const usage = f.ui.ofType("usage");
   assert.equal(usage.length, 1, "one request, whatever its attempts");

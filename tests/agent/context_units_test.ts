@@ -160,11 +160,15 @@ Deno.test("tool search: thresholds, ranking, and what each request offers", () =
   assert.deepEqual(search.definitions(catalogue).map((d) => d.name), ["find_tools"]);
   const result = search.run('{"query": "read a file"}', catalogue);
   assert.match(result.text, /files__read_file \(server files\)/);
-  assert.deepEqual(search.definitions(catalogue).map((d) => d.name), [
-    "find_tools",
-    ...catalogue.filter((t) => search.loaded.has(t.name)).map((t) => t.name),
-  ]);
+  const first = search.definitions(catalogue).map((d) => d.name);
+  assert.deepEqual(first, ["find_tools", ...search.lastFound]);
   assert.ok(search.loaded.has("files__read_file"));
+  // A later search adds its tools after the ones loaded before (a prompt cache keeps those).
+  // (github's tool comes first in the catalogue, yet after read_file here.)
+  search.run('{"query": "github.create_issue"}', catalogue);
+  const second = search.definitions(catalogue).map((d) => d.name);
+  assert.deepEqual(second.slice(0, first.length), first);
+  assert.deepEqual(second.slice(first.length), ["github__create_issue"]);
   assert.equal(search.run("{", catalogue).isError, true);
   search.clear();
   assert.deepEqual(search.definitions(catalogue).map((d) => d.name), ["find_tools"]);

@@ -17,7 +17,7 @@ import type { ChatCompletionChunk } from "../../lib/llm/chat_wire.ts";
 import { classifyFailure, isRetryable } from "../../lib/llm/attempt_failure.ts";
 import { isLoopback } from "../../lib/llm/network_failures.ts";
 import { failureError } from "../../lib/llm/request_failures.ts";
-import { createOpenAiProvider } from "../../lib/llm/openai_provider.ts";
+import { createProvider } from "../../lib/llm/create_provider.ts";
 import { PROVIDER_NAMES, type ProviderName } from "../../lib/providers.ts";
 import { bypassesProxy, proxyFor } from "../../lib/proxy.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "../../lib/llm/retry.ts";
@@ -267,7 +267,7 @@ Deno.test("failures: each kind gets the contract's message and a remedy that fit
  */
 const DOCUMENTED_PRESETS: { provider: ProviderName; baseUrl: string; prefix: string | null }[] = [
   { provider: "openai", baseUrl: "https://api.openai.com/v1", prefix: "sk-" },
-  { provider: "anthropic", baseUrl: "https://api.anthropic.com/v1/", prefix: "sk-ant-" },
+  { provider: "anthropic", baseUrl: "https://api.anthropic.com/v1", prefix: "sk-ant-" },
   {
     provider: "gemini",
     baseUrl: "https://generativelanguage.googleapis.com/v1beta/openai/",
@@ -294,7 +294,7 @@ Deno.test("provider presets: each resolves to its documented address and key rul
     ...extra,
   });
   const open = (config: LlmConfig, key?: string) => {
-    const provider = createOpenAiProvider({
+    const provider = createProvider({
       llm: config,
       env: createEnvironment(key === undefined ? {} : { LLM_API_KEY: key }),
     });

@@ -48,6 +48,7 @@ Deno.test("docs/configuration.md: the defaults are the ones in lib/defaults.ts",
       ? "unlimited"
       : String(DEFAULTS.agent.totalTokensLimit),
     "LLM.vision": `\`${DEFAULTS.llm.vision}\``,
+    "LLM.prompt_caching": String(DEFAULTS.llm.promptCaching),
     "AgentConfig.tool_search.mode": `\`${DEFAULTS.agent.toolSearch.mode}\``,
     "AgentConfig.tool_search.max_tools": String(DEFAULTS.agent.toolSearch.maxTools),
     "AgentConfig.tool_search.max_tokens": String(DEFAULTS.agent.toolSearch.maxTokens),

@@ -142,8 +142,11 @@ export interface WiredSession {
  * `openConnections` before any server connects, then an agent over the connection manager.
  * Fails unless every server connected.
  */
-export async function wireSession(config: Config, ui = new ScriptedUi()): Promise<WiredSession> {
-  const env = createEnvironment({});
+export async function wireSession(
+  config: Config,
+  ui = new ScriptedUi(),
+  env = createEnvironment({}),
+): Promise<WiredSession> {
   const model = createModelSession({ config, env, ui });
   let manager: ConnectionManager;
   try {

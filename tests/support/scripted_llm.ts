@@ -27,7 +27,12 @@ export interface ScriptedReply {
    * Usage reported (in the final stream chunk when the client asked for it, or in the
    * JSON answer); `null` reports none. @default DEFAULT_USAGE
    */
-  usage?: { prompt_tokens: number; completion_tokens: number } | null;
+  usage?: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    /** OpenAI's cached prompt tokens (part of `prompt_tokens`). */
+    prompt_tokens_details?: { cached_tokens: number };
+  } | null;
   /** Answer with this HTTP status and an OpenAI-style error body instead. */
   status?: number;
   /** Error body message for `status`. */
@@ -345,7 +350,7 @@ function errorResponse(reply: ScriptedReply): Response {
   }, { status: reply.status, headers: reply.headers });
 }
 
-function withTotal(usage: { prompt_tokens: number; completion_tokens: number }) {
+function withTotal(usage: NonNullable<ScriptedReply["usage"]>) {
   return { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
 }
 
