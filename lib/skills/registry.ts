@@ -91,12 +91,44 @@ async function skillsClient(session: ServerSession): Promise<SkillsClient> {
   return new SkillsClient(session.client, { skipInvalid: true });
 }
 
+/**
+ * The entry `skill` names among `entries`, or, for a skill given by a URI the listing lacks
+ * (a listing may be partial: SEP-2640), the one `skills/get` returns for it.
+ */
+async function entryFor(
+  session: ServerSession,
+  server: string,
+  entries: readonly Skill[],
+  skill: string,
+  request: RequestOptions,
+): Promise<Skill> {
+  try {
+    return findEntry(server, entries, skill);
+  } catch (error) {
+    if (!(error instanceof SkillNotFoundError) || !/^[a-z][a-z0-9+.-]*:\/\//i.test(skill)) {
+      throw error;
+    }
+    return (await (await skillsClient(session)).get(skill, request)).skill;
+  }
+}
+
+/** One connection's listing: what is shown of it (masked) and the entries as sent. */
+interface Listed {
+  shown: { skills: SkillSummary[]; leftOut: LeftOut[] };
+  /** The entries as the server sent them: what files are verified against. */
+  entries: Skill[];
+}
+
 /** The skills of every connected server, and their files on demand. */
 export class SkillRegistry {
   readonly #servers: SkillServers;
   readonly #log: Log;
-  /** Per live session, its listing: a reconnected server is listed again. */
-  #held = new WeakMap<ServerSession, Promise<Held>>();
+  /**
+   * Per server, the listing of its current connection (told apart by when it connected): a
+   * reconnected server is listed again. Kept here, so that offering skills at every model
+   * request sends nothing to the server and touches no session.
+   */
+  #listed = new Map<string, { since: number; listed: Promise<Listed> }>();
 
   constructor(servers: SkillServers, options: { log?: Log } = {}) {
     this.#servers = servers;
@@ -112,24 +144,18 @@ export class SkillRegistry {
     options: { signal?: AbortSignal; refresh?: boolean; server?: string } = {},
   ): Promise<SkillListing> {
     const servers = this.#servers.states()
-      .filter((s) => s.state === "connected" && (!options.server || s.name === options.server))
-      .map((s) => s.name);
+      .filter((s) => s.state === "connected" && (!options.server || s.name === options.server));
     const listing: SkillListing = { skills: [], problems: [] };
     const results = await Promise.allSettled(
-      servers.map((server) =>
-        this.#servers.requestOn(server, "skills/list", async (session, request) => {
-          if (!declaresSkills(session)) return { skills: [], leftOut: [] };
-          if (options.refresh) this.#held.delete(session);
-          const held = await this.#listed(session, server, request);
-          return { skills: held.skills.map((e) => summaryOf(server, e)), leftOut: held.leftOut };
-        }, { signal: options.signal })
+      servers.map((status) =>
+        this.#listing(status.name, status.since.getTime(), options.refresh, options.signal)
       ),
     );
     results.forEach((result, i) => {
-      const server = servers[i];
+      const server = servers[i].name;
       if (result.status === "fulfilled") {
-        listing.skills.push(...result.value.skills);
-        listing.problems.push(...result.value.leftOut.map(({ what, reason }) => ({
+        listing.skills.push(...result.value.shown.skills);
+        listing.problems.push(...result.value.shown.leftOut.map(({ what, reason }) => ({
           server,
           error: new SkillRefusedError(server, what, "entry", reason),
         })));
@@ -145,15 +171,22 @@ export class SkillRegistry {
 
   /**
    * Reads a file of the skill `ref` names (`<server>:<skill>`; `file` a path within it,
-   * `SKILL.md` when absent) and verifies it against the skill's entry. Throws
-   * `SkillRefusedError` when it does not verify (nothing of it is returned) and
-   * `SkillNotFoundError` for a skill the server does not list.
+   * `SKILL.md` when absent) and verifies it against the skill's entry, as listed on this
+   * connection (the entry patchbay holds). Throws `SkillRefusedError` when it does not
+   * verify (nothing of it is returned) and `SkillNotFoundError` for a skill the server does
+   * not list.
    */
   async read(
     ref: string,
     options: { file?: string; signal?: AbortSignal } = {},
   ): Promise<SkillFile> {
-    const { server, skill } = resolveServer(ref, this.#servers.states().map((s) => s.name));
+    const states = this.#servers.states();
+    const { server, skill } = resolveServer(ref, states.map((s) => s.name));
+    const status = states.find((s) => s.name === server)!;
+    // A server not connected is said by the request below, with why.
+    const listed = status.state === "connected"
+      ? await this.#listing(server, status.since.getTime(), false, options.signal)
+      : { entries: [], shown: { skills: [], leftOut: [] } };
     return await this.#servers.requestOn(
       server,
       `skill ${server}:${skill}`,
@@ -165,7 +198,7 @@ export class SkillRegistry {
               `${SKILLS_EXTENSION_ID} extension)`,
           );
         }
-        const entry = await this.#entry(session, server, skill, request);
+        const entry = await entryFor(session, server, listed.entries, skill, request);
         const path = options.file ?? "SKILL.md";
         const size = listedSize(entry, path);
         checkEntry(server, entry, size === undefined ? undefined : { path, size });
@@ -191,37 +224,27 @@ export class SkillRegistry {
     );
   }
 
-  /** The entry `skill` names on `session`: listed, or asked for by URI (`skills/get`). */
-  async #entry(
-    session: ServerSession,
+  /** `server`'s listing on the connection made at `since`: asked for once (again after a failure). */
+  #listing(
     server: string,
-    skill: string,
-    request: RequestOptions,
-  ): Promise<Skill> {
-    const held = await this.#listed(session, server, request);
-    try {
-      return findEntry(server, held.skills, skill);
-    } catch (error) {
-      // A listing may be partial: a skill is still loadable by its URI (SEP-2640).
-      if (!(error instanceof SkillNotFoundError) || !/^[a-z][a-z0-9+.-]*:\/\//i.test(skill)) {
-        throw error;
-      }
-      const { skill: entry } = await (await skillsClient(session)).get(skill, request);
-      return entry;
-    }
-  }
-
-  /** `session`'s listing, asked for once (again after a failure). */
-  #listed(session: ServerSession, server: string, request: RequestOptions): Promise<Held> {
-    let held = this.#held.get(session);
-    if (!held) {
-      held = this.#fetch(session, server, request);
-      this.#held.set(session, held);
-      held.catch(() => {
-        if (this.#held.get(session) === held) this.#held.delete(session);
-      });
-    }
-    return held;
+    since: number,
+    refresh = false,
+    signal?: AbortSignal,
+  ): Promise<Listed> {
+    const held = this.#listed.get(server);
+    if (held && held.since === since && !refresh) return held.listed;
+    let entries: Skill[] = [];
+    const listed = this.#servers.requestOn(server, "skills/list", async (session, request) => {
+      if (!declaresSkills(session)) return { skills: [], leftOut: [] };
+      const fetched = await this.#fetch(session, server, request);
+      entries = fetched.skills;
+      return { skills: entries.map((e) => summaryOf(server, e)), leftOut: fetched.leftOut };
+    }, { signal }).then((shown) => ({ shown, entries }));
+    this.#listed.set(server, { since, listed });
+    listed.catch(() => {
+      if (this.#listed.get(server)?.listed === listed) this.#listed.delete(server);
+    });
+    return listed;
   }
 
   async #fetch(session: ServerSession, server: string, request: RequestOptions): Promise<Held> {

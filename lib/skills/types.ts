@@ -14,7 +14,8 @@ import type { ConnectionState } from "../connections/types.ts";
 
 /** The servers a skill registry asks: the connection manager. */
 export interface SkillServers {
-  states(): readonly { name: string; state: ConnectionState }[];
+  /** Each configured server's state, and since when it is in it (a reconnect changes it). */
+  states(): readonly { name: string; state: ConnectionState; since: Date }[];
   requestOn<T>(
     server: string,
     what: string,

@@ -141,7 +141,7 @@ Deno.test("skills show: too large or unverifiable skills are refused before anyt
   assert.match(small.stdout, /See data\/big\.txt\./);
 });
 
-Deno.test("skills show: a name two skills share, an unknown skill or server, each said", async () => {
+Deno.test("skills show: a shared name, an unknown skill, file or server, each said, none fetched", async () => {
   await using box = await skillsBox();
   const shared = await runPatchbay(box, ["skills", "show", "sk:refunds"]);
   assert.equal(shared.code, 1);
@@ -154,6 +154,14 @@ Deno.test("skills show: a name two skills share, an unknown skill or server, eac
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /lists no skill 'nope' \(it lists 10 skills: pdf-processing/);
   assert.match(unknown.stderr, /remedy: list the skills with `patchbay skills list`/);
+  // A file the skill does not list, however it is written, is never asked for.
+  for (const file of ["nope.md", "../../tampered/SKILL.md"]) {
+    const unlisted = await runPatchbay(box, ["skills", "show", "sk:pdf-processing", file]);
+    assert.equal(unlisted.code, 1);
+    assert.match(unlisted.stderr, /error: Skill refused: sk:pdf-processing/);
+    assert.match(unlisted.stderr, /cause:\s+the file is not one the skill's entry lists/);
+    assert.match(unlisted.stderr, /remedy: ask for a file the skill lists, by its path/);
+  }
   const server = await runPatchbay(box, ["skills", "show", "elsewhere:pdf-processing"]);
   assert.equal(server.code, 1);
   assert.match(server.stderr, /no configured server \(sk\) starts 'elsewhere:pdf-processing'/);
