@@ -73,7 +73,16 @@ Deno.test("skills show: SKILL.md verified and printed; a file on demand, its sec
   ]);
   assert.equal(file.code, 0, file.stderr);
   assert.match(file.stdout, /Field codes: F1, F2\. Account key: \[REDACTED\]/);
+  assert.deepEqual(await fetched(box), [
+    "skill://pdf-processing/SKILL.md",
+    "skill://pdf-processing/references/FORMS.md",
+  ]);
   assert.ok(!file.stdout.includes(SKILL_SECRET));
+
+  // A skill the listing leaves out is still loadable by its URI (skills/get gives its entry).
+  const hidden = await runPatchbay(box, ["skills", "show", "sk:skill://hidden/SKILL.md"]);
+  assert.equal(hidden.code, 0, hidden.stderr);
+  assert.match(hidden.stdout, /Found by its URI\./);
 
   const json = await runPatchbay(box, ["skills", "show", "sk:acme/billing/refunds", "--json"]);
   assert.equal(json.code, 0, json.stderr);

@@ -124,7 +124,9 @@ Deno.test("a failed verification reads as a refusal naming the check; other fail
     assert.equal(error.message, "Skill refused: s:x");
     assert.equal(error.refusal, reason);
     assert.match(error.reason, meaning);
-    assert.deepEqual(error.remedies, ROWS.skill_refused.remedy);
+    if (reason === "unlisted") {
+      assert.match(error.remedies.script, /ask for a file the skill lists/);
+    } else assert.deepEqual(error.remedies, ROWS.skill_refused.remedy);
   }
   // A server's account is shown on one line, its controls visible.
   const shown = refusal("s", "x", new SkillVerificationError("digest", "u", "a\x1b[2Jb\nc"))!;
