@@ -32,7 +32,10 @@ export class SkillRefusedError extends PatchbayError {
     skill: string,
     refusal: SkillRefusal,
     reason: string,
-    remedy: RemedyText = ROWS.skill_refused.remedy,
+    remedy: RemedyText = {
+      repl: fill(ROWS.skill_refused.remedy.repl, { server }),
+      script: fill(ROWS.skill_refused.remedy.script, { server }),
+    },
   ) {
     super(
       "skill_refused",

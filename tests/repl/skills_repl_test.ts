@@ -38,7 +38,7 @@ Deno.test("/skills lists, shows verified, refuses tampered, and sends one with a
   const refused = await repl.send("/skills show sk:tampered", /remedy:/);
   assert.match(refused, /error: Skill refused: sk:tampered/);
   assert.match(refused, /cause:\s+the file's content does not match the SHA-256 digest/);
-  assert.match(refused, /remedy: run \/refresh <server> to list its skills again and retry/);
+  assert.match(refused, /remedy: run \/refresh sk to list its skills again and retry/);
   assert.doesNotMatch(refused, /Evil body/);
 
   const used = await repl.send("/skills use sk:pdf-processing", /goes with your next message/);

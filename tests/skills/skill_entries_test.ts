@@ -126,7 +126,11 @@ Deno.test("a failed verification reads as a refusal naming the check; other fail
     assert.match(error.reason, meaning);
     if (reason === "unlisted") {
       assert.match(error.remedies.script, /ask for a file the skill lists/);
-    } else assert.deepEqual(error.remedies, ROWS.skill_refused.remedy);
+    } else {
+      // The row's remedy, naming the skill's server (`/refresh s`).
+      assert.equal(error.remedies.repl, ROWS.skill_refused.remedy.repl.replace("<server>", "s"));
+      assert.match(error.remedies.repl, /^run \/refresh s to list its skills again/);
+    }
   }
   // A server's account is shown on one line, its controls visible.
   const shown = refusal("s", "x", new SkillVerificationError("digest", "u", "a\x1b[2Jb\nc"))!;
