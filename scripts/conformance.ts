@@ -54,6 +54,12 @@ export interface ScenarioRun {
    * @default false
    */
   force?: boolean;
+  /**
+   * A check the suite reports SKIPPED fails the run: the scenario did not exercise patchbay
+   * (the Skills scenarios skip every check when the client never lists skills).
+   * @default false
+   */
+  noSkips?: boolean;
 }
 
 /**
@@ -95,6 +101,7 @@ export const EXTRA_SCENARIOS: readonly ScenarioRun[] = [
     source: "extension",
     scored: true,
     force: true,
+    noSkips: true,
   })),
   ...["auth/enterprise-managed-authorization", "auth/wif-jwt-bearer"]
     .map((scenario) => ({
@@ -223,12 +230,17 @@ export async function runScenario(run: ScenarioRun, keepIn?: string): Promise<Ru
     // The suite ignores the client's exit code where it expects refusals (the verify
     // scenarios of SEP-2640): the client says when patchbay did not do what was expected.
     const unexpected = UNEXPECTED_EXIT.exec(clientStderr)?.[0];
+    const skipped = run.noSkips ? checks.filter((c) => c.status === "SKIPPED") : [];
     return result(
-      code === 0 && !failed && unexpected === undefined,
+      code === 0 && !failed && unexpected === undefined && skipped.length === 0,
       checks,
       tail(clientStderr, 12),
       unexpected !== undefined
         ? `the client: ${unexpected}`
+        : skipped.length > 0
+        ? `skipped, so patchbay was not tested: ${
+          skipped.map((c) => `${c.name} (${c.errorMessage ?? "no reason given"})`).join("; ")
+        }`
         : code !== 0 && !failed
         ? `the suite exited ${code}`
         : undefined,
