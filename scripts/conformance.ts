@@ -55,11 +55,14 @@ export interface ScenarioRun {
    */
   force?: boolean;
   /**
-   * A check the suite reports SKIPPED fails the run: the scenario did not exercise patchbay
-   * (the Skills scenarios skip every check when the client never lists skills).
+   * The client's own expectations count: a command that exited otherwise than the client
+   * script expected fails the run even where the suite ignores the client's exit code (it
+   * does where it expects refusals), and so does a check the suite reports SKIPPED (the
+   * scenario did not exercise patchbay: the Skills scenarios skip every check when the
+   * client never lists skills).
    * @default false
    */
-  noSkips?: boolean;
+  strict?: boolean;
 }
 
 /**
@@ -101,7 +104,7 @@ export const EXTRA_SCENARIOS: readonly ScenarioRun[] = [
     source: "extension",
     scored: true,
     force: true,
-    noSkips: true,
+    strict: true,
   })),
   ...["auth/enterprise-managed-authorization", "auth/wif-jwt-bearer"]
     .map((scenario) => ({
@@ -229,8 +232,8 @@ export async function runScenario(run: ScenarioRun, keepIn?: string): Promise<Ru
     const failed = checks.some((c) => c.status === "FAILURE");
     // The suite ignores the client's exit code where it expects refusals (the verify
     // scenarios of SEP-2640): the client says when patchbay did not do what was expected.
-    const unexpected = UNEXPECTED_EXIT.exec(clientStderr)?.[0];
-    const skipped = run.noSkips ? checks.filter((c) => c.status === "SKIPPED") : [];
+    const unexpected = run.strict ? UNEXPECTED_EXIT.exec(clientStderr)?.[0] : undefined;
+    const skipped = run.strict ? checks.filter((c) => c.status === "SKIPPED") : [];
     return result(
       code === 0 && !failed && unexpected === undefined && skipped.length === 0,
       checks,

@@ -51,8 +51,9 @@ Deno.test("the conformance task runs every required client scenario of both revi
 Deno.test("Skills over MCP: listing fetches nothing, and a tampered skill must be refused", () => {
   const skills = EXTRA_SCENARIOS.filter((r) => r.scenario.startsWith("sep-2640-"));
   assert.equal(skills.length, 4);
-  // Scored, and a check the suite skips (patchbay never listed) fails the run.
-  assert.ok(skills.every((r) => r.scored && r.noSkips && r.revision === "2026-07-28"));
+  // Scored and strict: a command exiting otherwise than expected, or a check the suite
+  // skips (patchbay never listed), fails the run.
+  assert.ok(skills.every((r) => r.scored && r.strict && r.revision === "2026-07-28"));
   // No prefetch: the scenario's server counts reads; patchbay only lists.
   const listing = stepsFor("sep-2640-client-no-prefetch", {});
   assert.ok(listing.every((step) => step.args[0] === "skills" && step.args[1] === "list"));
