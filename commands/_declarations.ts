@@ -36,6 +36,7 @@ import {
   type OptionDeclaration,
 } from "../lib/cli/command_declaration.ts";
 import { MCP } from "./_declarations_mcp.ts";
+import { SKILLS } from "./_declarations_skills.ts";
 
 export type { CommandDeclaration, CommandRun, OptionDeclaration };
 
@@ -306,6 +307,7 @@ export const ROOT: CommandDeclaration = {
       ],
     },
     MCP,
+    SKILLS,
     {
       name: "completions",
       description: "print a shell completion script for bash, zsh or fish",

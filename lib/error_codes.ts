@@ -34,4 +34,6 @@ export type ErrorCode =
   | "limit_reached"
   | "provider_error"
   | "sampling_rejected"
+  | "skill_refused"
+  | "skill_not_found"
   | "internal";

@@ -252,6 +252,34 @@ export const ROWS = {
         "TLS-inspecting proxy's), then start patchbay again (docs/first-run.md)",
     ),
   },
+  // Skills over MCP (SEP-2640, docs/skills.md): patchbay's own rows, for a bound it keeps.
+  skill_refused: {
+    codes: ["skill_refused"],
+    messages: ["Skill refused: <skill>"],
+    causes: [
+      "a file of the skill differs from the digest or size its server lists for it " +
+      "(tampered, corrupted, or changed since it was listed)",
+      "SKILL.md's frontmatter differs from the server's entry for it",
+      "the entry cannot be verified (no digests, invalid, or past patchbay's limits)",
+    ],
+    remedy: {
+      repl: "run /refresh <server> to list its skills again and retry; if it fails again " +
+        "the server serves content that does not match its listing: do not use the " +
+        "skill, and report it to the server's authors",
+      script: "run the command again (the skills are listed afresh); if it fails again " +
+        "the server serves content that does not match its listing: do not use the " +
+        "skill, and report it to the server's authors",
+    },
+  },
+  skill_not_found: {
+    codes: ["skill_not_found"],
+    messages: ["Unknown skill: <skill>"],
+    causes: ["no connected server lists a skill of that name", "the name is ambiguous"],
+    remedy: {
+      repl: "list the skills with /skills and name one as <server>:<skill>",
+      script: "list the skills with `patchbay skills list` and name one as <server>:<skill>",
+    },
+  },
 } as const satisfies Record<string, FailureRow>;
 
 /** Every kind of failure the table knows. */

@@ -54,11 +54,21 @@ export interface ScenarioRun {
    * @default false
    */
   force?: boolean;
+  /**
+   * The client's own expectations count: a command that exited otherwise than the client
+   * script expected fails the run even where the suite ignores the client's exit code (it
+   * does where it expects refusals), and so does a check the suite reports SKIPPED (the
+   * scenario did not exercise patchbay: the Skills scenarios skip every check when the
+   * client never lists skills).
+   * @default false
+   */
+  strict?: boolean;
 }
 
 /**
  * Scenarios run beyond the requirement sets. Preserving a server's JSON Schema byte for
- * byte, the 2025-03-26 authorization fallback and the headless grants are patchbay's own
+ * byte, the 2025-03-26 authorization fallback, the headless grants and Skills over MCP
+ * (SEP-2640: no file fetched ahead of need, every file verified) are patchbay's own
  * commitments; enterprise-managed authorization and workload identity are reported only.
  */
 export const EXTRA_SCENARIOS: readonly ScenarioRun[] = [
@@ -83,6 +93,19 @@ export const EXTRA_SCENARIOS: readonly ScenarioRun[] = [
       scored: true,
       force: true,
     })),
+  ...[
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+  ].map((scenario) => ({
+    scenario,
+    revision: "2026-07-28",
+    source: "extension",
+    scored: true,
+    force: true,
+    strict: true,
+  })),
   ...["auth/enterprise-managed-authorization", "auth/wif-jwt-bearer"]
     .map((scenario) => ({
       scenario,
@@ -92,6 +115,9 @@ export const EXTRA_SCENARIOS: readonly ScenarioRun[] = [
       force: true,
     })),
 ];
+
+/** What `conformance_client.ts` writes when a patchbay command exited otherwise than expected. */
+export const UNEXPECTED_EXIT = /^patchbay exited -?\d+, expected \d+$/m;
 
 /** Longest a scenario may take, the suite's own client timeout included. */
 const SCENARIO_TIMEOUT_MS = 120_000;
@@ -204,11 +230,23 @@ export async function runScenario(run: ScenarioRun, keepIn?: string): Promise<Ru
     const checks = JSON.parse(await Deno.readTextFile(join(folder, "checks.json"))) as Check[];
     const clientStderr = await Deno.readTextFile(join(folder, "stderr.txt")).catch(() => "");
     const failed = checks.some((c) => c.status === "FAILURE");
+    // The suite ignores the client's exit code where it expects refusals (the verify
+    // scenarios of SEP-2640): the client says when patchbay did not do what was expected.
+    const unexpected = run.strict ? UNEXPECTED_EXIT.exec(clientStderr)?.[0] : undefined;
+    const skipped = run.strict ? checks.filter((c) => c.status === "SKIPPED") : [];
     return result(
-      code === 0 && !failed,
+      code === 0 && !failed && unexpected === undefined && skipped.length === 0,
       checks,
       tail(clientStderr, 12),
-      code !== 0 && !failed ? `the suite exited ${code}` : undefined,
+      unexpected !== undefined
+        ? `the client: ${unexpected}`
+        : skipped.length > 0
+        ? `skipped, so patchbay was not tested: ${
+          skipped.map((c) => `${c.name} (${c.errorMessage ?? "no reason given"})`).join("; ")
+        }`
+        : code !== 0 && !failed
+        ? `the suite exited ${code}`
+        : undefined,
     );
   } catch (error) {
     return result(false, [], [], (error as Error).message);

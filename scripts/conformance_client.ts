@@ -128,6 +128,15 @@ export function stepsFor(scenario: string, context: Context): Step[] {
   if (scenario.startsWith("auth/")) {
     return [{ ...call("test-tool"), refuses: REFUSALS.has(scenario) }];
   }
+  if (scenario === "sep-2640-client-no-prefetch") {
+    // Listing (and looking at what is listed) fetches no skill file.
+    return [{ args: ["skills", "list", "--json"] }, { args: ["skills", "list"] }];
+  }
+  if (scenario.startsWith("sep-2640-client-verify-")) {
+    // The server tampers with SKILL.md: patchbay must refuse the skill (exit 1), and so
+    // never go on to read its other files.
+    return [{ args: ["skills", "show", `${SERVER}:pdf-processing`], refuses: true }];
+  }
   throw new Error(`no steps known for scenario '${scenario}'`);
 }
 

@@ -32,12 +32,13 @@ import type { ApprovalPolicy } from "./approval.ts";
 import { repairHistory, toChatMessages, trimHistory } from "./history.ts";
 import { saveImage } from "./image_store.ts";
 import { ToolSearch } from "./tool_search.ts";
+import { type SkillSource, SkillTool } from "./skill_tool.ts";
 import { type Admission, admitRequest, maxStepsError } from "./limits.ts";
 import type { UsageStats } from "./stats.ts";
 import { systemPrompt } from "./system_prompt.ts";
 import { runToolCalls } from "./tool_runner.ts";
 import type { Surface } from "./tool_failure.ts";
-import type { AgentUi } from "./ui.ts";
+import type { AgentUi, NoticeLevel } from "./ui.ts";
 import { UiGuard } from "./ui_guard.ts";
 
 /** Appended to an answer the user interrupted, so the model knows on the next turn. */
@@ -80,6 +81,8 @@ export interface AgentOptions {
    * @default saved under the state folder's `images/`
    */
   saveImage?: (mimeType: string, data: string) => Promise<string>;
+  /** The connected servers' skills, offered through `load_skill` (`skill_tool.ts`). */
+  skills?: SkillSource;
 }
 
 /** What a completed turn produced. */
@@ -113,10 +116,12 @@ export class Agent {
   /** The answer cap of the last request was lowered to stay within total_tokens_limit. */
   #lastCapped = false;
   #search: ToolSearch;
+  #skills: SkillTool;
 
   constructor(options: AgentOptions) {
     this.#options = options;
     this.#search = new ToolSearch(options.limits.toolSearch ?? DEFAULTS.agent.toolSearch);
+    this.#skills = new SkillTool(options.skills, options.surface);
     this.#log = options.log ?? silentLog;
     this.#now = options.now ?? (() => new Date());
     this.#history = repairHistory(options.history ?? [], this.#now());
@@ -196,6 +201,9 @@ export class Agent {
       for (let step = 1; step <= limits.maxSteps; step++) {
         if (signal.aborted) throw new CancelledError("the turn");
         const catalogue = this.#options.tools.tools();
+        const tell = (level: NoticeLevel, text: string) =>
+          guard.tell(() => this.#options.ui.notice(level, text));
+        await this.#skills.refresh(signal, tell);
         const { result: answered, streamed, durationMs } = await this.#step(
           catalogue,
           signal,
@@ -229,9 +237,10 @@ export class Agent {
           return { text: result.content, steps: step, toolCalls, usage: turnUsage };
         }
         toolCalls += result.toolCalls.length;
-        // Searches are answered here; the other calls go to their servers.
+        // Searches and skills are answered here; the other calls go to their servers.
         const searches = result.toolCalls.filter((c) => this.#search.handles(c.name, catalogue));
-        const served = result.toolCalls.filter((c) => !searches.includes(c));
+        const skills = result.toolCalls.filter((c) => this.#skills.handles(c.name));
+        const served = result.toolCalls.filter((c) => !searches.includes(c) && !skills.includes(c));
         for (const call of served) this.#search.markUsed(call.name);
         // Run even when the UI has failed: every call then ends cancelled, so each has its
         // result in the history.
@@ -248,7 +257,15 @@ export class Agent {
           surface: this.#options.surface,
           saveImage: this.#options.saveImage ?? saveImage,
         });
+        const loaded = await Promise.all(
+          skills.map((call) => this.#skills.answer(call, signal, this.#now())),
+        );
         const messages = result.toolCalls.map((call) => {
+          const skill = loaded[skills.indexOf(call)];
+          if (skill) {
+            guard.tell(() => ui.notice(skill.level, skill.notice, skill.detail));
+            return skill.message;
+          }
           if (!searches.includes(call)) return ran[served.indexOf(call)];
           const answer = this.#search.answer(call, catalogue, this.#now());
           guard.tell(() =>
@@ -309,7 +326,7 @@ export class Agent {
     onAdmitted: () => void,
   ): Promise<{ result: GenerateResult; streamed: boolean; durationMs: number }> {
     const { provider, ui, stats, limits, llm } = this.#options;
-    const tools = this.#search.definitions(catalogue);
+    const tools = [...this.#search.definitions(catalogue), ...this.#skills.definitions()];
     const messages = this.#requestMessages(tools, guard);
     const sendsImages = messages.some((m) =>
       m.role === "user" && Array.isArray(m.content) && m.content.some((p) => p.type === "image")

@@ -12,6 +12,7 @@
  * @module
  */
 
+import type { SkillSource } from "./skill_tool.ts";
 import type { Surface } from "./tool_failure.ts";
 import type { ServerRequestHandlers, ToolHost } from "../connections/types.ts";
 import type { Config, ServerConfig } from "../config/types.ts";
@@ -51,6 +52,8 @@ export interface CreateAgentOptions {
   onMessage?: (message: StoredMessage) => void;
   /** Where tool failures are shown, which decides the commands remedies name. @default "repl" */
   surface?: Surface;
+  /** The connected servers' skills, offered to the model. @default none */
+  skills?: SkillSource;
 }
 
 /** The model side of one session. */
@@ -121,6 +124,7 @@ export function createModelSession(options: ModelSessionOptions): ModelSession {
         history: agentOptions.history,
         onMessage: agentOptions.onMessage,
         surface: agentOptions.surface,
+        skills: agentOptions.skills,
         log: log.child("agent"),
       }),
     formatStats: () => formatStats(stats.snapshot()),

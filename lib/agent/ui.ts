@@ -105,7 +105,8 @@ export type NoticeLevel = "info" | "warning";
 
 /**
  * What a notice is about, for scripts (`run --json` puts these fields beside the text):
- * a resource a mention attached, an image saved for the person, the tools a search loaded.
+ * a resource a mention attached, an image saved for the person, the tools a search loaded,
+ * a skill the model loaded or that was refused.
  */
 export type NoticeDetail =
   | {
@@ -117,7 +118,19 @@ export type NoticeDetail =
     path?: string;
   }
   | { kind: "image_saved"; server: string; tool: string; mime_type: string; path: string }
-  | { kind: "tool_search"; loaded: string[] };
+  | { kind: "tool_search"; loaded: string[] }
+  | {
+    kind: "skill";
+    /** `loaded`: verified and given to the model; else nothing of it was used. */
+    status: "loaded" | "refused" | "not_found" | "failed" | "cancelled";
+    server?: string;
+    /** `<server>:<skill path>`, or what the model asked for when no skill matched. */
+    skill: string;
+    /** The file within the skill (`SKILL.md`, `references/FORMS.md`). */
+    file?: string;
+    /** For every status but `loaded`: the error's code. */
+    code?: string;
+  };
 
 /** Everything the agent tells or asks the person. */
 export interface AgentUi {

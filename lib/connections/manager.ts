@@ -37,6 +37,7 @@ import type {
   GetPromptResult,
   LoggingLevel,
   ReadResourceResult,
+  RequestOptions,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
 import type { PatchbayError } from "../errors.ts";
@@ -59,6 +60,7 @@ import type {
 } from "./manager_types.ts";
 import type { UnmatchedPattern } from "./tool_filter.ts";
 import { ServerConnection } from "./connection.ts";
+import type { ServerSession } from "./server_session.ts";
 import { NETWORK_RECONNECT_BACKOFF, RECONNECT_BACKOFF } from "./reconnect.ts";
 import { EventHub } from "./events.ts";
 import { traceConnectionEvent } from "../trace/active.ts";
@@ -318,6 +320,20 @@ export class ConnectionManager implements ToolHost {
       (session, request) => session.client.readResource({ uri }, request),
       options,
     );
+  }
+
+  /**
+   * Runs `run` on `server`'s live session under the server's one deadline, failures named
+   * as every request's are: for the requests of protocol extensions (Skills over MCP,
+   * `lib/skills/`). What `run` returns is masked as every answer is.
+   */
+  async requestOn<T>(
+    server: string,
+    what: string,
+    run: (session: ServerSession, options: RequestOptions) => Promise<T>,
+    options: RequestSignalOptions = {},
+  ): Promise<T> {
+    return await this.#connection(server).request(what, run, options);
   }
 
   /**

@@ -42,6 +42,7 @@ import type { Runtime } from "../startup.ts";
 import { stderrStyle, stdoutStyle, type Style } from "../style.ts";
 import { plural } from "../text.ts";
 import { LineEditor } from "./line_editor.ts";
+import { SkillRegistry } from "../skills/registry.ts";
 import type { TerminalOutput } from "../ui/output.ts";
 import { TerminalUi } from "../ui/terminal_ui.ts";
 import { EventNotices } from "./event_notices.ts";
@@ -87,6 +88,10 @@ export class ClientSession {
   /** Why there is no model side. */
   modelError?: PatchbayError;
   agent?: Agent;
+  /** The connected servers' skills (`/skills`, and the model's `load_skill`). */
+  skills!: SkillRegistry;
+  /** Skills `/skills use` loaded, which go with the next message. */
+  readonly queuedSkills: StoredAttachment[] = [];
   /** `/refresh` asked the launcher for a restart under an extended plan: the loop ends. */
   restartRequested = false;
   #turn?: AbortController;
@@ -188,7 +193,9 @@ export class ClientSession {
       );
     }
     await this.#connect(options);
+    this.skills = new SkillRegistry(this.manager, { log: runtime.logger.child("skills") });
     this.agent = this.model?.createAgent(this.manager, {
+      skills: this.skills,
       history: conversation.messages,
       // The folder goes with what the person asked: `patchbay sessions` lists by it.
       onMessage: (message) =>
@@ -278,7 +285,11 @@ export class ClientSession {
         () => this.mentionAttachments(message.typed, controller.signal),
         () => controller.abort(),
       );
-      const attachments = [...message.attachments ?? [], ...mentioned];
+      const attachments = [
+        ...this.queuedSkills.splice(0),
+        ...message.attachments ?? [],
+        ...mentioned,
+      ];
       if (this.ui instanceof TerminalUi) this.ui.thinking();
       const result = await this.editor.whileBusy(
         () => agent.runTurn(message.text, { signal: controller.signal, attachments }),

@@ -48,6 +48,7 @@ const INVOCATIONS: Readonly<Record<string, readonly string[][]>> = {
   "auth logout": [["auth", "logout", "--all"]],
   "sessions show": [["sessions", "show", "0000"]],
   "sessions delete": [["sessions", "delete", "0000"]],
+  "skills show": [["skills", "show", "everything:pdf-processing"]],
 };
 
 /** The colour settings every command line runs under. */

@@ -82,6 +82,7 @@ Deno.test("docs/: the bounds stated are the ones in the code", async () => {
   const { MAX_MESSAGE_DEPTH } = await import("../../lib/transports/depth.ts");
   const { MAX_MESSAGE_BYTES } = await import("../../lib/transports/limits.ts");
   const { MAX_SAME_ORIGIN_REDIRECTS } = await import("../../lib/llm/redirects.ts");
+  const skills = await import("../../lib/skills/entries.ts");
   const mib = DEFAULTS.log.rotateBytes / 1024 / 1024;
   const where: [string, string][] = [
     [
@@ -101,6 +102,11 @@ Deno.test("docs/: the bounds stated are the ones in the code", async () => {
       `**The log is bounded: at most ${mib} MiB × ${DEFAULTS.log.files} files.**`,
     ],
     ["docs/troubleshooting.md", `held to ${DEFAULTS.log.linesPerSecond} lines a second`],
+    [
+      "docs/skills.md",
+      `(${skills.SKILL_MAX_FILES} files, ${skills.SKILL_MAX_TOTAL_BYTES / 1024 / 1024} MB in ` +
+      `all), and a file over ${skills.SKILL_MAX_FILE_BYTES / 1024 / 1024} MB`,
+    ],
   ];
   for (const [page, phrase] of where) {
     assert.ok(unwrapped(await readDoc(page)).includes(phrase), `${page} does not say: ${phrase}`);

@@ -8,3 +8,9 @@
  */
 
 export * from "npm:@modelcontextprotocol/server@2.4.0";
+
+/** The server side of Skills over MCP (SEP-2640), for the skills fixture server. */
+export { skillEntry, SkillsExtension } from "npm:@modelcontextprotocol/server@2.4.0/ext/skills";
+export type { Skill, SkillSource } from "npm:@modelcontextprotocol/server@2.4.0/ext/skills";
+/** stdio for the fixture servers written with the SDK. */
+export { StdioServerTransport } from "npm:@modelcontextprotocol/server@2.4.0/stdio";
