@@ -97,6 +97,9 @@ function readServer(
       ? DEFAULTS.server.roots
       : values.roots(entry.roots, [...path, "roots"]),
     transportInferred: entry.transport_type === undefined,
+    ...(entry.transport_type === undefined
+      ? { transportReason: INFERRED_TRANSPORT[transport] }
+      : {}),
     protocol: entry.protocol,
     ...(entry.include_tools ? { includeTools: entry.include_tools } : {}),
     ...(entry.exclude_tools ? { excludeTools: entry.exclude_tools } : {}),
@@ -189,6 +192,21 @@ function transportRulesHold(
   return holds;
 }
 
+/** The path of a legacy SSE endpoint, as other clients' entries write it (`…/sse`). */
+const SSE_PATH = /\/sse(?:[?#].*)?$/i;
+
+/** Why patchbay chose a transport for an entry that does not say, by what it chose. */
+export const INFERRED_TRANSPORT = {
+  stdio: "a command is started as a local process",
+  sse: "a url ending in /sse is the legacy SSE transport",
+  streamable_http: "a url is streamable HTTP, or SSE when the server answers the legacy way",
+} as const satisfies Record<TransportType, string>;
+
+/** `transport` and why it was chosen, as `config check` and `/connections` say it. */
+export function transportChoice(transport: TransportType, reason: string): string {
+  return `transport ${transport}, chosen as no transport_type is written: ${reason}`;
+}
+
 function inferTransport(
   problems: ProblemList,
   entry: ServerEntry,
@@ -203,7 +221,9 @@ function inferTransport(
     return undefined;
   }
   if (entry.command !== undefined) return "stdio";
-  if (entry.url !== undefined) return "streamable_http";
+  // `/sse` is the conventional path of the legacy transport, where entries pasted from
+  // other clients (which fall back to it) point.
+  if (entry.url !== undefined) return SSE_PATH.test(entry.url) ? "sse" : "streamable_http";
   problems.missing(
     [...path, "transport_type"],
     "give transport_type with command (stdio) or url (streamable_http, sse)",

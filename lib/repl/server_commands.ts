@@ -34,6 +34,7 @@ import type { ClientSession } from "./client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";
 import { showName } from "../names.ts";
+import { transportChoice } from "../config/servers.ts";
 import { clean, out, serverNames, unknownServer, usage } from "./slash_helpers.ts";
 
 type Command = SlashCommand<ClientSession>;
@@ -97,6 +98,9 @@ export const connectionsCommand: Command = {
           } · ${status.state} since ${status.since.toLocaleTimeString()}`,
         ),
       );
+      if (status.transportReason) {
+        out(s, s.style.dim(`    ${transportChoice(status.transport, status.transportReason)}`));
+      }
     }
     return Promise.resolve();
   },
