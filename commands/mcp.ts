@@ -21,7 +21,12 @@ import { removeMember, setMember } from "../lib/config/json_edit.ts";
 import { Redactor } from "../lib/redact.ts";
 import type { GlobalOptions } from "../lib/startup.ts";
 import { didYouMean, plural } from "../lib/text.ts";
-import { type SecretOptions, writeEntries, type Written } from "./_config_edit.ts";
+import {
+  refuseUnreadable,
+  type SecretOptions,
+  writeEntries,
+  type Written,
+} from "./_config_edit.ts";
 
 /** Options of the editing commands. */
 export interface McpEditOptions extends GlobalOptions, SecretOptions {
@@ -198,6 +203,8 @@ async function holding(name: string, options: McpEditOptions): Promise<{
   for (const target of targets) {
     const { text, mode } = await readTarget(target.file);
     if (text === undefined) continue;
+    // A file with a syntax error gets its located error, not "no server there".
+    await refuseUnreadable(target, text);
     const servers = serversOf(text);
     const entry = servers[name];
     if (entry !== null && typeof entry === "object" && !Array.isArray(entry)) {
@@ -241,7 +248,9 @@ export function serversOf(text: string): Record<string, JsonValue> {
 
 async function refuseExisting(target: EditTarget, name: string): Promise<void> {
   const { text } = await readTarget(target.file);
-  if (text === undefined || !Object.hasOwn(serversOf(text), name)) return;
+  if (text === undefined) return;
+  await refuseUnreadable(target, text);
+  if (!Object.hasOwn(serversOf(text), name)) return;
   throw new PatchbayError("usage", `Server '${name}' already exists in ${target.file}`, {
     reason: "adding it again would replace its entry",
     remedy: `remove it first (patchbay mcp remove ${name}) or pick another name`,

@@ -218,6 +218,36 @@ Deno.test("a file that is already broken is not edited: its own problems come fi
   assert.equal(await Deno.readTextFile(file), syntax);
 });
 
+Deno.test("every editing command on a file with a syntax error gives its located error", async () => {
+  await using box = await sandbox();
+  const syntax = '{"LLM": {"provider": "openai", "model": "m"},\n' +
+    ' "mcpServers": {"gh": {"command": "gh-server",}}}\n';
+  const file = await writeConfig(box, syntax);
+  const other = join(box.cwd, "other.mcp.json");
+  await Deno.writeTextFile(other, JSON.stringify({ mcpServers: { x: { command: "x" } } }));
+  for (
+    const args of [
+      ["mcp", "remove", "gh"],
+      ["mcp", "disable", "gh"],
+      ["mcp", "enable", "gh"],
+      ["mcp", "add-json", "gh2", '{"command": "node"}'],
+      ["mcp", "import", other],
+    ]
+  ) {
+    const run = await runPatchbay(box, args);
+    const what = `${args.join(" ")}: ${run.stdout}${run.stderr}`;
+    assert.equal(run.code, 1, what);
+    assert.match(
+      run.stderr,
+      /^error: Invalid configuration: trailing comma before '\}' at line 2, column 46 of servers_config\.json$/m,
+      what,
+    );
+    assert.match(run.stderr, /^ +\| +\^$/m, what);
+    assert.ok(!/No server 'gh'/.test(run.stderr), what);
+    assert.equal(await Deno.readTextFile(file), syntax, what);
+  }
+});
+
 Deno.test("usage mistakes: a name taken, a bad name, -e for a URL, an unknown server", async () => {
   await using box = await sandbox();
   await writeConfig(box, FORMATTED);
