@@ -7,6 +7,7 @@
  */
 
 import { DIALECT_FIELDS, TYPE_TO_TRANSPORT } from "./dialect.ts";
+import { insteadOfForeign } from "./expand.ts";
 import type { Dialect, SourceFile } from "./import_sources.ts";
 import type { JsonValue } from "./json.ts";
 import { MAX_DURATION_SECONDS, ServerSchema } from "./schema.ts";
@@ -81,7 +82,8 @@ export function convertEntry(
     return {
       ...result,
       skipped: `it uses \${input:${strings.foreign}}, a value VS Code asks its user for${asked}; ` +
-        "put the value in .env and add the entry with `patchbay mcp add`, writing ${VARIABLE}",
+        `${insteadOfForeign(`\${input:${strings.foreign}}`)}, then add the entry with ` +
+        "`patchbay mcp add-json <name> '<entry>'`",
     };
   }
   result.notes.push(...strings.notes);

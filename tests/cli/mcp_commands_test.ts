@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { everythingEntry, NODE } from "../support/deps.ts";
-import { runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
+import { configWith, runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
 
 const mode = async (path: string) => (await Deno.stat(path)).mode! & 0o777;
 
@@ -246,6 +246,26 @@ Deno.test("every editing command on a file with a syntax error gives its located
     assert.ok(!/No server 'gh'/.test(run.stderr), what);
     assert.equal(await Deno.readTextFile(file), syntax, what);
   }
+});
+
+Deno.test("mcp add-json with VS Code's ${input:…} names the variable and says what to write instead", async () => {
+  await using box = await sandbox();
+  const file = await writeConfig(box, configWith({}));
+  const before = await Deno.readTextFile(file);
+  const run = await runPatchbay(box, [
+    "mcp",
+    "add-json",
+    "gh",
+    '{"command": "npx", "env": {"API_KEY": "${input:api-key}"}}',
+  ]);
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stderr, /env\.API_KEY: \$\{input:api-key\} is another client's variable/);
+  assert.match(
+    run.stderr,
+    /set API_KEY to the value in \.env and write \$\{API_KEY\} in place of \$\{input:api-key\}/,
+  );
+  assert.ok(!run.stderr.includes("REDACTED"), run.stderr);
+  assert.equal(await Deno.readTextFile(file), before);
 });
 
 Deno.test("usage mistakes: a name taken, a bad name, -e for a URL, an unknown server", async () => {
