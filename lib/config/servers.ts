@@ -24,13 +24,22 @@ import type {
   TransportType,
 } from "./types.ts";
 import type { ConfigValues } from "./values.ts";
-import { describeType, PARSE_OPTIONS, parseSection, reportIssues } from "./zod_issues.ts";
+import {
+  describeType,
+  PARSE_OPTIONS,
+  parseSection,
+  parseSoundFields,
+  reportIssues,
+} from "./zod_issues.ts";
 
 /** What reading the entries needs: where problems go, and how values are read. */
 export interface EntryReader {
   problems: ProblemList;
   values: ConfigValues;
 }
+
+/** The fields that decide an entry's transport, in patchbay's and other clients' names. */
+const TRANSPORT_FIELDS = ["transport_type", "type", "command", "url", "httpUrl", "serverUrl"];
 
 /** Remedies for a field of the other transport, by the entry's transport. */
 const MISPLACED_REMEDY: Readonly<Record<TransportType, string>> = {
@@ -62,12 +71,16 @@ export function readServers(reader: EntryReader, value: unknown): ServerConfig[]
       );
       continue;
     }
-    // The transport's rules are checked once the entry's fields are sound, so a broken
-    // entry reports its first-order problems alone.
-    if (!parseSection(reader.problems, ServerSchema, raw, path)) continue;
+    // The fields zod refused are reported and left out; the rest is read on, so an entry
+    // shows every problem at once (a pasted one: an unknown field, another client's form
+    // and a rule of its transport in the same pass).
+    const shaped = parseSoundFields(reader.problems, ServerSchema, raw, path);
+    if (!shaped) continue;
     // Other clients' field names are read as patchbay's own from here on.
-    const canonical = canonicalEntry(reader.problems, raw as Record<string, unknown>, path);
+    const canonical = canonicalEntry(reader.problems, shaped.raw, path);
     if (!canonical) continue;
+    // The transport's rules cannot be judged without the fields that decide it.
+    if (TRANSPORT_FIELDS.some((field) => shaped.refused.has(field))) continue;
     const entry = ServerSchema.parse(canonical.raw);
     const server = readServer(reader, name, entry, canonical, path);
     if (server) servers.push(server);
