@@ -22,6 +22,7 @@ import {
   withheldLines,
 } from "../ui/listing.ts";
 import {
+  missingArguments,
   parseJsonArgs,
   parseKeyValues,
   resolveNamed,
@@ -155,11 +156,11 @@ export const promptCommand: Command = {
     if (!spec) throw usage("/prompt <name> [k=v ...]", "see the names with /prompts");
     const prompt = resolveNamed("prompt", spec, s.manager.prompts());
     const values = parseKeyValues(rest.join(" "));
-    const missing = (prompt.arguments ?? []).filter((a) => a.required && !(a.name in values));
+    const missing = missingArguments(prompt, values);
     if (missing.length > 0) {
       throw usage(
-        `/prompt ${spec} ${missing.map((m) => `${m.name}=…`).join(" ")}`,
-        `required: ${missing.map((m) => m.name).join(", ")}`,
+        `/prompt ${spec} ${missing.map((m) => `${m}=…`).join(" ")}`,
+        `required: ${missing.join(", ")}`,
       );
     }
     const result = await s.request(

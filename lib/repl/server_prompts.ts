@@ -14,7 +14,7 @@ import { PatchbayError } from "../errors.ts";
 import { didYouMean } from "../text.ts";
 import type { ClientSession } from "./client_session.ts";
 import { promptPreview, promptText } from "../ui/listing.ts";
-import { parseKeyValues } from "./resolve.ts";
+import { missingArguments, parseKeyValues } from "./resolve.ts";
 
 /** `/server:prompt args` taken apart. */
 export interface ServerPromptLine {
@@ -42,13 +42,13 @@ export function configuredServers(s: ClientSession): string[] {
 export async function runServerPrompt(s: ClientSession, line: ServerPromptLine): Promise<void> {
   const prompt = findPrompt(s, line);
   const values = parseKeyValues(line.args);
-  const missing = (prompt.arguments ?? []).filter((a) => a.required && !(a.name in values));
+  const missing = missingArguments(prompt, values);
   if (missing.length > 0) {
     throw new PatchbayError(
       "usage",
-      `Usage: /${line.server}:${line.prompt} ${missing.map((m) => `${m.name}=…`).join(" ")}`,
+      `Usage: /${line.server}:${line.prompt} ${missing.map((m) => `${m}=…`).join(" ")}`,
       {
-        reason: `required: ${missing.map((m) => m.name).join(", ")}`,
+        reason: `required: ${missing.join(", ")}`,
         remedy: "Tab after the prompt's name completes its arguments and their values",
       },
     );
