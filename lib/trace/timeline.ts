@@ -59,8 +59,32 @@ export function matches(line: TraceLine, filter: TimelineFilter): boolean {
   return true;
 }
 
+/** The request that asks a server for the 2026-07-28 revision (`protocol: "auto"`). */
+const VERSION_PROBE = "server/discover";
+
+/** HTTP statuses with which a 2025-era server refuses the probe, before `initialize`. */
+const PROBE_REFUSALS: readonly number[] = [400, 404, 405];
+
+/**
+ * A 2025-era server refusing the version probe (`server/discover`): an error answer, or an
+ * HTTP 400/404/405 to its POST. Routine: the client goes on with `initialize`, so it is
+ * marked expected and is not an error (a server that then fails `initialize` is).
+ */
+export function isProbeFallback(line: TraceLine): boolean {
+  switch (line.kind) {
+    case "message":
+      return line.type === "error" && line.method === VERSION_PROBE;
+    case "http":
+      return line.request?.["mcp-method"] === VERSION_PROBE &&
+        PROBE_REFUSALS.includes(line.status ?? 0);
+    default:
+      return false;
+  }
+}
+
 /** An error response, a failed exchange, an HTTP error status, a failed connection. */
 export function isError(line: TraceLine): boolean {
+  if (isProbeFallback(line)) return false;
   switch (line.kind) {
     case "message":
       return line.type === "error";
@@ -117,12 +141,15 @@ export function formatLine(line: TraceLine): string {
       let what = `${method}${id}${subject(line)}`;
       if (line.type === "result") what += " result";
       if (line.type === "error") {
-        what += ` ERROR ${clean(line.error?.code, 12)} ${clean(line.error?.message, 100)}`;
+        what += ` ${isProbeFallback(line) ? "refused" : "ERROR"} ${clean(line.error?.code, 12)} ${
+          clean(line.error?.message, 100)
+        }`;
       }
       const latency = line.ms !== undefined ? `  ${line.ms} ms` : "";
       const slow = (line.ms ?? 0) >= SLOW_MS ? "  SLOW" : "";
       const cut = line.cut ? "  (cut)" : "";
-      return `${head}  ${arrow}  ${what}${latency}${slow}  ${size(line.bytes)}${cut}`;
+      return `${head}  ${arrow}  ${what}${latency}${slow}  ${size(line.bytes)}${cut}` +
+        expectedMark(line);
     }
     case "http": {
       const status = line.status !== undefined
@@ -130,7 +157,7 @@ export function formatLine(line: TraceLine): string {
         : `FAILED ${clean(line.failure, 100)}`;
       const session = line.response?.["mcp-session-id"] ?? line.request?.["mcp-session-id"];
       const extra = session ? `  session ${clean(session, 40)}` : "";
-      const mark = isError(line) ? "  ERROR" : "";
+      const mark = isError(line) ? "  ERROR" : expectedMark(line);
       return `${head}  ⇄  ${clean(line.method, 8)} ${
         clean(line.url, 80)
       } ${status}  ${line.ms} ms` +
@@ -154,6 +181,28 @@ export function formatLine(line: TraceLine): string {
       return `${head}  ⇢  ${detail}`;
     }
   }
+}
+
+/** What a routine refusal of the version probe is marked with instead of `ERROR`. */
+function expectedMark(line: TraceLine): string {
+  return isProbeFallback(line) ? "  expected: a 2025-era server; initialize follows" : "";
+}
+
+/**
+ * What `--errors` leaves out of `lines` as routine ({@linkcode isProbeFallback}), said so
+ * the person is not left wondering; `undefined` when it leaves out nothing.
+ */
+export function expectedNote(
+  lines: readonly TraceLine[],
+  filter: TimelineFilter,
+): string | undefined {
+  if (!filter.errors) return undefined;
+  const { errors: _errors, ...others } = filter;
+  const count = lines.filter((line) => isProbeFallback(line) && matches(line, others)).length;
+  if (count === 0) return undefined;
+  return `(${count} expected ${count === 1 ? "refusal" : "refusals"} of the version probe ` +
+    "not shown: a 2025-era server answers server/discover with an error, and initialize " +
+    "follows)";
 }
 
 /** The timeline of `lines`: those `filter` keeps, the last `last` of them when given. */
@@ -204,7 +253,7 @@ export function stats(lines: readonly TraceLine[]): MethodStats[] {
     }
     group.bytes += line.bytes ?? 0;
     if (line.type === "request" || line.type === "notification") group.count++;
-    if (line.type === "error") group.errors++;
+    if (isError(line)) group.errors++;
     if (line.ms !== undefined) group.latencies.push(line.ms);
   }
   return [...groups.values()]
