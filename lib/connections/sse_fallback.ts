@@ -54,8 +54,8 @@ export async function legacySseEntry(
   return {
     ...config,
     transport: "sse",
-    transportReason: `the server answered streamable HTTP the legacy way (HTTP ${status} to ` +
-      `the POST, an "endpoint" event to the GET), so SSE, as VS Code falls back`,
+    transportReason: `the server answered streamable HTTP the legacy way, HTTP ${status} to ` +
+      `the POST and an "endpoint" event to the GET, so SSE, as VS Code falls back`,
   };
 }
 

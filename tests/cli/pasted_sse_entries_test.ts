@@ -57,6 +57,14 @@ Deno.test("a bare url of an SSE server connects over SSE; config check says whic
   const call = await runPatchbay(box, ["call", "byAnswer.echo", '{"message":"over sse"}']);
   assert.equal(call.code, 0, call.stderr);
   assert.match(call.stdout, /Echo: over sse/);
+
+  // The doctor says the transport it connected over, and why.
+  const doctor = await runPatchbay(box, ["doctor"]);
+  assert.match(
+    doctor.stdout,
+    /server:byAnswer +connected over sse in [\d.]+ ms: .*; the server answered streamable HTTP the legacy way, HTTP 404 to the POST/,
+  );
+  assert.match(doctor.stdout, /server:bySuffix +connected over sse in [\d.]+ ms: [^;]*$/m);
 });
 
 Deno.test("/connections names the transport a bare url fell back to, and why", async () => {
@@ -75,6 +83,6 @@ Deno.test("/connections names the transport a bare url fell back to, and why", a
   assert.match(shown, /✓ legacy +connected +sse +\d+ tools/);
   assert.match(
     shown.replace(/\s+/g, " "),
-    /transport sse, chosen as no transport_type is written: the server answered streamable HTTP the legacy way \(HTTP 404 to the POST, an "endpoint" event to the GET\), so SSE, as VS Code falls back/,
+    /transport sse, chosen as no transport_type is written: the server answered streamable HTTP the legacy way, HTTP 404 to the POST and an "endpoint" event to the GET, so SSE, as VS Code falls back/,
   );
 });
