@@ -9,6 +9,7 @@
 
 import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
 import { maskedArgs } from "../lib/config/arg_secrets.ts";
+import { isSseAddress } from "../lib/config/servers.ts";
 import {
   commitEdit,
   editEnvironment,
@@ -42,7 +43,7 @@ export interface McpAddOptions extends McpEditOptions {
    * for the server.
    */
   typed?: { words: readonly string[]; rootFlags: ReadonlySet<string> };
-  /** stdio, http (streamable_http) or sse. @default stdio, or http for a URL */
+  /** stdio, http (streamable_http) or sse. @default stdio; for a URL, http (sse: `…/sse`) */
   transport?: string;
   /** `KEY=VALUE` for a stdio server's environment. */
   env?: string[];
@@ -267,7 +268,9 @@ function checkName(name: string): void {
 
 function transportOf(commandOrUrl: string, written: string | undefined): string {
   if (written === undefined) {
-    return /^https?:\/\//i.test(commandOrUrl) ? "streamable_http" : "stdio";
+    if (!/^https?:\/\//i.test(commandOrUrl)) return "stdio";
+    // As a `url` without transport_type is read: `/sse` is the legacy transport's address.
+    return isSseAddress(commandOrUrl) ? "sse" : "streamable_http";
   }
   const transport = TRANSPORTS[written];
   if (!transport) {

@@ -208,6 +208,11 @@ function transportRulesHold(
 /** The path of a legacy SSE endpoint, as other clients' entries write it (`…/sse`). */
 const SSE_PATH = /\/sse(?:[?#].*)?$/i;
 
+/** Whether `url` ends in `/sse`: an address of the legacy SSE transport. */
+export function isSseAddress(url: string): boolean {
+  return SSE_PATH.test(url);
+}
+
 /** Why patchbay chose a transport for an entry that does not say, by what it chose. */
 export const INFERRED_TRANSPORT = {
   stdio: "a command is started as a local process",
@@ -236,7 +241,7 @@ function inferTransport(
   if (entry.command !== undefined) return "stdio";
   // `/sse` is the conventional path of the legacy transport, where entries pasted from
   // other clients (which fall back to it) point.
-  if (entry.url !== undefined) return SSE_PATH.test(entry.url) ? "sse" : "streamable_http";
+  if (entry.url !== undefined) return isSseAddress(entry.url) ? "sse" : "streamable_http";
   problems.missing(
     [...path, "transport_type"],
     "give transport_type with command (stdio) or url (streamable_http, sse)",

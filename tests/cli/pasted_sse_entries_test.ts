@@ -7,7 +7,9 @@
  * - any other url of that server (here `/sse/`) is tried as streamable HTTP, answered the
  *   legacy way (404 to the POST, an `endpoint` event to the GET) and reached over SSE;
  * - `transport_type` written in the entry is obeyed exactly: the same url as
- *   streamable_http fails, naming the transport to set.
+ *   streamable_http fails, naming the transport to set;
+ * - `mcp add` of a url ending in /sse writes `"transport_type": "sse"`;
+ * - the doctor says the transport it connected over, and why.
  *
  * @module
  */
@@ -42,7 +44,13 @@ Deno.test("a bare url of an SSE server connects over SSE; config check says whic
   // Written: no reason line for it.
   assert.equal(check.stdout.match(/chosen as no transport_type/g)?.length, 2, check.stdout);
 
+  // mcp add reads a URL the same way, and writes what it read.
+  const added = await runPatchbay(box, ["mcp", "add", "added", `${sse.origin}/sse`]);
+  assert.equal(added.code, 0, added.stderr);
+  assert.match(added.stdout, /^Added sse server 'added' to/m);
+
   const tools = await runPatchbay(box, ["tools"]);
+  assert.match(tools.stdout, /^added \(\d+ tools\)$/m, tools.stdout + tools.stderr);
   assert.match(tools.stdout, /^bySuffix \(\d+ tools\)$/m, tools.stdout + tools.stderr);
   assert.match(tools.stdout, /^byAnswer \(\d+ tools\)$/m, tools.stdout + tools.stderr);
   // transport_type written is obeyed: the same server over streamable HTTP fails, saying so.
