@@ -8,6 +8,7 @@
 
 import { DIALECT_FIELDS, TYPE_TO_TRANSPORT } from "./dialect.ts";
 import { insteadOfForeign } from "./expand.ts";
+import { isSseAddress } from "./servers.ts";
 import type { Dialect, SourceFile } from "./import_sources.ts";
 import type { JsonValue } from "./json.ts";
 import { MAX_DURATION_SECONDS, ServerSchema } from "./schema.ts";
@@ -158,7 +159,11 @@ function transportOf(
   if (raw.command !== undefined) return "stdio";
   if (raw.httpUrl !== undefined) return "streamable_http";
   if (raw.url !== undefined || raw.serverUrl !== undefined) {
-    if (dialect !== "gemini") return "streamable_http";
+    const url = raw.url ?? raw.serverUrl;
+    if (dialect !== "gemini") {
+      // As patchbay reads a bare url: one ending in /sse is the legacy transport's address.
+      return typeof url === "string" && isSseAddress(url) ? "sse" : "streamable_http";
+    }
     result.notes.push("url without a type is an SSE address in gemini-cli: transport_type sse");
     return "sse";
   }
