@@ -319,8 +319,8 @@ export const STEPS = {
     repl: "turn persistence off with /memory",
     script: 'turn persistence off with "Memory": {"backend": "off"}',
   },
-  /** A name that matched no tool, prompt or resource (`kind`): where the list of them is. */
-  listOf: (kind: "tool" | "prompt" | "resource"): Remedy => ({
+  /** A name that matched no `kind` (tool, prompt, resource): where the list of them is. */
+  listOf: (kind: string): Remedy => ({
     repl: `see the list with /${kind}s`,
     script: `see the list with \`patchbay ${kind}s\``,
   }),
