@@ -34,6 +34,7 @@ import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
 import { RawToolSchemas } from "./raw_schemas.ts";
 import { legacySseEntry } from "./sse_fallback.ts";
+import { traceTransportFallback } from "../trace/active.ts";
 import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
 import { DeadlineError, ServerSession } from "./live_session.ts";
 import { createTransport } from "./session_transport.ts";
@@ -110,7 +111,9 @@ export async function openSession(
     return await attemptSession(config, options);
   } catch (error) {
     if (error instanceof LegacySseServer) {
-      options.log.info(`falling back to the legacy SSE transport: ${error.entry.transportReason}`);
+      const reason = error.entry.transportReason ?? "";
+      options.log.info(`falling back to the legacy SSE transport: ${reason}`);
+      traceTransportFallback(config.name, reason);
       return await attemptSession(error.entry, options);
     }
     if (!(error instanceof ProbeEndedProcess)) throw error;

@@ -15,6 +15,7 @@
  */
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { configWith, runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
 import { replConfig, startRepl } from "../support/repl.ts";
 import { startScriptedLlm } from "../support/scripted_llm.ts";
@@ -92,5 +93,30 @@ Deno.test("/connections names the transport a bare url fell back to, and why", a
   assert.match(
     shown.replace(/\s+/g, " "),
     /transport sse, chosen as no transport_type is written: the server answered streamable HTTP the legacy way, HTTP 404 to the POST and an "endpoint" event to the GET, so SSE, as VS Code falls back/,
+  );
+});
+
+Deno.test("the trace of a fallback: the refusals that led to it are expected, the fallback an event", async () => {
+  await using sse = await startEverythingHttp("sse");
+  await using box = await sandbox();
+  await writeConfig(box, configWith({ legacy: { url: `${sse.origin}/sse/` } }));
+  const file = join(box.cwd, "wire.jsonl");
+  const call = await runPatchbay(box, ["--trace", file, "call", "legacy.echo", '{"message":"x"}']);
+  assert.equal(call.code, 0, call.stderr);
+
+  const all = await runPatchbay(box, ["trace", "show", file]);
+  assert.equal(all.code, 0, all.stderr);
+  assert.match(all.stdout, /legacy +· +fallback transport=sse reason=the server answered/);
+  assert.match(
+    all.stdout,
+    /⇄ +POST \S+\/sse\/ 404 .*expected: a legacy SSE server; patchbay falls back to SSE$/m,
+  );
+  assert.match(all.stdout, /⇄ +GET \S+\/sse\/ 200 /);
+  const errors = await runPatchbay(box, ["trace", "show", file, "--errors"]);
+  assert.equal(errors.code, 0, errors.stderr);
+  assert.doesNotMatch(errors.stdout, /ERROR/);
+  assert.match(
+    errors.stderr,
+    /^\(not shown: 1 expected refusal of the version probe: .*; 1 expected refusal of streamable HTTP: a legacy SSE server refuses it, and patchbay falls back to SSE\)$/m,
   );
 });

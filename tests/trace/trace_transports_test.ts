@@ -122,14 +122,14 @@ async function assertProbeExpected(box: Sandbox, file: string, shown: RegExp): P
   assert.equal(all.code, 0, all.stderr);
   const line = all.stdout.split("\n").find((row) => shown.test(row));
   assert.ok(line, all.stdout);
-  assert.match(line, /expected: a 2025-era server; initialize follows$/);
+  assert.match(line, /expected: a server of an earlier revision; initialize follows$/);
   assert.doesNotMatch(line, /ERROR/);
   const errors = await runPatchbay(box, ["trace", "show", file, "--errors"]);
   assert.equal(errors.code, 0, errors.stderr);
   assert.doesNotMatch(errors.stdout, /server\/discover|ERROR/);
   assert.match(
     errors.stderr,
-    /\(1 expected refusal of the version probe not shown: a 2025-era server answers server\/discover with an error, and initialize follows\)/,
+    /^\(not shown: 1 expected refusal of the version probe: a server of an earlier revision answers server\/discover with an error, and initialize follows\)$/m,
   );
 }
 
@@ -169,7 +169,7 @@ Deno.test("the trace of a streamable HTTP server holds the bodies, the exchanges
     !text.includes("tok-streamable-0123456789"),
     "the header's token never reaches the trace",
   );
-  // The version probe's POST names its method; the 2025-era server answers it 400.
+  // The version probe's POST names its method; the 2025-11-25 server answers it 400.
   const probe = posts.find((l) => l.request["mcp-method"] === "server/discover");
   assert.equal(probe?.status, 400, JSON.stringify(posts[0]));
   await assertProbeExpected(
