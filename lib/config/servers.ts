@@ -110,7 +110,8 @@ function readServer(
       ? DEFAULTS.server.roots
       : values.roots(entry.roots, [...path, "roots"]),
     transportInferred: entry.transport_type === undefined,
-    ...(entry.transport_type === undefined
+    // A url's transport is a choice worth saying (a command's is not: it can only be stdio).
+    ...(entry.transport_type === undefined && transport !== "stdio"
       ? { transportReason: INFERRED_TRANSPORT[transport] }
       : {}),
     protocol: entry.protocol,
@@ -213,12 +214,11 @@ export function isSseAddress(url: string): boolean {
   return SSE_PATH.test(url);
 }
 
-/** Why patchbay chose a transport for an entry that does not say, by what it chose. */
+/** Why patchbay chose a transport for a `url` whose entry does not say, by what it chose. */
 export const INFERRED_TRANSPORT = {
-  stdio: "a command is started as a local process",
   sse: "a url ending in /sse is the legacy SSE transport",
   streamable_http: "a url is streamable HTTP, or SSE when the server answers the legacy way",
-} as const satisfies Record<TransportType, string>;
+} as const;
 
 /** `transport` and why it was chosen, as `config check` and `/connections` say it. */
 export function transportChoice(transport: TransportType, reason: string): string {

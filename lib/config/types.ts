@@ -102,8 +102,8 @@ interface ServerCommon {
   /** transport_type was not written and was inferred from the other fields. */
   transportInferred: boolean;
   /**
-   * Why patchbay chose `transport` when the entry does not say (`config check` and
-   * `/connections` show it); absent when `transport_type` is written.
+   * Why patchbay chose `transport` for a `url` when the entry does not say (`config check`
+   * and `/connections` show it); absent when `transport_type` is written, and for a command.
    */
   transportReason?: string;
   /** Which protocol revision to speak (`protocol`). @default "auto" */
