@@ -81,19 +81,29 @@ export async function startingText(target: EditTarget): Promise<{
   if (text === undefined) {
     return { text: newDocument({ LLM: await exampleLlm(), mcpServers: {} }), created: true };
   }
+  await refuseUnreadable(target, text);
+  const value = parseJson(text).value;
+  const servers = isObject(value) ? value.mcpServers : undefined;
+  if (servers === undefined) {
+    return { text: setMember(text, [], "mcpServers", {}), mode, created: false };
+  }
+  return { text, mode, created: false };
+}
+
+/**
+ * Throws the located error `config check` gives when `text` (the file `target` names) is
+ * not JSON whose `mcpServers`, if any, is an object: an edit, or a search for an entry,
+ * must not go on as if the broken file had no servers.
+ */
+export async function refuseUnreadable(target: EditTarget, text: string): Promise<void> {
   const parsed = parseJson(text);
   const value = parsed.value;
   const servers = isObject(value) ? value.mcpServers : undefined;
   if (
     parsed.faults.length > 0 || !isObject(value) || !(servers === undefined || isObject(servers))
   ) {
-    // Throws the located error `config check` gives.
     parseConfig(text, target.file, await editEnvironment(target.envFile));
   }
-  if (servers === undefined) {
-    return { text: setMember(text, [], "mcpServers", {}), mode, created: false };
-  }
-  return { text, mode, created: false };
 }
 
 function isObject(value: JsonValue | undefined): value is Record<string, JsonValue> {

@@ -51,7 +51,7 @@ export const MCP: CommandDeclaration = {
       options: [
         {
           flags: "-t, --transport <transport>",
-          description: "stdio, http or sse (default: http for a URL)",
+          description: "stdio, http or sse (default: http for a URL, sse for one ending in /sse)",
         },
         {
           flags: "-e, --env <KEY=VALUE>",

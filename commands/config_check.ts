@@ -5,6 +5,7 @@
  * @module
  */
 
+import { transportChoice } from "../lib/config/servers.ts";
 import type { Config, ServerConfig } from "../lib/config/types.ts";
 import { DEFAULTS } from "../lib/defaults.ts";
 import { EXIT } from "../lib/errors.ts";
@@ -54,6 +55,13 @@ export function summarize(config: Config, style: Style): string {
   const width = Math.max(0, ...config.servers.map((s) => s.name.length));
   for (const server of config.servers) {
     lines.push(`  ${server.name.padEnd(width)}  ${describeServer(server)}`);
+    if (server.transportReason) {
+      lines.push(
+        `  ${" ".repeat(width)}  ${
+          style.dim(transportChoice(server.transport, server.transportReason))
+        }`,
+      );
+    }
   }
   lines.push(
     "",
@@ -77,7 +85,6 @@ function describeServer(server: ServerConfig): string {
   const flags = [
     server.disabled ? "disabled" : "",
     server.trusted ? "trusted" : "",
-    server.transportInferred ? "transport inferred" : "",
   ].filter(Boolean);
   const suffix = flags.length > 0 ? `  (${flags.join(", ")})` : "";
   if (server.transport === "stdio") {

@@ -9,6 +9,7 @@
 
 import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
 import { maskedArgs } from "../lib/config/arg_secrets.ts";
+import { isSseAddress } from "../lib/config/servers.ts";
 import {
   commitEdit,
   editEnvironment,
@@ -24,7 +25,12 @@ import { showName } from "../lib/names.ts";
 import { ruleAbidingName, SERVER_NAME_RULE, serverNameProblem } from "../lib/config/server_name.ts";
 import type { GlobalOptions } from "../lib/startup.ts";
 import { didYouMean, plural } from "../lib/text.ts";
-import { type SecretOptions, writeEntries, type Written } from "./_config_edit.ts";
+import {
+  refuseUnreadable,
+  type SecretOptions,
+  writeEntries,
+  type Written,
+} from "./_config_edit.ts";
 
 /** Options of the editing commands. */
 export interface McpEditOptions extends GlobalOptions, SecretOptions {
@@ -40,7 +46,7 @@ export interface McpAddOptions extends McpEditOptions {
    * for the server.
    */
   typed?: { words: readonly string[]; rootFlags: ReadonlySet<string> };
-  /** stdio, http (streamable_http) or sse. @default stdio, or http for a URL */
+  /** stdio, http (streamable_http) or sse. @default stdio; for a URL, http (sse: `…/sse`) */
   transport?: string;
   /** `KEY=VALUE` for a stdio server's environment. */
   env?: string[];
@@ -212,6 +218,8 @@ async function holding(name: string, options: McpEditOptions): Promise<{
   for (const target of targets) {
     const { text, mode } = await readTarget(target.file);
     if (text === undefined) continue;
+    // A file with a syntax error gets its located error, not "no server there".
+    await refuseUnreadable(target, text);
     const servers = serversOf(text);
     const entry = servers[name];
     if (entry !== null && typeof entry === "object" && !Array.isArray(entry)) {
@@ -272,7 +280,9 @@ export function serversOf(text: string): Record<string, JsonValue> {
 
 async function refuseExisting(target: EditTarget, name: string): Promise<void> {
   const { text } = await readTarget(target.file);
-  if (text === undefined || !Object.hasOwn(serversOf(text), name)) return;
+  if (text === undefined) return;
+  await refuseUnreadable(target, text);
+  if (!Object.hasOwn(serversOf(text), name)) return;
   throw new PatchbayError("usage", `Server '${name}' already exists in ${target.file}`, {
     reason: "adding it again would replace its entry",
     remedy: `remove it first (patchbay mcp remove ${name}) or pick another name`,
@@ -294,7 +304,9 @@ function checkName(name: string): void {
 
 function transportOf(commandOrUrl: string, written: string | undefined): string {
   if (written === undefined) {
-    return /^https?:\/\//i.test(commandOrUrl) ? "streamable_http" : "stdio";
+    if (!/^https?:\/\//i.test(commandOrUrl)) return "stdio";
+    // As a `url` without transport_type is read: `/sse` is the legacy transport's address.
+    return isSseAddress(commandOrUrl) ? "sse" : "streamable_http";
   }
   const transport = TRANSPORTS[written];
   if (!transport) {

@@ -32,7 +32,7 @@ import { stdoutStyle } from "../lib/style.ts";
 import { showName } from "../lib/names.ts";
 import { hasHiddenCharacters } from "../lib/terminal.ts";
 import { plural } from "../lib/text.ts";
-import { type NamedEntry, writeEntries } from "./_config_edit.ts";
+import { type NamedEntry, refuseUnreadable, writeEntries } from "./_config_edit.ts";
 import { type McpEditOptions, report, serversOf } from "./mcp.ts";
 
 /**
@@ -83,6 +83,8 @@ export async function mcpImport(
   const sources = await readSources(source, places);
   const target = editTarget(options);
   const { text } = await readTarget(target.file);
+  // A file with a syntax error gets its located error before anything is listed.
+  if (text !== undefined) await refuseUnreadable(target, text);
   const taken = new Map(Object.keys(text ? serversOf(text) : {}).map((n) => [n, target.file]));
   const env = await editEnvironment(target.envFile);
   // Every line printed passes one redactor holding every entry's secrets (and catching

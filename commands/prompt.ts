@@ -5,9 +5,14 @@
  * @module
  */
 
-import { EXIT } from "../lib/errors.ts";
+import { EXIT, PatchbayError } from "../lib/errors.ts";
 import { promptText } from "../lib/ui/listing.ts";
-import { parseKeyValues, resolveNamed, serverPrefix } from "../lib/repl/resolve.ts";
+import {
+  missingArguments,
+  parseKeyValues,
+  resolveNamed,
+  serverPrefix,
+} from "../lib/repl/resolve.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";
 
@@ -23,6 +28,21 @@ export function prompt(spec: string, words: string[], options: ScriptOptions): P
       : undefined;
     if (away) throw away;
     const found = resolveNamed("prompt", spec, manager.prompts());
+    // The prompt's own declaration says what it needs: a missing argument is caught here,
+    // in patchbay's words, rather than as the server's validation error.
+    const missing = missingArguments(found, values);
+    if (missing.length > 0) {
+      throw new PatchbayError(
+        "usage",
+        `Usage: patchbay prompt ${spec} ${missing.map((name) => `${name}=…`).join(" ")}`,
+        {
+          reason: `the prompt ${found.name} of server '${found.server}' requires ` +
+            `${missing.join(", ")}, which ${missing.length === 1 ? "was" : "were"} not given`,
+          remedy: "give each as name=value; `patchbay prompts` lists every prompt's arguments",
+          exitCode: EXIT.usage,
+        },
+      );
+    }
     const result = await manager.getPrompt(found.server, found.name, values, { signal });
     if (options.json) console.log(JSON.stringify({ server: found.server, ...result }, null, 2));
     else console.log(stripTerminalEscapes(promptText(result)));

@@ -64,7 +64,7 @@ export function sessionsList(options: SessionsOptions): Promise<number> {
       ? ` (the ${limit} most recent; --limit N or --all for more)`
       : "";
     console.log(`${style.bold("Sessions")} in ${status.location}${more}\n`);
-    console.log(formatTable(sessions, style));
+    console.log(formatTable(sessions, style, { folders: options.all }));
     console.log(`\n${style.dim("patchbay --resume <id> continues one; an id prefix is enough.")}`);
     if (others) console.log(style.dim(others));
     return EXIT.ok;
@@ -109,7 +109,10 @@ async function withMemory(
 ): Promise<number> {
   const runtime = await startUp(options);
   const { logger } = runtime;
-  if (!options.json) { for (const notice of runtime.notices) console.error(notice); }
+  // The conversations are patchbay's own, whatever the folder's configuration: that the
+  // example one stands in for a missing file says nothing about them.
+  const notices = runtime.notices.filter((notice) => notice !== runtime.exampleNotice);
+  if (!options.json) { for (const notice of notices) console.error(notice); }
   const memory = await openMemory(runtime.config.memory, runtime.env, {
     log: logger.child("memory"),
     redactor: logger.redactor,
@@ -131,23 +134,50 @@ function printJson(value: unknown): void {
   console.log(JSON.stringify(value, null, 2));
 }
 
-/** The listing as aligned columns. */
-export function formatTable(sessions: readonly SessionSummary[], style: Style): string {
+/**
+ * The listing as aligned columns; with `folders` (the listing of every folder, `--all`), the
+ * folder each conversation was held in (`~` for the home folder; `-` when none was stored).
+ */
+export function formatTable(
+  sessions: readonly SessionSummary[],
+  style: Style,
+  { folders = false }: { folders?: boolean } = {},
+): string {
   const rows = sessions.map((s) => [
     s.id,
     formatTime(s.lastMessageAt),
     formatTime(s.started),
     String(s.turns),
     s.model ?? "-",
+    ...(folders ? [s.folder === undefined ? "-" : safe(homeShort(s.folder))] : []),
     safe(s.title ?? ""),
   ]);
-  const header = ["ID", "LAST MESSAGE", "STARTED", "TURNS", "MODEL", "TITLE"];
+  const header = [
+    "ID",
+    "LAST MESSAGE",
+    "STARTED",
+    "TURNS",
+    "MODEL",
+    ...(folders ? ["FOLDER"] : []),
+    "TITLE",
+  ];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) =>
     cells.map((cell, i) =>
       i === cells.length - 1 ? cell : i === 3 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])
     ).join("  ").trimEnd();
   return [style.bold(line(header)), ...rows.map(line)].join("\n");
+}
+
+/** `folder` with the home folder written `~`. */
+function homeShort(folder: string): string {
+  const home = Deno.env.get("HOME");
+  if (!home || home === "/") return folder;
+  return folder === home
+    ? "~"
+    : folder.startsWith(`${home}/`)
+    ? `~${folder.slice(home.length)}`
+    : folder;
 }
 
 function describeSession(summary: SessionSummary, location: string, style: Style): string {

@@ -10,7 +10,7 @@ import { DEFAULTS } from "../lib/defaults.ts";
 import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
 import { safeJson } from "../lib/json_text.ts";
 import type { TraceLine } from "../lib/trace/record.ts";
-import { parseTrace, stats, statsTable, timeline } from "../lib/trace/timeline.ts";
+import { expectedNote, parseTrace, stats, statsTable, timeline } from "../lib/trace/timeline.ts";
 import { readBoundedText } from "../lib/bounded_read.ts";
 
 /** Options of `trace show`. */
@@ -104,20 +104,20 @@ export async function traceShow(file: string, options: TraceShowOptions): Promis
   const last = options.last === undefined ? undefined : Number(options.last);
   const { lines, skipped } = await readTraceFiles(file);
   reportSkipped(file, skipped);
-  const shown = timeline(
-    lines,
-    { server: options.server, method: options.method, errors: options.errors },
-    last,
-  );
+  const filter = { server: options.server, method: options.method, errors: options.errors };
+  const shown = timeline(lines, filter, last);
+  const note = expectedNote(lines, filter);
   if (shown.length === 0) {
     console.error(
       lines.length === 0
         ? `${file} holds no trace lines`
         : `no line of ${file} matches (${lines.length} lines in all)`,
     );
+    if (note) console.error(note);
     return EXIT.ok;
   }
   console.log(shown.join("\n"));
+  if (note) console.error(note);
   return EXIT.ok;
 }
 

@@ -347,6 +347,16 @@ export const STEPS = {
     repl: "turn persistence off with /memory",
     script: 'turn persistence off with "Memory": {"backend": "off"}',
   },
+  /** A name that matched no `kind` (tool, prompt, resource): where the list of them is. */
+  listOf: (kind: string): Remedy => ({
+    repl: `see the list with /${kind}s`,
+    script: `see the list with \`patchbay ${kind}s\``,
+  }),
+  /** Nothing offered at all: which servers failed to connect, and why. */
+  serverStates: {
+    repl: "check /connections for servers that failed to connect",
+    script: "`patchbay tools` shows each server's state, and why one failed",
+  },
   /** An OAuth login to try again. */
   retryLogin: (server: string): Remedy => ({
     repl: `retry the login (/refresh, or patchbay auth login ${server})`,

@@ -62,9 +62,10 @@ const PATTERNS: ReadonlyArray<[RegExp, Replacement]> = [
   // key=value and "key": "value" forms of secret-looking names. (Authorization values are
   // caught by the scheme pattern above; matching the bare word would eat prose.) In the
   // unquoted `key: value` form, a small number or a plain word is prose
-  // ("LLM_API_KEY: 1 model listed", "password: required"), not a secret.
+  // ("LLM_API_KEY: 1 model listed", "password: required"), not a secret. Nor is a
+  // variable reference (`${API_KEY}`, `${input:api-key}`): it names where a value comes from.
   [
-    /((?:["']?)(?:access_token|refresh_token|id_token|api[_-]?key|apikey|client_secret|password|passwd|x-api-key)(["']?)\s*([:=])\s*(["']?))(?!(?:Bearer|Basic|Token)\s|\[REDACTED\])([^"'\s,&;}]+)/gi,
+    /((?:["']?)(?:access_token|refresh_token|id_token|api[_-]?key|apikey|client_secret|password|passwd|x-api-key)(["']?)\s*([:=])\s*(["']?))(?!(?:Bearer|Basic|Token)\s|\[REDACTED\]|\$\{)([^"'\s,&;}]+)/gi,
     (match, prefix, keyQuote, separator, valueQuote, value) =>
       separator === ":" && !keyQuote && !valueQuote && PROSE_VALUE.test(value)
         ? match

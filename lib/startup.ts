@@ -50,6 +50,11 @@ export interface Runtime {
   logFile: string;
   /** Things to tell the user once at start (fallbacks taken, files skipped). */
   notices: string[];
+  /**
+   * The notice among `notices` that the example configuration stands in for a missing one:
+   * a command that uses no server nor model (`sessions`) leaves it out.
+   */
+  exampleNotice?: string;
 }
 
 /** The folder holding patchbay's own files (main.ts, the example configuration). */
@@ -121,17 +126,24 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
     notices.push(`${env.file.path} line ${problem.line}: ${problem.message} (line ignored)`);
   }
 
-  if (location.usedExample) {
-    notices.push(
-      `No ${DEFAULTS.configFile} here; using the example configuration ${location.path}. ` +
-        `Copy it to ./${DEFAULTS.configFile} to make it your own.`,
-    );
-  }
+  const exampleNotice = location.usedExample
+    ? `No ${DEFAULTS.configFile} here; using the example configuration ${location.path}. ` +
+      `Copy it to ./${DEFAULTS.configFile} to make it your own.`
+    : undefined;
+  if (exampleNotice) notices.push(exampleNotice);
   const config = await loadConfig(location.path, env);
   registerConfigSecrets(config, redactor);
   log.info(`configuration ${location.path}: ${config.servers.length} servers`);
   notices.push(...config.warnings.map(describeWarning));
-  return { env, logger, config, configPath: location.path, logFile, notices };
+  return {
+    env,
+    logger,
+    config,
+    configPath: location.path,
+    logFile,
+    notices,
+    ...(exampleNotice ? { exampleNotice } : {}),
+  };
 }
 
 function logFileNotice(path: string, error: Error): string {

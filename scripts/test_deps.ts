@@ -1,7 +1,8 @@
 /**
  * Installs what the tests need beyond Deno: patchbay's own npm packages in Deno's cache,
  * the npm MCP servers (into a cache folder outside the project) and, when missing,
- * Debian's redis-server and tmux. Idempotent and quick when everything is present; the
+ * Debian's redis-server and tmux (and zsh and fish, whose completion tests are skipped
+ * without them). Idempotent and quick when everything is present; the
  * `test` task runs it before `deno test`.
  *
  * @module
@@ -14,6 +15,8 @@ import { SUITE, SUITE_LOCK } from "./conformance.ts";
 import { TEST_LOCK } from "./run_tests.ts";
 
 const DEBIAN_PACKAGES: Record<string, string> = { "redis-server": "redis-server", tmux: "tmux" };
+/** The shells the completion tests run in: without one, its tests are skipped, not failed. */
+const SHELL_PACKAGES: Record<string, string> = { zsh: "zsh", fish: "fish" };
 
 async function run(command: string, args: string[]): Promise<boolean> {
   const status = await new Deno.Command(command, { args, stdout: "inherit", stderr: "inherit" })
@@ -112,15 +115,28 @@ async function ensureDebianPackages(): Promise<void> {
   for (const [command, pkg] of Object.entries(DEBIAN_PACKAGES)) {
     if (!(await onPath(command))) missing.push(pkg);
   }
-  if (missing.length === 0) return;
+  const shells = [];
+  for (const [command, pkg] of Object.entries(SHELL_PACKAGES)) {
+    if (!(await onPath(command))) shells.push(pkg);
+  }
+  if (missing.length === 0 && shells.length === 0) return;
   const root = Deno.uid() === 0;
   if (!root || !(await onPath("apt-get"))) {
+    if (shells.length > 0) {
+      console.error(
+        `${shells.join(" and ")} ${shells.length === 1 ? "is" : "are"} not installed: the ` +
+          `completion tests for ${shells.length === 1 ? "it" : "them"} are skipped (install ` +
+          `with e.g. sudo apt-get install -y ${shells.join(" ")})`,
+      );
+    }
+    if (missing.length === 0) return;
     throw new Error(
       `the tests need ${missing.join(" and ")}; install them (e.g. sudo apt-get install -y ${
         missing.join(" ")
       }) and run the tests again`,
     );
   }
+  missing.push(...shells);
   console.error(`installing ${missing.join(" ")} from Debian`);
   const env = ["-o", "DPkg::Lock::Timeout=120"];
   if (!(await run("apt-get", ["install", "-y", "--no-install-recommends", ...env, ...missing]))) {

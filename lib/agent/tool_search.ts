@@ -20,6 +20,7 @@ import { DEFAULTS } from "../defaults.ts";
 import type { ToolCall, ToolDefinition } from "../llm/provider.ts";
 import type { StoredMessage } from "../memory/types.ts";
 import { estimateToolTokens } from "../llm/tokens.ts";
+import { NAME } from "../version.ts";
 
 /**
  * The search tool's model-facing name. Catalogue names always hold `__` between server
@@ -127,6 +128,10 @@ export class ToolSearch {
     return {
       message: {
         role: "tool",
+        // patchbay's own tool: its result reaches the model (and memory) under its name, not
+        // as an unknown server's; it stays wrapped as untrusted, since it quotes servers' text.
+        server: NAME,
+        tool: SEARCH_TOOL_NAME,
         content: found.text,
         toolCallId: call.id,
         ...(found.isError ? { isError: true } : {}),

@@ -152,3 +152,23 @@ export function referencedVariables(input: string): string[] {
   expander.run();
   return [...new Set(expander.names)];
 }
+
+/**
+ * The environment variable to write in place of another client's variable: `github-token`
+ * (of `${input:github-token}`) is `GITHUB_TOKEN`. Its value then goes in `.env`.
+ */
+export function variableInPlaceOf(reference: string): string {
+  const id = reference.replace(/^\$\{/, "").replace(/\}$/, "").replace(/^[A-Za-z]+:/, "");
+  const name = id.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_+|_+$/g, "").toUpperCase();
+  if (name === "") return "API_TOKEN";
+  return /^[0-9]/.test(name) ? `_${name}` : name;
+}
+
+/**
+ * What to do instead of another client's `reference` (VS Code's `${input:id}`, whose value
+ * VS Code asks its user for): the value in `.env`, the variable in its place.
+ */
+export function insteadOfForeign(reference: string): string {
+  const name = variableInPlaceOf(reference);
+  return `set ${name} to the value in .env and write \${${name}} in place of ${reference}`;
+}

@@ -7,6 +7,8 @@
  */
 
 import { DIALECT_FIELDS, TYPE_TO_TRANSPORT } from "./dialect.ts";
+import { insteadOfForeign } from "./expand.ts";
+import { isSseAddress } from "./servers.ts";
 import type { Dialect, SourceFile } from "./import_sources.ts";
 import { type FoundTrust, sortTrust } from "./import_trust.ts";
 import type { JsonValue } from "./json.ts";
@@ -94,7 +96,8 @@ export function convertEntry(
     return {
       ...result,
       skipped: `it uses \${input:${strings.foreign}}, a value VS Code asks its user for${asked}; ` +
-        "put the value in .env and add the entry with `patchbay mcp add`, writing ${VARIABLE}",
+        `${insteadOfForeign(`\${input:${strings.foreign}}`)}, then add the entry with ` +
+        "`patchbay mcp add-json <name> '<entry>'`",
     };
   }
   result.notes.push(...strings.notes);
@@ -170,7 +173,11 @@ function transportOf(
   if (raw.command !== undefined) return "stdio";
   if (raw.httpUrl !== undefined) return "streamable_http";
   if (raw.url !== undefined || raw.serverUrl !== undefined) {
-    if (dialect !== "gemini") return "streamable_http";
+    const url = raw.url ?? raw.serverUrl;
+    if (dialect !== "gemini") {
+      // As patchbay reads a bare url: one ending in /sse is the legacy transport's address.
+      return typeof url === "string" && isSseAddress(url) ? "sse" : "streamable_http";
+    }
     result.notes.push("url without a type is an SSE address in gemini-cli: transport_type sse");
     return "sse";
   }

@@ -12,7 +12,7 @@ import type { ProblemList } from "./problem_list.ts";
 import { LlmSchema } from "./schema.ts";
 import type { LlmConfig } from "./types.ts";
 import type { ConfigValues } from "./values.ts";
-import { parseSection } from "./zod_issues.ts";
+import { parseSoundFields } from "./zod_issues.ts";
 
 /** The model settings of `value` (the `LLM` section); `undefined` when they have problems. */
 export function readLlm(
@@ -26,8 +26,10 @@ export function readLlm(
   const provider = typeof rawProvider === "string" && rawProvider !== ""
     ? knownProvider(problems, rawProvider)
     : undefined;
-  const llm = parseSection(problems, LlmSchema, value, ["LLM"]);
-  if (!llm) return undefined;
+  // Fields with problems are reported and left out; the rules below judge the rest.
+  const shaped = parseSoundFields(problems, LlmSchema, value, ["LLM"]);
+  if (!shaped) return undefined;
+  const llm = shaped.data;
   const baseUrl = values.url(llm.base_url, ["LLM", "base_url"]);
   const endpoint = values.url(llm.endpoint, ["LLM", "endpoint"]);
   // These rules read the expanded URLs (an empty ${VAR} counts as absent), so they run
@@ -57,7 +59,7 @@ export function readLlm(
       );
     }
   }
-  if (!provider) return undefined;
+  if (!provider || shaped.refused.size > 0) return undefined;
   return {
     provider,
     model: llm.model,

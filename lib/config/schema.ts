@@ -172,8 +172,8 @@ const protocol = z.enum([...PROTOCOL_MODES, ...PROTOCOL_REVISIONS]).describe(
 /** One server entry as written: every field of every transport (what editors offer). */
 export const ServerSchema = z.strictObject({
   transport_type: z.enum(TRANSPORT_TYPES).describe(
-    "How to reach the server; inferred from command (stdio) or url (streamable_http) " +
-      "when omitted",
+    "How to reach the server; when omitted, stdio for a command, sse for a url ending in " +
+      "/sse, else streamable_http (sse when the server answers the legacy way)",
   ).optional(),
   command: optionalText("stdio: executable that starts the server"),
   args: z.array(z.string()).describe("stdio: arguments for the command").optional(),

@@ -25,7 +25,13 @@ import type {
   TransportType,
 } from "./types.ts";
 import type { ConfigValues } from "./values.ts";
-import { describeType, PARSE_OPTIONS, parseSection, reportIssues } from "./zod_issues.ts";
+import {
+  describeType,
+  PARSE_OPTIONS,
+  parseSection,
+  parseSoundFields,
+  reportIssues,
+} from "./zod_issues.ts";
 import { MAX_KEY_FILE_BYTES, readBoundedTextSync } from "../bounded_read.ts";
 
 /** What reading the entries needs: where problems go, and how values are read. */
@@ -33,6 +39,9 @@ export interface EntryReader {
   problems: ProblemList;
   values: ConfigValues;
 }
+
+/** The fields that decide an entry's transport, in patchbay's and other clients' names. */
+const TRANSPORT_FIELDS = ["transport_type", "type", "command", "url", "httpUrl", "serverUrl"];
 
 /** Remedies for a field of the other transport, by the entry's transport. */
 const MISPLACED_REMEDY: Readonly<Record<TransportType, string>> = {
@@ -70,12 +79,16 @@ export function readServers(reader: EntryReader, value: unknown): ServerConfig[]
       );
       continue;
     }
-    // The transport's rules are checked once the entry's fields are sound, so a broken
-    // entry reports its first-order problems alone.
-    if (!parseSection(reader.problems, ServerSchema, raw, path)) continue;
+    // The fields zod refused are reported and left out; the rest is read on, so an entry
+    // shows every problem at once (a pasted one: an unknown field, another client's form
+    // and a rule of its transport in the same pass).
+    const shaped = parseSoundFields(reader.problems, ServerSchema, raw, path);
+    if (!shaped) continue;
     // Other clients' field names are read as patchbay's own from here on.
-    const canonical = canonicalEntry(reader.problems, raw as Record<string, unknown>, path);
+    const canonical = canonicalEntry(reader.problems, shaped.raw, path);
     if (!canonical) continue;
+    // The transport's rules cannot be judged without the fields that decide it.
+    if (TRANSPORT_FIELDS.some((field) => shaped.refused.has(field))) continue;
     const entry = ServerSchema.parse(canonical.raw);
     const server = readServer(reader, name, entry, canonical, path);
     if (server) servers.push(server);
@@ -105,6 +118,10 @@ function readServer(
       ? DEFAULTS.server.roots
       : values.roots(entry.roots, [...path, "roots"]),
     transportInferred: entry.transport_type === undefined,
+    // A url's transport is a choice worth saying (a command's is not: it can only be stdio).
+    ...(entry.transport_type === undefined && transport !== "stdio"
+      ? { transportReason: INFERRED_TRANSPORT[transport] }
+      : {}),
     protocol: entry.protocol,
     ...(entry.include_tools ? { includeTools: entry.include_tools } : {}),
     ...(entry.exclude_tools ? { excludeTools: entry.exclude_tools } : {}),
@@ -197,6 +214,25 @@ function transportRulesHold(
   return holds;
 }
 
+/** The path of a legacy SSE endpoint, as other clients' entries write it (`…/sse`). */
+const SSE_PATH = /\/sse(?:[?#].*)?$/i;
+
+/** Whether `url` ends in `/sse`: an address of the legacy SSE transport. */
+export function isSseAddress(url: string): boolean {
+  return SSE_PATH.test(url);
+}
+
+/** Why patchbay chose a transport for a `url` whose entry does not say, by what it chose. */
+export const INFERRED_TRANSPORT = {
+  sse: "a url ending in /sse is the legacy SSE transport",
+  streamable_http: "a url is streamable HTTP, or SSE when the server answers the legacy way",
+} as const;
+
+/** `transport` and why it was chosen, as `config check` and `/connections` say it. */
+export function transportChoice(transport: TransportType, reason: string): string {
+  return `transport ${transport}, chosen as no transport_type is written: ${reason}`;
+}
+
 function inferTransport(
   problems: ProblemList,
   entry: ServerEntry,
@@ -211,7 +247,9 @@ function inferTransport(
     return undefined;
   }
   if (entry.command !== undefined) return "stdio";
-  if (entry.url !== undefined) return "streamable_http";
+  // `/sse` is the conventional path of the legacy transport, where entries pasted from
+  // other clients (which fall back to it) point.
+  if (entry.url !== undefined) return isSseAddress(entry.url) ? "sse" : "streamable_http";
   problems.missing(
     [...path, "transport_type"],
     "give transport_type with command (stdio) or url (streamable_http, sse)",

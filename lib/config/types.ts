@@ -109,6 +109,11 @@ interface ServerCommon {
   roots?: string[];
   /** transport_type was not written and was inferred from the other fields. */
   transportInferred: boolean;
+  /**
+   * Why patchbay chose `transport` for a `url` when the entry does not say (`config check`
+   * and `/connections` show it); absent when `transport_type` is written, and for a command.
+   */
+  transportReason?: string;
   /** Which protocol revision to speak (`protocol`). @default "auto" */
   protocol?: ProtocolSetting;
   /** `include_tools`: patterns of the tools offered. @default every tool */

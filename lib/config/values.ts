@@ -9,7 +9,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type { Environment } from "../env.ts";
 import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
-import { expandVariables } from "./expand.ts";
+import { expandVariables, insteadOfForeign } from "./expand.ts";
 import type { FieldPath, ProblemList } from "./problem_list.ts";
 
 /** VS Code's predefined variables, which are no environment variables. */
@@ -104,10 +104,9 @@ export class ConfigValues {
     if (result.foreign) {
       this.problems.add(
         path,
-        `"${result.foreign}" is another client's variable (VS Code asks its user for ` +
+        `${result.foreign} is another client's variable (VS Code asks its user for ` +
           "${input:…} values when it starts the server); patchbay has no such prompt",
-        "put the value in .env as a variable, e.g. API_TOKEN=..., and write ${API_TOKEN} " +
-          "(`patchbay mcp import` does this)",
+        insteadOfForeign(result.foreign),
       );
     } else if (result.malformed) {
       this.problems.add(

@@ -57,6 +57,50 @@ export function parseSection<S extends z.ZodType>(
   return undefined;
 }
 
+/** A section read on without the fields its schema refused ({@linkcode parseSoundFields}). */
+export interface SoundFields<T> {
+  /** The section parsed (defaults applied) without the refused fields. */
+  data: T;
+  /** The section as written, without the refused fields. */
+  raw: Record<string, unknown>;
+  /** The top-level fields that had problems (reported), left out of `data` and `raw`. */
+  refused: ReadonlySet<string>;
+}
+
+/**
+ * Like {@linkcode parseSection}, but a section (an object) with problems is read on: its
+ * issues are reported, and it is parsed again without the top-level fields they are about,
+ * so the rules that follow still judge the fields that are sound, and a file shows every
+ * problem in one pass. `undefined` when even that fails (a required field refused, or the
+ * section is not an object). A section with `refused` fields stays invalid: its problems
+ * are in `problems`.
+ */
+export function parseSoundFields<S extends z.ZodType>(
+  problems: ProblemList,
+  schema: S,
+  value: unknown,
+  path: FieldPath,
+): SoundFields<z.output<S>> | undefined {
+  const result = schema.safeParse(value, PARSE_OPTIONS);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    if (!result.success) reportIssues(problems, result.error.issues, path);
+    return undefined;
+  }
+  const raw = value as Record<string, unknown>;
+  if (result.success) return { data: result.data, raw, refused: new Set() };
+  reportIssues(problems, result.error.issues, path);
+  const refused = new Set<string>();
+  for (const issue of result.error.issues) {
+    const [field] = issue.path;
+    if (typeof field === "string") refused.add(field);
+    else if (issue.code === "unrecognized_keys") issue.keys.forEach((key) => refused.add(key));
+    else return undefined;
+  }
+  const sound = Object.fromEntries(Object.entries(raw).filter(([key]) => !refused.has(key)));
+  const again = schema.safeParse(sound, PARSE_OPTIONS);
+  return again.success ? { data: again.data, raw: sound, refused } : undefined;
+}
+
 /** Adds zod's `issues` (found at `base` in the file) to `problems`. */
 export function reportIssues(
   problems: ProblemList,

@@ -88,6 +88,11 @@ export class ServerConnection {
   readonly #closed = new AbortController();
   /** The roots offered to the server; `undefined`: none, and no roots capability. */
   #roots?: Root[];
+  /**
+   * The entry as it connected, when that differs from the file's: an inferred streamable
+   * HTTP url that answered the legacy way is SSE (`sse_fallback.ts`), for every attempt after.
+   */
+  #learned?: ServerConfig;
 
   constructor(options: ConnectionOptions) {
     this.config = options.config;
@@ -157,7 +162,7 @@ export class ServerConnection {
   /** Where this connection stands now, for its status and its unavailable error. */
   #facts(): ConnectionFacts {
     return {
-      config: this.config,
+      config: this.#learned ?? this.config,
       state: this.#state,
       since: this.#since,
       error: this.#error,
@@ -330,7 +335,7 @@ export class ServerConnection {
     this.#attemptAbort = abort;
     let session: ServerSession;
     try {
-      session = await openSession(this.config, {
+      session = await openSession(this.#learned ?? this.config, {
         ...this.#options.session,
         requests: {
           handlers: () => maskedHandlers(this.#options.handlers(), this.#redactor),
@@ -353,6 +358,9 @@ export class ServerConnection {
     if (this.#state === "closed") {
       await session.close();
       return false;
+    }
+    if (session.config.transport !== (this.#learned ?? this.config).transport) {
+      this.#learned = session.config;
     }
     early.adopt(session);
     this.#session = session;

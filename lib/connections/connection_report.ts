@@ -53,6 +53,7 @@ export function connectionStatus(facts: ConnectionFacts, target: string): Server
   return {
     name: config.name,
     transport: config.transport,
+    ...(config.transportReason ? { transportReason: config.transportReason } : {}),
     target,
     state,
     since: facts.since,

@@ -194,7 +194,9 @@ export class LivenessWatch {
   confirmLoss(session: ServerSession, error: unknown): Promise<PatchbayError> {
     let pending = this.#confirming.get(session);
     if (!pending) {
-      const { config, network, probeTimeoutMs } = this.#options;
+      const { network, probeTimeoutMs } = this.#options;
+      // The session's own entry: its transport may be the one a fallback found.
+      const config = session.config;
       pending = diagnose({ server: config, error, timedOut: false, network, probeTimeoutMs })
         .catch((failure) =>
           new ServerConnectError(config.name, {

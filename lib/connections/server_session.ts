@@ -19,7 +19,7 @@
  */
 
 import { Client, type Implementation, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
-import type { ServerConfig } from "../config/types.ts";
+import type { HttpServerConfig, ServerConfig } from "../config/types.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
@@ -33,6 +33,8 @@ import { settlesWithin } from "../async/deadline.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
 import { RawToolSchemas } from "./raw_schemas.ts";
+import { legacySseEntry } from "./sse_fallback.ts";
+import { traceTransportFallback } from "../trace/active.ts";
 import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
 import { DeadlineError, ServerSession } from "./live_session.ts";
 import { createTransport } from "./session_transport.ts";
@@ -108,6 +110,12 @@ export async function openSession(
   try {
     return await attemptSession(config, options);
   } catch (error) {
+    if (error instanceof LegacySseServer) {
+      const reason = error.entry.transportReason ?? "";
+      options.log.info(`falling back to the legacy SSE transport: ${reason}`);
+      traceTransportFallback(config.name, reason);
+      return await attemptSession(error.entry, options);
+    }
     if (!(error instanceof ProbeEndedProcess)) throw error;
     // Some 2025-era stdio servers exit on any request before initialize; the probe spent
     // this process's life, so a fresh one gets the 2025 handshake straight away.
@@ -124,6 +132,14 @@ class ProbeEndedProcess extends Error {
   constructor(readonly detail: string) {
     super(`the server process ended on the version probe: ${detail}`);
     this.name = "ProbeEndedProcess";
+  }
+}
+
+/** A server reached at an inferred streamable HTTP url answered the legacy SSE way. */
+class LegacySseServer extends Error {
+  constructor(readonly entry: HttpServerConfig) {
+    super(`the server speaks the legacy SSE transport: ${entry.transportReason}`);
+    this.name = "LegacySseServer";
   }
 }
 
@@ -201,6 +217,13 @@ async function attemptSession(
     if (probeEndedProcess(config, session, error)) {
       await session.close();
       throw new ProbeEndedProcess(session.closeReason());
+    }
+    const legacy = timedOut ? undefined : await legacySseEntry(config, error, options);
+    if (legacy) {
+      const closing = session.close();
+      if (options.cleanup) options.cleanup(closing);
+      else await closing;
+      throw new LegacySseServer(legacy);
     }
     const failure = await diagnoseAttempt(config, session, error, timedOut, options);
     // The failure is known now; ending the process (which may sit out its grace periods)

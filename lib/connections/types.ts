@@ -31,6 +31,8 @@ export type ConnectionState =
 export interface ServerStatus {
   name: string;
   transport: TransportType;
+  /** Why patchbay chose `transport`, when the entry does not say it. */
+  transportReason?: string;
   /** The command line (stdio) or URL (network transports), secrets redacted. */
   target: string;
   state: ConnectionState;

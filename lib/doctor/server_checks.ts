@@ -91,11 +91,13 @@ function serverResult(
     const { tools, prompts, resources } = state.counts;
     return pass(
       name,
-      `connected over ${server.transport}${
+      `connected over ${state.transport}${
         usesOAuth(server) ? ` with OAuth${grantNote(server.auth)}` : ""
       } in ${ms} ms: ` +
         `${info} offers ${plural(tools, "tool")}, ${plural(prompts, "prompt")}, ` +
-        plural(resources, "resource"),
+        plural(resources, "resource") +
+        // A bare url that fell back: which transport, and why.
+        (state.transport !== server.transport ? `; ${state.transportReason}` : ""),
     );
   }
   const error = state?.error;

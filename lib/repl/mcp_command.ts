@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { ServerStatus, WithheldTool } from "../connections/types.ts";
 import { PatchbayError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
@@ -61,12 +62,8 @@ export const mcpCommand: SlashCommand<ClientSession> = {
       return;
     }
     if (status?.state === "connected") {
-      out(
-        s,
-        `Enabled ${clean(name)} now: connected, ${
-          plural(status.counts.tools, "tool")
-        } offered${note}`,
-      );
+      const [offered, withheld] = offeredTools(s, status);
+      out(s, `Enabled ${clean(name)} now: connected, ${offered} offered${withheld}${note}`);
     } else {
       const flag = offInFile && status?.error ? denoPermissionFlag(status.error) : undefined;
       if (flag) {
@@ -106,11 +103,8 @@ function list(s: ClientSession): Promise<void> {
       : status.state === "failed"
       ? s.style.red("failed")
       : s.style.yellow(status.state);
-    const hidden = withheld.filter((w) => w.tool.server === status.name).length;
     const offers = status.state === "connected"
-      ? ` · ${plural(status.counts.tools - hidden, "tool")}${
-        hidden > 0 ? ` (${hidden} not offered by include_tools / exclude_tools)` : ""
-      }`
+      ? ` · ${offeredTools(s, status, withheld).join("")}`
       : "";
     const flag = switched === false && !status.disabled
       ? s.style.dim(" (enabled for this session)")
@@ -125,4 +119,20 @@ function list(s: ClientSession): Promise<void> {
     s.style.dim("/mcp enable <server> or /mcp disable <server> switches one for this session."),
   );
   return Promise.resolve();
+}
+
+/**
+ * The tools `status`'s server offers after its `include_tools` / `exclude_tools`, and how
+ * many those withhold: ["7 tools", " (8 not offered by include_tools / exclude_tools)"].
+ */
+function offeredTools(
+  s: ClientSession,
+  status: ServerStatus,
+  withheld: readonly WithheldTool[] = s.manager.withheld(),
+): [string, string] {
+  const hidden = withheld.filter((w) => w.tool.server === status.name).length;
+  return [
+    plural(status.counts.tools - hidden, "tool"),
+    hidden > 0 ? ` (${hidden} not offered by include_tools / exclude_tools)` : "",
+  ];
 }

@@ -11,6 +11,7 @@ import type { CatalogueTool, WithheldTool } from "../connections/types.ts";
 import { withheldError } from "../connections/tool_filter.ts";
 import { EXIT, PatchbayError } from "../errors.ts";
 import { didYouMean } from "../text.ts";
+import { type RemedyText, STEPS } from "../failure_table.ts";
 
 /** Something offered by a server under a name. */
 export interface Named {
@@ -20,7 +21,7 @@ export interface Named {
 
 /** A name that matched nothing or more than one thing. */
 export class NameResolutionError extends PatchbayError {
-  constructor(kind: string, spec: string, reason: string, remedy: string) {
+  constructor(kind: string, spec: string, reason: string, remedy: RemedyText) {
     super("usage", `Unknown ${kind}: ${spec}`, { reason, remedy, exitCode: EXIT.usage });
   }
 }
@@ -41,7 +42,11 @@ function split(spec: string, servers: ReadonlySet<string>): { server?: string; n
 }
 
 /** Finds one item by `spec` among `items` (prompts, or tools viewed by original name). */
-export function resolveNamed<T extends Named>(kind: string, spec: string, items: readonly T[]): T {
+export function resolveNamed<T extends Named>(
+  kind: "tool" | "prompt" | "resource",
+  spec: string,
+  items: readonly T[],
+): T {
   const servers = new Set(items.map((i) => i.server));
   const matches = new Set<T>();
   for (const { server, name } of split(spec, servers)) {
@@ -70,8 +75,8 @@ export function resolveNamed<T extends Named>(kind: string, spec: string, items:
     close
       ? `did you mean "${close}"?`
       : items.length === 0
-      ? "check /connections for servers that failed to connect"
-      : `see the list with /${kind}s`,
+      ? STEPS.serverStates
+      : STEPS.listOf(kind),
   );
 }
 
@@ -109,6 +114,20 @@ function onlyOne<T>(items: readonly T[]): T | undefined {
 export function serverPrefix(spec: string, servers: readonly string[]): string | undefined {
   return servers.filter((name) => [".", "/", ":"].some((sep) => spec.startsWith(`${name}${sep}`)))
     .sort((a, b) => b.length - a.length)[0];
+}
+
+/** A prompt as it declares its arguments (`prompts/list`). */
+export interface DeclaredPrompt {
+  arguments?: readonly { name: string; required?: boolean }[];
+}
+
+/** The names of the arguments `prompt` declares required that `values` does not give. */
+export function missingArguments(
+  prompt: DeclaredPrompt,
+  values: Readonly<Record<string, string>>,
+): string[] {
+  return (prompt.arguments ?? []).filter((a) => a.required && !Object.hasOwn(values, a.name))
+    .map((a) => a.name);
 }
 
 /** Parses `k=v` words (values may be quoted) into prompt arguments. */

@@ -20,6 +20,7 @@ import {
   withheldLines,
 } from "../ui/listing.ts";
 import {
+  missingArguments,
   parseJsonArgs,
   parseKeyValues,
   resolveNamed,
@@ -33,6 +34,7 @@ import type { ClientSession } from "./client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";
 import { showName } from "../names.ts";
+import { transportChoice } from "../config/servers.ts";
 import { clean, out, serverNames, unknownServer, usage } from "./slash_helpers.ts";
 
 type Command = SlashCommand<ClientSession>;
@@ -96,6 +98,9 @@ export const connectionsCommand: Command = {
           } · ${status.state} since ${status.since.toLocaleTimeString()}`,
         ),
       );
+      if (status.transportReason) {
+        out(s, s.style.dim(`    ${transportChoice(status.transport, status.transportReason)}`));
+      }
     }
     return Promise.resolve();
   },
@@ -150,11 +155,11 @@ export const promptCommand: Command = {
     if (!spec) throw usage("/prompt <name> [k=v ...]", "see the names with /prompts");
     const prompt = resolveNamed("prompt", spec, s.manager.prompts());
     const values = parseKeyValues(rest.join(" "));
-    const missing = (prompt.arguments ?? []).filter((a) => a.required && !(a.name in values));
+    const missing = missingArguments(prompt, values);
     if (missing.length > 0) {
       throw usage(
-        `/prompt ${spec} ${missing.map((m) => `${m.name}=…`).join(" ")}`,
-        `required: ${missing.map((m) => m.name).join(", ")}`,
+        `/prompt ${spec} ${missing.map((m) => `${m}=…`).join(" ")}`,
+        `required: ${missing.join(", ")}`,
       );
     }
     await sendPrompt(s, prompt, values);

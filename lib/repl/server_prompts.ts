@@ -16,7 +16,7 @@ import type { ClientSession } from "./client_session.ts";
 import { promptPreview } from "../ui/listing.ts";
 import { promptMessage } from "./prompt_message.ts";
 import { announceAttachments, attachmentOptions } from "./turn_setup.ts";
-import { parseKeyValues } from "./resolve.ts";
+import { missingArguments, parseKeyValues } from "./resolve.ts";
 
 /** `/server:prompt args` taken apart. */
 export interface ServerPromptLine {
@@ -44,13 +44,13 @@ export function configuredServers(s: ClientSession): string[] {
 export async function runServerPrompt(s: ClientSession, line: ServerPromptLine): Promise<void> {
   const prompt = findPrompt(s, line);
   const values = parseKeyValues(line.args);
-  const missing = (prompt.arguments ?? []).filter((a) => a.required && !(a.name in values));
+  const missing = missingArguments(prompt, values);
   if (missing.length > 0) {
     throw new PatchbayError(
       "usage",
-      `Usage: /${line.server}:${line.prompt} ${missing.map((m) => `${m.name}=…`).join(" ")}`,
+      `Usage: /${line.server}:${line.prompt} ${missing.map((m) => `${m}=…`).join(" ")}`,
       {
-        reason: `required: ${missing.map((m) => m.name).join(", ")}`,
+        reason: `required: ${missing.join(", ")}`,
         remedy: "Tab after the prompt's name completes its arguments and their values",
       },
     );

@@ -8,7 +8,7 @@
  */
 
 import type { TraceRecorder } from "./recorder.ts";
-import type { TraceTransport } from "./record.ts";
+import { FALLBACK_EVENT, type TraceTransport } from "./record.ts";
 import type { ConnectionEvent } from "../connections/types.ts";
 import type { OAuthEvent } from "../oauth/broker.ts";
 import type { HttpExchange, MessageObserver, TransportEvent } from "../transports/observer.ts";
@@ -83,4 +83,10 @@ export function traceOAuthEvent(event: OAuthEvent): void {
     step: event.type,
     ...kept,
   });
+}
+
+/** An entry's url answered streamable HTTP the legacy way: it is reached over SSE now. */
+export function traceTransportFallback(server: string, reason: string): void {
+  if (!active) return;
+  active.record({ kind: "event", event: FALLBACK_EVENT, server, transport: "sse", reason });
 }

@@ -55,6 +55,12 @@ export interface HttpLine extends LineBase, HttpExchange {
   transport: TraceTransport;
 }
 
+/**
+ * The event of an entry without `transport_type` whose url answered streamable HTTP the
+ * legacy way, reached over SSE from then on (`transport`, `reason`).
+ */
+export const FALLBACK_EVENT = "fallback";
+
 /** Something that happened to a connection or a process. */
 export interface EventLine extends LineBase {
   kind: "event";

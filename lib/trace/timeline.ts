@@ -12,7 +12,7 @@
 
 import { stripTerminalEscapes } from "../terminal.ts";
 import { abridge } from "../text.ts";
-import type { TraceLine } from "./record.ts";
+import { FALLBACK_EVENT, type TraceLine } from "./record.ts";
 import { isTraceLine } from "./line_shape.ts";
 
 /** A response slower than this is marked `SLOW` in the timeline. */
@@ -53,18 +53,81 @@ export interface TimelineFilter {
   errors?: boolean;
 }
 
-/** Whether `line` passes `filter`. */
-export function matches(line: TraceLine, filter: TimelineFilter): boolean {
+/** Whether `line` passes `filter`; `expected`: the routine lines of its trace. */
+export function matches(
+  line: TraceLine,
+  filter: TimelineFilter,
+  expected?: Expected,
+): boolean {
   if (filter.server !== undefined && line.server !== filter.server) return false;
   if (filter.method !== undefined) {
     if (line.kind !== "message" || line.method !== filter.method) return false;
   }
-  if (filter.errors) return isError(line);
+  if (filter.errors) return isError(line, expected);
   return true;
 }
 
-/** An error response, a failed exchange, an HTTP error status, a failed connection. */
-export function isError(line: TraceLine): boolean {
+/** Lines of a trace that are routine steps of a connection, not failures, each with why. */
+export type Expected = ReadonlyMap<TraceLine, string>;
+
+const PROBE_EXPECTED = "expected: a server of an earlier revision; initialize follows";
+const SSE_EXPECTED = "expected: a legacy SSE server; patchbay falls back to SSE";
+
+/** The request that asks a server for the 2026-07-28 revision (`protocol: "auto"`). */
+const VERSION_PROBE = "server/discover";
+
+/** HTTP statuses with which an earlier revision's server refuses the probe, before `initialize`. */
+const PROBE_REFUSALS: readonly number[] = [400, 404, 405];
+
+/**
+ * A server of an earlier revision (2025-11-25 and before) refusing the version probe
+ * (`server/discover`): an error answer, or an HTTP 400/404/405 to its POST. Routine: the
+ * client goes on with `initialize`, so it is marked expected and is not an error (a server
+ * that then fails `initialize` is).
+ */
+export function isProbeFallback(line: TraceLine): boolean {
+  switch (line.kind) {
+    case "message":
+      return line.type === "error" && line.method === VERSION_PROBE;
+    case "http":
+      return line.request?.["mcp-method"] === VERSION_PROBE &&
+        PROBE_REFUSALS.includes(line.status ?? 0);
+    default:
+      return false;
+  }
+}
+
+/**
+ * The routine lines of `lines`: the version probe's refusals ({@linkcode isProbeFallback}),
+ * and the 4xx answers to a handshake's POSTs that made patchbay fall back to SSE (those of
+ * a server between its last state change and its `fallback` event).
+ */
+export function expectedLines(lines: readonly TraceLine[]): Map<TraceLine, string> {
+  const expected = new Map<TraceLine, string>();
+  const refusals = new Map<string, TraceLine[]>();
+  for (const line of lines) {
+    const server = line.server ?? "";
+    if (isProbeFallback(line)) expected.set(line, PROBE_EXPECTED);
+    else if (line.kind === "event" && line.event === "state") refusals.delete(server);
+    else if (
+      line.kind === "http" && line.method === "POST" && !line.request?.["mcp-session-id"] &&
+      PROBE_REFUSALS.includes(line.status ?? 0)
+    ) {
+      refusals.set(server, [...refusals.get(server) ?? [], line]);
+    } else if (line.kind === "event" && line.event === FALLBACK_EVENT) {
+      for (const refusal of refusals.get(server) ?? []) expected.set(refusal, SSE_EXPECTED);
+      refusals.delete(server);
+    }
+  }
+  return expected;
+}
+
+/**
+ * An error response, a failed exchange, an HTTP error status, a failed connection; not a
+ * routine step (`expected`, of the whole trace; the version probe's refusal always is).
+ */
+export function isError(line: TraceLine, expected?: Expected): boolean {
+  if (isProbeFallback(line) || expected?.has(line)) return false;
   switch (line.kind) {
     case "message":
       return line.type === "error";
@@ -108,8 +171,8 @@ function subject(line: TraceLine & { kind: "message" }): string {
   return typeof named === "string" ? ` ${clean(named, 80)}` : "";
 }
 
-/** One line of the timeline. */
-export function formatLine(line: TraceLine): string {
+/** One line of the timeline; `expected`: the routine lines of its trace. */
+export function formatLine(line: TraceLine, expected?: Expected): string {
   const server = clean(line.server ?? (line.kind === "model" ? "model" : "patchbay"), 24)
     .padEnd(14);
   const head = `${time(line.t)}  ${server}`;
@@ -121,12 +184,15 @@ export function formatLine(line: TraceLine): string {
       let what = `${method}${id}${subject(line)}`;
       if (line.type === "result") what += " result";
       if (line.type === "error") {
-        what += ` ERROR ${clean(line.error?.code, 12)} ${clean(line.error?.message, 100)}`;
+        what += ` ${isProbeFallback(line) ? "refused" : "ERROR"} ${clean(line.error?.code, 12)} ${
+          clean(line.error?.message, 100)
+        }`;
       }
       const latency = line.ms !== undefined ? `  ${line.ms} ms` : "";
       const slow = (line.ms ?? 0) >= SLOW_MS ? "  SLOW" : "";
       const cut = line.cut ? "  (cut)" : "";
-      return `${head}  ${arrow}  ${what}${latency}${slow}  ${size(line.bytes)}${cut}`;
+      return `${head}  ${arrow}  ${what}${latency}${slow}  ${size(line.bytes)}${cut}` +
+        expectedMark(line, expected);
     }
     case "http": {
       const status = line.status !== undefined
@@ -134,7 +200,7 @@ export function formatLine(line: TraceLine): string {
         : `FAILED ${clean(line.failure, 100)}`;
       const session = line.response?.["mcp-session-id"] ?? line.request?.["mcp-session-id"];
       const extra = session ? `  session ${clean(session, 40)}` : "";
-      const mark = isError(line) ? "  ERROR" : "";
+      const mark = isError(line, expected) ? "  ERROR" : expectedMark(line, expected);
       return `${head}  ⇄  ${clean(line.method, 8)} ${
         clean(line.url, 80)
       } ${status}  ${line.ms} ms` +
@@ -160,17 +226,55 @@ export function formatLine(line: TraceLine): string {
   }
 }
 
+/** What a routine line is marked with instead of `ERROR`. */
+function expectedMark(line: TraceLine, expected?: Expected): string {
+  const why = expected?.get(line) ?? (isProbeFallback(line) ? PROBE_EXPECTED : undefined);
+  return why ? `  ${why}` : "";
+}
+
+/**
+ * What `--errors` leaves out of `lines` as routine ({@linkcode expectedLines}), said so the
+ * person is not left wondering; `undefined` when it leaves out nothing.
+ */
+export function expectedNote(
+  lines: readonly TraceLine[],
+  filter: TimelineFilter,
+): string | undefined {
+  if (!filter.errors) return undefined;
+  const { errors: _errors, ...others } = filter;
+  const left = [...expectedLines(lines)].filter(([line]) => matches(line, others));
+  const probes = left.filter(([, why]) => why === PROBE_EXPECTED).length;
+  const sse = left.length - probes;
+  const refusals = (count: number) => `${count} expected ${count === 1 ? "refusal" : "refusals"}`;
+  const parts = [
+    ...(probes > 0
+      ? [
+        `${refusals(probes)} of the version probe: a server of an earlier revision answers ` +
+        "server/discover with an error, and initialize follows",
+      ]
+      : []),
+    ...(sse > 0
+      ? [
+        `${refusals(sse)} of streamable HTTP: a legacy SSE server refuses it, and patchbay ` +
+        "falls back to SSE",
+      ]
+      : []),
+  ];
+  return parts.length > 0 ? `(not shown: ${parts.join("; ")})` : undefined;
+}
+
 /** The timeline of `lines`: those `filter` keeps, the last `last` of them when given. */
 export function timeline(
   lines: readonly TraceLine[],
   filter: TimelineFilter = {},
   last?: number,
 ): string[] {
-  const kept = lines.filter((line) => matches(line, filter));
+  const expected = expectedLines(lines);
+  const kept = lines.filter((line) => matches(line, filter, expected));
   const shown = last !== undefined && last >= 0
     ? kept.slice(Math.max(0, kept.length - last))
     : kept;
-  return shown.map(formatLine);
+  return shown.map((line) => formatLine(line, expected));
 }
 
 /** Figures of one server and method. */
@@ -190,6 +294,7 @@ export interface MethodStats {
 
 /** Per server and method: count, p50/p95 latency, errors, bytes; sorted by server, method. */
 export function stats(lines: readonly TraceLine[]): MethodStats[] {
+  const expected = expectedLines(lines);
   const groups = new Map<string, MethodStats & { latencies: number[] }>();
   for (const line of lines) {
     if (line.kind !== "message" || line.method === undefined) continue;
@@ -208,7 +313,7 @@ export function stats(lines: readonly TraceLine[]): MethodStats[] {
     }
     group.bytes += line.bytes ?? 0;
     if (line.type === "request" || line.type === "notification") group.count++;
-    if (line.type === "error") group.errors++;
+    if (isError(line, expected)) group.errors++;
     if (line.ms !== undefined) group.latencies.push(line.ms);
   }
   return [...groups.values()]

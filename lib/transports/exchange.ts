@@ -15,6 +15,9 @@ import type { MessageObserver } from "./observer.ts";
 const REQUEST_HEADERS = [
   "mcp-session-id",
   "mcp-protocol-version",
+  // The request's method (2026-07-28): which POST carried what, e.g. the server/discover
+  // probe a 2025-era server refuses.
+  "mcp-method",
   "content-type",
   "accept",
   "last-event-id",

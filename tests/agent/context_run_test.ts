@@ -188,6 +188,12 @@ Deno.test("run: with tool search the model gets find_tools, then the tools it fo
   assert.ok(names(1).length < 10, names(1).join(", "));
   const found = llm.requests[1].body.messages.find((m: { role: string }) => m.role === "tool");
   assert.match(found.content, /everything__get-sum \(server everything\)/);
+  // Named as what it is, patchbay's own tool, never an unknown server's.
+  assert.match(
+    found.content,
+    /^<tool_output server="patchbay" tool="find_tools" trust="untrusted">\n/,
+  );
+  assert.doesNotMatch(found.content, /unknown/);
   assert.match(result.stderr, /Tool search: loaded [^\n]*everything__get-sum/);
   const sum = llm.requests[2].body.messages.filter((m: { role: string }) => m.role === "tool");
   assert.match(sum.at(-1).content, /The sum of 2 and 3 is 5/);

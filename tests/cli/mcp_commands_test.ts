@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { everythingEntry, NODE } from "../support/deps.ts";
-import { runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
+import { configWith, runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
 
 const mode = async (path: string) => (await Deno.stat(path)).mode! & 0o777;
 
@@ -216,6 +216,56 @@ Deno.test("a file that is already broken is not edited: its own problems come fi
   assert.equal(fault.code, 1);
   assert.match(fault.stderr, /trailing comma before '\}' at line 2, column 18/);
   assert.equal(await Deno.readTextFile(file), syntax);
+});
+
+Deno.test("every editing command on a file with a syntax error gives its located error", async () => {
+  await using box = await sandbox();
+  const syntax = '{"LLM": {"provider": "openai", "model": "m"},\n' +
+    ' "mcpServers": {"gh": {"command": "gh-server",}}}\n';
+  const file = await writeConfig(box, syntax);
+  const other = join(box.cwd, "other.mcp.json");
+  await Deno.writeTextFile(other, JSON.stringify({ mcpServers: { x: { command: "x" } } }));
+  for (
+    const args of [
+      ["mcp", "remove", "gh"],
+      ["mcp", "disable", "gh"],
+      ["mcp", "enable", "gh"],
+      ["mcp", "add-json", "gh2", '{"command": "node"}'],
+      ["mcp", "import", other],
+    ]
+  ) {
+    const run = await runPatchbay(box, args);
+    const what = `${args.join(" ")}: ${run.stdout}${run.stderr}`;
+    assert.equal(run.code, 1, what);
+    assert.match(
+      run.stderr,
+      /^error: Invalid configuration: trailing comma before '\}' at line 2, column 46 of servers_config\.json$/m,
+      what,
+    );
+    assert.match(run.stderr, /^ +\| +\^$/m, what);
+    assert.ok(!/No server 'gh'/.test(run.stderr), what);
+    assert.equal(await Deno.readTextFile(file), syntax, what);
+  }
+});
+
+Deno.test("mcp add-json with VS Code's ${input:…} names the variable and says what to write instead", async () => {
+  await using box = await sandbox();
+  const file = await writeConfig(box, configWith({}));
+  const before = await Deno.readTextFile(file);
+  const run = await runPatchbay(box, [
+    "mcp",
+    "add-json",
+    "gh",
+    '{"command": "npx", "env": {"API_KEY": "${input:api-key}"}}',
+  ]);
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stderr, /env\.API_KEY: \$\{input:api-key\} is another client's variable/);
+  assert.match(
+    run.stderr,
+    /set API_KEY to the value in \.env and write \$\{API_KEY\} in place of \$\{input:api-key\}/,
+  );
+  assert.ok(!run.stderr.includes("REDACTED"), run.stderr);
+  assert.equal(await Deno.readTextFile(file), before);
 });
 
 Deno.test("usage mistakes: a name taken, a bad name, -e for a URL, an unknown server", async () => {

@@ -108,7 +108,7 @@ Deno.test("vscode: servers and inputs; ${input:…} is not guessed, ${workspaceF
   assert.equal(run.code, 0, run.stderr);
   assert.match(
     run.stdout,
-    /✗ github: not imported: it uses \$\{input:github-token\}, a value VS Code asks its user for \("GitHub Personal Access Token"\)/,
+    /✗ github: not imported: it uses \$\{input:github-token\}, a value VS Code asks its user for \("GitHub Personal Access Token"\); set GITHUB_TOKEN to the value in \.env and write \$\{GITHUB_TOKEN\} in place of \$\{input:github-token\}, then add the entry with `patchbay mcp add-json <name> '<entry>'`/,
   );
   assert.match(run.stdout, /converted: \$\{workspaceFolder\} \(VS Code\) is /);
   assert.match(run.stdout, /left out: envFile: patchbay reads one \.env file/);

@@ -187,4 +187,21 @@ Deno.test("call, read and prompt: results as sent, JSON on request, errors with 
   const missing = await runPatchbay(box, ["prompt", "no-such-prompt"]);
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /error: Unknown prompt: no-such-prompt/);
+  // A script's remedy names patchbay's commands, never the interactive client's /prompts.
+  assert.match(missing.stderr, /remedy: see the list with `patchbay prompts`/);
+  const noTool = await runPatchbay(box, ["call", "nosuch.tool", "{}"]);
+  assert.equal(noTool.code, 2);
+  assert.match(noTool.stderr, /error: Unknown tool: nosuch\.tool/);
+  assert.match(noTool.stderr, /remedy: see the list with `patchbay tools`/);
+  assert.doesNotMatch(noTool.stderr + missing.stderr, /\/tools|\/prompts/);
+  // A required argument the prompt declares is caught before the server is asked.
+  const noCity = await runPatchbay(box, ["prompt", "args-prompt", "state=Texas"]);
+  assert.equal(noCity.code, 2);
+  assert.match(noCity.stderr, /^error: Usage: patchbay prompt args-prompt city=…$/m);
+  assert.match(
+    noCity.stderr,
+    /cause: {2}the prompt args-prompt of server 'everything' requires city, which was not given/,
+  );
+  assert.match(noCity.stderr, /remedy: give each as name=value; `patchbay prompts` lists/);
+  assert.doesNotMatch(noCity.stderr, /-32602|Invalid arguments/);
 });

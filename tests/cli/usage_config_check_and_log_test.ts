@@ -82,6 +82,36 @@ Deno.test("config check: every problem, with line, column, caret, cause and reme
   assert.match(result.stderr, /remedy: correct each field listed/);
 });
 
+Deno.test("config check: a pasted file's schema, dialect and rule problems all in one pass", async () => {
+  // Once, the httpUrl + milliseconds problem appeared only after the others were fixed.
+  const result = await configCheck([
+    "{",
+    '  "LLM": {"provider": "openai", "model": "m", "temprature": 0.2, "base_url": "${NOPE_URL}"},',
+    '  "mcpServers": {',
+    '    "remote": {"httpUrl": "https://mcp.example.com/mcp", "timeout": 30000, "trust": true},',
+    '    "local": {"command": "npx", "cwd": 5, "env": {"TOKEN": "${input:gh-token}"}},',
+    '    "both": {"command": "npx", "url": "http://127.0.0.1:1/mcp", "autoApprove": ["a"]}',
+    "  }",
+    "}",
+    "",
+  ].join("\n"));
+  assert.equal(result.code, 1);
+  const shown = result.stderr;
+  assert.match(shown, /error: Invalid configuration: 8 problems in servers_config\.json/);
+  for (
+    const line of [
+      /line 2, column \d+: LLM\.temprature: unknown field "temprature"/,
+      /line 2, column \d+: LLM\.base_url: environment variable NOPE_URL is not set/,
+      /line 4, column \d+: mcpServers\.remote\.timeout: "timeout": 30000 beside httpUrl is gemini-cli's, in milliseconds/,
+      /line 4, column \d+: mcpServers\.remote\.trust: unknown field "trust" — did you mean "trusted"\?/,
+      /line 5, column \d+: mcpServers\.local\.cwd: expected a string, got the number 5/,
+      /line 5, column \d+: mcpServers\.local\.env\.TOKEN: \$\{input:gh-token\} is another client's variable/,
+      /line 6, column \d+: Missing required field: mcpServers\.both\.transport_type — the entry has both command and url/,
+      /line 6, column \d+: mcpServers\.both\.autoApprove: unknown field "autoApprove"/,
+    ]
+  ) assert.match(shown, line);
+});
+
 Deno.test("config check: a JSON syntax fault names the likely mistake", async () => {
   const result = await configCheck(
     '{\n  "LLM": {"provider": "openai", "model": "m"},\n  "mcpServers": {},\n}\n',

@@ -90,8 +90,11 @@ Deno.test("VS Code's ${input:…} is refused where it is written, with what to d
     },
   });
   assert.match(problem, /^mcpServers\.github\.headers\.Authorization @11:\d+: /);
-  assert.match(problem, /"\$\{input:github-token\}" is another client's variable/);
-  assert.match(problem, /put the value in \.env/);
+  assert.match(problem, / \$\{input:github-token\} is another client's variable/);
+  assert.match(
+    problem,
+    /set GITHUB_TOKEN to the value in \.env and write \$\{GITHUB_TOKEN\} in place of \$\{input:github-token\}/,
+  );
 });
 
 Deno.test("gemini-cli's timeout in milliseconds is refused beside httpUrl, with the seconds", () => {

@@ -189,6 +189,24 @@ Deno.test("transport_type is inferred from command or url", () => {
   assert.ok(config.servers.every((s) => s.transportInferred));
 });
 
+Deno.test("a bare url ending in /sse is SSE; an inferred transport carries why, a written one not", () => {
+  const config = parse({
+    LLM: llm,
+    mcpServers: {
+      legacy: { url: "https://h.example/v1/sse?team=a" },
+      modern: { url: "https://h.example/sse/mcp" },
+      written: { transport_type: "streamable_http", url: "https://h.example/sse" },
+    },
+  });
+  const [legacy, modern, written] = config.servers;
+  assert.equal(legacy.transport, "sse");
+  assert.match(legacy.transportReason ?? "", /a url ending in \/sse is the legacy SSE transport/);
+  assert.equal(modern.transport, "streamable_http");
+  assert.match(modern.transportReason ?? "", /or SSE when the server answers the legacy way/);
+  assert.equal(written.transport, "streamable_http");
+  assert.equal(written.transportReason, undefined);
+});
+
 Deno.test("defaults are applied and durations stay in seconds", () => {
   const config = parse({
     LLM: llm,

@@ -104,12 +104,26 @@ Deno.test("sse: a stateless protocol revision is refused, with the other problem
   );
 });
 
-Deno.test("transport rules wait for a sound entry; a field of the other transport does not stop it", () => {
-  // A broken entry reports its own problems alone.
+Deno.test("an entry's problems come in one pass; a field of the other transport does not stop it", () => {
+  // A field with a problem is reported and left out; the rest of the entry is read on.
   assert.deepEqual(
     problemsOf({ a: { transport_type: "stdio", command: "${NOT_SET_HERE}", auth: {} } }),
     [
+      "mcpServers.a.command: environment variable NOT_SET_HERE is not set | set NOT_SET_HERE " +
+      "in .env or the environment, or give a default: ${NOT_SET_HERE:-value}",
       'mcpServers.a.auth.method: expected one of "oauth", got nothing',
+    ],
+  );
+  // A refused field that decides the transport leaves the transport's rules unjudged
+  // (no guess from what is left), but another client's forms are still read.
+  assert.deepEqual(
+    problemsOf({
+      b: { type: "ws", url: "${NOT_SET_HERE}", enabled: true, disabled: true },
+    }).map((problem) => problem.split(" | ")[0]),
+    [
+      'mcpServers.b.type: expected one of "stdio", "http", "streamable-http", ' +
+      '"streamable_http", "streamableHttp", "sse", got the string "ws"',
+      'mcpServers.b.enabled: "enabled": true and "disabled": true contradict each other',
     ],
   );
   // A sound one is read on past the misplaced field: its values are checked too.

@@ -43,3 +43,13 @@ Deno.test("gemini-cli: a timeout beyond a day is left out rather than guessed", 
   assert.equal(converted.entry!.timeout, undefined);
   assert.match(converted.dropped[0], /timeout 1000000000 ms: outside 0 to one day/);
 });
+
+Deno.test("a bare url is streamable HTTP, or SSE when it ends in /sse, as patchbay reads one", () => {
+  const read = (url: string) => convertEntry("r", { url }, plain, places).entry?.transport_type;
+  assert.equal(read("https://h.example/mcp"), "streamable_http");
+  assert.equal(read("https://h.example/sse"), "sse");
+  assert.equal(read("https://h.example/v1/sse?team=a"), "sse");
+  // A written type is kept as written.
+  const typed = convertEntry("t", { type: "http", url: "https://h.example/sse" }, plain, places);
+  assert.equal(typed.entry?.transport_type, "streamable_http");
+});

@@ -48,6 +48,22 @@ Deno.test("sessions: this folder's by default, --all for every folder; unanswere
   const all = await runPatchbay(box, ["--config", config, "sessions", "--all", "--json"]);
   const titles = JSON.parse(all.stdout).sessions.map((s: { title: string }) => s.title);
   assert.deepEqual(titles.sort(), ["asked here", "asked there"]);
+  // As text, --all says which folder each conversation belongs to.
+  const allText = await runPatchbay(box, ["--config", config, "sessions", "--all"]);
+  assert.equal(allText.code, 0, allText.stderr);
+  assert.match(allText.stdout, /^ID +LAST MESSAGE +STARTED +TURNS +MODEL +FOLDER +TITLE$/m);
+  const tilde = (folder: string) => `~${folder.slice(box.home.length)}`;
+  assert.match(allText.stdout, new RegExp(`scripted-model +${tilde(here)} +asked here$`, "m"));
+  assert.match(
+    allText.stdout,
+    new RegExp(`scripted-model +${tilde(await Deno.realPath(other))} +asked there$`, "m"),
+  );
+  // A folder without a configuration: the conversations are listed without a word about
+  // the example configuration, which has nothing to do with them.
+  const bare = await runPatchbay(box, ["sessions"], { cwd: other });
+  assert.equal(bare.code, 0, bare.stderr);
+  assert.match(bare.stdout, /asked there/);
+  assert.doesNotMatch(bare.stderr, /example configuration/);
 
   // --resume continues this folder's most recent, though another folder's is more recent.
   const resumed = await runPatchbay(box, ["--config", config, "--resume"], { stdin: "" });

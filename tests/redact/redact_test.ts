@@ -104,6 +104,10 @@ Deno.test("shape rules leave prose alone: the word after token, Bearer or a key 
     'WWW-Authenticate: Bearer error="invalid_token", error_description="expired"',
     "OpenAI accepted LLM_API_KEY: 1 model listed",
     "password: required",
+    // A variable reference names where a value comes from; once, "${input:api-key}" in a
+    // message became "[REDACTED]}".
+    'mcpServers.gh.env.API_KEY: "${input:api-key}" is another client\'s variable',
+    "api_key=${API_KEY}",
   ];
   for (const text of prose) assert.equal(r.redact(text), text);
   const secrets: Array<[string, string]> = [

@@ -68,4 +68,10 @@ Deno.test("/mcp lists servers; disable and enable switch one at once for the ses
   );
   assert.match(away, /it was disabled for this session \(\/mcp disable\)/);
   assert.match(away, /\/mcp enable everything connects it again/);
+  // Enabled again, it counts the tools it offers after its filter, not all it lists.
+  const back = await repl.send("/mcp enable everything", /Enabled everything/, 60_000);
+  assert.match(
+    back,
+    /Enabled everything now: connected, 14 tools offered \(1 not offered by include_tools \/ exclude_tools\)/,
+  );
 });

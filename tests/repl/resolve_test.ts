@@ -46,6 +46,16 @@ Deno.test("an ambiguous name lists the candidates; an unknown one suggests", () 
   } catch (e) {
     assert.equal((e as PatchbayError).remedy, 'did you mean "everything.echo"?');
   }
+  // Nothing close: each surface is told where the list is, in its own words.
+  try {
+    resolveTool("nosuch.tool", tools);
+    assert.fail("resolved");
+  } catch (e) {
+    assert.deepEqual((e as PatchbayError).remedies, {
+      repl: "see the list with /tools",
+      script: "see the list with `patchbay tools`",
+    });
+  }
 });
 
 Deno.test("nothing to resolve against says so", () => {

@@ -104,7 +104,34 @@ Deno.test("the trace of a stdio server holds both directions, the bodies and the
   assert.ok(call.p50 >= 0 && call.p95 >= call.p50 && call.bytes > 0);
   const table = await runPatchbay(box, ["trace", "stats", file]);
   assert.match(table.stdout, /^server\s+method\s+count\s+p50 ms\s+p95 ms\s+errors\s+bytes$/m);
+  // server-everything speaks 2025-11-25: its refusal of the version probe is routine.
+  assert.equal(
+    JSON.parse(stats.stdout).find((r: { method: string }) => r.method === "server/discover")
+      ?.errors,
+    0,
+  );
+  await assertProbeExpected(box, file, /←\s+server\/discover #\S+ refused -32601 Method not found/);
 });
+
+/**
+ * `trace show` marks the refused version probe expected (`shown`: its line), and `--errors`
+ * leaves it out, saying so.
+ */
+async function assertProbeExpected(box: Sandbox, file: string, shown: RegExp): Promise<void> {
+  const all = await runPatchbay(box, ["trace", "show", file]);
+  assert.equal(all.code, 0, all.stderr);
+  const line = all.stdout.split("\n").find((row) => shown.test(row));
+  assert.ok(line, all.stdout);
+  assert.match(line, /expected: a server of an earlier revision; initialize follows$/);
+  assert.doesNotMatch(line, /ERROR/);
+  const errors = await runPatchbay(box, ["trace", "show", file, "--errors"]);
+  assert.equal(errors.code, 0, errors.stderr);
+  assert.doesNotMatch(errors.stdout, /server\/discover|ERROR/);
+  assert.match(
+    errors.stderr,
+    /^\(not shown: 1 expected refusal of the version probe: a server of an earlier revision answers server\/discover with an error, and initialize follows\)$/m,
+  );
+}
 
 Deno.test("the trace of a streamable HTTP server holds the bodies, the exchanges and no token", async () => {
   await using server = await startEverythingHttp("streamableHttp");
@@ -141,6 +168,14 @@ Deno.test("the trace of a streamable HTTP server holds the bodies, the exchanges
   assert.ok(
     !text.includes("tok-streamable-0123456789"),
     "the header's token never reaches the trace",
+  );
+  // The version probe's POST names its method; the 2025-11-25 server answers it 400.
+  const probe = posts.find((l) => l.request["mcp-method"] === "server/discover");
+  assert.equal(probe?.status, 400, JSON.stringify(posts[0]));
+  await assertProbeExpected(
+    box,
+    join(box.cwd, "traces", "wire.jsonl"),
+    /⇄\s+POST \S+\/mcp 400 /,
   );
 });
 
