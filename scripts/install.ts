@@ -47,6 +47,8 @@ function stableDeno(exec: string): string {
 /** The shim's text. */
 export function shim(deno: string, exec: string, launcher: string, manifest: string): string {
   const flags = [
+    // Deno's own notices and progress-bar erasures stay off the person's terminal.
+    "--quiet",
     "--no-prompt",
     "--allow-read",
     "--allow-env",

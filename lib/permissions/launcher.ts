@@ -435,7 +435,19 @@ async function runClient(
 ): Promise<{ code: number; signalled: boolean }> {
   const guarded = [...flags, `--deny-write=${plansDir()}`];
   const child = new Deno.Command(deno, {
-    args: ["run", CLIENT_V8_FLAGS, ...guarded, ...MANIFEST_FLAGS, CLIENT_MAIN, ...clientArgs],
+    args: [
+      "run",
+      // Deno's own notices stay off the person's screen: its `Info Failed to resolve '…' for
+      // allow-run` (a configured command, raw and coloured, even into a pipe) and its
+      // progress bar's erase sequences, drawn even on TERM=dumb. patchbay says the same in
+      // its own words (the connection's diagnosis); Deno's errors are still shown.
+      "--quiet",
+      CLIENT_V8_FLAGS,
+      ...guarded,
+      ...MANIFEST_FLAGS,
+      CLIENT_MAIN,
+      ...clientArgs,
+    ],
     cwd,
     env: {
       [LAUNCHER_VARIABLE]: mode,
