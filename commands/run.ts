@@ -19,6 +19,7 @@ import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
 import type { Redactor } from "../lib/redact.ts";
 import { JsonEventsUi, usageJson } from "../lib/ui/json_ui.ts";
 import { TerminalOutput } from "../lib/ui/output.ts";
+import { canRedraw } from "../lib/terminal.ts";
 import type { ClientSession } from "../lib/repl/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { startSessionTrace, stopTrace } from "../lib/trace/start.ts";
@@ -64,7 +65,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     );
   }
   const runtime = await startUp(options);
-  const output = new TerminalOutput({ spinner: !options.json && Deno.stderr.isTerminal() });
+  const output = new TerminalOutput({ spinner: !options.json && canRedraw(Deno.stderr) });
   const json = options.json
     ? new JsonEventsUi({
       write: (line) => output.out(`${line}\n`),

@@ -21,6 +21,7 @@ import { DEFAULTS } from "../defaults.ts";
 import { EXIT, SharedWritableError } from "../errors.ts";
 import { refuseSharedWritable } from "../shared_writable.ts";
 import { taskWorkingDirectory } from "../task_folder.ts";
+import { TERMINAL_VARIABLES } from "../terminal.ts";
 import { ensureModules } from "./module_cache.ts";
 import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {
@@ -251,9 +252,15 @@ export async function flagsFor(
   if (parsed.unrestricted || parsed.planning) {
     return { flags: unrestrictedFlags(), mode: "unrestricted" };
   }
-  // Help reads nothing: its colours are patchbay's own decision (lib/style.ts), made from
-  // what the terminal is, so commander reads no colour variable of its own.
-  if (parsed.informational) return { flags: ["--no-prompt"], mode: "bare" };
+  // Help reads nothing but the variables of the one colour rule (lib/terminal.ts
+  // colorEnabled: NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE, TERM), so `--help` is coloured as
+  // every other command is; commander reads no colour variable of its own.
+  if (parsed.informational) {
+    return {
+      flags: ["--no-prompt", `--allow-env=${TERMINAL_VARIABLES.join(",")}`],
+      mode: "bare",
+    };
+  }
   if (parsed.traceReading !== undefined) {
     return { flags: traceReadingFlags(parsed.traceReading, cwd), mode: "bare" };
   }
