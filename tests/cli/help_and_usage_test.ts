@@ -97,13 +97,13 @@ Deno.test("CLICOLOR_FORCE colours piped output as FORCE_COLOR does; NO_COLOR sti
       env: { NO_COLOR: undefined, CLICOLOR_FORCE: "1" },
     });
     const output = forced.stdout + forced.stderr;
-    assert.match(output, /\x1b\[\d+m/, `${args.join(" ")} is not coloured:\n${output}`);
+    assert.ok(output.includes("\x1b["), `${args.join(" ")} is not coloured:\n${output}`);
     assert.doesNotMatch(output, /NotCapable|Requires env access/, args.join(" "));
     const off = await runPatchbay(box, args, { env: { NO_COLOR: "1", CLICOLOR_FORCE: "1" } });
-    assert.doesNotMatch(off.stdout + off.stderr, /\x1b\[/, `${args.join(" ")} with NO_COLOR`);
+    assert.ok(!(off.stdout + off.stderr).includes("\x1b["), `${args.join(" ")} with NO_COLOR`);
     const zero = await runPatchbay(box, args, {
       env: { NO_COLOR: undefined, CLICOLOR_FORCE: "0" },
     });
-    assert.doesNotMatch(zero.stdout + zero.stderr, /\x1b\[/, `${args.join(" ")} with 0`);
+    assert.ok(!(zero.stdout + zero.stderr).includes("\x1b["), `${args.join(" ")} with 0`);
   }
 });
