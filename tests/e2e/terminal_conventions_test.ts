@@ -15,6 +15,7 @@ import { type Sandbox, sandbox, writeConfig } from "../support/cli.ts";
 import { PATCHBAY, replConfig, startRepl, terminalEnv } from "../support/repl.ts";
 import { type ScriptedLlm, startScriptedLlm } from "../support/scripted_llm.ts";
 import { TmuxSession } from "../support/tmux.ts";
+import { everythingEntry, NODE } from "../support/deps.ts";
 import { displayWidth } from "../../lib/terminal.ts";
 
 /** A long answer, prose then a list, as a model writes one. */
@@ -140,4 +141,36 @@ Deno.test("a long tool call's spinner counts its time", async () => {
   await repl.tmux.waitFor(/Long done\./, { timeoutMs: 30_000 });
   await repl.tmux.press("C-d");
   assert.equal(await repl.tmux.exitCode(), 0);
+});
+
+Deno.test("a command installed after start: /refresh before says it is not on PATH, after restarts and connects", async () => {
+  await using box = await sandbox();
+  await using llm = await startScriptedLlm();
+  const bin = join(box.home, "bin");
+  await Deno.mkdir(bin);
+  const config = replConfig(box, llm);
+  delete (config.mcpServers as Record<string, unknown>).filesystem;
+  Object.assign(config.mcpServers, { late: { command: "patchbay-installed-later" } });
+  await writeConfig(box, config);
+  await using repl = await startRepl(box, { env: { PATH: `${bin}:${box.env.PATH}` } });
+  await repl.tmux.waitFor(/command 'patchbay-installed-later' not found on PATH/);
+  // Not installed yet: nothing a restart could grant, so none (the diagnosis stands).
+  const before = await repl.send("/refresh", /Configuration read again|Restarting/);
+  assert.doesNotMatch(before, /Restarting/);
+  assert.match(
+    await repl.send("/connections", /late: stdio/),
+    /command 'patchbay-installed-later' not found on PATH/,
+  );
+  const command = join(bin, "patchbay-installed-later");
+  await Deno.writeTextFile(
+    command,
+    `#!/bin/sh\nexec '${NODE}' '${everythingEntry()}' stdio\n`,
+  );
+  await Deno.chmod(command, 0o755);
+  // Installed: the plan now grants it where it was found, and the restart brings it up.
+  const after = await repl.send("/refresh", /Restarting under an extended plan/, 60_000);
+  // Named as the client sees it (it may not look in PATH's folders); granted where found.
+  assert.match(after, /adds run patchbay-installed-later \(starts server 'late'\)/);
+  await repl.tmux.waitFor(/2 of 2 servers connected/, { timeoutMs: 60_000 });
+  assert.doesNotMatch(await repl.tmux.screen(), /Failed to resolve/);
 });
