@@ -255,12 +255,8 @@ export async function flagsFor(
   // Help reads nothing but the variables of the one colour rule (lib/terminal.ts
   // colorEnabled: NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE, TERM), so `--help` is coloured as
   // every other command is; commander reads no colour variable of its own.
-  if (parsed.informational) {
-    return {
-      flags: ["--no-prompt", `--allow-env=${TERMINAL_VARIABLES.join(",")}`],
-      mode: "bare",
-    };
-  }
+  const colours = `--allow-env=${TERMINAL_VARIABLES.join(",")}`;
+  if (parsed.informational) return { flags: ["--no-prompt", colours], mode: "bare" };
   if (parsed.traceReading !== undefined) {
     return { flags: traceReadingFlags(parsed.traceReading, cwd), mode: "bare" };
   }
@@ -440,21 +436,11 @@ async function runClient(
   mode: LaunchMode,
   restartFile: string | undefined,
 ): Promise<{ code: number; signalled: boolean }> {
-  const guarded = [...flags, `--deny-write=${plansDir()}`];
+  // --quiet: Deno's own notices stay off the screen (`Failed to resolve '…' for allow-run`,
+  // a configured text raw; its progress bar's erasures, even on TERM=dumb). Errors still show.
+  const guarded = ["--quiet", ...flags, `--deny-write=${plansDir()}`];
   const child = new Deno.Command(deno, {
-    args: [
-      "run",
-      // Deno's own notices stay off the person's screen: its `Info Failed to resolve '…' for
-      // allow-run` (a configured command, raw and coloured, even into a pipe) and its
-      // progress bar's erase sequences, drawn even on TERM=dumb. patchbay says the same in
-      // its own words (the connection's diagnosis); Deno's errors are still shown.
-      "--quiet",
-      CLIENT_V8_FLAGS,
-      ...guarded,
-      ...MANIFEST_FLAGS,
-      CLIENT_MAIN,
-      ...clientArgs,
-    ],
+    args: ["run", CLIENT_V8_FLAGS, ...guarded, ...MANIFEST_FLAGS, CLIENT_MAIN, ...clientArgs],
     cwd,
     env: {
       [LAUNCHER_VARIABLE]: mode,
