@@ -17,6 +17,8 @@ import { EXIT, UsageError } from "./lib/errors.ts";
 import { sessionLogger } from "./lib/session_log.ts";
 import { stderrStyle, stdoutStyle } from "./lib/style.ts";
 import { didYouMean } from "./lib/text.ts";
+import { HELP_DESCRIPTION, HELP_USAGE, helpRequest } from "./commands/_help_words.ts";
+import { commandLineError, failedAt } from "./commands/_usage_errors.ts";
 import { NAME, VERSION } from "./lib/version.ts";
 import { taskWorkingDirectory } from "./lib/task_folder.ts";
 import { fileURLToPath } from "node:url";
@@ -51,7 +53,6 @@ function act<O extends object, A extends unknown[]>(
 /** Builds the command tree from the declarations; `setExit` receives each action's exit code. */
 export async function buildProgram(setExit: (code: number) => void): Promise<Command> {
   cli ??= await import("commander");
-  const style = stderrStyle();
   const program = new cli.Command(NAME)
     .description(ROOT.description)
     .version(`${NAME} ${VERSION}`, "-v, --version", "print the version and exit")
@@ -59,15 +60,17 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
   declareOptions(program, ROOT);
   program
     .allowExcessArguments(true)
-    .showHelpAfterError(style.dim(ROOT.helpAfterError ?? ""))
+    .helpCommand(HELP_USAGE, HELP_DESCRIPTION)
     .configureOutput({
-      outputError: (text, write) => write(style.red(text)),
+      // commander's usage errors are not printed by commander: they reach the boundary as
+      // UsageErrors (main), in the form of every other error.
+      outputError: () => {},
       // patchbay's own colour decision: commander's would read variables (FORCE_COLOR,
       // CLICOLOR_FORCE) the permission plan does not grant, and die on the refusal.
       getOutHasColors: () => stdoutStyle().enabled,
-      getErrHasColors: () => style.enabled,
+      getErrHasColors: () => stderrStyle().enabled,
     })
-    .exitOverride();
+    .exitOverride(failedAt(ROOT));
   // A word too many is a mistake (typically JSON arguments the shell split in two), never
   // something to ignore; the commands that read words themselves say what is wrong.
   const ownsWords = new Set<Command>([program]);
@@ -103,9 +106,8 @@ export async function buildProgram(setExit: (code: number) => void): Promise<Com
     if (declaration.wordsAreCommands) command.allowExcessArguments(true);
     declareOptions(command, declaration);
     if (declaration.helpAfter) command.addHelpText("after", declaration.helpAfter);
-    if (declaration.helpAfterError) {
-      command.showHelpAfterError(style.dim(declaration.helpAfterError));
-    }
+    command.exitOverride(failedAt(declaration, path));
+    if (declaration.commands) command.helpCommand(HELP_USAGE, HELP_DESCRIPTION);
     const run = declaration.run;
     if (run) {
       command.action(act(setExit, async (all: object, ...args: unknown[]) => {
@@ -186,6 +188,12 @@ export async function main(args: string[]): Promise<number> {
     console.log(`${NAME} ${VERSION}`);
     return EXIT.ok;
   }
+  // `help [command...]` is `<command...> --help`; a word that names no command is refused.
+  try {
+    args = helpRequest(args) ?? args;
+  } catch (error) {
+    return await runCommand(() => Promise.reject(error));
+  }
   // So does the interactive session with plain flags: it stays running, and the parser
   // would stay in its memory.
   const chatFlags = plainChatFlags(args);
@@ -213,9 +221,14 @@ export async function main(args: string[]): Promise<number> {
     await program.parseAsync(args, { from: "user" });
   } catch (error) {
     if (!(error instanceof cli.CommanderError)) throw error;
-    // Help and version are successful exits; everything else commander rejects is usage.
+    // Help and version are successful exits; everything else commander rejects is usage,
+    // shown by the boundary as every error is (JSON with --json).
     const ok = ["commander.helpDisplayed", "commander.version", "commander.help"];
-    return ok.includes(error.code) ? EXIT.ok : EXIT.usage;
+    if (ok.includes(error.code)) return EXIT.ok;
+    if (error.code === "patchbay.excessArguments") return EXIT.usage; // already shown
+    const end = args.indexOf("--");
+    const json = (end < 0 ? args : args.slice(0, end)).includes("--json");
+    return await runCommand(() => Promise.reject(commandLineError(error)), { json });
   }
   return exitCode;
 }

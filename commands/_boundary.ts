@@ -27,7 +27,8 @@ export { remedyFor, type Surface };
 import type { Logger } from "../lib/log.ts";
 import { sessionLogger } from "../lib/session_log.ts";
 import { Redactor } from "../lib/redact.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
+import { stripTerminalEscapes, terminalColumns } from "../lib/terminal.ts";
+import { fitLines } from "../lib/text.ts";
 import { createStyle, stderrStyle, type Style } from "../lib/style.ts";
 
 /**
@@ -167,9 +168,12 @@ export async function runCommand(
         console.log(logger ? logger.redactor.redact(text) : text);
       } else {
         // Commands end here, outside the interactive client: remedies name no slash command.
-        console.error(
-          formatError(e, { style: stderrStyle(), redactor: logger?.redactor, surface: "script" }),
-        );
+        const text = formatError(e, {
+          style: stderrStyle(),
+          redactor: logger?.redactor,
+          surface: "script",
+        });
+        console.error(fitLines(text, terminalColumns(Deno.stderr)));
       }
     } catch {
       // Nowhere left to show it (the terminal closed, the reader went away): it is logged,

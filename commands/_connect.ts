@@ -16,6 +16,8 @@ import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { childEnvironment } from "../lib/transports/process.ts";
 import { endUnclaimed, prespawn } from "../lib/transports/spawn.ts";
 import { stderrStyle } from "../lib/style.ts";
+import { terminalColumns } from "../lib/terminal.ts";
+import { fitLines } from "../lib/text.ts";
 import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import { activeTrace } from "../lib/trace/active.ts";
 import { renderServerStatus } from "./_status.ts";
@@ -151,14 +153,13 @@ export async function withServers<T>(
       if (controller.signal.aborted) throw new CancelledError("connecting");
       const failed = states.filter((s) => !s.disabled && s.state !== "connected");
       if (failed.length > 0 && !options.json) {
-        console.error(
-          renderServerStatus(states, {
-            style: stderrStyle(),
-            redactor: runtime.logger.redactor,
-            only: (s) => failed.includes(s),
-            surface: "script",
-          }),
-        );
+        const block = renderServerStatus(states, {
+          style: stderrStyle(),
+          redactor: runtime.logger.redactor,
+          only: (s) => failed.includes(s),
+          surface: "script",
+        });
+        console.error(fitLines(block, terminalColumns(Deno.stderr)));
       }
       return await action({ runtime, manager, states, failed, signal: controller.signal });
     } finally {

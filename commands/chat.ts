@@ -10,6 +10,7 @@ import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
 import { RESTART_EXIT_CODE } from "../lib/permissions/restart.ts";
 import { banner, completerFor, runLoop } from "../lib/repl/loop.ts";
 import { TerminalOutput } from "../lib/ui/output.ts";
+import { canRedraw } from "../lib/terminal.ts";
 import { ClientSession } from "../lib/repl/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
@@ -34,7 +35,7 @@ export interface ChatOptions extends GlobalOptions {
  */
 export async function chat(options: ChatOptions): Promise<number> {
   const runtime = await startUp(options);
-  const output = new TerminalOutput({ spinner: Deno.stderr.isTerminal() });
+  const output = new TerminalOutput({ spinner: canRedraw(Deno.stderr) });
   const presentError = errorPresenter(runtime.logger);
   const renderServers = (s: ClientSession, style: Style, how?: { compact?: boolean }) =>
     renderServerStatus(s.manager.states(), {

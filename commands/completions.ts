@@ -65,7 +65,9 @@ export function completions(
   }
   if (!shell || !(SHELLS as readonly string[]).includes(shell)) {
     throw new UsageError(
-      `unknown shell '${shell ?? ""}': completions are made for ${SHELLS.join(", ")}`,
+      shell
+        ? `unknown shell '${shell}': completions are made for ${SHELLS.join(", ")}`
+        : `which shell? completions are made for ${SHELLS.join(", ")}`,
       "e.g. patchbay completions bash > ~/.local/share/bash-completion/completions/patchbay",
     );
   }

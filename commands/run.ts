@@ -21,6 +21,7 @@ import type { Redactor } from "../lib/redact.ts";
 import { JsonEventsUi, usageJson } from "../lib/ui/json_ui.ts";
 import type { CostEstimate } from "../lib/agent/usage_cost.ts";
 import { TerminalOutput } from "../lib/ui/output.ts";
+import { canRedraw } from "../lib/terminal.ts";
 import type { ClientSession } from "../lib/repl/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
@@ -69,7 +70,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     );
   }
   const runtime = await startUp(options);
-  const output = new TerminalOutput({ spinner: !options.json && Deno.stderr.isTerminal() });
+  const output = new TerminalOutput({ spinner: !options.json && canRedraw(Deno.stderr) });
   const json = options.json
     ? new JsonEventsUi({
       write: (line) => output.out(`${line}\n`),

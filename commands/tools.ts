@@ -11,6 +11,7 @@ import { formatTools } from "../lib/ui/listing.ts";
 import { stderrStyle, stdoutStyle } from "../lib/style.ts";
 import { unmatchedLines, withheldLines } from "../lib/ui/listing.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
+import { terminalColumns } from "../lib/terminal.ts";
 
 /** Lists tools. */
 export function tools(server: string | undefined, options: ScriptOptions): Promise<number> {
@@ -40,7 +41,7 @@ export function tools(server: string | undefined, options: ScriptOptions): Promi
         2,
       ));
     } else if (list.length > 0) {
-      console.log(formatTools(list, stdoutStyle()).join("\n"));
+      console.log(formatTools(list, stdoutStyle(), terminalColumns(Deno.stdout)).join("\n"));
     } else {
       // A disabled server offers none because it is off: said, with how to switch it on.
       const off = server && manager.status(server)?.disabled

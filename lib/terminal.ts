@@ -160,6 +160,23 @@ export function displayWidth(text: string): number {
   return width;
 }
 
+/**
+ * The columns text written to `stream` is fitted to: the terminal's width when `stream` is
+ * a terminal, else `Infinity` (a pipe or a file: lines stay whole, for whatever reads them).
+ * The one source of widths for wrapping (`wrapWords` and `fitLines` of lib/text.ts).
+ */
+export function terminalColumns(stream: { isTerminal(): boolean } = Deno.stdout): number {
+  try {
+    if (stream.isTerminal()) {
+      const { columns } = Deno.consoleSize();
+      if (columns > 0) return columns;
+    }
+  } catch {
+    // No console to ask (a closed terminal): as for a pipe.
+  }
+  return Infinity;
+}
+
 /** Reads a variable; one Deno may not read (a narrow --allow-env) counts as unset. */
 function readEnv(name: string): string | undefined {
   try {
@@ -180,8 +197,10 @@ export type EnvLookup = (name: string) => string | undefined;
  *    commander's rule too).
  * 2. `FORCE_COLOR` set and not empty: `0` or `false` means no colour, anything else colour,
  *    even into a pipe or a file.
- * 3. `TERM=dumb`: no colour (a terminal that cannot show it).
- * 4. Otherwise colour when the stream is a terminal.
+ * 3. `CLICOLOR_FORCE` set, not empty and not `0`: colour, even into a pipe or a file
+ *    (https://bixense.com/clicolors; commander reads it after FORCE_COLOR too).
+ * 4. `TERM=dumb`: no colour (a terminal that cannot show it).
+ * 5. Otherwise colour when the stream is a terminal.
  */
 export function colorEnabled(
   stream: { isTerminal(): boolean },
@@ -190,6 +209,25 @@ export function colorEnabled(
   if (env("NO_COLOR")) return false;
   const force = env("FORCE_COLOR");
   if (force) return force !== "0" && force.toLowerCase() !== "false";
+  const cliForce = env("CLICOLOR_FORCE");
+  if (cliForce && cliForce !== "0") return true;
+  if (env("TERM") === "dumb") return false;
+  try {
+    return stream.isTerminal();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether text written to `stream` may move the cursor and erase (a spinner, a line drawn
+ * again): a terminal, but not one that says it cannot (`TERM=dumb`: Emacs' shell, some
+ * editors' consoles), which gets plain lines, one after the other.
+ */
+export function canRedraw(
+  stream: { isTerminal(): boolean },
+  env: EnvLookup = readEnv,
+): boolean {
   if (env("TERM") === "dumb") return false;
   try {
     return stream.isTerminal();
@@ -229,6 +267,7 @@ export function hyperlinksEnabled(
 export const TERMINAL_VARIABLES: readonly string[] = [
   "NO_COLOR",
   "FORCE_COLOR",
+  "CLICOLOR_FORCE",
   "TERM",
   "FORCE_HYPERLINK",
   "TMUX",

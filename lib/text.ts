@@ -4,6 +4,8 @@
  * @module
  */
 
+import { displayWidth } from "./terminal.ts";
+
 /**
  * Edit distance counting insertions, deletions, substitutions and swaps of neighbours
  * (optimal string alignment), case-insensitive: `modle` is one edit from `model`.
@@ -68,20 +70,52 @@ export function abridge(text: string, max: number): string {
 }
 
 /**
- * `text` in lines of at most `columns` characters, broken between words where it can;
- * lines after the first start with `indent`.
+ * `text` (one line) in lines of at most `columns` columns as a terminal shows them (escape
+ * sequences take none, wide characters two: {@linkcode displayWidth}), broken between words;
+ * lines after the first start with `indent`. A word longer than a line keeps a line of its
+ * own, whole (a path or an address is copied as it is). Spaces where a line breaks are
+ * dropped. `Infinity` columns (no terminal) leaves `text` as it is.
  */
 export function wrapWords(text: string, columns: number, indent = ""): string[] {
-  if (text.length <= columns) return [text];
+  if (!Number.isFinite(columns) || displayWidth(text) <= columns) return [text];
+  const indentWidth = displayWidth(indent);
   const lines: string[] = [];
   let line = "";
+  let width = 0;
+  /** Nothing is on `line` yet (leading spaces are kept: they are the line's indent). */
+  let fresh = true;
   for (const word of text.split(" ")) {
-    if (line && line.length + 1 + word.length > columns) {
-      lines.push(line);
+    const wordWidth = displayWidth(word);
+    if (!fresh && word !== "" && width + 1 + wordWidth > columns && line.trim() !== "") {
+      lines.push(line.trimEnd());
       line = indent + word;
-    } else {
-      line = line ? `${line} ${word}` : word;
+      width = indentWidth + wordWidth;
+      continue;
     }
+    line = fresh ? word : `${line} ${word}`;
+    width += (fresh ? 0 : 1) + wordWidth;
+    fresh = false;
   }
   return [...lines, line];
+}
+
+/** A line's leading spaces, after any colour (SGR) sequences it opens with. */
+// deno-lint-ignore no-control-regex -- an escape sequence is what is skipped
+const LEADING_SPACES = /^(?:\x1b\[[0-9;]*m)*( *)/;
+
+/** Columns a wrapped line's continuation goes in, beyond the line's own indent. */
+export const CONTINUATION_INDENT = 2;
+
+/**
+ * Each line of `text` fitted to `columns` ({@linkcode wrapWords}): a line too long goes on
+ * below its own indent plus {@linkcode CONTINUATION_INDENT}, so it still reads as one item.
+ * What already fits, and everything when `columns` is `Infinity`, is left as it is.
+ */
+export function fitLines(text: string, columns: number): string {
+  if (!Number.isFinite(columns)) return text;
+  return text.split("\n").map((line) => {
+    // The indent is the spaces the line starts with, colours it opens first left aside.
+    const indent = LEADING_SPACES.exec(line)![1];
+    return wrapWords(line, columns, indent + " ".repeat(CONTINUATION_INDENT)).join("\n");
+  }).join("\n");
 }

@@ -52,7 +52,14 @@ export const STATE_FOLDER_AT_START = '"${XDG_STATE_HOME:-$HOME/.local/state}/pat
 
 /** The shim's text. */
 export function shim(deno: string, exec: string, launcher: string, manifest: string): string {
-  const flags = ["--no-prompt", "--allow-read", "--allow-env", `--allow-run=${exec}`];
+  const flags = [
+    // Deno's own notices and progress-bar erasures stay off the person's terminal.
+    "--quiet",
+    "--no-prompt",
+    "--allow-read",
+    "--allow-env",
+    `--allow-run=${exec}`,
+  ];
   return [
     "#!/bin/sh",
     `# patchbay, installed by \`deno task install\` from ${PROJECT}`,

@@ -25,6 +25,7 @@ import type {
   TransportType,
 } from "./types.ts";
 import type { ConfigValues } from "./values.ts";
+import { hasHiddenCharacters, showControls } from "../terminal.ts";
 import {
   describeType,
   PARSE_OPTIONS,
@@ -131,11 +132,13 @@ function readServer(
     return undefined;
   }
   if (transport === "stdio") {
+    // The transport's rules hold: a stdio entry has its command.
+    const command = values.expand(entry.command!, [...path, "command"]);
+    refuseHiddenCharacters(problems, command, field("command"));
     const stdio: StdioServerConfig = {
       ...common,
       transport,
-      // The transport's rules hold: a stdio entry has its command.
-      command: values.expand(entry.command!, [...path, "command"]),
+      command,
       args: (entry.args ?? []).map((arg, i) => values.expand(arg, [...path, "args", i])),
       env: Object.fromEntries(
         Object.entries(entry.env ?? {}).map((
@@ -179,6 +182,31 @@ function readServer(
     auth: entry.auth && readAuth({ problems, values }, entry.auth, [...path, "auth"]),
   };
   return http;
+}
+
+/** Characters of a refused command shown around its first hidden one. */
+const COMMAND_SHOWN_CHARS = 60;
+
+/**
+ * Refuses a command holding a control character (C0, DEL, C1) or an invisible format
+ * character (bidi controls, zero-width spaces, tags): no program is named so, and the
+ * command is shown on terminals (by the diagnosis, and by Deno were it granted), where
+ * such a character could act (an OSC 52 writing the clipboard) or disguise the text. The
+ * problem shows the command escaped.
+ */
+function refuseHiddenCharacters(problems: ProblemList, command: string, path: FieldPath): void {
+  if (!hasHiddenCharacters(command)) return;
+  const shown = showControls(command);
+  const first = [...command].findIndex((char) => hasHiddenCharacters(char));
+  const start = Math.max(0, showControls([...command].slice(0, first).join("")).length - 10);
+  const excerpt = (start > 0 ? "…" : "") + shown.slice(start, start + COMMAND_SHOWN_CHARS) +
+    (start + COMMAND_SHOWN_CHARS < shown.length ? "…" : "");
+  problems.add(
+    path,
+    `the command holds a control or invisible character, shown escaped: "${excerpt}"`,
+    "write the program's name or path without it (an entry copied from elsewhere may hide " +
+      "terminal escapes)",
+  );
 }
 
 /**

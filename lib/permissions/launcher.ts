@@ -22,6 +22,7 @@ import { DEFAULTS } from "../defaults.ts";
 import { EXIT, SharedWritableError } from "../errors.ts";
 import { refuseSharedWritable } from "../shared_writable.ts";
 import { taskWorkingDirectory } from "../task_folder.ts";
+import { TERMINAL_VARIABLES } from "../terminal.ts";
 import { ensureModules } from "./module_cache.ts";
 import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {
@@ -252,9 +253,11 @@ export async function flagsFor(
   if (parsed.unrestricted || parsed.planning) {
     return { flags: unrestrictedFlags(), mode: "unrestricted" };
   }
-  // Help reads nothing: its colours are patchbay's own decision (lib/style.ts), made from
-  // what the terminal is, so commander reads no colour variable of its own.
-  if (parsed.informational) return { flags: ["--no-prompt"], mode: "bare" };
+  // Help reads nothing but the variables of the one colour rule (lib/terminal.ts
+  // colorEnabled: NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE, TERM), so `--help` is coloured as
+  // every other command is; commander reads no colour variable of its own.
+  const colours = `--allow-env=${TERMINAL_VARIABLES.join(",")}`;
+  if (parsed.informational) return { flags: ["--no-prompt", colours], mode: "bare" };
   if (parsed.traceReading !== undefined) {
     return { flags: traceReadingFlags(parsed.traceReading, cwd), mode: "bare" };
   }
@@ -435,7 +438,9 @@ async function runClient(
   mode: LaunchMode,
   restartFile: string | undefined,
 ): Promise<{ code: number; signalled: boolean }> {
-  const guarded = [...flags, `--deny-write=${plansDir()}`];
+  // --quiet: Deno's own notices stay off the screen (`Failed to resolve '…' for allow-run`,
+  // a configured text raw; its progress bar's erasures, even on TERM=dumb). Errors still show.
+  const guarded = ["--quiet", ...flags, `--deny-write=${plansDir()}`];
   const child = new Deno.Command(deno, {
     args: ["run", CLIENT_V8_FLAGS, ...guarded, ...MANIFEST_FLAGS, CLIENT_MAIN, ...clientArgs],
     cwd,

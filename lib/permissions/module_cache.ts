@@ -13,6 +13,7 @@
 
 import { join } from "node:path";
 import { MAX_MANIFEST_BYTES, readBoundedText } from "../bounded_read.ts";
+import { canRedraw } from "../terminal.ts";
 
 /** Deno's cache folder, as Deno picks it: DENO_DIR, else the platform's cache folder. */
 export function denoDir(
@@ -119,9 +120,13 @@ export async function ensureModules(options: EnsureModulesOptions): Promise<bool
   // Deno's own bar was seen to leave its last frames on the screen: one line of ours,
   // erased when done, says what the wait is for.
   const terminal = Deno.stderr.isTerminal();
+  // A terminal that cannot erase (TERM=dumb) keeps the line, ended.
+  const erase = canRedraw(Deno.stderr);
   const encoder = new TextEncoder();
   if (terminal) {
-    Deno.stderr.writeSync(encoder.encode("patchbay: fetching its modules (first run)…"));
+    Deno.stderr.writeSync(
+      encoder.encode(`patchbay: fetching its modules (first run)…${erase ? "" : "\n"}`),
+    );
   }
   const output = await new Deno.Command(options.deno, {
     args: [
@@ -136,7 +141,7 @@ export async function ensureModules(options: EnsureModulesOptions): Promise<bool
     stdout: "null",
     stderr: "piped",
   }).output().catch(() => undefined);
-  if (terminal) Deno.stderr.writeSync(encoder.encode("\r\x1b[2K"));
+  if (erase) Deno.stderr.writeSync(encoder.encode("\r\x1b[2K"));
   // A failure is the client's to report, in its words; Deno's own is kept for the person.
   if (output && !output.success) await Deno.stderr.write(output.stderr);
   return true;

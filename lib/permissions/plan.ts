@@ -353,23 +353,35 @@ function planStdio(
   if (stdio.length === 0) return;
   // Deno.kill needs --allow-run for every program; the kill program is what lets shutdown
   // reach what a server started (`sh -c "worker & exec server"`) under narrow flags.
-  plan.add(
-    "run",
-    inputs.resolveCommand(KILL_PROGRAM, inputs.env.get("PATH"), inputs.cwd) ?? KILL_PROGRAM,
-    "ends what stdio servers started when they are closed (their process group)",
-  );
+  const kill = inputs.resolveCommand(KILL_PROGRAM, inputs.env.get("PATH"), inputs.cwd);
+  if (kill) {
+    plan.add(
+      "run",
+      kill,
+      "ends what stdio servers started when they are closed (their process group)",
+    );
+  }
   for (const server of stdio) {
     const searchPath = server.env.PATH ?? inputs.env.get("PATH");
     const path = inputs.resolveCommand(server.command, searchPath, server.cwd ?? inputs.cwd);
-    plan.add("run", path ?? server.command, `starts server '${server.name}'`);
+    // A bare name not found on PATH is not granted: Deno would drop it with a notice of its
+    // own (the configured text, raw), and starting it fails as "not found" whatever the
+    // grant, which the connection's diagnosis reports. A path is granted as written.
+    const granted = path ?? (isBareName(server.command) ? undefined : server.command);
+    if (granted) plan.add("run", granted, `starts server '${server.name}'`);
     if (!path) {
       plan.note(
-        `'${server.command}' (server '${server.name}') is not on the PATH the server gets; ` +
-          "Deno allows a command by the file it resolves to, so install it (or fix " +
-          '"command") and run `patchbay permissions` again.',
+        `'${server.command}' (server '${server.name}') is not on the PATH the server gets, ` +
+          "so it is not granted: Deno allows a command by the file it resolves to; install " +
+          'it (or fix "command") and /refresh, or run `patchbay permissions` again.',
       );
     }
   }
+}
+
+/** A command Deno looks for on PATH (no directory in it), as opposed to a path. */
+function isBareName(command: string): boolean {
+  return !/[\\/]/.test(command);
 }
 
 /** `host:port` of a URL as Deno's net permission names it (default ports filled in). */

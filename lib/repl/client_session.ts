@@ -128,6 +128,8 @@ export class ClientSession {
       editor: this.interactive ? this.editor : undefined,
       autoApprove: options.yes,
       width: terminalWidth(),
+      // Answers to a terminal are wrapped between words; to a pipe or a file, as they came.
+      wrapColumns: () => Deno.stdout.isTerminal() ? terminalWidth() : Infinity,
       verbose: () => this.runtime.logger.debugMode,
     });
     this.#notices = new EventNotices({

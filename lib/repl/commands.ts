@@ -8,6 +8,7 @@
  */
 
 import { wrapWords } from "../text.ts";
+import { terminalColumns } from "../terminal.ts";
 import { mcpCommand } from "./mcp_command.ts";
 import type { ClientSession } from "./client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
@@ -90,9 +91,5 @@ const HELP_FORMS = [
 
 /** The terminal's width for /help; unbounded when the output is not a terminal. */
 function helpColumns(): number {
-  try {
-    return Deno.stdout.isTerminal() ? Deno.consoleSize().columns : Infinity;
-  } catch {
-    return Infinity;
-  }
+  return terminalColumns(Deno.stdout);
 }

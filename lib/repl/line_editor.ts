@@ -15,7 +15,7 @@ import process from "node:process";
 import * as readline from "node:readline/promises";
 import { dirname } from "node:path";
 import { replacePrivateFile } from "../private_file.ts";
-import { displayWidth } from "../terminal.ts";
+import { canRedraw, displayWidth } from "../terminal.ts";
 import { safeCandidates } from "./candidates.ts";
 import { MAX_HISTORY_BYTES, readBoundedText } from "../bounded_read.ts";
 
@@ -48,6 +48,13 @@ export interface LineEditorOptions {
   redact?: (text: string) => string;
   /** The terminal's width in columns, read when a question is drawn again. @default the console's */
   columns?: () => number;
+  /**
+   * The terminal can move its cursor and erase: text that arrives while a prompt or a
+   * question waits is written above it, which is then drawn again. Without (`TERM=dumb`),
+   * the text follows on a line of its own and the prompt is written again below it.
+   * @default unless TERM is dumb
+   */
+  redraw?: boolean;
 }
 
 /** Lines ending in a backslash continue on the next line. */
@@ -82,6 +89,7 @@ export class LineEditor {
   /** The one-key question waiting for its key, to draw it again. */
   #asking?: string;
   readonly #columns: () => number;
+  readonly #redraw: boolean;
 
   constructor(options: LineEditorOptions = {}) {
     this.#input = options.input ?? process.stdin;
@@ -91,6 +99,8 @@ export class LineEditor {
     this.#redact = options.redact ?? ((text) => text);
     this.#completer = options.completer;
     this.#columns = options.columns ?? consoleColumns;
+    // Only a terminal reaches the questions that redraw: TERM alone decides.
+    this.#redraw = options.redraw ?? canRedraw({ isTerminal: () => true });
   }
 
   /** Sets the tab completion used by the following prompts. */
@@ -396,7 +406,8 @@ export class LineEditor {
   interject(text: string, write: (text: string) => void): void {
     const rl = this.#active;
     if (rl) {
-      this.#output.write("\r\x1b[K");
+      // Without cursor movement, the prompt stays as it is and the text starts below it.
+      this.#output.write(this.#redraw ? "\r\x1b[K" : "\n");
       write(text);
       rl.prompt(true);
       return;
@@ -406,7 +417,9 @@ export class LineEditor {
     // The text goes above a one-key question, which is drawn again whole below it. Every row
     // the question takes is erased first: clearing only the cursor's row left the wrapped
     // start of its last line, and the heading, above the text (the question read twice).
-    this.#output.write(eraseRows(screenRows(asking, this.#columns())));
+    this.#output.write(
+      this.#redraw ? eraseRows(screenRows(asking, this.#columns())) : "\n",
+    );
     write(text);
     this.#output.write(asking);
   }

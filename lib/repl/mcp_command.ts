@@ -16,8 +16,8 @@ import type { ClientSession } from "./client_session.ts";
 import { unmatchedLines } from "../ui/listing.ts";
 import type { SlashCommand } from "./slash.ts";
 import { unknownServer } from "./unknown_server.ts";
+import { out } from "./slash_helpers.ts";
 
-const out = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
 const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
 
 /** The `/mcp` slash command. */

@@ -35,7 +35,8 @@ import type { SlashCommand } from "./slash.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";
 import { showName } from "../names.ts";
 import { transportChoice } from "../config/servers.ts";
-import { clean, out, serverNames, unknownServer, usage } from "./slash_helpers.ts";
+import { clean, out, outVerbatim, serverNames, unknownServer, usage } from "./slash_helpers.ts";
+import { terminalColumns } from "../terminal.ts";
 
 type Command = SlashCommand<ClientSession>;
 
@@ -53,7 +54,7 @@ export const toolsCommand: Command = {
       !st.disabled && st.state !== "connected" && (!args || st.name === args)
     );
     if (tools.length > 0) {
-      out(s, formatTools(tools, s.style).join("\n"));
+      out(s, formatTools(tools, s.style, terminalColumns(Deno.stdout)).join("\n"));
     } else if (away.length === 0) {
       // A disabled server offers none because it is off: said, with how to switch it on.
       const off = args && s.manager.status(args)?.disabled
@@ -139,7 +140,7 @@ export const promptsCommand: Command = {
   run(s) {
     const prompts = s.manager.prompts();
     if (prompts.length === 0) out(s, "No prompts: no connected server offers any.");
-    else out(s, formatPrompts(prompts, s.style).join("\n"));
+    else out(s, formatPrompts(prompts, s.style, terminalColumns(Deno.stdout)).join("\n"));
     return Promise.resolve();
   },
 };
@@ -201,7 +202,7 @@ export const resourceCommand: Command = {
       `reading ${uri}…`,
       (signal) => s.manager.readResource(server, uri, { signal }),
     );
-    out(s, formatResourceContents(result, s.style).join("\n"));
+    outVerbatim(s, formatResourceContents(result, s.style).join("\n"));
   },
 };
 
@@ -260,7 +261,7 @@ export const callCommand: Command = {
       const text = clean(convertToolResult(result, Number.MAX_SAFE_INTEGER).text);
       throw errorResultFailure(tool, text, "repl").error;
     }
-    out(s, clean(convertToolResult(result, Number.MAX_SAFE_INTEGER).text));
+    outVerbatim(s, clean(convertToolResult(result, Number.MAX_SAFE_INTEGER).text));
   },
 };
 

@@ -6,12 +6,22 @@
  */
 
 import { PatchbayError } from "../errors.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import { stripTerminalEscapes, terminalColumns } from "../terminal.ts";
+import { fitLines } from "../text.ts";
 import type { ClientSession } from "./client_session.ts";
 import { unknownServer as unknownServerNamed } from "./unknown_server.ts";
 
-/** Prints one line (or several) on the session's standard output. */
-export const out = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
+/**
+ * Prints one line (or several) on the session's standard output, each fitted to the
+ * terminal between words (a line too long goes on, indented, below it).
+ */
+export const out = (s: ClientSession, text: string) =>
+  s.output.out(`${fitLines(text, terminalColumns(Deno.stdout))}\n`);
+/**
+ * Prints what a server sent (a resource, a tool's result, a prompt's messages) as it is:
+ * the terminal wraps it, and it is copied without line breaks of ours.
+ */
+export const outVerbatim = (s: ClientSession, text: string) => s.output.out(`${text}\n`);
 /** A server's or the model's text, stripped of terminal escapes. */
 export const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
 

@@ -13,6 +13,8 @@ import { contextStatus } from "./context_status.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";
 import { traceStatus } from "./trace_command.ts";
 import { out } from "./slash_helpers.ts";
+import { terminalColumns } from "../terminal.ts";
+import { wrapWords } from "../text.ts";
 
 type Command = SlashCommand<ClientSession>;
 
@@ -92,7 +94,14 @@ export const statusCommand: Command = {
       ["Grants", grantsRow(s)],
       ["Uptime", formatDuration(Date.now() - s.startedAt)],
     ];
-    for (const [label, value] of rows) out(s, `${s.style.bold(label.padEnd(9))} ${value}`);
+    // A value too long for the terminal goes on under itself, the labels left clear.
+    const columns = terminalColumns(Deno.stdout);
+    for (const [label, value] of rows) {
+      out(
+        s,
+        wrapWords(`${s.style.bold(label.padEnd(9))} ${value}`, columns, " ".repeat(10)).join("\n"),
+      );
+    }
     return Promise.resolve();
   },
 };

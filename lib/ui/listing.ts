@@ -17,14 +17,22 @@ import type { CatalogueTool, WithheldTool } from "../connections/types.ts";
 import type { UnmatchedPattern } from "../connections/tool_filter.ts";
 import type { Style } from "../style.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
-import { abridge, plural } from "../text.ts";
+import { abridge, plural, wrapWords } from "../text.ts";
 import { lookalikeWarnings, showName } from "../names.ts";
 
 const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
 /** Names are escaped, not stripped: two names that differ must print differently. */
 const name = showName;
-/** Descriptions are cut to one line of this length in listings. */
-const DESCRIPTION_CHARS = 110;
+/**
+ * Longest description shown in a listing, in characters: a server's text is untrusted, and
+ * one of megabytes would bury the rest of the list (`tools --json` gives it whole).
+ * Real descriptions, examples included, stay well below.
+ */
+export const DESCRIPTION_MAX_CHARS = 2000;
+/** Where a description starts, under its tool or prompt. */
+const DESCRIPTION_INDENT = "    ";
+/** Where a signature too long for a line goes on: beyond its description's indent. */
+const SIGNATURE_INDENT = "      ";
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
@@ -32,18 +40,32 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
   return groups;
 }
 
-function description(style: Style, text: string | undefined): string[] {
-  return text
-    ? [`    ${style.dim(abridge(clean(text).replace(/\s+/g, " "), DESCRIPTION_CHARS))}`]
-    : [];
+/** The description, whole (up to its bound), wrapped between words to `columns`. */
+function description(style: Style, text: string | undefined, columns: number): string[] {
+  if (!text) return [];
+  const flat = clean(text).replace(/\s+/g, " ").trim();
+  const shown = flat.length > DESCRIPTION_MAX_CHARS
+    ? `${flat.slice(0, DESCRIPTION_MAX_CHARS)}… (${
+      (flat.length - DESCRIPTION_MAX_CHARS).toLocaleString("en-US")
+    } more characters)`
+    : flat;
+  return wrapWords(DESCRIPTION_INDENT + shown, columns, DESCRIPTION_INDENT)
+    .map((line) => `${DESCRIPTION_INDENT}${style.dim(line.slice(DESCRIPTION_INDENT.length))}`);
 }
 
 function warnings(style: Style, kind: string, names: readonly string[]): string[] {
   return lookalikeWarnings(kind, names).map((line) => `  ${style.yellow(`⚠ ${line}`)}`);
 }
 
-/** Tools grouped by server: `name(required, optional?)`, then the description. */
-export function formatTools(tools: readonly CatalogueTool[], style: Style): string[] {
+/**
+ * Tools grouped by server: `name(required, optional?)`, then the description, each wrapped
+ * between words to `columns` (the terminal's width; `Infinity`: one line each).
+ */
+export function formatTools(
+  tools: readonly CatalogueTool[],
+  style: Style,
+  columns = Infinity,
+): string[] {
   const lines: string[] = [];
   for (const [server, group] of groupBy(tools, (t) => t.server)) {
     lines.push(style.bold(`${name(server)} (${plural(group.length, "tool")})`));
@@ -56,15 +78,25 @@ export function formatTools(tools: readonly CatalogueTool[], style: Style): stri
       const required = schema.required ?? [];
       const optional = Object.keys(schema.properties ?? {}).filter((k) => !required.includes(k));
       const signature = [...required, ...optional.map((o) => `${o}?`)].join(", ");
-      lines.push(`  ${style.cyan(name(tool.originalName))}(${name(signature)})`);
-      lines.push(...description(style, tool.description));
+      lines.push(
+        ...wrapWords(
+          `  ${style.cyan(name(tool.originalName))}(${name(signature)})`,
+          columns,
+          SIGNATURE_INDENT,
+        ),
+      );
+      lines.push(...description(style, tool.description, columns));
     }
   }
   return lines;
 }
 
-/** Prompts grouped by server, with their arguments (`?` marks optional ones). */
-export function formatPrompts(prompts: readonly CataloguePrompt[], style: Style): string[] {
+/** Prompts grouped by server, with their arguments (`?` marks optional ones), fitted to `columns`. */
+export function formatPrompts(
+  prompts: readonly CataloguePrompt[],
+  style: Style,
+  columns = Infinity,
+): string[] {
   const lines: string[] = [];
   for (const [server, group] of groupBy(prompts, (p) => p.server)) {
     lines.push(style.bold(`${name(server)} (${plural(group.length, "prompt")})`));
@@ -73,8 +105,14 @@ export function formatPrompts(prompts: readonly CataloguePrompt[], style: Style)
       const args = (prompt.arguments ?? []).map((a) => `${a.name}${a.required ? "" : "?"}`).join(
         " ",
       );
-      lines.push(`  ${style.cyan(name(prompt.name))}${args ? ` ${name(args)}` : ""}`);
-      lines.push(...description(style, prompt.description));
+      lines.push(
+        ...wrapWords(
+          `  ${style.cyan(name(prompt.name))}${args ? ` ${name(args)}` : ""}`,
+          columns,
+          SIGNATURE_INDENT,
+        ),
+      );
+      lines.push(...description(style, prompt.description, columns));
     }
   }
   return lines;

@@ -7,9 +7,17 @@
  * @module
  */
 
+import { displayWidth, terminalColumns } from "../terminal.ts";
+import { fitLines } from "../text.ts";
+
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /** Redraws per second; fast enough to look alive, slow enough to cost nothing. */
 const SPINNER_INTERVAL_MS = 80;
+/**
+ * How long a wait goes on before the spinner says for how long (`12 s`): a quick answer
+ * needs no clock; a tool call that runs on shows it is still counting.
+ */
+export const SPINNER_ELAPSED_AFTER_MS = 2000;
 const CLEAR_LINE = "\r\x1b[K";
 
 /** A sink for text. */
@@ -21,8 +29,19 @@ export interface TerminalOutputOptions {
   stdout?: Sink;
   /** @default stderr */
   stderr?: Sink;
-  /** Draw the spinner (stderr is a terminal). @default false */
+  /**
+   * Draw the spinner: stderr is a terminal that can move its cursor (`canRedraw` of
+   * lib/terminal.ts; never on TERM=dumb). @default false
+   */
   spinner?: boolean;
+  /**
+   * The width status text on stderr is fitted to, between words (lib/text.ts `fitLines`),
+   * and the spinner's line cut to. @default stderr's terminal width (`Infinity` with a
+   * `stderr` sink of one's own, or when stderr is not a terminal: nothing is wrapped)
+   */
+  columns?: () => number;
+  /** The clock of the spinner's elapsed time. @default Date.now */
+  now?: () => number;
 }
 
 const encoder = new TextEncoder();
@@ -60,8 +79,12 @@ export class TerminalOutput {
   readonly #stdout: Sink;
   readonly #stderr: Sink;
   readonly #spinnerEnabled: boolean;
+  readonly #columns: () => number;
+  readonly #now: () => number;
   #timer: ReturnType<typeof setInterval> | undefined;
   #label = "";
+  /** When what the spinner waits for began. */
+  #since = 0;
   #frame = 0;
   #spinnerShown = false;
   /** Whether the last character written (to either stream) ended a line. */
@@ -71,6 +94,9 @@ export class TerminalOutput {
     this.#stdout = options.stdout ?? writeAll(Deno.stdout);
     this.#stderr = options.stderr ?? writeAll(Deno.stderr);
     this.#spinnerEnabled = options.spinner ?? false;
+    this.#columns = options.columns ??
+      (options.stderr ? () => Infinity : () => terminalColumns(Deno.stderr));
+    this.#now = options.now ?? Date.now;
   }
 
   /** Writes answer text to stdout. */
@@ -81,11 +107,11 @@ export class TerminalOutput {
     this.#atLineStart = text.endsWith("\n");
   }
 
-  /** Writes status text to stderr. */
+  /** Writes status text to stderr, each line fitted to the terminal between words. */
   err(text: string): void {
     if (text === "") return;
     this.#hideSpinner();
-    this.#stderr(text);
+    this.#stderr(this.#atLineStart ? fitLines(text, this.#columns()) : text);
     this.#atLineStart = text.endsWith("\n");
   }
 
@@ -99,9 +125,16 @@ export class TerminalOutput {
     if (!this.#atLineStart) this.out("\n");
   }
 
-  /** Shows (or relabels) the spinner. */
-  spin(label: string): void {
+  /**
+   * Shows (or relabels) the spinner. `since` is when what it waits for began (a tool call's
+   * start): after {@linkcode SPINNER_ELAPSED_AFTER_MS} the line says for how long. Without
+   * it, a spinner that is already turning keeps its time (a progress update relabels the
+   * same wait), and a new one starts now.
+   */
+  spin(label: string, since?: number): void {
     this.#label = label;
+    if (since !== undefined) this.#since = since;
+    else if (this.#timer === undefined) this.#since = this.#now();
     if (!this.#spinnerEnabled) return;
     if (this.#timer === undefined) {
       this.#timer = setInterval(() => this.#draw(), SPINNER_INTERVAL_MS);
@@ -119,7 +152,11 @@ export class TerminalOutput {
   #draw(): void {
     if (!this.#atLineStart) return;
     this.#frame = (this.#frame + 1) % FRAMES.length;
-    this.#stderr(`${CLEAR_LINE}${FRAMES[this.#frame]} ${this.#label}`);
+    const elapsed = this.#now() - this.#since;
+    const clock = elapsed >= SPINNER_ELAPSED_AFTER_MS ? ` ${elapsedText(elapsed)}` : "";
+    // One row, whatever the width: a line the terminal wrapped would not be cleared whole.
+    const line = fitRow(`${FRAMES[this.#frame]} ${this.#label}`, clock, this.#columns() - 1);
+    this.#stderr(`${CLEAR_LINE}${line}`);
     this.#spinnerShown = true;
   }
 
@@ -128,4 +165,22 @@ export class TerminalOutput {
     this.#stderr(CLEAR_LINE);
     this.#spinnerShown = false;
   }
+}
+
+/** `12 s`, `1 min 5 s`: whole seconds, as a clock that counts reads. */
+export function elapsedText(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}
+
+/** `text` then `tail`, cut (with an ellipsis) so that both fit in `columns`. */
+function fitRow(text: string, tail: string, columns: number): string {
+  if (!Number.isFinite(columns) || displayWidth(text + tail) <= columns) return text + tail;
+  const room = Math.max(1, columns - displayWidth(tail) - 1);
+  let kept = "";
+  for (const char of text) {
+    if (displayWidth(kept + char) > room) break;
+    kept += char;
+  }
+  return `${kept}…${tail}`;
 }

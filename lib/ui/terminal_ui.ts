@@ -33,6 +33,7 @@ import { showName } from "../names.ts";
 import { abridge } from "../text.ts";
 import type { LineEditor } from "../repl/line_editor.ts";
 import { MarkdownStream } from "./markdown.ts";
+import { WordWrapStream } from "./word_wrap.ts";
 import { showPaged, textLines, valueLines, visibleText } from "./whole_view.ts";
 import type { TerminalOutput } from "./output.ts";
 
@@ -68,6 +69,12 @@ export interface TerminalUiOptions {
   autoApprove?: boolean;
   /** Terminal width for Markdown rules. @default 80 */
   width?: number;
+  /**
+   * The width each answer is wrapped to between words (lib/ui/word_wrap.ts), read as it
+   * starts: `width` when the answer goes to a terminal. @default `Infinity`: the answer as
+   * it came (a pipe, a file)
+   */
+  wrapColumns?: () => number;
   /** Show per-step token usage (debug mode). @default () => false */
   verbose?: () => boolean;
 }
@@ -87,9 +94,13 @@ export class TerminalUi implements AgentUi {
   readonly #hyperlinks: boolean;
   readonly #verbose: () => boolean;
   #markdown: MarkdownStream | undefined;
+  #wrap: WordWrapStream | undefined;
+  readonly #wrapColumns: () => number;
   /** Escapes split across streamed pieces are held until they can be removed whole. */
   #escapes = new TerminalEscapeFilter();
   readonly #running = new Map<string, ToolCallView>();
+  /** When each running call started (`Date.now()`), for the spinner's clock. */
+  readonly #started = new Map<string, number>();
 
   constructor(options: TerminalUiOptions) {
     this.#out = options.output;
@@ -99,13 +110,14 @@ export class TerminalUi implements AgentUi {
     this.#editor = options.editor;
     this.#autoApprove = options.autoApprove ?? false;
     this.#width = options.width ?? 80;
+    this.#wrapColumns = options.wrapColumns ?? (() => Infinity);
     this.#hyperlinks = this.#color && hyperlinksEnabled(Deno.stdout);
     this.#verbose = options.verbose ?? (() => false);
   }
 
   /** Shows the spinner while the model is asked (the REPL calls this when a turn starts). */
   thinking(): void {
-    this.#out.spin("thinking…");
+    this.#out.spin("thinking…", Date.now());
   }
 
   textDelta(text: string): void {
@@ -114,14 +126,17 @@ export class TerminalUi implements AgentUi {
       width: this.#width,
       hyperlinks: this.#hyperlinks,
     });
-    this.#out.out(this.#markdown.push(this.#escapes.push(text)));
+    this.#wrap ??= new WordWrapStream(this.#wrapColumns());
+    this.#out.out(this.#wrap.push(this.#markdown.push(this.#escapes.push(text))));
   }
 
   textDone(): void {
     if (this.#markdown) {
-      this.#out.out(this.#markdown.push(this.#escapes.end()) + this.#markdown.end());
+      const rest = this.#markdown.push(this.#escapes.end()) + this.#markdown.end();
+      this.#out.out(this.#wrap ? this.#wrap.push(rest) + this.#wrap.end() : rest);
     }
     this.#markdown = undefined;
+    this.#wrap = undefined;
     this.#out.newline();
   }
 
@@ -147,7 +162,9 @@ export class TerminalUi implements AgentUi {
         this.#style.dim(`(${args})`)
       }\n`,
     );
-    this.#out.spin(`running ${this.#toolName(call)}…`);
+    this.#started.set(call.id, Date.now());
+    // The spinner counts the call's time once it runs on (lib/ui/output.ts).
+    this.#out.spin(`running ${this.#toolName(call)}…`, this.#started.get(call.id));
   }
 
   toolProgress(id: string, update: ProgressUpdate): void {
@@ -155,12 +172,13 @@ export class TerminalUi implements AgentUi {
     if (!call) return;
     const amount = update.total ? `${update.progress}/${update.total}` : `${update.progress}`;
     const message = update.message ? ` ${abridge(stripTerminalEscapes(update.message), 60)}` : "";
-    this.#out.spin(`${this.#toolName(call)} ${amount}${message}`);
+    this.#out.spin(`${this.#toolName(call)} ${amount}${message}`, this.#started.get(id));
   }
 
   toolEnd(id: string, end: ToolCallEnd): void {
     const call = this.#running.get(id);
     this.#running.delete(id);
+    this.#started.delete(id);
     if (this.#running.size === 0) this.#out.stopSpinner();
     const name = call ? this.#toolName(call) : id;
     const took = formatDuration(end.durationMs);

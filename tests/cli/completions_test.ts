@@ -111,10 +111,14 @@ Deno.test("completions zsh and fish hold the whole tree; a wrong shell is a usag
   const servers = await runPatchbay(box, ["completions", "--servers"]);
   assert.equal(servers.code, 0, servers.stderr);
   assert.equal(servers.stdout, "");
+  // Usage mistakes read as every other error does: message, cause, remedy; exit code 2.
   const wrong = await runPatchbay(box, ["completions", "tcsh"]);
   assert.equal(wrong.code, 2);
-  assert.match(
-    wrong.stderr,
-    /'tcsh' is invalid for argument 'shell'\. Allowed choices are bash, zsh, fish/,
-  );
+  assert.match(wrong.stderr, /^error: invalid shell 'tcsh': the choices are bash, zsh, fish$/m);
+  assert.match(wrong.stderr, /^ {2}cause: {2}the command line could not be understood$/m);
+  assert.match(wrong.stderr, /^ {2}remedy: run `patchbay completions --help` for usage$/m);
+  const none = await runPatchbay(box, ["completions"]);
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /^error: which shell\? completions are made for bash, zsh, fish$/m);
+  assert.match(none.stderr, /remedy: e\.g\. patchbay completions bash > /);
 });

@@ -148,3 +148,47 @@ Deno.test('sse: "legacy", "auto" and a 2025 revision are accepted (the modes are
     assert.equal(server.protocol, protocol);
   }
 });
+
+Deno.test("a command holding a control or invisible character is refused, shown escaped", () => {
+  const hidden = {
+    // OSC 52: a terminal that printed it would set the clipboard.
+    osc: "npx\u001b]52;c;aGk=\u0007",
+    c1: "node\u009b31m",
+    del: "no\u007fde",
+    bidi: "sh\u202e",
+    zeroWidth: "np\u200bx",
+    fromVariable: "${CMD}",
+  };
+  const servers = Object.fromEntries(
+    Object.entries(hidden).map(([name, command]) => [name, { command, args: ["-y", "x"] }]),
+  );
+  const problems = (() => {
+    try {
+      parseConfig(
+        JSON.stringify({ LLM: llm, mcpServers: servers }),
+        "servers_config.json",
+        createEnvironment({ CMD: "run\u0000me" }),
+      );
+    } catch (error) {
+      assert.ok(error instanceof ConfigValidationError, String(error));
+      return error.problems.map((p) => `${p.path}: ${p.message}`);
+    }
+    assert.fail("the configuration was accepted");
+  })();
+  const shown = (text: string) =>
+    `the command holds a control or invisible character, shown escaped: "${text}"`;
+  assert.deepEqual(problems, [
+    `mcpServers.osc.command: ${shown("npx\\x1b]52;c;aGk=\\x07")}`,
+    `mcpServers.c1.command: ${shown("node\\x9b31m")}`,
+    `mcpServers.del.command: ${shown("no\\x7fde")}`,
+    `mcpServers.bidi.command: ${shown("sh\\u{202e}")}`,
+    `mcpServers.zeroWidth.command: ${shown("np\\u{200b}x")}`,
+    `mcpServers.fromVariable.command: ${shown("run\\x00me")}`,
+  ]);
+  for (const problem of problems) {
+    // deno-lint-ignore no-control-regex -- what must not be in the message
+    assert.doesNotMatch(problem, /[\u0000-\u001f\u007f-\u009f\u200b\u202e]/);
+  }
+  // Arguments are the program's to read (a prompt, a pattern): not refused.
+  assert.doesNotThrow(() => load({ fine: { command: "node", args: ["a\tb", "é"] } }));
+});

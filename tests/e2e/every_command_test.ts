@@ -1,9 +1,10 @@
 /**
  * Every command works as users run it: each command and subcommand of the command tree
  * (read from the tree itself, so a command added later is covered without a new entry) runs
- * through `deno task start`, under the launcher's computed flags, with `--help` and with a
- * real invocation, with and without NO_COLOR and FORCE_COLOR, piped and in a terminal. None
- * may end in a stack trace or a permission the plan lacks.
+ * through `deno task start`, under the launcher's computed flags, with `--help`, as
+ * `patchbay help <command>` and with a real invocation, with and without NO_COLOR,
+ * FORCE_COLOR and CLICOLOR_FORCE, piped and in a terminal. None may end in a stack trace or
+ * a permission the plan lacks.
  *
  * @module
  */
@@ -57,6 +58,8 @@ const COLOUR_VARIANTS: readonly Record<string, string | undefined>[] = [
   // Neither: commander would read FORCE_COLOR and then CLICOLOR_FORCE.
   { NO_COLOR: undefined },
   { NO_COLOR: undefined, FORCE_COLOR: "1" },
+  // The other forcing variable of the one colour rule (lib/terminal.ts colorEnabled).
+  { NO_COLOR: undefined, CLICOLOR_FORCE: "1" },
 ];
 
 /** What must never reach a person: a trace, or a grant the plan lacks. */
@@ -99,9 +102,10 @@ async function setUp(): Promise<Setup> {
 async function runAll(
   box: Sandbox,
   lines: readonly string[][],
+  variants: readonly Record<string, string | undefined>[] = COLOUR_VARIANTS,
 ): Promise<{ label: string; result: CliResult }[]> {
   const jobs = lines.flatMap((args) =>
-    COLOUR_VARIANTS.map((env) => ({
+    variants.map((env) => ({
       label: `patchbay ${args.join(" ")} (${JSON.stringify(env)})`,
       args,
       env,
@@ -129,6 +133,34 @@ Deno.test("every command's --help works under the launcher's flags, whatever the
       assertClean(label, result.stdout + result.stderr);
       assert.equal(result.code, 0, `${label} exits 0:\n${result.stderr}`);
       assert.match(result.stdout, /^Usage: patchbay/m, `${label} prints its usage`);
+    }
+  } finally {
+    await setup.close();
+  }
+});
+
+Deno.test("patchbay help <command> prints what <command> --help prints, for every command", async () => {
+  const paths = await commandPaths();
+  const setup = await setUp();
+  try {
+    // Colours are the --help test's: here, one variant, and the two forms side by side.
+    const plain = [COLOUR_VARIANTS[0]];
+    const lines = paths.flatMap((path) => [["help", ...path], [...path, "--help"]]);
+    const results = new Map(
+      (await runAll(setup.box, lines, plain)).map(({ label, result }) => [label, result]),
+    );
+    const variant = JSON.stringify(plain[0]);
+    for (const path of paths) {
+      const label = `patchbay help ${path.join(" ")}`.trimEnd();
+      const help = results.get(`${label} (${variant})`)!;
+      const flag = results.get(`patchbay ${[...path, "--help"].join(" ")} (${variant})`)!;
+      assertClean(label, help.stdout + help.stderr);
+      assert.equal(help.code, 0, `${label} exits 0:\n${help.stderr}`);
+      assert.equal(help.stdout, flag.stdout, `${label} prints what --help prints`);
+      // Every help that lists commands offers help itself.
+      if (/^Commands:/m.test(help.stdout)) {
+        assert.match(help.stdout, /^ {2}help \[command\]/m, `${label} lists help [command]`);
+      }
     }
   } finally {
     await setup.close();

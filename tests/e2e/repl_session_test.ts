@@ -641,11 +641,15 @@ Deno.test("Ctrl+C cancels a streamed answer and a running tool call; twice at th
     () => repl.tmux.submit("run the long task"),
     "everything › trigger-long-running-operation",
   );
-  // The server's progress notifications show on the spinner line, step after step.
-  const progress = /everything › trigger-long-running-operation (\d+)\/60$/m;
+  // The server's progress notifications show on the spinner line, step after step (with
+  // the call's time once it has run for a while).
+  const progress = /everything › trigger-long-running-operation (\d+)\/60(?: \d+ s)?$/m;
   const step = Number(progress.exec(await repl.tmux.waitFor(progress))![1]);
   await repl.tmux.waitFor(
-    new RegExp(`everything › trigger-long-running-operation (?!${step}/)\\d+/60$`, "m"),
+    new RegExp(
+      `everything › trigger-long-running-operation (?!${step}/)\\d+/60(?: \\d+ s)?$`,
+      "m",
+    ),
   );
   const cancelled = await repl.expectNext(() => repl.tmux.press("C-c"), "⊘ cancelled");
   assert.doesNotMatch(cancelled, /error:/);

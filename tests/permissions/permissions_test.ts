@@ -230,7 +230,10 @@ Deno.test("plan: proxy, a log file elsewhere, a command that is not installed", 
   const plan = planPermissions(inputsFor(
     {
       LLM: { provider: "openai", model: "gpt-4o-mini" },
-      mcpServers: { tool: { command: "missing-server" } },
+      mcpServers: {
+        tool: { command: "missing-server" },
+        local: { command: "missing/bin/server" },
+      },
     },
     { HTTPS_PROXY: "http://user:pw@proxy.corp:3128" },
     { logFile: "/var/log/patchbay.log" },
@@ -239,8 +242,13 @@ Deno.test("plan: proxy, a log file elsewhere, a command that is not installed", 
   assert.ok(values(flags, "net").includes("proxy.corp:3128"));
   assert.ok(values(flags, "write").includes("/var/log/patchbay.log"));
   assert.ok(values(flags, "read").includes("/var/log/patchbay.log"));
-  assert.deepEqual(values(flags, "run"), ["/opt/bin/kill", "missing-server"]);
-  assert.match(plan.notes.join(" "), /'missing-server' \(server 'tool'\) is not on the PATH/);
+  // A bare name Deno cannot find is not granted (Deno would print its own notice of the
+  // name, raw); a path is granted as written.
+  assert.deepEqual(values(flags, "run"), ["/opt/bin/kill", "missing/bin/server"]);
+  assert.match(
+    plan.notes.join(" "),
+    /'missing-server' \(server 'tool'\) is not on the PATH the server gets, so it is not granted/,
+  );
 });
 
 Deno.test("flags are quoted for the shell where they must be", () => {

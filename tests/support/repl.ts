@@ -39,7 +39,11 @@ export interface StartReplOptions {
    * server block is printed once the last one has settled). @default true
    */
   waitForServers?: boolean;
-  /** The terminal's width in columns. @default 160 */
+  /**
+   * The terminal's width in columns: wide enough that patchbay's lines, which it wraps to the
+   * terminal between words, stay whole for the tests that read them (the width itself is
+   * tested at 40 and 80 columns, `tests/e2e/terminal_conventions_test.ts`). @default 400
+   */
   width?: number;
 }
 
@@ -65,7 +69,7 @@ export async function startRepl(box: Sandbox, options: StartReplOptions = {}): P
     command: [...PATCHBAY, ...(options.args ?? [])],
     env: terminalEnv(box, options.env),
     cwd: box.cwd,
-    width: options.width ?? 160,
+    width: options.width ?? 400,
     height: 50,
   });
   const repl = new Repl(tmux, box);

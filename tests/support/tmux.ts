@@ -101,15 +101,16 @@ export class TmuxSession implements AsyncDisposable {
   /**
    * The visible screen plus scrollback, wrapped lines joined, trailing blanks trimmed.
    * With `escapes`, the text's attributes (colours, bold) are kept as SGR sequences, as
-   * tmux renders them (`\x1b[1m\x1b[35m`, not necessarily the program's own bytes).
+   * tmux renders them (`\x1b[1m\x1b[35m`, not necessarily the program's own bytes). With
+   * `rows`, lines the terminal wrapped stay as the rows it shows (to see where they broke).
    */
-  async screen(options: { escapes?: boolean } = {}): Promise<string> {
+  async screen(options: { escapes?: boolean; rows?: boolean } = {}): Promise<string> {
     const text = await this.#tmux(
       "capture-pane",
       "-t",
       this.#name,
       "-p",
-      "-J",
+      ...(options.rows ? [] : ["-J"]),
       ...(options.escapes ? ["-e"] : []),
       "-S",
       "-2000",

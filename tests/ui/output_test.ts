@@ -57,3 +57,52 @@ Deno.test("the spinner never draws over a half-written line", () => {
   output.newline();
   assert.deepEqual(events, ["out:partial answer", "out:\n"]);
 });
+
+Deno.test("a wait that runs on: the spinner says for how long, counting from its start", () => {
+  let now = 10_000;
+  const events: string[] = [];
+  const output = new TerminalOutput({
+    stderr: (t) => events.push(t),
+    spinner: true,
+    now: () => now,
+  });
+  try {
+    output.spin("running everything › slow…", 10_000);
+    assert.equal(events.at(-1), "\r\x1b[K⠙ running everything › slow…", "no clock at first");
+    now += 12_400;
+    // A progress update relabels the same wait: its time goes on.
+    output.spin("everything › slow 1/3");
+    assert.equal(events.at(-1), "\r\x1b[K⠹ everything › slow 1/3 12 s");
+    now += 60_000;
+    output.spin("everything › slow 2/3");
+    assert.equal(events.at(-1), "\r\x1b[K⠸ everything › slow 2/3 1 min 12 s");
+    output.stopSpinner();
+    // A new wait starts its own clock.
+    output.spin("thinking…");
+    assert.equal(events.at(-1), "\r\x1b[K⠼ thinking…");
+  } finally {
+    output.stopSpinner();
+  }
+});
+
+Deno.test("the spinner keeps to one row of a narrow terminal; status lines wrap between words", () => {
+  const events: string[] = [];
+  const output = new TerminalOutput({
+    stderr: (t) => events.push(t),
+    spinner: true,
+    columns: () => 24,
+  });
+  try {
+    output.spin("running everything › trigger-long-running-operation…", Date.now());
+    const drawn = events.at(-1)!.replace("\r\x1b[K", "");
+    assert.equal(drawn, "⠙ running everything ›…");
+    assert.ok(drawn.length <= 23, drawn);
+  } finally {
+    output.stopSpinner();
+  }
+  output.err("✗ missing failed: command 'nosuch' not found on PATH\n");
+  assert.equal(
+    events.at(-1),
+    "✗ missing failed:\n  command 'nosuch' not\n  found on PATH\n",
+  );
+});

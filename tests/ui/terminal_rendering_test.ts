@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { MarkdownStream } from "../../lib/ui/markdown.ts";
-import { colorEnabled, displayWidth, hyperlinksEnabled } from "../../lib/terminal.ts";
+import { canRedraw, colorEnabled, displayWidth, hyperlinksEnabled } from "../../lib/terminal.ts";
 import { runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
 import { replConfig, startRepl } from "../support/repl.ts";
 import { startScriptedLlm } from "../support/scripted_llm.ts";
@@ -47,7 +47,7 @@ Deno.test("display width: emoji and East Asian characters take two columns, comb
   for (const [text, width] of cases) assert.equal(displayWidth(text), width, JSON.stringify(text));
 });
 
-Deno.test("colour: NO_COLOR wins, then FORCE_COLOR, then TERM=dumb, then whether it is a terminal", () => {
+Deno.test("colour: NO_COLOR wins, then FORCE_COLOR, CLICOLOR_FORCE, TERM=dumb, whether it is a terminal", () => {
   assert.equal(colorEnabled(terminal, env({})), true);
   assert.equal(colorEnabled(pipe, env({})), false);
   assert.equal(colorEnabled(terminal, env({ NO_COLOR: "1" })), false);
@@ -59,6 +59,20 @@ Deno.test("colour: NO_COLOR wins, then FORCE_COLOR, then TERM=dumb, then whether
   assert.equal(colorEnabled(pipe, env({ FORCE_COLOR: "1", NO_COLOR: "1" })), false);
   assert.equal(colorEnabled(terminal, env({ TERM: "dumb" })), false);
   assert.equal(colorEnabled(pipe, env({ TERM: "dumb", FORCE_COLOR: "1" })), true);
+  // CLICOLOR_FORCE (bixense.com/clicolors): any value but 0 forces colour, like FORCE_COLOR.
+  assert.equal(colorEnabled(pipe, env({ CLICOLOR_FORCE: "1" })), true);
+  assert.equal(colorEnabled(pipe, env({ CLICOLOR_FORCE: "0" })), false);
+  assert.equal(colorEnabled(pipe, env({ CLICOLOR_FORCE: "" })), false, "empty is unset");
+  assert.equal(colorEnabled(pipe, env({ CLICOLOR_FORCE: "1", TERM: "dumb" })), true);
+  assert.equal(colorEnabled(pipe, env({ CLICOLOR_FORCE: "1", NO_COLOR: "1" })), false);
+  assert.equal(colorEnabled(pipe, env({ CLICOLOR_FORCE: "1", FORCE_COLOR: "0" })), false);
+});
+
+Deno.test("redrawing: only on a terminal that can move its cursor, never on TERM=dumb", () => {
+  assert.equal(canRedraw(terminal, env({ TERM: "xterm-256color" })), true);
+  assert.equal(canRedraw(terminal, env({})), true);
+  assert.equal(canRedraw(terminal, env({ TERM: "dumb" })), false);
+  assert.equal(canRedraw(pipe, env({ TERM: "xterm-256color" })), false);
 });
 
 Deno.test("hyperlinks: only in terminals known to show them, never without colour or in tmux", () => {
