@@ -17,6 +17,7 @@ import { childEnvironment } from "../lib/transports/process.ts";
 import { endUnclaimed, prespawn } from "../lib/transports/spawn.ts";
 import { stderrStyle } from "../lib/style.ts";
 import { startSessionTrace, stopTrace } from "../lib/trace/start.ts";
+import { errorJson } from "./_boundary.ts";
 import { renderServerStatus } from "./_status.ts";
 
 /** Options every scriptable command takes. */
@@ -66,6 +67,15 @@ async function formAnswers(
   };
 }
 
+/** How {@linkcode withServers} reports. */
+export interface WithServersOptions {
+  /**
+   * The action shows every server's state itself (`mcp list --check`), so the failed ones
+   * are not also shown on stderr first. @default false
+   */
+  showsFailures?: boolean;
+}
+
 /** What an action gets to work with. */
 export interface Connected {
   runtime: Runtime;
@@ -89,6 +99,7 @@ export async function withServers<T>(
   options: ScriptOptions,
   action: (connected: Connected) => Promise<T>,
   select?: (names: string[]) => string[],
+  how: WithServersOptions = {},
 ): Promise<T> {
   const runtime = await startUp(options);
   const controller = new AbortController();
@@ -145,7 +156,7 @@ export async function withServers<T>(
     try {
       if (controller.signal.aborted) throw new CancelledError("connecting");
       const failed = states.filter((s) => !s.disabled && s.state !== "connected");
-      if (failed.length > 0 && !options.json) {
+      if (failed.length > 0 && !options.json && !how.showsFailures) {
         console.error(
           renderServerStatus(states, {
             style: stderrStyle(),
@@ -189,7 +200,7 @@ export function startServerProcesses(runtime: Runtime): void {
   }
 }
 
-/** Server states as JSON. */
+/** Server states as JSON (errors as `errorJson` gives them, stderr lines included). */
 export function statesJson(states: readonly ServerStatus[]) {
   return states.map((s) => ({
     name: s.name,
@@ -197,15 +208,7 @@ export function statesJson(states: readonly ServerStatus[]) {
     // A disabled server is not a failure to connect: it was never meant to.
     state: s.disabled ? "disabled" : s.state,
     ...(s.protocolVersion ? { protocol: s.protocolVersion } : {}),
-    ...(s.error
-      ? {
-        error: {
-          code: s.error.code,
-          message: s.error.message,
-          cause: s.error.reason,
-          remedy: s.error.remedy,
-        },
-      }
-      : {}),
+    ...(s.warnings ? { warnings: s.warnings } : {}),
+    ...(s.error ? { error: errorJson(s.error) } : {}),
   }));
 }

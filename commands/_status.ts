@@ -9,6 +9,7 @@ import { isPending, progressOf } from "../lib/connections/progress.ts";
 import type { ServerStatus } from "../lib/connections/types.ts";
 import type { Redactor } from "../lib/redact.ts";
 import { createStyle, type Style } from "../lib/style.ts";
+import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { plural } from "../lib/text.ts";
 import { formatError, type Surface } from "./_boundary.ts";
 
@@ -87,6 +88,13 @@ export function renderServerStatus(
     );
     const progress = progressOf(status, now);
     if (progress) lines.push(`      ${style.dim(progress)}`);
+    if (status.state === "connected") {
+      // The server's own words are quoted: no escapes, no secrets.
+      const redact = (text: string) => options.redactor?.redact(text) ?? text;
+      for (const warning of status.warnings ?? []) {
+        lines.push(`      ${style.yellow("warning:")} ${redact(stripTerminalEscapes(warning))}`);
+      }
+    }
     if (status.error && !status.disabled && status.state !== "connected") {
       const text = formatError(status.error, {
         style,

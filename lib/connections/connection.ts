@@ -34,6 +34,7 @@ import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
 import { rootsOf } from "./requests.ts";
 import { type Lists, openSession, ServerSession } from "./server_session.ts";
 import { AttemptHooks } from "./attempt_hooks.ts";
+import { listWarnings } from "./optional_lists.ts";
 import { askLogLevel, offerRoots } from "./session_settings.ts";
 import { maskedHandlers, warnLookalikes } from "./untrusted.ts";
 import { assertTransition } from "./state.ts";
@@ -64,6 +65,8 @@ export class ServerConnection {
   #session?: ServerSession;
   #lists: Lists = EMPTY_LISTS;
   #info: SessionInfo = {};
+  /** What the live session declares but does not serve (`ServerStatus.warnings`). */
+  #warnings: readonly string[] = [];
   #attempt?: Promise<boolean>;
   /** Stops the attempt in flight (closing, or skipped with Ctrl+C). */
   #attemptAbort?: AbortController;
@@ -115,6 +118,7 @@ export class ServerConnection {
       lists: () => this.#lists,
       adopt: (session) => {
         this.#lists = this.#redactor.redactValue(session.lists);
+        this.#adoptWarnings(session);
         warnLookalikes(this.#lists, this.#log);
         options.changed();
       },
@@ -164,7 +168,17 @@ export class ServerConnection {
       lists: this.#lists,
       info: this.#info,
       next: this.#restarts.next,
+      warnings: this.#warnings,
     };
+  }
+
+  /** The session's list warnings, masked, each new one logged. */
+  #adoptWarnings(session: ServerSession): void {
+    const warnings = this.#redactor.redactValue(listWarnings(session.failedLists));
+    for (const warning of warnings) {
+      if (!this.#warnings.includes(warning)) this.#log.warn(warning);
+    }
+    this.#warnings = warnings;
   }
 
   /**
@@ -303,7 +317,16 @@ export class ServerConnection {
     if (state !== "reconnecting") this.#restarts.next = undefined;
     const level = state === "failed" ? "warn" : "info";
     this.#log[level](`state ${state}`, error ? { reason: error.reason } : undefined);
-    this.#options.emit({ type: "state", server: this.name, state, error: this.#error });
+    const warnings = state === "connected" && this.#warnings.length > 0
+      ? { warnings: [...this.#warnings] }
+      : {};
+    this.#options.emit({
+      type: "state",
+      server: this.name,
+      state,
+      error: this.#error,
+      ...warnings,
+    });
   }
 
   #runAttempt(): Promise<boolean> {
@@ -357,6 +380,7 @@ export class ServerConnection {
     early.adopt(session);
     this.#session = session;
     this.#lists = this.#redactor.redactValue(session.lists);
+    this.#adoptWarnings(session);
     warnLookalikes(this.#lists, this.#log);
     this.#info = this.#redactor.redactValue(sessionInfo(session));
     this.#connectedAt = Date.now();

@@ -33,6 +33,8 @@ export interface ConnectionFacts {
   info: SessionInfo;
   /** The restart that comes next while `reconnecting`. */
   next?: RetryStatus;
+  /** Lists the server declares but answered with an error (while connected). */
+  warnings: readonly string[];
 }
 
 /** What `session` says of itself (its name and version, protocol, instructions). */
@@ -65,6 +67,9 @@ export function connectionStatus(facts: ConnectionFacts, target: string): Server
     ...facts.info,
     ...(config.disabled ? { disabled: true } : {}),
     ...(state === "reconnecting" && facts.next ? { retry: { ...facts.next } } : {}),
+    ...(state === "connected" && facts.warnings.length > 0
+      ? { warnings: [...facts.warnings] }
+      : {}),
   };
 }
 

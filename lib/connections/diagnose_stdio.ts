@@ -7,7 +7,7 @@
  */
 
 import type { StdioServerConfig } from "../config/types.ts";
-import { REMEDY, ServerConnectError } from "../errors.ts";
+import { REMEDY, ServerConnectError, STDERR_DETAIL } from "../errors.ts";
 import { abridge } from "../text.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
 import { hasProcFs, listeningPorts, processTree } from "../transports/process.ts";
@@ -61,7 +61,9 @@ export async function diagnoseStdio(
       : "";
     return fail(
       `the server process ${how} before completing the MCP handshake${noise}` +
-        (evidence.stderrTail.length > 0 ? " (its error output is above)" : ""),
+        (evidence.stderrTail.length > 0
+          ? " (its last stderr lines are shown with this error)"
+          : ""),
       `run the command by hand to see why: ${commandLine}; fix what its error output says ` +
         '(variables it needs go in the entry\'s "env")',
     );
@@ -217,7 +219,7 @@ function wrongTransportStdio(
 /** The lines of the process's stderr shown with a failure, marked as such. */
 export function stderrDetails(evidence: StdioEvidence): string[] {
   return pickErrorLines(evidence.stderrTail, DIAGNOSIS_STDERR_LINES).map((line) =>
-    `stderr: ${line}`
+    `${STDERR_DETAIL}${line}`
   );
 }
 

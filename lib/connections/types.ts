@@ -47,6 +47,11 @@ export interface ServerStatus {
   disabled?: boolean;
   /** While `reconnecting`: which attempt comes next and when. */
   retry?: RetryStatus;
+  /**
+   * While `connected`: what the server declares but does not serve (a list it answered
+   * with an error, treated as empty), each in words (`optional_lists.ts`).
+   */
+  warnings?: string[];
 }
 
 /** The restart series of a server that was lost (see `RECONNECT_BACKOFF`). */
@@ -138,7 +143,14 @@ export interface ServerRequestHandlers {
 
 /** Things that happen on connections, for the UI and the log. */
 export type ConnectionEvent =
-  | { type: "state"; server: string; state: ConnectionState; error?: PatchbayError }
+  | {
+    type: "state";
+    server: string;
+    state: ConnectionState;
+    error?: PatchbayError;
+    /** With `connected`: the status's `warnings`. */
+    warnings?: string[];
+  }
   | { type: "list_changed"; server: string; list: "tools" | "prompts" | "resources" }
   | { type: "resource_updated"; server: string; uri: string }
   | { type: "log"; server: string; level: LoggingLevel; logger?: string; data: unknown };

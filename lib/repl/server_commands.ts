@@ -27,6 +27,7 @@ import {
   resolveNamed,
   resolveTool,
   resourceServer,
+  splitServerUri,
   serverPrefix,
 } from "./resolve.ts";
 import { describeChanges, reloadConfiguration } from "./reload.ts";
@@ -195,10 +196,15 @@ export const resourceCommand: Command = {
     if (words.length === 0) {
       throw usage("/resource [server] <uri>", "see the URIs with /resources");
     }
-    const uri = words.at(-1)!;
-    const server = words.length > 1
-      ? words[0]
-      : resourceServer(uri, s.manager.resources(), s.manager.resourceTemplates());
+    const resources = s.manager.resources();
+    const templates = s.manager.resourceTemplates();
+    // `server:uri` names its server, as `@server:uri` does in a message.
+    const named = words.length === 1
+      ? splitServerUri(words[0], s.manager.states().map((st) => st.name), resources, templates)
+      : undefined;
+    const uri = named?.uri ?? words.at(-1)!;
+    const server = named?.server ??
+      (words.length > 1 ? words[0] : resourceServer(uri, resources, templates));
     const result = await s.request(
       `reading ${uri}…`,
       (signal) => s.manager.readResource(server, uri, { signal }),
