@@ -27,8 +27,8 @@ import {
   resolveNamed,
   resolveTool,
   resourceServer,
-  splitServerUri,
   serverPrefix,
+  splitServerUri,
 } from "./resolve.ts";
 import { describeChanges, reloadConfiguration } from "./reload.ts";
 import type { ClientSession } from "./client_session.ts";
