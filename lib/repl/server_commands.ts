@@ -31,6 +31,7 @@ import {
   splitServerUri,
 } from "./resolve.ts";
 import { describeChanges, reloadConfiguration } from "./reload.ts";
+import { keepCallMedia } from "./call_media.ts";
 import type { ClientSession } from "./client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";
@@ -264,11 +265,10 @@ export const callCommand: Command = {
       }).error;
     }
     header(!result.isError);
-    if (result.isError) {
-      const text = clean(convertToolResult(result, Number.MAX_SAFE_INTEGER).text);
-      throw errorResultFailure(tool, text, "repl").error;
-    }
-    out(s, clean(convertToolResult(result, Number.MAX_SAFE_INTEGER).text));
+    const converted = convertToolResult(result, Number.MAX_SAFE_INTEGER);
+    await keepCallMedia(s, tool, converted);
+    if (result.isError) throw errorResultFailure(tool, clean(converted.text), "repl").error;
+    out(s, clean(converted.text));
   },
 };
 
