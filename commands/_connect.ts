@@ -37,6 +37,14 @@ function writeStderr(text: string): void {
 }
 
 /**
+ * These commands load no model, so they cannot answer a server's sampling request: they do
+ * not declare sampling (servers then hide what needs it, as server-everything hides
+ * `trigger-sampling-request`), rather than declaring it and refusing every request.
+ * `patchbay run` and the interactive client answer sampling with the configured model.
+ */
+const NO_MODEL = { withoutSampling: true } as const;
+
+/**
  * Who answers a server's form (MCP elicitation) during a scripting command: the person at
  * the terminal, asked on stderr (stdout carries the command's output, and never a
  * question); `--accept-form-defaults`; or nobody, and then servers are not told forms are
@@ -48,10 +56,13 @@ async function formAnswers(
   const style = stderrStyle();
   if (options.acceptFormDefaults) {
     const notice = (text: string) => console.error(style.dim(text));
-    return { handlers: { elicitation: createFormDefaultsHandler(notice) }, close() {} };
+    return {
+      handlers: { elicitation: createFormDefaultsHandler(notice), ...NO_MODEL },
+      close() {},
+    };
   }
   if (!Deno.stdin.isTerminal() || !Deno.stderr.isTerminal()) {
-    return { handlers: { withoutElicitation: true }, close() {} };
+    return { handlers: { withoutElicitation: true, ...NO_MODEL }, close() {} };
   }
   const [{ LineEditor }, { TerminalOutput }] = await Promise.all([
     import("../lib/repl/line_editor.ts"),
@@ -62,6 +73,7 @@ async function formAnswers(
   return {
     handlers: {
       elicitation: createElicitationHandler({ editor, output, style, errStyle: style }),
+      ...NO_MODEL,
     },
     close: () => editor.close(),
   };

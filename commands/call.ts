@@ -10,8 +10,13 @@ import { convertToolResult } from "../lib/agent/content.ts";
 import { saveImage } from "../lib/agent/image_store.ts";
 import { type SavedItem, savedLine, saveResultMedia } from "../lib/agent/result_media.ts";
 import { errorResultFailure, thrownFailure } from "../lib/agent/tool_failure.ts";
-import { CancelledError, EXIT } from "../lib/errors.ts";
-import { parseJsonArgs, resolveTool, serverPrefix } from "../lib/repl/resolve.ts";
+import { CancelledError, EXIT, remedyFor } from "../lib/errors.ts";
+import {
+  NameResolutionError,
+  parseJsonArgs,
+  resolveTool,
+  serverPrefix,
+} from "../lib/repl/resolve.ts";
 import { showName } from "../lib/names.ts";
 import { stderrStyle } from "../lib/style.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
@@ -35,7 +40,10 @@ export async function call(
       ? manager.unavailable(named)
       : undefined;
     if (away) throw away;
-    const tool = resolveTool(spec, manager.tools(), manager.withheld());
+    const tool = withSamplingNote(
+      spec,
+      () => resolveTool(spec, manager.tools(), manager.withheld()),
+    );
     const { toolCallTimeoutSeconds } = runtime.config.agent;
     let result;
     try {
@@ -100,4 +108,25 @@ function savedJson(saved: readonly SavedItem[]) {
     bytes: item.bytes,
     path,
   }));
+}
+
+/**
+ * `find()`, whose unknown tool `spec` also says that `call` declares no sampling (it loads
+ * no model): servers that offer a tool only to clients that can sample hide it here.
+ */
+function withSamplingNote<T>(spec: string, find: () => T): T {
+  try {
+    return find();
+  } catch (error) {
+    if (!(error instanceof NameResolutionError) || !/^no connected server/.test(error.reason)) {
+      throw error;
+    }
+    throw new NameResolutionError(
+      "tool",
+      spec,
+      `${error.reason}; \`call\` loads no model, so it does not offer servers sampling, and ` +
+        "some servers leave out the tools that need it (`patchbay run` offers sampling)",
+      remedyFor(error, "script"),
+    );
+  }
 }

@@ -148,8 +148,9 @@ async function attemptSession(
   // needs a new session (ServerConnection.setRoots).
   const offersRoots = options.requests.roots() !== undefined;
   const offersElicitation = !options.requests.handlers().withoutElicitation;
+  const offersSampling = !options.requests.handlers().withoutSampling;
   const client = new Client(options.clientInfo ?? CLIENT_INFO, {
-    capabilities: clientCapabilities(offersRoots, offersElicitation),
+    capabilities: clientCapabilities(offersRoots, offersElicitation, offersSampling),
     ...negotiationOptions(config),
   });
   const session = new ServerSession(config, client, transport, { oauth, offersRoots, rawSchemas });
@@ -158,6 +159,7 @@ async function attemptSession(
     { ...options.requests, server: config, log },
     offersRoots,
     offersElicitation,
+    offersSampling,
   );
   watchSession(session, options.hooks, log);
 

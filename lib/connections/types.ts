@@ -139,6 +139,12 @@ export interface ServerRequestHandlers {
    * handshake (capabilities are fixed by it). @default false
    */
   withoutElicitation?: boolean;
+  /**
+   * Nothing in this session answers with a model (the scripting commands that load none:
+   * `call`, `prompt`, `read`, the listings): the sampling capability is not declared, so
+   * servers do not ask, and hide what needs it. Read at each handshake. @default false
+   */
+  withoutSampling?: boolean;
 }
 
 /** Things that happen on connections, for the UI and the log. */
