@@ -11,6 +11,7 @@ import type { ServerRequestHandlers, ServerStatus } from "../lib/connections/typ
 import { CancelledError, EndedBySignalError } from "../lib/errors.ts";
 import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
 import { describeOAuthEvent } from "../lib/oauth/messages.ts";
+import { installingOf } from "../lib/connections/progress.ts";
 import { createElicitationHandler, createFormDefaultsHandler } from "../lib/ui/elicitation.ts";
 import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { childEnvironment } from "../lib/transports/process.ts";
@@ -150,6 +151,16 @@ export async function withServers<T>(
       skip: skip.signal,
       // The last answer is in: the servers have nothing left to do.
       closePromptly: true,
+      // A first `npx` run downloads the package: said, with the longer bound it gets.
+      onConnecting: (states) => {
+        if (options.json) return;
+        for (const status of states) {
+          const installing = installingOf(status);
+          if (installing) {
+            console.error(stderrStyle().dim(`Server '${status.name}': ${installing}`));
+          }
+        }
+      },
       onSkip: (skipped) => {
         // Nothing was connecting any more (a login, a slow close): the Ctrl+C cancels.
         if (skipped.length === 0) return controller.abort();

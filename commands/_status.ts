@@ -5,7 +5,7 @@
  * @module
  */
 
-import { isPending, progressOf } from "../lib/connections/progress.ts";
+import { installingOf, isPending, progressOf } from "../lib/connections/progress.ts";
 import type { ServerStatus } from "../lib/connections/types.ts";
 import type { Redactor } from "../lib/redact.ts";
 import { createStyle, type Style } from "../lib/style.ts";
@@ -52,7 +52,9 @@ export function renderServerStatus(
     const done = connected > 0
       ? ` (${connected} of ${plural(enabled.length, "server")} connected)`
       : "";
-    const names = pending.map((s) => s.name).join(", ");
+    const names = pending.map((s) => s.installing ? `${s.name} (${installingOf(s)})` : s.name).join(
+      ", ",
+    );
     return `${style.bold("Servers")}  connecting to ${names}…${done}`;
   }
   const reconnecting = enabled.filter((s) => s.state === "reconnecting").length;

@@ -34,7 +34,8 @@ import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
 import { rootsOf } from "./requests.ts";
 import { type Lists, openSession, ServerSession } from "./server_session.ts";
 import { AttemptHooks } from "./attempt_hooks.ts";
-import { listWarnings } from "./optional_lists.ts";
+import { adoptWarnings } from "./optional_lists.ts";
+import { firstInstall } from "./package_runner.ts";
 import { askLogLevel, offerRoots } from "./session_settings.ts";
 import { maskedHandlers, warnLookalikes } from "./untrusted.ts";
 import { assertTransition } from "./state.ts";
@@ -47,7 +48,7 @@ import {
   sessionInfo,
   unavailableError,
 } from "./connection_report.ts";
-import type { ConnectionState, ServerStatus } from "./types.ts";
+import type { ConnectionState, InstallStatus, ServerStatus } from "./types.ts";
 
 export type { ConnectionOptions } from "./connection_options.ts";
 
@@ -67,6 +68,8 @@ export class ServerConnection {
   #info: SessionInfo = {};
   /** What the live session declares but does not serve (`ServerStatus.warnings`). */
   #warnings: readonly string[] = [];
+  /** The install the attempt in flight may wait for (`package_runner.ts`). */
+  #install?: InstallStatus;
   #attempt?: Promise<boolean>;
   /** Stops the attempt in flight (closing, or skipped with Ctrl+C). */
   #attemptAbort?: AbortController;
@@ -118,7 +121,7 @@ export class ServerConnection {
       lists: () => this.#lists,
       adopt: (session) => {
         this.#lists = this.#redactor.redactValue(session.lists);
-        this.#adoptWarnings(session);
+        this.#warnings = adoptWarnings(session, this.#warnings, this.#redactor, this.#log);
         warnLookalikes(this.#lists, this.#log);
         options.changed();
       },
@@ -169,16 +172,13 @@ export class ServerConnection {
       info: this.#info,
       next: this.#restarts.next,
       warnings: this.#warnings,
+      installing: this.#install,
     };
   }
 
-  /** The session's list warnings, masked, each new one logged. */
-  #adoptWarnings(session: ServerSession): void {
-    const warnings = this.#redactor.redactValue(listWarnings(session.failedLists));
-    for (const warning of warnings) {
-      if (!this.#warnings.includes(warning)) this.#log.warn(warning);
-    }
-    this.#warnings = warnings;
+  /** The bound of the attempt in flight: `timeout`, or more while its package installs. */
+  get connectTimeoutSeconds(): number {
+    return this.#install?.boundSeconds ?? this.config.timeoutSeconds;
   }
 
   /**
@@ -330,6 +330,8 @@ export class ServerConnection {
   }
 
   #runAttempt(): Promise<boolean> {
+    // Before anything awaits: `connectWithin` reads the bound as soon as connect() returns.
+    this.#install = firstInstall(this.config, this.#options.session.parentEnv ?? Deno.env.get);
     const attempt = this.#attempt = this.#open().finally(() => this.#attempt = undefined);
     return attempt;
   }
@@ -365,6 +367,7 @@ export class ServerConnection {
         oauth: this.#options.oauth,
         cleanup: (closing) => this.#cleanup(closing),
         hooks: early.hooks,
+        installing: this.#install,
       });
     } catch (error) {
       this.#error = attemptError(this.name, error);
@@ -372,6 +375,7 @@ export class ServerConnection {
     } finally {
       this.#closed.signal.removeEventListener("abort", onClosed);
       if (this.#attemptAbort === abort) this.#attemptAbort = undefined;
+      this.#install = undefined;
     }
     if (this.#state === "closed") {
       await session.close();
@@ -380,7 +384,7 @@ export class ServerConnection {
     early.adopt(session);
     this.#session = session;
     this.#lists = this.#redactor.redactValue(session.lists);
-    this.#adoptWarnings(session);
+    this.#warnings = adoptWarnings(session, this.#warnings, this.#redactor, this.#log);
     warnLookalikes(this.#lists, this.#log);
     this.#info = this.#redactor.redactValue(sessionInfo(session));
     this.#connectedAt = Date.now();

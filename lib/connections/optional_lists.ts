@@ -12,6 +12,8 @@
  */
 
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
+import type { Log } from "../log.ts";
+import type { Redactor } from "../redact.ts";
 import { cleanText } from "./request_errors.ts";
 
 /** A list a server may fail to serve without failing its connection. */
@@ -89,4 +91,21 @@ export async function optionalList<T>(
     failed.set(list, badAnswer(error));
     return [];
   }
+}
+
+/**
+ * The warnings of what `session` failed to list, masked, for the connection to keep in
+ * place of `before`; each one not in `before` is logged.
+ */
+export function adoptWarnings(
+  session: { failedLists: ReadonlyMap<OptionalList, string> },
+  before: readonly string[],
+  redactor: Redactor,
+  log: Log,
+): string[] {
+  const warnings = redactor.redactValue(listWarnings(session.failedLists));
+  for (const warning of warnings) {
+    if (!before.includes(warning)) log.warn(warning);
+  }
+  return warnings;
 }

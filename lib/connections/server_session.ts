@@ -37,6 +37,7 @@ import { clientCapabilities, installRequestHandlers, type RequestContext } from 
 import { DeadlineError, ServerSession } from "./live_session.ts";
 import { createTransport } from "./session_transport.ts";
 import { type ServerSessionHooks, watchSession } from "./session_notifications.ts";
+import type { InstallStatus } from "./types.ts";
 
 export {
   type ListName,
@@ -87,6 +88,11 @@ export interface ServerSessionOptions {
    * awaited before the failure is thrown.
    */
   cleanup?: (closing: Promise<void>) => void;
+  /**
+   * The package runner's install this attempt may wait for: the handshake's deadline is its
+   * `boundSeconds` instead of the server's `timeout`, and a timeout says so.
+   */
+  installing?: InstallStatus;
   /** Deadline of each diagnosis probe. @default DIAGNOSIS_PROBE_MS */
   probeTimeoutMs?: number;
   /**
@@ -163,12 +169,13 @@ async function attemptSession(
   );
   watchSession(session, options.hooks, log);
 
-  const timeoutMs = config.timeoutSeconds * 1000;
+  const timeoutSeconds = options.installing?.boundSeconds ?? config.timeoutSeconds;
+  const timeoutMs = timeoutSeconds * 1000;
   const started = Date.now();
   const deadline = new AbortController();
   const cancelDeadline = startDeadline(
     timeoutMs,
-    () => deadline.abort(new DeadlineError(config.timeoutSeconds)),
+    () => deadline.abort(new DeadlineError(timeoutSeconds)),
     oauth,
   );
   const onAbort = () => deadline.abort(options.signal?.reason);
@@ -247,6 +254,7 @@ async function diagnoseAttempt(
     httpClose: transport instanceof HttpTransport ? transport.closeReason : undefined,
     probeTimeoutMs: options.probeTimeoutMs,
     network: options.network,
+    installing: options.installing,
   });
   options.log.warn(`connection failed: ${failure.reason}`, { remedy: failure.remedy });
   return failure;

@@ -48,10 +48,27 @@ export interface ServerStatus {
   /** While `reconnecting`: which attempt comes next and when. */
   retry?: RetryStatus;
   /**
+   * While it connects for the first time: its package runner may be installing it, and
+   * the first connect waits longer (`package_runner.ts`).
+   */
+  installing?: InstallStatus;
+  /**
    * While `connected`: what the server declares but does not serve (a list it answered
    * with an error, treated as empty), each in words (`optional_lists.ts`).
    */
   warnings?: string[];
+}
+
+/** A first connect that waits for a package runner's install (`package_runner.ts`). */
+export interface InstallStatus {
+  /** `npx`, `uvx`, `pnpm dlx`, … */
+  runner: string;
+  /** As the entry names it: `@playwright/mcp@0.0.83`. */
+  package: string;
+  /** `missing`: the runner's cache lacks it; `unknown`: its cache cannot tell by name. */
+  cache: "missing" | "unknown";
+  /** The first connect's bound: the server's `timeout` plus the install allowance. */
+  boundSeconds: number;
 }
 
 /** The restart series of a server that was lost (see `RECONNECT_BACKOFF`). */

@@ -19,7 +19,8 @@ import { redisConfigured, resolveRedisSettings } from "../redis/settings.ts";
 import { browserCommands } from "../oauth/browser.ts";
 import { usesOAuth } from "../oauth/uses_oauth.ts";
 import { chooseTrace, TRACE_VARIABLE } from "../trace/choice.ts";
-import { INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
+import { childEnvironment, INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
+import { npxCacheDir, packageRunOf } from "../connections/package_runner.ts";
 import { TERMINAL_VARIABLES } from "../terminal.ts";
 
 /** The permission kinds patchbay can need, as Deno names them. */
@@ -347,6 +348,7 @@ function planStdio(
     const searchPath = server.env.PATH ?? inputs.env.get("PATH");
     const path = inputs.resolveCommand(server.command, searchPath, server.cwd ?? inputs.cwd);
     plan.add("run", path ?? server.command, `starts server '${server.name}'`);
+    planNpxCache(plan, inputs, server);
     if (!path) {
       plan.note(
         `'${server.command}' (server '${server.name}') is not on the PATH the server gets; ` +
@@ -354,6 +356,20 @@ function planStdio(
           '"command") and run `patchbay permissions` again.',
       );
     }
+  }
+}
+
+/**
+ * What `npx` has installed, read to tell a server still installing (its first connect gets
+ * longer: lib/connections/package_runner.ts), in the cache the server's environment names.
+ */
+function planNpxCache(plan: PlanBuilder, inputs: PermissionInputs, server: StdioServerConfig) {
+  const run = packageRunOf(server.command, server.args);
+  if (!run || (run.runner !== "npx" && !run.runner.startsWith("npm "))) return;
+  const env = childEnvironment(server.env, (name) => inputs.env.get(name));
+  const dir = npxCacheDir((name) => env[name], inputs.os);
+  if (dir) {
+    plan.add("read", dir, `what npx has installed (is server '${server.name}' installing?)`);
   }
 }
 
