@@ -84,7 +84,8 @@ function binaryOf(
   if (text.length < STRUCTURED_BINARY_MIN_CHARS) return undefined;
   const url = DATA_URL.exec(text.slice(0, 200));
   const data = url ? text.slice(url[0].length) : text;
-  if (!BASE64.test(data.replace(/\s/g, ""))) return undefined;
+  // Base64 may be wrapped in lines; a space makes it text ("word word …" is all letters).
+  if (!BASE64.test(data.replace(/\r?\n/g, ""))) return undefined;
   const named = TYPE_FIELDS.map((field) => siblings?.[field]).find((v) => typeof v === "string");
   const mimeType = url?.[1] ?? (named as string | undefined);
   return { ...(mimeType ? { mimeType } : {}), data };
