@@ -5,13 +5,13 @@
  * as patchbay's, with a remedy that changes patchbay's answer, not "the cause is the
  * server's own message".
  *
- * Every refusal patchbay sends a server starts with `REFUSED` (`lib/connections/requests.ts`).
+ * Every refusal patchbay sends a server starts with `REFUSED` (`lib/errors/model.ts`; sent by
+ * `lib/connections/requests.ts`).
  *
  * @module
  */
 
-import { REFUSED } from "../connections/requests.ts";
-import type { Remedy } from "../errors.ts";
+import { REFUSED, type Remedy } from "../errors.ts";
 
 /** A refusal of patchbay's found in a server's words. */
 export interface RefusedRequest {

@@ -28,7 +28,7 @@ import {
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
 import type { WaitClock } from "../async/wait_clock.ts";
-import { SamplingRejectedError } from "../errors.ts";
+import { REFUSED, SamplingRejectedError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import type { ServerRequestHandlers } from "./types.ts";
 
@@ -137,9 +137,6 @@ function refusal(log: Log, logged: string, told: string): ProtocolError {
   log.info(`refused ${logged}`);
   return new ProtocolError(REFUSAL_CODE, `${REFUSED} ${told}`);
 }
-
-/** How every refusal patchbay sends a server begins. */
-export const REFUSED = "patchbay refused";
 
 /** Why a request of each kind is refused when nothing in this session can answer it. */
 const UNANSWERABLE = {
