@@ -43,17 +43,17 @@ export function seconds(ms: number): string {
 }
 
 /**
- * `installing @playwright/mcp@0.0.83 through npx (first connect allowed 122 s)`, or for a
+ * `installing @playwright/mcp@0.0.83 through npx; first connect allowed 122 s`, or for a
  * runner whose cache cannot tell, `starting through uvx, which may be installing
- * mcp-server-git first (first connect allowed 150 s)`; `during` (` for 3.2 s`) goes before
+ * mcp-server-git first; first connect allowed 150 s`; `during` (` for 3.2 s`) goes before
  * the bound. `undefined` when not installing.
  */
 export function installingOf(status: ServerStatus, during = ""): string | undefined {
   const install = status.installing;
   if (!install) return undefined;
-  const bound = `(first connect allowed ${install.boundSeconds} s)`;
+  const bound = `; first connect allowed ${install.boundSeconds} s`;
   return install.cache === "missing"
-    ? `installing ${install.package} through ${install.runner}${during} ${bound}`
+    ? `installing ${install.package} through ${install.runner}${during}${bound}`
     : `starting through ${install.runner}${during}, which may be installing ${install.package} ` +
-      `first ${bound}`;
+      `first${bound}`;
 }

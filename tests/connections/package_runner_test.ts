@@ -114,11 +114,11 @@ Deno.test("a first install's bound and status: the server's timeout plus the all
   const status = { state: "connecting", since, installing: install } as ServerStatus;
   assert.equal(
     progressOf(status, new Date(3200)),
-    "installing @playwright/mcp@0.0.83 through npx for 3.2 s (first connect allowed 150 s)",
+    "installing @playwright/mcp@0.0.83 through npx for 3.2 s; first connect allowed 150 s",
   );
   assert.equal(
     installingOf({ ...status, installing: { ...install!, runner: "uvx", cache: "unknown" } }),
-    "starting through uvx, which may be installing @playwright/mcp@0.0.83 first (first connect " +
-      "allowed 150 s)",
+    "starting through uvx, which may be installing @playwright/mcp@0.0.83 first; first connect " +
+      "allowed 150 s",
   );
 });
