@@ -102,6 +102,8 @@ export class ServerConnection {
     this.#redactor = options.redactor ?? sessionRedactor;
     this.#roots = options.config.roots && rootsOf(options.config.roots);
     this.#restarts = new RestartSeries(options.backoff);
+    // Known before the first attempt: the banner, drawn before the servers start, says it.
+    if (!options.config.disabled) this.#checkInstall();
     const isCurrent = (session: ServerSession) => this.#isCurrent(session);
     this.#liveness = new LivenessWatch({
       config: options.config,
@@ -174,6 +176,10 @@ export class ServerConnection {
       warnings: this.#warnings,
       installing: this.#install,
     };
+  }
+
+  #checkInstall(): void {
+    this.#install = firstInstall(this.config, this.#options.session.parentEnv ?? Deno.env.get);
   }
 
   /** The bound of the attempt in flight: `timeout`, or more while its package installs. */
@@ -331,7 +337,7 @@ export class ServerConnection {
 
   #runAttempt(): Promise<boolean> {
     // Before anything awaits: `connectWithin` reads the bound as soon as connect() returns.
-    this.#install = firstInstall(this.config, this.#options.session.parentEnv ?? Deno.env.get);
+    this.#checkInstall();
     const attempt = this.#attempt = this.#open().finally(() => this.#attempt = undefined);
     return attempt;
   }

@@ -69,7 +69,7 @@ export function connectionStatus(facts: ConnectionFacts, target: string): Server
     ...facts.info,
     ...(config.disabled ? { disabled: true } : {}),
     ...(state === "reconnecting" && facts.next ? { retry: { ...facts.next } } : {}),
-    ...((state === "connecting" || state === "reconnecting") && facts.installing
+    ...(["disconnected", "connecting", "reconnecting"].includes(state) && facts.installing
       ? { installing: { ...facts.installing } }
       : {}),
     ...(state === "connected" && facts.warnings.length > 0

@@ -11,6 +11,7 @@ import { installingOf, progressOf } from "../../lib/connections/progress.ts";
 import type { StdioServerConfig } from "../../lib/config/types.ts";
 import type { ServerStatus } from "../../lib/connections/types.ts";
 import { tempDir } from "../support/temp_dir.ts";
+import { renderServerStatus } from "../../commands/_status.ts";
 
 Deno.test("the package of each runner's command line, options and their values skipped", () => {
   const cases: [string, string[], unknown][] = [
@@ -120,5 +121,24 @@ Deno.test("a first install's bound and status: the server's timeout plus the all
     installingOf({ ...status, installing: { ...install!, runner: "uvx", cache: "unknown" } }),
     "starting through uvx, which may be installing @playwright/mcp@0.0.83 first; first connect " +
       "allowed 150 s",
+  );
+});
+
+Deno.test("the banner's line while servers connect says which one is installing, and its bound", () => {
+  const since = new Date(0);
+  const installing = {
+    runner: "npx",
+    package: "@playwright/mcp@0.0.83",
+    cache: "missing" as const,
+    boundSeconds: 150,
+  };
+  const line = renderServerStatus([
+    { name: "pw", state: "disconnected", since, installing } as ServerStatus,
+    { name: "fs", state: "connecting", since } as ServerStatus,
+  ], { compact: true });
+  assert.equal(
+    line,
+    "Servers  connecting to pw (installing @playwright/mcp@0.0.83 through npx; first connect " +
+      "allowed 150 s), fs…",
   );
 });
