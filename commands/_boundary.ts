@@ -16,6 +16,7 @@ import {
   PatchbayError,
   PermissionDeniedError,
   remedyFor,
+  STDERR_DETAIL,
   type Surface,
   TimeoutError,
 } from "../lib/errors.ts";
@@ -104,12 +105,18 @@ export function formatError(error: unknown, options: FormatOptions = {}): string
  */
 export function errorJson(error: unknown, surface: Surface = "script"): Record<string, unknown> {
   const e = toPatchbayError(error);
+  // A server's last words (its stderr lines) get a field of their own, as promised by the
+  // cause that points at them; the other details stay together.
+  const stderr = e.details.filter((line) => line.startsWith(STDERR_DETAIL))
+    .map((line) => line.slice(STDERR_DETAIL.length));
+  const details = e.details.filter((line) => !line.startsWith(STDERR_DETAIL));
   return {
     code: e.code,
     message: e.message,
     cause: e.reason,
     remedy: remedyFor(e, surface),
-    ...(e.details.length > 0 ? { details: e.details } : {}),
+    ...(details.length > 0 ? { details } : {}),
+    ...(stderr.length > 0 ? { stderr } : {}),
   };
 }
 

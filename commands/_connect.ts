@@ -11,6 +11,7 @@ import type { ServerRequestHandlers, ServerStatus } from "../lib/connections/typ
 import { CancelledError, EndedBySignalError } from "../lib/errors.ts";
 import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
 import { describeOAuthEvent } from "../lib/oauth/messages.ts";
+import { installingOf } from "../lib/connections/progress.ts";
 import { createElicitationHandler, createFormDefaultsHandler } from "../lib/ui/elicitation.ts";
 import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { childEnvironment } from "../lib/transports/process.ts";
@@ -20,6 +21,7 @@ import { terminalColumns } from "../lib/terminal.ts";
 import { fitLines } from "../lib/text.ts";
 import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import { activeTrace } from "../lib/trace/active.ts";
+import { errorJson } from "./_boundary.ts";
 import { renderServerStatus } from "./_status.ts";
 
 /** Options every scriptable command takes. */
@@ -39,6 +41,14 @@ function writeStderr(text: string): void {
 }
 
 /**
+ * These commands load no model, so they cannot answer a server's sampling request: they do
+ * not declare sampling (servers then hide what needs it, as server-everything hides
+ * `trigger-sampling-request`), rather than declaring it and refusing every request.
+ * `patchbay run` and the interactive client answer sampling with the configured model.
+ */
+const NO_MODEL = { withoutSampling: true } as const;
+
+/**
  * Who answers a server's form (MCP elicitation) during a scripting command: the person at
  * the terminal, asked on stderr (stdout carries the command's output, and never a
  * question); `--accept-form-defaults`; or nobody, and then servers are not told forms are
@@ -50,10 +60,13 @@ async function formAnswers(
   const style = stderrStyle();
   if (options.acceptFormDefaults) {
     const notice = (text: string) => console.error(style.dim(text));
-    return { handlers: { elicitation: createFormDefaultsHandler(notice) }, close() {} };
+    return {
+      handlers: { elicitation: createFormDefaultsHandler(notice), ...NO_MODEL },
+      close() {},
+    };
   }
   if (!Deno.stdin.isTerminal() || !Deno.stderr.isTerminal()) {
-    return { handlers: { withoutElicitation: true }, close() {} };
+    return { handlers: { withoutElicitation: true, ...NO_MODEL }, close() {} };
   }
   const [{ LineEditor }, { TerminalOutput }] = await Promise.all([
     import("../lib/repl/line_editor.ts"),
@@ -64,9 +77,19 @@ async function formAnswers(
   return {
     handlers: {
       elicitation: createElicitationHandler({ editor, output, style, errStyle: style }),
+      ...NO_MODEL,
     },
     close: () => editor.close(),
   };
+}
+
+/** How {@linkcode withServers} reports. */
+export interface WithServersOptions {
+  /**
+   * The action shows every server's state itself (`mcp list --check`), so the failed ones
+   * are not also shown on stderr first. @default false
+   */
+  showsFailures?: boolean;
 }
 
 /** What an action gets to work with. */
@@ -92,6 +115,7 @@ export async function withServers<T>(
   options: ScriptOptions,
   action: (connected: Connected) => Promise<T>,
   select?: (names: string[]) => string[],
+  how: WithServersOptions = {},
 ): Promise<T> {
   const runtime = await startUp(options);
   const controller = new AbortController();
@@ -134,6 +158,16 @@ export async function withServers<T>(
       // The last answer is in: the servers have nothing left to do.
       closePromptly: true,
       surface: "script",
+      // A first `npx` run downloads the package: said, with the longer bound it gets.
+      onConnecting: (states) => {
+        if (options.json) return;
+        for (const status of states) {
+          const installing = installingOf(status);
+          if (installing) {
+            console.error(stderrStyle().dim(`Server '${status.name}': ${installing}`));
+          }
+        }
+      },
       onSkip: (skipped) => {
         // Nothing was connecting any more (a login, a slow close): the Ctrl+C cancels.
         if (skipped.length === 0) return controller.abort();
@@ -152,7 +186,7 @@ export async function withServers<T>(
     try {
       if (controller.signal.aborted) throw new CancelledError("connecting");
       const failed = states.filter((s) => !s.disabled && s.state !== "connected");
-      if (failed.length > 0 && !options.json) {
+      if (failed.length > 0 && !options.json && !how.showsFailures) {
         const block = renderServerStatus(states, {
           style: stderrStyle(),
           redactor: runtime.logger.redactor,
@@ -195,7 +229,7 @@ export function startServerProcesses(runtime: Runtime): void {
   }
 }
 
-/** Server states as JSON. */
+/** Server states as JSON (errors as `errorJson` gives them, stderr lines included). */
 export function statesJson(states: readonly ServerStatus[]) {
   return states.map((s) => ({
     name: s.name,
@@ -203,15 +237,7 @@ export function statesJson(states: readonly ServerStatus[]) {
     // A disabled server is not a failure to connect: it was never meant to.
     state: s.disabled ? "disabled" : s.state,
     ...(s.protocolVersion ? { protocol: s.protocolVersion } : {}),
-    ...(s.error
-      ? {
-        error: {
-          code: s.error.code,
-          message: s.error.message,
-          cause: s.error.reason,
-          remedy: s.error.remedy,
-        },
-      }
-      : {}),
+    ...(s.warnings ? { warnings: s.warnings } : {}),
+    ...(s.error ? { error: errorJson(s.error) } : {}),
   }));
 }

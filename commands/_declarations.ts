@@ -159,19 +159,21 @@ export const ROOT: CommandDeclaration = {
     {
       name: "prompts",
       description: "list the prompts of the configured servers",
+      arguments: [{ name: "[server]", description: "only this server" }],
       options: [jsonText],
       prefetch: loadConnect,
-      run: action(async (options: ScriptOptions) =>
-        (await import("./prompts.ts")).prompts(options)
+      run: action(async (options: ScriptOptions, [server]: [string | undefined]) =>
+        (await import("./prompts.ts")).prompts(server, options)
       ),
     },
     {
       name: "resources",
       description: "list the resources and resource templates of the configured servers",
+      arguments: [{ name: "[server]", description: "only this server" }],
       options: [jsonText],
       prefetch: loadConnect,
-      run: action(async (options: ScriptOptions) =>
-        (await import("./resources.ts")).resources(options)
+      run: action(async (options: ScriptOptions, [server]: [string | undefined]) =>
+        (await import("./resources.ts")).resources(server, options)
       ),
     },
     {

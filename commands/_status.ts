@@ -5,10 +5,11 @@
  * @module
  */
 
-import { isPending, progressOf } from "../lib/connections/progress.ts";
+import { installingOf, isPending, progressOf } from "../lib/connections/progress.ts";
 import type { ServerStatus } from "../lib/connections/types.ts";
 import type { Redactor } from "../lib/redact.ts";
 import { createStyle, type Style } from "../lib/style.ts";
+import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { plural } from "../lib/text.ts";
 import { formatError, type Surface } from "./_boundary.ts";
 
@@ -51,7 +52,9 @@ export function renderServerStatus(
     const done = connected > 0
       ? ` (${connected} of ${plural(enabled.length, "server")} connected)`
       : "";
-    const names = pending.map((s) => s.name).join(", ");
+    const names = pending.map((s) => s.installing ? `${s.name} (${installingOf(s)})` : s.name).join(
+      ", ",
+    );
     return `${style.bold("Servers")}  connecting to ${names}…${done}`;
   }
   const reconnecting = enabled.filter((s) => s.state === "reconnecting").length;
@@ -87,6 +90,13 @@ export function renderServerStatus(
     );
     const progress = progressOf(status, now);
     if (progress) lines.push(`      ${style.dim(progress)}`);
+    if (status.state === "connected") {
+      // The server's own words are quoted: no escapes, no secrets.
+      const redact = (text: string) => options.redactor?.redact(text) ?? text;
+      for (const warning of status.warnings ?? []) {
+        lines.push(`      ${style.yellow("warning:")} ${redact(stripTerminalEscapes(warning))}`);
+      }
+    }
     if (status.error && !status.disabled && status.state !== "connected") {
       const text = formatError(status.error, {
         style,

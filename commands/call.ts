@@ -7,9 +7,18 @@
  */
 
 import { convertToolResult } from "../lib/agent/content.ts";
+import { saveImage } from "../lib/agent/image_store.ts";
+import { type SavedItem, savedLine, saveResultMedia } from "../lib/agent/result_media.ts";
 import { errorResultFailure, thrownFailure } from "../lib/agent/tool_failure.ts";
-import { CancelledError, EXIT } from "../lib/errors.ts";
-import { parseJsonArgs, resolveTool, serverPrefix } from "../lib/repl/resolve.ts";
+import { CancelledError, EXIT, remedyFor } from "../lib/errors.ts";
+import {
+  NameResolutionError,
+  parseJsonArgs,
+  resolveTool,
+  serverPrefix,
+} from "../lib/repl/resolve.ts";
+import { showName } from "../lib/names.ts";
+import { stderrStyle } from "../lib/style.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { errorJson } from "./_boundary.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";
@@ -31,7 +40,10 @@ export async function call(
       ? manager.unavailable(named)
       : undefined;
     if (away) throw away;
-    const tool = resolveTool(spec, manager.tools(), manager.withheld());
+    const tool = withSamplingNote(
+      spec,
+      () => resolveTool(spec, manager.tools(), manager.withheld()),
+    );
     const { toolCallTimeoutSeconds } = runtime.config.agent;
     let result;
     try {
@@ -45,8 +57,12 @@ export async function call(
         stillOffered: manager.tools().some((t) => t.name === tool.name),
       }).error;
     }
-    const text = stripTerminalEscapes(convertToolResult(result, Number.MAX_SAFE_INTEGER).text);
+    const converted = convertToolResult(result, Number.MAX_SAFE_INTEGER);
+    const text = stripTerminalEscapes(converted.text);
     const failure = result.isError ? errorResultFailure(tool, text, "script") : undefined;
+    // Images and other binary data are saved, as in a model turn; the text only names them.
+    const saved = await saveResultMedia(converted, saveImage);
+    const where = `${stripTerminalEscapes(tool.server)} › ${showName(tool.originalName)}`;
     if (options.json) {
       console.log(
         JSON.stringify(
@@ -55,12 +71,23 @@ export async function call(
             tool: tool.originalName,
             ...result,
             ...(failure ? { error: errorJson(failure.error) } : {}),
+            ...(saved.some((s) => s.path) ? { saved: savedJson(saved) } : {}),
           },
           null,
           2,
         ),
       );
-    } else if (failure) {
+      return result.isError ? EXIT.failure : EXIT.ok;
+    }
+    for (const { item, path, error } of saved) {
+      if (path) console.error(stderrStyle().dim(savedLine(item, where, path)));
+      else {
+        console.error(
+          stderrStyle().yellow(`warning: could not save the ${item.mimeType} data: ${error}`),
+        );
+      }
+    }
+    if (failure) {
       throw failure.error;
     } else {
       console.log(text);
@@ -71,4 +98,35 @@ export async function call(
     const named = serverPrefix(spec, names);
     return named ? [named] : names;
   });
+}
+
+/** Where each saved image or file went, for `--json`. */
+function savedJson(saved: readonly SavedItem[]) {
+  return saved.filter((s) => s.path).map(({ item, kind, path }) => ({
+    kind,
+    mime_type: item.mimeType,
+    bytes: item.bytes,
+    path,
+  }));
+}
+
+/**
+ * `find()`, whose unknown tool `spec` also says that `call` declares no sampling (it loads
+ * no model): servers that offer a tool only to clients that can sample hide it here.
+ */
+function withSamplingNote<T>(spec: string, find: () => T): T {
+  try {
+    return find();
+  } catch (error) {
+    if (!(error instanceof NameResolutionError) || !/^no connected server/.test(error.reason)) {
+      throw error;
+    }
+    throw new NameResolutionError(
+      "tool",
+      spec,
+      `${error.reason}; \`call\` loads no model, so it does not offer servers sampling, and ` +
+        "some servers leave out the tools that need it (`patchbay run` offers sampling)",
+      remedyFor(error, "script"),
+    );
+  }
 }

@@ -33,26 +33,34 @@ export function mcpGet(name: string, options: McpListOptions): Promise<number> {
 
 async function listed(name: string | undefined, options: McpListOptions): Promise<number> {
   if (options.check) {
-    return withServers(options, ({ runtime, states, failed }) => {
-      const servers = pick(runtime, name);
-      if (options.json) {
-        const json = {
-          file: runtime.configPath,
-          servers: servers.map(describe),
-          states: statesJson(states),
-        };
-        console.log(runtime.logger.redactor.redact(JSON.stringify(json, null, 2)));
-      } else {
-        print(runtime, servers, name !== undefined);
-        console.log("");
-        console.log(renderServerStatus(states, {
-          style: stdoutStyle(),
-          redactor: runtime.logger.redactor,
-          surface: "script",
-        }));
-      }
-      return Promise.resolve(failed.length > 0 ? EXIT.failure : EXIT.ok);
-    }, name === undefined ? undefined : (names) => names.filter((n) => n === name));
+    return withServers(
+      options,
+      ({ runtime, states, failed }) => {
+        const servers = pick(runtime, name);
+        if (options.json) {
+          const json = {
+            file: runtime.configPath,
+            servers: servers.map(describe),
+            states: statesJson(states),
+          };
+          console.log(runtime.logger.redactor.redact(JSON.stringify(json, null, 2)));
+        } else {
+          print(runtime, servers, name !== undefined);
+          console.log("");
+          console.log(renderServerStatus(states, {
+            style: stdoutStyle(),
+            redactor: runtime.logger.redactor,
+            surface: "script",
+          }));
+        }
+        return Promise.resolve(failed.length > 0 ? EXIT.failure : EXIT.ok);
+      },
+      name === undefined ? undefined : (names) => names.filter((n) => n === name),
+      {
+        // Its own block lists every server, the failed ones with their diagnosis: once.
+        showsFailures: true,
+      },
+    );
   }
   const runtime = await startUp(options);
   for (const notice of runtime.notices) console.error(stderrStyle().dim(notice));

@@ -1,5 +1,6 @@
 /**
- * `patchbay read <uri> [--server <name>] [--output <file>]`: prints a resource exactly as
+ * `patchbay read <uri> [--server <name>] [--output <file>]` (or `read <server>:<uri>`,
+ * as `@server:uri` in chat): prints a resource exactly as
  * the server sent it: text as is, binary content as its bytes (so it can be redirected to a
  * file, or written to one with `--output FILE`). On a terminal, text is cleaned of control
  * sequences and binary content is described, never written: its bytes are the server's to
@@ -11,7 +12,7 @@
 import { resolve } from "node:path";
 import type { ReadResourceResult } from "@modelcontextprotocol/client";
 import { EXIT } from "../lib/errors.ts";
-import { resourceServer } from "../lib/repl/resolve.ts";
+import { resourceServer, splitServerUri } from "../lib/repl/resolve.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";
 import { only } from "./tools.ts";
@@ -30,9 +31,18 @@ export function read(uri: string, options: ReadOptions): Promise<number> {
     if (options.server && failed.some((f) => f.name === options.server)) {
       throw failed.find((f) => f.name === options.server)!.error;
     }
-    const server = options.server ??
-      resourceServer(uri, manager.resources(), manager.resourceTemplates());
-    const result = await manager.readResource(server, uri, { signal });
+    const resources = manager.resources();
+    const templates = manager.resourceTemplates();
+    // `server:uri` names its server, as `@server:uri` does in chat.
+    const named = options.server === undefined
+      ? splitServerUri(uri, manager.states().map((st) => st.name), resources, templates)
+      : undefined;
+    if (named && failed.some((f) => f.name === named.server)) {
+      throw failed.find((f) => f.name === named.server)!.error;
+    }
+    const server = options.server ?? named?.server ??
+      resourceServer(uri, resources, templates);
+    const result = await manager.readResource(server, named?.uri ?? uri, { signal });
     if (options.json) {
       console.log(JSON.stringify({ server, ...result }, null, 2));
       return EXIT.ok;

@@ -10,11 +10,21 @@
 
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { TEST_SERVER_PACKAGES, testDepsDir } from "../tests/support/deps.ts";
+import {
+  NPX_TEST_PACKAGE,
+  npxTarballsDir,
+  TEST_SERVER_PACKAGES,
+  testDepsDir,
+} from "../tests/support/deps.ts";
 import { SUITE, SUITE_LOCK } from "./conformance.ts";
 import { TEST_LOCK } from "./run_tests.ts";
 
-const DEBIAN_PACKAGES: Record<string, string> = { "redis-server": "redis-server", tmux: "tmux" };
+const DEBIAN_PACKAGES: Record<string, string> = {
+  "redis-server": "redis-server",
+  tmux: "tmux",
+  // @playwright/mcp drives it (never a browser download of its own).
+  chromium: "chromium",
+};
 /** The shells the completion tests run in: without one, its tests are skipped, not failed. */
 const SHELL_PACKAGES: Record<string, string> = { zsh: "zsh", fish: "fish" };
 
@@ -58,6 +68,68 @@ async function ensureNpmServers(): Promise<void> {
     ...wanted.map(([name, version]) => `${name}@${version}`),
   ]);
   if (!ok) throw new Error(`npm install of the test servers into ${dir} failed`);
+}
+
+/**
+ * Packs {@linkcode NPX_TEST_PACKAGE} and every package it depends on, from the installed
+ * tree (no network), into `npxTarballsDir()` with an `index.json` of their manifests: a
+ * registry on loopback serves them to a real `npx` in the tests of a first install.
+ */
+async function packForNpx(): Promise<void> {
+  const out = npxTarballsDir();
+  const modules = join(testDepsDir(), "node_modules");
+  const version = TEST_SERVER_PACKAGES[NPX_TEST_PACKAGE];
+  try {
+    const index = JSON.parse(await Deno.readTextFile(join(out, "index.json")));
+    if (index.find((m: { name: string }) => m.name === NPX_TEST_PACKAGE)?.version === version) {
+      return;
+    }
+  } catch {
+    // Not packed yet.
+  }
+  const names = new Set<string>();
+  const visit = async (name: string) => {
+    if (names.has(name)) return;
+    names.add(name);
+    const manifest = JSON.parse(
+      await Deno.readTextFile(join(modules, name, "package.json")),
+    );
+    for (const dep of Object.keys(manifest.dependencies ?? {})) await visit(dep);
+  };
+  await visit(NPX_TEST_PACKAGE);
+  await Deno.remove(out, { recursive: true }).catch(() => {});
+  await Deno.mkdir(out, { recursive: true });
+  const packed = await new Deno.Command("npm", {
+    args: [
+      "pack",
+      "--json",
+      "--ignore-scripts",
+      "--loglevel=error",
+      "--pack-destination",
+      out,
+      ...[...names].map((name) => join(modules, name)),
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!packed.success) throw new Error(`npm pack of ${NPX_TEST_PACKAGE} into ${out} failed`);
+  const index = [];
+  for (const item of JSON.parse(new TextDecoder().decode(packed.stdout))) {
+    const manifest = JSON.parse(
+      await Deno.readTextFile(join(modules, item.name, "package.json")),
+    );
+    index.push({
+      name: item.name,
+      version: item.version,
+      filename: item.filename,
+      integrity: item.integrity,
+      shasum: item.shasum,
+      dependencies: manifest.dependencies ?? {},
+      bin: manifest.bin,
+      engines: manifest.engines,
+    });
+  }
+  await Deno.writeTextFile(join(out, "index.json"), JSON.stringify(index, null, 2));
 }
 
 /**
@@ -153,6 +225,7 @@ if (import.meta.main) {
   try {
     await warmDenoCache();
     await ensureNpmServers();
+    await packForNpx();
     await ensureDebianPackages();
   } catch (error) {
     console.error(`test setup: ${(error as Error).message}`);

@@ -5,7 +5,10 @@
  * type and size (the chat-completions tool message carries text only; images are also
  * handed back apart, in `images`, for a vision model and for the person); resource links as
  * their URI, name and description; embedded resources as their text, or a line for binary
- * ones; structured content as compact JSON unless a text block already carries it. The
+ * ones; structured content as compact JSON unless a text block already carries it, its
+ * binary values (base64 of an image, a sound, a blob) replaced by their type and size
+ * (`structured_binary.ts`). Images, and the other binary data (handed back in `binaries`),
+ * are kept apart to be saved for the person. The
  * whole is then capped at {@linkcode TOOL_OUTPUT_MAX_CHARS}, keeping the head and the tail
  * (errors and summaries tend to sit at the end) and saying how much was cut.
  *
@@ -15,6 +18,7 @@
  */
 
 import type { CallToolResult } from "@modelcontextprotocol/client";
+import { describeBinaries, type StructuredBinary } from "./structured_binary.ts";
 
 /**
  * Most characters of one tool result passed to the model and stored. About 5,000 tokens:
@@ -36,8 +40,16 @@ export interface ConvertedToolResult {
   omittedChars: number;
   /** Images, audio clips and binary resources that were described instead of passed on. */
   mediaItems: number;
-  /** The images of the result (image blocks and embedded image resources), in order. */
+  /**
+   * The images of the result (image blocks, embedded image resources, then distinct images
+   * inside structured content), in order.
+   */
   images: ResultImage[];
+  /**
+   * The other binary data (audio blocks, binary resources, binary values of structured
+   * content), each once: described in `text`, never sent to the model, saved for the person.
+   */
+  binaries: ResultImage[];
 }
 
 /** An image a server returned. */
@@ -61,17 +73,33 @@ export function convertToolResult(
   const parts: string[] = [];
   let mediaItems = 0;
   const images: ResultImage[] = [];
+  const binaries: ResultImage[] = [];
   const blocks: ContentBlock[] = Array.isArray(result.content) ? result.content : [];
   for (const block of blocks) {
     const image = imageOf(block);
     if (image) images.push(image);
+    const binary = binaryOf(block);
+    if (binary) binaries.push(binary);
     const converted = convertBlock(block);
     if (converted.media) mediaItems++;
     parts.push(converted.text);
   }
   const structured = result.structuredContent;
   if (structured !== undefined && !repeatsStructured(blocks, structured)) {
-    parts.push(`Structured content (JSON): ${safeJson(structured)}`);
+    const known = new Set([...images, ...binaries].map((item) => item.data));
+    const described = describeBinaries(structured, known, describeStructuredBinary);
+    for (const found of described.binaries) {
+      if (known.has(found.data)) continue;
+      known.add(found.data);
+      mediaItems++;
+      const item = {
+        mimeType: found.mimeType ?? "application/octet-stream",
+        data: found.data,
+        bytes: base64Bytes(found.data),
+      };
+      (item.mimeType.toLowerCase().startsWith("image/") ? images : binaries).push(item);
+    }
+    parts.push(`Structured content (JSON): ${safeJson(described.value)}`);
   }
   const whole = parts.length > 0 ? parts.join("\n") : "(the tool returned no content)";
   const capped = capText(whole, maxChars);
@@ -81,6 +109,30 @@ export function convertToolResult(
     omittedChars: capped.omittedChars,
     mediaItems,
     images,
+    binaries,
+  };
+}
+
+/** What stands in a structured value for its base64: `[image/png, 64.9 kB of base64, …]`. */
+function describeStructuredBinary(binary: StructuredBinary): string {
+  return `[${binary.mimeType ?? "binary data"}, ${formatBytes(base64Bytes(binary.data))} of ` +
+    `base64 ${binary.repeated ? "repeating a content block above" : "left out of the text"}]`;
+}
+
+/** The binary data a block carries other than an image: audio, a binary resource. */
+function binaryOf(block: ContentBlock): ResultImage | undefined {
+  if (block.type === "audio" && typeof block.data === "string") {
+    return { mimeType: block.mimeType, data: block.data, bytes: base64Bytes(block.data) };
+  }
+  if (block.type !== "resource") return undefined;
+  const resource = block.resource;
+  const blob = "blob" in resource && typeof resource.blob === "string" ? resource.blob : "";
+  if (!blob || resource.mimeType?.startsWith("image/")) return undefined;
+  return {
+    mimeType: resource.mimeType ?? "application/octet-stream",
+    data: blob,
+    bytes: base64Bytes(blob),
+    uri: resource.uri,
   };
 }
 
@@ -115,6 +167,15 @@ export function capText(text: string, maxChars: number): { text: string; omitted
     `${text.length.toLocaleString("en-US")} characters cut here: tool output is capped at ` +
     `${maxChars.toLocaleString("en-US")} characters …]\n`;
   return { text: text.slice(0, headEnd) + note + text.slice(tailStart), omittedChars };
+}
+
+/**
+ * One content block in words, as a tool result's text carries it (a prompt's messages hold
+ * the same blocks): text as it is, an image or audio as its type and size, an embedded
+ * resource as its text or, when binary, its URI, type and size.
+ */
+export function describeBlock(block: ContentBlock): string {
+  return convertBlock(block).text;
 }
 
 function convertBlock(block: ContentBlock): { text: string; media: boolean } {
@@ -176,9 +237,11 @@ function convertBlock(block: ContentBlock): { text: string; media: boolean } {
  * it appears in the text (servers that wrap their text output, `{"content": "<text>"}`).
  */
 function repeatsStructured(blocks: ContentBlock[], structured: unknown): boolean {
+  const wanted = canonicalJson(structured);
+  // The content blocks themselves, wrapped (server-filesystem's `read_media_file`).
+  if (blocks.length > 0 && wanted === canonicalJson({ content: blocks })) return true;
   const texts = blocks.flatMap((block) => block.type === "text" ? [block.text] : []);
   if (texts.length === 0) return false;
-  const wanted = canonicalJson(structured);
   const asJson = texts.some((text) => {
     try {
       return canonicalJson(JSON.parse(text)) === wanted;

@@ -21,6 +21,7 @@ import {
   ToolTimeoutError,
 } from "../errors.ts";
 import { looksLikePermissionError } from "../failure.ts";
+import { refusalIn, refusalReason, refusalRemedy } from "./refused_request.ts";
 import { abridge } from "../text.ts";
 
 export { looksLikePermissionError, type Surface };
@@ -90,8 +91,25 @@ export function errorResultFailure(
   return {
     status: "error",
     text: `Tool execution failed: ${qualified}: ${text}`,
-    error: serverError(tool, `server '${tool.server}' reported: ${oneLine(text)}`, surface),
+    error: refusedError(tool, text) ??
+      serverError(tool, `server '${tool.server}' reported: ${oneLine(text)}`, surface),
   };
+}
+
+/** The failure as patchbay's when the server's words pass on a refusal of patchbay's. */
+function refusedError(
+  tool: Pick<CatalogueTool, "server" | "originalName">,
+  said: string,
+  cause?: unknown,
+): PatchbayError | undefined {
+  const refused = refusalIn(said);
+  if (!refused) return undefined;
+  return new ToolExecutionError(
+    qualifiedName(tool),
+    oneLine(refusalReason(tool.server, refused)),
+    cause,
+    refusalRemedy(tool.server, refused),
+  );
 }
 
 /** The call timed out after `AgentConfig.tool_call_timeout` (`toolCallTimeoutSeconds`). */
@@ -165,7 +183,7 @@ export function thrownFailure(
   return {
     status: "error",
     text: `Tool execution failed: ${qualified}: ${said}`,
-    error: serverError(tool, said, surface, error),
+    error: refusedError(tool, said, error) ?? serverError(tool, said, surface, error),
   };
 }
 

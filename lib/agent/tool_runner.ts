@@ -26,7 +26,8 @@ import {
 import type { ToolCall } from "../llm/provider.ts";
 import type { Log } from "../log.ts";
 import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
-import type { ResultImage } from "./content.ts";
+import type { ConvertedToolResult } from "./content.ts";
+import { type SavedItem, savedLine, saveResultMedia } from "./result_media.ts";
 import { MAX_IMAGE_BYTES, MAX_IMAGES_KEPT } from "./image_store.ts";
 import { showName } from "../names.ts";
 import { abridge, didYouMean } from "../text.ts";
@@ -343,7 +344,7 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
       controller.signal,
     );
     const converted = convertToolResult(result);
-    const attachments = await keepImages(converted.images, tool, options);
+    const attachments = await keepMedia(converted, tool, options);
     if (!converted.isError) {
       return {
         status: "ok",
@@ -393,46 +394,46 @@ function cancelled(durationMs: number): Finished {
 }
 
 /**
- * A result's images as attachments: saved for the person (the path told as a notice), and
- * kept with their data for a vision model when within {@linkcode MAX_IMAGE_BYTES}.
+ * A result's images and other binary data as attachments: saved for the person (each path
+ * told as a notice); images kept with their data for a vision model when within
+ * {@linkcode MAX_IMAGE_BYTES}, the rest described only.
  */
-async function keepImages(
-  images: readonly ResultImage[],
+async function keepMedia(
+  converted: ConvertedToolResult,
   tool: CatalogueTool,
   options: ToolRunOptions,
 ): Promise<StoredAttachment[]> {
-  const attachments: StoredAttachment[] = [];
   const where = `${tool.server} › ${showName(tool.originalName)}`;
-  for (const image of images.slice(0, MAX_IMAGES_KEPT)) {
-    let path: string | undefined;
-    if (options.saveImage) {
-      try {
-        path = await options.saveImage(image.mimeType, image.data);
-        const detail = {
-          kind: "image_saved",
-          server: tool.server,
-          tool: tool.originalName,
-          mime_type: image.mimeType,
-          path,
-        } as const;
-        options.guard.tell(() =>
-          options.ui.notice("info", `Image from ${where} saved to ${path}`, detail)
-        );
-      } catch (error) {
-        options.log.warn("could not save a tool's image", { error: String(error) });
-      }
+  const saved = options.saveImage ? await saveResultMedia(converted, options.saveImage) : [
+    ...converted.images.slice(0, MAX_IMAGES_KEPT).map((item) => ({ item, kind: "image" })),
+    ...converted.binaries.slice(0, MAX_IMAGES_KEPT).map((item) => ({ item, kind: "binary" })),
+  ] as SavedItem[];
+  const attachments: StoredAttachment[] = [];
+  for (const { item, kind, path, error } of saved) {
+    if (error !== undefined) {
+      options.log.warn("could not save a tool's image or file", { error: String(error) });
+    }
+    if (path) {
+      const detail = {
+        kind: kind === "image" ? "image_saved" : "file_saved",
+        server: tool.server,
+        tool: tool.originalName,
+        mime_type: item.mimeType,
+        path,
+      } as const;
+      options.guard.tell(() => options.ui.notice("info", savedLine(item, where, path), detail));
     }
     attachments.push({
       server: tool.server,
-      kind: "image",
-      mimeType: image.mimeType,
-      bytes: image.bytes,
-      ...(image.uri ? { uri: image.uri } : {}),
-      ...(image.bytes <= MAX_IMAGE_BYTES ? { data: image.data } : {}),
+      kind,
+      mimeType: item.mimeType,
+      bytes: item.bytes,
+      ...(item.uri ? { uri: item.uri } : {}),
+      ...(kind === "image" && item.bytes <= MAX_IMAGE_BYTES ? { data: item.data } : {}),
       ...(path ? { path } : {}),
     });
   }
-  const leftOut = images.length - MAX_IMAGES_KEPT;
+  const leftOut = converted.images.length - MAX_IMAGES_KEPT;
   if (leftOut > 0) {
     // The model still reads each image's line in the result's text.
     options.guard.tell(() =>

@@ -118,6 +118,8 @@ export type NoticeDetail =
     path?: string;
   }
   | { kind: "image_saved"; server: string; tool: string; mime_type: string; path: string }
+  /** Binary data a tool returned that is not an image (audio, a blob), saved. */
+  | { kind: "file_saved"; server: string; tool: string; mime_type: string; path: string }
   | { kind: "tool_search"; loaded: string[] }
   | {
     kind: "skill";

@@ -13,11 +13,15 @@ import type { ConnectionEvent } from "./types.ts";
 /** Time start-up gives a server beyond its `timeout`, to finish diagnosing a failure. */
 export const START_GRACE_MS = 2000;
 
-/** Connects, waiting at most the server's `timeout` (+ grace), logging in not counted. */
+/**
+ * Connects, waiting at most the server's `timeout` (more while its package runner installs
+ * it) plus grace, logging in not counted.
+ */
 export function connectWithin(connection: ServerConnection): Promise<unknown> {
+  const connecting = connection.connect();
   return settlesWithin(
-    connection.connect(),
-    connection.config.timeoutSeconds * 1000 + START_GRACE_MS,
+    connecting,
+    connection.connectTimeoutSeconds * 1000 + START_GRACE_MS,
     connection.oauth,
   );
 }

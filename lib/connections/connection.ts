@@ -34,6 +34,8 @@ import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
 import { rootsOf } from "./requests.ts";
 import { type Lists, openSession, ServerSession } from "./server_session.ts";
 import { AttemptHooks } from "./attempt_hooks.ts";
+import { adoptWarnings } from "./optional_lists.ts";
+import { firstInstall } from "./package_runner.ts";
 import { askLogLevel, offerRoots } from "./session_settings.ts";
 import { maskedHandlers, warnLookalikes } from "./untrusted.ts";
 import { assertTransition } from "./state.ts";
@@ -46,7 +48,7 @@ import {
   sessionInfo,
   unavailableError,
 } from "./connection_report.ts";
-import type { ConnectionState, ServerStatus } from "./types.ts";
+import type { ConnectionState, InstallStatus, ServerStatus } from "./types.ts";
 
 export type { ConnectionOptions } from "./connection_options.ts";
 
@@ -64,6 +66,10 @@ export class ServerConnection {
   #session?: ServerSession;
   #lists: Lists = EMPTY_LISTS;
   #info: SessionInfo = {};
+  /** What the live session declares but does not serve (`ServerStatus.warnings`). */
+  #warnings: readonly string[] = [];
+  /** The install the attempt in flight may wait for (`package_runner.ts`). */
+  #install?: InstallStatus;
   #attempt?: Promise<boolean>;
   /** Stops the attempt in flight (closing, or skipped with Ctrl+C). */
   #attemptAbort?: AbortController;
@@ -101,6 +107,8 @@ export class ServerConnection {
     this.#redactor = options.redactor ?? sessionRedactor;
     this.#roots = options.config.roots && rootsOf(options.config.roots);
     this.#restarts = new RestartSeries(options.backoff);
+    // Known before the first attempt: the banner, drawn before the servers start, says it.
+    if (!options.config.disabled) this.#checkInstall();
     const isCurrent = (session: ServerSession) => this.#isCurrent(session);
     this.#liveness = new LivenessWatch({
       config: options.config,
@@ -120,6 +128,7 @@ export class ServerConnection {
       lists: () => this.#lists,
       adopt: (session) => {
         this.#lists = this.#redactor.redactValue(session.lists);
+        this.#warnings = adoptWarnings(session, this.#warnings, this.#redactor, this.#log);
         warnLookalikes(this.#lists, this.#log);
         options.changed();
       },
@@ -169,7 +178,18 @@ export class ServerConnection {
       lists: this.#lists,
       info: this.#info,
       next: this.#restarts.next,
+      warnings: this.#warnings,
+      installing: this.#install,
     };
+  }
+
+  #checkInstall(): void {
+    this.#install = firstInstall(this.config, this.#options.session.parentEnv ?? Deno.env.get);
+  }
+
+  /** The bound of the attempt in flight: `timeout`, or more while its package installs. */
+  get connectTimeoutSeconds(): number {
+    return this.#install?.boundSeconds ?? this.config.timeoutSeconds;
   }
 
   /**
@@ -308,10 +328,21 @@ export class ServerConnection {
     if (state !== "reconnecting") this.#restarts.next = undefined;
     const level = state === "failed" ? "warn" : "info";
     this.#log[level](`state ${state}`, error ? { reason: error.reason } : undefined);
-    this.#options.emit({ type: "state", server: this.name, state, error: this.#error });
+    const warnings = state === "connected" && this.#warnings.length > 0
+      ? { warnings: [...this.#warnings] }
+      : {};
+    this.#options.emit({
+      type: "state",
+      server: this.name,
+      state,
+      error: this.#error,
+      ...warnings,
+    });
   }
 
   #runAttempt(): Promise<boolean> {
+    // Before anything awaits: `connectWithin` reads the bound as soon as connect() returns.
+    this.#checkInstall();
     const attempt = this.#attempt = this.#open().finally(() => this.#attempt = undefined);
     return attempt;
   }
@@ -347,6 +378,7 @@ export class ServerConnection {
         oauth: this.#options.oauth,
         cleanup: (closing) => this.#cleanup(closing),
         hooks: early.hooks,
+        installing: this.#install,
       });
     } catch (error) {
       this.#error = attemptError(this.name, error);
@@ -354,6 +386,7 @@ export class ServerConnection {
     } finally {
       this.#closed.signal.removeEventListener("abort", onClosed);
       if (this.#attemptAbort === abort) this.#attemptAbort = undefined;
+      this.#install = undefined;
     }
     if (this.#state === "closed") {
       await session.close();
@@ -365,6 +398,7 @@ export class ServerConnection {
     early.adopt(session);
     this.#session = session;
     this.#lists = this.#redactor.redactValue(session.lists);
+    this.#warnings = adoptWarnings(session, this.#warnings, this.#redactor, this.#log);
     warnLookalikes(this.#lists, this.#log);
     this.#info = this.#redactor.redactValue(sessionInfo(session));
     this.#connectedAt = Date.now();

@@ -15,7 +15,7 @@ import { STEPS } from "../failure_table.ts";
 import { whileRestarting } from "./reconnect.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
 import type { Lists, ServerSession } from "./server_session.ts";
-import type { ConnectionState, RetryStatus, ServerStatus } from "./types.ts";
+import type { ConnectionState, InstallStatus, RetryStatus, ServerStatus } from "./types.ts";
 
 /** What the server said of itself when it connected. */
 export type SessionInfo = Pick<ServerStatus, "serverInfo" | "protocolVersion" | "instructions">;
@@ -33,6 +33,10 @@ export interface ConnectionFacts {
   info: SessionInfo;
   /** The restart that comes next while `reconnecting`. */
   next?: RetryStatus;
+  /** Lists the server declares but answered with an error (while connected). */
+  warnings: readonly string[];
+  /** The install the attempt in flight may wait for. */
+  installing?: InstallStatus;
 }
 
 /** What `session` says of itself (its name and version, protocol, instructions). */
@@ -66,6 +70,12 @@ export function connectionStatus(facts: ConnectionFacts, target: string): Server
     ...facts.info,
     ...(config.disabled ? { disabled: true } : {}),
     ...(state === "reconnecting" && facts.next ? { retry: { ...facts.next } } : {}),
+    ...(["disconnected", "connecting", "reconnecting"].includes(state) && facts.installing
+      ? { installing: { ...facts.installing } }
+      : {}),
+    ...(state === "connected" && facts.warnings.length > 0
+      ? { warnings: [...facts.warnings] }
+      : {}),
   };
 }
 

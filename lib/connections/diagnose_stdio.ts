@@ -7,12 +7,13 @@
  */
 
 import type { StdioServerConfig } from "../config/types.ts";
-import { REMEDY, ServerConnectError } from "../errors.ts";
+import { REMEDY, ServerConnectError, STDERR_DETAIL } from "../errors.ts";
 import { abridge } from "../text.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
 import { hasProcFs, listeningPorts, processTree } from "../transports/process.ts";
 import { type ConnectFailure, DIAGNOSIS_PROBE_MS, protocolText } from "./diagnosis_context.ts";
 import { probeSse, probeStreamable } from "./network_probe.ts";
+import { FIRST_INSTALL_ALLOWANCE_SECONDS } from "./package_runner.ts";
 
 /** Stderr lines shown with a failure (the log keeps them all). */
 export const DIAGNOSIS_STDERR_LINES = 8;
@@ -61,7 +62,9 @@ export async function diagnoseStdio(
       : "";
     return fail(
       `the server process ${how} before completing the MCP handshake${noise}` +
-        (evidence.stderrTail.length > 0 ? " (its error output is above)" : ""),
+        (evidence.stderrTail.length > 0
+          ? " (its last stderr lines are shown with this error)"
+          : ""),
       `run the command by hand to see why: ${commandLine}; fix what its error output says ` +
         '(variables it needs go in the entry\'s "env")',
     );
@@ -84,6 +87,16 @@ export async function diagnoseStdio(
         (context.timedOut ? ` within ${server.timeoutSeconds} s` : ""),
       `${REMEDY.wrongTransport}; if the program does speak stdio, give it the option that ` +
         "keeps its stdout for protocol messages only",
+    );
+  }
+  if (context.timedOut && context.installing) {
+    const { runner, package: name, boundSeconds } = context.installing;
+    return fail(
+      `Connection timeout: ${runner} was still installing ${name}, or the server it started ` +
+        `did not answer initialize, within ${boundSeconds} s (the entry's timeout, ` +
+        `${server.timeoutSeconds} s, plus ${FIRST_INSTALL_ALLOWANCE_SECONDS} s for a first install)`,
+      `run ${commandLine} by hand once, so that ${runner} finishes installing it and shows ` +
+        'what fails; on a slow connection raise "timeout" in the server entry',
     );
   }
   if (context.timedOut) {
@@ -217,7 +230,7 @@ function wrongTransportStdio(
 /** The lines of the process's stderr shown with a failure, marked as such. */
 export function stderrDetails(evidence: StdioEvidence): string[] {
   return pickErrorLines(evidence.stderrTail, DIAGNOSIS_STDERR_LINES).map((line) =>
-    `stderr: ${line}`
+    `${STDERR_DETAIL}${line}`
   );
 }
 

@@ -13,6 +13,7 @@ import type { Network } from "../proxy.ts";
 import { abridge } from "../text.ts";
 import type { HttpCloseReason } from "../transports/http.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
+import type { InstallStatus } from "./types.ts";
 import { errorChain } from "../failure.ts";
 
 /** Deadline of each probe a diagnosis makes: diagnosis must stay quick. */
@@ -33,6 +34,8 @@ export interface ConnectFailure {
   probeTimeoutMs?: number;
   /** How the server is reached (its proxy); the probes go the same way. @default PROCESS_NETWORK */
   network?: Network;
+  /** The package runner's install the attempt waited for (its bound replaced `timeout`). */
+  installing?: InstallStatus;
 }
 
 /** What an MCP-level failure said, without raw runtime noise. */

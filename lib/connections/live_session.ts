@@ -24,6 +24,7 @@ import type { StdioTransport } from "../transports/stdio.ts";
 import { startDeadline } from "../async/wait_clock.ts";
 import { timerDelay } from "../async/timers.ts";
 import type { RawToolSchemas } from "./raw_schemas.ts";
+import { type OptionalList, optionalList } from "./optional_lists.ts";
 
 /**
  * Extra time the SDK's own request timers get on an OAuth server, whose requests may
@@ -54,6 +55,11 @@ export class ServerSession {
   /** The OAuth provider, also the clock of logins that deadlines leave out. */
   readonly oauth?: PatchbayOAuthProvider;
   lists: Lists = { tools: [], prompts: [], resources: [], templates: [] };
+  /**
+   * Lists the server declares but answered with an error (treated as empty), with how it
+   * answered (`optional_lists.ts`).
+   */
+  readonly failedLists = new Map<OptionalList, string>();
   /** The roots capability was declared in this session's handshake. */
   readonly offersRoots: boolean;
   /** The handshake and first listing succeeded. */
@@ -142,19 +148,31 @@ export class ServerSession {
     options: { timeout: number; signal: AbortSignal; cacheMode: "refresh" },
   ): Promise<Lists> {
     const want = (name: ListName) => which === undefined || which === name;
+    const warnings = this.failedLists;
     const [tools, prompts, resources, templates] = await Promise.all([
       want("tools") && caps.tools
         ? this.client.listTools(undefined, options).then((r) => this.rawSchemas.apply(r.tools))
         : this.lists.tools,
       want("prompts") && caps.prompts
-        ? this.client.listPrompts(undefined, options).then((r) => r.prompts)
+        ? optionalList(
+          "prompts",
+          this.client.listPrompts(undefined, options).then((r) => r.prompts),
+          warnings,
+        )
         : this.lists.prompts,
       want("resources") && caps.resources
-        ? this.client.listResources(undefined, options).then((r) => r.resources)
+        ? optionalList(
+          "resources",
+          this.client.listResources(undefined, options).then((r) => r.resources),
+          warnings,
+        )
         : this.lists.resources,
       want("resources") && caps.resources
-        ? this.client.listResourceTemplates(undefined, options).then((r) => r.resourceTemplates)
-          .catch(() => [])
+        ? optionalList(
+          "resource templates",
+          this.client.listResourceTemplates(undefined, options).then((r) => r.resourceTemplates),
+          warnings,
+        )
         : this.lists.templates,
     ]);
     this.lists = { tools, prompts, resources, templates };

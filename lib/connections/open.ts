@@ -64,6 +64,11 @@ export interface OpenConnectionsOptions {
    * @default "repl"
    */
   surface?: Surface;
+  /**
+   * Called once the servers have begun connecting (with `wait`), with their states then:
+   * which of them wait for a package runner's install (`ServerStatus.installing`).
+   */
+  onConnecting?: (states: ServerStatus[]) => void;
 }
 
 /** A started manager and the state of every server after start-up. */
@@ -120,7 +125,9 @@ export async function openConnections(
   options.signal?.addEventListener("abort", onAbort, { once: true });
   options.skip?.addEventListener("abort", onSkip, { once: true });
   try {
-    const states = await manager.start();
+    const started = manager.start();
+    options.onConnecting?.(manager.states());
+    const states = await started;
     return { manager, states };
   } finally {
     options.signal?.removeEventListener("abort", onAbort);

@@ -18,7 +18,9 @@ export function isPending(status: ServerStatus): boolean {
  * tries now)`, `reconnecting: attempt 2 running`; `undefined` for a server at rest.
  */
 export function progressOf(status: ServerStatus, now = new Date()): string | undefined {
-  if (isPending(status)) return `connecting for ${seconds(now.getTime() - status.since.getTime())}`;
+  const since = seconds(now.getTime() - status.since.getTime());
+  if (isPending(status) && status.installing) return installingOf(status, ` for ${since}`);
+  if (isPending(status)) return `connecting for ${since}`;
   const retry = status.retry;
   if (status.state !== "reconnecting" || !retry) return undefined;
   return retry.nextAt
@@ -38,4 +40,20 @@ export function attemptOf(status: ServerStatus): string {
 export function seconds(ms: number): string {
   const s = Math.max(0, ms) / 1000;
   return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
+}
+
+/**
+ * `installing @playwright/mcp@0.0.83 through npx; first connect allowed 122 s`, or for a
+ * runner whose cache cannot tell, `starting through uvx, which may be installing
+ * mcp-server-git first; first connect allowed 150 s`; `during` (` for 3.2 s`) goes before
+ * the bound. `undefined` when not installing.
+ */
+export function installingOf(status: ServerStatus, during = ""): string | undefined {
+  const install = status.installing;
+  if (!install) return undefined;
+  const bound = `; first connect allowed ${install.boundSeconds} s`;
+  return install.cache === "missing"
+    ? `installing ${install.package} through ${install.runner}${during}${bound}`
+    : `starting through ${install.runner}${during}, which may be installing ${install.package} ` +
+      `first${bound}`;
 }

@@ -3,10 +3,12 @@
  * model), elicitation (the server asks the person) and roots (the folders the server may
  * work in).
  *
- * Sampling and elicitation are declared to every server, so servers enable the features
- * that depend on them; their answers come from {@linkcode ServerRequestHandlers} supplied
- * later by the agent or the REPL. Until then, or when the entry says `sampling: deny`, the
- * server gets a clear refusal instead of a request that hangs.
+ * Sampling and elicitation are declared to every server where someone can answer them
+ * (sampling not in the commands that load no model, elicitation not where nobody can fill
+ * in a form), so servers enable the features that depend on them; their answers come from
+ * {@linkcode ServerRequestHandlers} supplied later by the agent or the REPL. Until then, or
+ * when the entry says `sampling: deny`, the server gets a clear refusal instead of a
+ * request that hangs, worded as patchbay's (`REFUSED`).
  *
  * Roots are declared only to a server whose entry lists `roots`. A server offered roots
  * uses them instead of its own settings (server-filesystem replaces the folders of its
@@ -26,7 +28,7 @@ import {
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
 import type { WaitClock } from "../async/wait_clock.ts";
-import { SamplingRejectedError } from "../errors.ts";
+import { REFUSED, SamplingRejectedError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import type { ServerRequestHandlers } from "./types.ts";
 
@@ -35,14 +37,16 @@ export const REFUSAL_CODE = -1;
 
 /**
  * What patchbay declares to a server: roots only when it has some to offer, elicitation
- * only when someone (or `--accept-form-defaults`) can answer a form.
+ * only when someone (or `--accept-form-defaults`) can answer a form, sampling only where a
+ * model can answer (not in the commands that load none).
  */
 export function clientCapabilities(
   offersRoots: boolean,
   offersElicitation = true,
+  offersSampling = true,
 ): ClientCapabilities {
   return {
-    sampling: {},
+    ...(offersSampling ? { sampling: {} } : {}),
     ...(offersElicitation ? { elicitation: { form: {} } } : {}),
     ...(offersRoots ? { roots: { listChanged: true } } : {}),
   };
@@ -66,8 +70,8 @@ export interface RequestContext {
 }
 
 /**
- * Registers the answers to server requests on `client`; `offersRoots` and
- * `offersElicitation` must match the capabilities the client was created with (the SDK
+ * Registers the answers to server requests on `client`; `offersRoots`, `offersElicitation`
+ * and `offersSampling` must match the capabilities the client was created with (the SDK
  * refuses a handler for an undeclared capability).
  */
 export function installRequestHandlers(
@@ -75,14 +79,27 @@ export function installRequestHandlers(
   context: RequestContext,
   offersRoots: boolean,
   offersElicitation = true,
+  offersSampling = true,
 ): void {
-  const { server, log } = context;
+  const { server } = context;
   if (offersRoots) {
     // Answered at once and without I/O: some servers ask right after initialize and
     // wait for the answer before they will shut down.
     client.setRequestHandler("roots/list", () => ({ roots: context.roots() ?? [] }));
   }
 
+  if (offersSampling) installSampling(client, context);
+
+  if (!offersElicitation) return;
+  client.setRequestHandler("elicitation/create", async (request, ctx) => {
+    const handler = handlerFor(context, "elicitation");
+    return await answering(context, () => handler(server.name, request.params, ctx.mcpReq.signal));
+  });
+}
+
+/** The answer to `sampling/createMessage`: the session's handler, or a refusal saying why. */
+function installSampling(client: Client, context: RequestContext): void {
+  const { server, log } = context;
   client.setRequestHandler("sampling/createMessage", async (request, ctx) => {
     if (server.sampling === "deny") {
       throw refusal(
@@ -98,18 +115,17 @@ export function installRequestHandlers(
       } catch (error) {
         // A refusal (the person declined) is answered as one, with its reason, like the
         // refusals above; the SDK would answer any other error as an internal error.
+        // Worded like patchbay's other refusals, so that whoever reads the server's error
+        // (a tool's failure) can tell the refusal was patchbay's (`refusalIn`).
         if (error instanceof SamplingRejectedError) {
-          throw new ProtocolError(error.jsonRpcCode, `${error.message}: ${error.reason}`);
+          throw new ProtocolError(
+            error.jsonRpcCode,
+            `${REFUSED} the sampling request: ${error.reason}`,
+          );
         }
         throw error;
       }
     });
-  });
-
-  if (!offersElicitation) return;
-  client.setRequestHandler("elicitation/create", async (request, ctx) => {
-    const handler = handlerFor(context, "elicitation");
-    return await answering(context, () => handler(server.name, request.params, ctx.mcpReq.signal));
   });
 }
 
@@ -119,7 +135,7 @@ export function installRequestHandlers(
  */
 function refusal(log: Log, logged: string, told: string): ProtocolError {
   log.info(`refused ${logged}`);
-  return new ProtocolError(REFUSAL_CODE, `patchbay refused ${told}`);
+  return new ProtocolError(REFUSAL_CODE, `${REFUSED} ${told}`);
 }
 
 /** Why a request of each kind is refused when nothing in this session can answer it. */

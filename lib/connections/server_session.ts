@@ -39,6 +39,7 @@ import { clientCapabilities, installRequestHandlers, type RequestContext } from 
 import { DeadlineError, ServerSession } from "./live_session.ts";
 import { createTransport } from "./session_transport.ts";
 import { type ServerSessionHooks, watchSession } from "./session_notifications.ts";
+import type { InstallStatus } from "./types.ts";
 
 export {
   type ListName,
@@ -89,6 +90,11 @@ export interface ServerSessionOptions {
    * awaited before the failure is thrown.
    */
   cleanup?: (closing: Promise<void>) => void;
+  /**
+   * The package runner's install this attempt may wait for: the handshake's deadline is its
+   * `boundSeconds` instead of the server's `timeout`, and a timeout says so.
+   */
+  installing?: InstallStatus;
   /** Deadline of each diagnosis probe. @default DIAGNOSIS_PROBE_MS */
   probeTimeoutMs?: number;
   /**
@@ -164,8 +170,9 @@ async function attemptSession(
   // needs a new session (ServerConnection.setRoots).
   const offersRoots = options.requests.roots() !== undefined;
   const offersElicitation = !options.requests.handlers().withoutElicitation;
+  const offersSampling = !options.requests.handlers().withoutSampling;
   const client = new Client(options.clientInfo ?? CLIENT_INFO, {
-    capabilities: clientCapabilities(offersRoots, offersElicitation),
+    capabilities: clientCapabilities(offersRoots, offersElicitation, offersSampling),
     ...negotiationOptions(config),
   });
   const session = new ServerSession(config, client, transport, { oauth, offersRoots, rawSchemas });
@@ -174,15 +181,17 @@ async function attemptSession(
     { ...options.requests, server: config, log },
     offersRoots,
     offersElicitation,
+    offersSampling,
   );
   watchSession(session, options.hooks, log);
 
-  const timeoutMs = config.timeoutSeconds * 1000;
+  const timeoutSeconds = options.installing?.boundSeconds ?? config.timeoutSeconds;
+  const timeoutMs = timeoutSeconds * 1000;
   const started = Date.now();
   const deadline = new AbortController();
   const cancelDeadline = startDeadline(
     timeoutMs,
-    () => deadline.abort(new DeadlineError(config.timeoutSeconds)),
+    () => deadline.abort(new DeadlineError(timeoutSeconds)),
     oauth,
   );
   const onAbort = () => deadline.abort(options.signal?.reason);
@@ -268,6 +277,7 @@ async function diagnoseAttempt(
     httpClose: transport instanceof HttpTransport ? transport.closeReason : undefined,
     probeTimeoutMs: options.probeTimeoutMs,
     network: options.network,
+    installing: options.installing,
   });
   options.log.warn(`connection failed: ${failure.reason}`, { remedy: failure.remedy });
   return failure;

@@ -49,6 +49,28 @@ export interface ServerStatus {
   disabled?: boolean;
   /** While `reconnecting`: which attempt comes next and when. */
   retry?: RetryStatus;
+  /**
+   * While it connects for the first time: its package runner may be installing it, and
+   * the first connect waits longer (`package_runner.ts`).
+   */
+  installing?: InstallStatus;
+  /**
+   * While `connected`: what the server declares but does not serve (a list it answered
+   * with an error, treated as empty), each in words (`optional_lists.ts`).
+   */
+  warnings?: string[];
+}
+
+/** A first connect that waits for a package runner's install (`package_runner.ts`). */
+export interface InstallStatus {
+  /** `npx`, `uvx`, `pnpm dlx`, … */
+  runner: string;
+  /** As the entry names it: `@playwright/mcp@0.0.83`. */
+  package: string;
+  /** `missing`: the runner's cache lacks it; `unknown`: its cache cannot tell by name. */
+  cache: "missing" | "unknown";
+  /** The first connect's bound: the server's `timeout` plus the install allowance. */
+  boundSeconds: number;
 }
 
 /** The restart series of a server that was lost (see `RECONNECT_BACKOFF`). */
@@ -136,11 +158,24 @@ export interface ServerRequestHandlers {
    * handshake (capabilities are fixed by it). @default false
    */
   withoutElicitation?: boolean;
+  /**
+   * Nothing in this session answers with a model (the scripting commands that load none:
+   * `call`, `prompt`, `read`, the listings): the sampling capability is not declared, so
+   * servers do not ask, and hide what needs it. Read at each handshake. @default false
+   */
+  withoutSampling?: boolean;
 }
 
 /** Things that happen on connections, for the UI and the log. */
 export type ConnectionEvent =
-  | { type: "state"; server: string; state: ConnectionState; error?: PatchbayError }
+  | {
+    type: "state";
+    server: string;
+    state: ConnectionState;
+    error?: PatchbayError;
+    /** With `connected`: the status's `warnings`. */
+    warnings?: string[];
+  }
   | { type: "list_changed"; server: string; list: "tools" | "prompts" | "resources" }
   | { type: "resource_updated"; server: string; uri: string }
   | { type: "log"; server: string; level: LoggingLevel; logger?: string; data: unknown };

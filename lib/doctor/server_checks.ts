@@ -12,6 +12,7 @@
 
 import type { Config, ServerConfig } from "../config/types.ts";
 import { ConnectionManager } from "../connections/manager.ts";
+import { LIST_WARNING_REMEDY } from "../connections/optional_lists.ts";
 import type { ServerStatus } from "../connections/types.ts";
 import type { Environment } from "../env.ts";
 import { OAuthLoginRequiredError } from "../errors.ts";
@@ -89,16 +90,19 @@ function serverResult(
       ? `${state.serverInfo.name} ${state.serverInfo.version}`
       : "the server";
     const { tools, prompts, resources } = state.counts;
-    return pass(
-      name,
+    const finding =
       `connected over ${state.transport}${
         usesOAuth(server) ? ` with OAuth${grantNote(server.auth)}` : ""
       } in ${ms} ms: ` +
-        `${info} offers ${plural(tools, "tool")}, ${plural(prompts, "prompt")}, ` +
-        plural(resources, "resource") +
-        // A bare url that fell back: which transport, and why.
-        (state.transport !== server.transport ? `; ${state.transportReason}` : ""),
-    );
+      `${info} offers ${plural(tools, "tool")}, ${plural(prompts, "prompt")}, ` +
+      plural(resources, "resource") +
+      // A bare url that fell back: which transport, and why.
+      (state.transport !== server.transport ? `; ${state.transportReason}` : "");
+    // A list the server declares but cannot serve: it works, with that list empty.
+    const warnings = state.warnings ?? [];
+    return warnings.length > 0
+      ? warn(name, `${finding}; ${warnings.join("; ")}`, LIST_WARNING_REMEDY)
+      : pass(name, finding);
   }
   const error = state?.error;
   if (error instanceof OAuthLoginRequiredError && usesOAuth(server)) {

@@ -66,6 +66,12 @@ export class ConnectionLostError extends PatchbayError {
 }
 
 /**
+ * How every refusal patchbay sends a server begins (`patchbay refused the sampling request:
+ * …`): a server that passes it on in its own error can be read as passing on patchbay's.
+ */
+export const REFUSED = "patchbay refused";
+
+/**
  * A server's `sampling/createMessage` request was refused (by the user, or by the server's
  * `sampling` setting). Connection code answers it with JSON-RPC error {@linkcode jsonRpcCode},
  * the code the MCP specification gives a user's rejection.

@@ -9,6 +9,12 @@
 import { fill, type RemedyText, ROWS } from "../failure_table.ts";
 import { type ErrorDetails, PatchbayError } from "./base.ts";
 
+/**
+ * How a detail line that quotes a server's stderr starts: the JSON of an error gives those
+ * lines a `stderr` field of their own.
+ */
+export const STDERR_DETAIL = "stderr: ";
+
 /** `Failed to connect to server '<name>': Session terminated`, with a diagnosed cause. */
 export class ServerConnectError extends PatchbayError {
   readonly server: string;

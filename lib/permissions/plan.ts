@@ -19,7 +19,8 @@ import { redisConfigured, resolveRedisSettings } from "../redis/settings.ts";
 import { browserCommands } from "../oauth/browser.ts";
 import { usesOAuth } from "../oauth/uses_oauth.ts";
 import { chooseTrace, TRACE_VARIABLE } from "../trace/choice.ts";
-import { INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
+import { childEnvironment, INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
+import { npxCacheDir, packageRunOf } from "../connections/package_runner.ts";
 import { TERMINAL_VARIABLES } from "../terminal.ts";
 
 /** The permission kinds patchbay can need, as Deno names them. */
@@ -369,6 +370,7 @@ function planStdio(
     // grant, which the connection's diagnosis reports. A path is granted as written.
     const granted = path ?? (isBareName(server.command) ? undefined : server.command);
     if (granted) plan.add("run", granted, `starts server '${server.name}'`);
+    planNpxCache(plan, inputs, server);
     if (!path) {
       plan.note(
         `'${server.command}' (server '${server.name}') is not on the PATH the server gets, ` +
@@ -382,6 +384,20 @@ function planStdio(
 /** A command Deno looks for on PATH (no directory in it), as opposed to a path. */
 function isBareName(command: string): boolean {
   return !/[\\/]/.test(command);
+}
+
+/**
+ * What `npx` has installed, read to tell a server still installing (its first connect gets
+ * longer: lib/connections/package_runner.ts), in the cache the server's environment names.
+ */
+function planNpxCache(plan: PlanBuilder, inputs: PermissionInputs, server: StdioServerConfig) {
+  const run = packageRunOf(server.command, server.args);
+  if (!run || (run.runner !== "npx" && !run.runner.startsWith("npm "))) return;
+  const env = childEnvironment(server.env, (name) => inputs.env.get(name));
+  const dir = npxCacheDir((name) => env[name], inputs.os);
+  if (dir) {
+    plan.add("read", dir, `what npx has installed (is server '${server.name}' installing?)`);
+  }
 }
 
 /** `host:port` of a URL as Deno's net permission names it (default ports filled in). */

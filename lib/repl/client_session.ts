@@ -94,6 +94,11 @@ export class ClientSession {
   readonly queuedSkills: StoredAttachment[] = [];
   /** `/refresh` asked the launcher for a restart under an extended plan: the loop ends. */
   restartRequested = false;
+  /**
+   * Images `/call` brought (outside the conversation), each with how many messages the
+   * conversation had then, for `/image`; `/clear` forgets them.
+   */
+  readonly calledImages: { at: number; image: StoredAttachment }[] = [];
   #turn?: AbortController;
   #exitRequested = false;
   #unsubscribe: (() => void)[] = [];

@@ -34,6 +34,7 @@ export const clearCommand: Command = {
   summary: "start a new conversation (the old one stays in memory)",
   run(s) {
     s.agent?.clear();
+    s.calledImages.length = 0;
     const session = s.memory.newSession();
     out(s, `New conversation ${session.id}.`);
     return Promise.resolve();

@@ -1,5 +1,6 @@
 /**
- * `/image [n]`: the n-th most recent image of the conversation (1, the latest, by default),
+ * `/image [n]`: the n-th most recent image of the conversation or of `/call` (1, the latest,
+ * by default),
  * drawn in the terminal when it speaks an image protocol (see `inline_image.ts`), and its
  * saved path in every case.
  *
@@ -12,6 +13,7 @@ import type { StoredAttachment } from "../memory/types.ts";
 import { showName } from "../names.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import type { ClientSession } from "./client_session.ts";
+import { sessionImages } from "./call_media.ts";
 import { imageProtocol, inlineImage } from "../ui/inline_image.ts";
 import type { SlashCommand } from "./slash.ts";
 import { readBoundedFile } from "../bounded_read.ts";
@@ -22,10 +24,7 @@ export const imageCommand: SlashCommand<ClientSession> = {
   usage: "[n]",
   summary: "show the latest image (or the n-th latest) inline, where the terminal can",
   async run(s, args) {
-    const images = (s.agent?.history ?? s.memory.session.messages)
-      .flatMap((m) => m.attachments ?? [])
-      .filter((a) => a.kind === "image")
-      .reverse();
+    const images = sessionImages(s).reverse();
     const n = args.trim() === "" ? 1 : Number(args.trim());
     if (!Number.isInteger(n) || n < 1) {
       throw new PatchbayError("usage", "Usage: /image [n]", {

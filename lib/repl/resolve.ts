@@ -181,6 +181,34 @@ export function templateMatches(template: string, uri: string): boolean {
   return new RegExp(`^${pattern}$`).test(uri);
 }
 
+/** A resource named with its server: `server:uri`, as `@server:uri` in a message. */
+export interface ServerUri {
+  server: string;
+  uri: string;
+}
+
+/**
+ * `spec` as `server:uri` (a leading `@` allowed, as in chat): split when it starts with a
+ * configured server's name and a colon, and is not itself a URI a server lists or a
+ * template matches (a server may be named like a URI scheme). `undefined` otherwise.
+ */
+export function splitServerUri(
+  spec: string,
+  servers: readonly string[],
+  resources: readonly { server: string; uri: string }[],
+  templates: readonly { server: string; uriTemplate: string }[],
+): ServerUri | undefined {
+  const isUri = (text: string) =>
+    resources.some((r) => r.uri === text) ||
+    templates.some((t) => templateMatches(t.uriTemplate, text));
+  if (isUri(spec)) return undefined;
+  const text = spec.startsWith("@") ? spec.slice(1) : spec;
+  // Longest names first, so `docs-v2:` is not taken for a server named `docs`.
+  const server = [...servers].sort((a, b) => b.length - a.length)
+    .find((name) => text.startsWith(`${name}:`) && text.length > name.length + 1);
+  return server === undefined ? undefined : { server, uri: text.slice(server.length + 1) };
+}
+
 /**
  * The server to read `uri` from: the one that lists it, else the one whose template
  * matches it, else the only server offering resources at all.
@@ -202,7 +230,9 @@ export function resourceServer(
     reason: matching.size > 1
       ? `the resource templates of ${[...matching].join(" and ")} all match it`
       : "no connected server lists it or has a template that matches it",
-    remedy:
-      "name the server too (/resource <server> <uri>, or patchbay read --server <server> <uri>)",
+    remedy: {
+      repl: "name the server too: /resource <server>:<uri>",
+      script: "name the server too: patchbay read <server>:<uri>",
+    },
   });
 }

@@ -27,9 +27,11 @@ import {
   resolveTool,
   resourceServer,
   serverPrefix,
+  splitServerUri,
 } from "./resolve.ts";
 import { describeChanges, reloadConfiguration } from "./reload.ts";
 import { sendPrompt } from "./server_prompts.ts";
+import { keepCallMedia } from "./call_media.ts";
 import type { ClientSession } from "./client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";
@@ -194,10 +196,15 @@ export const resourceCommand: Command = {
     if (words.length === 0) {
       throw usage("/resource [server] <uri>", "see the URIs with /resources");
     }
-    const uri = words.at(-1)!;
-    const server = words.length > 1
-      ? words[0]
-      : resourceServer(uri, s.manager.resources(), s.manager.resourceTemplates());
+    const resources = s.manager.resources();
+    const templates = s.manager.resourceTemplates();
+    // `server:uri` names its server, as `@server:uri` does in a message.
+    const named = words.length === 1
+      ? splitServerUri(words[0], s.manager.states().map((st) => st.name), resources, templates)
+      : undefined;
+    const uri = named?.uri ?? words.at(-1)!;
+    const server = named?.server ??
+      (words.length > 1 ? words[0] : resourceServer(uri, resources, templates));
     const result = await s.request(
       `reading ${uri}…`,
       (signal) => s.manager.readResource(server, uri, { signal }),
@@ -257,11 +264,10 @@ export const callCommand: Command = {
       }).error;
     }
     header(!result.isError);
-    if (result.isError) {
-      const text = clean(convertToolResult(result, Number.MAX_SAFE_INTEGER).text);
-      throw errorResultFailure(tool, text, "repl").error;
-    }
-    outVerbatim(s, clean(convertToolResult(result, Number.MAX_SAFE_INTEGER).text));
+    const converted = convertToolResult(result, Number.MAX_SAFE_INTEGER);
+    await keepCallMedia(s, tool, converted);
+    if (result.isError) throw errorResultFailure(tool, clean(converted.text), "repl").error;
+    outVerbatim(s, clean(converted.text));
   },
 };
 

@@ -10,6 +10,7 @@ import type { RememberedApprovals } from "../agent/approval.ts";
 import { ApprovalStore } from "../agent/approval_store.ts";
 import type { AgentUi, ToolCallEnd } from "../agent/ui.ts";
 import { openConnections } from "../connections/open.ts";
+import { installingOf } from "../connections/progress.ts";
 import type { ConnectionManager } from "../connections/manager.ts";
 import type { ServerRequestHandlers } from "../connections/types.ts";
 import type { RefusedGrants } from "../deno_permission/refused_grant.ts";
@@ -145,6 +146,16 @@ export async function connectServers(context: ConnectContext): Promise<Connectio
       onOAuthEvent: (event) => {
         const text = describeOAuthEvent(event);
         if (text) context.notify(`${text}\n`);
+      },
+      // Waiting for the servers (`run`, piped input): a first `npx` run downloading is said,
+      // with the longer bound it gets (in the background, the banner says it).
+      onConnecting: (states) => {
+        for (const status of states) {
+          const installing = installingOf(status);
+          if (installing) {
+            context.notify(`${context.errStyle.dim(`Server '${status.name}': ${installing}`)}\n`);
+          }
+        }
       },
     });
     return manager;

@@ -66,6 +66,10 @@ export function traceConnectionEvent(event: ConnectionEvent): void {
     state: event.state,
     ...(event.error ? { error: event.error.message, cause: event.error.reason } : {}),
   });
+  // What the server declares but does not serve, each on a line of its own.
+  for (const warning of event.warnings ?? []) {
+    active.record({ kind: "event", event: "warning", server: event.server, warning });
+  }
 }
 
 /** An OAuth step, without its URLs or anything a token could be read from. */

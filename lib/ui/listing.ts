@@ -8,6 +8,7 @@
  */
 
 import type { GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
+import { describeBlock } from "../agent/content.ts";
 import type {
   CataloguePrompt,
   CatalogueResource,
@@ -168,18 +169,12 @@ export function formatResourceContents(result: ReadResourceResult, style: Style)
  */
 export function promptText(result: GetPromptResult, options: { attached?: boolean } = {}): string {
   const parts = result.messages.map((message) => {
-    const content = message.content as {
-      type: string;
-      text?: string;
-      resource?: { uri: string; text?: string };
-    };
-    const text = content.type === "text"
-      ? content.text ?? ""
-      : content.type === "resource" && content.resource
-      ? options.attached
-        ? `[resource ${content.resource.uri}: attached below, from the server]`
-        : `[resource ${content.resource.uri}]\n${content.resource.text ?? ""}`
-      : `[${content.type} content]`;
+    const content = message.content as { type: string; resource?: { uri: string } };
+    // Attached: named here, its content travels wrapped as untrusted. Else described as a
+    // tool result's blocks are: a blob as its URI, type and size.
+    const text = options.attached && content.type === "resource" && content.resource
+      ? `[resource ${content.resource.uri}: attached below, from the server]`
+      : describeBlock(message.content);
     if (result.messages.length === 1) return text;
     const role = message.role === "assistant" ? "assistant" : "user";
     const body = text.replace(/<(\/?)(prompt_message)/gi, "<\\$1$2");

@@ -22,6 +22,7 @@ Deno.test("text blocks pass through, joined by newlines", () => {
     omittedChars: 0,
     mediaItems: 0,
     images: [],
+    binaries: [],
   });
 });
 

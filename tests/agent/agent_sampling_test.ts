@@ -107,8 +107,8 @@ Deno.test("a declined sampling request reaches the server as a rejection", async
   assert.equal(s.stored[2].isError, true);
   assert.equal(
     s.stored[2].content,
-    "Tool execution failed: everything/trigger-sampling-request: MCP error -1: Sampling " +
-      "request from server 'everything' rejected: you declined it",
+    "Tool execution failed: everything/trigger-sampling-request: MCP error -1: patchbay " +
+      "refused the sampling request: you declined it",
   );
   assert.equal(llm.requests.length, 2, "no model request was made for the server");
   assert.equal(s.model.stats.snapshot().sampling.requests, 0);

@@ -348,8 +348,9 @@ Deno.test("Ctrl+C during `patchbay tools` with a hanging server: the connected s
   const { code, stdout, stderr } = await child.output();
   const out = new TextDecoder().decode(stdout);
   const err = new TextDecoder().decode(stderr);
-  // No terminal: no elicitation capability, so server-everything leaves out its form tool.
-  assert.match(out, /^good \(14 tools\)$/m, err);
+  // No terminal: no elicitation capability, and `tools` loads no model: no sampling either, so
+  // server-everything leaves out its form tool and its sampling tool.
+  assert.match(out, /^good \(13 tools\)$/m, err);
   assert.match(out, /echo\(message\)/);
   assert.match(err, /^Skipping 'hang': still connecting \(Ctrl\+C again cancels\)$/m);
   assert.match(err, /✗ hang +failed +stdio /);

@@ -200,6 +200,6 @@ Deno.test("a crashing Node server: its error line is kept, not cut off by stack 
   assert.doesNotMatch(result.stderr, /stderr: +at /, "stack frames crowd out the error");
   assert.match(
     result.stderr,
-    /exited with code 1 before completing the MCP handshake \(its error output is above\)/,
+    /exited with code 1 before completing the MCP handshake \(its last stderr lines are shown with this error\)/,
   );
 });

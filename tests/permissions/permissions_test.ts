@@ -438,7 +438,13 @@ Deno.test("the example configuration, used when there is no servers_config.json:
   await Deno.writeTextFile(join(box.home, ".npmrc"), "offline=true\nupdate-notifier=false\n");
   const example = new URL("../../servers_config.example.json", import.meta.url).pathname;
   const exampleText = await Deno.readTextFile(example);
-  for (const [name, version] of Object.entries(TEST_SERVER_PACKAGES)) {
+  for (
+    const name of [
+      "@modelcontextprotocol/server-everything",
+      "@modelcontextprotocol/server-filesystem",
+    ] as const
+  ) {
+    const version = TEST_SERVER_PACKAGES[name];
     assert.ok(exampleText.includes(`"${name}@${version}"`), `the example runs ${name}@${version}`);
   }
   const fallback = /No servers_config\.json here; using the example configuration /;
