@@ -43,7 +43,8 @@ export type Target = typeof TARGETS[number];
 /**
  * The permissions baked into every binary: the broad set of `--unrestricted`, with writing
  * not limited to a path either (no path is right for every account that runs the binary),
- * and no system information (patchbay reads none). No prompt: a refusal is a message.
+ * and of system information only the host name (a conversation's lease tells a holder on
+ * this machine from one elsewhere). No prompt: a refusal is a message.
  */
 export const BINARY_FLAGS: readonly string[] = [
   "--no-prompt",
@@ -52,6 +53,7 @@ export const BINARY_FLAGS: readonly string[] = [
   "--allow-write",
   "--allow-net",
   "--allow-run",
+  "--allow-sys=hostname",
 ];
 
 /**
