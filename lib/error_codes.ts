@@ -34,4 +34,6 @@ export type ErrorCode =
   | "limit_reached"
   | "provider_error"
   | "sampling_rejected"
+  | "task_unknown"
+  | "task_not_found"
   | "internal";

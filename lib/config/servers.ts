@@ -98,6 +98,7 @@ function readServer(
       : values.roots(entry.roots, [...path, "roots"]),
     transportInferred: entry.transport_type === undefined,
     protocol: entry.protocol,
+    tasks: entry.tasks,
     ...(entry.include_tools ? { includeTools: entry.include_tools } : {}),
     ...(entry.exclude_tools ? { excludeTools: entry.exclude_tools } : {}),
   };

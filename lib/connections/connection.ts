@@ -131,6 +131,16 @@ export class ServerConnection {
     return this.config.name;
   }
 
+  /** This server's log. */
+  get log(): Log {
+    return this.#log;
+  }
+
+  /** The session's secrets, masked in what this server sends. */
+  get redactor(): Redactor {
+    return this.#redactor;
+  }
+
   get state(): ConnectionState {
     return this.#state;
   }

@@ -33,7 +33,13 @@ import { settlesWithin } from "../async/deadline.ts";
 import { NAME, VERSION } from "../version.ts";
 import { diagnose } from "./diagnose.ts";
 import { RawToolSchemas } from "./raw_schemas.ts";
-import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
+import {
+  clientCapabilities,
+  inputAnswerer,
+  installRequestHandlers,
+  type RequestContext,
+} from "./requests.ts";
+import { receiverCapabilities, receiveTasks } from "./task_receiver.ts";
 import { DeadlineError, ServerSession } from "./live_session.ts";
 import { createTransport } from "./session_transport.ts";
 import { type ServerSessionHooks, watchSession } from "./session_notifications.ts";
@@ -148,17 +154,24 @@ async function attemptSession(
   // needs a new session (ServerConnection.setRoots).
   const offersRoots = options.requests.roots() !== undefined;
   const offersElicitation = !options.requests.handlers().withoutElicitation;
-  const client = new Client(options.clientInfo ?? CLIENT_INFO, {
-    capabilities: clientCapabilities(offersRoots, offersElicitation),
-    ...negotiationOptions(config),
-  });
-  const session = new ServerSession(config, client, transport, { oauth, offersRoots, rawSchemas });
-  installRequestHandlers(
-    client,
-    { ...options.requests, server: config, log },
+  const capabilities = {
+    ...clientCapabilities(offersRoots, offersElicitation),
+    // Servers may send their sampling requests and forms as tasks (2025-11-25).
+    tasks: receiverCapabilities(offersElicitation),
+  };
+  const clientInfo = options.clientInfo ?? CLIENT_INFO;
+  const client = new Client(clientInfo, { capabilities, ...negotiationOptions(config) });
+  const session = new ServerSession(config, client, transport, {
+    oauth,
     offersRoots,
-    offersElicitation,
-  );
+    rawSchemas,
+    framing: { clientInfo, capabilities },
+  });
+  const requests = { ...options.requests, server: config, log };
+  installRequestHandlers(client, requests, offersRoots, offersElicitation);
+  const receiver = receiveTasks(client, requests, offersElicitation);
+  session.beforeClose(() => Promise.resolve(receiver.close()));
+  session.answer = inputAnswerer(requests, offersElicitation);
   watchSession(session, options.hooks, log);
 
   const timeoutMs = config.timeoutSeconds * 1000;

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { fill, type RemedyText, ROWS } from "../failure_table.ts";
+import { fill, type Remedy, type RemedyText, ROWS } from "../failure_table.ts";
 import { type ErrorDetails, PatchbayError } from "./base.ts";
 
 /** `Failed to connect to server '<name>': Session terminated`, with a diagnosed cause. */
@@ -136,4 +136,35 @@ export class MentionReadError extends PatchbayError {
     this.server = server;
     this.uri = uri;
   }
+}
+
+/**
+ * A task patchbay recorded that its server no longer knows (`tasks/get` answered "invalid
+ * params": it expired, or the server lost it).
+ */
+export class TaskUnknownError extends PatchbayError {
+  readonly server: string;
+  readonly taskId: string;
+  constructor(server: string, taskId: string, said: string) {
+    super("task_unknown", fill(ROWS.task_unknown.messages[0], { task: taskId, server }), {
+      reason: `the server answered "${said}": ${ROWS.task_unknown.causes.join(", or ")}`,
+      remedy: fillRemedy(ROWS.task_unknown.remedy, { task: taskId }),
+    });
+    this.server = server;
+    this.taskId = taskId;
+  }
+}
+
+/** A task id (or prefix) that names none of the tasks patchbay recorded, or several. */
+export class TaskNotFoundError extends PatchbayError {
+  constructor(id: string, reason: string = ROWS.task_not_found.causes[0]) {
+    super("task_not_found", fill(ROWS.task_not_found.messages[0], { task: id }), {
+      reason,
+      remedy: ROWS.task_not_found.remedy,
+    });
+  }
+}
+
+function fillRemedy(remedy: Remedy, values: Record<string, string>): Remedy {
+  return { repl: fill(remedy.repl, values), script: fill(remedy.script, values) };
 }
