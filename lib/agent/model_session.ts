@@ -51,6 +51,8 @@ export interface CreateAgentOptions {
   onMessage?: (message: StoredMessage) => void;
   /** Where tool failures are shown, which decides the commands remedies name. @default "repl" */
   surface?: Surface;
+  /** The conversation's id, kept with the tasks its tool calls start. */
+  conversation?: () => string | undefined;
 }
 
 /** The model side of one session. */
@@ -121,6 +123,7 @@ export function createModelSession(options: ModelSessionOptions): ModelSession {
         history: agentOptions.history,
         onMessage: agentOptions.onMessage,
         surface: agentOptions.surface,
+        conversation: agentOptions.conversation,
         log: log.child("agent"),
       }),
     formatStats: () => formatStats(stats.snapshot()),

@@ -32,7 +32,8 @@ import { type ConnectionRequestOptions, sdkBackstopMs } from "./request_deadline
 import { connectionRequest } from "./connection_requests.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
 import { rootsOf } from "./requests.ts";
-import { type Lists, openSession, ServerSession } from "./server_session.ts";
+import { CLIENT_INFO, type Lists, openSession, ServerSession } from "./server_session.ts";
+import type { PriorSessionOptions } from "./prior_session.ts";
 import { AttemptHooks } from "./attempt_hooks.ts";
 import { askLogLevel, offerRoots } from "./session_settings.ts";
 import { maskedHandlers, warnLookalikes } from "./untrusted.ts";
@@ -139,6 +140,23 @@ export class ServerConnection {
   /** The session's secrets, masked in what this server sends. */
   get redactor(): Redactor {
     return this.#redactor;
+  }
+
+  /** What joining an earlier session of this server needs (`prior_session.ts`). */
+  priorSessionOptions(): PriorSessionOptions {
+    return {
+      ...this.#options.session,
+      config: this.config,
+      clientInfo: this.#options.session.clientInfo ?? CLIENT_INFO,
+      requests: {
+        handlers: () => maskedHandlers(this.#options.handlers(), this.#redactor),
+        roots: () => undefined,
+        waiting: this.waiting,
+      },
+      oauth: this.#options.oauth,
+      redactor: this.#redactor,
+      log: this.#log,
+    };
   }
 
   get state(): ConnectionState {

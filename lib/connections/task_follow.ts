@@ -12,7 +12,7 @@
  * @module
  */
 
-import type { CallToolResult } from "@modelcontextprotocol/client";
+import type { CallToolResult, Client } from "@modelcontextprotocol/client";
 import {
   type TaskOutcome,
   type TaskView,
@@ -22,7 +22,6 @@ import { timerDelay } from "../async/timers.ts";
 import type { Log } from "../log.ts";
 import type { Redactor } from "../redact.ts";
 import { boundedPollInterval, boundedStatusMessage, MAX_FOLLOW_MS } from "../tasks/bounds.ts";
-import type { ServerSession } from "./live_session.ts";
 import type { LiveTask, StartedTask, TaskEnd, TaskStatusUpdate } from "./task_types.ts";
 
 /** JSON-RPC "invalid params": what a server answers for a task id it does not know. */
@@ -39,7 +38,8 @@ export const ANY_RESULT = {
 
 /** What following a task needs of its session. */
 export interface FollowContext {
-  session: ServerSession;
+  /** The session's client. */
+  client: Client;
   redactor: Redactor;
   log: Log;
   /** The server's `timeout`, for the requests made here (milliseconds). */
@@ -54,11 +54,13 @@ export function followExecution(
 ): LiveTask {
   const listeners = new Set<(update: TaskStatusUpdate) => void>();
   let fetching: Promise<unknown> | undefined;
+  const first = Promise.withResolvers<TaskStatusUpdate | undefined>();
   const settlement = execution.settle({
     close: false,
     onEvent: (event) => {
       if (event.type !== "task") return;
       const update = statusUpdate(event.task, context.redactor);
+      first.resolve(update);
       for (const listener of [...listeners]) listener(update);
       if (task.generation === "v1" && update.status === "input_required" && !fetching) {
         // The server's question waits on the tasks/result stream; its answer is the
@@ -73,9 +75,11 @@ export function followExecution(
     ({ outcome }) => endOf(outcome, task, context),
     (error): TaskEnd => ({ status: "lost", error: messageOf(error) }),
   );
+  void end.then(() => first.resolve(undefined));
   return {
     task,
     end,
+    first: first.promise,
     onStatus(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -140,7 +144,7 @@ export async function fetchResult(
   taskId: string,
   timeoutMs: number,
 ): Promise<unknown> {
-  return await context.session.client.request(
+  return await context.client.request(
     { method: "tasks/result", params: { taskId } } as never,
     ANY_RESULT as never,
     { timeout: timerDelay(timeoutMs), maxTotalTimeout: timerDelay(timeoutMs) },

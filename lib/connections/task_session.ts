@@ -98,7 +98,7 @@ export async function openTaskSession(
 }
 
 /** `port` with every task's suggested poll interval held within patchbay's bounds. */
-function boundedPort(port: ConnectedMcpSessionPort & Disposable): ConnectedMcpSessionPort {
+export function boundedPort(port: ConnectedMcpSessionPort): ConnectedMcpSessionPort {
   return {
     endpointId: port.endpointId,
     taskCapabilities: port.taskCapabilities,

@@ -36,6 +36,11 @@ export interface StartedTask {
   /** Local time the task was created (ms since the epoch). */
   startedAt: number;
   context?: TaskCallContext;
+  /**
+   * The streamable HTTP session it was started in (2025-11-25 servers may keep tasks per
+   * session): followed there when another process follows it later.
+   */
+  httpSession?: string;
 }
 
 /** One status of a task, bounded and masked (safe to show and to store). */
@@ -64,6 +69,8 @@ export interface LiveTask {
   readonly task: StartedTask;
   /** Settles (never rejects) with how the task ended, or `lost` with its session. */
   readonly end: Promise<TaskEnd>;
+  /** The first status seen while following it; `undefined` when none came. */
+  readonly first: Promise<TaskStatusUpdate | undefined>;
   /** Calls `listener` with each status from now on; returns the function that stops it. */
   onStatus(listener: (update: TaskStatusUpdate) => void): () => void;
   /** Asks the server to cancel it (`tasks/cancel`); resolves once it acknowledged. */

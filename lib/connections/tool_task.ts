@@ -24,6 +24,8 @@ import { REQUESTED_TTL_MS, usableTaskId } from "../tasks/bounds.ts";
 import type { ServerConnection } from "./connection.ts";
 import type { ServerSession } from "./live_session.ts";
 import { followExecution, statusUpdate } from "./task_follow.ts";
+import { followInPriorSession } from "./prior_session.ts";
+import { HttpTransport } from "../transports/http.ts";
 import { openTaskSession, taskGeneration } from "./task_session.ts";
 import type {
   LiveTask,
@@ -65,8 +67,13 @@ export function taskSessionOf(
       const tasks = await made!.catch(() => undefined);
       // Closing ext-tasks' session cancels the tasks it still drives; they must go on
       // on the server (they are followed again by the next session), so each is let go
-      // first (`detach`, see letGo).
-      await Promise.all([...following(session)].map((execution) => letGo(execution)));
+      // first (`detach`, see letGo), and a streamable HTTP session holding them is left to
+      // the server rather than ended (a server may keep tasks per session).
+      const running = [...following(session)];
+      if (running.length > 0 && session.transport instanceof HttpTransport) {
+        session.transport.keepSessionOnClose();
+      }
+      await Promise.all(running.map((execution) => letGo(execution)));
       await tasks?.close();
     });
   }
@@ -137,6 +144,7 @@ export async function callToolAsTask(
     arguments: args,
     startedAt: Date.now(),
     ...(options.context ? { context: options.context } : {}),
+    ...(httpSessionOf(session) ? { httpSession: httpSessionOf(session) } : {}),
   };
   const view = await firstView(execution);
   const first: TaskStatusUpdate = view
@@ -171,7 +179,7 @@ function follow(
   const executions = following(session);
   executions.add(execution);
   const live = followExecution(execution, task, {
-    session,
+    client: session.client,
     redactor: connection.redactor,
     log: connection.log,
     requestTimeoutMs: connection.config.timeoutSeconds * 1000,
@@ -265,6 +273,14 @@ async function ended(
   }
 }
 
+/** The streamable HTTP session of a 2025-11-25 session, if it has one. */
+function httpSessionOf(session: ServerSession): string | undefined {
+  const transport = session.transport;
+  return transport instanceof HttpTransport && session.client.getProtocolEra() !== "modern"
+    ? transport.sessionId
+    : undefined;
+}
+
 function errorResult(text: string): CallToolResult {
   return { content: [{ type: "text", text }], isError: true };
 }
@@ -280,6 +296,10 @@ export async function resumeToolTask(
 ): Promise<LiveTask> {
   const session = connection.session;
   if (!session) throw connection.unavailable();
+  if (task.httpSession && task.httpSession !== httpSessionOf(session)) {
+    // Started in a session of an earlier process: followed in that session.
+    return await followInPriorSession(task, task.httpSession, connection.priorSessionOptions());
+  }
   const tasks = await taskSessionOf(connection, session);
   const reference: SerializedTaskReference = {
     endpointId: task.endpoint,

@@ -55,6 +55,8 @@ export interface TaskRecord {
   conversation?: string;
   /** The model's id for the call in that conversation. */
   toolCallId?: string;
+  /** The streamable HTTP session it was started in (followed there by later processes). */
+  httpSession?: string;
   /** ISO times: created, last changed. */
   createdAt: string;
   updatedAt: string;

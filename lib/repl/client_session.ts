@@ -54,6 +54,7 @@ import {
   terminalWidth,
 } from "./session_start.ts";
 import { mentionAttachments, turnFooter, waitForServers } from "./turn_setup.ts";
+import { SessionTasks } from "./session_tasks.ts";
 
 /** Renders the server list in the colours of the stream it is written to. */
 export type StatusRenderer = Options.StatusRenderer<ClientSession>;
@@ -86,6 +87,8 @@ export class ClientSession {
   /** Why there is no model side. */
   modelError?: PatchbayError;
   agent?: Agent;
+  /** The MCP tasks tool calls start, and their outcomes delivered (`session_tasks.ts`). */
+  tasks?: SessionTasks;
   /** `/refresh` asked the launcher for a restart under an extended plan: the loop ends. */
   restartRequested = false;
   #turn?: AbortController;
@@ -187,8 +190,18 @@ export class ClientSession {
       );
     }
     await this.#connect(options);
+    this.tasks = new SessionTasks({
+      manager: this.manager,
+      memory: this.memory,
+      redactor: runtime.logger.redactor,
+      log: runtime.logger.child("tasks"),
+      surface: this.#surface,
+      notify: (text) => this.#notify(`${text}\n`),
+      busy: () => this.busy || (this.agent?.running ?? false),
+    });
     this.agent = this.model?.createAgent(this.manager, {
       history: conversation.messages,
+      conversation: () => this.memory.session.id,
       // The folder goes with what the person asked: `patchbay sessions` lists by it.
       onMessage: (message) =>
         void this.memory.session.append(
@@ -196,6 +209,11 @@ export class ClientSession {
         ),
       surface: this.#surface,
     });
+    this.tasks.agent = this.agent;
+    // Tasks earlier sessions left: the interactive client follows them all, in the
+    // background; `run` waits for those of the conversation it resumes that are over.
+    if (this.#surface === "repl") void this.tasks.start("all");
+    else if (options.resume) await this.tasks.start("conversation");
   }
 
   async #connect(options: ClientSessionOptions): Promise<void> {
@@ -293,6 +311,7 @@ export class ClientSession {
       return undefined;
     } finally {
       this.#turn = undefined;
+      await this.tasks?.turnEnded();
     }
   }
 
@@ -429,6 +448,7 @@ export class ClientSession {
     this.interrupt();
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
     this.editor.close();
+    await this.tasks?.close();
     await this.manager?.close();
     await this.memory?.close();
     await this.model?.approval.flush();

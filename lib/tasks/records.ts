@@ -29,6 +29,7 @@ export function startedRecord(
       endpoint: task.endpoint,
       ...(task.context?.conversation ? { conversation: task.context.conversation } : {}),
       ...(task.context?.toolCallId ? { toolCallId: task.context.toolCallId } : {}),
+      ...(task.httpSession ? { httpSession: task.httpSession } : {}),
       createdAt: new Date(task.startedAt).toISOString(),
       updatedAt: now.toISOString(),
       followUntil: new Date(followUntil(task.startedAt, update.ttlMs)).toISOString(),
@@ -107,6 +108,7 @@ export function startedTaskOf(record: TaskRecord): StartedTask {
     endpoint: record.endpoint,
     arguments: args,
     startedAt: Date.parse(record.createdAt),
+    ...(record.httpSession ? { httpSession: record.httpSession } : {}),
     ...(record.conversation || record.toolCallId
       ? {
         context: {

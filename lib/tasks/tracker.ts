@@ -64,7 +64,7 @@ export class TaskTracker implements TaskTracking {
   readonly #followed = new Set<string>();
   /** Recorded tasks waiting for their server to connect. */
   readonly #waiting = new Map<string, TaskRecord>();
-  readonly #listeners = new Set<(record: TaskRecord) => void>();
+  readonly #listeners = new Set<(record: TaskRecord) => unknown>();
   #writes: Promise<unknown> = Promise.resolve();
   #stopListening?: () => void;
   #closed = false;
@@ -74,8 +74,11 @@ export class TaskTracker implements TaskTracking {
     this.registry = options.registry;
   }
 
-  /** Calls `listener` with each task that ends while followed; returns how to stop. */
-  onEnded(listener: (record: TaskRecord) => void): () => void {
+  /**
+   * Calls `listener` with each task that ends while followed (awaited when it returns a
+   * promise); returns the function that stops it.
+   */
+  onEnded(listener: (record: TaskRecord) => unknown): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
@@ -117,7 +120,7 @@ export class TaskTracker implements TaskTracking {
   pending(live: LiveTask, waitedSeconds: number): ReturnType<TaskTracking["pending"]> {
     const record = this.#recordOf(live.task);
     const follows = this.#options.follows !== false && !this.#closed;
-    if (follows) this.#follow(live);
+    if (follows) void this.#follow(live);
     return pendingResult(record, waitedSeconds, {
       surface: this.#options.surface,
       followed: follows,
@@ -182,12 +185,15 @@ export class TaskTracker implements TaskTracking {
     return write;
   }
 
-  /** Follows `live` until it ends; a lost session hands it to the next one. */
-  #follow(live: LiveTask): void {
+  /**
+   * Follows `live` until it ends; a lost session hands it to the next one. Resolves once
+   * its end is recorded and told.
+   */
+  #follow(live: LiveTask): Promise<void> {
     const key = taskKey({ server: live.task.server, id: live.task.taskId });
     this.#followed.add(key);
     live.onStatus((update) => this.changed(live.task, update));
-    void live.end.then(async (end) => {
+    return live.end.then(async (end) => {
       this.#followed.delete(key);
       if (this.#closed) return;
       const record = this.#recordOf(live.task);
@@ -204,7 +210,15 @@ export class TaskTracker implements TaskTracking {
   async #settle(record: TaskRecord, end: TaskEnd): Promise<void> {
     const settled = endedRecord(record, end, this.#options.redactor);
     await this.#put(settled).catch(() => {});
-    for (const listener of [...this.#listeners]) listener(settled);
+    await Promise.all([...this.#listeners].map(async (listener) => {
+      try {
+        await listener(settled);
+      } catch (error) {
+        this.#options.log.warn(`task ${settled.id}: telling its end failed`, {
+          error: messageOf(error),
+        });
+      }
+    }));
   }
 
   /** Listens for servers connecting, to resume the tasks waiting for them (once). */
@@ -241,7 +255,10 @@ export class TaskTracker implements TaskTracking {
         manager.taskConnection(record.server),
         startedTaskOf(record),
       );
-      this.#follow(live);
+      const handled = this.#follow(live);
+      // A task that ended while nobody followed it is told before this resolves.
+      const first = await live.first;
+      if (!first || SETTLED_STATES.has(first.status)) await handled;
     } catch (error) {
       this.#followed.delete(key);
       if (error instanceof TaskRecoveryOwnershipError) return;

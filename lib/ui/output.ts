@@ -61,7 +61,7 @@ export class TerminalOutput {
   readonly #stderr: Sink;
   readonly #spinnerEnabled: boolean;
   #timer: ReturnType<typeof setInterval> | undefined;
-  #label = "";
+  #label: string | (() => string) = "";
   #frame = 0;
   #spinnerShown = false;
   /** Whether the last character written (to either stream) ended a line. */
@@ -99,8 +99,11 @@ export class TerminalOutput {
     if (!this.#atLineStart) this.out("\n");
   }
 
-  /** Shows (or relabels) the spinner. */
-  spin(label: string): void {
+  /**
+   * Shows (or relabels) the spinner. A function label is read at every frame (a task's
+   * elapsed time).
+   */
+  spin(label: string | (() => string)): void {
     this.#label = label;
     if (!this.#spinnerEnabled) return;
     if (this.#timer === undefined) {
@@ -119,7 +122,8 @@ export class TerminalOutput {
   #draw(): void {
     if (!this.#atLineStart) return;
     this.#frame = (this.#frame + 1) % FRAMES.length;
-    this.#stderr(`${CLEAR_LINE}${FRAMES[this.#frame]} ${this.#label}`);
+    const label = typeof this.#label === "function" ? this.#label() : this.#label;
+    this.#stderr(`${CLEAR_LINE}${FRAMES[this.#frame]} ${label}`);
     this.#spinnerShown = true;
   }
 

@@ -14,6 +14,8 @@
  */
 
 import type { ProgressUpdate } from "../connections/types.ts";
+import type { TaskProgress } from "../connections/task_types.ts";
+import { progressLine } from "../tasks/progress_line.ts";
 import type { RetryNotice } from "../llm/provider.ts";
 import type {
   AgentUi,
@@ -155,6 +157,13 @@ export class TerminalUi implements AgentUi {
     const amount = update.total ? `${update.progress}/${update.total}` : `${update.progress}`;
     const message = update.message ? ` ${abridge(stripTerminalEscapes(update.message), 60)}` : "";
     this.#out.spin(`${this.#toolName(call)} ${amount}${message}`);
+  }
+
+  toolTask(id: string, progress: TaskProgress): void {
+    const call = this.#running.get(id);
+    if (!call) return;
+    // Read at every frame: the elapsed time goes on between the server's statuses.
+    this.#out.spin(() => stripTerminalEscapes(`${this.#toolName(call)} ${progressLine(progress)}`));
   }
 
   toolEnd(id: string, end: ToolCallEnd): void {

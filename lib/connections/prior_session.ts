@@ -1,0 +1,206 @@
+/**
+ * Following a task in the streamable HTTP session it was started in, when that session
+ * belongs to an earlier process (ended by a crash or `kill -9`, so it never ended the
+ * session): a 2025-11-25 server may keep tasks per session (server-everything does), so
+ * the task is asked for in its own session (`Mcp-Session-Id`), joined without a new
+ * handshake. Requests of its server (a form the task asks for) are answered as in any
+ * session. The session is ended (`DELETE`) once its last followed task is over.
+ *
+ * A server that no longer knows the session (HTTP 404) no longer knows its tasks: they
+ * end `unknown`, saying so.
+ *
+ * @module
+ */
+
+import { Client, ProtocolError, SdkHttpError } from "@modelcontextprotocol/client";
+import {
+  type ConnectedMcpSessionPort,
+  DispatchError,
+  type JsonRpcResponse,
+  type SerializedTaskReference,
+  type TaskEnabledSession,
+  withTasks,
+} from "@modelcontextprotocol/ext-tasks/client";
+import { timerDelay } from "../async/timers.ts";
+import type { ServerConfig } from "../config/types.ts";
+import type { Log } from "../log.ts";
+import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
+import type { Redactor } from "../redact.ts";
+import type { HttpTransport } from "../transports/http.ts";
+import { RawToolSchemas } from "./raw_schemas.ts";
+import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
+import { createTransport, type SessionTransportOptions } from "./session_transport.ts";
+import { ANY_RESULT, followExecution } from "./task_follow.ts";
+import { receiverCapabilities } from "./task_receiver.ts";
+import { boundedPort } from "./task_session.ts";
+import type { LiveTask, StartedTask } from "./task_types.ts";
+
+/** JSON-RPC "invalid params": what ext-tasks reads as a task its server does not know. */
+const UNKNOWN_TASK_CODE = -32602;
+
+/** What joining an earlier session needs (the connection's own settings). */
+export interface PriorSessionOptions extends SessionTransportOptions {
+  config: ServerConfig;
+  clientInfo: { name: string; version: string };
+  requests: Omit<RequestContext, "server" | "log">;
+  oauth?: PatchbayOAuthProvider;
+  redactor: Redactor;
+  log: Log;
+}
+
+/** One earlier session joined, shared by the tasks followed in it. */
+interface Joined {
+  client: Client;
+  transport: HttpTransport;
+  tasks: TaskEnabledSession;
+  following: number;
+}
+
+const joined = new Map<string, Promise<Joined>>();
+
+/** Follows `task` in the earlier session `sessionId` of its server (see the module). */
+export async function followInPriorSession(
+  task: StartedTask,
+  sessionId: string,
+  options: PriorSessionOptions,
+): Promise<LiveTask> {
+  const key = JSON.stringify([options.config.name, sessionId]);
+  let joining = joined.get(key);
+  if (!joining) {
+    joining = join(sessionId, task.endpoint, options);
+    joined.set(key, joining);
+    joining.catch(() => joined.delete(key));
+  }
+  const session = await joining;
+  session.following++;
+  const reference: SerializedTaskReference = {
+    endpointId: task.endpoint,
+    generation: "v1",
+    taskId: task.taskId as SerializedTaskReference["taskId"],
+    originalOperation: "tools/call",
+  };
+  const leave = async () => {
+    if (--session.following > 0) return;
+    joined.delete(key);
+    await session.tasks.close().catch(() => {});
+    await session.client.close().catch(() => {});
+    await session.transport.close().catch(() => {});
+  };
+  try {
+    const execution = await session.tasks.resumeTask(reference, {
+      requestTimeoutMs: options.config.timeoutSeconds * 1000,
+    });
+    const live = followExecution(execution, task, {
+      client: session.client,
+      redactor: options.redactor,
+      log: options.log,
+      requestTimeoutMs: options.config.timeoutSeconds * 1000,
+    });
+    void live.end.finally(leave);
+    return live;
+  } catch (error) {
+    await leave();
+    throw error;
+  }
+}
+
+async function join(
+  sessionId: string,
+  endpoint: string,
+  options: PriorSessionOptions,
+): Promise<Joined> {
+  const { config, log } = options;
+  const transport = createTransport(
+    config,
+    options,
+    config.transport === "stdio" ? undefined : options.oauth,
+    new RawToolSchemas(),
+    sessionId,
+  ) as HttpTransport;
+  const offersElicitation = !options.requests.handlers().withoutElicitation;
+  const client = new Client(options.clientInfo, {
+    capabilities: {
+      ...clientCapabilities(false, offersElicitation),
+      tasks: receiverCapabilities(offersElicitation),
+    },
+  });
+  installRequestHandlers(
+    client,
+    { ...options.requests, server: config, log },
+    false,
+    offersElicitation,
+  );
+  // A legacy connect over a transport that has its session id already sends no
+  // `initialize`: the server's session goes on.
+  await client.connect(transport, { prior: { kind: "legacy" } });
+  transport.setProtocolVersion("2025-11-25");
+  log.info(`joined session ${sessionId} to follow the tasks started in it`);
+  const tasks = withTasks<void>(boundedPort(priorPort(client, endpoint, sessionId)), {
+    onError: (error) => log.debug("tasks: background error", { error: String(error) }),
+  });
+  return { client, transport, tasks, following: 0 };
+}
+
+/**
+ * ext-tasks' port over a client that joined a session without a handshake: the server's
+ * capabilities are those it had when the task started (a tool-call task server).
+ */
+function priorPort(client: Client, endpointId: string, sessionId: string): ConnectedMcpSessionPort {
+  let invalidated = false;
+  const invalidation = new Set<(reason: unknown) => void>();
+  const previous = client.onclose;
+  client.onclose = () => {
+    previous?.();
+    invalidated = true;
+    for (const listener of invalidation) listener(new Error("MCP client connection closed"));
+  };
+  return {
+    endpointId,
+    taskCapabilities: {
+      generation: "v1",
+      capabilities: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+    },
+    get invalidated() {
+      return invalidated;
+    },
+    dispatch: async (request, options = {}): Promise<JsonRpcResponse> => {
+      const { method, params } = request as { method: string; params?: Record<string, unknown> };
+      const timeout = timerDelay(options.context?.requestTimeoutMs ?? 60_000);
+      try {
+        const result = await client.request(
+          { method, ...(params ? { params } : {}) } as never,
+          ANY_RESULT as never,
+          { signal: options.signal, timeout },
+        );
+        return { kind: "result", result: result as never };
+      } catch (error) {
+        if (error instanceof ProtocolError) {
+          return { kind: "error", error: { code: error.code, message: error.message } };
+        }
+        if (error instanceof SdkHttpError && error.status === 404) {
+          return {
+            kind: "error",
+            error: {
+              code: UNKNOWN_TASK_CODE,
+              message: `the server no longer knows session ${sessionId}, where the task was ` +
+                "started (HTTP 404), nor its tasks",
+            },
+          };
+        }
+        throw new DispatchError("MCP client request failed", false, { cause: error });
+      }
+    },
+    onServerRequest: () => () => {},
+    onNotification: (listener) => {
+      client.fallbackNotificationHandler = (notification) => {
+        listener(notification as never);
+        return Promise.resolve();
+      };
+      return () => client.fallbackNotificationHandler = undefined;
+    },
+    onInvalidated: (listener) => {
+      invalidation.add(listener);
+      return () => invalidation.delete(listener);
+    },
+  };
+}
