@@ -88,7 +88,7 @@ export interface Connected {
 export async function withServers<T>(
   options: ScriptOptions,
   action: (connected: Connected) => Promise<T>,
-  select?: (names: string[]) => string[],
+  select?: (names: string[], runtime: Runtime) => string[] | Promise<string[]>,
 ): Promise<T> {
   const runtime = await startUp(options);
   const controller = new AbortController();
@@ -107,7 +107,7 @@ export async function withServers<T>(
     const traceNotice = startSessionTrace(options, runtime);
     if (traceNotice && !options.json) console.error(traceNotice);
     if (select) {
-      const chosen = new Set(select(runtime.config.servers.map((s) => s.name)));
+      const chosen = new Set(await select(runtime.config.servers.map((s) => s.name), runtime));
       runtime.config.servers = runtime.config.servers.filter((s) => chosen.has(s.name));
     }
     // The servers' processes start first, and boot while the code that speaks to them loads.

@@ -36,6 +36,7 @@ import {
   type OptionDeclaration,
 } from "../lib/cli/command_declaration.ts";
 import { MCP } from "./_declarations_mcp.ts";
+import { TASKS } from "./_declarations_tasks.ts";
 
 export type { CommandDeclaration, CommandRun, OptionDeclaration };
 
@@ -306,6 +307,7 @@ export const ROOT: CommandDeclaration = {
       ],
     },
     MCP,
+    TASKS,
     {
       name: "completions",
       description: "print a shell completion script for bash, zsh or fish",

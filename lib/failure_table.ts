@@ -247,9 +247,9 @@ export const ROWS = {
       "the server restarted and lost its tasks (many keep them in memory only)",
     ],
     remedy: {
-      repl: "run the tool again; /tasks shows what patchbay recorded of the task",
-      script: "run the tool again; `patchbay tasks get <task>` shows what patchbay recorded " +
-        "of the task",
+      repl: "run the tool again; /tasks all lists what patchbay recorded of its tasks",
+      script: "run the tool again; `patchbay tasks list --all` lists what patchbay recorded " +
+        "of its tasks",
     },
   },
   task_not_found: {

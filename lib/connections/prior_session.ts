@@ -4,7 +4,8 @@
  * session): a 2025-11-25 server may keep tasks per session (server-everything does), so
  * the task is asked for in its own session (`Mcp-Session-Id`), joined without a new
  * handshake. Requests of its server (a form the task asks for) are answered as in any
- * session. The session is ended (`DELETE`) once its last followed task is over.
+ * session. The session is left to the server afterwards (no `DELETE`): other tasks
+ * recorded in it may still be asked for.
  *
  * A server that no longer knows the session (HTTP 404) no longer knows its tasks: they
  * end `unknown`, saying so.
@@ -58,33 +59,60 @@ interface Joined {
 
 const joined = new Map<string, Promise<Joined>>();
 
+/** An earlier session joined for a while: its tasks, and how to leave it. */
+export interface JoinedSession {
+  client: Client;
+  tasks: TaskEnabledSession;
+  /** Leaves the session (the last one to leave closes the connection, not the session). */
+  leave(): Promise<void>;
+}
+
+/** Joins the earlier session `sessionId` of a server (shared while anyone is in it). */
+export async function joinPriorSession(
+  sessionId: string,
+  endpoint: string,
+  options: PriorSessionOptions,
+): Promise<JoinedSession> {
+  const key = JSON.stringify([options.config.name, sessionId]);
+  let joining = joined.get(key);
+  if (!joining) {
+    joining = join(sessionId, endpoint, options);
+    joined.set(key, joining);
+    joining.catch(() => joined.delete(key));
+  }
+  const session = await joining;
+  session.following++;
+  let left = false;
+  return {
+    client: session.client,
+    tasks: session.tasks,
+    leave: async () => {
+      if (left) return;
+      left = true;
+      if (--session.following > 0) return;
+      joined.delete(key);
+      // Left to the server, not ended: other tasks of it may still be recorded.
+      session.transport.keepSessionOnClose();
+      await session.tasks.close().catch(() => {});
+      await session.client.close().catch(() => {});
+      await session.transport.close().catch(() => {});
+    },
+  };
+}
+
 /** Follows `task` in the earlier session `sessionId` of its server (see the module). */
 export async function followInPriorSession(
   task: StartedTask,
   sessionId: string,
   options: PriorSessionOptions,
 ): Promise<LiveTask> {
-  const key = JSON.stringify([options.config.name, sessionId]);
-  let joining = joined.get(key);
-  if (!joining) {
-    joining = join(sessionId, task.endpoint, options);
-    joined.set(key, joining);
-    joining.catch(() => joined.delete(key));
-  }
-  const session = await joining;
-  session.following++;
+  const session = await joinPriorSession(sessionId, task.endpoint, options);
+  const leave = session.leave;
   const reference: SerializedTaskReference = {
     endpointId: task.endpoint,
     generation: "v1",
     taskId: task.taskId as SerializedTaskReference["taskId"],
     originalOperation: "tools/call",
-  };
-  const leave = async () => {
-    if (--session.following > 0) return;
-    joined.delete(key);
-    await session.tasks.close().catch(() => {});
-    await session.client.close().catch(() => {});
-    await session.transport.close().catch(() => {});
   };
   try {
     const execution = await session.tasks.resumeTask(reference, {
@@ -177,13 +205,15 @@ function priorPort(client: Client, endpointId: string, sessionId: string): Conne
         if (error instanceof ProtocolError) {
           return { kind: "error", error: { code: error.code, message: error.message } };
         }
-        if (error instanceof SdkHttpError && error.status === 404) {
+        // 404 is the spec's answer for a session the server ended; some servers say 400
+        // ("No valid session ID provided", server-everything).
+        if (error instanceof SdkHttpError && (error.status === 404 || error.status === 400)) {
           return {
             kind: "error",
             error: {
               code: UNKNOWN_TASK_CODE,
               message: `the server no longer knows session ${sessionId}, where the task was ` +
-                "started (HTTP 404), nor its tasks",
+                `started (HTTP ${error.status}), nor its tasks`,
             },
           };
         }

@@ -9,11 +9,19 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { JsonRpcResponseError } from "@modelcontextprotocol/ext-tasks/client";
 import { abortable } from "../async/abortable.ts";
-import { CancelledError, TaskUnknownError } from "../errors.ts";
+import {
+  CancelledError,
+  messageOf,
+  PatchbayError,
+  ServerRequestError,
+  TaskUnknownError,
+} from "../errors.ts";
+import { STEPS } from "../failure_table.ts";
 import type { ServerConnection } from "./connection.ts";
 import { statusUpdate } from "./task_follow.ts";
-import type { TaskEnd, TaskStatusUpdate } from "./task_types.ts";
-import { taskSessionOf } from "./tool_task.ts";
+import type { StartedTask, TaskEnd, TaskStatusUpdate } from "./task_types.ts";
+import { httpSessionOf, taskSessionOf } from "./tool_task.ts";
+import { joinPriorSession } from "./prior_session.ts";
 
 /** JSON-RPC "invalid params": what a server answers for a task id it does not know. */
 const UNKNOWN_TASK_CODE = -32602;
@@ -21,10 +29,10 @@ const UNKNOWN_TASK_CODE = -32602;
 /** The task's status now. */
 export async function taskStatusOn(
   connection: ServerConnection,
-  taskId: string,
+  task: StartedTask,
   signal?: AbortSignal,
 ): Promise<TaskStatusUpdate> {
-  return await asked(connection, taskId, "get the status of", async (controller) =>
+  return await asked(connection, task, "get the status of", async (controller) =>
     statusUpdate(
       await controller.snapshot(withBound(connection, signal)),
       connection.redactor,
@@ -34,12 +42,12 @@ export async function taskStatusOn(
 /** Cancels the task (`tasks/cancel`). */
 export async function cancelTaskOn(
   connection: ServerConnection,
-  taskId: string,
+  task: StartedTask,
   signal?: AbortSignal,
 ): Promise<void> {
   await asked(
     connection,
-    taskId,
+    task,
     "cancel",
     (controller) => controller.cancel(withBound(connection, signal)),
   );
@@ -48,10 +56,10 @@ export async function cancelTaskOn(
 /** How the task ended, waiting for it until `signal` aborts. */
 export async function taskEndOn(
   connection: ServerConnection,
-  taskId: string,
+  task: StartedTask,
   signal?: AbortSignal,
 ): Promise<TaskEnd> {
-  return await asked(connection, taskId, "get the result of", async (controller): Promise<
+  return await asked(connection, task, "get the result of", async (controller): Promise<
     TaskEnd
   > => {
     const outcome = await abortable(controller.result({ signal }), signal);
@@ -74,13 +82,18 @@ type Controller = ReturnType<Awaited<ReturnType<typeof taskSessionOf>>["task"]>;
 
 async function asked<T>(
   connection: ServerConnection,
-  taskId: string,
+  task: StartedTask,
   what: string,
   work: (controller: Controller) => Promise<T>,
 ): Promise<T> {
+  const taskId = task.taskId;
   const session = connection.session;
   if (!session) throw connection.unavailable();
-  const tasks = await taskSessionOf(connection, session);
+  // A task started in a session of an earlier process is asked for there.
+  const prior = task.httpSession && task.httpSession !== httpSessionOf(session)
+    ? await joinPriorSession(task.httpSession, task.endpoint, connection.priorSessionOptions())
+    : undefined;
+  const tasks = prior?.tasks ?? await taskSessionOf(connection, session);
   // A task id is the server's string; ext-tasks brands it.
   const controller = tasks.task(taskId as Parameters<typeof tasks.task>[0], {
     requestTimeoutMs: connection.config.timeoutSeconds * 1000,
@@ -98,11 +111,16 @@ async function asked<T>(
     if (error instanceof DOMException && error.name === "AbortError") {
       throw new CancelledError(`asking server '${connection.name}' about task ${taskId}`);
     }
+    if (error instanceof PatchbayError) throw error;
     throw connection.redactor.redactError(
-      new Error(`could not ${what} task ${taskId} on server '${connection.name}'`, {
+      new ServerRequestError(connection.name, `${what} task ${taskId}`, {
+        reason: messageOf((error as { cause?: unknown }).cause ?? error),
+        remedy: STEPS.requestFailed,
         cause: error,
-      }),
+      }, rpc?.code),
     );
+  } finally {
+    await prior?.leave();
   }
 }
 

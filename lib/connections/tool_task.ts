@@ -274,7 +274,7 @@ async function ended(
 }
 
 /** The streamable HTTP session of a 2025-11-25 session, if it has one. */
-function httpSessionOf(session: ServerSession): string | undefined {
+export function httpSessionOf(session: ServerSession): string | undefined {
   const transport = session.transport;
   return transport instanceof HttpTransport && session.client.getProtocolEra() !== "modern"
     ? transport.sessionId

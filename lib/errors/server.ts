@@ -6,7 +6,7 @@
  * @module
  */
 
-import { fill, type Remedy, type RemedyText, ROWS } from "../failure_table.ts";
+import { fill, type RemedyText, ROWS } from "../failure_table.ts";
 import { type ErrorDetails, PatchbayError } from "./base.ts";
 
 /** `Failed to connect to server '<name>': Session terminated`, with a diagnosed cause. */
@@ -147,8 +147,9 @@ export class TaskUnknownError extends PatchbayError {
   readonly taskId: string;
   constructor(server: string, taskId: string, said: string) {
     super("task_unknown", fill(ROWS.task_unknown.messages[0], { task: taskId, server }), {
-      reason: `the server answered "${said}": ${ROWS.task_unknown.causes.join(", or ")}`,
-      remedy: fillRemedy(ROWS.task_unknown.remedy, { task: taskId }),
+      reason: `the server answered: ${said} (a server forgets a task once its ttl has ` +
+        "passed, and may forget it when it restarts or ends the session it was started in)",
+      remedy: ROWS.task_unknown.remedy,
     });
     this.server = server;
     this.taskId = taskId;
@@ -163,8 +164,4 @@ export class TaskNotFoundError extends PatchbayError {
       remedy: ROWS.task_not_found.remedy,
     });
   }
-}
-
-function fillRemedy(remedy: Remedy, values: Record<string, string>): Remedy {
-  return { repl: fill(remedy.repl, values), script: fill(remedy.script, values) };
 }

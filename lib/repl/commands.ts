@@ -13,6 +13,7 @@ import type { ClientSession } from "./client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
 import { imageCommand } from "./image_command.ts";
 import { traceCommand } from "./trace_command.ts";
+import { tasksCommand } from "./tasks_command.ts";
 import { out } from "./slash_helpers.ts";
 import {
   callCommand,
@@ -74,6 +75,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
   registry.add(mcpCommand);
   registry.add(imageCommand);
   registry.add(traceCommand);
+  registry.add(tasksCommand);
   return registry;
 }
 
