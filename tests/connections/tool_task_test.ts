@@ -143,6 +143,7 @@ Deno.test("tasks: a hostile server's poll interval, ttl and status message are b
   for (const update of [...seen.updates, ...progress]) {
     const message = update.statusMessage ?? "";
     assert.ok(message.length <= MAX_STATUS_MESSAGE_CHARS, `${message.length} characters`);
+    // deno-lint-ignore no-control-regex
     assert.doesNotMatch(message, /[\u0000-\u001f\u007f]/, "controls are made visible");
     assert.ok(!message.includes(HOSTILE_SECRET), "the secret is masked");
   }
