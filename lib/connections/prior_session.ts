@@ -32,7 +32,7 @@ import { RawToolSchemas } from "./raw_schemas.ts";
 import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
 import { createTransport, type SessionTransportOptions } from "./session_transport.ts";
 import { ANY_RESULT, followExecution } from "./task_follow.ts";
-import { receiverCapabilities } from "./task_receiver.ts";
+import { receiverCapabilities } from "./task_generation.ts";
 import { boundedPort } from "./task_session.ts";
 import type { LiveTask, StartedTask } from "./task_types.ts";
 

@@ -39,7 +39,7 @@ import {
   installRequestHandlers,
   type RequestContext,
 } from "./requests.ts";
-import { receiverCapabilities, receiveTasks } from "./task_receiver.ts";
+import { receiverCapabilities } from "./task_generation.ts";
 import { DeadlineError, ServerSession } from "./live_session.ts";
 import { createTransport } from "./session_transport.ts";
 import { type ServerSessionHooks, watchSession } from "./session_notifications.ts";
@@ -169,6 +169,8 @@ async function attemptSession(
   });
   const requests = { ...options.requests, server: config, log };
   installRequestHandlers(client, requests, offersRoots, offersElicitation);
+  // ext-tasks loads with the first server, not with the program (start-up cost).
+  const { receiveTasks } = await import("./task_receiver.ts");
   const receiver = receiveTasks(client, requests, offersElicitation);
   session.beforeClose(() => Promise.resolve(receiver.close()));
   session.answer = inputAnswerer(requests, offersElicitation);

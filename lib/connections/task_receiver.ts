@@ -21,21 +21,6 @@ import { RECEIVER_MAX_TASKS, RECEIVER_POLL_INTERVAL_MS, RECEIVER_TTL_MS } from "
 import { answerElicitation, answerSampling, type RequestContext } from "./requests.ts";
 
 /**
- * The `tasks` capability patchbay declares: which of its requests a server may make as
- * tasks. Must match what {@linkcode receiveTasks} binds.
- */
-export function receiverCapabilities(offersElicitation: boolean): Record<string, unknown> {
-  return {
-    list: {},
-    cancel: {},
-    requests: {
-      sampling: { createMessage: {} },
-      ...(offersElicitation ? { elicitation: { create: {} } } : {}),
-    },
-  };
-}
-
-/**
  * Serves task-backed sampling (and, when offered, elicitation) requests on `client`.
  * Called after `installRequestHandlers`: a request without `params.task` still goes to
  * the plain handler installed there.

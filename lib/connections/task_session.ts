@@ -26,25 +26,9 @@ import type { Log } from "../log.ts";
 import { boundedPollInterval } from "../tasks/bounds.ts";
 import type { ServerSession } from "./live_session.ts";
 import { rawTaskDispatch } from "./task_dispatch.ts";
+import { taskGeneration } from "./task_generation.ts";
 
-/** Which Tasks protocol a session speaks; `none`: the server offers no tasks. */
-export type TaskGeneration = "none" | "v1" | "v2";
-
-/** The Tasks extension's identifier (2026-07-28). */
-export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
-
-/** The Tasks protocol `session`'s server offers for tool calls. */
-export function taskGeneration(session: ServerSession): TaskGeneration {
-  const capabilities = session.capabilities as Record<string, unknown> & {
-    tasks?: { requests?: { tools?: { call?: unknown } } };
-    extensions?: Record<string, unknown>;
-  };
-  if (session.client.getProtocolEra() === "modern") {
-    const extension = capabilities.extensions?.[TASKS_EXTENSION];
-    return extension && typeof extension === "object" ? "v2" : "none";
-  }
-  return capabilities.tasks?.requests?.tools?.call !== undefined ? "v1" : "none";
-}
+export { type TaskGeneration, taskGeneration, TASKS_EXTENSION } from "./task_generation.ts";
 
 /**
  * The identity ext-tasks scopes a task reference by: the server's name and where it is

@@ -9,14 +9,7 @@
 
 import { SETTLED_STATES } from "../memory/task_registry.ts";
 import { listHeading, taskDetail, taskLine } from "../tasks/format.ts";
-import {
-  cancelTask,
-  findTask,
-  listTasks,
-  refreshTask,
-  taskOutcome,
-  type TaskRequestOptions,
-} from "../tasks/operations.ts";
+import type { TaskRequestOptions } from "../tasks/operations.ts";
 import { TaskUnknownError } from "../errors.ts";
 import type { ClientSession } from "./client_session.ts";
 import type { SlashCommand } from "./slash.ts";
@@ -24,7 +17,11 @@ import { clean, out, usage } from "./slash_helpers.ts";
 
 const SUBCOMMANDS = ["all", "get", "result", "cancel"] as const;
 
+/** ext-tasks loads with the first request about a task, not with the program. */
+const operations = () => import("../tasks/operations.ts");
+
 async function list(s: ClientSession, all: boolean): Promise<void> {
+  const { listTasks } = await operations();
   const registry = s.tasks!.tracker.registry;
   const records = await listTasks(registry, { all });
   out(s, listHeading(records, registry.location));
@@ -66,6 +63,7 @@ export const tasksCommand: SlashCommand<ClientSession> = {
     if (!id || !["get", "result", "cancel"].includes(word)) {
       throw usage(`/tasks ${this.usage}`, "/tasks lists the recorded tasks with their ids");
     }
+    const { cancelTask, findTask, refreshTask, taskOutcome } = await operations();
     const record = await findTask(s.tasks.tracker.registry, id);
     switch (word) {
       case "get": {

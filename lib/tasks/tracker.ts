@@ -12,7 +12,6 @@
  * @module
  */
 
-import { TaskRecoveryOwnershipError } from "@modelcontextprotocol/ext-tasks/client";
 import type { ConnectionManager } from "../connections/manager.ts";
 import type {
   LiveTask,
@@ -21,7 +20,6 @@ import type {
   TaskStatusUpdate,
   TaskTracking,
 } from "../connections/task_types.ts";
-import { resumeToolTask } from "../connections/tool_task.ts";
 import { messageOf, PatchbayError } from "../errors.ts";
 import type { Surface } from "../failure_table.ts";
 import type { Log } from "../log.ts";
@@ -251,6 +249,7 @@ export class TaskTracker implements TaskTracking {
     this.#waiting.delete(key);
     this.#followed.add(key);
     try {
+      const { resumeToolTask } = await import("../connections/tool_task.ts");
       const live = await resumeToolTask(
         manager.taskConnection(record.server),
         startedTaskOf(record),
@@ -261,7 +260,8 @@ export class TaskTracker implements TaskTracking {
       if (!first || SETTLED_STATES.has(first.status)) await handled;
     } catch (error) {
       this.#followed.delete(key);
-      if (error instanceof TaskRecoveryOwnershipError) return;
+      // Followed already, by this process (ext-tasks' TaskRecoveryOwnershipError).
+      if ((error as Error)?.name === "TaskRecoveryOwnershipError") return;
       const code = (error as { code?: unknown }).code;
       if (code === -32602) {
         await this.#settle(record, { status: "unknown", error: messageOf(error) });
