@@ -18,7 +18,7 @@ import type {
   TaskTracking,
 } from "../../lib/connections/task_types.ts";
 import { taskStatusOn } from "../../lib/connections/task_requests.ts";
-import { CancelledError, TaskUnknownError } from "../../lib/errors.ts";
+import { CancelledError, TaskUnknownError, ToolTimeoutError } from "../../lib/errors.ts";
 import { Redactor } from "../../lib/redact.ts";
 import { MAX_STATUS_MESSAGE_CHARS, MIN_POLL_INTERVAL_MS } from "../../lib/tasks/bounds.ts";
 import { HOSTILE_SECRET } from "../fixtures/task_server.ts";
@@ -195,13 +195,14 @@ Deno.test("tasks: optional tools run as tasks as the entry's `tasks` says", asyn
   await using started = await startManager({ servers: entries });
   const { manager } = started;
   manager.setTaskTracking(recorder().tracking);
-  const call = (name: string) =>
-    manager.callTool(name, {}, { toolCallTimeoutSeconds: 1 }).then(firstText);
+  const call = (name: string, toolCallTimeoutSeconds = 30) =>
+    manager.callTool(name, {}, { toolCallTimeoutSeconds }).then(firstText);
   assert.equal(await call("always__slow"), "slow done (task)");
   assert.equal(await call("never__slow"), "slow done (plain)");
   assert.equal(await call("never__required"), "slow done (task)", "required tools always are");
-  // auto: plain until a call came close to tool_call_timeout (0.8 s of 1 s), then a task.
-  assert.equal(await call("auto__slow"), "slow done (plain)");
+  // auto: plain until a call of the tool came close to tool_call_timeout (here: past it),
+  // then a task.
+  await assert.rejects(call("auto__slow", 0.3), ToolTimeoutError);
   assert.equal(await call("auto__slow"), "slow done (task)");
   assert.equal(await call("auto__plain"), "plain done");
 });
