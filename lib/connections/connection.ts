@@ -156,7 +156,18 @@ export class ServerConnection {
       oauth: this.#options.oauth,
       redactor: this.#redactor,
       log: this.#log,
+      closeWith: (close) =>
+        this.#cleanup(this.#closed.signal.aborted ? close() : this.#onClose(close)),
     };
+  }
+
+  /** Runs `close` when this connection closes. */
+  #onClose(close: () => Promise<void>): Promise<void> {
+    return new Promise((resolve) =>
+      this.#closed.signal.addEventListener("abort", () => void close().finally(resolve), {
+        once: true,
+      })
+    );
   }
 
   get state(): ConnectionState {

@@ -47,6 +47,8 @@ export interface PriorSessionOptions extends SessionTransportOptions {
   oauth?: PatchbayOAuthProvider;
   redactor: Redactor;
   log: Log;
+  /** Receives how to close a joined session when the connection closes. */
+  closeWith?: (close: () => Promise<void>) => void;
 }
 
 /** One earlier session joined, shared by the tasks followed in it. */
@@ -78,7 +80,10 @@ export async function joinPriorSession(
   if (!joining) {
     joining = join(sessionId, endpoint, options);
     joined.set(key, joining);
-    joining.catch(() => joined.delete(key));
+    joining.then(
+      (session) => options.closeWith?.(() => closeJoined(key, session)),
+      () => joined.delete(key),
+    );
   }
   const session = await joining;
   session.following++;
@@ -90,14 +95,19 @@ export async function joinPriorSession(
       if (left) return;
       left = true;
       if (--session.following > 0) return;
-      joined.delete(key);
-      // Left to the server, not ended: other tasks of it may still be recorded.
-      session.transport.keepSessionOnClose();
-      await session.tasks.close().catch(() => {});
-      await session.client.close().catch(() => {});
-      await session.transport.close().catch(() => {});
+      await closeJoined(key, session);
     },
   };
+}
+
+/** Closes a joined session's connection, leaving the session to the server. */
+async function closeJoined(key: string, session: Joined): Promise<void> {
+  if (joined.get(key) !== undefined) joined.delete(key);
+  // Left to the server, not ended: other tasks of it may still be recorded.
+  session.transport.keepSessionOnClose();
+  await session.tasks.close().catch(() => {});
+  await session.client.close().catch(() => {});
+  await session.transport.close().catch(() => {});
 }
 
 /** Follows `task` in the earlier session `sessionId` of its server (see the module). */

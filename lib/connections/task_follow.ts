@@ -85,6 +85,7 @@ export function followExecution(
       return () => listeners.delete(listener);
     },
     cancel: (signal) => execution.cancel(signal),
+    stop: () => execution.detach(),
   };
 }
 

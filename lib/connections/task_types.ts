@@ -75,6 +75,8 @@ export interface LiveTask {
   onStatus(listener: (update: TaskStatusUpdate) => void): () => void;
   /** Asks the server to cancel it (`tasks/cancel`); resolves once it acknowledged. */
   cancel(signal?: AbortSignal): Promise<void>;
+  /** Stops following it here (it goes on on the server); `end` settles `lost`. */
+  stop(): Promise<void>;
 }
 
 /**

@@ -69,11 +69,11 @@ export function taskSessionOf(
       // on the server (they are followed again by the next session), so each is let go
       // first (`detach`, see letGo), and a streamable HTTP session holding them is left to
       // the server rather than ended (a server may keep tasks per session).
-      const running = [...following(session)];
-      if (running.length > 0 && session.transport instanceof HttpTransport) {
+      const unfinished = unfinishedTasks(session).size > 0;
+      if (unfinished && session.transport instanceof HttpTransport) {
         session.transport.keepSessionOnClose();
       }
-      await Promise.all(running.map((execution) => letGo(execution)));
+      await Promise.all([...following(session)].map((execution) => letGo(execution)));
       await tasks?.close();
     });
   }
@@ -86,6 +86,18 @@ const followed = new WeakMap<ServerSession, Set<ToolExecution<unknown>>>();
 function following(session: ServerSession): Set<ToolExecution<unknown>> {
   let set = followed.get(session);
   if (!set) followed.set(session, set = new Set());
+  return set;
+}
+
+/**
+ * The tasks started in each session that have not ended, followed or not: the session is
+ * left to the server at close while it holds any.
+ */
+const unfinished = new WeakMap<ServerSession, Set<string>>();
+
+function unfinishedTasks(session: ServerSession): Set<string> {
+  let set = unfinished.get(session);
+  if (!set) unfinished.set(session, set = new Set());
   return set;
 }
 
@@ -178,13 +190,19 @@ function follow(
 ): LiveTask {
   const executions = following(session);
   executions.add(execution);
+  const started = unfinishedTasks(session);
+  started.add(task.taskId);
   const live = followExecution(execution, task, {
     client: session.client,
     redactor: connection.redactor,
     log: connection.log,
     requestTimeoutMs: connection.config.timeoutSeconds * 1000,
   });
-  void live.end.finally(() => executions.delete(execution));
+  void live.end.then((end) => {
+    executions.delete(execution);
+    // Let go (`lost`) is not over: the task may still run on the server.
+    if (end.status !== "lost") started.delete(task.taskId);
+  });
   return live;
 }
 

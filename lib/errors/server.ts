@@ -145,10 +145,13 @@ export class MentionReadError extends PatchbayError {
 export class TaskUnknownError extends PatchbayError {
   readonly server: string;
   readonly taskId: string;
-  constructor(server: string, taskId: string, said: string) {
+  /** `said`: the server's answer, or (`byServer` false) why patchbay could not ask it. */
+  constructor(server: string, taskId: string, said: string, byServer = true) {
     super("task_unknown", fill(ROWS.task_unknown.messages[0], { task: taskId, server }), {
-      reason: `the server answered: ${said} (a server forgets a task once its ttl has ` +
-        "passed, and may forget it when it restarts or ends the session it was started in)",
+      reason: byServer
+        ? `the server answered: ${said} (a server forgets a task once its ttl has passed, ` +
+          "and may forget it when it restarts or ends the session it was started in)"
+        : said,
       remedy: ROWS.task_unknown.remedy,
     });
     this.server = server;

@@ -197,6 +197,7 @@ export class ClientSession {
       log: runtime.logger.child("tasks"),
       surface: this.#surface,
       notify: (text) => this.#notify(`${text}\n`),
+      presentError: this.presentError,
       busy: () => this.busy || (this.agent?.running ?? false),
     });
     this.agent = this.model?.createAgent(this.manager, {

@@ -26,6 +26,8 @@ import type { TaskRecord } from "../memory/task_registry.ts";
 import { openTaskRegistry } from "../memory/task_registry_open.ts";
 import type { Redactor } from "../redact.ts";
 import { deliveryMessage, outcomeLine } from "../tasks/notes.ts";
+import { TaskUnknownError } from "../errors.ts";
+import { NOT_CONFIGURED, NOT_FOLLOWED } from "../tasks/tracker.ts";
 import { TaskTracker } from "../tasks/tracker.ts";
 
 /** Options of {@linkcode SessionTasks}. */
@@ -37,6 +39,8 @@ export interface SessionTasksOptions {
   surface: Surface;
   /** Says something to the person, around the prompt. */
   notify: (text: string) => void;
+  /** An error as the person reads it: message, cause, remedy. */
+  presentError: (error: unknown) => string;
   /** Whether a turn is running now. */
   busy: () => boolean;
 }
@@ -100,6 +104,17 @@ export class SessionTasks {
   async #deliver(record: TaskRecord): Promise<void> {
     const { memory, notify, redactor } = this.#options;
     const line = outcomeLine(record);
+    if (record.state === "unknown") {
+      // Not dropped silently: said with its cause and remedy, and delivered as an outcome.
+      notify(this.#options.presentError(
+        new TaskUnknownError(
+          record.server,
+          record.id,
+          record.error ?? "the task is unknown",
+          !record.error?.startsWith(NOT_CONFIGURED) && !record.error?.startsWith(NOT_FOLLOWED),
+        ),
+      ));
+    }
     const conversation = record.conversation;
     if (!conversation) {
       notify(`${line}; ${this.#fetch(record)} shows it`);

@@ -31,8 +31,21 @@ import {
 } from "../memory/task_registry.ts";
 import type { Redactor } from "../redact.ts";
 import { MAX_FOLLOWED_TASKS } from "./bounds.ts";
+import { setTimer } from "../async/timers.ts";
 import { pendingResult } from "./notes.ts";
 import { endedRecord, startedRecord, startedTaskOf, withStatus } from "./records.ts";
+
+/** Why a task past the time it is followed is no longer asked for. */
+function pastTtl(record: TaskRecord): string {
+  return `${NOT_FOLLOWED} (${record.followUntil}): its ttl, or patchbay's bound on following ` +
+    "a task, passed";
+}
+
+/** How a task no longer followed is recorded. */
+export const NOT_FOLLOWED = "patchbay stopped following it";
+
+/** How a task whose server left the configuration is recorded: `${NOT_CONFIGURED} '<name>' …`. */
+export const NOT_CONFIGURED = "no server named";
 
 /** Least time between two writes of a task's record for a new status message alone. */
 const STATUS_WRITE_INTERVAL_MS = 2000;
@@ -118,7 +131,9 @@ export class TaskTracker implements TaskTracking {
   pending(live: LiveTask, waitedSeconds: number): ReturnType<TaskTracking["pending"]> {
     const record = this.#recordOf(live.task);
     const follows = this.#options.follows !== false && !this.#closed;
+    // Not followed here: let go, so that whoever follows it later can (it goes on).
     if (follows) void this.#follow(live);
+    else void live.stop();
     return pendingResult(record, waitedSeconds, {
       surface: this.#options.surface,
       followed: follows,
@@ -137,9 +152,15 @@ export class TaskTracker implements TaskTracking {
    * {@linkcode MAX_FOLLOWED_TASKS}), each once its server is connected. Returns them.
    */
   async followRecorded(wanted: (record: TaskRecord) => boolean): Promise<TaskRecord[]> {
-    const records = (await this.registry.list()).filter((r) =>
+    const all = (await this.registry.list()).filter((r) =>
       !SETTLED_STATES.has(r.state) && wanted(r)
     );
+    // Past its ttl (bounded), a task is not asked for again: said, with why.
+    const now = Date.now();
+    for (const record of all.filter((r) => Date.parse(r.followUntil) <= now)) {
+      await this.#settle(record, { status: "unknown", error: pastTtl(record) });
+    }
+    const records = all.filter((r) => Date.parse(r.followUntil) > now);
     const chosen = records.slice(0, MAX_FOLLOWED_TASKS);
     for (const record of chosen) {
       const key = taskKey(record);
@@ -191,10 +212,23 @@ export class TaskTracker implements TaskTracking {
     const key = taskKey({ server: live.task.server, id: live.task.taskId });
     this.#followed.add(key);
     live.onStatus((update) => this.changed(live.task, update));
+    // Never past the task's ttl (bounded): a server must not keep patchbay polling forever.
+    let expired = false;
+    const until = Date.parse(this.#recordOf(live.task).followUntil);
+    const timer = setTimer(() => {
+      expired = true;
+      void live.stop();
+    }, Math.max(0, until - Date.now()));
+    Deno.unrefTimer(timer as unknown as number);
     return live.end.then(async (end) => {
+      clearTimeout(timer);
       this.#followed.delete(key);
       if (this.#closed) return;
       const record = this.#recordOf(live.task);
+      if (expired) {
+        await this.#settle(record, { status: "unknown", error: pastTtl(record) });
+        return;
+      }
       if (end.status === "lost") {
         this.#options.log.info(`task ${record.id}: ${end.error}; followed again on reconnect`);
         this.#waiting.set(key, record);
@@ -241,7 +275,7 @@ export class TaskTracker implements TaskTracking {
         this.#waiting.delete(key);
         await this.#settle(record, {
           status: "unknown",
-          error: `no server named '${record.server}' is configured any more`,
+          error: `${NOT_CONFIGURED} '${record.server}' is configured any more`,
         });
       }
       return;
