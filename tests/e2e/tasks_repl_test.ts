@@ -3,16 +3,18 @@
  * stdio and the scripted model: the spinner line shows the task's status and elapsed
  * time, a form the task asks for is answered in the terminal, `/tasks` lists what ran,
  * Ctrl+C cancels a task on its server; a task still running past `tool_call_timeout` is
- * followed in the background and its outcome joins the conversation between turns, and
- * `/tasks cancel` reaches a task that runs on.
+ * followed in the background and its outcome joins the conversation between turns,
+ * `/tasks cancel` reaches a task that runs on, and a new session delivers the outcome of a
+ * task an earlier one left into that earlier conversation.
  */
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { sandbox, writeConfig } from "../support/cli.ts";
+import { runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
 import { DENO } from "../support/deps.ts";
 import { replConfig, startRepl } from "../support/repl.ts";
 import { startScriptedLlm } from "../support/scripted_llm.ts";
+import { startEverythingHttp } from "../support/servers.ts";
 
 const TASK_SERVER = fileURLToPath(new URL("../fixtures/task_server.ts", import.meta.url));
 
@@ -114,4 +116,40 @@ Deno.test("REPL: a task past tool_call_timeout is followed; its outcome joins be
   const id = /Pending: the task (\S+) \(long\/required\)/.exec(lastMessages(llm).join("\n"))![1];
   await repl.send(`/tasks cancel ${id}`, `Cancelled task ${id} on server 'long'.`);
   await repl.send(`/tasks get ${id}`, /state: {6}cancelled/);
+});
+
+Deno.test("REPL: the next session delivers a task an earlier one left into its conversation", async () => {
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
+  await using server = await startEverythingHttp("streamableHttp");
+  await using llm = await startScriptedLlm({
+    replies: [
+      { toolCalls: [{ name: "ev__simulate-research-query", arguments: { topic: "later" } }] },
+      { text: "It is pending." },
+    ],
+  });
+  await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: { ev: { transport_type: "streamable_http", url: `${server.origin}/mcp` } },
+    AgentConfig: { tool_call_timeout: 1 },
+  });
+  const first = await runPatchbay(box, ["run", "--yes", "research later"]);
+  assert.equal(first.code, 0, first.stderr);
+  const sessions = await runPatchbay(box, ["sessions", "--json"]);
+  const earlier = JSON.parse(sessions.stdout).sessions[0].id as string;
+
+  // A new conversation: the earlier one's task is followed and its outcome stored there.
+  await using repl = await startRepl(box);
+  await repl.tmux.waitFor(
+    new RegExp(
+      `Task \\S+ \\(ev/simulate-research-query\\) completed; its outcome was added to ` +
+        `conversation ${earlier}`,
+    ),
+  );
+  await repl.tmux.submit("/exit");
+  assert.equal(await repl.tmux.exitCode(), 0);
+  const shown = await runPatchbay(box, ["sessions", "show", earlier, "--json"]);
+  const messages = JSON.parse(shown.stdout).messages as { task?: unknown; content?: string }[];
+  const delivered = messages.filter((m) => m.task !== undefined);
+  assert.equal(delivered.length, 1);
+  assert.match(delivered[0].content!, /# Research Report: later/);
 });
