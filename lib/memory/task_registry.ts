@@ -79,6 +79,16 @@ export interface TaskRecord {
   deliveredAt?: string;
 }
 
+/**
+ * Whether a record holds its task's outcome: over, with its result or error (a status
+ * seen as terminal before the result was fetched, then a crash, leaves one without).
+ */
+export function hasOutcome(record: TaskRecord): boolean {
+  if (record.state === "cancelled" || record.state === "unknown") return true;
+  return SETTLED_STATES.has(record.state) &&
+    (record.result !== undefined || record.error !== undefined);
+}
+
 /** Records of tasks, in a store. Implementations must be safe for several processes. */
 export interface TaskRegistry {
   /** Where the records live, for people: a path, or `Redis at …`. */

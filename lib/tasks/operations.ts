@@ -9,22 +9,19 @@
 import type { ConnectionManager } from "../connections/manager.ts";
 import { cancelTaskOn, taskEndOn, taskStatusOn } from "../connections/task_requests.ts";
 import { TaskNotFoundError, TaskUnknownError } from "../errors.ts";
-import { SETTLED_STATES, type TaskRecord, type TaskRegistry } from "../memory/task_registry.ts";
+import {
+  hasOutcome,
+  SETTLED_STATES,
+  type TaskRecord,
+  type TaskRegistry,
+} from "../memory/task_registry.ts";
+
+export { hasOutcome } from "../memory/task_registry.ts";
 import type { Redactor } from "../redact.ts";
 import { endedRecord, startedTaskOf, withStatus } from "./records.ts";
 
 /** How long a settled task stays in the default listing. */
 export const RECENT_MS = 24 * 60 * 60 * 1000;
-
-/**
- * Whether the record holds the task's outcome (a status seen by `tasks get` says it is
- * over, without its result).
- */
-export function hasOutcome(record: TaskRecord): boolean {
-  if (record.state === "cancelled" || record.state === "unknown") return true;
-  return SETTLED_STATES.has(record.state) &&
-    (record.result !== undefined || record.error !== undefined);
-}
 
 /** The recorded tasks: all, or those still pending and those settled in the last day. */
 export async function listTasks(
@@ -74,6 +71,11 @@ export async function refreshTask(
     const update = await taskStatusOn(connection, startedTaskOf(record), options.signal);
     const next = withStatus(record, update);
     if (SETTLED_STATES.has(record.state) && !SETTLED_STATES.has(next.state)) return record;
+    // Over: its outcome is fetched now (at once, since it is over), so that a record
+    // that says a task is over always holds its outcome.
+    if (SETTLED_STATES.has(next.state) && !hasOutcome(next)) {
+      return await taskOutcome(next, options);
+    }
     await options.registry.put(next);
     return next;
   } catch (error) {

@@ -24,6 +24,7 @@ import { messageOf, PatchbayError } from "../errors.ts";
 import type { Surface } from "../failure_table.ts";
 import type { Log } from "../log.ts";
 import {
+  hasOutcome,
   SETTLED_STATES,
   taskKey,
   type TaskRecord,
@@ -152,9 +153,7 @@ export class TaskTracker implements TaskTracking {
    * {@linkcode MAX_FOLLOWED_TASKS}), each once its server is connected. Returns them.
    */
   async followRecorded(wanted: (record: TaskRecord) => boolean): Promise<TaskRecord[]> {
-    const all = (await this.registry.list()).filter((r) =>
-      !SETTLED_STATES.has(r.state) && wanted(r)
-    );
+    const all = (await this.registry.list()).filter((r) => !hasOutcome(r) && wanted(r));
     // Past its ttl (bounded), a task is not asked for again: said, with why.
     const now = Date.now();
     for (const record of all.filter((r) => Date.parse(r.followUntil) <= now)) {
@@ -176,7 +175,7 @@ export class TaskTracker implements TaskTracking {
   /** Recorded tasks that ended while followed but are not in their conversation yet. */
   async undelivered(wanted: (record: TaskRecord) => boolean): Promise<TaskRecord[]> {
     return (await this.registry.list()).filter((r) =>
-      SETTLED_STATES.has(r.state) && !r.deliveredAt && r.conversation !== undefined && wanted(r)
+      hasOutcome(r) && !r.deliveredAt && r.conversation !== undefined && wanted(r)
     );
   }
 

@@ -89,7 +89,7 @@ Deno.test("prompt first: with a server that never answers, /tools and a turn wor
   assert.match(turn, /Answered with good's tools\./);
   const sent = (llm.requests.at(-1)!.body.tools as { function: { name: string } }[])
     .map((t) => t.function.name);
-  assert.equal(sent.length, 15);
+  assert.equal(sent.length, 17);
   assert.ok(sent.every((name) => name.startsWith("good__")), sent.join(", "));
 
   // /refresh of a server still connecting waits for it; Ctrl+C stops waiting.

@@ -160,6 +160,18 @@ Deno.test("tasks: past tool_call_timeout the model reads it is pending; the resu
   assert.match(pending, /its result will be added to this conversation when it completes/);
   assert.match(pending, new RegExp(`patchbay tasks result ${id}`));
 
+  // Once the task is over (`tasks get` records its outcome), the next --resume delivers it.
+  await bounded(
+    (async () => {
+      for (;;) {
+        const got = await runPatchbay(box, ["tasks", "get", id, "--json"]);
+        assert.equal(got.code, 0, got.stderr);
+        if (JSON.parse(got.stdout).state === "completed") return;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    })(),
+    `task ${id} to complete`,
+  );
   const second = await runPatchbay(box, ["run", "--resume", "--yes", "and now?"]);
   assert.equal(second.code, 0, second.stderr);
   assert.match(
