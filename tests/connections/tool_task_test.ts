@@ -82,6 +82,9 @@ for (const era of ["legacy", "modern"] as const) {
     assert.equal(progress[0].status, "working");
     assert.equal(progress.at(-1)?.status, "completed");
     assert.equal(seen.ends.at(-1)?.status, "completed");
+    // A tool the server answers at once is an ordinary call, recorded as no task.
+    assert.equal(firstText(await manager.callTool("tasks__plain", {})), "plain done");
+    assert.equal(seen.started.length, 1);
   });
 
   Deno.test(`tasks (${era}): the form a task asks is answered by the session's handler`, async () => {
