@@ -114,7 +114,7 @@ export interface Connected {
 export async function withServers<T>(
   options: ScriptOptions,
   action: (connected: Connected) => Promise<T>,
-  select?: (names: string[]) => string[],
+  select?: (names: string[], runtime: Runtime) => string[] | Promise<string[]>,
   how: WithServersOptions = {},
 ): Promise<T> {
   const runtime = await startUp(options);
@@ -137,7 +137,7 @@ export async function withServers<T>(
     // That a trace is recorded is left out of JSON runs; that it cannot be never is.
     if (traceNotice && (!options.json || !activeTrace())) console.error(traceNotice);
     if (select) {
-      const chosen = new Set(select(runtime.config.servers.map((s) => s.name)));
+      const chosen = new Set(await select(runtime.config.servers.map((s) => s.name), runtime));
       runtime.config.servers = runtime.config.servers.filter((s) => chosen.has(s.name));
     }
     // The servers' processes start first, and boot while the code that speaks to them loads.

@@ -37,6 +37,7 @@ import {
 } from "../lib/cli/command_declaration.ts";
 import { MCP } from "./_declarations_mcp.ts";
 import { SKILLS } from "./_declarations_skills.ts";
+import { TASKS } from "./_declarations_tasks.ts";
 
 export type { CommandDeclaration, CommandRun, OptionDeclaration };
 
@@ -310,6 +311,7 @@ export const ROOT: CommandDeclaration = {
     },
     MCP,
     SKILLS,
+    TASKS,
     {
       name: "completions",
       description: "print a shell completion script for bash, zsh or fish",

@@ -1,7 +1,8 @@
 /**
  * `patchbay call <server>.<tool> ['<json-args>']`: calls one tool without the model and
  * prints its result. Arguments may also come on stdin (`-`). Exit code 1 when the tool
- * reports an error or cannot be called.
+ * reports an error or cannot be called; 4 when it ran as an MCP task that was still running
+ * when `tool_call_timeout` passed (the task goes on; `patchbay tasks result <id>` fetches it).
  *
  * @module
  */
@@ -20,6 +21,11 @@ import {
 import { showName } from "../lib/names.ts";
 import { stderrStyle } from "../lib/style.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
+import type { TaskProgress } from "../lib/connections/task_types.ts";
+import { PENDING_META } from "../lib/tasks/notes.ts";
+import { commandTaskRegistry } from "../lib/tasks/open.ts";
+import { progressLine } from "../lib/tasks/progress_line.ts";
+import { TaskTracker } from "../lib/tasks/tracker.ts";
 import { errorJson } from "./_boundary.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";
 
@@ -45,9 +51,34 @@ export async function call(
       () => resolveTool(spec, manager.tools(), manager.withheld()),
     );
     const { toolCallTimeoutSeconds } = runtime.config.agent;
+    // A tool run as an MCP task is recorded (`patchbay tasks`); its statuses go to stderr.
+    const registry = commandTaskRegistry(runtime.config.memory, runtime.env, {
+      log: runtime.logger.child("tasks"),
+      redactor: runtime.logger.redactor,
+    });
+    const tracker = new TaskTracker({
+      registry,
+      manager,
+      redactor: runtime.logger.redactor,
+      log: runtime.logger.child("tasks"),
+      surface: "script",
+      follows: false,
+    });
+    manager.setTaskTracking(tracker);
+    let shown = "";
+    const onTask = (progress: TaskProgress) => {
+      const line = progressLine(progress);
+      const key = `${progress.status}${progress.statusMessage ?? ""}`;
+      if (key !== shown) console.error(stripTerminalEscapes(line));
+      shown = key;
+    };
     let result;
     try {
-      result = await manager.callTool(tool.name, args, { signal, toolCallTimeoutSeconds });
+      result = await manager.callTool(tool.name, args, {
+        signal,
+        toolCallTimeoutSeconds,
+        onTask,
+      });
     } catch (error) {
       if (error instanceof CancelledError || signal.aborted) throw error;
       // Worded as in a model turn: server/tool names, cause, a remedy for this command.
@@ -56,7 +87,12 @@ export async function call(
         surface: "script",
         stillOffered: manager.tools().some((t) => t.name === tool.name),
       }).error;
+    } finally {
+      await tracker.close();
+      await registry.close();
     }
+    // Still running when tool_call_timeout passed: the note says how to fetch the result.
+    const pending = result._meta?.[PENDING_META] !== undefined;
     const converted = convertToolResult(result, Number.MAX_SAFE_INTEGER);
     const text = stripTerminalEscapes(converted.text);
     const failure = result.isError ? errorResultFailure(tool, text, "script") : undefined;
@@ -92,7 +128,7 @@ export async function call(
     } else {
       console.log(text);
     }
-    return result.isError ? EXIT.failure : EXIT.ok;
+    return result.isError ? EXIT.failure : pending ? EXIT.taskPending : EXIT.ok;
   }, (names) => {
     // Connect only the server named in `server.tool`, when the name says which.
     const named = serverPrefix(spec, names);

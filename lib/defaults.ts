@@ -63,6 +63,12 @@ export const DEFAULTS = {
      * protocol (`initialize`) on the same connection.
      */
     protocol: "auto" as const,
+    /**
+     * `auto`: tools that require it run as MCP tasks, and tools that allow it once a plain
+     * call of them came close to `tool_call_timeout` (docs/tasks.md); `always`: every tool
+     * that allows it; `never`: only those that require it.
+     */
+    tasks: "auto" as "auto" | "always" | "never",
   },
 
   agent: {

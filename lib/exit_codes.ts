@@ -24,4 +24,9 @@ export const EXIT = {
    * without tools), or any one with `--require-servers` (the model was not asked).
    */
   serversFailed: 3,
+  /**
+   * `call`: the tool ran as an MCP task still running when `tool_call_timeout` passed; it
+   * goes on on the server (`patchbay tasks result <id>` fetches its result).
+   */
+  taskPending: 4,
 } as const;

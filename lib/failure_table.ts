@@ -237,6 +237,30 @@ export const ROWS = {
         "proxy set HTTPS_PROXY",
     ),
   },
+  // patchbay's own (docs/tasks.md): a task the server no longer knows, and a task id that
+  // names none of the tasks patchbay recorded.
+  task_unknown: {
+    codes: ["task_unknown"],
+    messages: ["Task <task> is unknown to server '<server>'"],
+    causes: [
+      "the task outlived the time the server keeps tasks (its ttl) and was deleted",
+      "the server restarted and lost its tasks (many keep them in memory only)",
+    ],
+    remedy: {
+      repl: "run the tool again; /tasks all lists what patchbay recorded of its tasks",
+      script: "run the tool again; `patchbay tasks list --all` lists what patchbay recorded " +
+        "of its tasks",
+    },
+  },
+  task_not_found: {
+    codes: ["task_not_found"],
+    messages: ["Task '<task>' not found"],
+    causes: ["no task patchbay recorded has that id (or it was forgotten: the oldest go first)"],
+    remedy: {
+      repl: "/tasks all lists the recorded tasks with their ids",
+      script: "`patchbay tasks list --all` lists the recorded tasks with their ids",
+    },
+  },
   // Not a row of its own in the contract's table: a TLS-inspecting proxy makes every HTTPS
   // peer (the model's provider, HTTP servers) look like this, and the remedy is Deno's.
   untrusted_certificate: {

@@ -76,6 +76,8 @@ export interface AgentOptions {
   now?: () => Date;
   /** Where tool failures are shown, which decides the commands remedies name. @default "repl" */
   surface?: Surface;
+  /** The conversation's id, kept with the tasks its tool calls start. */
+  conversation?: () => string | undefined;
   /**
    * Keeps an image a tool returned for the person and returns its path.
    * @default saved under the state folder's `images/`
@@ -125,6 +127,11 @@ export class Agent {
     this.#log = options.log ?? silentLog;
     this.#now = options.now ?? (() => new Date());
     this.#history = repairHistory(options.history ?? [], this.#now());
+  }
+
+  /** Whether a turn is running. */
+  get running(): boolean {
+    return this.#running;
   }
 
   /** The conversation so far (without the system prompt). */
@@ -256,6 +263,7 @@ export class Agent {
           now: this.#now,
           surface: this.#options.surface,
           saveImage: this.#options.saveImage ?? saveImage,
+          conversation: this.#options.conversation?.(),
         });
         const loaded = await Promise.all(
           skills.map((call) => this.#skills.answer(call, signal, this.#now())),
@@ -457,6 +465,15 @@ export class Agent {
       model: this.#options.provider.model,
       timestamp: this.#now().toISOString(),
     });
+  }
+
+  /**
+   * Adds a message that is not part of a turn (a task's outcome arriving later, see
+   * docs/tasks.md) to the conversation, between turns only: the history stays consistent.
+   */
+  note(message: StoredMessage): void {
+    if (this.#running) throw new Error("Agent.note called while a turn is running");
+    this.#append(message);
   }
 
   #append(message: StoredMessage): void {

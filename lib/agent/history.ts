@@ -38,6 +38,21 @@ export function wrapToolOutput(
   }" trust="untrusted">\n${inner}\n</tool_output>`;
 }
 
+/**
+ * A task's outcome as the model reads it: said by patchbay, not the person, with the
+ * tool's output wrapped as untrusted like any tool result.
+ */
+function taskOutcomeText(message: StoredMessage): string {
+  const task = message.task!;
+  const call = task.toolCallId ? ` (tool call ${task.toolCallId})` : "";
+  const how = task.state === "completed"
+    ? `completed${task.isError ? " with an error" : ""}; its result`
+    : `ended: ${task.state}; what the server said`;
+  return `[patchbay, not the user: the task ${task.id} that ${task.server}/${task.tool} ` +
+    `started earlier${call} ${how} follows]\n` +
+    wrapToolOutput(task.server, task.tool, message.content ?? "");
+}
+
 function attribute(value: string): string {
   return value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
 }
@@ -81,6 +96,7 @@ export function toChatMessage(
     case "system":
       return { role: "system", content: message.content ?? "" };
     case "user":
+      if (message.task) return { role: "user", content: taskOutcomeText(message) };
       return {
         role: "user",
         content: message.attachments?.length

@@ -54,6 +54,8 @@ export interface CreateAgentOptions {
   surface?: Surface;
   /** The connected servers' skills, offered to the model. @default none */
   skills?: SkillSource;
+  /** The conversation's id, kept with the tasks its tool calls start. */
+  conversation?: () => string | undefined;
 }
 
 /** The model side of one session. */
@@ -125,6 +127,7 @@ export function createModelSession(options: ModelSessionOptions): ModelSession {
         onMessage: agentOptions.onMessage,
         surface: agentOptions.surface,
         skills: agentOptions.skills,
+        conversation: agentOptions.conversation,
         log: log.child("agent"),
       }),
     formatStats: () => formatStats(stats.snapshot()),

@@ -17,6 +17,7 @@ import {
   ServerConnectError,
   ServerUnavailableError,
   type Surface,
+  TaskUnknownError,
   ToolExecutionError,
   ToolTimeoutError,
 } from "../errors.ts";
@@ -160,9 +161,10 @@ export function thrownFailure(
       error: new ToolExecutionError(qualified, reason, error, remedies.connectionLost),
     };
   }
-  if (error instanceof OAuthFailedError) {
-    // The login failed, not the tool: the server's own words would hide its cause and remedy
-    // (a grant the plan lacks reads "Permission denied", which is not a file's).
+  if (error instanceof OAuthFailedError || error instanceof TaskUnknownError) {
+    // The login failed, or the task is gone, not the tool: the server's own words would hide
+    // its cause and remedy (a grant the plan lacks reads "Permission denied", which is not a
+    // file's).
     return {
       status: "error",
       text: `Tool execution failed: ${qualified}: ${error.message}: ${error.reason}`,

@@ -79,6 +79,8 @@ export interface ToolRunOptions {
    * as a notice). @default not kept
    */
   saveImage?: (mimeType: string, data: string) => Promise<string>;
+  /** The conversation the calls belong to, kept with the tasks they start. */
+  conversation?: string;
 }
 
 interface Finished {
@@ -340,6 +342,11 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
         toolCallTimeoutSeconds,
         onProgress: (update) =>
           options.guard.tell(() => options.ui.toolProgress(p.call.id, update)),
+        onTask: (progress) => options.guard.tell(() => options.ui.toolTask?.(p.call.id, progress)),
+        context: {
+          ...(options.conversation ? { conversation: options.conversation } : {}),
+          toolCallId: p.call.id,
+        },
       }),
       controller.signal,
     );

@@ -17,6 +17,7 @@
  */
 
 import type { ProgressUpdate } from "../connections/types.ts";
+import type { TaskProgress } from "../connections/task_types.ts";
 import type { PatchbayError } from "../errors.ts";
 import type { RetryNotice, TokenUsage } from "../llm/provider.ts";
 import type { ApprovalReason, LaunchChange, ToolApproval } from "./approval.ts";
@@ -144,6 +145,8 @@ export interface AgentUi {
   retry(notice: RetryNotice): void;
   toolStart(call: ToolCallView): void;
   toolProgress(id: string, update: ProgressUpdate): void;
+  /** The call runs as an MCP task: its status, as it changes (docs/tasks.md). */
+  toolTask?(id: string, progress: TaskProgress): void;
   toolEnd(id: string, end: ToolCallEnd): void;
   /** Something worth saying that does not stop the turn; `detail` says it for scripts. */
   notice(level: NoticeLevel, text: string, detail?: NoticeDetail): void;

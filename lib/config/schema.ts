@@ -212,6 +212,10 @@ export const ServerSchema = z.strictObject({
   disabled: z.boolean().describe("Keep the entry but do not connect (default false)")
     .default(false),
   protocol: protocol.default(DEFAULTS.server.protocol),
+  tasks: z.enum(["auto", "always", "never"]).describe(
+    "When tools that allow it run as MCP tasks: auto (after a call came close to " +
+      "tool_call_timeout), always, never; tools that require it always do (default auto)",
+  ).default(DEFAULTS.server.tasks),
   // The forms other clients write (Claude Desktop and Code, Cursor, VS Code, gemini-cli),
   // accepted so an entry pasted from them works; lib/config/dialect.ts maps each onto the
   // field above it names, which stays the canonical one.

@@ -124,6 +124,7 @@ function readServer(
       ? { transportReason: INFERRED_TRANSPORT[transport] }
       : {}),
     protocol: entry.protocol,
+    tasks: entry.tasks,
     ...(entry.include_tools ? { includeTools: entry.include_tools } : {}),
     ...(entry.exclude_tools ? { excludeTools: entry.exclude_tools } : {}),
   };

@@ -116,6 +116,11 @@ interface ServerCommon {
   transportReason?: string;
   /** Which protocol revision to speak (`protocol`). @default "auto" */
   protocol?: ProtocolSetting;
+  /**
+   * When tools that allow it (`execution.taskSupport: "optional"`) run as MCP tasks
+   * (`tasks`); tools that require it always do. @default DEFAULTS.server.tasks
+   */
+  tasks?: "auto" | "always" | "never";
   /** `include_tools`: patterns of the tools offered. @default every tool */
   includeTools?: string[];
   /** `exclude_tools`: patterns of the tools never offered. @default none */

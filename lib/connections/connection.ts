@@ -32,7 +32,8 @@ import { type ConnectionRequestOptions, sdkBackstopMs } from "./request_deadline
 import { connectionRequest } from "./connection_requests.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
 import { rootsOf } from "./requests.ts";
-import { type Lists, openSession, ServerSession } from "./server_session.ts";
+import { CLIENT_INFO, type Lists, openSession, ServerSession } from "./server_session.ts";
+import type { PriorSessionOptions } from "./prior_session.ts";
 import { AttemptHooks } from "./attempt_hooks.ts";
 import { adoptWarnings } from "./optional_lists.ts";
 import { firstInstall } from "./package_runner.ts";
@@ -143,6 +144,44 @@ export class ServerConnection {
 
   get name(): string {
     return this.config.name;
+  }
+
+  /** This server's log. */
+  get log(): Log {
+    return this.#log;
+  }
+
+  /** The session's secrets, masked in what this server sends. */
+  get redactor(): Redactor {
+    return this.#redactor;
+  }
+
+  /** What joining an earlier session of this server needs (`prior_session.ts`). */
+  priorSessionOptions(): PriorSessionOptions {
+    return {
+      ...this.#options.session,
+      config: this.config,
+      clientInfo: this.#options.session.clientInfo ?? CLIENT_INFO,
+      requests: {
+        handlers: () => maskedHandlers(this.#options.handlers(), this.#redactor),
+        roots: () => undefined,
+        waiting: this.waiting,
+      },
+      oauth: this.#options.oauth,
+      redactor: this.#redactor,
+      log: this.#log,
+      closeWith: (close) =>
+        this.#cleanup(this.#closed.signal.aborted ? close() : this.#onClose(close)),
+    };
+  }
+
+  /** Runs `close` when this connection closes. */
+  #onClose(close: () => Promise<void>): Promise<void> {
+    return new Promise((resolve) =>
+      this.#closed.signal.addEventListener("abort", () => void close().finally(resolve), {
+        once: true,
+      })
+    );
   }
 
   get state(): ConnectionState {

@@ -48,5 +48,5 @@ export async function connectionRequest<T>(
     // What a server says in an error reaches the screen and the model as a cause.
     throw connection.redactor.redactError(error);
   }
-  return connection.redactor.redactValue(result);
+  return options.unmasked ? result : connection.redactor.redactValue(result);
 }

@@ -9,6 +9,7 @@
 
 import type {
   Client,
+  ClientCapabilities,
   Implementation,
   Prompt,
   RequestOptions,
@@ -47,6 +48,22 @@ export type ListName = "tools" | "prompts" | "resources";
 /** The transports a session runs over. */
 export type AnyTransport = StdioTransport | HttpTransport;
 
+/** How patchbay introduced itself in a session: what a 2026-07-28 request repeats. */
+export interface SessionFraming {
+  clientInfo: Implementation;
+  capabilities: ClientCapabilities;
+}
+
+/**
+ * Answers a server's question that arrives inside a task (a 2026-07-28 task's input
+ * request) as the session answers the same request sent on its own.
+ */
+export type InputAnswerer = (
+  kind: "sampling" | "elicitation" | "roots",
+  params: Record<string, unknown>,
+  signal?: AbortSignal,
+) => Promise<unknown>;
+
 /** A live connection to one server. */
 export class ServerSession {
   readonly config: ServerConfig;
@@ -66,15 +83,27 @@ export class ServerSession {
   established = false;
   /** Tool schemas as the server wrote them (the SDK's parsing reorders them). */
   readonly rawSchemas: RawToolSchemas;
+  /** How patchbay introduced itself. */
+  readonly framing: SessionFraming;
+  /** Answers the questions a task asks (2026-07-28 input requests). */
+  answer?: InputAnswerer;
+  /** Work to finish before the client closes (tasks followed locally are let go). */
+  readonly #beforeClose = new Set<() => Promise<void>>();
   #closing = false;
 
   constructor(
     config: ServerConfig,
     client: Client,
     transport: AnyTransport,
-    options: { oauth?: PatchbayOAuthProvider; offersRoots: boolean; rawSchemas: RawToolSchemas },
+    options: {
+      oauth?: PatchbayOAuthProvider;
+      offersRoots: boolean;
+      rawSchemas: RawToolSchemas;
+      framing: SessionFraming;
+    },
   ) {
     this.rawSchemas = options.rawSchemas;
+    this.framing = options.framing;
     this.config = config;
     this.client = client;
     this.transport = transport;
@@ -206,8 +235,19 @@ export class ServerSession {
     }
   }
 
+  /** Runs `work` when the session closes, before its client does. */
+  beforeClose(work: () => Promise<void>): void {
+    this.#beforeClose.add(work);
+  }
+
   /** Ends the session: the transport's orderly shutdown (stdio) or `DELETE` (HTTP). */
   async close(): Promise<void> {
+    if (!this.#closing) {
+      this.#closing = true;
+      const work = [...this.#beforeClose];
+      this.#beforeClose.clear();
+      await Promise.all(work.map((w) => w().catch(() => {})));
+    }
     this.#closing = true;
     await this.client.close().catch(() => {});
     await this.transport.close().catch(() => {});

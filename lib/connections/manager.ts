@@ -61,6 +61,8 @@ import type {
 import type { UnmatchedPattern } from "./tool_filter.ts";
 import { ServerConnection } from "./connection.ts";
 import type { ServerSession } from "./server_session.ts";
+import { ToolCalls } from "./tool_calls.ts";
+import { type TaskTracking, UNTRACKED } from "./task_types.ts";
 import { NETWORK_RECONNECT_BACKOFF, RECONNECT_BACKOFF } from "./reconnect.ts";
 import { EventHub } from "./events.ts";
 import { traceConnectionEvent } from "../trace/active.ts";
@@ -94,6 +96,7 @@ export class ConnectionManager implements ToolHost {
   readonly #hub = new EventHub<ConnectionEvent>();
   #handlers: ServerRequestHandlers;
   readonly #tools = new OfferedTools(this.#connections);
+  readonly #calls = new ToolCalls(UNTRACKED);
   #logLevel?: LoggingLevel;
   #started?: Promise<ServerStatus[]>;
   #closing?: Promise<void>;
@@ -266,18 +269,20 @@ export class ConnectionManager implements ToolHost {
     } catch (error) {
       return Promise.reject(error);
     }
-    const connection = this.#connections.get(tool.server)!;
-    return connection.request(
-      `tools/call ${tool.originalName}`,
-      (session, request) =>
-        session.client.callTool({ name: tool.originalName, arguments: args }, request),
-      {
-        tool: name,
-        timeoutSeconds: options.toolCallTimeoutSeconds,
-        signal: options.signal,
-        onProgress: options.onProgress,
-      },
-    ) as Promise<CallToolResult>;
+    return this.#calls.call(this.#connections.get(tool.server)!, tool, args, options);
+  }
+
+  /**
+   * Who keeps track of the MCP tasks tool calls start (`lib/tasks/tracker.ts`); without
+   * one, a task still running when its call stops waiting is only reported as pending.
+   */
+  setTaskTracking(tracking: TaskTracking): void {
+    this.#calls.tracking = tracking;
+  }
+
+  /** The connection to `server`, for its tasks (`task_requests.ts`). */
+  taskConnection(server: string): ServerConnection {
+    return this.#connection(server);
   }
 
   /** Prompts of the connected servers. */

@@ -49,6 +49,11 @@ export interface ConnectionRequestOptions {
   /** For tool calls: the catalogue name (for error messages). */
   tool?: string;
   onProgress?: (update: ProgressUpdate) => void;
+  /**
+   * The answer is not the server's data but a handle over it (a task's execution), masked
+   * where its data is read: it is returned as it is. @default false
+   */
+  unmasked?: boolean;
 }
 
 /** The connection a request runs on, as {@linkcode requestWithDeadline} sees it. */

@@ -23,6 +23,10 @@ import { pathToFileURL } from "node:url";
 import {
   type Client,
   type ClientCapabilities,
+  type CreateMessageRequest,
+  type CreateMessageResult,
+  type ElicitRequest,
+  type ElicitResult,
   ProtocolError,
   type Root,
 } from "@modelcontextprotocol/client";
@@ -81,52 +85,100 @@ export function installRequestHandlers(
   offersElicitation = true,
   offersSampling = true,
 ): void {
-  const { server } = context;
   if (offersRoots) {
     // Answered at once and without I/O: some servers ask right after initialize and
     // wait for the answer before they will shut down.
     client.setRequestHandler("roots/list", () => ({ roots: context.roots() ?? [] }));
   }
 
-  if (offersSampling) installSampling(client, context);
+  if (offersSampling) {
+    client.setRequestHandler(
+      "sampling/createMessage",
+      (request, ctx) => answerSampling(context, request.params, ctx.mcpReq.signal),
+    );
+  }
 
   if (!offersElicitation) return;
-  client.setRequestHandler("elicitation/create", async (request, ctx) => {
-    const handler = handlerFor(context, "elicitation");
-    return await answering(context, () => handler(server.name, request.params, ctx.mcpReq.signal));
+  client.setRequestHandler(
+    "elicitation/create",
+    (request, ctx) => answerElicitation(context, request.params, ctx.mcpReq.signal),
+  );
+}
+
+/**
+ * A server's sampling request answered: refused for `sampling: deny` or when nothing can
+ * answer, else by the session's handler (its approval and bounds), the server's clock
+ * paused meanwhile. Task-backed requests (`task_receiver.ts`) are answered the same way.
+ */
+export async function answerSampling(
+  context: RequestContext,
+  params: CreateMessageRequest["params"],
+  signal: AbortSignal,
+): Promise<CreateMessageResult> {
+  const { server, log } = context;
+  if (server.sampling === "deny") {
+    throw refusal(
+      log,
+      "a sampling request (sampling: deny)",
+      `the sampling request: the entry for server '${server.name}' has "sampling": "deny"`,
+    );
+  }
+  const handler = handlerFor(context, "sampling");
+  return await answering(context, async () => {
+    try {
+      return await handler(server.name, params, signal);
+    } catch (error) {
+      // A refusal (the person declined) is answered as one, with its reason, like the
+      // refusals above; the SDK would answer any other error as an internal error.
+      // Worded like patchbay's other refusals, so that whoever reads the server's error
+      // (a tool's failure) can tell the refusal was patchbay's (`refusalIn`).
+      if (error instanceof SamplingRejectedError) {
+        throw new ProtocolError(
+          error.jsonRpcCode,
+          `${REFUSED} the sampling request: ${error.reason}`,
+        );
+      }
+      throw error;
+    }
   });
 }
 
-/** The answer to `sampling/createMessage`: the session's handler, or a refusal saying why. */
-function installSampling(client: Client, context: RequestContext): void {
-  const { server, log } = context;
-  client.setRequestHandler("sampling/createMessage", async (request, ctx) => {
-    if (server.sampling === "deny") {
-      throw refusal(
-        log,
-        "a sampling request (sampling: deny)",
-        `the sampling request: the entry for server '${server.name}' has "sampling": "deny"`,
-      );
-    }
-    const handler = handlerFor(context, "sampling");
-    return await answering(context, async () => {
-      try {
-        return await handler(server.name, request.params, ctx.mcpReq.signal);
-      } catch (error) {
-        // A refusal (the person declined) is answered as one, with its reason, like the
-        // refusals above; the SDK would answer any other error as an internal error.
-        // Worded like patchbay's other refusals, so that whoever reads the server's error
-        // (a tool's failure) can tell the refusal was patchbay's (`refusalIn`).
-        if (error instanceof SamplingRejectedError) {
-          throw new ProtocolError(
-            error.jsonRpcCode,
-            `${REFUSED} the sampling request: ${error.reason}`,
-          );
+/** A server's form (elicitation) answered by the session's handler, as for sampling. */
+export async function answerElicitation(
+  context: RequestContext,
+  params: ElicitRequest["params"],
+  signal: AbortSignal,
+): Promise<ElicitResult> {
+  const handler = handlerFor(context, "elicitation");
+  return await answering(context, () => handler(context.server.name, params, signal));
+}
+
+/**
+ * Answers the questions a 2026-07-28 task asks (its input requests) as the same requests
+ * sent on their own are answered.
+ */
+export function inputAnswerer(context: RequestContext, offersElicitation: boolean) {
+  return (
+    kind: "sampling" | "elicitation" | "roots",
+    params: Record<string, unknown>,
+    signal: AbortSignal = new AbortController().signal,
+  ): Promise<unknown> => {
+    switch (kind) {
+      case "sampling":
+        return answerSampling(context, params as CreateMessageRequest["params"], signal);
+      case "elicitation":
+        if (!offersElicitation) {
+          return Promise.reject(refusal(
+            context.log,
+            UNANSWERABLE.elicitation.logged,
+            UNANSWERABLE.elicitation.told,
+          ));
         }
-        throw error;
-      }
-    });
-  });
+        return answerElicitation(context, params as ElicitRequest["params"], signal);
+      case "roots":
+        return Promise.resolve({ roots: context.roots() ?? [] });
+    }
+  };
 }
 
 /**

@@ -35,7 +35,13 @@ import { diagnose } from "./diagnose.ts";
 import { RawToolSchemas } from "./raw_schemas.ts";
 import { legacySseEntry } from "./sse_fallback.ts";
 import { traceTransportFallback } from "../trace/active.ts";
-import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
+import {
+  clientCapabilities,
+  inputAnswerer,
+  installRequestHandlers,
+  type RequestContext,
+} from "./requests.ts";
+import { receiverCapabilities } from "./task_generation.ts";
 import { DeadlineError, ServerSession } from "./live_session.ts";
 import { createTransport } from "./session_transport.ts";
 import { type ServerSessionHooks, watchSession } from "./session_notifications.ts";
@@ -171,18 +177,29 @@ async function attemptSession(
   const offersRoots = options.requests.roots() !== undefined;
   const offersElicitation = !options.requests.handlers().withoutElicitation;
   const offersSampling = !options.requests.handlers().withoutSampling;
-  const client = new Client(options.clientInfo ?? CLIENT_INFO, {
-    capabilities: clientCapabilities(offersRoots, offersElicitation, offersSampling),
-    ...negotiationOptions(config),
-  });
-  const session = new ServerSession(config, client, transport, { oauth, offersRoots, rawSchemas });
-  installRequestHandlers(
-    client,
-    { ...options.requests, server: config, log },
+  const receives = offersSampling || offersElicitation;
+  const capabilities = {
+    ...clientCapabilities(offersRoots, offersElicitation, offersSampling),
+    // Servers may send their sampling requests and forms as tasks (2025-11-25).
+    ...(receives ? { tasks: receiverCapabilities(offersSampling, offersElicitation) } : {}),
+  };
+  const clientInfo = options.clientInfo ?? CLIENT_INFO;
+  const client = new Client(clientInfo, { capabilities, ...negotiationOptions(config) });
+  const session = new ServerSession(config, client, transport, {
+    oauth,
     offersRoots,
-    offersElicitation,
-    offersSampling,
-  );
+    rawSchemas,
+    framing: { clientInfo, capabilities },
+  });
+  const requests = { ...options.requests, server: config, log };
+  installRequestHandlers(client, requests, offersRoots, offersElicitation, offersSampling);
+  if (receives) {
+    // ext-tasks loads with the first server, not with the program (start-up cost).
+    const { receiveTasks } = await import("./task_receiver.ts");
+    const receiver = receiveTasks(client, requests, offersSampling, offersElicitation);
+    session.beforeClose(() => Promise.resolve(receiver.close()));
+  }
+  session.answer = inputAnswerer(requests, offersElicitation);
   watchSession(session, options.hooks, log);
 
   const timeoutSeconds = options.installing?.boundSeconds ?? config.timeoutSeconds;

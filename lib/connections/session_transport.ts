@@ -34,6 +34,8 @@ export function createTransport(
   options: SessionTransportOptions,
   oauth: PatchbayOAuthProvider | undefined,
   rawSchemas: RawToolSchemas,
+  /** Joins this earlier streamable HTTP session instead of starting one. */
+  sessionId?: string,
 ): AnyTransport {
   const observer = tracingObserver(config.name, config.transport, rawSchemas);
   if (config.transport === "stdio") {
@@ -63,5 +65,6 @@ export function createTransport(
     authorize: oauth && ((fetch) => oauth.wrapFetch(fetch)),
     fetch: oauth ? network.fetch : bearerFetch(config, { log, base: network.fetch }),
     log,
+    ...(sessionId ? { sessionId } : {}),
   });
 }

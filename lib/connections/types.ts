@@ -17,6 +17,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import type { PatchbayError } from "../errors.ts";
 import type { TransportType } from "../config/types.ts";
+import type { TaskCallContext, TaskProgress } from "./task_types.ts";
 
 /** Lifecycle of one server's connection (see the manager's transition table). */
 export type ConnectionState =
@@ -114,6 +115,10 @@ export interface ToolCallOptions {
    */
   toolCallTimeoutSeconds?: number;
   onProgress?: (update: ProgressUpdate) => void;
+  /** A call made as an MCP task: its statuses while the call waits (`tool_task.ts`). */
+  onTask?: (progress: TaskProgress) => void;
+  /** Where the call was made from, kept with the task it may start. */
+  context?: TaskCallContext;
 }
 
 /**

@@ -143,3 +143,34 @@ export class MentionReadError extends PatchbayError {
     this.uri = uri;
   }
 }
+
+/**
+ * A task patchbay recorded that its server no longer knows (`tasks/get` answered "invalid
+ * params": it expired, or the server lost it).
+ */
+export class TaskUnknownError extends PatchbayError {
+  readonly server: string;
+  readonly taskId: string;
+  /** `said`: the server's answer, or (`byServer` false) why patchbay could not ask it. */
+  constructor(server: string, taskId: string, said: string, byServer = true) {
+    super("task_unknown", fill(ROWS.task_unknown.messages[0], { task: taskId, server }), {
+      reason: byServer
+        ? `the server answered: ${said} (a server forgets a task once its ttl has passed, ` +
+          "and may forget it when it restarts or ends the session it was started in)"
+        : said,
+      remedy: ROWS.task_unknown.remedy,
+    });
+    this.server = server;
+    this.taskId = taskId;
+  }
+}
+
+/** A task id (or prefix) that names none of the tasks patchbay recorded, or several. */
+export class TaskNotFoundError extends PatchbayError {
+  constructor(id: string, reason: string = ROWS.task_not_found.causes[0]) {
+    super("task_not_found", fill(ROWS.task_not_found.messages[0], { task: id }), {
+      reason,
+      remedy: ROWS.task_not_found.remedy,
+    });
+  }
+}

@@ -10,7 +10,8 @@
  */
 
 import { FileLeases } from "./file_lease.ts";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { FileTaskRegistry } from "./task_registry_file.ts";
 import {
   DenoPermissionError,
   messageOf,
@@ -89,10 +90,13 @@ export class FileStore implements MemoryStore {
 
   /** One `<id>.lease` file beside each open conversation's file. */
   readonly leases: FileLeases;
+  /** The tasks patchbay started, in the folder above the sessions (`task_registry_file.ts`). */
+  readonly tasks: FileTaskRegistry;
 
   constructor(options: FileStoreOptions) {
     this.dir = options.dir;
     this.leases = new FileLeases(options.dir);
+    this.tasks = new FileTaskRegistry(dirname(options.dir));
     this.#ttlMs = options.ttlSeconds === undefined ? undefined : options.ttlSeconds * 1000;
   }
 

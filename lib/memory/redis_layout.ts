@@ -40,6 +40,11 @@ export class RedisLayout {
     return `${this.prefix}:v${REDIS_SCHEMA_VERSION}:sessions`;
   }
 
+  /** The task registry: a hash of task records (`task_registry_redis.ts`). */
+  get tasks(): string {
+    return `${this.prefix}:v${REDIS_SCHEMA_VERSION}:tasks`;
+  }
+
   /** The three keys of a session: messages, ids, meta (the append script's KEYS). */
   session(id: string): [messages: string, ids: string, meta: string] {
     const base = `${this.prefix}:v${REDIS_SCHEMA_VERSION}:session:{${id}}`;

@@ -12,6 +12,7 @@
  */
 
 import { RedisLeases } from "./redis_lease.ts";
+import { RedisTaskRegistry } from "./task_registry_redis.ts";
 import type { RedisOptions } from "ioredis";
 import { PatchbayError } from "../errors.ts";
 import type { Log } from "../log.ts";
@@ -86,6 +87,8 @@ export class RedisStore implements MemoryStore {
   #client: RedisClient | undefined;
   /** One key per open conversation, beside its messages (`redis_lease.ts`). */
   readonly leases: RedisLeases;
+  /** The tasks patchbay started, beside the conversations (`task_registry_redis.ts`). */
+  readonly tasks: RedisTaskRegistry;
   #lastError: unknown;
   #everReady = false;
   #verified = false;
@@ -102,6 +105,11 @@ export class RedisStore implements MemoryStore {
     this.leases = new RedisLeases(
       () => this.#ready(),
       (id) => `${this.#layout.session(id)[2]}:lease`,
+    );
+    this.tasks = new RedisTaskRegistry(
+      () => this.#ready(),
+      this.#layout.tasks,
+      options.settings.description,
     );
     this.#outage = new OutageQueue({
       journal: new Journal(options.journalDir, options.settings.description),

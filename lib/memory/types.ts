@@ -7,6 +7,7 @@
 
 /** A tool call the model asked for. */
 import type { LeaseKeeper } from "./lease.ts";
+import type { TaskRegistry } from "./task_registry.ts";
 
 export interface StoredToolCall {
   id: string;
@@ -41,6 +42,24 @@ export interface StoredMessage {
    * carried. Absent in conversations stored before attachments existed.
    */
   attachments?: StoredAttachment[];
+  /**
+   * User: not the person's words but the outcome of an MCP task an earlier tool call
+   * started, delivered when it ended (docs/tasks.md); `content` holds the tool's output.
+   */
+  task?: StoredTaskOutcome;
+}
+
+/** Which task a delivered outcome is of, and how it ended. */
+export interface StoredTaskOutcome {
+  id: string;
+  server: string;
+  /** The tool's name on its server. */
+  tool: string;
+  state: string;
+  /** The call that started it (its result said it was pending). */
+  toolCallId?: string;
+  /** The tool's result was an error. */
+  isError?: boolean;
 }
 
 /**
@@ -148,6 +167,8 @@ export interface MemoryStore {
    * them (memory off) lets any process open any conversation.
    */
   readonly leases?: LeaseKeeper;
+  /** The tasks patchbay started, kept beside the conversations (`task_registry.ts`). */
+  readonly tasks?: TaskRegistry;
   /** Removes a session; `false` when there was none. */
   delete(sessionId: string, options?: StoreCallOptions): Promise<boolean>;
   /** Releases connections and files. Safe to call twice. */

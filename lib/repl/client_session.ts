@@ -56,6 +56,7 @@ import {
   terminalWidth,
 } from "./session_start.ts";
 import { mentionAttachments, turnFooter, waitForServers } from "./turn_setup.ts";
+import { SessionTasks } from "./session_tasks.ts";
 
 /** Renders the server list in the colours of the stream it is written to. */
 export type StatusRenderer = Options.StatusRenderer<ClientSession>;
@@ -92,6 +93,8 @@ export class ClientSession {
   skills!: SkillRegistry;
   /** Skills `/skills use` loaded, which go with the next message. */
   readonly queuedSkills: StoredAttachment[] = [];
+  /** The MCP tasks tool calls start, and their outcomes delivered (`session_tasks.ts`). */
+  tasks?: SessionTasks;
   /** `/refresh` asked the launcher for a restart under an extended plan: the loop ends. */
   restartRequested = false;
   /**
@@ -201,9 +204,20 @@ export class ClientSession {
     }
     await this.#connect(options);
     this.skills = new SkillRegistry(this.manager, { log: runtime.logger.child("skills") });
+    this.tasks = new SessionTasks({
+      manager: this.manager,
+      memory: this.memory,
+      redactor: runtime.logger.redactor,
+      log: runtime.logger.child("tasks"),
+      surface: this.#surface,
+      notify: (text) => this.#notify(`${text}\n`),
+      presentError: this.presentError,
+      busy: () => this.busy || (this.agent?.running ?? false),
+    });
     this.agent = this.model?.createAgent(this.manager, {
       skills: this.skills,
       history: conversation.messages,
+      conversation: () => this.memory.session.id,
       // The folder goes with what the person asked: `patchbay sessions` lists by it.
       onMessage: (message) =>
         void this.memory.session.append(
@@ -211,6 +225,11 @@ export class ClientSession {
         ),
       surface: this.#surface,
     });
+    this.tasks.agent = this.agent;
+    // Tasks earlier sessions left: the interactive client follows them all, in the
+    // background; `run` waits for those of the conversation it resumes that are over.
+    if (this.#surface === "repl") void this.tasks.start("all");
+    else if (options.resume) await this.tasks.start("conversation");
   }
 
   async #connect(options: ClientSessionOptions): Promise<void> {
@@ -317,6 +336,7 @@ export class ClientSession {
       return undefined;
     } finally {
       this.#turn = undefined;
+      await this.tasks?.turnEnded();
     }
   }
 
@@ -462,6 +482,7 @@ export class ClientSession {
     this.interrupt();
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
     this.editor.close();
+    await this.tasks?.close();
     await this.manager?.close();
     await this.memory?.close();
     await this.model?.approval.flush();

@@ -15,6 +15,7 @@ import { type SlashCommand, SlashRegistry } from "./slash.ts";
 import { imageCommand } from "./image_command.ts";
 import { traceCommand } from "./trace_command.ts";
 import { skillsCommand } from "./skills_command.ts";
+import { tasksCommand } from "./tasks_command.ts";
 import { out } from "./slash_helpers.ts";
 import {
   callCommand,
@@ -77,6 +78,7 @@ export function slashCommands(): SlashRegistry<ClientSession> {
   registry.add(imageCommand);
   registry.add(traceCommand);
   registry.add(skillsCommand);
+  registry.add(tasksCommand);
   return registry;
 }
 

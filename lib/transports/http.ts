@@ -93,6 +93,12 @@ export interface HttpTransportOptions {
   fetch?: FetchLike;
   /** Sees every message sent and received, as written. */
   observer?: MessageObserver;
+  /**
+   * Joins a streamable HTTP session started earlier (its `Mcp-Session-Id`) instead of
+   * starting one: to follow the tasks a session of an earlier process left (docs/tasks.md).
+   * Such a session is not renewed when the server forgets it.
+   */
+  sessionId?: string;
 }
 
 type Inner = StreamableHTTPClientTransport | SSEClientTransport;
@@ -122,6 +128,7 @@ export class HttpTransport implements Transport {
   #closing?: Promise<void>;
   #closeReason?: HttpCloseReason;
   #closeNotified = false;
+  #keepSession = false;
   #lastError?: Error;
   #protocolVersion?: string;
   readonly #observer?: MessageObserver;
@@ -172,6 +179,7 @@ export class HttpTransport implements Transport {
         fetch,
         authProvider: options.authProvider,
         reconnectionOptions: { ...STREAM_RECONNECTION },
+        ...(options.sessionId ? { sessionId: options.sessionId } : {}),
       });
     this.#inner.onmessage = (message) => {
       if (!this.#notices.admit(message)) return;
@@ -239,6 +247,14 @@ export class HttpTransport implements Transport {
       : this.#inner.send(message);
   }
 
+  /**
+   * Leaves the session to the server at close (no `DELETE`): it holds tasks still running,
+   * which a later process follows in it (docs/tasks.md).
+   */
+  keepSessionOnClose(): void {
+    this.#keepSession = true;
+  }
+
   /** Ends the session (`DELETE`, 405 accepted), then closes the streams; once. */
   close(): Promise<void> {
     return this.#close({ kind: "closed" });
@@ -249,7 +265,7 @@ export class HttpTransport implements Transport {
     this.#closeReason = reason;
     this.#closing = (async () => {
       const inner = this.#inner;
-      if (inner instanceof StreamableHTTPClientTransport && inner.sessionId) {
+      if (inner instanceof StreamableHTTPClientTransport && inner.sessionId && !this.#keepSession) {
         try {
           await deadline(inner.terminateSession(), SESSION_DELETE_TIMEOUT_MS);
         } catch (error) {

@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { TaskProgress } from "../connections/task_types.ts";
 import type { ProgressUpdate } from "../connections/types.ts";
 import type { RetryNotice, TokenUsage } from "../llm/provider.ts";
 import type * as seam from "../agent/ui.ts";
@@ -82,6 +83,14 @@ export class JsonEventsUi implements seam.AgentUi {
   }
   toolProgress(id: string, update: ProgressUpdate): void {
     this.emit("tool_progress", { id, ...update });
+  }
+  toolTask(id: string, progress: TaskProgress): void {
+    this.emit("tool_task", {
+      id,
+      task_id: progress.taskId,
+      status: progress.status,
+      ...(progress.statusMessage ? { status_message: progress.statusMessage } : {}),
+    });
   }
   toolEnd(id: string, end: seam.ToolCallEnd): void {
     this.emit("tool_result", {

@@ -82,7 +82,8 @@ export class TerminalOutput {
   readonly #columns: () => number;
   readonly #now: () => number;
   #timer: ReturnType<typeof setInterval> | undefined;
-  #label = "";
+  /** A function label is read at every frame and says its own time (a task's progress). */
+  #label: string | (() => string) = "";
   /** When what the spinner waits for began. */
   #since = 0;
   #frame = 0;
@@ -129,9 +130,10 @@ export class TerminalOutput {
    * Shows (or relabels) the spinner. `since` is when what it waits for began (a tool call's
    * start): after {@linkcode SPINNER_ELAPSED_AFTER_MS} the line says for how long. Without
    * it, a spinner that is already turning keeps its time (a progress update relabels the
-   * same wait), and a new one starts now.
+   * same wait), and a new one starts now. A function label is read at every frame and
+   * carries its own time (a task's progress line), so no clock is added to it.
    */
-  spin(label: string, since?: number): void {
+  spin(label: string | (() => string), since?: number): void {
     this.#label = label;
     if (since !== undefined) this.#since = since;
     else if (this.#timer === undefined) this.#since = this.#now();
@@ -152,10 +154,12 @@ export class TerminalOutput {
   #draw(): void {
     if (!this.#atLineStart) return;
     this.#frame = (this.#frame + 1) % FRAMES.length;
+    const own = typeof this.#label === "function";
+    const label = typeof this.#label === "function" ? this.#label() : this.#label;
     const elapsed = this.#now() - this.#since;
-    const clock = elapsed >= SPINNER_ELAPSED_AFTER_MS ? ` ${elapsedText(elapsed)}` : "";
+    const clock = !own && elapsed >= SPINNER_ELAPSED_AFTER_MS ? ` ${elapsedText(elapsed)}` : "";
     // One row, whatever the width: a line the terminal wrapped would not be cleared whole.
-    const line = fitRow(`${FRAMES[this.#frame]} ${this.#label}`, clock, this.#columns() - 1);
+    const line = fitRow(`${FRAMES[this.#frame]} ${label}`, clock, this.#columns() - 1);
     this.#stderr(`${CLEAR_LINE}${line}`);
     this.#spinnerShown = true;
   }

@@ -15,6 +15,8 @@
 
 import { describeLaunchChange } from "../agent/launch_identity.ts";
 import type { ProgressUpdate } from "../connections/types.ts";
+import type { TaskProgress } from "../connections/task_types.ts";
+import { progressLine } from "../tasks/progress_line.ts";
 import type { RetryNotice } from "../llm/provider.ts";
 import type {
   AgentUi,
@@ -173,6 +175,13 @@ export class TerminalUi implements AgentUi {
     const amount = update.total ? `${update.progress}/${update.total}` : `${update.progress}`;
     const message = update.message ? ` ${abridge(stripTerminalEscapes(update.message), 60)}` : "";
     this.#out.spin(`${this.#toolName(call)} ${amount}${message}`, this.#started.get(id));
+  }
+
+  toolTask(id: string, progress: TaskProgress): void {
+    const call = this.#running.get(id);
+    if (!call) return;
+    // Read at every frame: the elapsed time goes on between the server's statuses.
+    this.#out.spin(() => stripTerminalEscapes(`${this.#toolName(call)} ${progressLine(progress)}`));
   }
 
   toolEnd(id: string, end: ToolCallEnd): void {

@@ -104,7 +104,7 @@ Deno.test("/image names the latest image's saved path, and says when the termina
   const status = await repl.send("/status", "Uptime");
   assert.match(
     status,
-    /Context\s+images to the model \(LLM\.vision true\) · tool search off \(29 tools, within 40 tools/,
+    /Context\s+images to the model \(LLM\.vision true\) · tool search off \(31 tools, within 40 tools/,
   );
   const none = await repl.send("/image", "No image 1");
   assert.match(none, /no tool result or mention has brought an image yet/);

@@ -72,7 +72,7 @@ Deno.test("a clean configuration passes every check and exits 0", async () => {
   assert.match(run.check("env_file").finding, /\.env loaded: 1 variable$/);
   assert.match(run.check("api_key").finding, /LLM_API_KEY is set \(from \.env, 18 characters\)/);
   assert.match(run.check("provider").finding, /accepted LLM_API_KEY: 1 model listed/);
-  assert.match(run.check("server:everything").finding, /connected over stdio .* 15 tools/);
+  assert.match(run.check("server:everything").finding, /connected over stdio .* 17 tools/);
   assert.match(run.check("server:filesystem").finding, /connected over stdio/);
   assert.match(run.check("memory").finding, /Memory on: saving to .*\/sessions/);
   assert.match(run.check("dns").finding, /127\.0\.0\.1 is an IP address/);

@@ -56,17 +56,17 @@ Deno.test("prompt first: with a server that never answers, /tools and a turn wor
   assert.match(banner, /^Servers {2}connecting to (good, )?hang…/m);
 
   await repl.tmux.waitFor(
-    "✓ good connected · 15 tools, 4 prompts, 7 resources · still connecting: hang",
+    "✓ good connected · 17 tools, 4 prompts, 7 resources · still connecting: hang",
     { timeoutMs: 30_000 },
   );
   const tools = await repl.send("/tools", "its tools are listed once it is connected");
-  assert.match(tools, /^good \(15 tools\)$/m);
+  assert.match(tools, /^good \(17 tools\)$/m);
   assert.match(tools, /echo\(message\)/);
   assert.match(tools, /^… hang: connecting for [\d.]+ s; its tools are listed once/m);
 
   const connections = await repl.send("/connections", /hang: stdio .* · connecting since/);
   assert.match(connections, /^Servers {2}1 of 2 servers connected \(1 connecting\)$/m);
-  assert.match(connections, /✓ good +connected +stdio +15 tools/);
+  assert.match(connections, /✓ good +connected +stdio +17 tools/);
   assert.match(connections, /… hang +connecting +stdio +node /);
   assert.match(connections, /^ {6}connecting for [\d.]+ s$/m);
 
@@ -89,7 +89,7 @@ Deno.test("prompt first: with a server that never answers, /tools and a turn wor
   assert.match(turn, /Answered with good's tools\./);
   const sent = (llm.requests.at(-1)!.body.tools as { function: { name: string } }[])
     .map((t) => t.function.name);
-  assert.equal(sent.length, 15);
+  assert.equal(sent.length, 17);
   assert.ok(sent.every((name) => name.startsWith("good__")), sent.join(", "));
 
   // /refresh of a server still connecting waits for it; Ctrl+C stops waiting.
@@ -259,7 +259,7 @@ Deno.test("stdio: a server that exits while idle is announced, shown reconnectin
     },
   });
   await using repl = await startRepl(box);
-  assert.match(await repl.tmux.screen(), /✓ local +connected +stdio +15 tools/);
+  assert.match(await repl.tmux.screen(), /✓ local +connected +stdio +17 tools/);
 
   await Deno.remove(allowed);
   await mark(repl);
@@ -283,7 +283,7 @@ Deno.test("stdio: a server that exits while idle is announced, shown reconnectin
 
   await mark(repl);
   await Deno.writeTextFile(allowed, "");
-  await next(repl, "✓ local: reconnected · 15 tools, 4 prompts, 7 resources");
+  await next(repl, "✓ local: reconnected · 17 tools, 4 prompts, 7 resources");
   assert.match(
     await repl.send('/call local.echo {"message": "restarted"}', "Echo: restarted"),
     /✓ local › echo/,
@@ -348,8 +348,8 @@ Deno.test("Ctrl+C during `patchbay tools` with a hanging server: the connected s
   const { code, stdout, stderr } = await child.output();
   const out = new TextDecoder().decode(stdout);
   const err = new TextDecoder().decode(stderr);
-  // No terminal: no elicitation capability, and `tools` loads no model: no sampling either, so
-  // server-everything leaves out its form tool and its sampling tool.
+  // No terminal: no elicitation capability, and `tools` loads no model: no sampling either
+  // (nor task-backed requests), so server-everything leaves out its form and sampling tools.
   assert.match(out, /^good \(13 tools\)$/m, err);
   assert.match(out, /echo\(message\)/);
   assert.match(err, /^Skipping 'hang': still connecting \(Ctrl\+C again cancels\)$/m);

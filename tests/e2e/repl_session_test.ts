@@ -168,7 +168,7 @@ Deno.test("a broken server beside a good one: /connections says why and what to 
 
   const connections = await repl.send("/connections", /broken: stdio .* · failed since/);
   assert.match(connections, /Servers +1 of 2 servers connected/);
-  assert.match(connections, /✓ everything\s+connected\s+stdio\s+15 tools, 4 prompts, 7 resources/);
+  assert.match(connections, /✓ everything\s+connected\s+stdio\s+17 tools, 4 prompts, 7 resources/);
   assert.match(connections, new RegExp(`✗ broken\\s+failed\\s+stdio\\s+${missing} --stdio\n`));
   assert.match(connections, /error: Failed to connect to server 'broken': Session terminated/);
   assert.match(connections, new RegExp(`cause: +command '${missing}' does not exist\n`));

@@ -65,6 +65,7 @@ Deno.test("docs/configuration.md: the defaults are the ones in lib/defaults.ts",
     "trusted": String(DEFAULTS.server.trusted),
     "sampling": `\`${DEFAULTS.server.sampling}\``,
     "protocol": `\`${DEFAULTS.server.protocol}\``,
+    "tasks": `\`${DEFAULTS.server.tasks}\``,
     "disabled": String(server.disabled),
     // Unset filters offer every tool and withhold none.
     "include_tools": server.include_tools === undefined ? "every tool" : "?",

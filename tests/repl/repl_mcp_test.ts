@@ -22,7 +22,7 @@ Deno.test("/mcp lists servers; disable and enable switch one at once for the ses
   await using repl = await startRepl(box);
 
   const listed = await repl.send("/mcp", "switches one for this session");
-  assert.match(listed, /everything\s+connected · 14 tools \(1 not offered by include_tools/);
+  assert.match(listed, /everything\s+connected · 16 tools \(1 not offered by include_tools/);
   assert.match(listed, /filesystem\s+connected · 14 tools/);
 
   const tools = await repl.send("/tools", /not offered by its include_tools \/ exclude_tools/);

@@ -220,17 +220,19 @@ export function runInSandbox(
  * Spawns patchbay on `config` by `deno run` with the `start` task's own flags rather than
  * `deno task start`, so a signal sent to the child reaches patchbay itself, not the task's
  * wrapper. Runs in the project folder with the sandbox's environment; stderr is piped.
+ * `args` follow the configuration (a command and its arguments).
  */
 export async function spawnStartTask(
   box: Sandbox,
   config: string,
   stdout: "piped" | "null",
+  args: readonly string[] = [],
 ): Promise<Deno.ChildProcess> {
   const manifest = JSON.parse(await Deno.readTextFile(join(PROJECT, "deno.json")));
-  const args = (manifest.tasks.start as string).replaceAll("$HOME", box.home).split(/\s+/)
+  const flags = (manifest.tasks.start as string).replaceAll("$HOME", box.home).split(/\s+/)
     .slice(1);
   return new Deno.Command(DENO, {
-    args: [...args, "--config", config],
+    args: [...flags, "--config", config, ...args],
     cwd: PROJECT,
     env: box.env,
     clearEnv: true,
