@@ -34,4 +34,6 @@ export type ErrorCode =
   | "limit_reached"
   | "provider_error"
   | "sampling_rejected"
+  | "hook_failed"
+  | "hook_blocked"
   | "internal";

@@ -27,6 +27,7 @@ import { ApprovalPolicy, type RememberedApprovals } from "./approval.ts";
 import { createSamplingHandler } from "./sampling.ts";
 import { formatStats, UsageStats } from "./stats.ts";
 import type { AgentUi } from "./ui.ts";
+import type { Hooks } from "../hooks/hooks.ts";
 
 /** Options of {@linkcode createModelSession}. */
 export interface ModelSessionOptions {
@@ -51,6 +52,8 @@ export interface CreateAgentOptions {
   onMessage?: (message: StoredMessage) => void;
   /** Where tool failures are shown, which decides the commands remedies name. @default "repl" */
   surface?: Surface;
+  /** The session's hooks (docs/hooks.md). @default none */
+  hooks?: Hooks;
 }
 
 /** The model side of one session. */
@@ -121,6 +124,7 @@ export function createModelSession(options: ModelSessionOptions): ModelSession {
         history: agentOptions.history,
         onMessage: agentOptions.onMessage,
         surface: agentOptions.surface,
+        hooks: agentOptions.hooks,
         log: log.child("agent"),
       }),
     formatStats: () => formatStats(stats.snapshot()),

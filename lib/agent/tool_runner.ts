@@ -35,6 +35,9 @@ import { convertToolResult } from "./content.ts";
 import type { ToolOutcome, UsageStats } from "./stats.ts";
 import type { AgentUi, ToolCallView } from "./ui.ts";
 import type { UiGuard } from "./ui_guard.ts";
+import type { Hooks } from "../hooks/hooks.ts";
+import { type HookStop, postToolStep, preToolStep } from "./tool_run_hooks.ts";
+import { hookQuestionDeclined } from "./direct_call_hooks.ts";
 import {
   errorResultFailure,
   qualifiedName,
@@ -78,6 +81,10 @@ export interface ToolRunOptions {
    * as a notice). @default not kept
    */
   saveImage?: (mimeType: string, data: string) => Promise<string>;
+  /** The session's hooks (docs/hooks.md). @default none */
+  hooks?: Hooks;
+  /** Where a hook that ends the turn is kept (`"continue": false`). */
+  hookStop?: HookStop;
 }
 
 interface Finished {
@@ -98,6 +105,8 @@ interface Planned {
   args?: Record<string, unknown>;
   /** Settled before running (unknown tool, invalid arguments, declined, cancelled). */
   early?: Finished;
+  /** What the `PreToolUse` hooks added for the model, with the result. */
+  hookContext?: string[];
 }
 
 /**
@@ -251,7 +260,19 @@ async function askApprovals(
       p.early = cancelled(0);
       continue;
     }
-    const reason = options.approval.check(p.tool);
+    // The hooks first: they may refuse the call, ask about it, allow it or rewrite it.
+    const hooked = await preToolStep(p, options);
+    if (options.signal.aborted) p.early = cancelled(0);
+    if (hooked.kind === "refused" && !p.early) {
+      const { text, error } = hooked;
+      p.early = { status: "declined", text, error, durationMs: 0, omittedChars: 0 };
+    }
+    if (p.early) continue;
+    const reason = hooked.kind === "ask"
+      ? "hook"
+      : hooked.kind === "allow"
+      ? undefined
+      : options.approval.check(p.tool);
     if (!reason) continue;
     const tool = p.tool;
     let answer;
@@ -267,6 +288,7 @@ async function askApprovals(
             : {}),
           annotations: tool.annotations as Record<string, unknown> | undefined,
           canRemember: options.approval.canRemember,
+          ...(hooked.kind === "ask" ? { hookReason: hooked.reason } : {}),
         }, options.signal), options.signal);
     } catch {
       // Withdrawn by the turn's abort, or the UI failed (the guard keeps its error): this
@@ -279,12 +301,14 @@ async function askApprovals(
       p.early = {
         status: "declined",
         text: DECLINED_RESULT,
-        error: new ToolDeclinedError(
-          qualifiedName(tool),
-          "it was not approved: you answered no, or no one could be asked (no terminal, " +
-            'and neither --yes nor "trusted" applied)',
-          toolRemedies(options.surface ?? "repl").declined,
-        ),
+        error: hooked.kind === "ask"
+          ? hookQuestionDeclined(qualifiedName(tool), hooked.reason)
+          : new ToolDeclinedError(
+            qualifiedName(tool),
+            "it was not approved: you answered no, or no one could be asked (no terminal, " +
+              'and neither --yes nor "trusted" applied)',
+            toolRemedies(options.surface ?? "repl").declined,
+          ),
         durationMs: 0,
         omittedChars: 0,
       };
@@ -343,6 +367,7 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
       controller.signal,
     );
     const converted = convertToolResult(result);
+    converted.text = await postToolStep(p, result, converted.text, options);
     const attachments = await keepImages(converted.images, tool, options);
     if (!converted.isError) {
       return {

@@ -55,6 +55,9 @@ import {
   terminalWidth,
 } from "./session_start.ts";
 import { mentionAttachments, turnFooter, waitForServers } from "./turn_setup.ts";
+import { SessionHooks } from "./session_hooks.ts";
+import type { SessionEndReason } from "../hooks/turn_hooks.ts";
+import type { Conversation } from "../memory/mod.ts";
 
 /** Renders the server list in the colours of the stream it is written to. */
 export type StatusRenderer = Options.StatusRenderer<ClientSession>;
@@ -87,6 +90,10 @@ export class ClientSession {
   /** Why there is no model side. */
   modelError?: PatchbayError;
   agent?: Agent;
+  /** The session's hooks (docs/hooks.md). */
+  hooks!: SessionHooks;
+  /** The `SessionStart` hooks of the start, which the first message waits for. */
+  #hooksStarted: Promise<void> = Promise.resolve();
   /** `/refresh` asked the launcher for a restart under an extended plan: the loop ends. */
   restartRequested = false;
   #turn?: AbortController;
@@ -187,6 +194,16 @@ export class ClientSession {
         })\n`,
       );
     }
+    this.hooks = new SessionHooks({
+      runtime,
+      memory: () => this.memory,
+      yes: options.yes ?? false,
+      surface: this.#surface,
+      tell: (notice) =>
+        this.ui instanceof TerminalUi
+          ? this.#notify(`${this.errStyle.yellow(`warning: ${notice.text}`)}\n`)
+          : this.ui.notice(notice.level, notice.text, notice.detail),
+    });
     await this.#connect(options);
     this.agent = this.model?.createAgent(this.manager, {
       history: conversation.messages,
@@ -196,7 +213,21 @@ export class ClientSession {
           message.role === "user" ? { ...message, folder: Deno.cwd() } : message,
         ),
       surface: this.#surface,
+      hooks: this.hooks.hooks,
     });
+    // The prompt need not wait for the SessionStart hooks; the first message does.
+    const source = options.resume ? "resume" : "startup";
+    this.#hooksStarted = this.hooks.start(source, this.agent, options.signal);
+    if (options.servers !== "background") await this.#hooksStarted;
+  }
+
+  /** `/clear`: a new conversation, the `SessionEnd` and `SessionStart` hooks around it. */
+  async newConversation(): Promise<Conversation> {
+    await this.hooks.end("clear");
+    this.agent?.clear();
+    const conversation = this.memory.newSession();
+    await this.hooks.start("clear", this.agent);
+    return conversation;
   }
 
   async #connect(options: ClientSessionOptions): Promise<void> {
@@ -279,6 +310,7 @@ export class ClientSession {
         () => controller.abort(),
       );
       const attachments = [...message.attachments ?? [], ...mentioned];
+      await this.#hooksStarted;
       if (this.ui instanceof TerminalUi) this.ui.thinking();
       const result = await this.editor.whileBusy(
         () => agent.runTurn(message.text, { signal: controller.signal, attachments }),
@@ -439,9 +471,13 @@ export class ClientSession {
     });
   }
 
-  /** Closes servers, memory and the model client, in that order. */
-  async close(): Promise<void> {
+  /**
+   * Runs the `SessionEnd` hooks (`reason`), then closes servers, memory and the model
+   * client, in that order.
+   */
+  async close(reason: SessionEndReason = "other"): Promise<void> {
     this.interrupt();
+    await this.hooks?.end(reason);
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
     this.editor.close();
     await this.manager?.close();

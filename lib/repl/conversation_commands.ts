@@ -32,11 +32,9 @@ export const memoryCommand: Command = {
 export const clearCommand: Command = {
   name: "clear",
   summary: "start a new conversation (the old one stays in memory)",
-  run(s) {
-    s.agent?.clear();
-    const session = s.memory.newSession();
+  async run(s) {
+    const session = await s.newConversation();
     out(s, `New conversation ${session.id}.`);
-    return Promise.resolve();
   },
 };
 
