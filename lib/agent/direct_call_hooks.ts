@@ -38,8 +38,8 @@ export function directCallId(): string {
 export function hookQuestionDeclined(tool: string, reason: string): ToolDeclinedError {
   return new ToolDeclinedError(
     tool,
-    `a hook asks for a person's answer (${reason}), and it was no, or no one could be ` +
-      'asked: --yes and "trusted" do not answer a hook\'s question',
+    `it needs a person's answer (${reason}), and it was no, or no one could be asked: ` +
+      '--yes and "trusted" do not answer for a hook',
     "answer the question at a terminal, or change the hook (the Hooks section of " +
       "servers_config.json)",
   );

@@ -89,7 +89,10 @@ Deno.test("a hook that exits but leaves something holding its output is not wait
     "a hook whose background process holds its stdout",
   );
   assert.equal(run.kind, "exited");
-  assert.equal((run as Extract<HookRun, { kind: "exited" }>).stdout.trim(), '{"decision":"approve"}');
+  assert.equal(
+    (run as Extract<HookRun, { kind: "exited" }>).stdout.trim(),
+    '{"decision":"approve"}',
+  );
   const child = Number(await Deno.readTextFile(join(dir.path, "child.pid")));
   assert.ok(!alive(child), `the hook's background process ${child} was left running`);
 });
