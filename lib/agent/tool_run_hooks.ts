@@ -17,7 +17,6 @@ import { postToolUse, preToolUse } from "../hooks/tool_hooks.ts";
 import type { ToolCall } from "../llm/provider.ts";
 import { abridge } from "../text.ts";
 import { hookNotices } from "./hook_notices.ts";
-import { withHookContext } from "./turn_hook_steps.ts";
 import type { AgentUi, ToolCallView } from "./ui.ts";
 import type { UiGuard } from "./ui_guard.ts";
 
@@ -98,15 +97,14 @@ export async function preToolStep(p: HookedPlan, context: HookStepContext): Prom
 }
 
 /**
- * Runs the `PostToolUse` hooks of `p`, which returned `result`; returns `text` (what the
- * model reads) with the hooks' context and feedback after it.
+ * Runs the `PostToolUse` hooks of `p`, which returned `result`; returns what the hooks
+ * (these, and the `PreToolUse` ones before) add for the model, if anything.
  */
 export async function postToolStep(
   p: HookedPlan,
   result: CallToolResult,
-  text: string,
   context: HookStepContext,
-): Promise<string> {
+): Promise<string | undefined> {
   const { hooks, guard, ui } = context;
   const added = [...p.hookContext ?? []];
   if (hooks?.has("PostToolUse") && p.tool && p.args) {
@@ -118,5 +116,5 @@ export async function postToolStep(
     if (outcome.stop && context.hookStop) context.hookStop.error ??= outcome.stop;
     added.push(...outcome.feedback);
   }
-  return withHookContext(text, added);
+  return added.length > 0 ? added.join("\n\n") : undefined;
 }

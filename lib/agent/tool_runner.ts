@@ -96,6 +96,8 @@ interface Finished {
   omittedChars: number;
   /** The images of the result, as attachments of the tool message. */
   attachments?: StoredAttachment[];
+  /** What the hooks added for the model (docs/hooks.md). */
+  hookContext?: string;
 }
 
 interface Planned {
@@ -136,6 +138,7 @@ export async function runToolCalls(
     ...(p.tool ? { server: p.tool.server, tool: p.tool.originalName } : {}),
     ...(finished[i].status === "ok" ? {} : { isError: true }),
     ...(finished[i].attachments?.length ? { attachments: finished[i].attachments } : {}),
+    ...(finished[i].hookContext ? { hookContext: finished[i].hookContext } : {}),
     timestamp: now().toISOString(),
   }));
 }
@@ -264,8 +267,10 @@ async function askApprovals(
     const hooked = await preToolStep(p, options);
     if (options.signal.aborted) p.early = cancelled(0);
     if (hooked.kind === "refused" && !p.early) {
-      const { text, error } = hooked;
-      p.early = { status: "declined", text, error, durationMs: 0, omittedChars: 0 };
+      // The hook's reason is the person's word, not the server's: outside its output.
+      const { text: hookContext, error } = hooked;
+      const text = "The call was not made: a hook refused it (its reason follows).";
+      p.early = { status: "declined", text, error, hookContext, durationMs: 0, omittedChars: 0 };
     }
     if (p.early) continue;
     const reason = hooked.kind === "ask"
@@ -367,22 +372,16 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
       controller.signal,
     );
     const converted = convertToolResult(result);
-    converted.text = await postToolStep(p, result, converted.text, options);
+    const hookContext = await postToolStep(p, result, options);
     const attachments = await keepImages(converted.images, tool, options);
-    if (!converted.isError) {
-      return {
-        status: "ok",
-        text: converted.text,
-        durationMs: elapsed(),
-        omittedChars: converted.omittedChars,
-        attachments,
-      };
-    }
     return {
-      ...errorResultFailure(tool, converted.text, surface),
+      ...(converted.isError
+        ? errorResultFailure(tool, converted.text, surface)
+        : { status: "ok" as const, text: converted.text }),
       durationMs: elapsed(),
       omittedChars: converted.omittedChars,
       attachments,
+      ...(hookContext ? { hookContext } : {}),
     };
   } catch (error) {
     if (error instanceof ToolTimeoutError) {

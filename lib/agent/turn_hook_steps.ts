@@ -12,6 +12,7 @@ import type { Hooks } from "../hooks/hooks.ts";
 import { stopHooks, userPromptSubmit } from "../hooks/turn_hooks.ts";
 import type { HookEvent } from "../hooks/types.ts";
 import type { HookEventResult } from "../hooks/hooks.ts";
+import { HOOK_CONTEXT_HEADING } from "./history.ts";
 import { hookNotices } from "./hook_notices.ts";
 import type { AgentUi } from "./ui.ts";
 import type { UiGuard } from "./ui_guard.ts";
@@ -24,9 +25,6 @@ export interface TurnHookContext {
   surface?: Surface;
   signal: AbortSignal;
 }
-
-/** How the context hooks give the model is set apart from the person's own words. */
-export const HOOK_CONTEXT_HEADING = "[Context from the session's hooks]";
 
 /**
  * The message to send for `input`: as typed, or with the `UserPromptSubmit` hooks'

@@ -41,6 +41,11 @@ export interface StoredMessage {
    * carried. Absent in conversations stored before attachments existed.
    */
   attachments?: StoredAttachment[];
+  /**
+   * Tool: what the session's hooks added for the model (docs/hooks.md), sent after the
+   * tool's own output, outside the element that marks it untrusted.
+   */
+  hookContext?: string;
 }
 
 /**
