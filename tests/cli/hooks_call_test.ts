@@ -138,7 +138,7 @@ Deno.test("call: a hook that asks, hangs, crashes, prints garbage or floods neve
     [
       "everything.get-sum",
       '{"a":1,"b":0}',
-      /cause: it did not finish within 3 s and was ended \(it ran for everything\/get-sum\)\n  remedy: make the hook finish sooner, or raise its "timeout" \(now 3 s\)/,
+      /cause: it did not finish within 3 s and was ended \(it ran for everything\/get-sum\)\n {2}remedy: make the hook finish sooner, or raise its "timeout" \(now 3 s\)/,
     ],
     [
       "everything.get-sum",
