@@ -7,7 +7,7 @@
  * @module
  */
 
-import { remedyFor, type Surface } from "../errors.ts";
+import { PatchbayError, remedyFor, type Surface } from "../errors.ts";
 import type { HookEventResult } from "../hooks/hooks.ts";
 import type { HookEvent } from "../hooks/types.ts";
 import type { NoticeDetail, NoticeLevel } from "./ui.ts";
@@ -44,4 +44,19 @@ export function hookNotices(
       detail: { kind: "hook_message", event },
     })),
   ];
+}
+
+/**
+ * `error` with the remedy of `surface` alone: a tool call's error reaches the tool line
+ * and `--json` through its `remedy`, which is otherwise the interactive client's.
+ */
+export function onSurface(error: PatchbayError, surface: Surface): PatchbayError {
+  if (surface === "repl") return error;
+  return new PatchbayError(error.code, error.message, {
+    reason: error.reason,
+    remedy: remedyFor(error, surface),
+    details: [...error.details],
+    cause: error.cause,
+    exitCode: error.exitCode,
+  });
 }

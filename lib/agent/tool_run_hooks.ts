@@ -16,7 +16,7 @@ import type { Hooks } from "../hooks/hooks.ts";
 import { postToolUse, preToolUse } from "../hooks/tool_hooks.ts";
 import type { ToolCall } from "../llm/provider.ts";
 import { abridge } from "../text.ts";
-import { hookNotices } from "./hook_notices.ts";
+import { hookNotices, onSurface } from "./hook_notices.ts";
 import type { AgentUi, ToolCallView } from "./ui.ts";
 import type { UiGuard } from "./ui_guard.ts";
 
@@ -74,7 +74,8 @@ export async function preToolStep(p: HookedPlan, context: HookStepContext): Prom
   }
   if (outcome.stop && context.hookStop) context.hookStop.error ??= outcome.stop;
   if (outcome.verdict === "deny") {
-    return { kind: "refused", text: outcome.refusalText!, error: outcome.refusal! };
+    const error = onSurface(outcome.refusal!, context.surface ?? "repl");
+    return { kind: "refused", text: outcome.refusalText!, error };
   }
   p.hookContext = outcome.context;
   if (outcome.rewrittenBy.length > 0) {

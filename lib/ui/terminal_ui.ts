@@ -179,11 +179,13 @@ export class TerminalUi implements AgentUi {
       );
     } else {
       const mark = end.status === "declined" ? this.#style.yellow("⊘") : this.#style.red("✗");
-      const what = end.status === "declined"
+      // A hook's refusal says why, as a failure does (docs/hooks.md).
+      const byHook = end.error?.code === "hook_blocked" || end.error?.code === "hook_failed";
+      const what = end.status === "declined" && !byHook
         ? "declined"
         : stripTerminalEscapes(end.error?.message ?? end.status);
       this.#out.err(`${mark} ${name} ${this.#style.dim(took)} ${what}\n`);
-      if (end.error && end.status !== "declined") {
+      if (end.error && (end.status !== "declined" || byHook)) {
         this.#out.err(
           this.#style.dim(
             stripTerminalEscapes(
