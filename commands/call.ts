@@ -100,6 +100,7 @@ function callHooks(runtime: Runtime, tool: CatalogueTool, signal: AbortSignal): 
       context: { sessionId: () => sessionId },
       parentEnv: (name) => runtime.env.get(name),
       log: runtime.logger.child("hooks"),
+      redact: (text) => runtime.logger.redactor.redact(text),
     }),
     surface: "script",
     signal,

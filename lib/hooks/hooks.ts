@@ -41,6 +41,12 @@ export interface HooksOptions {
   parentEnv: (name: string) => string | undefined;
   /** @default silent */
   log?: Log;
+  /**
+   * Masks the session's secrets in what hooks say to the person and the model (stderr,
+   * reasons, context, messages); a rewritten tool input is left as the hook wrote it.
+   * @default nothing masked
+   */
+  redact?: (text: string) => string;
 }
 
 /** How one hook of an event ended, as its event reads it. */
@@ -133,7 +139,14 @@ export class Hooks {
       parentEnv: this.#options.parentEnv,
       signal: run.signal,
     });
-    const reading = readHookRun(run.event, ran, hook.timeoutSeconds);
+    const mask = this.#options.redact ?? ((text: string) => text);
+    const reading = readHookRun(
+      run.event,
+      ran.kind === "exited" || ran.kind === "timed_out"
+        ? { ...ran, stderr: mask(ran.stderr) }
+        : ran,
+      hook.timeoutSeconds,
+    );
     this.#log.debug("hook ran", {
       event: run.event,
       command: hook.command,
@@ -162,6 +175,17 @@ export class Hooks {
       });
       return { hook, error };
     }
-    return { hook, answer: reading.answer };
+    return { hook, answer: maskAnswer(reading.answer, mask) };
   }
+}
+
+/** `answer` with `mask` applied to what is said to the person or the model. */
+function maskAnswer(answer: HookAnswer, mask: (text: string) => string): HookAnswer {
+  const masked: HookAnswer = { ...answer };
+  for (const field of ["block", "decisionReason", "context", "systemMessage"] as const) {
+    const text = answer[field];
+    if (text !== undefined) masked[field] = mask(text);
+  }
+  if (answer.stop?.reason !== undefined) masked.stop = { reason: mask(answer.stop.reason) };
+  return masked;
 }

@@ -59,6 +59,7 @@ export class SessionHooks {
       },
       parentEnv: (name) => runtime.env.get(name),
       log: runtime.logger.child("hooks"),
+      redact: (text) => runtime.logger.redactor.redact(text),
     });
   }
 
