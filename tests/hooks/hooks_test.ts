@@ -32,6 +32,9 @@ async function hooksIn(folder: string, scripts: Record<string, string>) {
     const path = join(folder, `${name}.sh`);
     await Deno.writeTextFile(path, `#!/bin/sh\n${body}\n`);
     await Deno.chmod(path, 0o755);
+    // The hooks are real processes: each script is checked to be sh first.
+    const syntax = await new Deno.Command("sh", { args: ["-n", path], stderr: "piped" }).output();
+    assert.ok(syntax.success, `${name}: ${new TextDecoder().decode(syntax.stderr)}`);
     commands[name] = { command: `./${name}.sh`, timeoutSeconds: 10, env: {}, folder, source: "t" };
   }
   return commands;

@@ -12,11 +12,13 @@ import type { HookCommand } from "../../lib/hooks/types.ts";
 import { bounded } from "../support/bounded.ts";
 import { tempDir } from "../support/temp_dir.ts";
 
-/** Writes an executable sh script into `folder`. */
+/** Writes an executable sh script into `folder` (the hooks below are real processes). */
 async function script(folder: string, name: string, body: string): Promise<string> {
   const path = join(folder, name);
   await Deno.writeTextFile(path, `#!/bin/sh\n${body}\n`);
   await Deno.chmod(path, 0o755);
+  const syntax = await new Deno.Command("sh", { args: ["-n", path], stderr: "piped" }).output();
+  assert.ok(syntax.success, `${name}: ${new TextDecoder().decode(syntax.stderr)}`);
   return `./${name}`;
 }
 
