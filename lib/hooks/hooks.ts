@@ -43,7 +43,8 @@ export interface HooksOptions {
   log?: Log;
   /**
    * Masks the session's secrets in what hooks say to the person and the model (stderr,
-   * reasons, context, messages); a rewritten tool input is left as the hook wrote it.
+   * reasons, context, messages, failures' causes); a rewritten tool input is left as the
+   * hook wrote it.
    * @default nothing masked
    */
   redact?: (text: string) => string;
@@ -167,7 +168,10 @@ export class Hooks {
     });
     if (reading.kind === "cancelled") return "cancelled";
     if (reading.kind === "failed") {
-      const error = hookFailedError(run.event, hook, reading.failure, run.what);
+      // The cause quotes the hook's output (a broken JSON answer's values, the parser's
+      // excerpt of it), which may hold a secret the hook was given.
+      const failure = { ...reading.failure, cause: mask(reading.failure.cause) };
+      const error = hookFailedError(run.event, hook, failure, run.what);
       this.#log.warn("hook failed", {
         event: run.event,
         command: hook.command,

@@ -3,7 +3,8 @@
  * launcher's narrow flags), with real sh hook scripts and server-everything: a hook that
  * allows, one that blocks with exit code 2, rewrites (valid and invalid), asks with no one
  * to ask, hangs, crashes, prints garbage or floods: each is reported with its cause and
- * remedy, and none lets a call through unasked. `patchbay permissions` grants each hook's
+ * remedy, and none lets a call through unasked; a secret a hook echoes is masked on stderr and
+ * in the log. `patchbay permissions` grants each hook's
  * program, or sh for a line with shell syntax, and says so.
  */
 
@@ -202,4 +203,68 @@ Deno.test("permissions: each hook's program is granted, or sh for a line with sh
     check.stderr,
     /Hooks\.PreToolUse\[0\]\.matcher: "Bash" matches none of patchbay's tools \(they are <server>\.<tool>\)/,
   );
+});
+
+/**
+ * Hostile hooks given a secret through `env` (`${HOOK_TOKEN}` from .env): each echoes it where
+ * patchbay quotes a hook (exit 2's reason, a crash's stderr, a broken JSON answer), and others
+ * print 10 MB or never exit. Every one is bounded, and the token is masked on stderr and in
+ * the --debug log.
+ */
+const HOSTILE = `input=$(cat)
+case "$input" in
+  *'"message":"leak-block"'*) echo "refused, token $HOOK_TOKEN" >&2; exit 2;;
+  *'"message":"leak-crash"'*) echo "crashed holding $HOOK_TOKEN" >&2; exit 1;;
+  *'"message":"leak-json"'*) printf '{"decision":"%s"}' "$HOOK_TOKEN";;
+  *'"message":"ten-mb"'*) head -c 10485760 /dev/zero | tr '\\0' x;;
+  *'"message":"never"'*) exec sleep 100000;;
+esac
+exit 0`;
+
+Deno.test("call: a hook that echoes a secret, prints 10 MB or never exits is bounded and masked", async () => {
+  await using box = await sandbox({ LLM_API_KEY: "test-key" });
+  const token = "hook-token-7f3a9c2e51d84b06";
+  await Deno.writeTextFile(join(box.cwd, ".env"), `HOOK_TOKEN=${token}\n`);
+  await script(box.cwd, "hostile.sh", HOSTILE);
+  await writeConfig(box, {
+    LLM: { provider: "openai", model: "gpt-4o-mini" },
+    mcpServers: { everything: { command: NODE, args: [everythingEntry(), "stdio"] } },
+    Hooks: {
+      PreToolUse: [{
+        matcher: "everything.echo",
+        hooks: [{
+          type: "command",
+          command: "./hostile.sh",
+          timeout: 2,
+          env: { HOOK_TOKEN: "${HOOK_TOKEN}" },
+        }],
+      }],
+    },
+  });
+  const cases: [string, RegExp][] = [
+    ["leak-block", /PreToolUse hook '\.\/hostile\.sh' refused it: refused, token \[REDACTED\]/],
+    ["leak-crash", /cause: it exited with code 1: crashed holding \[REDACTED\]/],
+    ["leak-json", /cause: its JSON answer has decision "\[REDACTED\]"/],
+    ["ten-mb", /cause: it printed more than 1,048,576 bytes on stdout and was ended/],
+    ["never", /cause: it did not finish within 2 s and was ended/],
+  ];
+  for (const [message, shown] of cases) {
+    const result = await runPatchbay(box, [
+      "--debug",
+      "call",
+      "everything.echo",
+      JSON.stringify({ message }),
+    ]);
+    assert.equal(result.code, 1, `${message}: ${result.stderr}`);
+    assert.match(result.stderr, shown, message);
+    assert.ok(!result.stderr.includes(token), `${message} showed the token: ${result.stderr}`);
+    assert.ok(!result.stdout.includes(token), `${message} printed the token: ${result.stdout}`);
+    // Refused or declined: the call never reached the server.
+    assert.doesNotMatch(result.stdout, /Echo:/, message);
+  }
+  const log = await Deno.readTextFile(
+    join(box.home, ".local", "state", "patchbay", "patchbay.log"),
+  );
+  assert.match(log, /hook ran/);
+  assert.ok(!log.includes(token), "the --debug log holds the token");
 });
