@@ -3,13 +3,22 @@
  * prints its result. Arguments may also come on stdin (`-`). Exit code 1 when the tool
  * reports an error or cannot be called; 4 when it ran as an MCP task that was still running
  * when `tool_call_timeout` passed (the task goes on; `patchbay tasks result <id>` fetches it).
+ * The `PreToolUse` and `PostToolUse` hooks run around the call (docs/hooks.md): a refusal is
+ * the command's error, and a hook's question is asked at the terminal (declined without one).
  *
  * @module
  */
 
+import process from "node:process";
 import { convertToolResult } from "../lib/agent/content.ts";
 import { saveImage } from "../lib/agent/image_store.ts";
 import { type SavedItem, savedLine, saveResultMedia } from "../lib/agent/result_media.ts";
+import {
+  afterDirectCall,
+  beforeDirectCall,
+  type DirectCallHooks,
+  directCallId,
+} from "../lib/agent/direct_call_hooks.ts";
 import { errorResultFailure, thrownFailure } from "../lib/agent/tool_failure.ts";
 import { CancelledError, EXIT, remedyFor } from "../lib/errors.ts";
 import {
@@ -19,8 +28,12 @@ import {
   serverPrefix,
 } from "../lib/repl/resolve.ts";
 import { showName } from "../lib/names.ts";
+import type { CatalogueTool } from "../lib/connections/types.ts";
+import { Hooks } from "../lib/hooks/hooks.ts";
+import type { Runtime } from "../lib/startup.ts";
 import { stderrStyle } from "../lib/style.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
+import { showControls, stripTerminalEscapes } from "../lib/terminal.ts";
+import { abridge } from "../lib/text.ts";
 import type { TaskProgress } from "../lib/connections/task_types.ts";
 import { PENDING_META } from "../lib/tasks/notes.ts";
 import { commandTaskRegistry } from "../lib/tasks/open.ts";
@@ -36,7 +49,7 @@ export async function call(
   options: ScriptOptions,
 ): Promise<number> {
   const argsText = json === "-" ? await new Response(Deno.stdin.readable).text() : json ?? "";
-  const args = parseJsonArgs(argsText);
+  const given = parseJsonArgs(argsText);
   return await withServers(options, async ({ runtime, manager, failed, signal }) => {
     if (failed.length > 0 && manager.tools().length === 0) throw failed[0].error;
     // A tool of a disabled server is that server's state (and how to enable it), as in the
@@ -72,6 +85,9 @@ export async function call(
       if (key !== shown) console.error(stripTerminalEscapes(line));
       shown = key;
     };
+    const hooks = callHooks(runtime, tool, signal);
+    const callId = directCallId();
+    const args = await beforeDirectCall(tool, given, callId, hooks);
     let result;
     try {
       result = await manager.callTool(tool.name, args, {
@@ -91,6 +107,7 @@ export async function call(
       await tracker.close();
       await registry.close();
     }
+    await afterDirectCall(tool, args, callId, result, hooks);
     // Still running when tool_call_timeout passed: the note says how to fetch the result.
     const pending = result._meta?.[PENDING_META] !== undefined;
     const converted = convertToolResult(result, Number.MAX_SAFE_INTEGER);
@@ -165,4 +182,50 @@ function withSamplingNote<T>(spec: string, find: () => T): T {
       remedyFor(error, "script"),
     );
   }
+}
+
+/** The hooks of the call: what they say goes to stderr, their questions to the terminal. */
+function callHooks(runtime: Runtime, tool: CatalogueTool, signal: AbortSignal): DirectCallHooks {
+  const style = stderrStyle();
+  const sessionId = crypto.randomUUID();
+  return {
+    hooks: new Hooks(runtime.config.hooks, {
+      context: { sessionId: () => sessionId },
+      parentEnv: (name) => runtime.env.get(name),
+      log: runtime.logger.child("hooks"),
+      redact: (text) => runtime.logger.redactor.redact(text),
+    }),
+    surface: "script",
+    signal,
+    tell: ({ level, text }) =>
+      console.error(
+        level === "warning"
+          ? style.yellow(`warning: ${stripTerminalEscapes(text)}`)
+          : style.dim(stripTerminalEscapes(text)),
+      ),
+    ask: async (reason, args) => {
+      const heading = `${style.yellow("?")} Run ${
+        style.bold(`${showControls(tool.server)} › ${showControls(tool.originalName)}`)
+      } (${abridge(showControls(reason), 300)})\n    ${
+        style.dim(abridge(showControls(JSON.stringify(args)), 400))
+      }\n`;
+      if (!Deno.stdin.isTerminal() || !Deno.stderr.isTerminal()) {
+        console.error(
+          heading +
+            style.dim(
+              "    no one to ask: declined (a hook's question needs a person at a terminal)",
+            ),
+        );
+        return false;
+      }
+      const { LineEditor } = await import("../lib/repl/line_editor.ts");
+      const editor = new LineEditor({ output: process.stderr });
+      try {
+        const question = `${heading}    [y]es  [n]o  (default No) `;
+        return await editor.choose(question, ["y", "n"], "n", "n", signal) === "y";
+      } finally {
+        editor.close();
+      }
+    },
+  };
 }

@@ -60,6 +60,8 @@ export async function chat(options: ChatOptions): Promise<number> {
   const terminated = () => ending.received !== undefined;
   const endCode = () => signalExitCode(ending.received ?? "SIGTERM");
   const listeners = addSignalListeners({ SIGINT: onInterrupt });
+  /** The person left the prompt (/exit, Ctrl+D, Ctrl+C twice): `SessionEnd`'s reason. */
+  let left = false;
   try {
     for (const notice of runtime.notices) output.err(`${notice}\n`);
     // A trace that stops writing (a full disk) says so once, above the prompt.
@@ -85,12 +87,13 @@ export async function chat(options: ChatOptions): Promise<number> {
     output.err(`${banner(session)}\n`);
     session.goLive();
     await runLoop(session);
+    left = !terminated() && !session.restartRequested;
     if (session.restartRequested) return RESTART_EXIT_CODE;
     const hint = resumeHint(session);
     if (hint) output.err(`${session.errStyle.dim(hint)}\n`);
     return terminated() ? endCode() : EXIT.ok;
   } finally {
-    await session?.close();
+    await session?.close(left ? "prompt_input_exit" : "other");
     stopTrace();
     listeners.remove();
     ending.remove();

@@ -9,6 +9,7 @@ import { transportChoice } from "../lib/config/servers.ts";
 import type { Config, ServerConfig } from "../lib/config/types.ts";
 import { DEFAULTS } from "../lib/defaults.ts";
 import { EXIT } from "../lib/errors.ts";
+import { hookCommands } from "../lib/hooks/types.ts";
 import { PROVIDERS } from "../lib/providers.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { stdoutStyle, type Style } from "../lib/style.ts";
@@ -75,6 +76,17 @@ export function summarize(config: Config, style: Style): string {
       config.memory.ttlSeconds ? `, ttl ${config.memory.ttlSeconds} s` : ""
     }`,
   );
+  // The hooks, by event (docs/hooks.md).
+  const hooks = hookCommands(config.hooks);
+  if (hooks.length > 0) {
+    const events = [...new Set(hooks.map((h) => h.event))];
+    lines.push(
+      `${style.bold("Hooks")}    ${
+        events.map((event) => `${event} ${hooks.filter((h) => h.event === event).length}`)
+          .join(", ")
+      }`,
+    );
+  }
   for (const warning of config.warnings) {
     lines.push(`${style.yellow("warning:")} ${warning.path}: ${warning.message}`);
   }

@@ -117,6 +117,11 @@ export const DEFAULTS = {
     keyPrefix: "patchbay",
   },
 
+  hooks: {
+    /** Seconds one hook command may run before it is ended (Claude Code's default too). */
+    timeoutSeconds: 60,
+  },
+
   redis: {
     host: "localhost",
     port: 6379,

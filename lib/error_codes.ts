@@ -38,4 +38,6 @@ export type ErrorCode =
   | "skill_not_found"
   | "task_unknown"
   | "task_not_found"
+  | "hook_failed"
+  | "hook_blocked"
   | "internal";

@@ -7,7 +7,7 @@
  * into text and exit codes.
  *
  * The one import path for them all: the classes live by area in `lib/errors/` (`base.ts`,
- * `config.ts`, `model.ts`, `oauth.ts`, `run.ts`, `server.ts`, `skills.ts`, `store.ts`) and are
+ * `config.ts`, `hooks.ts`, `model.ts`, `oauth.ts`, `run.ts`, `server.ts`, `skills.ts`, `store.ts`) and are
  * re-exported here.
  *
  * @module
@@ -19,6 +19,7 @@ export type { ErrorCode } from "./error_codes.ts";
 
 export * from "./errors/base.ts";
 export * from "./errors/config.ts";
+export * from "./errors/hooks.ts";
 export * from "./errors/model.ts";
 export * from "./errors/oauth.ts";
 export * from "./errors/run.ts";

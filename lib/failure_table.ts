@@ -304,6 +304,37 @@ export const ROWS = {
       script: "list the skills with `patchbay skills list` and name one as <server>:<skill>",
     },
   },
+  // Hooks (docs/hooks.md): patchbay's own rows. A hook that fails never approves anything.
+  hook_failed: {
+    codes: ["hook_failed"],
+    messages: ["Hook failed: <event> hook '<command>'"],
+    causes: [
+      "the hook ran past its timeout",
+      "the hook exited with a code other than 0 or 2, or could not start",
+      "the hook printed output past patchbay's bound, or a JSON answer it cannot read",
+      "the hook rewrote a tool's input into one the tool's schema refuses",
+    ],
+    remedy: {
+      repl: "run the hook by hand with the input /debug logs for it, and fix it (or raise its " +
+        '"timeout" in the Hooks section); while a PreToolUse hook fails, its calls are asked ' +
+        "about, never run unasked",
+      script: "run the hook by hand with the input --debug logs for it, and fix it (or raise " +
+        'its "timeout" in the Hooks section); while a PreToolUse hook fails, its calls are ' +
+        "declined unless a person at a terminal approves them",
+    },
+  },
+  hook_blocked: {
+    codes: ["hook_blocked"],
+    messages: ["Blocked by hook: <what>", "Stopped by hook: <what>"],
+    causes: [
+      "a hook refused it: exit code 2, or a deny or block decision",
+      'a hook ended the turn ("continue": false)',
+    ],
+    remedy: remedyOf(
+      "the hook's reason says why: change the request, or the hook in the Hooks section of " +
+        "servers_config.json",
+    ),
+  },
 } as const satisfies Record<string, FailureRow>;
 
 /** Every kind of failure the table knows. */

@@ -40,6 +40,9 @@ import { runToolCalls } from "./tool_runner.ts";
 import type { Surface } from "./tool_failure.ts";
 import type { AgentUi, NoticeLevel } from "./ui.ts";
 import { UiGuard } from "./ui_guard.ts";
+import type { Hooks } from "../hooks/hooks.ts";
+import type { HookStop } from "./tool_run_hooks.ts";
+import { promptStep, stopStep, withHookContext } from "./turn_hook_steps.ts";
 
 /** Appended to an answer the user interrupted, so the model knows on the next turn. */
 export const INTERRUPTED_NOTE = "[answer interrupted by the user]";
@@ -85,6 +88,8 @@ export interface AgentOptions {
   saveImage?: (mimeType: string, data: string) => Promise<string>;
   /** The connected servers' skills, offered through `load_skill` (`skill_tool.ts`). */
   skills?: SkillSource;
+  /** The session's hooks (docs/hooks.md). @default none */
+  hooks?: Hooks;
 }
 
 /** What a completed turn produced. */
@@ -119,6 +124,8 @@ export class Agent {
   #lastCapped = false;
   #search: ToolSearch;
   #skills: SkillTool;
+  /** What the `SessionStart` hooks gave the model: with the system prompt of each request. */
+  #sessionContext: readonly string[] = [];
 
   constructor(options: AgentOptions) {
     this.#options = options;
@@ -143,6 +150,11 @@ export class Agent {
   get vision(): boolean {
     const { llm, provider } = this.#options;
     return visionInEffect(llm.vision ?? DEFAULTS.llm.vision, provider.provider, provider.model);
+  }
+
+  /** Context from the `SessionStart` hooks, sent with the system prompt from now on. */
+  setSessionContext(context: readonly string[]): void {
+    this.#sessionContext = context;
   }
 
   /** Starts a new conversation (usage statistics and approvals stay with the session). */
@@ -181,12 +193,17 @@ export class Agent {
     const { limits, stats } = this.#options;
     if (signal.aborted) throw new CancelledError("the turn");
     const guard = new UiGuard();
+    const { hooks, ui: hookUi, surface } = this.#options;
+    const hookContext = { hooks, ui: hookUi, guard, signal, surface };
+    // A prompt a hook refuses never joins the conversation.
+    const content = await promptStep(input, hookContext);
+    if (signal.aborted) throw new CancelledError("the turn");
     // The user's message joins the history at once (the first request needs it) but is
     // only reported to `onMessage` once that request is admitted: a turn refused by a limit
     // leaves no trace.
     const user: StoredMessage = {
       role: "user",
-      content: input,
+      content,
       timestamp: this.#now().toISOString(),
       ...(attachments?.length ? { attachments } : {}),
     };
@@ -205,6 +222,8 @@ export class Agent {
         estimated: false,
       };
       let toolCalls = 0;
+      let stopHookActive = false;
+      const hookStop: HookStop = {};
       for (let step = 1; step <= limits.maxSteps; step++) {
         if (signal.aborted) throw new CancelledError("the turn");
         const catalogue = this.#options.tools.tools();
@@ -241,7 +260,14 @@ export class Agent {
         if (result.toolCalls.length === 0) {
           this.#warnAboutFinish(result, guard);
           guard.throwIfFailed();
-          return { text: result.content, steps: step, toolCalls, usage: turnUsage };
+          const goOn = await stopStep(result.content, stopHookActive, hookContext);
+          if (goOn === undefined) {
+            return { text: result.content, steps: step, toolCalls, usage: turnUsage };
+          }
+          // A Stop hook makes the turn go on (within max_steps), its reason told to the model.
+          stopHookActive = true;
+          this.#append({ role: "user", content: goOn, timestamp: this.#now().toISOString() });
+          continue;
         }
         toolCalls += result.toolCalls.length;
         // Searches and skills are answered here; the other calls go to their servers.
@@ -264,6 +290,8 @@ export class Agent {
           surface: this.#options.surface,
           saveImage: this.#options.saveImage ?? saveImage,
           conversation: this.#options.conversation?.(),
+          hooks: this.#options.hooks,
+          hookStop,
         });
         const loaded = await Promise.all(
           skills.map((call) => this.#skills.answer(call, signal, this.#now())),
@@ -284,6 +312,8 @@ export class Agent {
         for (const message of messages) this.#append(message);
         guard.throwIfFailed();
         if (signal.aborted) throw new CancelledError("the turn");
+        // A hook ended the turn ("continue": false): every call has its result.
+        if (hookStop.error) throw hookStop.error;
       }
       throw maxStepsError(limits.maxSteps);
     } catch (error) {
@@ -415,7 +445,8 @@ export class Agent {
   /** The system prompt and as much of the history as fits the context budget. */
   #requestMessages(tools: ToolDefinition[], guard: UiGuard): ChatMessage[] {
     const { llm, ui } = this.#options;
-    const system: ChatMessage = { role: "system", content: systemPrompt(llm.systemPrompt) };
+    const prompt = withHookContext(systemPrompt(llm.systemPrompt), this.#sessionContext);
+    const system: ChatMessage = { role: "system", content: prompt };
     const fixed = this.#estimator.prompt([system], tools);
     const budget = llm.maxContextLength - fixed;
     const trimmed = trimHistory(this.#history, Math.max(0, budget), this.#estimator);

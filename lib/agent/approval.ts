@@ -52,8 +52,11 @@ export type LaunchChange = LaunchPart[] | "unrecorded";
 /** The identity of a server the configuration does not name. */
 const NO_LAUNCH: LaunchIdentity = launchIdentity({});
 
-/** Why a call needs asking about, for the UI to say. */
-export type ApprovalReason = "not-approved" | "new-tool" | "changed" | "server-changed";
+/**
+ * Why a call needs asking about, for the UI to say. `hook`: a `PreToolUse` hook asked for a
+ * person's answer, or failed (docs/hooks.md).
+ */
+export type ApprovalReason = "not-approved" | "new-tool" | "changed" | "server-changed" | "hook";
 
 /** The approvals remembered for the project folder, and where new ones are kept. */
 export interface RememberedApprovals {

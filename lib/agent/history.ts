@@ -25,6 +25,12 @@ import {
 export const MISSING_RESULT_TEXT =
   "No result was recorded for this tool call (the session ended before it finished).";
 
+/**
+ * What heads the text the session's hooks give the model (docs/hooks.md), after a prompt,
+ * the system prompt or a tool's output (outside its untrusted element).
+ */
+export const HOOK_CONTEXT_HEADING = "[Context from the session's hooks]";
+
 /** Wraps tool output as untrusted data from `server`. */
 export function wrapToolOutput(
   server: string | undefined,
@@ -117,7 +123,8 @@ export function toChatMessage(
       return {
         role: "tool",
         toolCallId: message.toolCallId ?? "",
-        content: wrapToolOutput(message.server, message.tool, note ? `${text}\n${note}` : text),
+        content: wrapToolOutput(message.server, message.tool, note ? `${text}\n${note}` : text) +
+          (message.hookContext ? `\n\n${HOOK_CONTEXT_HEADING}\n${message.hookContext}` : ""),
       };
     }
   }

@@ -28,6 +28,7 @@ import { ApprovalPolicy, type RememberedApprovals } from "./approval.ts";
 import { createSamplingHandler } from "./sampling.ts";
 import { formatStats, UsageStats } from "./stats.ts";
 import type { AgentUi } from "./ui.ts";
+import type { Hooks } from "../hooks/hooks.ts";
 
 /** Options of {@linkcode createModelSession}. */
 export interface ModelSessionOptions {
@@ -56,6 +57,8 @@ export interface CreateAgentOptions {
   skills?: SkillSource;
   /** The conversation's id, kept with the tasks its tool calls start. */
   conversation?: () => string | undefined;
+  /** The session's hooks (docs/hooks.md). @default none */
+  hooks?: Hooks;
 }
 
 /** The model side of one session. */
@@ -128,6 +131,7 @@ export function createModelSession(options: ModelSessionOptions): ModelSession {
         surface: agentOptions.surface,
         skills: agentOptions.skills,
         conversation: agentOptions.conversation,
+        hooks: agentOptions.hooks,
         log: log.child("agent"),
       }),
     formatStats: () => formatStats(stats.snapshot()),

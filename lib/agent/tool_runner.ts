@@ -36,6 +36,9 @@ import { convertToolResult } from "./content.ts";
 import type { ToolOutcome, UsageStats } from "./stats.ts";
 import type { AgentUi, ToolCallView } from "./ui.ts";
 import type { UiGuard } from "./ui_guard.ts";
+import type { Hooks } from "../hooks/hooks.ts";
+import { type HookStop, postToolStep, preToolStep } from "./tool_run_hooks.ts";
+import { hookQuestionDeclined } from "./direct_call_hooks.ts";
 import {
   errorResultFailure,
   qualifiedName,
@@ -81,6 +84,10 @@ export interface ToolRunOptions {
   saveImage?: (mimeType: string, data: string) => Promise<string>;
   /** The conversation the calls belong to, kept with the tasks they start. */
   conversation?: string;
+  /** The session's hooks (docs/hooks.md). @default none */
+  hooks?: Hooks;
+  /** Where a hook that ends the turn is kept (`"continue": false`). */
+  hookStop?: HookStop;
 }
 
 interface Finished {
@@ -92,6 +99,8 @@ interface Finished {
   omittedChars: number;
   /** The images of the result, as attachments of the tool message. */
   attachments?: StoredAttachment[];
+  /** What the hooks added for the model (docs/hooks.md). */
+  hookContext?: string;
 }
 
 interface Planned {
@@ -101,6 +110,8 @@ interface Planned {
   args?: Record<string, unknown>;
   /** Settled before running (unknown tool, invalid arguments, declined, cancelled). */
   early?: Finished;
+  /** What the `PreToolUse` hooks added for the model, with the result. */
+  hookContext?: string[];
 }
 
 /**
@@ -130,6 +141,7 @@ export async function runToolCalls(
     ...(p.tool ? { server: p.tool.server, tool: p.tool.originalName } : {}),
     ...(finished[i].status === "ok" ? {} : { isError: true }),
     ...(finished[i].attachments?.length ? { attachments: finished[i].attachments } : {}),
+    ...(finished[i].hookContext ? { hookContext: finished[i].hookContext } : {}),
     timestamp: now().toISOString(),
   }));
 }
@@ -254,7 +266,21 @@ async function askApprovals(
       p.early = cancelled(0);
       continue;
     }
-    const reason = options.approval.check(p.tool);
+    // The hooks first: they may refuse the call, ask about it, allow it or rewrite it.
+    const hooked = await preToolStep(p, options);
+    if (options.signal.aborted) p.early = cancelled(0);
+    if (hooked.kind === "refused" && !p.early) {
+      // The hook's reason is the person's word, not the server's: outside its output.
+      const { text: hookContext, error } = hooked;
+      const text = "The call was not made: a hook refused it (its reason follows).";
+      p.early = { status: "declined", text, error, hookContext, durationMs: 0, omittedChars: 0 };
+    }
+    if (p.early) continue;
+    const reason = hooked.kind === "ask"
+      ? "hook"
+      : hooked.kind === "allow"
+      ? undefined
+      : options.approval.check(p.tool);
     if (!reason) continue;
     const tool = p.tool;
     let answer;
@@ -270,6 +296,7 @@ async function askApprovals(
             : {}),
           annotations: tool.annotations as Record<string, unknown> | undefined,
           canRemember: options.approval.canRemember,
+          ...(hooked.kind === "ask" ? { hookReason: hooked.reason } : {}),
         }, options.signal), options.signal);
     } catch {
       // Withdrawn by the turn's abort, or the UI failed (the guard keeps its error): this
@@ -282,12 +309,14 @@ async function askApprovals(
       p.early = {
         status: "declined",
         text: DECLINED_RESULT,
-        error: new ToolDeclinedError(
-          qualifiedName(tool),
-          "it was not approved: you answered no, or no one could be asked (no terminal, " +
-            'and neither --yes nor "trusted" applied)',
-          toolRemedies(options.surface ?? "repl").declined,
-        ),
+        error: hooked.kind === "ask"
+          ? hookQuestionDeclined(qualifiedName(tool), hooked.reason)
+          : new ToolDeclinedError(
+            qualifiedName(tool),
+            "it was not approved: you answered no, or no one could be asked (no terminal, " +
+              'and neither --yes nor "trusted" applied)',
+            toolRemedies(options.surface ?? "repl").declined,
+          ),
         durationMs: 0,
         omittedChars: 0,
       };
@@ -351,21 +380,16 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
       controller.signal,
     );
     const converted = convertToolResult(result);
+    const hookContext = await postToolStep(p, result, options);
     const attachments = await keepMedia(converted, tool, options);
-    if (!converted.isError) {
-      return {
-        status: "ok",
-        text: converted.text,
-        durationMs: elapsed(),
-        omittedChars: converted.omittedChars,
-        attachments,
-      };
-    }
     return {
-      ...errorResultFailure(tool, converted.text, surface),
+      ...(converted.isError
+        ? errorResultFailure(tool, converted.text, surface)
+        : { status: "ok" as const, text: converted.text }),
       durationMs: elapsed(),
       omittedChars: converted.omittedChars,
       attachments,
+      ...(hookContext ? { hookContext } : {}),
     };
   } catch (error) {
     if (error instanceof ToolTimeoutError) {

@@ -65,6 +65,11 @@ export interface ToolApprovalRequest extends ToolCallView {
   annotations?: Record<string, unknown>;
   /** "always-project" may be answered: approvals can be remembered for this folder. */
   canRemember?: boolean;
+  /**
+   * For `hook`: why a hook asks (its reason, or that it failed). A hook's question is
+   * answered by a person only: `--yes` does not answer it, and "always" is not offered.
+   */
+  hookReason?: string;
 }
 
 /** A server's sampling request waiting for the user's approval. */
@@ -133,7 +138,16 @@ export type NoticeDetail =
     file?: string;
     /** For every status but `loaded`: the error's code. */
     code?: string;
-  };
+  }
+  /** A hook failed (docs/hooks.md): the error as `--json` writes errors. */
+  | {
+    kind: "hook_failed";
+    event: string;
+    error: { code: string; message: string; cause: string; remedy: string };
+  }
+  /** A hook's words for the person (`systemMessage`), or a tool input a hook rewrote. */
+  | { kind: "hook_message"; event: string }
+  | { kind: "hook_rewrote_input"; server: string; tool: string; arguments: unknown };
 
 /** Everything the agent tells or asks the person. */
 export interface AgentUi {

@@ -371,6 +371,45 @@ export const TraceSchema = z.strictObject({
   ).default(false),
 }).describe("Wire trace");
 
+/** One command of a hook (Claude Code's `{"type": "command", …}`; docs/hooks.md). */
+export const HookCommandSchema = z.strictObject({
+  type: z.literal("command").describe(
+    '"command": run a program (the only kind of hook patchbay runs)',
+  ),
+  command: z.string().min(1).describe(
+    "The command line, run in this file's folder: a program and its arguments (run " +
+      "directly), or a line with shell syntax (run with sh -c); its JSON input comes on stdin",
+  ),
+  timeout: seconds("Time the hook may run before it is ended", DEFAULTS.hooks.timeoutSeconds),
+  env: z.record(z.string(), z.string()).describe(
+    "Variables the hook gets besides PATH, HOME, USER, LOGNAME, SHELL, TERM and the project " +
+      "folder; ${VAR} takes a value from .env or the environment",
+  ).optional(),
+}).describe("A command run when the event fires");
+
+/** A matcher and its hooks. */
+export const HookGroupSchema = z.strictObject({
+  matcher: z.string().describe(
+    "Which calls run these hooks: <server>.<tool> globs (* any run, ? one character) or " +
+      "Claude Code's mcp__<server>__<tool>, separated by |; absent, empty or * is every call. " +
+      "SessionStart: startup, resume or clear; SessionEnd: clear, prompt_input_exit or other",
+  ).optional(),
+  hooks: z.array(HookCommandSchema).describe("The commands, run one after another").min(1),
+}).describe("Hooks and the matcher that selects them");
+
+const hookEvent = (when: string) =>
+  z.array(HookGroupSchema).describe(`Hooks run ${when}`).optional();
+
+/** The `Hooks` section: commands run at points of a session, in Claude Code's form. */
+export const HooksSchema = z.strictObject({
+  PreToolUse: hookEvent("before a tool call; they may allow, deny, ask or rewrite the input"),
+  PostToolUse: hookEvent("after a tool call returned; they may give the model feedback"),
+  UserPromptSubmit: hookEvent("before a message goes to the model; they may refuse it"),
+  Stop: hookEvent("when the model answers without calling a tool; they may make it go on"),
+  SessionStart: hookEvent("when the interactive client or run starts (and after /clear)"),
+  SessionEnd: hookEvent("when the interactive client or run ends (and at /clear)"),
+}).describe("Commands run at points of a session, as Claude Code's hooks (docs/hooks.md)");
+
 export const ConfigFileSchema = z.strictObject({
   $schema: z.string().describe("JSON Schema reference for editors").optional(),
   LLM: LlmSchema,
@@ -380,6 +419,7 @@ export const ConfigFileSchema = z.strictObject({
   AgentConfig: AgentSchema.optional(),
   Memory: MemorySchema.optional(),
   Trace: TraceSchema.optional(),
+  Hooks: HooksSchema.optional(),
 }).describe("patchbay configuration (servers_config.json)");
 
 /** A section the file must have; its content is parsed on its own. */
@@ -399,6 +439,7 @@ export const FileSectionsSchema = ConfigFileSchema.extend({
   AgentConfig: z.unknown().optional(),
   Memory: z.unknown().optional(),
   Trace: z.unknown().optional(),
+  Hooks: z.unknown().optional(),
 });
 
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;

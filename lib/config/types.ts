@@ -7,6 +7,7 @@
 
 import type { ConfigProblem } from "../errors.ts";
 import type { PricePerMillionTokens } from "../llm/prices.ts";
+import type { HooksConfig } from "../hooks/types.ts";
 import type { ProviderName } from "../providers.ts";
 
 export type TransportType = "stdio" | "streamable_http" | "sse";
@@ -209,6 +210,8 @@ export interface Config {
   memory: MemorySettings;
   /** The wire trace asked for in the file (`Trace`), as written there. */
   trace?: TraceSettings;
+  /** The `Hooks` section (docs/hooks.md); absent: no hooks. */
+  hooks?: HooksConfig;
   /** Things worth saying that do not stop the client. */
   warnings: ConfigProblem[];
   /**

@@ -11,6 +11,7 @@ import { dirname, resolve } from "node:path";
 import { DEFAULTS } from "../defaults.ts";
 import type { Environment } from "../env.ts";
 import type { ConfigProblem } from "../errors.ts";
+import { readHooks } from "./hooks.ts";
 import type { JsonParseResult, JsonValue } from "./json.ts";
 import { readLlm } from "./llm.ts";
 import { ProblemList } from "./problem_list.ts";
@@ -70,6 +71,10 @@ export class Validator {
     const trace = raw.Trace === undefined
       ? undefined
       : parseSection(problems, TraceSchema, raw.Trace, ["Trace"]);
+    const folder = dirname(resolve(this.file));
+    const hooks = raw.Hooks === undefined
+      ? undefined
+      : readHooks(reader, raw.Hooks, { folder, file: resolve(this.file) });
     if (problems.problems.length > 0 || !llm || !agent || !memory) return undefined;
     return {
       file: this.file,
@@ -100,6 +105,7 @@ export class Validator {
       ...(trace
         ? { trace: { file: trace.file, model: trace.model, modelBodies: trace.model_bodies } }
         : {}),
+      ...(hooks ? { hooks } : {}),
       warnings: problems.warnings,
       secretValues: [...this.#values.secretValues],
     };

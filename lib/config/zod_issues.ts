@@ -15,6 +15,9 @@ import {
   AuthSchema,
   ConfigFileSchema,
   DURATION_FIELDS,
+  HookCommandSchema,
+  HookGroupSchema,
+  HooksSchema,
   LlmSchema,
   MemorySchema,
   type RuleParams,
@@ -29,6 +32,9 @@ export const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
   auth: Object.keys(AuthSchema.shape),
   AgentConfig: Object.keys(AgentSchema.shape),
   Memory: Object.keys(MemorySchema.shape),
+  Hooks: Object.keys(HooksSchema.shape),
+  hookGroup: Object.keys(HookGroupSchema.shape),
+  hook: Object.keys(HookCommandSchema.shape),
 };
 
 /**
@@ -143,7 +149,12 @@ export function reportIssues(
           `expected one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}, got ${
             describeValue(value)
           }`,
-          suggestion ? `did you mean "${suggestion}"?` : undefined,
+          suggestion
+            ? `did you mean "${suggestion}"?`
+            : path[0] === "Hooks" && path.at(-1) === "type"
+            ? "patchbay runs command hooks only: Claude Code's http, prompt, agent and " +
+              "mcp_tool hooks have no counterpart here (docs/hooks.md)"
+            : undefined,
         );
         break;
       }
@@ -193,6 +204,13 @@ export function reportIssues(
 function knownKeys(path: FieldPath): readonly string[] {
   if (path.length === 0) return KNOWN_KEYS.top;
   if (path[0] === "mcpServers") return path.at(-1) === "auth" ? KNOWN_KEYS.auth : KNOWN_KEYS.server;
+  if (path[0] === "Hooks") {
+    return path.length === 1
+      ? KNOWN_KEYS.Hooks
+      : path.length === 3
+      ? KNOWN_KEYS.hookGroup
+      : KNOWN_KEYS.hook;
+  }
   return KNOWN_KEYS[String(path[0])] ?? [];
 }
 

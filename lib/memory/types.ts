@@ -47,6 +47,11 @@ export interface StoredMessage {
    * started, delivered when it ended (docs/tasks.md); `content` holds the tool's output.
    */
   task?: StoredTaskOutcome;
+  /**
+   * Tool: what the session's hooks added for the model (docs/hooks.md), sent after the
+   * tool's own output, outside the element that marks it untrusted.
+   */
+  hookContext?: string;
 }
 
 /** Which task a delivered outcome is of, and how it ended. */

@@ -17,6 +17,7 @@ import { PROVIDERS } from "../providers.ts";
 import { portOf, proxyFor } from "../proxy.ts";
 import { redisConfigured, resolveRedisSettings } from "../redis/settings.ts";
 import { browserCommands } from "../oauth/browser.ts";
+import { hookGrants } from "./hook_grants.ts";
 import { usesOAuth } from "../oauth/uses_oauth.ts";
 import { chooseTrace, TRACE_VARIABLE } from "../trace/choice.ts";
 import { childEnvironment, INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
@@ -118,6 +119,10 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
   planLeases(plan, inputs);
   planStdio(plan, inputs, stdio);
   planTrace(plan, inputs);
+  // Hooks' commands are granted like stdio servers' (lib/permissions/hook_grants.ts).
+  const hooks = hookGrants(config.hooks, inputs);
+  for (const grant of hooks.grants) plan.add(grant.kind, grant.value, grant.why);
+  for (const note of hooks.notes) plan.note(note);
 
   for (const name of FOLDER_VARIABLES[os === "windows" ? "windows" : "unix"]) {
     plan.add("env", name, "where patchbay's folders are");

@@ -57,6 +57,9 @@ import {
 } from "./session_start.ts";
 import { mentionAttachments, turnFooter, waitForServers } from "./turn_setup.ts";
 import { SessionTasks } from "./session_tasks.ts";
+import { SessionHooks } from "./session_hooks.ts";
+import type { SessionEndReason } from "../hooks/turn_hooks.ts";
+import type { Conversation } from "../memory/mod.ts";
 
 /** Renders the server list in the colours of the stream it is written to. */
 export type StatusRenderer = Options.StatusRenderer<ClientSession>;
@@ -95,6 +98,10 @@ export class ClientSession {
   readonly queuedSkills: StoredAttachment[] = [];
   /** The MCP tasks tool calls start, and their outcomes delivered (`session_tasks.ts`). */
   tasks?: SessionTasks;
+  /** The session's hooks (docs/hooks.md). */
+  hooks!: SessionHooks;
+  /** The `SessionStart` hooks of the start, which the first message waits for. */
+  #hooksStarted: Promise<void> = Promise.resolve();
   /** `/refresh` asked the launcher for a restart under an extended plan: the loop ends. */
   restartRequested = false;
   /**
@@ -202,6 +209,16 @@ export class ClientSession {
         })\n`,
       );
     }
+    this.hooks = new SessionHooks({
+      runtime,
+      memory: () => this.memory,
+      yes: options.yes ?? false,
+      surface: this.#surface,
+      tell: (notice) =>
+        this.ui instanceof TerminalUi
+          ? this.#notify(`${this.errStyle.yellow(`warning: ${notice.text}`)}\n`)
+          : this.ui.notice(notice.level, notice.text, notice.detail),
+    });
     await this.#connect(options);
     this.skills = new SkillRegistry(this.manager, { log: runtime.logger.child("skills") });
     this.tasks = new SessionTasks({
@@ -224,12 +241,26 @@ export class ClientSession {
           message.role === "user" ? { ...message, folder: Deno.cwd() } : message,
         ),
       surface: this.#surface,
+      hooks: this.hooks.hooks,
     });
     this.tasks.agent = this.agent;
     // Tasks earlier sessions left: the interactive client follows them all, in the
     // background; `run` waits for those of the conversation it resumes that are over.
     if (this.#surface === "repl") void this.tasks.start("all");
     else if (options.resume) await this.tasks.start("conversation");
+    // The prompt need not wait for the SessionStart hooks; the first message does.
+    const source = options.resume ? "resume" : "startup";
+    this.#hooksStarted = this.hooks.start(source, this.agent, options.signal);
+    if (options.servers !== "background") await this.#hooksStarted;
+  }
+
+  /** `/clear`: a new conversation, the `SessionEnd` and `SessionStart` hooks around it. */
+  async newConversation(): Promise<Conversation> {
+    await this.hooks.end("clear");
+    this.agent?.clear();
+    const conversation = this.memory.newSession();
+    await this.hooks.start("clear", this.agent);
+    return conversation;
   }
 
   async #connect(options: ClientSessionOptions): Promise<void> {
@@ -316,6 +347,7 @@ export class ClientSession {
         ...message.attachments ?? [],
         ...mentioned,
       ];
+      await this.#hooksStarted;
       if (this.ui instanceof TerminalUi) this.ui.thinking();
       const result = await this.editor.whileBusy(
         () => agent.runTurn(message.text, { signal: controller.signal, attachments }),
@@ -477,9 +509,13 @@ export class ClientSession {
     });
   }
 
-  /** Closes servers, memory and the model client, in that order. */
-  async close(): Promise<void> {
+  /**
+   * Runs the `SessionEnd` hooks (`reason`), then closes servers, memory and the model
+   * client, in that order.
+   */
+  async close(reason: SessionEndReason = "other"): Promise<void> {
     this.interrupt();
+    await this.hooks?.end(reason);
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
     this.editor.close();
     await this.tasks?.close();

@@ -32,12 +32,10 @@ export const memoryCommand: Command = {
 export const clearCommand: Command = {
   name: "clear",
   summary: "start a new conversation (the old one stays in memory)",
-  run(s) {
-    s.agent?.clear();
+  async run(s) {
     s.calledImages.length = 0;
-    const session = s.memory.newSession();
+    const session = await s.newConversation();
     out(s, `New conversation ${session.id}.`);
-    return Promise.resolve();
   },
 };
 

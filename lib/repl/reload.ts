@@ -6,11 +6,11 @@
  * launcher for a restart under the extended plan (`permissions/restart.ts`), which resumes
  * this conversation.
  *
- * Only the servers follow the file; the model, memory and agent settings are those of the
- * start (they are read again at the next start). The .env read again serves the file's
- * `${VAR}` only: servers inherit the environment of the start, and the proxy variables and
- * the model's key stay those of the start (the manager and the model client keep the
- * environment they were made with).
+ * Only the servers and the hooks follow the file; the model, memory and agent settings are
+ * those of the start (they are read again at the next start). The .env read again serves
+ * the file's `${VAR}` only: servers inherit the environment of the start, and the proxy
+ * variables and the model's key stay those of the start (the manager and the model client
+ * keep the environment they were made with).
  *
  * @module
  */
@@ -83,7 +83,9 @@ export async function reloadConfiguration(session: ClientSession): Promise<Reloa
   if (restart) return { kind: restart };
   registerConfigSecrets(config, runtime.logger.redactor);
   const changes = await session.applyServers(config.servers);
-  runtime.config = { ...runtime.config, servers: config.servers };
+  // The hooks follow the file too (a new hook's program was granted above, or restarts).
+  session.hooks.hooks.setConfig(config.hooks);
+  runtime.config = { ...runtime.config, servers: config.servers, hooks: config.hooks };
   return { kind: "applied", changes };
 }
 

@@ -12,6 +12,14 @@ import type { ServerStatus } from "../connections/types.ts";
 import { CancelledError } from "../errors.ts";
 import { errorResultFailure, thrownFailure } from "../agent/tool_failure.ts";
 import {
+  afterDirectCall,
+  beforeDirectCall,
+  type DirectCallHooks,
+  directCallId,
+} from "../agent/direct_call_hooks.ts";
+import type { CatalogueTool } from "../connections/types.ts";
+import { abridge } from "../text.ts";
+import {
   formatPrompts,
   formatResourceContents,
   formatResources,
@@ -227,7 +235,9 @@ export const callCommand: Command = {
       throw usage("/call <tool> <json-args>", 'e.g. /call everything.echo {"message": "hi"}');
     }
     const tool = resolveCallTool(s, spec);
-    const toolArgs = parseJsonArgs(json);
+    const callId = directCallId();
+    const hooks = callHooks(s, tool, callId);
+    const toolArgs = await beforeDirectCall(tool, parseJsonArgs(json), callId, hooks);
     const started = performance.now();
     const { toolCallTimeoutSeconds } = s.runtime.config.agent;
     const header = (ok: boolean) =>
@@ -263,6 +273,7 @@ export const callCommand: Command = {
         stillOffered: s.manager.tools().some((t) => t.name === tool.name),
       }).error;
     }
+    await afterDirectCall(tool, toolArgs, callId, result, hooks);
     header(!result.isError);
     const converted = convertToolResult(result, Number.MAX_SAFE_INTEGER);
     await keepCallMedia(s, tool, converted);
@@ -270,6 +281,32 @@ export const callCommand: Command = {
     outVerbatim(s, clean(converted.text));
   },
 };
+
+/** `/call`'s hooks: what they say is shown, their questions asked as a model's calls are. */
+function callHooks(s: ClientSession, tool: CatalogueTool, callId: string): DirectCallHooks {
+  return {
+    hooks: s.hooks.hooks,
+    surface: "repl",
+    tell: ({ level, text }) =>
+      s.output.err(
+        `${level === "warning" ? s.errStyle.yellow(`warning: ${clean(text)}`) : clean(text)}\n`,
+      ),
+    ask: async (reason, args) =>
+      await s.ui.approveToolCall({
+        id: callId,
+        name: tool.name,
+        server: tool.server,
+        tool: tool.originalName,
+        args,
+        argsPreview: abridge(JSON.stringify(args), 160),
+        title: tool.title,
+        description: tool.description,
+        annotations: tool.annotations as Record<string, unknown> | undefined,
+        reason: "hook",
+        hookReason: reason,
+      }, new AbortController().signal) !== "no",
+  };
+}
 
 /** A server whose tools are missing from /tools, and why: still connecting, lost, failed. */
 function awayLine(s: ClientSession, status: ServerStatus): string {

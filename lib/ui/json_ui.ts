@@ -123,6 +123,15 @@ export class JsonEventsUi implements seam.AgentUi {
     });
   }
   approveToolCall(request: seam.ToolApprovalRequest): Promise<seam.ToolApproval> {
+    if (request.reason === "hook") {
+      // A hook's question is for a person; --yes does not answer it (docs/hooks.md).
+      this.notice(
+        "warning",
+        `declined ${request.server}/${request.tool}: ${request.hookReason ?? "a hook asks"}; ` +
+          "a hook's question needs a person at a terminal",
+      );
+      return Promise.resolve("no");
+    }
     if (this.#options.autoApprove) return Promise.resolve("yes");
     this.notice(
       "warning",

@@ -46,6 +46,9 @@ const ARGS_PREVIEW_CHARS = 80;
  * away ("v"), and the question says how much is hidden.
  */
 export const APPROVAL_ARGS_CHARS = 400;
+
+/** Characters of a hook's reason shown in the approval question's heading. */
+const HOOK_REASON_CHARS = 300;
 /** Characters of a sampling request's system prompt shown with its question; "v" shows all. */
 const SAMPLING_SYSTEM_CHARS = 200;
 /** Characters of a sampling request's last message shown with its question; "v" shows all. */
@@ -203,11 +206,13 @@ export class TerminalUi implements AgentUi {
       );
     } else {
       const mark = end.status === "declined" ? this.#style.yellow("⊘") : this.#style.red("✗");
-      const what = end.status === "declined"
+      // A hook's refusal says why, as a failure does (docs/hooks.md).
+      const byHook = end.error?.code === "hook_blocked" || end.error?.code === "hook_failed";
+      const what = end.status === "declined" && !byHook
         ? "declined"
         : stripTerminalEscapes(end.error?.message ?? end.status);
       this.#out.err(`${mark} ${name} ${this.#style.dim(took)} ${what}\n`);
-      if (end.error && end.status !== "declined") {
+      if (end.error && (end.status !== "declined" || byHook)) {
         this.#out.err(
           this.#style.dim(
             stripTerminalEscapes(
@@ -245,7 +250,9 @@ export class TerminalUi implements AgentUi {
   }
 
   async approveToolCall(request: ToolApprovalRequest, signal: AbortSignal): Promise<ToolApproval> {
-    if (this.#autoApprove) return "yes";
+    // A hook's question is for a person: --yes does not answer it (docs/hooks.md).
+    const hook = request.reason === "hook";
+    if (this.#autoApprove && !hook) return "yes";
     this.#out.stopSpinner();
     this.textDone();
     const why = {
@@ -253,6 +260,7 @@ export class TerminalUi implements AgentUi {
       "new-tool": " (a new tool since you approved this server)",
       "changed": " (its definition changed since you approved it)",
       "server-changed": ` (${describeLaunchChange(request.launchChange ?? [])})`,
+      "hook": ` (${abridge(visibleText(request.hookReason ?? "a hook asks"), HOOK_REASON_CHARS)})`,
     }[request.reason];
     // Shown, not removed: an invisible character in the arguments is part of the call.
     const whole = visibleText(
@@ -274,21 +282,27 @@ export class TerminalUi implements AgentUi {
     if (!this.#editor) {
       this.#out.err(
         heading(this.#style) +
-          this.#style.dim("    no one to ask: declined (use --yes, or mark the server trusted)\n"),
+          this.#style.dim(
+            hook
+              ? "    no one to ask: declined (a hook's question needs a person at a terminal)\n"
+              : "    no one to ask: declined (use --yes, or mark the server trusted)\n",
+          ),
       );
       return "no";
     }
     const style = this.#promptStyle;
-    const keys = ["y", "n", "a", "s", ...(request.canRemember ? ["p"] : []), "v"];
+    // "Always" is no answer to a hook, which asks again at every call.
+    const always = hook ? [] : ["a", "s", ...(request.canRemember ? ["p"] : [])];
+    const keys = ["y", "n", ...always, "v"];
     let question = heading(style);
     const choices = [
       ["y", "es"],
       ["n", "o"],
       ["a", "lways this tool"],
       ["s", "erver: always"],
-      ...(request.canRemember ? [["p", "roject: always"]] : []),
+      ["p", "roject: always"],
       ["v", "iew all"],
-    ].map(([key, rest]) => ({
+    ].filter(([key]) => keys.includes(key)).map(([key, rest]) => ({
       plain: `[${key}]${rest}`,
       shown: `${style.bold(`[${key}]`)}${rest}`,
     }));

@@ -1,0 +1,81 @@
+/**
+ * A failed hook as the person reads it: {@linkcode HookFailedError} (row `hook_failed`),
+ * with a remedy that fits the failure where one is more precise than the row's (a program
+ * not found, not executable, not granted by Deno's sandbox).
+ *
+ * @module
+ */
+
+import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
+import { HookFailedError } from "../errors.ts";
+import { perSurface, ROWS } from "../failure_table.ts";
+import { showControls } from "../terminal.ts";
+import { abridge } from "../text.ts";
+import type { HookFailure } from "./answer.ts";
+import type { HookCommand, HookEvent } from "./types.ts";
+
+/** Where a person sees a tool's input schema. */
+const SCHEMA_SHOWN = { repl: "/tools", script: "`patchbay tools --json`" };
+
+/** The first step for an `updatedInput` the tool's schema refuses. */
+const FIT_THE_SCHEMA =
+  perSurface`make the hook's updatedInput fit the tool's input schema (${SCHEMA_SHOWN} shows it)`;
+
+/** How a person gets a hook's input logged. */
+const DEBUG_LOG = { repl: "/debug", script: "--debug" };
+
+/** Characters of a hook's command line shown in its messages. */
+const SHOWN_COMMAND_CHARS = 80;
+
+/** `hook`'s command line as messages show it: one line, escapes visible, abridged. */
+export function shownCommand(hook: HookCommand): string {
+  return abridge(showControls(hook.command), SHOWN_COMMAND_CHARS);
+}
+
+/** The error of a hook that failed; `what` names what it ran for (`everything/echo`). */
+export function hookFailedError(
+  event: HookEvent,
+  hook: HookCommand,
+  failure: HookFailure,
+  what?: string,
+): HookFailedError {
+  const cause = `${failure.cause}${what ? ` (it ran for ${what})` : ""}`;
+  return new HookFailedError(event, shownCommand(hook), cause, remedyOf(hook, failure));
+}
+
+/** The error of a hook that rewrote a tool's input into one the tool refuses. */
+export function invalidInputError(
+  hook: HookCommand,
+  what: string,
+  problem: string,
+): HookFailedError {
+  return new HookFailedError(
+    "PreToolUse",
+    shownCommand(hook),
+    `it rewrote the input of ${what} (updatedInput) into one the tool's input schema ` +
+      `refuses: ${problem}; the call was not made`,
+    perSurface`${FIT_THE_SCHEMA}; run the hook by hand with the input ${DEBUG_LOG} logs for it`,
+  );
+}
+
+function remedyOf(hook: HookCommand, failure: HookFailure) {
+  const run = failure.run;
+  if (run.kind === "not_started") {
+    if (run.error instanceof Deno.errors.NotCapable) {
+      return denoPermissionRemedy(`--allow-run=${run.program}`);
+    }
+    if (run.error instanceof Deno.errors.NotFound) {
+      return `install '${run.program}' or fix the hook's "command" (a relative path is taken ` +
+        `from ${hook.folder}, a bare name from the PATH hooks get)`;
+    }
+    if (run.error instanceof Deno.errors.PermissionDenied) {
+      return `make it executable (chmod +x ${run.program}), or run it through its ` +
+        `interpreter in "command" (sh ${run.program})`;
+    }
+  }
+  if (failure.kind === "timeout") {
+    return `make the hook finish sooner, or raise its "timeout" (now ${hook.timeoutSeconds} s) ` +
+      "in the Hooks section";
+  }
+  return ROWS.hook_failed.remedy;
+}

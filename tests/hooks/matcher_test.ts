@@ -1,0 +1,40 @@
+/** Which hooks a call runs (lib/hooks/matcher.ts): patchbay's globs and Claude Code's names. */
+
+import assert from "node:assert/strict";
+import {
+  claudeToolName,
+  matchesTool,
+  matchesValue,
+  unmatchablePattern,
+} from "../../lib/hooks/matcher.ts";
+
+const echo = { server: "everything", tool: "echo" };
+const write = { server: "fs", tool: "write_file" };
+
+Deno.test("<server>.<tool> globs, | alternatives, and an absent or empty matcher", () => {
+  for (const matcher of [undefined, "", "*", "everything.*", "*.echo", "everything.ec?o"]) {
+    assert.ok(matchesTool(matcher, echo), String(matcher));
+  }
+  assert.ok(!matchesTool("everything.*", write));
+  assert.ok(matchesTool("everything.echo | fs.write_*", write));
+  assert.ok(!matchesTool("everything", echo), "a server alone is no tool");
+  assert.ok(!matchesTool("echo", echo), "a tool is named with its server");
+});
+
+Deno.test("Claude Code's mcp__<server>__<tool> names match, its .* written as *", () => {
+  assert.equal(claudeToolName(echo), "mcp__everything__echo");
+  assert.ok(matchesTool("mcp__everything__echo", echo));
+  assert.ok(matchesTool("mcp__everything__.*", echo));
+  assert.ok(matchesTool("mcp__.*__write_file", write));
+  assert.ok(!matchesTool("mcp__fs__.*", echo));
+  assert.ok(matchesTool("Bash|mcp__fs__write_file", write));
+});
+
+Deno.test("session matchers match the source or reason; Claude Code tool names are flagged", () => {
+  assert.ok(matchesValue("startup|resume", "resume"));
+  assert.ok(!matchesValue("clear", "startup"));
+  assert.ok(matchesValue(undefined, "other"));
+  assert.equal(unmatchablePattern("Edit|Write"), "Edit");
+  assert.equal(unmatchablePattern("everything.*|mcp__fs__x"), undefined);
+  assert.equal(unmatchablePattern(undefined), undefined);
+});
