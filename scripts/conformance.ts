@@ -58,8 +58,9 @@ export interface ScenarioRun {
 
 /**
  * Scenarios run beyond the requirement sets. Preserving a server's JSON Schema byte for
- * byte, the 2025-03-26 authorization fallback and the headless grants are patchbay's own
- * commitments; enterprise-managed authorization and workload identity are reported only.
+ * byte, the 2025-03-26 authorization fallback, the headless grants and the organisation
+ * sign-ins (enterprise-managed authorization, workload identity) are patchbay's own
+ * commitments.
  */
 export const EXTRA_SCENARIOS: readonly ScenarioRun[] = [
   ...REQUIREMENT_SETS.map((revision) => ({
@@ -75,20 +76,14 @@ export const EXTRA_SCENARIOS: readonly ScenarioRun[] = [
     "auth/client-credentials-jwt",
     "auth/dpop",
     "auth/dpop-nonce",
+    "auth/enterprise-managed-authorization",
+    "auth/wif-jwt-bearer",
   ]
     .map((scenario) => ({
       scenario,
       revision: "2026-07-28",
       source: "extension",
       scored: true,
-      force: true,
-    })),
-  ...["auth/enterprise-managed-authorization", "auth/wif-jwt-bearer"]
-    .map((scenario) => ({
-      scenario,
-      revision: "2026-07-28",
-      source: "extension",
-      scored: false,
       force: true,
     })),
 ];

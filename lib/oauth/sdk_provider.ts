@@ -37,7 +37,10 @@ import {
   type Grant,
   grantOf,
   privateKeyJwt,
+  usesBrowser,
 } from "./client_auth.ts";
+import { type GrantTarget, organisationTokenRequest } from "./org_grants.ts";
+import { idpFetch } from "./token_exchange.ts";
 import { CredentialCache } from "./credential_cache.ts";
 import { checkEndpoints, roleOf } from "./discovered_endpoints.ts";
 import { EndpointPolicy } from "./endpoint_policy.ts";
@@ -99,12 +102,14 @@ export abstract class SdkOAuthProvider implements OAuthClientProvider {
   #browserLogin: { started: number; done: Promise<void> } | undefined;
   #loginMs = 0;
   #dpop: Promise<DpopSession> | undefined;
+  /** Where the SDK's discovery last said tokens come from (organisation grants). */
+  #target: GrantTarget = {};
 
   /**
-   * The token request of the `client_credentials` grant (set only for that grant: the SDK
-   * then asks for tokens without a browser).
+   * The token request of a grant without a browser (set only for `client_credentials`,
+   * `jwt_bearer` and `token_exchange`: the SDK then asks for tokens without a browser).
    */
-  prepareTokenRequest?: (scope?: string) => URLSearchParams;
+  prepareTokenRequest?: (scope?: string) => URLSearchParams | Promise<URLSearchParams>;
   /** `private_key_jwt` client authentication (set only when the entry has a private key). */
   addClientAuthentication?: AddClientAuthentication;
   /**
@@ -137,11 +142,27 @@ export abstract class SdkOAuthProvider implements OAuthClientProvider {
       allowInternalHosts: options.server.auth.allowInternalHosts,
       resolve: options.resolve,
     });
-    this.oauthFetch = this.guarded(options.fetch ?? ((input, init) => fetch(input, init)));
+    const base: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+    this.oauthFetch = this.guarded(base);
     this.now = options.now ?? Date.now;
     const settings = options.server.auth;
     this.redactor?.addSecret(settings.clientSecret);
     if (this.grant === "client_credentials") this.prepareTokenRequest = clientCredentialsRequest;
+    if (this.grant === "jwt_bearer" || this.grant === "token_exchange") {
+      let idp: FetchLike | undefined;
+      this.prepareTokenRequest = organisationTokenRequest({
+        server: this.server,
+        serverUrl: this.serverUrl,
+        settings,
+        target: () => this.#target,
+        idpFetch: () =>
+          idp ??= idpFetch(this.server, settings.idp ?? {}, base, {
+            allowInternalHosts: settings.allowInternalHosts,
+            resolve: options.resolve,
+          }),
+        redactor: this.redactor,
+      });
+    }
     const { clientId, privateKey } = settings;
     if (privateKey !== undefined && clientId !== undefined) {
       this.addClientAuthentication = privateKeyJwt(
@@ -176,9 +197,19 @@ export abstract class SdkOAuthProvider implements OAuthClientProvider {
 
   // ── OAuthClientProvider ───────────────────────────────────────────────────────────
 
-  /** The callback for a browser login; none for `client_credentials` (no browser). */
+  /** The callback for a browser login; none for the grants without a browser. */
   get redirectUrl(): string | undefined {
-    return this.grant === "client_credentials" ? undefined : this.broker.redirectUri;
+    return usesBrowser(this.grant) ? this.broker.redirectUri : undefined;
+  }
+
+  /** The SDK tells the authorization server's issuer it found (the ID-JAG's audience). */
+  saveAuthorizationServerUrl(issuer: string): void {
+    this.#target = { ...this.#target, authorizationServer: issuer };
+  }
+
+  /** The SDK tells the resource identifier it found (the ID-JAG's resource). */
+  saveResourceUrl(resource: string): void {
+    this.#target = { ...this.#target, resource };
   }
 
   get clientMetadataUrl(): string | undefined {
@@ -377,6 +408,11 @@ export abstract class SdkOAuthProvider implements OAuthClientProvider {
       grant: this.grant,
       clientAuthentication: this.clientAuthentication,
       privateKeySource: this.settings.privateKeySource,
+      assertionField: this.grant === "jwt_bearer"
+        ? this.settings.assertion?.field
+        : this.grant === "token_exchange"
+        ? this.settings.idp?.subjectToken?.field
+        : undefined,
     };
   }
 

@@ -18,6 +18,7 @@ import { portOf, proxyFor } from "../proxy.ts";
 import { redisConfigured, resolveRedisSettings } from "../redis/settings.ts";
 import { browserCommands } from "../oauth/browser.ts";
 import { usesOAuth } from "../oauth/uses_oauth.ts";
+import { planOrganisationGrant } from "./grant_plan.ts";
 import { chooseTrace, TRACE_VARIABLE } from "../trace/choice.ts";
 import { INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
 import { TERMINAL_VARIABLES } from "../terminal.ts";
@@ -111,6 +112,7 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
         `the private key of server '${server.name}' (auth.private_key_file)`,
       );
     }
+    planOrganisationGrant(plan, inputs, server);
   }
   planOAuth(plan, inputs, oauth, os);
   planMemory(plan, inputs);
