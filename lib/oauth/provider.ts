@@ -293,6 +293,7 @@ export class PatchbayOAuthProvider extends SdkOAuthProvider {
 
   /** The SDK's `auth()` with patchbay's fetch, its warnings logged, its errors typed. */
   async #auth(options: Omit<AuthOptions, "serverUrl" | "fetchFn">) {
+    this.beginAuthorization();
     try {
       return await withSdkWarningsLogged(
         this.log,

@@ -13,6 +13,7 @@
  * @module
  */
 
+import { parseErrorResponse } from "@modelcontextprotocol/client";
 import type {
   AddClientAuthentication,
   DpopSession,
@@ -36,6 +37,7 @@ import {
   clientMetadataFor,
   type Grant,
   grantOf,
+  JWT_BEARER_GRANT_TYPE,
   privateKeyJwt,
   usesBrowser,
 } from "./client_auth.ts";
@@ -104,6 +106,10 @@ export abstract class SdkOAuthProvider implements OAuthClientProvider {
   #dpop: Promise<DpopSession> | undefined;
   /** Where the SDK's discovery last said tokens come from (organisation grants). */
   #target: GrantTarget = {};
+  /** JWT bearer token requests in the current `auth()` run (organisation grants). */
+  #jwtRequests = 0;
+  /** The authorization server's refusal of the last JWT bearer token request. */
+  #jwtRefusal: Error | undefined;
 
   /**
    * The token request of a grant without a browser (set only for `client_credentials`,
@@ -150,7 +156,7 @@ export abstract class SdkOAuthProvider implements OAuthClientProvider {
     if (this.grant === "client_credentials") this.prepareTokenRequest = clientCredentialsRequest;
     if (this.grant === "jwt_bearer" || this.grant === "token_exchange") {
       let idp: FetchLike | undefined;
-      this.prepareTokenRequest = organisationTokenRequest({
+      const prepare = organisationTokenRequest({
         server: this.server,
         serverUrl: this.serverUrl,
         settings,
@@ -162,6 +168,12 @@ export abstract class SdkOAuthProvider implements OAuthClientProvider {
           }),
         redactor: this.redactor,
       });
+      // The SDK's auth() asks once more after invalid_grant or invalid_client; a refused
+      // JWT is reported instead, neither presented again nor replaced by another grant.
+      this.prepareTokenRequest = (scope) => {
+        if (this.#jwtRequests++ > 0 && this.#jwtRefusal) throw this.#jwtRefusal;
+        return prepare(scope);
+      };
     }
     const { clientId, privateKey } = settings;
     if (privateKey !== undefined && clientId !== undefined) {
@@ -416,9 +428,26 @@ export abstract class SdkOAuthProvider implements OAuthClientProvider {
     };
   }
 
+  /** A new `auth()` run starts: its JWT bearer token request is its first. */
+  protected beginAuthorization(): void {
+    this.#jwtRequests = 0;
+    this.#jwtRefusal = undefined;
+  }
+
   /** `base` behind the endpoint policy, naming each address by its role in the metadata. */
   protected guarded(base: FetchLike): FetchLike {
-    return guardedFetch(base, {
+    const seen: FetchLike = async (input, init) => {
+      const response = await base(input, init);
+      const body = init?.body;
+      if (
+        !response.ok && body instanceof URLSearchParams &&
+        body.get("grant_type") === JWT_BEARER_GRANT_TYPE
+      ) {
+        this.#jwtRefusal = await parseErrorResponse(response.clone()).catch(() => undefined);
+      }
+      return response;
+    };
+    return guardedFetch(seen, {
       policy: this.policy,
       roleOf: (url) => roleOf(this.credentials.record?.discovery, url),
       onResponse: (document) => this.#lastDocument = document,
