@@ -13,19 +13,30 @@ import type { ConnectionEvent } from "./types.ts";
 /** Time start-up gives a server beyond its `timeout`, to finish diagnosing a failure. */
 export const START_GRACE_MS = 2000;
 
-/** Connects, waiting at most the server's `timeout` (+ grace), logging in not counted. */
+/**
+ * Connects, waiting at most the server's `timeout` (+ grace), logging in not counted; not
+ * at all when its kept lists are fresh (they are offered while it connects).
+ */
 export function connectWithin(connection: ServerConnection): Promise<unknown> {
+  const connecting = connection.connect();
+  if (connection.listsFromCache) return Promise.resolve();
   return settlesWithin(
-    connection.connect(),
+    connecting,
     connection.config.timeoutSeconds * 1000 + START_GRACE_MS,
     connection.oauth,
   );
 }
 
-/** Enabled servers whose first connection (or a `/refresh`) is still running. */
+/**
+ * Enabled servers whose first connection (or a `/refresh`) is still running, except those
+ * whose kept lists are offered meanwhile.
+ */
 export function pendingServers(connections: Iterable<ServerConnection>): string[] {
   return [...connections]
-    .filter((c) => !c.config.disabled && (c.state === "connecting" || c.state === "disconnected"))
+    .filter((c) =>
+      !c.config.disabled && !c.listsFromCache &&
+      (c.state === "connecting" || c.state === "disconnected")
+    )
     .map((c) => c.name);
 }
 

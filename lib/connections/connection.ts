@@ -34,6 +34,7 @@ import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
 import { rootsOf } from "./requests.ts";
 import { type Lists, openSession, ServerSession } from "./server_session.ts";
 import { AttemptHooks } from "./attempt_hooks.ts";
+import { KeptLists } from "./kept_lists.ts";
 import { askLogLevel, offerRoots } from "./session_settings.ts";
 import { maskedHandlers, warnLookalikes } from "./untrusted.ts";
 import { assertTransition } from "./state.ts";
@@ -88,6 +89,8 @@ export class ServerConnection {
   readonly #closed = new AbortController();
   /** The roots offered to the server; `undefined`: none, and no roots capability. */
   #roots?: Root[];
+  /** The lists kept across runs: served while the first attempt runs, saved when adopted. */
+  readonly #kept: KeptLists;
 
   constructor(options: ConnectionOptions) {
     this.config = options.config;
@@ -96,6 +99,8 @@ export class ServerConnection {
     this.#redactor = options.redactor ?? sessionRedactor;
     this.#roots = options.config.roots && rootsOf(options.config.roots);
     this.#restarts = new RestartSeries(options.backoff);
+    this.#kept = new KeptLists(options.listCache, options.config, options.log);
+    if (this.#kept.served) this.#lists = this.#kept.served;
     const isCurrent = (session: ServerSession) => this.#isCurrent(session);
     this.#liveness = new LivenessWatch({
       config: options.config,
@@ -116,8 +121,10 @@ export class ServerConnection {
       adopt: (session) => {
         this.#lists = this.#redactor.redactValue(session.lists);
         warnLookalikes(this.#lists, this.#log);
+        this.#kept.save(session, this.#lists);
         options.changed();
       },
+      invalidated: () => this.#kept.invalidate(),
       isCurrent,
       heard: (session) => this.#liveness.heard(session),
       lostWhileRelisting: (session, error) =>
@@ -135,9 +142,25 @@ export class ServerConnection {
     return this.#state;
   }
 
-  /** The last lists the server gave (kept while it is away, so names stay stable). */
+  /**
+   * The last lists the server gave (kept while it is away, so names stay stable); while
+   * the first attempt runs, the lists kept from an earlier run, when fresh.
+   */
   get lists(): Lists {
     return this.#lists;
+  }
+
+  /** Its lists are the kept ones, served while the first attempt runs. */
+  get listsFromCache(): boolean {
+    return this.#kept.served !== undefined;
+  }
+
+  /**
+   * Waits for the attempt in flight, if any (a call to a tool offered from the kept lists
+   * waits for its server as a call to any connecting server would).
+   */
+  async attempted(): Promise<void> {
+    if (this.#attempt) await this.#attempt;
   }
 
   /** Time spent in this server's browser logins, which its timeouts leave out. */
@@ -162,6 +185,7 @@ export class ServerConnection {
       since: this.#since,
       error: this.#error,
       lists: this.#lists,
+      listsFromCache: this.listsFromCache,
       info: this.#info,
       next: this.#restarts.next,
     };
@@ -188,7 +212,14 @@ export class ServerConnection {
     this.#restarts.cancel();
     this.#restarts.restart();
     this.#enter("connecting");
-    if (!(await this.#runAttempt()) && this.#state === "connecting") {
+    const ok = await this.#runAttempt();
+    if (this.#kept.served) {
+      // It failed (a success ended the serving when it adopted the live lists).
+      this.#kept.end(undefined);
+      this.#lists = EMPTY_LISTS;
+      this.#options.changed();
+    }
+    if (!ok && this.#state === "connecting") {
       this.#enter("failed", this.#error);
     }
   }
@@ -358,12 +389,17 @@ export class ServerConnection {
     this.#session = session;
     this.#lists = this.#redactor.redactValue(session.lists);
     warnLookalikes(this.#lists, this.#log);
+    const changedFromKept = this.#kept.end(this.#lists);
+    this.#kept.save(session, this.#lists);
     this.#info = this.#redactor.redactValue(sessionInfo(session));
     this.#connectedAt = Date.now();
     // The catalogue first: whoever hears "connected" finds the server's tools there.
     this.#options.changed();
     this.#enter("connected");
     this.#options.changed();
+    for (const list of changedFromKept) {
+      this.#options.emit({ type: "list_changed", server: this.name, list });
+    }
     this.#liveness.start(session);
     this.#applyLogLevel(session);
     if (early.lostEarly !== undefined) this.#lost(session, early.lostEarly);

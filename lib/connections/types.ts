@@ -47,6 +47,11 @@ export interface ServerStatus {
   disabled?: boolean;
   /** While `reconnecting`: which attempt comes next and when. */
   retry?: RetryStatus;
+  /**
+   * While `connecting` for the first time: its lists are the ones kept from an earlier run
+   * (still fresh), offered until the server answers.
+   */
+  listsFromCache?: boolean;
 }
 
 /** The restart series of a server that was lost (see `RECONNECT_BACKOFF`). */
