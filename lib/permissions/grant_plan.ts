@@ -9,11 +9,10 @@
 
 import type { CredentialSource, HttpServerConfig } from "../config/types.ts";
 import { portOf } from "../proxy.ts";
-import type { PermissionKind } from "./plan.ts";
 
-/** The part of the plan's builder this uses. */
+/** The part of the plan's builder this uses (the kinds named here: plan.ts imports this). */
 export interface PlanGrants {
-  add(kind: PermissionKind, value: string, why: string): void;
+  add(kind: "read" | "run" | "net", value: string, why: string): void;
   note(text: string): void;
 }
 
