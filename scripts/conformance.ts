@@ -151,6 +151,8 @@ export async function requiredClientScenarios(revision: string): Promise<string[
 /** Runs one scenario and reads its checks. */
 export async function runScenario(run: ScenarioRun, keepIn?: string): Promise<RunResult> {
   const started = performance.now();
+  // --results names a folder that need not exist yet (docs/conformance.md's example does not).
+  if (keepIn) await Deno.mkdir(keepIn, { recursive: true });
   const out = keepIn
     ? await Deno.makeTempDir({ dir: keepIn, prefix: `${run.scenario.replaceAll("/", "-")}-` })
     : await Deno.makeTempDir({ prefix: "patchbay-conformance-results-" });

@@ -15,6 +15,7 @@ import type { ServerConfig, StdioServerConfig } from "../../lib/config/types.ts"
 import { ListCache, MAX_LIST_CACHE_BYTES } from "../../lib/connections/list_cache.ts";
 import type { Lists } from "../../lib/connections/live_session.ts";
 import { ToolExecutionError } from "../../lib/errors.ts";
+import { delay } from "../../lib/async/delay.ts";
 import { bounded } from "../support/bounded.ts";
 import { runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
 import { DENO } from "../support/deps.ts";
@@ -150,6 +151,43 @@ Deno.test("kept lists: live lists that differ replace them, and a call approved 
   assert.ok(run.events.some((e) => e.type === "list_changed" && e.list === "tools"));
   await run.manager.close();
   assert.match(await Deno.readTextFile(file), /Echoes its text/, "the file holds the live list");
+});
+
+Deno.test("kept lists: list_changed drops them at once; the re-listed tools are kept for the next run", async () => {
+  await using dir = await tempDir();
+  const holdFile = join(dir.path, "hold");
+  const cache = new ListCache({ dir: join(dir.path, "lists") });
+  const entry = stdioEntry("chg", DENO, [
+    "run",
+    "--quiet",
+    "--no-config",
+    `--allow-read=${dir.path}`,
+    FIXTURE,
+    "--change-on-call",
+    `--hold-file=${holdFile}`,
+  ]);
+  await using run = await startManager({ servers: [entry], listCache: cache });
+  await cache.settled();
+  assert.equal(cache.load(entry)?.lists.tools[0].description, "Echoes its text");
+  const file = cache.fileOf(entry);
+  // The call makes the server change its tool and say so; its re-listing is held.
+  await run.manager.callTool("chg__echo", { text: "x" });
+  await bounded(
+    (async () => {
+      while (await Deno.stat(file).then(() => true, () => false)) await delay(20);
+    })(),
+    "the kept file removed on list_changed",
+  );
+  assert.equal(cache.load(entry), undefined, "nothing kept while the re-listing runs");
+  await Deno.writeTextFile(holdFile, "");
+  await bounded(
+    (async () => {
+      while (run.manager.tools()[0]?.description !== "Changed") await delay(20);
+    })(),
+    "the re-listed tools adopted",
+  );
+  await cache.settled();
+  assert.equal(cache.load(entry)?.lists.tools[0].description, "Changed");
 });
 
 Deno.test("kept lists: a server that fails takes its kept tools away", async () => {
