@@ -185,7 +185,10 @@ export async function withServers<T>(
     connecting = false;
     try {
       if (controller.signal.aborted) throw new CancelledError("connecting");
-      const failed = states.filter((s) => !s.disabled && s.state !== "connected");
+      // A server still connecting whose kept lists are offered has not failed (yet).
+      const failed = states.filter((s) =>
+        !s.disabled && s.state !== "connected" && !s.listsFromCache
+      );
       if (failed.length > 0 && !options.json && !how.showsFailures) {
         const block = renderServerStatus(states, {
           style: stderrStyle(),

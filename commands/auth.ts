@@ -165,7 +165,7 @@ export async function authLogin(name: string, options: AuthLoginOptions): Promis
       Date.now(),
       server.auth,
     );
-    const grant = stored.grant === "client_credentials" || stored.dpop
+    const grant = (stored.grant && stored.grant !== "authorization_code") || stored.dpop
       ? `, grant ${describeGrant(stored)}`
       : "";
     const expiry = stored.expiresAt

@@ -128,8 +128,11 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     });
     connecting = false;
     reportServers(session, json, output, runtime.logger.redactor);
+    // Required servers offered from their kept lists are waited for: they must connect.
+    if (options.requireServers) await session.manager.cachedAttempts();
     const enabled = session.manager.states().filter((s) => !s.disabled);
-    const failed = enabled.filter((s) => s.state !== "connected").map((s) => s.name);
+    const failed = enabled.filter((s) => s.state !== "connected" && !s.listsFromCache)
+      .map((s) => s.name);
     if (options.requireServers && failed.length > 0) throw serversRequired(failed);
     if (!session.agent) throw session.modelError;
     // A mention that cannot be read fails the run before anything is sent.
@@ -218,7 +221,7 @@ function reportServers(
     }
     return;
   }
-  const failed = states.filter((s) => !s.disabled && s.state !== "connected");
+  const failed = states.filter((s) => !s.disabled && s.state !== "connected" && !s.listsFromCache);
   if (failed.length === 0) return;
   // The header counts every server; only the failed ones are listed.
   const only = (s: (typeof states)[number]) => failed.includes(s);

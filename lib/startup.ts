@@ -194,6 +194,7 @@ export function registerConfigSecrets(config: Config, redactor: Redactor): void 
         redactor.addSecret(value.replace(/^(Bearer|Basic|Token)\s+/i, ""));
       }
       redactor.addSecret(server.auth?.clientSecret);
+      redactor.addSecret(server.auth?.idp?.clientSecret);
       for (const secret of privateKeySecrets(server.auth?.privateKey)) redactor.addSecret(secret);
     }
   }

@@ -67,9 +67,10 @@ export interface ScenarioRun {
 
 /**
  * Scenarios run beyond the requirement sets. Preserving a server's JSON Schema byte for
- * byte, the 2025-03-26 authorization fallback, the headless grants and Skills over MCP
- * (SEP-2640: no file fetched ahead of need, every file verified) are patchbay's own
- * commitments; enterprise-managed authorization and workload identity are reported only.
+ * byte, the 2025-03-26 authorization fallback, the headless grants, Skills over MCP
+ * (SEP-2640: no file fetched ahead of need, every file verified) and the organisation
+ * sign-ins (enterprise-managed authorization, workload identity) are patchbay's own
+ * commitments.
  */
 export const EXTRA_SCENARIOS: readonly ScenarioRun[] = [
   ...REQUIREMENT_SETS.map((revision) => ({
@@ -85,6 +86,8 @@ export const EXTRA_SCENARIOS: readonly ScenarioRun[] = [
     "auth/client-credentials-jwt",
     "auth/dpop",
     "auth/dpop-nonce",
+    "auth/enterprise-managed-authorization",
+    "auth/wif-jwt-bearer",
   ]
     .map((scenario) => ({
       scenario,
@@ -106,14 +109,6 @@ export const EXTRA_SCENARIOS: readonly ScenarioRun[] = [
     force: true,
     strict: true,
   })),
-  ...["auth/enterprise-managed-authorization", "auth/wif-jwt-bearer"]
-    .map((scenario) => ({
-      scenario,
-      revision: "2026-07-28",
-      source: "extension",
-      scored: false,
-      force: true,
-    })),
 ];
 
 /** What `conformance_client.ts` writes when a patchbay command exited otherwise than expected. */
@@ -182,6 +177,8 @@ export async function requiredClientScenarios(revision: string): Promise<string[
 /** Runs one scenario and reads its checks. */
 export async function runScenario(run: ScenarioRun, keepIn?: string): Promise<RunResult> {
   const started = performance.now();
+  // --results names a folder that need not exist yet (docs/conformance.md's example does not).
+  if (keepIn) await Deno.mkdir(keepIn, { recursive: true });
   const out = keepIn
     ? await Deno.makeTempDir({ dir: keepIn, prefix: `${run.scenario.replaceAll("/", "-")}-` })
     : await Deno.makeTempDir({ prefix: "patchbay-conformance-results-" });

@@ -31,6 +31,13 @@ interface Context {
   /** The client's key for `private_key_jwt` (PKCS#8 PEM), and its algorithm. */
   private_key_pem?: string;
   signing_algorithm?: string;
+  /** auth/wif-jwt-bearer: the workload's JWT, as its platform would write it to a file. */
+  valid_jwt?: string;
+  /** auth/enterprise-managed-authorization: the identity provider and the person's ID token. */
+  idp_client_id?: string;
+  idp_id_token?: string;
+  idp_issuer?: string;
+  idp_token_endpoint?: string;
   toolCalls?: { name: string; arguments?: Record<string, unknown> }[];
   [key: string]: unknown;
 }
@@ -153,6 +160,32 @@ const DPOP = new Set(["auth/dpop", "auth/dpop-nonce"]);
 const KEY_FILE = "client-key.pem";
 
 /**
+ * The files the organisation sign-ins read their token from, as a workload's platform
+ * (a Kubernetes projected token) or a single sign-on tool would write them.
+ */
+const WORKLOAD_JWT_FILE = "workload.jwt";
+const ID_TOKEN_FILE = "id-token.jwt";
+
+/** The `auth` fields of the organisation sign-in scenarios. */
+function organisationGrant(scenario: string, context: Context): Record<string, unknown> {
+  if (scenario === "auth/wif-jwt-bearer") {
+    return { grant: "jwt_bearer", assertion_file: WORKLOAD_JWT_FILE };
+  }
+  if (scenario === "auth/enterprise-managed-authorization") {
+    return {
+      grant: "token_exchange",
+      idp: {
+        issuer: context.idp_issuer,
+        token_endpoint: context.idp_token_endpoint,
+        client_id: context.idp_client_id,
+        subject_token_file: ID_TOKEN_FILE,
+      },
+    };
+  }
+  return {};
+}
+
+/**
  * The server entry for the scenario, as a person would write it: a private key goes in a
  * file beside servers_config.json (`private_key_file`), owner-readable only.
  */
@@ -162,6 +195,7 @@ function serverEntry(url: string, scenario: string, context: Context): Record<st
     entry.auth = {
       method: "oauth",
       ...(CLIENT_CREDENTIALS.has(scenario) ? { grant: "client_credentials" } : {}),
+      ...organisationGrant(scenario, context),
       ...(context.client_id ? { client_id: context.client_id } : {}),
       ...(context.client_secret ? { client_secret: context.client_secret } : {}),
       ...(context.private_key_pem
@@ -211,10 +245,13 @@ async function main(): Promise<number> {
       LLM: { provider: "openai-compatible", model: "none", base_url: "http://127.0.0.1:9/v1" },
       mcpServers: { [SERVER]: serverEntry(url, scenario, context) },
     };
-    if (context.private_key_pem) {
-      await Deno.writeTextFile(join(home, "work", KEY_FILE), context.private_key_pem, {
-        mode: 0o600,
-      });
+    const files: [string, string | undefined][] = [
+      [KEY_FILE, context.private_key_pem],
+      [WORKLOAD_JWT_FILE, scenario === "auth/wif-jwt-bearer" ? context.valid_jwt : undefined],
+      [ID_TOKEN_FILE, context.idp_id_token],
+    ];
+    for (const [name, text] of files) {
+      if (text) await Deno.writeTextFile(join(home, "work", name), text, { mode: 0o600 });
     }
     await Deno.writeTextFile(
       join(home, "work", "servers_config.json"),

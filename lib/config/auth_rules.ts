@@ -8,6 +8,7 @@
  */
 
 import type { z } from "zod";
+import { checkOrganisationGrants } from "./grant_rules.ts";
 import { AuthSchema, type RuleParams } from "./schema.ts";
 
 type Auth = z.output<typeof AuthSchema>;
@@ -58,6 +59,15 @@ export const AuthRulesSchema = AuthSchema.superRefine((auth, ctx) => {
       },
     );
   }
+  checkOrganisationGrants(auth, ctx);
+  if (auth.grant !== "authorization_code" && auth.client_metadata_url !== undefined) {
+    issue(
+      ctx,
+      "client_metadata_url",
+      `auth.client_metadata_url is for browser logins; grant "${auth.grant}" uses client_id`,
+      { hint: "remove client_metadata_url" },
+    );
+  }
   if (auth.grant !== "client_credentials") return;
   if (auth.client_id === undefined) {
     issue(
@@ -74,15 +84,6 @@ export const AuthRulesSchema = AuthSchema.superRefine((auth, ctx) => {
       'grant "client_credentials" needs the client\'s credentials: auth.client_secret ' +
         "(client_secret_basic) or auth.private_key / auth.private_key_file (private_key_jwt)",
       { hint: 'add "client_secret": "${CLIENT_SECRET}" (from .env), or "private_key_file"' },
-    );
-  }
-  if (auth.client_metadata_url !== undefined) {
-    issue(
-      ctx,
-      "client_metadata_url",
-      'auth.client_metadata_url is for browser logins; grant "client_credentials" uses ' +
-        "client_id",
-      { hint: "remove client_metadata_url" },
     );
   }
 });

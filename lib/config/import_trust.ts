@@ -53,6 +53,22 @@ export const TRUST_FIELDS: readonly TrustField[] = [
     widens: () => true,
     effect: "patchbay would read this file of yours and sign for the server with the key in it",
   },
+  {
+    path: ["auth", "assertion_file"],
+    widens: () => true,
+    effect: "patchbay would read this file of yours and present the token in it to the server",
+  },
+  {
+    path: ["auth", "assertion_command"],
+    widens: () => true,
+    effect: "patchbay would run this command and present what it prints to the server",
+  },
+  {
+    path: ["auth", "idp"],
+    widens: () => true,
+    effect: "patchbay would read or run what it names and send your ID token to that identity " +
+      "provider",
+  },
 ];
 
 /**

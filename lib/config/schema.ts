@@ -15,7 +15,7 @@ import { z } from "zod";
 import { DEFAULTS } from "../defaults.ts";
 import { PROVIDER_NAMES } from "../providers.ts";
 import { isModernRevision, PROTOCOL_MODES, PROTOCOL_REVISIONS } from "../revisions.ts";
-import { CLIENT_ASSERTION_ALGS } from "./types.ts";
+import { CLIENT_ASSERTION_ALGS, OAUTH_GRANTS } from "./types.ts";
 
 /**
  * Longest duration a configuration may give a wait (timeouts), in seconds: one day. No
@@ -121,13 +121,47 @@ export const LlmSchema = z.strictObject({
   ).optional(),
 }).describe("Model settings");
 
+/** A command line run without a shell: the program, then its arguments. */
+const commandLine = (what: string) =>
+  z.array(z.string().min(1)).min(1).max(MAX_COMMAND_WORDS).describe(what).optional();
+
+/** Most words a credential command line may have. */
+const MAX_COMMAND_WORDS = 64;
+
+/** `auth.idp`: the organisation's identity provider, for grant "token_exchange". */
+export const IdpSchema = z.strictObject({
+  issuer: optionalText(
+    "The identity provider's issuer URL; its token endpoint is discovered from its metadata",
+  ),
+  token_endpoint: optionalText("The identity provider's token endpoint (instead of issuer)"),
+  client_id: optionalText("patchbay's client id at the identity provider"),
+  client_secret: optionalText(
+    "patchbay's client secret at the identity provider; write ${VARIABLE} to take it from " +
+      ".env or the environment",
+  ),
+  subject_token_file: optionalText(
+    "The file holding the person's ID token from the identity provider, read again for " +
+      "every exchange; relative to this file's folder",
+  ),
+  subject_token_command: commandLine(
+    "The command (program and arguments, no shell) that prints the person's ID token",
+  ),
+}).describe(
+  'grant "token_exchange": the identity provider that exchanges the person\'s ID token for ' +
+    "an identity assertion grant (ID-JAG) for this server",
+);
+
 export const AuthSchema = z.strictObject({
   method: z.literal("oauth").describe('"oauth" turns on OAuth for this server'),
   client_id: optionalText("Pre-registered OAuth client id"),
-  grant: z.enum(["authorization_code", "client_credentials"]).describe(
+  grant: z.enum(OAUTH_GRANTS).describe(
     '"authorization_code": a person logs in in the browser (default); "client_credentials": ' +
       "patchbay authenticates as the client itself, with client_secret or a private key, " +
-      "for CI and hosts without a browser",
+      'for CI and hosts without a browser; "jwt_bearer": a JWT from the workload\'s ' +
+      "environment (assertion_file or assertion_command) is presented (workload identity " +
+      'federation, RFC 7523); "token_exchange": the organisation\'s identity provider (idp) ' +
+      "exchanges the person's ID token for a grant the server's authorization server " +
+      "accepts (enterprise-managed authorization, RFC 8693 then RFC 7523)",
   ).default(DEFAULTS.oauth.grant),
   client_secret: optionalText("Pre-registered OAuth client secret"),
   private_key: optionalText(
@@ -151,6 +185,16 @@ export const AuthSchema = z.strictObject({
   client_metadata_url: optionalText(
     "HTTPS URL of a client ID metadata document to use as client_id",
   ),
+  assertion_file: optionalText(
+    'grant "jwt_bearer": the file holding the workload\'s JWT (e.g. a Kubernetes projected ' +
+      "service-account token), read again for every token request; relative to this file's " +
+      "folder",
+  ),
+  assertion_command: commandLine(
+    'grant "jwt_bearer": the command (program and arguments, no shell) that prints the ' +
+      "workload's JWT on stdout, run for every token request",
+  ),
+  idp: IdpSchema.optional(),
   allow_internal_hosts: z.array(
     z.string().regex(
       /^(?:[^\s/:@?#[\]]+|\[?[0-9A-Fa-f:.]+\]?)$/,

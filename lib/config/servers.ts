@@ -8,6 +8,7 @@
 
 import { DEFAULTS } from "../defaults.ts";
 import { AuthRulesSchema } from "./auth_rules.ts";
+import { readGrantValues } from "./grant_values.ts";
 import { ruleAbidingName, SERVER_NAME_RULE, serverNameProblem } from "./server_name.ts";
 import { type CanonicalEntry, canonicalEntry, writtenPath } from "./dialect.ts";
 import type { FieldPath, ProblemList } from "./problem_list.ts";
@@ -331,5 +332,6 @@ function readAuth(
     scopes: auth.scopes,
     clientMetadataUrl: auth.client_metadata_url,
     allowInternalHosts: auth.allow_internal_hosts,
+    ...readGrantValues(values, auth, path),
   };
 }

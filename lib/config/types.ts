@@ -50,8 +50,45 @@ export interface LlmConfig {
   price?: PricePerMillionTokens;
 }
 
-/** How patchbay obtains tokens: a person in a browser, or the client's own credentials. */
-export type OAuthGrant = "authorization_code" | "client_credentials";
+/**
+ * How patchbay obtains tokens: a person in a browser, the client's own credentials, a
+ * workload's JWT (RFC 7523), or the person's ID token exchanged at the organisation's
+ * identity provider (RFC 8693, then RFC 7523).
+ */
+export const OAUTH_GRANTS = [
+  "authorization_code",
+  "client_credentials",
+  "jwt_bearer",
+  "token_exchange",
+] as const;
+
+/** One of {@linkcode OAUTH_GRANTS}. */
+export type OAuthGrant = (typeof OAUTH_GRANTS)[number];
+
+/**
+ * A credential patchbay reads when it needs one (never kept): a file read again each time,
+ * or a command (program and arguments, no shell) whose stdout is the credential.
+ */
+export interface CredentialSource {
+  /** The configuration field it was written in, for messages (`auth.assertion_file`). */
+  field: string;
+  /** Absolute path of the file. */
+  file?: string;
+  /** The command line. */
+  command?: string[];
+}
+
+/** `auth.idp`: the identity provider of grant `token_exchange`. */
+export interface IdpSettings {
+  /** The issuer URL (the token endpoint is discovered from its metadata). */
+  issuer?: string;
+  /** The token endpoint, when given instead of (or as well as) the issuer. */
+  tokenEndpoint?: string;
+  clientId?: string;
+  clientSecret?: string;
+  /** Where the person's ID token comes from. */
+  subjectToken?: CredentialSource;
+}
 
 /** JWS algorithms for `private_key_jwt` client assertions (asymmetric only). */
 export const CLIENT_ASSERTION_ALGS = [
@@ -93,6 +130,10 @@ export interface OAuthSettings {
    * (lib/oauth/endpoint_policy.ts). @default none
    */
   allowInternalHosts?: string[];
+  /** Grant `jwt_bearer`: where the workload's JWT comes from. */
+  assertion?: CredentialSource;
+  /** Grant `token_exchange`: the identity provider. */
+  idp?: IdpSettings;
 }
 
 interface ServerCommon {

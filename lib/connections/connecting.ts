@@ -15,10 +15,12 @@ export const START_GRACE_MS = 2000;
 
 /**
  * Connects, waiting at most the server's `timeout` (more while its package runner installs
- * it) plus grace, logging in not counted.
+ * it) plus grace, logging in not counted; not at all when its kept lists are fresh (they are
+ * offered while it connects).
  */
 export function connectWithin(connection: ServerConnection): Promise<unknown> {
   const connecting = connection.connect();
+  if (connection.listsFromCache) return Promise.resolve();
   return settlesWithin(
     connecting,
     connection.connectTimeoutSeconds * 1000 + START_GRACE_MS,
@@ -26,10 +28,16 @@ export function connectWithin(connection: ServerConnection): Promise<unknown> {
   );
 }
 
-/** Enabled servers whose first connection (or a `/refresh`) is still running. */
+/**
+ * Enabled servers whose first connection (or a `/refresh`) is still running, except those
+ * whose kept lists are offered meanwhile.
+ */
 export function pendingServers(connections: Iterable<ServerConnection>): string[] {
   return [...connections]
-    .filter((c) => !c.config.disabled && (c.state === "connecting" || c.state === "disconnected"))
+    .filter((c) =>
+      !c.config.disabled && !c.listsFromCache &&
+      (c.state === "connecting" || c.state === "disconnected")
+    )
     .map((c) => c.name);
 }
 

@@ -37,6 +37,7 @@ import type { PriorSessionOptions } from "./prior_session.ts";
 import { AttemptHooks } from "./attempt_hooks.ts";
 import { adoptWarnings } from "./optional_lists.ts";
 import { firstInstall } from "./package_runner.ts";
+import { KeptLists } from "./kept_lists.ts";
 import { askLogLevel, offerRoots } from "./session_settings.ts";
 import { maskedHandlers, warnLookalikes } from "./untrusted.ts";
 import { assertTransition } from "./state.ts";
@@ -100,6 +101,8 @@ export class ServerConnection {
    * HTTP url that answered the legacy way is SSE (`sse_fallback.ts`), for every attempt after.
    */
   #learned?: ServerConfig;
+  /** The lists kept across runs: served while the first attempt runs, saved when adopted. */
+  readonly #kept: KeptLists;
 
   constructor(options: ConnectionOptions) {
     this.config = options.config;
@@ -110,6 +113,8 @@ export class ServerConnection {
     this.#restarts = new RestartSeries(options.backoff);
     // Known before the first attempt: the banner, drawn before the servers start, says it.
     if (!options.config.disabled) this.#checkInstall();
+    this.#kept = new KeptLists(options.listCache, options.config, options.log);
+    if (this.#kept.served) this.#lists = this.#kept.served;
     const isCurrent = (session: ServerSession) => this.#isCurrent(session);
     this.#liveness = new LivenessWatch({
       config: options.config,
@@ -131,8 +136,10 @@ export class ServerConnection {
         this.#lists = this.#redactor.redactValue(session.lists);
         this.#warnings = adoptWarnings(session, this.#warnings, this.#redactor, this.#log);
         warnLookalikes(this.#lists, this.#log);
+        this.#kept.save(session, this.#lists);
         options.changed();
       },
+      invalidated: () => this.#kept.invalidate(),
       isCurrent,
       heard: (session) => this.#liveness.heard(session),
       lostWhileRelisting: (session, error) =>
@@ -188,9 +195,25 @@ export class ServerConnection {
     return this.#state;
   }
 
-  /** The last lists the server gave (kept while it is away, so names stay stable). */
+  /**
+   * The last lists the server gave (kept while it is away, so names stay stable); while
+   * the first attempt runs, the lists kept from an earlier run, when fresh.
+   */
   get lists(): Lists {
     return this.#lists;
+  }
+
+  /** Its lists are the kept ones, served while the first attempt runs. */
+  get listsFromCache(): boolean {
+    return this.#kept.served !== undefined;
+  }
+
+  /**
+   * Waits for the attempt in flight, if any (a call to a tool offered from the kept lists
+   * waits for its server as a call to any connecting server would).
+   */
+  async attempted(): Promise<void> {
+    if (this.#attempt) await this.#attempt;
   }
 
   /** Time spent in this server's browser logins, which its timeouts leave out. */
@@ -215,6 +238,7 @@ export class ServerConnection {
       since: this.#since,
       error: this.#error,
       lists: this.#lists,
+      listsFromCache: this.listsFromCache,
       info: this.#info,
       next: this.#restarts.next,
       warnings: this.#warnings,
@@ -252,7 +276,14 @@ export class ServerConnection {
     this.#restarts.cancel();
     this.#restarts.restart();
     this.#enter("connecting");
-    if (!(await this.#runAttempt()) && this.#state === "connecting") {
+    const ok = await this.#runAttempt();
+    if (this.#kept.served) {
+      // It failed (a success ended the serving when it adopted the live lists).
+      this.#kept.end(undefined);
+      this.#lists = EMPTY_LISTS;
+      this.#options.changed();
+    }
+    if (!ok && this.#state === "connecting") {
       this.#enter("failed", this.#error);
     }
   }
@@ -439,12 +470,17 @@ export class ServerConnection {
     this.#lists = this.#redactor.redactValue(session.lists);
     this.#warnings = adoptWarnings(session, this.#warnings, this.#redactor, this.#log);
     warnLookalikes(this.#lists, this.#log);
+    const changedFromKept = this.#kept.end(this.#lists);
+    this.#kept.save(session, this.#lists);
     this.#info = this.#redactor.redactValue(sessionInfo(session));
     this.#connectedAt = Date.now();
     // The catalogue first: whoever hears "connected" finds the server's tools there.
     this.#options.changed();
     this.#enter("connected");
     this.#options.changed();
+    for (const list of changedFromKept) {
+      this.#options.emit({ type: "list_changed", server: this.name, list });
+    }
     this.#liveness.start(session);
     this.#applyLogLevel(session);
     if (early.lostEarly !== undefined) this.#lost(session, early.lostEarly);

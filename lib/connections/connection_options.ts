@@ -12,6 +12,7 @@ import type { Log } from "../log.ts";
 import type { Redactor } from "../redact.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import type { BackoffPolicy } from "./reconnect.ts";
+import type { ListCache } from "./list_cache.ts";
 import type { ServerSessionOptions } from "./server_session.ts";
 import type { ConnectionEvent, ServerRequestHandlers } from "./types.ts";
 
@@ -43,4 +44,6 @@ export interface ConnectionOptions {
    * @default sessionRedactor
    */
   redactor?: Redactor;
+  /** The lists kept across runs (served while the first attempt runs). @default none */
+  listCache?: ListCache;
 }

@@ -30,6 +30,8 @@ export interface ConnectionFacts {
   error?: PatchbayError;
   /** The last lists the server gave. */
   lists: Lists;
+  /** They are the lists kept from an earlier run, served while the first attempt runs. */
+  listsFromCache?: boolean;
   info: SessionInfo;
   /** The restart that comes next while `reconnecting`. */
   next?: RetryStatus;
@@ -69,6 +71,7 @@ export function connectionStatus(facts: ConnectionFacts, target: string): Server
     error: state === "reconnecting" && error ? whileRestarting(error) : error,
     ...facts.info,
     ...(config.disabled ? { disabled: true } : {}),
+    ...(facts.listsFromCache ? { listsFromCache: true } : {}),
     ...(state === "reconnecting" && facts.next ? { retry: { ...facts.next } } : {}),
     ...(["disconnected", "connecting", "reconnecting"].includes(state) && facts.installing
       ? { installing: { ...facts.installing } }

@@ -42,6 +42,16 @@ export interface Lists {
   templates: ResourceTemplate[];
 }
 
+/**
+ * A list result's caching hints (2026-07-28 `ttlMs` and `cacheScope`, as the server sent
+ * them: untrusted), and when it arrived; what lib/connections/list_cache.ts judges.
+ */
+export interface ListHint {
+  ttlMs?: unknown;
+  cacheScope?: unknown;
+  receivedAt: number;
+}
+
 /** Which list a `list_changed` notification is about. */
 export type ListName = "tools" | "prompts" | "resources";
 
@@ -77,6 +87,8 @@ export class ServerSession {
    * answered (`optional_lists.ts`).
    */
   readonly failedLists = new Map<OptionalList, string>();
+  /** The caching hints of each list as last fetched (absent: not offered, or never fetched). */
+  hints: Partial<Record<keyof Lists, ListHint>> = {};
   /** The roots capability was declared in this session's handshake. */
   readonly offersRoots: boolean;
   /** The handshake and first listing succeeded. */
@@ -178,28 +190,41 @@ export class ServerSession {
   ): Promise<Lists> {
     const want = (name: ListName) => which === undefined || which === name;
     const warnings = this.failedLists;
+    // The hints ride on the results (the SDK passes them through, page 1's for a list).
+    const hinted = <R extends object>(list: keyof Lists) => (result: R): R => {
+      const { ttlMs, cacheScope } = result as { ttlMs?: unknown; cacheScope?: unknown };
+      this.hints[list] = { ttlMs, cacheScope, receivedAt: Date.now() };
+      return result;
+    };
     const [tools, prompts, resources, templates] = await Promise.all([
       want("tools") && caps.tools
-        ? this.client.listTools(undefined, options).then((r) => this.rawSchemas.apply(r.tools))
+        ? this.client.listTools(undefined, options).then(hinted("tools"))
+          .then((r) => this.rawSchemas.apply(r.tools))
         : this.lists.tools,
       want("prompts") && caps.prompts
         ? optionalList(
           "prompts",
-          this.client.listPrompts(undefined, options).then((r) => r.prompts),
+          this.client.listPrompts(undefined, options).then(hinted("prompts")).then((r) =>
+            r.prompts
+          ),
           warnings,
         )
         : this.lists.prompts,
       want("resources") && caps.resources
         ? optionalList(
           "resources",
-          this.client.listResources(undefined, options).then((r) => r.resources),
+          this.client.listResources(undefined, options).then(hinted("resources")).then((r) =>
+            r.resources
+          ),
           warnings,
         )
         : this.lists.resources,
       want("resources") && caps.resources
         ? optionalList(
           "resource templates",
-          this.client.listResourceTemplates(undefined, options).then((r) => r.resourceTemplates),
+          this.client.listResourceTemplates(undefined, options).then(hinted("templates")).then((
+            r,
+          ) => r.resourceTemplates),
           warnings,
         )
         : this.lists.templates,

@@ -40,13 +40,14 @@ import type {
   RequestOptions,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
-import type { PatchbayError } from "../errors.ts";
+import { CancelledError, type PatchbayError, ToolExecutionError } from "../errors.ts";
+import { abortable } from "../async/abortable.ts";
 import { type Log, silentLog } from "../log.ts";
 import { type OAuthRuntime, type PatchbayOAuthProvider, usesOAuth } from "../oauth/mod.ts";
 import { type EnvLookup, ProxyRouter } from "../proxy.ts";
 import { type Redactor, sessionRedactor } from "../redact.ts";
 import { connectWithin, pendingServers, settledWithin } from "./connecting.ts";
-import { offeredBy, OfferedTools } from "./offered_tools.ts";
+import { definitionOf, offeredBy, OfferedTools } from "./offered_tools.ts";
 import { completeOn } from "./completion.ts";
 import { applyServers, SessionSwitches } from "./config_apply.ts";
 import { notConfiguredError, statusTarget } from "./connection_report.ts";
@@ -121,6 +122,8 @@ export class ConnectionManager implements ToolHost {
     this.#oauth = options.oauth;
     this.#switches = new SessionSwitches(options.servers);
     for (const config of options.servers) this.#connections.set(config.name, this.#create(config));
+    // Lists kept from an earlier run are offered from the start.
+    this.#tools.rebuild();
     this.#hub.on(traceConnectionEvent);
   }
 
@@ -136,6 +139,7 @@ export class ConnectionManager implements ToolHost {
       emit: (event) => this.#hub.emit(event),
       changed: () => this.#tools.rebuild(),
       backoff,
+      listCache: options.listCache,
       logLevel: () => this.#logLevel,
       oauth: this.#oauthFor(config),
       handlers: () => this.#handlers,
@@ -190,6 +194,12 @@ export class ConnectionManager implements ToolHost {
    */
   skipPending(): string[] {
     return [...this.#connections.values()].filter((c) => c.skip()).map((c) => c.name);
+  }
+
+  /** Waits for the first attempts of the servers offered from their kept lists. */
+  async cachedAttempts(): Promise<void> {
+    const cached = [...this.#connections.values()].filter((c) => c.listsFromCache);
+    await Promise.all(cached.map((c) => c.attempted()));
   }
 
   /** One status per configured server, in configuration order. */
@@ -269,7 +279,9 @@ export class ConnectionManager implements ToolHost {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#calls.call(this.#connections.get(tool.server)!, tool, args, options);
+    const connection = this.#connections.get(tool.server)!;
+    if (connection.listsFromCache) return this.#callWhenConnected(connection, tool, args, options);
+    return this.#calls.call(connection, tool, args, options);
   }
 
   /**
@@ -283,6 +295,31 @@ export class ConnectionManager implements ToolHost {
   /** The connection to `server`, for its tasks (`task_requests.ts`). */
   taskConnection(server: string): ServerConnection {
     return this.#connection(server);
+  }
+
+  /**
+   * A call to a tool offered from the kept lists: waits for its server, as a call to any
+   * connecting server does, then runs only if the live tool is the one offered (an
+   * approval covers the definition shown, not one the server answers with later).
+   */
+  async #callWhenConnected(
+    connection: ServerConnection,
+    offered: CatalogueTool,
+    args: Record<string, unknown>,
+    options: ToolCallOptions,
+  ): Promise<CallToolResult> {
+    await abortable(connection.attempted(), options.signal, () => new CancelledError(offered.name));
+    if (!connection.session) throw connection.unavailable();
+    const live = this.#tools.route(offered.name);
+    if (definitionOf(live) !== definitionOf(offered)) {
+      throw new ToolExecutionError(
+        offered.name,
+        `the tool changed when '${offered.server}' connected (it was offered from the lists ` +
+          "kept from an earlier run); it was not run, and its new definition is offered from " +
+          "the next step",
+      );
+    }
+    return this.callTool(offered.name, args, options);
   }
 
   /** Prompts of the connected servers. */
@@ -447,6 +484,8 @@ export class ConnectionManager implements ToolHost {
     this.#closing ??= (async () => {
       await Promise.all([...this.#connections.values()].map((c) => c.close()));
       await this.#applying;
+      // The lists adopted last are on disk before the process may exit.
+      await this.#options.listCache?.settled();
       await this.#oauth?.close();
       this.#network.close();
       this.#hub.close();

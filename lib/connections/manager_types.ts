@@ -18,10 +18,13 @@ import type { OAuthRuntime } from "../oauth/mod.ts";
 import type { EnvLookup } from "../proxy.ts";
 import type { Redactor } from "../redact.ts";
 import type { BackoffPolicy } from "./reconnect.ts";
+import type { ListCache } from "./list_cache.ts";
 import type { ServerRequestHandlers } from "./types.ts";
 
 /** Options of `ConnectionManager`. */
 export interface ConnectionManagerOptions {
+  /** The lists kept across runs (lib/connections/list_cache.ts). @default none */
+  listCache?: ListCache;
   servers: readonly ServerConfig[];
   /** @default silentLog */
   log?: Log;

@@ -41,17 +41,20 @@ export class OfferedTools {
     this.#routes = new Map(this.#catalogue.map((tool) => [tool.name, tool]));
   }
 
-  /** Tools of the connected servers, as their entries' tool filters choose. */
+  /**
+   * Tools of the connected servers (and of those whose first attempt runs with their kept
+   * lists fresh), as their entries' tool filters choose.
+   */
   tools(): CatalogueTool[] {
     return this.#catalogue.filter((tool) =>
-      this.#connections.get(tool.server)?.session && !this.#withheldWhy(tool)
+      offers(this.#connections.get(tool.server)) && !this.#withheldWhy(tool)
     );
   }
 
   /** Tools of the connected servers that their entries keep from being offered, and why. */
   withheld(): WithheldTool[] {
     return this.#catalogue.flatMap((tool) => {
-      const reason = this.#connections.get(tool.server)?.session && this.#withheldWhy(tool);
+      const reason = offers(this.#connections.get(tool.server)) && this.#withheldWhy(tool);
       return reason ? [{ tool, reason }] : [];
     });
   }
@@ -59,7 +62,7 @@ export class OfferedTools {
   /** Patterns of the connected servers' tool filters that match none of their tools. */
   unmatchedPatterns(): UnmatchedPattern[] {
     return [...this.#connections.values()].flatMap((connection) => {
-      if (!connection.session) return [];
+      if (!offers(connection)) return [];
       const server = connection.config.name;
       const names = this.#catalogue.filter((t) => t.server === server).map((t) => t.originalName);
       return unmatchedPatterns(server, connection.config, names);
@@ -95,12 +98,33 @@ export class OfferedTools {
   }
 }
 
-/** The `list` entries of the connected servers among `connections`, each with its server. */
+/** What the model and the person were shown of a tool, to compare two of its versions. */
+export function definitionOf(tool: CatalogueTool): string {
+  return JSON.stringify([
+    tool.server,
+    tool.originalName,
+    tool.title,
+    tool.description,
+    tool.inputSchema,
+    tool.annotations,
+  ]);
+}
+
+/**
+ * Whether `connection`'s lists are offered: it is connected, or its first attempt runs
+ * with the lists kept from an earlier run still fresh (a call then waits for it).
+ */
+export function offers(connection: ServerConnection | undefined): boolean {
+  return connection !== undefined &&
+    (connection.session !== undefined || connection.listsFromCache);
+}
+
+/** The `list` entries of the servers {@linkcode offers} names, each with its server. */
 export function offeredBy<L extends "prompts" | "resources" | "templates">(
   connections: Iterable<ServerConnection>,
   list: L,
 ): (Lists[L][number] & { server: string })[] {
-  return [...connections].filter((c) => c.session).flatMap((c) =>
+  return [...connections].filter(offers).flatMap((c) =>
     c.lists[list].map((entry) => ({ ...entry, server: c.name }))
   );
 }

@@ -18,6 +18,8 @@ import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import type { Logger } from "../log.ts";
 import { ConnectionManager } from "./manager.ts";
+import { ListCache } from "./list_cache.ts";
+import { statePath } from "../paths.ts";
 import { traceOAuthEvent } from "../trace/active.ts";
 import type { ServerRequestHandlers, ServerStatus } from "./types.ts";
 import type { Surface } from "../failure_table.ts";
@@ -69,6 +71,11 @@ export interface OpenConnectionsOptions {
    * which of them wait for a package runner's install (`ServerStatus.installing`).
    */
   onConnecting?: (states: ServerStatus[]) => void;
+  /**
+   * Where the lists kept across runs are (lib/connections/list_cache.ts); `false`: none are
+   * kept or used. @default `lists/` in the state folder
+   */
+  listCacheDir?: string | false;
 }
 
 /** A started manager and the state of every server after start-up. */
@@ -115,6 +122,10 @@ export async function openConnections(
     // variables, as patchbay sees them (.env included).
     env: setup.env,
     closePromptly: options.closePromptly,
+    listCache: options.listCacheDir === false ? undefined : new ListCache({
+      dir: options.listCacheDir ?? statePath("lists"),
+      log: setup.logger.child("lists"),
+    }),
   });
   const onAbort = () => manager.close();
   const onSkip = () => options.onSkip?.(manager.skipPending());

@@ -28,6 +28,8 @@ export interface RelistingOptions {
   isCurrent: (session: ServerSession) => boolean;
   /** The session showed it is alive. */
   heard: (session: ServerSession) => void;
+  /** A `list_changed` arrived: what was kept of the lists is stale. */
+  invalidated?: () => void;
   /** Re-listing everything met a lost connection: `session` is lost, for `error`. */
   lostWhileRelisting: (session: ServerSession, error: unknown) => Promise<unknown> | void;
 }
@@ -46,6 +48,7 @@ export class Relisting {
   /** Re-lists after `list_changed`; notifications arriving meanwhile cause one more pass. */
   listChanged(session: ServerSession, list: ListName): void {
     this.#options.heard(session);
+    this.#options.invalidated?.();
     const running = this.#running.get(list);
     if (running) {
       running.again = true;

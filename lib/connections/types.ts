@@ -51,6 +51,11 @@ export interface ServerStatus {
   /** While `reconnecting`: which attempt comes next and when. */
   retry?: RetryStatus;
   /**
+   * While `connecting` for the first time: its lists are the ones kept from an earlier run
+   * (still fresh), offered until the server answers.
+   */
+  listsFromCache?: boolean;
+  /**
    * While it connects for the first time: its package runner may be installing it, and
    * the first connect waits longer (`package_runner.ts`).
    */

@@ -40,7 +40,7 @@ function oauthServers(config: Config): string[] {
 /** Why no browser login is needed: no OAuth at all, or only the client_credentials grant. */
 function noBrowserLogin(config: Config): string {
   return config.servers.some((s) => !s.disabled && usesOAuth(s))
-    ? "no server logs in in the browser (client_credentials only)"
+    ? "no server logs in in the browser (only grants without one)"
     : "no server uses OAuth";
 }
 

@@ -125,5 +125,6 @@ function serverResult(
 /** The grant of an OAuth entry, when it is not the usual browser login. */
 function grantNote(auth: Parameters<typeof grantOf>[0]): string {
   const grant = grantOf(auth);
-  return grant.grant === "client_credentials" || grant.dpop ? ` (${describeGrant(grant)})` : "";
+  const other = grant.grant !== undefined && grant.grant !== "authorization_code";
+  return other || grant.dpop ? ` (${describeGrant(grant)})` : "";
 }

@@ -13,7 +13,7 @@ import {
   createPrivateKeyJwtAuth,
   type OAuthClientMetadata,
 } from "@modelcontextprotocol/client";
-import type { OAuthSettings } from "../config/types.ts";
+import type { OAuthGrant, OAuthSettings } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { OAuthFailedError } from "../errors.ts";
 import type { Redactor } from "../redact.ts";
@@ -21,7 +21,15 @@ import { VERSION } from "../version.ts";
 import { privateKeySecrets } from "./private_key.ts";
 
 /** How tokens are obtained. */
-export type Grant = "authorization_code" | "client_credentials";
+export type Grant = OAuthGrant;
+
+/** RFC 7523's grant type: a JWT presented for an access token. */
+export const JWT_BEARER_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/** Whether `grant` logs a person in in the browser (the others need no callback). */
+export function usesBrowser(grant: Grant): boolean {
+  return grant === "authorization_code";
+}
 
 /** How the client authenticates at the token endpoint. */
 export type ClientAuthentication = "private_key_jwt" | "client_secret_basic" | "none";
@@ -51,17 +59,29 @@ export function clientMetadataFor(
   settings: OAuthSettings,
   redirectUri: string,
 ): OAuthClientMetadata {
-  const browser = grantOf(settings) === "authorization_code";
+  const grant = grantOf(settings);
+  const browser = usesBrowser(grant);
   return {
     client_name: "patchbay",
     redirect_uris: browser ? [redirectUri] : [],
-    grant_types: browser ? ["authorization_code", "refresh_token"] : ["client_credentials"],
+    grant_types: browser
+      ? ["authorization_code", "refresh_token"]
+      : grant === "client_credentials"
+      ? ["client_credentials"]
+      : [JWT_BEARER_GRANT_TYPE],
     response_types: browser ? ["code"] : [],
     token_endpoint_auth_method: clientAuthenticationOf(settings),
     scope: configuredScope(settings),
     software_id: "patchbay",
     software_version: VERSION,
   };
+}
+
+/** The token request of RFC 7523's JWT bearer grant, presenting `assertion`. */
+export function jwtBearerRequest(assertion: string, scope?: string): URLSearchParams {
+  const params = new URLSearchParams({ grant_type: JWT_BEARER_GRANT_TYPE, assertion });
+  if (scope) params.set("scope", scope);
+  return params;
 }
 
 /** The token request of the `client_credentials` grant, for the SDK's `prepareTokenRequest`. */

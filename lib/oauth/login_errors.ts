@@ -15,6 +15,7 @@ import {
   RegistrationRejectedError,
 } from "@modelcontextprotocol/client";
 import { type ErrorDetails, messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
+import type { OAuthGrant } from "../config/types.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { valueAt } from "../json_path.ts";
 import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
@@ -51,11 +52,13 @@ export interface FailureContext {
   /** The last OAuth answer received: the document an invalid-metadata error is about. */
   lastDocument?: FetchedDocument;
   /** @default "authorization_code" */
-  grant?: "authorization_code" | "client_credentials";
+  grant?: OAuthGrant;
   /** How the client authenticates at the token endpoint. @default "none" */
   clientAuthentication?: "private_key_jwt" | "client_secret_basic" | "none";
   /** Where the private key came from (`auth.private_key_file (<path>)`). */
   privateKeySource?: string;
+  /** Grants `jwt_bearer` and `token_exchange`: the field the presented JWT came from. */
+  assertionField?: string;
 }
 
 /** An OAuth answer past its bound: the authorization server and the address named. */
@@ -179,6 +182,8 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
       ? "check auth.scopes against the scopes the server supports"
       : error.code === "unsupported_grant_type"
       ? grantRemedy(context)
+      : error.code === "invalid_grant" && context.assertionField
+      ? assertionRemedy(context.assertionField, context.grant)
       : error.code === "use_dpop_nonce"
       ? "the authorization server asked for a new DPoP nonce again after patchbay retried " +
         "once with the one it gave: report it to the server's operator"
@@ -232,8 +237,26 @@ function clientRemedy(context: FailureContext): string {
   }
 }
 
+/** What to check when the authorization server refuses the JWT patchbay presented. */
+function assertionRemedy(field: string, grant: OAuthGrant | undefined): string {
+  return grant === "token_exchange"
+    ? `the identity provider's grant was refused: check with your administrator that the ` +
+      "server's authorization server trusts your identity provider for this client " +
+      `(auth.client_id); if your ID token (${field}) expired, sign in again`
+    : `check the JWT ${field} gives: it must be current (not expired), its "aud" must be ` +
+      "the authorization server's issuer, and the authorization server must trust its issuer";
+}
+
 /** What to do when the authorization server refuses the grant patchbay asked for. */
 function grantRemedy(context: FailureContext): string {
+  if (context.grant === "jwt_bearer" || context.grant === "token_exchange") {
+    return "the authorization server does not accept the JWT bearer grant (RFC 7523) for " +
+      "this client: ask its operator to trust " +
+      (context.grant === "jwt_bearer"
+        ? "your workload's identity provider"
+        : "your organisation's identity provider (enterprise-managed authorization)") +
+      ', or remove "grant" from the entry\'s "auth" to log in in the browser';
+  }
   return context.grant === "client_credentials"
     ? "the authorization server does not allow the client_credentials grant for this " +
       'client: enable it for the client at the service, or remove "grant" from the ' +

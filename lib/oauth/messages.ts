@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { OAuthSettings } from "../config/types.ts";
+import type { OAuthGrant, OAuthSettings } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import type { OAuthEvent } from "./broker.ts";
 import type { ServerCredentials } from "./token_store.ts";
@@ -75,9 +75,10 @@ export interface LoginSummary {
   clientId?: string;
   /**
    * How the configuration obtains tokens (absent for a login whose server is no longer
-   * configured): `authorization_code` (browser) or `client_credentials`.
+   * configured): `authorization_code` (browser), `client_credentials`, `jwt_bearer` or
+   * `token_exchange`.
    */
-  grant?: "authorization_code" | "client_credentials";
+  grant?: OAuthGrant;
   /** How the client authenticates at the token endpoint, as configured. */
   clientAuthentication?: "client_secret_basic" | "private_key_jwt" | "none";
   /** The configuration asks for DPoP-bound tokens. */
@@ -93,6 +94,10 @@ export function describeGrant(
   if (!summary.grant) return "-";
   const grant = summary.grant === "client_credentials"
     ? `client credentials (${summary.clientAuthentication ?? "none"})`
+    : summary.grant === "jwt_bearer"
+    ? "workload JWT (jwt_bearer)"
+    : summary.grant === "token_exchange"
+    ? "identity provider (token_exchange)"
     : "browser";
   return summary.dpop ? `${grant}, DPoP` : grant;
 }

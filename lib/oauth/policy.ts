@@ -15,6 +15,7 @@ import {
   type OAuthDiscoveryState,
 } from "@modelcontextprotocol/client";
 import { OAuthFailedError, OAuthUnsupportedError } from "../errors.ts";
+import type { OAuthGrant } from "../config/types.ts";
 import type { Log } from "../log.ts";
 import { type FailureContext, typedOAuthFailure } from "./login_errors.ts";
 import { withSdkWarningsLogged } from "./sdk_warnings.ts";
@@ -25,7 +26,7 @@ export interface DiscoveryContext {
   serverUrl: URL;
   redirectUri: string;
   /** How tokens are obtained. @default "authorization_code" */
-  grant?: "authorization_code" | "client_credentials";
+  grant?: OAuthGrant;
   /** A client ID is configured, or one is stored for the issuer being checked. */
   hasClient: (issuer: string) => boolean;
   clientMetadataUrl?: string;
@@ -65,7 +66,7 @@ export function checkDiscovery(state: OAuthDiscoveryState, context: DiscoveryCon
     });
   }
   // No browser, no authorization code: PKCE and registration do not apply.
-  if (context.grant === "client_credentials") return;
+  if (context.grant !== undefined && context.grant !== "authorization_code") return;
   if (!metadata.code_challenge_methods_supported?.includes("S256")) {
     throw new OAuthFailedError(server, {
       reason: `the authorization server ${metadata.issuer} does not advertise PKCE with S256 ` +

@@ -45,7 +45,7 @@ import { CancelledError, OAuthFailedError } from "../errors.ts";
 import { STEPS } from "../failure_table.ts";
 import type { AuthorizationReason } from "./broker.ts";
 import { probeServer } from "./challenge_probe.ts";
-import { configuredScope } from "./client_auth.ts";
+import { configuredScope, usesBrowser } from "./client_auth.ts";
 import { fallbackRefusal, isUsedEndpoint, RESOURCE_METADATA_HINT } from "./discovered_endpoints.ts";
 import {
   insufficientScopeError,
@@ -144,9 +144,8 @@ export class PatchbayOAuthProvider extends SdkOAuthProvider {
       signal: options.signal,
       cancelsLogin: true,
     });
-    // The client_credentials grant obtains new tokens without a browser: a login, not a
-    // refresh.
-    return how === "browser" || this.grant === "client_credentials" ? "authorized" : "refreshed";
+    // The grants without a browser obtain new tokens that way: a login, not a refresh.
+    return how === "browser" || !usesBrowser(this.grant) ? "authorized" : "refreshed";
   }
 
   /**
@@ -275,8 +274,8 @@ export class PatchbayOAuthProvider extends SdkOAuthProvider {
     const entry = record?.issuers[issuer];
     const what = how === "browser"
       ? "OAuth login complete"
-      : this.grant === "client_credentials"
-      ? "OAuth tokens obtained with the client_credentials grant"
+      : !usesBrowser(this.grant)
+      ? `OAuth tokens obtained with the ${this.grant} grant`
       : "OAuth tokens refreshed";
     this.log.info(what, {
       issuer,
@@ -294,6 +293,7 @@ export class PatchbayOAuthProvider extends SdkOAuthProvider {
 
   /** The SDK's `auth()` with patchbay's fetch, its warnings logged, its errors typed. */
   async #auth(options: Omit<AuthOptions, "serverUrl" | "fetchFn">) {
+    this.beginAuthorization();
     try {
       return await withSdkWarningsLogged(
         this.log,

@@ -13,6 +13,7 @@
  * @module
  */
 
+import { parseErrorResponse } from "@modelcontextprotocol/client";
 import type {
   AddClientAuthentication,
   DpopSession,
@@ -36,8 +37,12 @@ import {
   clientMetadataFor,
   type Grant,
   grantOf,
+  JWT_BEARER_GRANT_TYPE,
   privateKeyJwt,
+  usesBrowser,
 } from "./client_auth.ts";
+import { type GrantTarget, organisationTokenRequest } from "./org_grants.ts";
+import { idpFetch } from "./token_exchange.ts";
 import { CredentialCache } from "./credential_cache.ts";
 import { checkEndpoints, roleOf } from "./discovered_endpoints.ts";
 import { EndpointPolicy } from "./endpoint_policy.ts";
@@ -99,12 +104,18 @@ export abstract class SdkOAuthProvider implements OAuthClientProvider {
   #browserLogin: { started: number; done: Promise<void> } | undefined;
   #loginMs = 0;
   #dpop: Promise<DpopSession> | undefined;
+  /** Where the SDK's discovery last said tokens come from (organisation grants). */
+  #target: GrantTarget = {};
+  /** JWT bearer token requests in the current `auth()` run (organisation grants). */
+  #jwtRequests = 0;
+  /** The authorization server's refusal of the last JWT bearer token request. */
+  #jwtRefusal: Error | undefined;
 
   /**
-   * The token request of the `client_credentials` grant (set only for that grant: the SDK
-   * then asks for tokens without a browser).
+   * The token request of a grant without a browser (set only for `client_credentials`,
+   * `jwt_bearer` and `token_exchange`: the SDK then asks for tokens without a browser).
    */
-  prepareTokenRequest?: (scope?: string) => URLSearchParams;
+  prepareTokenRequest?: (scope?: string) => URLSearchParams | Promise<URLSearchParams>;
   /** `private_key_jwt` client authentication (set only when the entry has a private key). */
   addClientAuthentication?: AddClientAuthentication;
   /**
@@ -137,11 +148,33 @@ export abstract class SdkOAuthProvider implements OAuthClientProvider {
       allowInternalHosts: options.server.auth.allowInternalHosts,
       resolve: options.resolve,
     });
-    this.oauthFetch = this.guarded(options.fetch ?? ((input, init) => fetch(input, init)));
+    const base: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+    this.oauthFetch = this.guarded(base);
     this.now = options.now ?? Date.now;
     const settings = options.server.auth;
     this.redactor?.addSecret(settings.clientSecret);
     if (this.grant === "client_credentials") this.prepareTokenRequest = clientCredentialsRequest;
+    if (this.grant === "jwt_bearer" || this.grant === "token_exchange") {
+      let idp: FetchLike | undefined;
+      const prepare = organisationTokenRequest({
+        server: this.server,
+        serverUrl: this.serverUrl,
+        settings,
+        target: () => this.#target,
+        idpFetch: () =>
+          idp ??= idpFetch(this.server, settings.idp ?? {}, base, {
+            allowInternalHosts: settings.allowInternalHosts,
+            resolve: options.resolve,
+          }),
+        redactor: this.redactor,
+      });
+      // The SDK's auth() asks once more after invalid_grant or invalid_client; a refused
+      // JWT is reported instead, neither presented again nor replaced by another grant.
+      this.prepareTokenRequest = (scope) => {
+        if (this.#jwtRequests++ > 0 && this.#jwtRefusal) throw this.#jwtRefusal;
+        return prepare(scope);
+      };
+    }
     const { clientId, privateKey } = settings;
     if (privateKey !== undefined && clientId !== undefined) {
       this.addClientAuthentication = privateKeyJwt(
@@ -176,9 +209,19 @@ export abstract class SdkOAuthProvider implements OAuthClientProvider {
 
   // ── OAuthClientProvider ───────────────────────────────────────────────────────────
 
-  /** The callback for a browser login; none for `client_credentials` (no browser). */
+  /** The callback for a browser login; none for the grants without a browser. */
   get redirectUrl(): string | undefined {
-    return this.grant === "client_credentials" ? undefined : this.broker.redirectUri;
+    return usesBrowser(this.grant) ? this.broker.redirectUri : undefined;
+  }
+
+  /** The SDK tells the authorization server's issuer it found (the ID-JAG's audience). */
+  saveAuthorizationServerUrl(issuer: string): void {
+    this.#target = { ...this.#target, authorizationServer: issuer };
+  }
+
+  /** The SDK tells the resource identifier it found (the ID-JAG's resource). */
+  saveResourceUrl(resource: string): void {
+    this.#target = { ...this.#target, resource };
   }
 
   get clientMetadataUrl(): string | undefined {
@@ -377,12 +420,34 @@ export abstract class SdkOAuthProvider implements OAuthClientProvider {
       grant: this.grant,
       clientAuthentication: this.clientAuthentication,
       privateKeySource: this.settings.privateKeySource,
+      assertionField: this.grant === "jwt_bearer"
+        ? this.settings.assertion?.field
+        : this.grant === "token_exchange"
+        ? this.settings.idp?.subjectToken?.field
+        : undefined,
     };
+  }
+
+  /** A new `auth()` run starts: its JWT bearer token request is its first. */
+  protected beginAuthorization(): void {
+    this.#jwtRequests = 0;
+    this.#jwtRefusal = undefined;
   }
 
   /** `base` behind the endpoint policy, naming each address by its role in the metadata. */
   protected guarded(base: FetchLike): FetchLike {
-    return guardedFetch(base, {
+    const seen: FetchLike = async (input, init) => {
+      const response = await base(input, init);
+      const body = init?.body;
+      if (
+        !response.ok && body instanceof URLSearchParams &&
+        body.get("grant_type") === JWT_BEARER_GRANT_TYPE
+      ) {
+        this.#jwtRefusal = await parseErrorResponse(response.clone()).catch(() => undefined);
+      }
+      return response;
+    };
+    return guardedFetch(seen, {
       policy: this.policy,
       roleOf: (url) => roleOf(this.credentials.record?.discovery, url),
       onResponse: (document) => this.#lastDocument = document,

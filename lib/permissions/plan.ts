@@ -19,6 +19,7 @@ import { redisConfigured, resolveRedisSettings } from "../redis/settings.ts";
 import { browserCommands } from "../oauth/browser.ts";
 import { hookGrants } from "./hook_grants.ts";
 import { usesOAuth } from "../oauth/uses_oauth.ts";
+import { planOrganisationGrant } from "./grant_plan.ts";
 import { chooseTrace, TRACE_VARIABLE } from "../trace/choice.ts";
 import { childEnvironment, INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
 import { npxCacheDir, packageRunOf } from "../connections/package_runner.ts";
@@ -113,6 +114,7 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
         `the private key of server '${server.name}' (auth.private_key_file)`,
       );
     }
+    planOrganisationGrant(plan, inputs, server);
   }
   planOAuth(plan, inputs, oauth, os);
   planMemory(plan, inputs);

@@ -192,3 +192,92 @@ Deno.test("a command holding a control or invisible character is refused, shown 
   // Arguments are the program's to read (a prompt, a pattern): not refused.
   assert.doesNotThrow(() => load({ fine: { command: "node", args: ["a\tb", "é"] } }));
 });
+
+Deno.test("auth: the organisation grants need their sources, one each; their fields elsewhere are unused", () => {
+  assert.deepEqual(problemsOf(oauth({ grant: "jwt_bearer" })), [
+    "mcpServers.a.auth.assertion_file: Missing required field: " +
+    "mcpServers.a.auth.assertion_file | " +
+    'grant "jwt_bearer" presents the workload\'s JWT: set ' +
+    "auth.assertion_file (e.g. /var/run/secrets/tokens/mcp) or auth.assertion_command",
+  ]);
+  assert.deepEqual(
+    problemsOf(oauth({
+      grant: "jwt_bearer",
+      assertion_file: "t.jwt",
+      assertion_command: ["print-token"],
+    })),
+    [
+      "mcpServers.a.auth.assertion_command: auth.assertion_file and auth.assertion_command " +
+      "are mutually exclusive | keep the file the platform writes, or the command",
+    ],
+  );
+  assert.deepEqual(problemsOf(oauth({ grant: "token_exchange", idp: {} })), [
+    "mcpServers.a.auth.client_id: Missing required field: mcpServers.a.auth.client_id | " +
+    'grant "token_exchange" presents the identity provider\'s ' +
+    "grant as a pre-registered client of the server's authorization server: set client_id " +
+    "(and client_secret)",
+    "mcpServers.a.auth.idp.issuer: Missing required field: mcpServers.a.auth.idp.issuer | " +
+    "auth.idp needs issuer or token_endpoint",
+    "mcpServers.a.auth.idp.client_id: Missing required field: " +
+    "mcpServers.a.auth.idp.client_id | auth.idp needs client_id: patchbay's client at the " +
+    "identity provider, the audience of the person's ID token",
+    "mcpServers.a.auth.idp.subject_token_file: Missing required field: " +
+    "mcpServers.a.auth.idp.subject_token_file | auth.idp needs the person's ID token: " +
+    "subject_token_file or subject_token_command (e.g. the command of your single sign-on " +
+    "tool that prints it)",
+  ]);
+  const config = load(oauth({ assertion_file: "t.jwt", idp: { issuer: "https://idp.example" } }));
+  assert.deepEqual(config.warnings.map((w) => `${w.path}: ${w.message} (${w.hint})`), [
+    'mcpServers.a.auth.assertion_file: auth.assertion_file is only used with grant "jwt_bearer" ' +
+    '(set "grant": "jwt_bearer", or remove it)',
+    'mcpServers.a.auth.idp: auth.idp is only used with grant "token_exchange" (set "grant": ' +
+    '"token_exchange", or remove idp)',
+  ]);
+});
+
+Deno.test("auth: the organisation grants' values: paths against the file's folder, ${VAR} expanded", () => {
+  const config = parseConfig(
+    JSON.stringify({
+      LLM: llm,
+      mcpServers: {
+        wl: {
+          url: "https://mcp.example.com/mcp",
+          auth: {
+            method: "oauth",
+            grant: "jwt_bearer",
+            assertion_command: ["get-token", "${KEY}"],
+          },
+        },
+        ema: {
+          url: "https://mcp.example.com/mcp",
+          auth: {
+            method: "oauth",
+            grant: "token_exchange",
+            client_id: "c",
+            idp: {
+              issuer: "https://idp.example.com",
+              client_id: "p",
+              client_secret: "${KEY}",
+              subject_token_file: "tokens/id.jwt",
+            },
+          },
+        },
+      },
+    }),
+    "/work/servers_config.json",
+    env,
+  );
+  const [wl, ema] = config.servers;
+  assert.ok(wl.transport !== "stdio" && ema.transport !== "stdio");
+  assert.deepEqual(wl.auth?.assertion, {
+    field: "auth.assertion_command",
+    command: ["get-token", "k"],
+  });
+  assert.deepEqual(ema.auth?.idp, {
+    issuer: "https://idp.example.com",
+    tokenEndpoint: undefined,
+    clientId: "p",
+    clientSecret: "k",
+    subjectToken: { field: "auth.idp.subject_token_file", file: "/work/tokens/id.jwt" },
+  });
+});

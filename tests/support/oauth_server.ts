@@ -16,6 +16,9 @@ import type { AuthInfo } from "./mcp_server_sdk.ts";
 import { OAuthError, OAuthErrorCode } from "./mcp_server_sdk.ts";
 import { type DpopClaims, verifyDpopProof } from "./dpop_verify.ts";
 
+/** RFC 7523's grant type. */
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
 /** A client the server knows. */
 export interface TestClient {
   client_id: string;
@@ -59,6 +62,11 @@ export interface AuthorizationServerOptions {
   clients?: TestClient[];
   /** Accept the client_credentials grant (and advertise it). @default false */
   clientCredentials?: boolean;
+  /**
+   * Accept RFC 7523's JWT bearer grant (and advertise it), for assertions this judges
+   * valid; others get `invalid_grant`. @default none (the grant is unsupported)
+   */
+  jwtBearer?: (assertion: string) => boolean;
   /**
    * Bind tokens to the key of a valid DPoP proof on the token request (`token_type: DPoP`),
    * and advertise `dpop_signing_alg_values_supported`. @default false
@@ -164,6 +172,7 @@ export function startAuthorizationServer(
       "authorization_code",
       "refresh_token",
       ...(o().clientCredentials ? ["client_credentials"] : []),
+      ...(o().jwtBearer ? [JWT_BEARER] : []),
     ],
     token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
     ...(o().dpop ? { dpop_signing_alg_values_supported: ["ES256"] } : {}),
@@ -365,6 +374,17 @@ export function startAuthorizationServer(
       return issueTokens({
         clientId: client.client_id,
         scopes: requested,
+        resource: params.get("resource") ?? undefined,
+        refresh: false,
+        tokenType,
+      });
+    }
+    const judge = o().jwtBearer;
+    if (grantType === JWT_BEARER && judge) {
+      if (!judge(params.get("assertion") ?? "")) return oauthError("invalid_grant");
+      return issueTokens({
+        clientId: client.client_id,
+        scopes: params.get("scope")?.split(" ").filter(Boolean) ?? [],
         resource: params.get("resource") ?? undefined,
         refresh: false,
         tokenType,
