@@ -162,4 +162,19 @@ export const DEFAULTS = {
     /** Trace lines kept in memory for `/trace show`. */
     recentLines: 500,
   },
+
+  telemetry: {
+    /** Where Deno's exporter sends OTLP without an endpoint named (Deno's own default). */
+    endpoint: "http://localhost:4318",
+    /** OTLP over HTTP with protobuf bodies (Deno's default); `http/json` is the other. */
+    protocol: "http/protobuf",
+    /** `service.name` of every span and metric. */
+    serviceName: "patchbay",
+    /** Prompts, answers, tool arguments and results stay out of spans unless asked for. */
+    captureContent: false,
+    /** A captured prompt, answer, argument or result is cut to this many characters. */
+    maxContentChars: 16 * 1024,
+    /** MCP requests awaiting their answer per server; the oldest go past this bound. */
+    maxPendingRequests: 1000,
+  },
 } as const;

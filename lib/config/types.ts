@@ -181,6 +181,17 @@ export interface TraceSettings {
   modelBodies: boolean;
 }
 
+/** The `Telemetry` section (docs/telemetry.md). */
+export interface TelemetrySettings {
+  /** The collector's OTLP/HTTP address, expanded and checked. */
+  endpoint?: string;
+  protocol?: "http/protobuf" | "http/json";
+  /** Header name to value as written: `${VAR}`s unexpanded (the launcher expands them). */
+  headers: Record<string, string>;
+  serviceName?: string;
+  captureContent: boolean;
+}
+
 export interface Config {
   /** Path of the file it was read from. */
   file: string;
@@ -191,6 +202,8 @@ export interface Config {
   memory: MemorySettings;
   /** The wire trace asked for in the file (`Trace`), as written there. */
   trace?: TraceSettings;
+  /** Telemetry asked for in the file (`Telemetry`). */
+  telemetry?: TelemetrySettings;
   /** Things worth saying that do not stop the client. */
   warnings: ConfigProblem[];
   /**

@@ -30,6 +30,7 @@
  * @module
  */
 
+import { tracedToolCall } from "../telemetry/tool_span.ts";
 import type {
   CallToolResult,
   CompleteRequest,
@@ -265,17 +266,29 @@ export class ConnectionManager implements ToolHost {
       return Promise.reject(error);
     }
     const connection = this.#connections.get(tool.server)!;
-    return connection.request(
-      `tools/call ${tool.originalName}`,
-      (session, request) =>
-        session.client.callTool({ name: tool.originalName, arguments: args }, request),
-      {
-        tool: name,
-        timeoutSeconds: options.toolCallTimeoutSeconds,
-        signal: options.signal,
-        onProgress: options.onProgress,
-      },
-    ) as Promise<CallToolResult>;
+    // The call's span: its trace context goes to the server in the request's `_meta`.
+    const traced = {
+      server: tool.server,
+      tool: tool.originalName,
+      transport: connection.config.transport,
+      args,
+      toolCallId: options.toolCallId,
+    };
+    return tracedToolCall(traced, (meta) =>
+      connection.request(
+        `tools/call ${tool.originalName}`,
+        (session, request) =>
+          session.client.callTool(
+            { name: tool.originalName, arguments: args, _meta: meta },
+            request,
+          ),
+        {
+          tool: name,
+          timeoutSeconds: options.toolCallTimeoutSeconds,
+          signal: options.signal,
+          onProgress: options.onProgress,
+        },
+      ) as Promise<CallToolResult>);
   }
 
   /** Prompts of the connected servers. */

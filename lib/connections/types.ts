@@ -90,6 +90,8 @@ export interface ToolCallOptions {
    */
   toolCallTimeoutSeconds?: number;
   onProgress?: (update: ProgressUpdate) => void;
+  /** The model's id for the call, for its span (`gen_ai.tool.call.id`). */
+  toolCallId?: string;
 }
 
 /**

@@ -93,6 +93,8 @@ export interface HttpTransportOptions {
   fetch?: FetchLike;
   /** Sees every message sent and received, as written. */
   observer?: MessageObserver;
+  /** Gives each message its final form before it is sent (the trace context). */
+  outgoing?: (message: JSONRPCMessage) => JSONRPCMessage;
 }
 
 type Inner = StreamableHTTPClientTransport | SSEClientTransport;
@@ -125,6 +127,7 @@ export class HttpTransport implements Transport {
   #lastError?: Error;
   #protocolVersion?: string;
   readonly #observer?: MessageObserver;
+  readonly #outgoing?: (message: JSONRPCMessage) => JSONRPCMessage;
   readonly #depth: DepthGuard;
   readonly #notices: NotificationBudget;
 
@@ -136,6 +139,7 @@ export class HttpTransport implements Transport {
     this.#notices = new NotificationBudget((message) => this.#receive(message), this.#log);
     this.#timeoutMs = options.timeoutSeconds * 1000;
     this.#observer = options.observer;
+    this.#outgoing = options.outgoing;
     const timed = createTimedFetch({
       headersTimeoutMs: this.#timeoutMs,
       readTimeoutMs: options.sseReadTimeoutSeconds * 1000,
@@ -218,7 +222,8 @@ export class HttpTransport implements Transport {
     return this.#inner.start();
   }
 
-  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+  async send(sending: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const message = this.#outgoing?.(sending) ?? sending;
     this.#observer?.sent?.(message);
     if (isInitializeRequest(message)) this.#initialize = structuredClone(message) as JSONRPCRequest;
     this.#depth.sent(message);
