@@ -42,6 +42,7 @@ import {
   stillValid,
   writeCachedPlan,
 } from "./plan_cache.ts";
+import { type PrintedTelemetry, telemetryEnv } from "../telemetry/client_env.ts";
 
 /** Where patchbay's own files are (main.ts, deno.json): a checkout, or the URL run from. */
 const PROJECT_URL = new URL("../../", import.meta.url);
@@ -133,6 +134,7 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
   const chosen = await flagsFor(parsed, deno, cwd);
   const mode = chosen.mode;
   let flags = chosen.flags;
+  let telemetry = await telemetryEnv(chosen.telemetry);
   let clientArgs = parsed.clientArgs;
   let canRestart = mode === "narrow";
   for (let restarts = 0;; restarts++) {
@@ -142,8 +144,7 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
       [...flags, ...outputGrant(parsed, cwd)],
       clientArgs,
       cwd,
-      mode,
-      file,
+      { mode, restartFile: file, telemetry },
     );
     const asked = run.code === RESTART_EXIT_CODE && file && !run.signalled;
     const request = asked ? await takeRestartRequest(file) : undefined;
@@ -180,6 +181,7 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
       canRestart = false;
     }
     flags = extended;
+    if (plan) telemetry = await telemetryEnv(plan.telemetry);
     clientArgs = restartArgs(parsed.clientArgs, request.session);
   }
 }
@@ -240,17 +242,20 @@ async function restartFileFor(): Promise<string | undefined> {
   return join(dir, `restart-${crypto.randomUUID()}.json`);
 }
 
-/** The flags to run the client with, and how they were chosen. */
+/** The flags to run the client with, how they were chosen, and its telemetry. */
 export async function flagsFor(
   parsed: LaunchArgs,
   deno: string,
   cwd: string,
-): Promise<{ flags: string[]; mode: LaunchMode }> {
+): Promise<{ flags: string[]; mode: LaunchMode; telemetry?: PrintedTelemetry | null }> {
   // Editing the configuration starts no server: it needs its own writes (which the broad
   // flags of --unrestricted leave out too), not the servers' plan.
   if (parsed.editing) return { flags: editorFlags(parsed, cwd), mode: "narrow" };
-  if (parsed.unrestricted || parsed.planning) {
-    return { flags: unrestrictedFlags(), mode: "unrestricted" };
+  if (parsed.planning) return { flags: unrestrictedFlags(), mode: "unrestricted" };
+  if (parsed.unrestricted) {
+    // The broad flags, but telemetry as the configuration asks (from its remembered plan).
+    const plan = await planFor(parsed, deno, cwd);
+    return { flags: unrestrictedFlags(), mode: "unrestricted", telemetry: plan?.telemetry };
   }
   // Help reads nothing: its colours are patchbay's own decision (lib/style.ts), made from
   // what the terminal is, so commander reads no colour variable of its own.
@@ -260,7 +265,8 @@ export async function flagsFor(
   }
   if (parsed.configChecking) return { flags: configCheckFlags(parsed, cwd), mode: "narrow" };
   const plan = await planFor(parsed, deno, cwd);
-  return { flags: plan?.flags ?? fallbackFlags(parsed, cwd), mode: "narrow" };
+  const flags = plan?.flags ?? fallbackFlags(parsed, cwd);
+  return { flags, mode: "narrow", telemetry: plan?.telemetry };
 }
 
 /**
@@ -368,6 +374,8 @@ async function computePlan(
         ...rediscover.flatMap((server) => ["--rediscover", server]),
       ],
       cwd,
+      // Computing the plan is no part of the session: Deno exports nothing of it.
+      env: { OTEL_DENO: "false" },
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
@@ -432,16 +440,16 @@ async function runClient(
   flags: readonly string[],
   clientArgs: readonly string[],
   cwd: string,
-  mode: LaunchMode,
-  restartFile: string | undefined,
+  client: { mode: LaunchMode; restartFile?: string; telemetry: Record<string, string> },
 ): Promise<{ code: number; signalled: boolean }> {
   const guarded = [...flags, `--deny-write=${plansDir()}`];
   const child = new Deno.Command(deno, {
     args: ["run", CLIENT_V8_FLAGS, ...guarded, ...MANIFEST_FLAGS, CLIENT_MAIN, ...clientArgs],
     cwd,
     env: {
-      [LAUNCHER_VARIABLE]: mode,
-      ...(restartFile ? { [RESTART_FILE_VARIABLE]: restartFile } : {}),
+      ...client.telemetry,
+      [LAUNCHER_VARIABLE]: client.mode,
+      ...(client.restartFile ? { [RESTART_FILE_VARIABLE]: client.restartFile } : {}),
     },
     stdin: "inherit",
     stdout: "inherit",

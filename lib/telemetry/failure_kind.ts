@@ -8,6 +8,7 @@
  */
 
 import { PatchbayError } from "../errors.ts";
+import type { ErrorCode } from "../error_codes.ts";
 import { type FailureKind, ROWS } from "../failure_table.ts";
 
 /** The value of `patchbay.failure.kind` for an error of no row (a bug, a usage mistake). */
@@ -26,8 +27,16 @@ export function failureKind(error: unknown): FailureKind | typeof NO_ROW {
   const remedy = error.remedies.repl;
   const byRemedy = KINDS.filter((kind) => remedy.startsWith(ROWS[kind].remedy.repl))
     .sort((a, b) => ROWS[b].remedy.repl.length - ROWS[a].remedy.repl.length);
-  return byRemedy[0] ?? NO_ROW;
+  return byRemedy[0] ?? FALLBACK[error.code] ?? NO_ROW;
 }
+
+/**
+ * The row of a code whose diagnosis gives a remedy of its own (a stdio command that is not
+ * found or exits before the handshake): the server could not be brought up.
+ */
+const FALLBACK: Partial<Record<ErrorCode, FailureKind>> = {
+  server_connect_failed: "not_running",
+};
 
 /**
  * `error.type` of a failure: its stable code (`tool_timeout`, `network`, …), else the

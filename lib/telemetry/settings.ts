@@ -55,7 +55,7 @@ export interface TelemetryLaunch {
    * from its environment and the .env file, so no credential is kept with the plan.
    */
   headers?: Record<string, string>;
-  /** The .env file the launcher reads `${VAR}`s and OTEL_EXPORTER_OTLP_HEADERS from. */
+  /** The .env file (absolute) the launcher reads `${VAR}`s and OTEL_EXPORTER_OTLP_HEADERS from. */
   envFile: string;
 }
 
@@ -63,6 +63,7 @@ export interface TelemetryLaunch {
 export function telemetryLaunch(
   config: Pick<Config, "telemetry" | "file">,
   env: Environment,
+  envFile: string = env.file.path,
 ): TelemetryLaunch | undefined {
   if (isTrue(env.get(SDK_DISABLED))) return undefined;
   const section = config.telemetry;
@@ -96,7 +97,7 @@ export function telemetryLaunch(
     serviceName,
     variables,
     ...(headers ? { headers } : {}),
-    envFile: env.file.path,
+    envFile,
   };
 }
 
