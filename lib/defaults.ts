@@ -176,5 +176,11 @@ export const DEFAULTS = {
     maxContentChars: 16 * 1024,
     /** MCP requests awaiting their answer per server; the oldest go past this bound. */
     maxPendingRequests: 1000,
+    /**
+     * How long Deno's exporter waits for the collector on each export (unless
+     * OTEL_EXPORTER_OTLP_TIMEOUT says): a collector that never answers delays patchbay's
+     * exit by about this much, not by the OTLP default of 10 s.
+     */
+    exportTimeoutSeconds: 3,
   },
 } as const;

@@ -10,6 +10,8 @@
  * - a parent-based sampler (the person's choice kept, made parent-based), so that a request
  *   run under an unsampled parent (`Telemetry.guardFetch`) is not exported by Deno;
  * - `service.version` added to `OTEL_RESOURCE_ATTRIBUTES`;
+ * - `OTEL_EXPORTER_OTLP_TIMEOUT` bounded (`DEFAULTS.telemetry.exportTimeoutSeconds`), unless
+ *   the person set it: Deno waits that long for a collector that does not answer at exit;
  * - `OTEL_EXPORTER_OTLP_HEADERS` from `Telemetry.headers`, each `${VAR}` expanded here from
  *   the environment and the .env file, so the plan the launcher remembers holds no
  *   credential; or the .env file's own `OTEL_EXPORTER_OTLP_HEADERS`.
@@ -21,6 +23,7 @@
 
 import { MAX_ENV_FILE_BYTES, readBoundedTextSync } from "../bounded_read.ts";
 import { expandVariables } from "../config/expand.ts";
+import { DEFAULTS } from "../defaults.ts";
 import { parseDotenv } from "../env.ts";
 import { VERSION } from "../version.ts";
 import { DENO_SWITCH, HEADERS_VARIABLE } from "./settings.ts";
@@ -36,6 +39,8 @@ export interface PrintedTelemetry {
   headers?: Record<string, string>;
   env_file: string;
 }
+
+const TIMEOUT_VARIABLE = "OTEL_EXPORTER_OTLP_TIMEOUT";
 
 /** Samplers of `OTEL_TRACES_SAMPLER` and the parent-based one each becomes. */
 const PARENT_BASED: Readonly<Record<string, string>> = {
@@ -72,6 +77,9 @@ export function clientTelemetryEnv(
   };
   const sampler = fromProcess("OTEL_TRACES_SAMPLER")?.trim();
   env.OTEL_TRACES_SAMPLER = sampler ? PARENT_BASED[sampler] ?? sampler : "parentbased_always_on";
+  if (fromProcess(TIMEOUT_VARIABLE) === undefined) {
+    env[TIMEOUT_VARIABLE] = String(DEFAULTS.telemetry.exportTimeoutSeconds * 1000);
+  }
   const resource = telemetry.variables.OTEL_RESOURCE_ATTRIBUTES ??
     fromProcess("OTEL_RESOURCE_ATTRIBUTES") ?? "";
   env.OTEL_RESOURCE_ATTRIBUTES = /(?:^|,)\s*service\.version\s*=/.test(resource)

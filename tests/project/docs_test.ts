@@ -53,6 +53,9 @@ Deno.test("docs/configuration.md: the defaults are the ones in lib/defaults.ts",
     "AgentConfig.tool_search.max_tokens": String(DEFAULTS.agent.toolSearch.maxTokens),
     "AgentConfig.sampling_request_limit": String(DEFAULTS.agent.samplingRequestLimit),
     "AgentConfig.sampling_per_tool_call": String(DEFAULTS.agent.samplingPerToolCall),
+    "Telemetry.protocol": `\`${DEFAULTS.telemetry.protocol}\``,
+    "Telemetry.service_name": `\`${DEFAULTS.telemetry.serviceName}\``,
+    "Telemetry.capture_content": String(DEFAULTS.telemetry.captureContent),
     "Trace.model": String(trace.model),
     "Trace.model_bodies": String(trace.model_bodies),
     "Memory.backend": `\`${DEFAULTS.memory.backend}\``,
@@ -100,6 +103,8 @@ Deno.test("docs/: the bounds stated are the ones in the code", async () => {
       `**The log is bounded: at most ${mib} MiB × ${DEFAULTS.log.files} files.**`,
     ],
     ["docs/troubleshooting.md", `held to ${DEFAULTS.log.linesPerSecond} lines a second`],
+    ["docs/configuration.md", `cut to ${DEFAULTS.telemetry.maxContentChars} characters each`],
+    ["docs/telemetry.md", `exit for about ${DEFAULTS.telemetry.exportTimeoutSeconds} s`],
   ];
   for (const [page, phrase] of where) {
     assert.ok(unwrapped(await readDoc(page)).includes(phrase), `${page} does not say: ${phrase}`);
