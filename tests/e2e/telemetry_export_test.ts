@@ -17,6 +17,7 @@ import { runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
 import { everythingEntry, NODE } from "../support/deps.ts";
 import { type OtlpSpan, startOtlpReceiver } from "../support/otlp_receiver.ts";
 import { startScriptedLlm } from "../support/scripted_llm.ts";
+import { startEverythingHttp } from "../support/servers.ts";
 import type { ScriptedLlm } from "../support/scripted_llm.ts";
 
 const LLM_KEY = "sk-telemetrytestkey0123456789abcdef";
@@ -238,4 +239,36 @@ Deno.test("telemetry (http/protobuf, from OTEL_EXPORTER_OTLP_ENDPOINT): the same
   assert.match(tool.attributes["gen_ai.tool.call.result"] as string, /Echo: hi/);
   assert.ok(!receiver.bodies().includes(LLM_KEY));
   assert.ok(receiver.metrics().some((m) => m.name === "patchbay.tool.calls"));
+});
+
+Deno.test("telemetry over streamable HTTP: a key in the server's URL reaches the collector nowhere; the spans say tcp", async () => {
+  await using box = await sandbox({ LLM_API_KEY: LLM_KEY });
+  await using receiver = await startOtlpReceiver();
+  await using server = await startEverythingHttp("streamableHttp");
+  await using llm = await startScriptedLlm({
+    replies: [
+      { toolCalls: [{ name: "remote__echo", arguments: { message: "hi" } }] },
+      { text: "Echoed." },
+    ],
+  });
+  const urlKey = "urlkey9f8e7d6c5b4a";
+  await writeConfig(box, {
+    LLM: { provider: "openai-compatible", model: "scripted-model", base_url: llm.baseUrl },
+    mcpServers: {
+      remote: { transport_type: "streamable_http", url: `${server.origin}/mcp?api_key=${urlKey}` },
+    },
+    Telemetry: { endpoint: receiver.endpoint, protocol: "http/json" },
+  });
+  const result = await runPatchbay(box, ["run", "--yes", "echo hi"]);
+  assert.equal(result.code, 0, result.stderr);
+  const spans = receiver.spans();
+  const tool = only(spans.filter((s) => s.scope === "patchbay"), "tools/call echo");
+  assert.equal(tool.attributes["network.transport"], "tcp");
+  assert.equal(tool.attributes["patchbay.tool.outcome"], "ok");
+  // Deno recorded no request to the server (their URL holds the key); the model's it did.
+  assert.ok(!receiver.bodies().includes(urlKey), "the URL's key reached the collector");
+  assert.ok(spans.some((s) => s.scope !== "patchbay" && s.attributes["url.full"]));
+  assert.ok(
+    !spans.some((s) => String(s.attributes["url.full"] ?? "").startsWith(server.origin)),
+  );
 });
