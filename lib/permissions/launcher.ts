@@ -42,7 +42,8 @@ import {
   stillValid,
   writeCachedPlan,
 } from "./plan_cache.ts";
-import { type PrintedTelemetry, telemetryEnv } from "../telemetry/client_env.ts";
+import * as clientTelemetry from "../telemetry/client_env.ts";
+import type { PrintedTelemetry } from "../telemetry/client_env.ts";
 
 /** Where patchbay's own files are (main.ts, deno.json): a checkout, or the URL run from. */
 const PROJECT_URL = new URL("../../", import.meta.url);
@@ -134,7 +135,7 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
   const chosen = await flagsFor(parsed, deno, cwd);
   const mode = chosen.mode;
   let flags = chosen.flags;
-  let telemetry = await telemetryEnv(chosen.telemetry);
+  let clientEnv = await clientTelemetry.telemetryEnv(chosen.telemetry);
   let clientArgs = parsed.clientArgs;
   let canRestart = mode === "narrow";
   for (let restarts = 0;; restarts++) {
@@ -144,7 +145,7 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
       [...flags, ...outputGrant(parsed, cwd)],
       clientArgs,
       cwd,
-      { mode, restartFile: file, telemetry },
+      { mode, restartFile: file, telemetry: clientEnv },
     );
     const asked = run.code === RESTART_EXIT_CODE && file && !run.signalled;
     const request = asked ? await takeRestartRequest(file) : undefined;
@@ -181,7 +182,7 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
       canRestart = false;
     }
     flags = extended;
-    if (plan) telemetry = await telemetryEnv(plan.telemetry);
+    if (plan) clientEnv = await clientTelemetry.telemetryEnv(plan.telemetry);
     clientArgs = restartArgs(parsed.clientArgs, request.session);
   }
 }
@@ -251,11 +252,10 @@ export async function flagsFor(
   // Editing the configuration starts no server: it needs its own writes (which the broad
   // flags of --unrestricted leave out too), not the servers' plan.
   if (parsed.editing) return { flags: editorFlags(parsed, cwd), mode: "narrow" };
-  if (parsed.planning) return { flags: unrestrictedFlags(), mode: "unrestricted" };
-  if (parsed.unrestricted) {
-    // The broad flags, but telemetry as the configuration asks (from its remembered plan).
-    const plan = await planFor(parsed, deno, cwd);
-    return { flags: unrestrictedFlags(), mode: "unrestricted", telemetry: plan?.telemetry };
+  if (parsed.unrestricted || parsed.planning) {
+    // No plan is computed: telemetry as the process environment asks for it.
+    const telemetry = parsed.planning ? null : clientTelemetry.fromEnvironment();
+    return { flags: unrestrictedFlags(), mode: "unrestricted", telemetry };
   }
   // Help reads nothing: its colours are patchbay's own decision (lib/style.ts), made from
   // what the terminal is, so commander reads no colour variable of its own.

@@ -11,6 +11,7 @@ import { createEnvironment } from "../../lib/env.ts";
 import { ConfigValidationError } from "../../lib/errors.ts";
 import { type PermissionInputs, planPermissions } from "../../lib/permissions/plan.ts";
 import { clientTelemetryEnv, type PrintedTelemetry } from "../../lib/telemetry/launch_env.ts";
+import { fromEnvironment } from "../../lib/telemetry/client_env.ts";
 import { telemetryLaunch } from "../../lib/telemetry/settings.ts";
 import { VERSION } from "../../lib/version.ts";
 
@@ -173,4 +174,18 @@ Deno.test("the client's variables: Deno on, console kept out, a parent-based sam
     envFileText: () => "OTEL_EXPORTER_OTLP_HEADERS=api-key=abc\n",
   });
   assert.equal(inherited.OTEL_EXPORTER_OTLP_HEADERS, undefined, "the process's own is inherited");
+});
+
+Deno.test("--unrestricted computes no plan: telemetry from the process environment alone", () => {
+  const get = (vars: Record<string, string>) => (name: string) => vars[name];
+  assert.equal(fromEnvironment(get({})), null);
+  assert.equal(fromEnvironment(get({ OTEL_DENO: "true", OTEL_SDK_DISABLED: "true" })), null);
+  const on = fromEnvironment(
+    get({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://t:4318/v1/traces" }),
+  )!;
+  assert.equal(on.endpoint, "http://t:4318/v1/traces");
+  assert.deepEqual(on.variables, { OTEL_SERVICE_NAME: "patchbay" });
+  const named = fromEnvironment(get({ OTEL_DENO: "TRUE", OTEL_SERVICE_NAME: "mine" }))!;
+  assert.deepEqual(named.variables, {});
+  assert.equal(clientTelemetryEnv(named, { process: () => undefined }).OTEL_DENO, "true");
 });
