@@ -204,7 +204,7 @@ async function attemptSession(
       const called = reason instanceof PatchbayError
         ? reason
         : new CancelledError(`connecting to server '${config.name}'`);
-      attempt.failed(called);
+      attempt.failed(called, false);
       throw called;
     }
     if (probeEndedProcess(config, session, error)) {

@@ -53,15 +53,15 @@ export class ConnectAttempt {
   failed(error: unknown, counted = true): void {
     this.requests.attempt = undefined;
     this.requests.abandon();
-    if (error instanceof CancelledError) {
-      this.span.set({ [ATTR.errorType]: error.code });
+    if (!counted || error instanceof CancelledError) {
+      // Called off (closing, skipped) or started again another way: not a failure.
+      this.span.set({ [ATTR.errorType]: errorType(error) });
       this.span.end();
       return;
     }
     const kind = failureKind(error);
     this.span.fail(errorType(error), (error as Error)?.message, { [ATTR.failureKind]: kind });
     this.span.end();
-    if (!counted) return;
     activeTelemetry().add(METRIC.failures, 1, {
       [ATTR.failureKind]: kind,
       [ATTR.errorType]: errorType(error),
