@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { OtlpMetric, OtlpSpan } from "./otlp_receiver.ts";
+import type { OtlpMetric, OtlpSpan } from "./otlp_types.ts";
 
 type Field = { no: number; wire: number; value: bigint | Uint8Array };
 

@@ -8,29 +8,9 @@
  */
 
 import { decodeMetrics, decodeSpans } from "./otlp_protobuf.ts";
+import type { OtlpMetric, OtlpSpan } from "./otlp_types.ts";
 
-/** One span as exported. */
-export interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  /** Empty for a root span. */
-  parentSpanId: string;
-  name: string;
-  /** 1 internal, 2 server, 3 client. */
-  kind: number;
-  attributes: Record<string, unknown>;
-  /** code 2 is ERROR. */
-  status: { code: number; message: string };
-  scope: string;
-  resource: Record<string, unknown>;
-}
-
-/** One metric as exported, with the attributes of each of its data points. */
-export interface OtlpMetric {
-  name: string;
-  scope: string;
-  points: Record<string, unknown>[];
-}
+export type { OtlpMetric, OtlpSpan } from "./otlp_types.ts";
 
 /** One export request. */
 export interface OtlpRequest {
