@@ -16,6 +16,7 @@ import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { VERSION } from "../lib/version.ts";
 import { wrapWords } from "../lib/text.ts";
 import { CLIENT_V8_FLAGS } from "../lib/v8_flags.ts";
+import type { PrintedTelemetry } from "../lib/telemetry/launch_env.ts";
 
 /** Options of `patchbay permissions`. */
 export interface PermissionsOptions extends GlobalOptions {
@@ -70,6 +71,7 @@ export async function permissions(options: PermissionsOptions): Promise<number> 
           grants: plan.grants,
           all_env: plan.allEnv?.why ?? null,
           notes,
+          telemetry: printedTelemetry(plan),
         },
         null,
         2,
@@ -107,6 +109,21 @@ async function discoverAuthorizationServers(
     env: runtime.env,
     log: runtime.logger.child("permissions"),
   });
+}
+
+/** What the launcher sets for the client when the session exports telemetry (`launch_env.ts`). */
+function printedTelemetry(plan: PermissionPlan): PrintedTelemetry | null {
+  const telemetry = plan.telemetry;
+  if (!telemetry) return null;
+  return {
+    from: telemetry.from,
+    endpoint: telemetry.endpoint,
+    protocol: telemetry.protocol,
+    service_name: telemetry.serviceName,
+    variables: telemetry.variables,
+    ...(telemetry.headers ? { headers: telemetry.headers } : {}),
+    env_file: telemetry.envFile,
+  };
 }
 
 /** The listing: every grant with its reason as comments, then the flags on one line. */

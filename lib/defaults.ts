@@ -178,4 +178,25 @@ export const DEFAULTS = {
     /** Trace lines kept in memory for `/trace show`. */
     recentLines: 500,
   },
+
+  telemetry: {
+    /** Where Deno's exporter sends OTLP without an endpoint named (Deno's own default). */
+    endpoint: "http://localhost:4318",
+    /** OTLP over HTTP with protobuf bodies (Deno's default); `http/json` is the other. */
+    protocol: "http/protobuf",
+    /** `service.name` of every span and metric. */
+    serviceName: "patchbay",
+    /** Prompts, answers, tool arguments and results stay out of spans unless asked for. */
+    captureContent: false,
+    /** A captured prompt, answer, argument or result is cut to this many characters. */
+    maxContentChars: 16 * 1024,
+    /** MCP requests awaiting their answer per server; the oldest go past this bound. */
+    maxPendingRequests: 1000,
+    /**
+     * How long Deno's exporter waits for the collector on each export (unless
+     * OTEL_EXPORTER_OTLP_TIMEOUT says): a collector that never answers delays patchbay's
+     * exit by about this much, not by the OTLP default of 10 s.
+     */
+    exportTimeoutSeconds: 3,
+  },
 } as const;

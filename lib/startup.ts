@@ -6,6 +6,7 @@
  * @module
  */
 
+import { startTelemetry } from "./telemetry/start.ts";
 import { fileURLToPath } from "node:url";
 import { argSecrets } from "./config/arg_secrets.ts";
 import { describeWarning, loadConfig, locateConfig } from "./config/load.ts";
@@ -135,6 +136,8 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
   registerConfigSecrets(config, redactor);
   log.info(`configuration ${location.path}: ${config.servers.length} servers`);
   notices.push(...config.warnings.map(describeWarning));
+  // Spans and metrics, when the launcher started this process with Deno's exporter on.
+  await startTelemetry(config, redactor);
   return {
     env,
     logger,

@@ -43,6 +43,7 @@ import { UiGuard } from "./ui_guard.ts";
 import type { Hooks } from "../hooks/hooks.ts";
 import type { HookStop } from "./tool_run_hooks.ts";
 import { promptStep, stopStep, withHookContext } from "./turn_hook_steps.ts";
+import { tracedTurn } from "../telemetry/turn_span.ts";
 
 /** Appended to an answer the user interrupted, so the model knows on the next turn. */
 export const INTERRUPTED_NOTE = "[answer interrupted by the user]";
@@ -175,10 +176,12 @@ export class Agent {
     if (this.#running) throw new Error("Agent.runTurn called while a turn is running");
     this.#running = true;
     try {
-      return await this.#turn(
+      // The turn's span: the root of the trace its requests and tool calls belong to.
+      return await tracedTurn(
+        this.#options.provider,
         input,
-        options.signal ?? new AbortController().signal,
-        options.attachments,
+        () =>
+          this.#turn(input, options.signal ?? new AbortController().signal, options.attachments),
       );
     } finally {
       this.#running = false;

@@ -19,6 +19,7 @@ import type { Config, ServerConfig } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { createProvider } from "../llm/create_provider.ts";
 import { maskedProvider } from "../llm/masked_provider.ts";
+import { tracedProvider } from "../telemetry/model_span.ts";
 import type { ModelProvider } from "../llm/provider.ts";
 import { type Log, silentLog } from "../log.ts";
 import type { StoredMessage } from "../memory/types.ts";
@@ -95,7 +96,8 @@ export function createModelSession(options: ModelSessionOptions): ModelSession {
     log: log.child("llm"),
   });
   // The model's output is untrusted: masked where it enters, as a server's is.
-  const provider = maskedProvider(created, options.redactor ?? sessionRedactor);
+  // Each request's span is made around the provider itself (lib/telemetry/model_span.ts).
+  const provider = maskedProvider(tracedProvider(created), options.redactor ?? sessionRedactor);
   const stats = new UsageStats(config.agent, new Date(), config.llm.price);
   const approval = new ApprovalPolicy(config.servers, options.remembered);
   let servers: readonly ServerConfig[] = config.servers;

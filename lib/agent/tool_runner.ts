@@ -369,6 +369,7 @@ async function execute(p: Planned, options: ToolRunOptions): Promise<Finished> {
       options.host.callTool(tool.name, p.args!, {
         signal: controller.signal,
         toolCallTimeoutSeconds,
+        toolCallId: p.call.id,
         onProgress: (update) =>
           options.guard.tell(() => options.ui.toolProgress(p.call.id, update)),
         onTask: (progress) => options.guard.tell(() => options.ui.toolTask?.(p.call.id, progress)),

@@ -454,6 +454,30 @@ export const HooksSchema = z.strictObject({
   SessionEnd: hookEvent("when the interactive client or run ends (and at /clear)"),
 }).describe("Commands run at points of a session, as Claude Code's hooks (docs/hooks.md)");
 
+export const TelemetrySchema = z.strictObject({
+  endpoint: optionalText(
+    "OTLP/HTTP address of the collector, e.g. http://localhost:4318 (Deno adds /v1/traces " +
+      "and /v1/metrics); wins over OTEL_EXPORTER_OTLP_ENDPOINT " +
+      `(default: that variable, else ${DEFAULTS.telemetry.endpoint})`,
+  ),
+  protocol: z.enum(["http/protobuf", "http/json"]).describe(
+    `OTLP encoding (default: OTEL_EXPORTER_OTLP_PROTOCOL, else ${DEFAULTS.telemetry.protocol})`,
+  ).optional(),
+  headers: z.record(z.string(), z.string()).describe(
+    "Headers sent to the collector (credentials: write ${VAR} and keep the value in .env); " +
+      "win over OTEL_EXPORTER_OTLP_HEADERS",
+  ).default({}),
+  service_name: optionalText(
+    "service.name of the spans and metrics (default: OTEL_SERVICE_NAME, else " +
+      `${DEFAULTS.telemetry.serviceName})`,
+  ),
+  capture_content: z.boolean().describe(
+    "Also put prompts, answers, tool arguments and results in spans, masked and cut to " +
+      `${DEFAULTS.telemetry.maxContentChars} characters (default ` +
+      `${DEFAULTS.telemetry.captureContent})`,
+  ).default(DEFAULTS.telemetry.captureContent),
+}).describe("OpenTelemetry export through Deno's exporter (docs/telemetry.md)");
+
 export const ConfigFileSchema = z.strictObject({
   $schema: z.string().describe("JSON Schema reference for editors").optional(),
   LLM: LlmSchema,
@@ -464,6 +488,7 @@ export const ConfigFileSchema = z.strictObject({
   Memory: MemorySchema.optional(),
   Trace: TraceSchema.optional(),
   Hooks: HooksSchema.optional(),
+  Telemetry: TelemetrySchema.optional(),
 }).describe("patchbay configuration (servers_config.json)");
 
 /** A section the file must have; its content is parsed on its own. */
@@ -484,6 +509,7 @@ export const FileSectionsSchema = ConfigFileSchema.extend({
   Memory: z.unknown().optional(),
   Trace: z.unknown().optional(),
   Hooks: z.unknown().optional(),
+  Telemetry: z.unknown().optional(),
 });
 
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;

@@ -241,6 +241,17 @@ export interface TraceSettings {
   modelBodies: boolean;
 }
 
+/** The `Telemetry` section (docs/telemetry.md). */
+export interface TelemetrySettings {
+  /** The collector's OTLP/HTTP address, expanded and checked. */
+  endpoint?: string;
+  protocol?: "http/protobuf" | "http/json";
+  /** Header name to value as written: `${VAR}`s unexpanded (the launcher expands them). */
+  headers: Record<string, string>;
+  serviceName?: string;
+  captureContent: boolean;
+}
+
 export interface Config {
   /** Path of the file it was read from. */
   file: string;
@@ -253,6 +264,8 @@ export interface Config {
   trace?: TraceSettings;
   /** The `Hooks` section (docs/hooks.md); absent: no hooks. */
   hooks?: HooksConfig;
+  /** Telemetry asked for in the file (`Telemetry`). */
+  telemetry?: TelemetrySettings;
   /** Things worth saying that do not stop the client. */
   warnings: ConfigProblem[];
   /**

@@ -15,9 +15,15 @@ import { readHooks } from "./hooks.ts";
 import type { JsonParseResult, JsonValue } from "./json.ts";
 import { readLlm } from "./llm.ts";
 import { ProblemList } from "./problem_list.ts";
-import { AgentSchema, FileSectionsSchema, MemorySchema, TraceSchema } from "./schema.ts";
+import {
+  AgentSchema,
+  FileSectionsSchema,
+  MemorySchema,
+  TelemetrySchema,
+  TraceSchema,
+} from "./schema.ts";
 import { readServers } from "./servers.ts";
-import type { Config } from "./types.ts";
+import type { Config, TelemetrySettings } from "./types.ts";
 import { ConfigValues } from "./values.ts";
 import { describeType, parseSection } from "./zod_issues.ts";
 
@@ -75,6 +81,9 @@ export class Validator {
     const hooks = raw.Hooks === undefined
       ? undefined
       : readHooks(reader, raw.Hooks, { folder, file: resolve(this.file) });
+    const telemetry = raw.Telemetry === undefined
+      ? undefined
+      : this.#telemetry(parseSection(problems, TelemetrySchema, raw.Telemetry, ["Telemetry"]));
     if (problems.problems.length > 0 || !llm || !agent || !memory) return undefined;
     return {
       file: this.file,
@@ -106,8 +115,31 @@ export class Validator {
         ? { trace: { file: trace.file, model: trace.model, modelBodies: trace.model_bodies } }
         : {}),
       ...(hooks ? { hooks } : {}),
+      ...(telemetry ? { telemetry } : {}),
       warnings: problems.warnings,
       secretValues: [...this.#values.secretValues],
+    };
+  }
+
+  /**
+   * The `Telemetry` section: its endpoint checked like any URL, its headers checked (and
+   * their `${VAR}` values registered as secrets) but kept as written, for the launcher.
+   */
+  #telemetry(
+    section: ReturnType<typeof TelemetrySchema.parse> | undefined,
+  ): TelemetrySettings | undefined {
+    if (!section) return undefined;
+    const path = ["Telemetry"];
+    for (const [name, value] of Object.entries(section.headers)) {
+      this.#values.header(name, value, [...path, "headers", name]);
+    }
+    const endpoint = this.#values.url(section.endpoint, [...path, "endpoint"]);
+    return {
+      ...(endpoint ? { endpoint } : {}),
+      ...(section.protocol ? { protocol: section.protocol } : {}),
+      headers: section.headers,
+      ...(section.service_name ? { serviceName: section.service_name } : {}),
+      captureContent: section.capture_content,
     };
   }
 }

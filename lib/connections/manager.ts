@@ -30,6 +30,7 @@
  * @module
  */
 
+import { tracedToolCall } from "../telemetry/tool_span.ts";
 import type {
   CallToolResult,
   CompleteRequest,
@@ -281,7 +282,18 @@ export class ConnectionManager implements ToolHost {
     }
     const connection = this.#connections.get(tool.server)!;
     if (connection.listsFromCache) return this.#callWhenConnected(connection, tool, args, options);
-    return this.#calls.call(connection, tool, args, options);
+    // The call's span: its trace context goes to the server in the request's `_meta`.
+    const traced = {
+      server: tool.server,
+      tool: tool.originalName,
+      transport: connection.config.transport,
+      args,
+      toolCallId: options.toolCallId,
+    };
+    return tracedToolCall(
+      traced,
+      (meta) => this.#calls.call(connection, tool, args, options, meta),
+    );
   }
 
   /**

@@ -35,6 +35,7 @@ import { ANY_RESULT, followExecution } from "./task_follow.ts";
 import { receiverCapabilities } from "./task_generation.ts";
 import { boundedPort } from "./task_session.ts";
 import type { LiveTask, StartedTask } from "./task_types.ts";
+import { RequestTracer } from "../telemetry/mcp_requests.ts";
 
 /** JSON-RPC "invalid params": what ext-tasks reads as a task its server does not know. */
 const UNKNOWN_TASK_CODE = -32602;
@@ -153,6 +154,11 @@ async function join(
     options,
     config.transport === "stdio" ? undefined : options.oauth,
     new RawToolSchemas(),
+    new RequestTracer({
+      server: config.name,
+      transport: config.transport,
+      url: config.transport === "stdio" ? undefined : config.url,
+    }),
     sessionId,
   ) as HttpTransport;
   const offersElicitation = !options.requests.handlers().withoutElicitation;

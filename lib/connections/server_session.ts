@@ -46,6 +46,7 @@ import { DeadlineError, ServerSession } from "./live_session.ts";
 import { createTransport } from "./session_transport.ts";
 import { type ServerSessionHooks, watchSession } from "./session_notifications.ts";
 import type { InstallStatus } from "./types.ts";
+import { ConnectAttempt } from "../telemetry/connect_span.ts";
 
 export {
   type ListName,
@@ -171,7 +172,9 @@ async function attemptSession(
   const log = options.log;
   const oauth = config.transport === "stdio" ? undefined : options.oauth;
   const rawSchemas = new RawToolSchemas();
-  const transport = createTransport(config, options, oauth, rawSchemas);
+  // The attempt's span; its requests (probe, initialize, lists) are its children.
+  const attempt = new ConnectAttempt(config);
+  const transport = createTransport(config, options, oauth, rawSchemas, attempt.requests);
   // Capabilities are fixed by the handshake: a server whose roots appear or vanish later
   // needs a new session (ServerConnection.setRoots).
   const offersRoots = options.requests.roots() !== undefined;
@@ -201,6 +204,10 @@ async function attemptSession(
   }
   session.answer = inputAnswerer(requests, offersElicitation);
   watchSession(session, options.hooks, log);
+  attempt.requests.details = () => ({
+    sessionId: transport instanceof HttpTransport ? transport.sessionId : undefined,
+    protocolVersion: session.protocolVersion,
+  });
 
   const timeoutSeconds = options.installing?.boundSeconds ?? config.timeoutSeconds;
   const timeoutMs = timeoutSeconds * 1000;
@@ -236,13 +243,17 @@ async function attemptSession(
       if (options.cleanup) options.cleanup(closing);
       else await closing;
       const reason = options.signal.reason;
-      throw reason instanceof PatchbayError
+      const called = reason instanceof PatchbayError
         ? reason
         : new CancelledError(`connecting to server '${config.name}'`);
+      attempt.failed(called, false);
+      throw called;
     }
     if (probeEndedProcess(config, session, error)) {
       await session.close();
-      throw new ProbeEndedProcess(session.closeReason());
+      const ended = new ProbeEndedProcess(session.closeReason());
+      attempt.failed(ended, false);
+      throw ended;
     }
     const legacy = timedOut ? undefined : await legacySseEntry(config, error, options);
     if (legacy) {
@@ -252,6 +263,7 @@ async function attemptSession(
       throw new LegacySseServer(legacy);
     }
     const failure = await diagnoseAttempt(config, session, error, timedOut, options);
+    attempt.failed(failure);
     // The failure is known now; ending the process (which may sit out its grace periods)
     // need not delay reporting it.
     const closing = session.close();
@@ -262,6 +274,7 @@ async function attemptSession(
     cancelDeadline();
     options.signal?.removeEventListener("abort", onAbort);
   }
+  attempt.connected({ ...attempt.requests.details(), tools: session.lists.tools.length });
   log.info(`connected in ${Date.now() - started} ms`, {
     server: session.serverInfo?.name,
     version: session.serverInfo?.version,

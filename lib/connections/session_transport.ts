@@ -2,7 +2,7 @@
  * The transport of one connection attempt ({@linkcode createTransport}): a stdio process,
  * or streamable HTTP / SSE through the session's network, with OAuth's provider and
  * wrapper when the entry logs in and `bearerFetch` for its `headers` otherwise; traced
- * when tracing is on.
+ * when tracing is on; each request stamped with its trace context (`RequestTracer`).
  *
  * @module
  */
@@ -14,6 +14,9 @@ import { type Network, PROCESS_NETWORK } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { StdioTransport } from "../transports/stdio.ts";
 import { tracingObserver } from "../trace/active.ts";
+import type { RequestTracer } from "../telemetry/mcp_requests.ts";
+import { activeTelemetry } from "../telemetry/telemetry.ts";
+import type { MessageObserver } from "../transports/observer.ts";
 import type { AnyTransport } from "./live_session.ts";
 import type { RawToolSchemas } from "./raw_schemas.ts";
 
@@ -34,13 +37,17 @@ export function createTransport(
   options: SessionTransportOptions,
   oauth: PatchbayOAuthProvider | undefined,
   rawSchemas: RawToolSchemas,
+  requests: RequestTracer,
   /** Joins this earlier streamable HTTP session instead of starting one. */
   sessionId?: string,
 ): AnyTransport {
-  const observer = tracingObserver(config.name, config.transport, rawSchemas);
+  const observer = tracingObserver(config.name, config.transport, both(rawSchemas, requests));
+  const outgoing = (message: Parameters<RequestTracer["outgoing"]>[0]) =>
+    requests.outgoing(message);
   if (config.transport === "stdio") {
     return new StdioTransport({
       observer,
+      outgoing,
       command: config.command,
       args: config.args,
       env: config.env,
@@ -52,8 +59,11 @@ export function createTransport(
   }
   const log = options.log.child("http");
   const network = options.network ?? PROCESS_NETWORK;
+  // Deno's own span of each request carries its URL: one holding a key is kept out.
+  const base = activeTelemetry().guardFetch(config.url, network.fetch);
   return new HttpTransport({
     observer,
+    outgoing,
     kind: config.transport,
     url: config.url,
     headers: config.headers,
@@ -63,8 +73,26 @@ export function createTransport(
     // refusal, which the SDK alone would only report.
     authProvider: oauth,
     authorize: oauth && ((fetch) => oauth.wrapFetch(fetch)),
-    fetch: oauth ? network.fetch : bearerFetch(config, { log, base: network.fetch }),
+    fetch: oauth ? base : bearerFetch(config, { log, base }),
     log,
     ...(sessionId ? { sessionId } : {}),
   });
+}
+
+/** One observer telling `first`, then `second`. */
+function both(first: MessageObserver, second: MessageObserver): MessageObserver {
+  return {
+    sent(message) {
+      first.sent?.(message);
+      second.sent?.(message);
+    },
+    received(message) {
+      first.received?.(message);
+      second.received?.(message);
+    },
+    event(event) {
+      first.event?.(event);
+      second.event?.(event);
+    },
+  };
 }

@@ -72,6 +72,8 @@ export class ToolCalls {
     tool: CatalogueTool,
     args: Record<string, unknown>,
     options: ToolCallOptions,
+    /** The request's `_meta`: the call span's trace context (`lib/telemetry/tool_span.ts`). */
+    meta?: Record<string, string>,
   ): Promise<CallToolResult> {
     const key = JSON.stringify([tool.server, tool.originalName]);
     if (runsAsTask(connection.session, tool.originalName, this.#slow.has(key))) {
@@ -92,7 +94,10 @@ export class ToolCalls {
       const result = await connection.request(
         `tools/call ${tool.originalName}`,
         (session, request) =>
-          session.client.callTool({ name: tool.originalName, arguments: args }, request),
+          session.client.callTool(
+            { name: tool.originalName, arguments: args, ...(meta ? { _meta: meta } : {}) },
+            request,
+          ),
         {
           tool: tool.name,
           timeoutSeconds: options.toolCallTimeoutSeconds,

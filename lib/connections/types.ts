@@ -124,6 +124,8 @@ export interface ToolCallOptions {
   onTask?: (progress: TaskProgress) => void;
   /** Where the call was made from, kept with the task it may start. */
   context?: TaskCallContext;
+  /** The model's id for the call, for its span (`gen_ai.tool.call.id`). */
+  toolCallId?: string;
 }
 
 /**

@@ -34,6 +34,8 @@ export async function traceGeneration(
     provider: target.provider,
     model: target.model,
     stream: request.onDelta !== undefined,
+    // The request's span, so the line and the exported span can be matched.
+    ...(request.trace ? { trace_id: request.trace.traceId, span_id: request.trace.spanId } : {}),
     ...(trace.modelBodies ? { request: { messages: request.messages, tools: request.tools } } : {}),
   };
   const ms = () => Math.round((performance.now() - started) * 100) / 100;

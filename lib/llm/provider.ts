@@ -8,6 +8,7 @@
  * @module
  */
 
+import type { TraceContext } from "../telemetry/ids.ts";
 import type { ProviderName } from "../providers.ts";
 
 /** A tool call the model asked for. */
@@ -106,6 +107,11 @@ export interface GenerateRequest {
   onRetry?: (notice: RetryNotice) => void;
   /** Aborting stops the request (and the stream) at once. */
   signal?: AbortSignal;
+  /**
+   * The request's span (its trace and span ids), for the `--trace-model` line: set by the
+   * session's telemetry (lib/telemetry/model_span.ts).
+   */
+  trace?: TraceContext;
 }
 
 /** The model's complete answer. */

@@ -43,6 +43,8 @@ import {
   stillValid,
   writeCachedPlan,
 } from "./plan_cache.ts";
+import * as clientTelemetry from "../telemetry/client_env.ts";
+import type { PrintedTelemetry } from "../telemetry/client_env.ts";
 
 /** Where patchbay's own files are (main.ts, deno.json): a checkout, or the URL run from. */
 const PROJECT_URL = new URL("../../", import.meta.url);
@@ -134,6 +136,7 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
   const chosen = await flagsFor(parsed, deno, cwd);
   const mode = chosen.mode;
   let flags = chosen.flags;
+  let clientEnv = await clientTelemetry.telemetryEnv(chosen.telemetry);
   let clientArgs = parsed.clientArgs;
   let canRestart = mode === "narrow";
   for (let restarts = 0;; restarts++) {
@@ -143,8 +146,7 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
       [...flags, ...outputGrant(parsed, cwd)],
       clientArgs,
       cwd,
-      mode,
-      file,
+      { mode, restartFile: file, telemetry: clientEnv },
     );
     const asked = run.code === RESTART_EXIT_CODE && file && !run.signalled;
     const request = asked ? await takeRestartRequest(file) : undefined;
@@ -181,6 +183,7 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
       canRestart = false;
     }
     flags = extended;
+    if (plan) clientEnv = await clientTelemetry.telemetryEnv(plan.telemetry);
     clientArgs = restartArgs(parsed.clientArgs, request.session);
   }
 }
@@ -241,17 +244,19 @@ async function restartFileFor(): Promise<string | undefined> {
   return join(dir, `restart-${crypto.randomUUID()}.json`);
 }
 
-/** The flags to run the client with, and how they were chosen. */
+/** The flags to run the client with, how they were chosen, and its telemetry. */
 export async function flagsFor(
   parsed: LaunchArgs,
   deno: string,
   cwd: string,
-): Promise<{ flags: string[]; mode: LaunchMode }> {
+): Promise<{ flags: string[]; mode: LaunchMode; telemetry?: PrintedTelemetry | null }> {
   // Editing the configuration starts no server: it needs its own writes (which the broad
   // flags of --unrestricted leave out too), not the servers' plan.
   if (parsed.editing) return { flags: editorFlags(parsed, cwd), mode: "narrow" };
   if (parsed.unrestricted || parsed.planning) {
-    return { flags: unrestrictedFlags(), mode: "unrestricted" };
+    // No plan is computed: telemetry as the process environment asks for it.
+    const telemetry = parsed.planning ? null : clientTelemetry.fromEnvironment();
+    return { flags: unrestrictedFlags(), mode: "unrestricted", telemetry };
   }
   // Help reads nothing but the variables of the one colour rule (lib/terminal.ts
   // colorEnabled: NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE, TERM), so `--help` is coloured as
@@ -263,7 +268,8 @@ export async function flagsFor(
   }
   if (parsed.configChecking) return { flags: configCheckFlags(parsed, cwd), mode: "narrow" };
   const plan = await planFor(parsed, deno, cwd);
-  return { flags: plan?.flags ?? fallbackFlags(parsed, cwd), mode: "narrow" };
+  const flags = plan?.flags ?? fallbackFlags(parsed, cwd);
+  return { flags, mode: "narrow", telemetry: plan?.telemetry };
 }
 
 /**
@@ -371,6 +377,8 @@ async function computePlan(
         ...rediscover.flatMap((server) => ["--rediscover", server]),
       ],
       cwd,
+      // Computing the plan is no part of the session: Deno exports nothing of it.
+      env: { OTEL_DENO: "false" },
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
@@ -435,8 +443,7 @@ async function runClient(
   flags: readonly string[],
   clientArgs: readonly string[],
   cwd: string,
-  mode: LaunchMode,
-  restartFile: string | undefined,
+  client: { mode: LaunchMode; restartFile?: string; telemetry: Record<string, string> },
 ): Promise<{ code: number; signalled: boolean }> {
   // --quiet: Deno's own notices stay off the screen (`Failed to resolve '…' for allow-run`,
   // a configured text raw; its progress bar's erasures, even on TERM=dumb). Errors still show.
@@ -445,8 +452,9 @@ async function runClient(
     args: ["run", CLIENT_V8_FLAGS, ...guarded, ...MANIFEST_FLAGS, CLIENT_MAIN, ...clientArgs],
     cwd,
     env: {
-      [LAUNCHER_VARIABLE]: mode,
-      ...(restartFile ? { [RESTART_FILE_VARIABLE]: restartFile } : {}),
+      ...client.telemetry,
+      [LAUNCHER_VARIABLE]: client.mode,
+      ...(client.restartFile ? { [RESTART_FILE_VARIABLE]: client.restartFile } : {}),
     },
     stdin: "inherit",
     stdout: "inherit",

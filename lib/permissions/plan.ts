@@ -24,6 +24,7 @@ import { chooseTrace, TRACE_VARIABLE } from "../trace/choice.ts";
 import { childEnvironment, INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
 import { npxCacheDir, packageRunOf } from "../connections/package_runner.ts";
 import { TERMINAL_VARIABLES } from "../terminal.ts";
+import { DENO_SWITCH, type TelemetryLaunch, telemetryLaunch } from "../telemetry/settings.ts";
 
 /** The permission kinds patchbay can need, as Deno names them. */
 export type PermissionKind = "read" | "write" | "net" | "run" | "env" | "sys";
@@ -46,6 +47,8 @@ export interface PermissionPlan {
   allEnv?: { why: string };
   /** What cannot be known in advance, and what to do about it. */
   notes: string[];
+  /** Telemetry, when the session exports it: what the launcher sets for the client. */
+  telemetry?: TelemetryLaunch;
 }
 
 /** What the plan is computed from. */
@@ -125,6 +128,7 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
   const hooks = hookGrants(config.hooks, inputs);
   for (const grant of hooks.grants) plan.add(grant.kind, grant.value, grant.why);
   for (const note of hooks.notes) plan.note(note);
+  planTelemetry(plan, inputs);
 
   for (const name of FOLDER_VARIABLES[os === "windows" ? "windows" : "unix"]) {
     plan.add("env", name, "where patchbay's folders are");
@@ -147,6 +151,24 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
     plan.add("env", name, `\${${name}} in ${inputs.configFile}`);
   }
   return plan.build();
+}
+
+/**
+ * Telemetry (docs/telemetry.md): Deno's exporter sends it from outside the permission
+ * checks (measured: no --allow-net for the collector, no --allow-env for its variables),
+ * so the client needs only to read the switch that tells it Deno exports.
+ */
+function planTelemetry(plan: PlanBuilder, inputs: PermissionInputs): void {
+  const telemetry = telemetryLaunch(inputs.config, inputs.env, inputs.envFile);
+  if (!telemetry) return;
+  plan.add("env", DENO_SWITCH, "whether Deno exports telemetry (docs/telemetry.md)");
+  plan.telemetry(telemetry);
+  plan.note(
+    `Telemetry (${telemetry.from}): Deno exports spans and metrics to ${telemetry.endpoint} ` +
+      `(${telemetry.protocol}, service ${telemetry.serviceName}); the launcher starts the ` +
+      `client with ${DENO_SWITCH}=true. Deno's exporter works outside the permission checks, ` +
+      "so the collector needs no --allow-net.",
+  );
 }
 
 /** The wire trace's file and its older generations, and the variable that can name it. */
@@ -427,6 +449,7 @@ class PlanBuilder {
   #grants = new Map<string, Grant>();
   #notes: string[] = [];
   #allEnv?: { why: string };
+  #telemetry?: TelemetryLaunch;
 
   add(kind: PermissionKind, value: string, why: string): void {
     const key = `${kind}\u0000${value}`;
@@ -443,11 +466,16 @@ class PlanBuilder {
     this.#notes.push(text);
   }
 
+  telemetry(telemetry: TelemetryLaunch): void {
+    this.#telemetry = telemetry;
+  }
+
   build(): PermissionPlan {
     return {
       grants: [...this.#grants.values()],
       ...(this.#allEnv ? { allEnv: this.#allEnv } : {}),
       notes: this.#notes,
+      ...(this.#telemetry ? { telemetry: this.#telemetry } : {}),
     };
   }
 }

@@ -12,6 +12,8 @@
  */
 
 import { join } from "node:path";
+import { DECIDING_VARIABLES } from "../telemetry/settings.ts";
+import type { PrintedTelemetry } from "../telemetry/launch_env.ts";
 import {
   MAX_CONFIG_BYTES,
   MAX_STATE_FILE_BYTES,
@@ -25,6 +27,8 @@ export interface PrintedPlan {
   grants: { kind: string; value: string; why: string }[];
   all_env: string | null;
   notes: string[];
+  /** What the launcher sets for the client when it exports telemetry; `null`: off. */
+  telemetry?: PrintedTelemetry | null;
 }
 
 /** What a plan was computed from; each value as it was then (`null`: absent). */
@@ -45,7 +49,7 @@ export interface CachedPlan {
 }
 
 /** Bumped whenever a cached plan's meaning changes. */
-export const CACHE_FORMAT = 2;
+export const CACHE_FORMAT = 3;
 
 /**
  * Variables the plan depends on whatever the configuration says: where files are, where
@@ -63,6 +67,8 @@ const BASE_VARIABLES = [
   "BROWSER",
   "REDIS_URL",
   "REDIS_HOST",
+  // What turns telemetry on or changes where it goes (never its headers: credentials).
+  ...DECIDING_VARIABLES,
 ];
 
 /**

@@ -27,8 +27,9 @@ export function setActiveTrace(recorder: TraceRecorder | undefined): void {
 }
 
 /**
- * The observer a transport to `server` gets: `inner` (the raw tool schemas) sees every
- * message, and the active trace, when there is one, records it.
+ * The observer a transport to `server` gets: `inner` (the raw tool schemas, the requests'
+ * trace context) sees every message and event, and the active trace, when there is one,
+ * records it.
  */
 export function tracingObserver(
   server: string,
@@ -45,6 +46,7 @@ export function tracingObserver(
       if (active) active.message(server, transport, "in", message);
     },
     event(event: TransportEvent) {
+      inner?.event?.(event);
       if (active) active.record({ kind: "event", server, transport, ...event });
     },
     exchange(exchange: HttpExchange) {

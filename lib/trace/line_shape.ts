@@ -38,6 +38,8 @@ const SHAPES: Readonly<Record<TraceLine["kind"], Readonly<Fields>>> = {
       isObject(v) && optional(isNumber)(v.code) && optional(isString)(v.message)
     ),
     cut: optional((v) => isObject(v) && isNumber(v.kept) && isNumber(v.chars)),
+    trace_id: optional(isString),
+    span_id: optional(isString),
   },
   http: {
     server: isString,
@@ -52,7 +54,7 @@ const SHAPES: Readonly<Record<TraceLine["kind"], Readonly<Fields>>> = {
     response_bytes: optional(isNumber),
   },
   event: { server: optional(isString), event: isString },
-  model: { server: optional(isString) },
+  model: { server: optional(isString), trace_id: optional(isString), span_id: optional(isString) },
 };
 
 /** Whether `value` is a trace line whose fields all have the types the reader relies on. */

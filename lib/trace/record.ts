@@ -43,6 +43,12 @@ export interface MessageLine extends LineBase {
   message: unknown;
   /** Present when the message was longer than the bound: what was kept of how much. */
   cut?: { kept: number; chars: number };
+  /**
+   * On a request: the trace and span ids of its `traceparent` (docs/telemetry.md); on a
+   * response, those of the request it answers. The span's, when telemetry is exported.
+   */
+  trace_id?: string;
+  span_id?: string;
 }
 
 /**

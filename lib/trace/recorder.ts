@@ -17,6 +17,7 @@
 import { DEFAULTS } from "../defaults.ts";
 import { escapeInvisible } from "../json_text.ts";
 import { openTraceFile } from "./trace_file.ts";
+import { parseTraceparent, type TraceContext } from "../telemetry/ids.ts";
 import type { Redactor } from "../redact.ts";
 import type {
   MessageLine,
@@ -77,7 +78,10 @@ export class TraceRecorder {
   readonly #recentMax: number;
   /** The last lines, as written (masked), for `/trace show`. */
   readonly #recent: string[] = [];
-  readonly #pending = new Map<string, { at: number; method: string }>();
+  readonly #pending = new Map<
+    string,
+    { at: number; method: string; context?: TraceContext }
+  >();
   #file: Deno.FsFile | undefined;
   /** Lines recorded and not written yet ({@linkcode flush}). */
   #queue: Pending[] = [];
@@ -128,6 +132,7 @@ export class TraceRecorder {
     const m = message as {
       id?: string | number;
       method?: unknown;
+      params?: { _meta?: { traceparent?: unknown } };
       error?: { code?: number; message?: string };
     };
     const hasId = m.id !== undefined && m.id !== null;
@@ -148,7 +153,12 @@ export class TraceRecorder {
     };
     if (type === "request") {
       head.method = m.method as string;
-      this.#remember(`${server}\u0000${dir}\u0000${String(m.id)}`, m.method as string);
+      const context = parseTraceparent(m.params?._meta?.traceparent);
+      if (context) {
+        head.trace_id = context.traceId;
+        head.span_id = context.spanId;
+      }
+      this.#remember(`${server}\u0000${dir}\u0000${String(m.id)}`, m.method as string, context);
     } else if (type === "notification") {
       head.method = m.method as string;
     } else if (hasId) {
@@ -158,6 +168,10 @@ export class TraceRecorder {
         this.#pending.delete(key);
         head.method = request.method;
         head.ms = Math.round((performance.now() - request.at) * 100) / 100;
+        if (request.context) {
+          head.trace_id = request.context.traceId;
+          head.span_id = request.context.spanId;
+        }
       }
       if (type === "error") head.error = { code: m.error?.code, message: m.error?.message };
     }
@@ -255,12 +269,12 @@ export class TraceRecorder {
     this.#file = undefined;
   }
 
-  #remember(key: string, method: string): void {
+  #remember(key: string, method: string, context?: TraceContext): void {
     if (this.#pending.size >= MAX_PENDING) {
       // A request never answered (cancelled, or its server gone) must not grow memory.
       this.#pending.delete(this.#pending.keys().next().value!);
     }
-    this.#pending.set(key, { at: performance.now(), method });
+    this.#pending.set(key, { at: performance.now(), method, ...(context ? { context } : {}) });
   }
 
   /** Appends `lines`, in as few writes as the size bound allows. */

@@ -99,6 +99,8 @@ export interface HttpTransportOptions {
    * Such a session is not renewed when the server forgets it.
    */
   sessionId?: string;
+  /** Gives each message its final form before it is sent (the trace context). */
+  outgoing?: (message: JSONRPCMessage) => JSONRPCMessage;
 }
 
 type Inner = StreamableHTTPClientTransport | SSEClientTransport;
@@ -132,6 +134,7 @@ export class HttpTransport implements Transport {
   #lastError?: Error;
   #protocolVersion?: string;
   readonly #observer?: MessageObserver;
+  readonly #outgoing?: (message: JSONRPCMessage) => JSONRPCMessage;
   readonly #depth: DepthGuard;
   readonly #notices: NotificationBudget;
 
@@ -143,6 +146,7 @@ export class HttpTransport implements Transport {
     this.#notices = new NotificationBudget((message) => this.#receive(message), this.#log);
     this.#timeoutMs = options.timeoutSeconds * 1000;
     this.#observer = options.observer;
+    this.#outgoing = options.outgoing;
     const timed = createTimedFetch({
       headersTimeoutMs: this.#timeoutMs,
       readTimeoutMs: options.sseReadTimeoutSeconds * 1000,
@@ -226,7 +230,8 @@ export class HttpTransport implements Transport {
     return this.#inner.start();
   }
 
-  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+  async send(sending: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const message = this.#outgoing?.(sending) ?? sending;
     this.#observer?.sent?.(message);
     if (isInitializeRequest(message)) this.#initialize = structuredClone(message) as JSONRPCRequest;
     this.#depth.sent(message);

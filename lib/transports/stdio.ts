@@ -102,6 +102,8 @@ export interface StdioTransportOptions {
   log?: Log;
   /** Sees every message sent and received, as written. */
   observer?: MessageObserver;
+  /** Gives each message its final form before it is written (the trace context). */
+  outgoing?: (message: JSONRPCMessage) => JSONRPCMessage;
 }
 
 const decoder = new TextDecoder();
@@ -252,10 +254,11 @@ export class StdioTransport implements Transport {
     return Promise.resolve();
   }
 
-  async send(message: JSONRPCMessage): Promise<void> {
+  async send(sending: JSONRPCMessage): Promise<void> {
     if (!this.#writer || this.#shutdown) {
       throw new SdkError(SdkErrorCode.NotConnected, "the server process is not running");
     }
+    const message = this.#options.outgoing?.(sending) ?? sending;
     this.#options.observer?.sent?.(message);
     this.#depth.sent(message);
     await this.#writer.write(encoder.encode(JSON.stringify(message) + "\n"));

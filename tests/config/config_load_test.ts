@@ -157,7 +157,7 @@ Deno.test("every problem in the file is reported in one run", () => {
       "Missing required field: mcpServers.b.url | a sse server needs its url, http://<host>:<port>/<path>",
       "Missing required field: mcpServers.c.transport_type | the entry has both command and url; say which to use (stdio, streamable_http or sse)",
       "must be greater than 0, got the number 0",
-      'unknown field "Extra" | known fields: $schema, LLM, mcpServers, AgentConfig, Memory, Trace, Hooks',
+      'unknown field "Extra" | known fields: $schema, LLM, mcpServers, AgentConfig, Memory, Trace, Hooks, Telemetry',
     ].sort((a, b) => problems.indexOf(a) - problems.indexOf(b)),
   );
   assert.equal(problems.length, 7);

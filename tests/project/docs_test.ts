@@ -55,6 +55,9 @@ Deno.test("docs/configuration.md: the defaults are the ones in lib/defaults.ts",
     "AgentConfig.sampling_request_limit": String(DEFAULTS.agent.samplingRequestLimit),
     "AgentConfig.sampling_per_tool_call": String(DEFAULTS.agent.samplingPerToolCall),
     "Hooks.<event>[].hooks[].timeout": String(DEFAULTS.hooks.timeoutSeconds),
+    "Telemetry.protocol": `\`${DEFAULTS.telemetry.protocol}\``,
+    "Telemetry.service_name": `\`${DEFAULTS.telemetry.serviceName}\``,
+    "Telemetry.capture_content": String(DEFAULTS.telemetry.captureContent),
     "Trace.model": String(trace.model),
     "Trace.model_bodies": String(trace.model_bodies),
     "Memory.backend": `\`${DEFAULTS.memory.backend}\``,
@@ -109,6 +112,8 @@ Deno.test("docs/: the bounds stated are the ones in the code", async () => {
       `(${skills.SKILL_MAX_FILES} files, ${skills.SKILL_MAX_TOTAL_BYTES / 1024 / 1024} MB in ` +
       `all), and a file over ${skills.SKILL_MAX_FILE_BYTES / 1024 / 1024} MB`,
     ],
+    ["docs/configuration.md", `cut to ${DEFAULTS.telemetry.maxContentChars} characters each`],
+    ["docs/telemetry.md", `exit for about ${DEFAULTS.telemetry.exportTimeoutSeconds} s`],
   ];
   for (const [page, phrase] of where) {
     assert.ok(unwrapped(await readDoc(page)).includes(phrase), `${page} does not say: ${phrase}`);

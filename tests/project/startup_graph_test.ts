@@ -132,3 +132,26 @@ Deno.test("the interactive session loads the servers' SDK but no model SDK, comm
 Deno.test("the protocol revisions known without the SDK are the SDK's own", () => {
   assert.deepEqual([...LEGACY_REVISIONS], [...SUPPORTED_PROTOCOL_VERSIONS]);
 });
+
+Deno.test("OpenTelemetry's package is loaded only when telemetry is on (lib/telemetry/otel.ts, by import())", async () => {
+  // The module that exports brings it in: the check below can see it.
+  const exporting = await staticNpmPackages("lib/telemetry/otel.ts");
+  assert.ok(exporting.has("@opentelemetry/api"), describe(exporting));
+  // Every path without telemetry, the ids and the wire's trace context included, loads none.
+  for (
+    const entry of [
+      "launch.ts",
+      "lib/telemetry/start.ts",
+      "lib/telemetry/telemetry.ts",
+      "lib/telemetry/client_env.ts",
+      "lib/telemetry/launch_env.ts",
+    ]
+  ) {
+    const packages = await staticNpmPackages(entry);
+    assert.equal(packages.size, 0, `${entry}: ${describe(packages)}`);
+  }
+  for (const entry of ["commands/chat.ts", "commands/run.ts", "lib/telemetry/mcp_requests.ts"]) {
+    const packages = await staticNpmPackages(entry);
+    assert.ok(!packages.has("@opentelemetry/api"), `${entry}: ${describe(packages)}`);
+  }
+});
