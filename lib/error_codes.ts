@@ -36,4 +36,7 @@ export type ErrorCode =
   | "sampling_rejected"
   | "skill_refused"
   | "skill_not_found"
+  // Secrets from helpers and the keychain (docs/secrets.md).
+  | "secret_helper_failed"
+  | "keychain_failed"
   | "internal";

@@ -1,7 +1,8 @@
 /**
  * The transport of one connection attempt ({@linkcode createTransport}): a stdio process,
  * or streamable HTTP / SSE through the session's network, with OAuth's provider and
- * wrapper when the entry logs in and `bearerFetch` for its `headers` otherwise; traced
+ * wrapper when the entry logs in and `bearerFetch` for its `headers` otherwise (under a
+ * `headers_helper`'s wrapper when it has one); traced
  * when tracing is on.
  *
  * @module
@@ -16,6 +17,7 @@ import { StdioTransport } from "../transports/stdio.ts";
 import { tracingObserver } from "../trace/active.ts";
 import type { AnyTransport } from "./live_session.ts";
 import type { RawToolSchemas } from "./raw_schemas.ts";
+import type { HelperHeaders } from "../secrets/headers_helper.ts";
 
 /** What {@linkcode createTransport} takes from the attempt's options (`openSession`'s). */
 export interface SessionTransportOptions {
@@ -34,6 +36,7 @@ export function createTransport(
   options: SessionTransportOptions,
   oauth: PatchbayOAuthProvider | undefined,
   rawSchemas: RawToolSchemas,
+  helper?: HelperHeaders,
 ): AnyTransport {
   const observer = tracingObserver(config.name, config.transport, rawSchemas);
   if (config.transport === "stdio") {
@@ -58,10 +61,17 @@ export function createTransport(
     timeoutSeconds: config.timeoutSeconds,
     sseReadTimeoutSeconds: config.sseReadTimeoutSeconds,
     // The SDK reads tokens from the provider; the wrapper logs in and retries on a
-    // refusal, which the SDK alone would only report.
+    // refusal, which the SDK alone would only report. A headers helper's wrapper sets its
+    // headers and, on a 401, runs it again and retries (so bearerFetch leaves 401s to it).
     authProvider: oauth,
-    authorize: oauth && ((fetch) => oauth.wrapFetch(fetch)),
-    fetch: oauth ? network.fetch : bearerFetch(config, { log, base: network.fetch }),
+    authorize: oauth
+      ? (fetch) => oauth.wrapFetch(fetch)
+      : helper && ((fetch) => helper.wrapFetch(fetch)),
+    fetch: oauth ? network.fetch : bearerFetch(config, {
+      log,
+      base: network.fetch,
+      unauthorizedToCaller: helper !== undefined,
+    }),
     log,
   });
 }

@@ -22,6 +22,7 @@ import { chooseTrace, TRACE_VARIABLE } from "../trace/choice.ts";
 import { childEnvironment, INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
 import { npxCacheDir, packageRunOf } from "../connections/package_runner.ts";
 import { TERMINAL_VARIABLES } from "../terminal.ts";
+import { planSecrets } from "./secrets_plan.ts";
 
 /** The permission kinds patchbay can need, as Deno names them. */
 export type PermissionKind = "read" | "write" | "net" | "run" | "env" | "sys";
@@ -118,6 +119,7 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
   planLeases(plan, inputs);
   planStdio(plan, inputs, stdio);
   planTrace(plan, inputs);
+  planSecrets(plan, inputs);
 
   for (const name of FOLDER_VARIABLES[os === "windows" ? "windows" : "unix"]) {
     plan.add("env", name, "where patchbay's folders are");
