@@ -23,7 +23,9 @@ export interface ConfigCheckOptions extends GlobalOptions {
 
 /** Runs the check; errors propagate to the command boundary. */
 export async function configCheck(options: ConfigCheckOptions): Promise<number> {
-  const runtime = await startUp(options);
+  // It starts nothing, the keychain's tool included (no unlock prompt): `${keychain:…}`
+  // entries are listed, and `patchbay doctor` reads them.
+  const runtime = await startUp(options, { keychain: false });
   const { config, logger } = runtime;
   if (options.json) {
     // The values behind the masks are not shown, not even masked.
@@ -87,6 +89,7 @@ export function summarize(config: Config, style: Style): string {
       }`,
     );
   }
+  lines.push(...describeSecrets(config, style));
   for (const warning of config.warnings) {
     lines.push(`${style.yellow("warning:")} ${warning.path}: ${warning.message}`);
   }
@@ -102,10 +105,43 @@ function describeServer(server: ServerConfig): string {
   if (server.transport === "stdio") {
     return `stdio            ${[server.command, ...server.args].join(" ")}${suffix}`;
   }
-  const auth = server.auth ? ", oauth" : Object.keys(server.headers).length > 0 ? ", headers" : "";
+  const auth = server.auth
+    ? ", oauth"
+    : server.headersHelper
+    ? ", headers_helper"
+    : Object.keys(server.headers).length > 0
+    ? ", headers"
+    : "";
   return `${
     server.transport.padEnd(16)
   } ${server.url} (timeout ${server.timeoutSeconds} s, ping_interval ${
     server.pingIntervalSeconds ?? DEFAULTS.server.pingIntervalSeconds
   } s${auth})${suffix}`;
+}
+
+/**
+ * Where the secrets come from: the key's helper and the keychain entries. Neither is run
+ * nor read here: they are when a connection or a model request needs them, and
+ * `patchbay doctor` does both.
+ */
+function describeSecrets(config: Config, style: Style): string[] {
+  const lines: string[] = [];
+  const helper = config.llm.apiKeyHelper;
+  if (helper) {
+    lines.push(
+      `${style.bold("Key")}      from LLM.api_key_helper ${
+        [helper.command, ...helper.args].join(" ")
+      }, run again every ${
+        config.llm.apiKeyHelperTtlSeconds ?? DEFAULTS.secrets.apiKeyHelperTtlSeconds
+      } s and on a 401`,
+    );
+  }
+  const entries = config.keychainEntries ?? [];
+  if (entries.length > 0) {
+    lines.push(
+      `${style.bold("Keychain")} ${entries.join(", ")} (read when used; \`patchbay doctor\` ` +
+        "checks they exist)",
+    );
+  }
+  return lines;
 }

@@ -62,7 +62,8 @@ async function listed(name: string | undefined, options: McpListOptions): Promis
       },
     );
   }
-  const runtime = await startUp(options);
+  // Listing shows no value: the keychain is not asked (`--check` connects, and reads it).
+  const runtime = await startUp(options, { keychain: false });
   for (const notice of runtime.notices) console.error(stderrStyle().dim(notice));
   const servers = pick(runtime, name);
   if (options.json) {

@@ -55,7 +55,8 @@ function inputsOf(runtime: Runtime, options: PermissionsOptions) {
 
 /** Prints the plan for the configuration. */
 export async function permissions(options: PermissionsOptions): Promise<number> {
-  const runtime = await startUp(options);
+  // The plan needs no secret: the keychain is not asked (its tool's grant is in the plan).
+  const runtime = await startUp(options, { keychain: false });
   try {
     if (options.discover) await discoverAuthorizationServers(runtime, options);
     const inputs = await inputsOf(runtime, options);

@@ -107,7 +107,8 @@ async function withMemory(
   options: SessionsOptions,
   work: (memory: Memory, runtime: Runtime) => Promise<number>,
 ): Promise<number> {
-  const runtime = await startUp(options);
+  // Conversations need no value of the configuration: the keychain is not asked.
+  const runtime = await startUp(options, { keychain: false });
   const { logger } = runtime;
   // The conversations are patchbay's own, whatever the folder's configuration: that the
   // example one stands in for a missing file says nothing about them.

@@ -165,6 +165,25 @@ export const DEFAULTS = {
     linesPerSecond: 200,
   },
 
+  /** Secrets from helper programs and the keychain (docs/secrets.md). */
+  secrets: {
+    /**
+     * Seconds a helper (`headers_helper`, `LLM.api_key_helper`) may run; then it is ended
+     * with its process group.
+     */
+    helperTimeoutSeconds: 30,
+    /** Largest output a helper may print; more is refused (headers or a key are small). */
+    helperMaxOutputBytes: 64 * 1024,
+    /** Seconds a headers helper's headers are used; `undefined`: until a 401 or reconnect. */
+    headersHelperTtlSeconds: undefined as number | undefined,
+    /** Seconds the key `LLM.api_key_helper` printed is used (Claude Code's five minutes). */
+    apiKeyHelperTtlSeconds: 300,
+    /** Seconds the keychain's tool may take: an unlock prompt waits for a person. */
+    keychainTimeoutSeconds: 60,
+    /** The keychain service every `${keychain:NAME}` entry is stored under. */
+    keychainService: "patchbay",
+  },
+
   trace: {
     /**
      * The wire trace is rotated whenever it passes this many bytes: `trace.jsonl` becomes

@@ -40,4 +40,7 @@ export type ErrorCode =
   | "task_not_found"
   | "hook_failed"
   | "hook_blocked"
+  // Secrets from helpers and the keychain (docs/secrets.md).
+  | "secret_helper_failed"
+  | "keychain_failed"
   | "internal";

@@ -335,6 +335,37 @@ export const ROWS = {
         "servers_config.json",
     ),
   },
+  // Secrets that never touch a file (docs/secrets.md): patchbay's own rows.
+  secret_helper: {
+    codes: ["secret_helper_failed"],
+    messages: ["Headers helper failed for server '<server>'", "API key helper failed"],
+    causes: [
+      "the helper program is not found, not executable, or not granted",
+      "it ran past its time and was ended",
+      "it exited with an error",
+      "its output is too large, or not the shape asked for (a JSON object of headers; " +
+      "one line holding the key)",
+    ],
+    remedy: {
+      repl: "run the helper by hand in the configuration's folder, fix what it reports or " +
+        "prints (docs/secrets.md says what it must print), then /refresh",
+      script: "run the helper by hand in the configuration's folder, fix what it reports or " +
+        "prints (docs/secrets.md says what it must print), then run the command again",
+    },
+  },
+  keychain: {
+    codes: ["keychain_failed"],
+    messages: ["Keychain entry '<name>' not found", "Could not read '<name>' from the keychain"],
+    causes: [
+      "no keychain entry has service patchbay and that account",
+      "the keychain's tool is missing, the keychain is locked, or no keychain service runs",
+    ],
+    remedy: {
+      repl: "store the entry with the command shown (or unlock the keychain), then /refresh",
+      script: "store the entry with the command shown (or unlock the keychain), then run " +
+        "the command again",
+    },
+  },
 } as const satisfies Record<string, FailureRow>;
 
 /** Every kind of failure the table knows. */

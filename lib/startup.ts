@@ -22,6 +22,7 @@ import { configDir, dataDir, defaultLogFile, stateDir } from "./paths.ts";
 import { refuseSharedWritable } from "./shared_writable.ts";
 import { type Redactor, sessionRedactor } from "./redact.ts";
 import { replaceSessionLogger } from "./session_log.ts";
+import { keychainReader } from "./secrets/keychain.ts";
 import { VERSION } from "./version.ts";
 
 /** Options every command accepts (the root command's flags). */
@@ -38,6 +39,16 @@ export interface GlobalOptions {
   trace?: string;
   /** Include model requests in the wire trace. @default false */
   traceModel?: boolean;
+}
+
+/** What {@linkcode startUp} reads beyond the files. */
+export interface StartUpReading {
+  /**
+   * Read the `${keychain:NAME}` entries the configuration uses. A command that uses none
+   * of its values (`permissions`, `sessions`, `mcp list`) passes false, and never asks
+   * the keychain (nor makes it ask to be unlocked). @default true
+   */
+  keychain?: boolean;
 }
 
 /** The loaded pieces a command works with. */
@@ -92,7 +103,10 @@ export { sessionLogger } from "./session_log.ts";
  * open until the process ends (`main.ts` closes it), so errors that end a command are
  * logged too.
  */
-export async function startUp(options: GlobalOptions): Promise<Runtime> {
+export async function startUp(
+  options: GlobalOptions,
+  reading: StartUpReading = {},
+): Promise<Runtime> {
   const notices: string[] = [];
   const location = locateConfig(options.config, PROJECT_DIR);
   // The user's own configuration keeps its .env beside it, as one named by --config does.
@@ -132,7 +146,9 @@ export async function startUp(options: GlobalOptions): Promise<Runtime> {
       `Copy it to ./${DEFAULTS.configFile} to make it your own.`
     : undefined;
   if (exampleNotice) notices.push(exampleNotice);
-  const config = await loadConfig(location.path, env);
+  const config = await loadConfig(location.path, env, {
+    keychain: reading.keychain === false ? undefined : keychainReader(env, redactor),
+  });
   registerConfigSecrets(config, redactor);
   log.info(`configuration ${location.path}: ${config.servers.length} servers`);
   notices.push(...config.warnings.map(describeWarning));

@@ -1,11 +1,11 @@
 /**
  * Which test files are fast: those that start no subprocess and no terminal. A file is left
  * out when it, or any helper or script it imports (followed everywhere but into `lib/` and
- * `commands/`),
- * spawns a process (`Deno.Command`), names a fixture server to run (`fixtures/`) or the
- * launcher and entry point (`main.ts`, `launch.ts`), or reaches the helpers that start
- * servers, Redis, tmux or the CLI. `deno task test:fast` runs the rest without
- * `--allow-run`, so a file this reads wrongly fails loudly instead of slowing the run.
+ * `commands/`), spawns a process (`Deno.Command`), names a fixture server to run
+ * (`fixtures/`) or the launcher and entry point (`main.ts`, `launch.ts`), writes a script to
+ * run (`#!/bin/sh`), or reaches the helpers that start servers, Redis, tmux or the CLI.
+ * `deno task test:fast` runs the rest without `--allow-run`, so a file this reads wrongly
+ * fails loudly instead of slowing the run.
  *
  * @module
  */
@@ -18,6 +18,8 @@ const SPAWNS = [
   /\bDeno\.run\b/,
   /["'`][^"'`]*fixtures\//,
   /["'`][^"'`]*\.\.\/(?:\.\.\/)*(?:main|launch)\.ts["'`]/,
+  // A script written with a shebang is written to be run (by lib/, e.g. a secret helper).
+  /#!\/(?:usr\/)?bin\//,
 ];
 
 /** Relative module specifiers in static and dynamic imports and re-exports. */

@@ -27,6 +27,15 @@ const DEBIAN_PACKAGES: Record<string, string> = {
 };
 /** The shells the completion tests run in: without one, its tests are skipped, not failed. */
 const SHELL_PACKAGES: Record<string, string> = { zsh: "zsh", fish: "fish" };
+/**
+ * A real keychain for the `${keychain:…}` tests (a private D-Bus session with GNOME
+ * Keyring, read by secret-tool): without it they use a fake secret-tool, and say so.
+ */
+const KEYCHAIN_PACKAGES: Record<string, string> = {
+  "secret-tool": "libsecret-tools",
+  "gnome-keyring-daemon": "gnome-keyring",
+  "dbus-daemon": "dbus",
+};
 
 async function run(command: string, args: string[]): Promise<boolean> {
   const status = await new Deno.Command(command, { args, stdout: "inherit", stderr: "inherit" })
@@ -191,9 +200,19 @@ async function ensureDebianPackages(): Promise<void> {
   for (const [command, pkg] of Object.entries(SHELL_PACKAGES)) {
     if (!(await onPath(command))) shells.push(pkg);
   }
-  if (missing.length === 0 && shells.length === 0) return;
+  const keychain = [];
+  for (const [command, pkg] of Object.entries(KEYCHAIN_PACKAGES)) {
+    if (!(await onPath(command))) keychain.push(pkg);
+  }
+  if (missing.length === 0 && shells.length === 0 && keychain.length === 0) return;
   const root = Deno.uid() === 0;
   if (!root || !(await onPath("apt-get"))) {
+    if (keychain.length > 0) {
+      console.error(
+        `${keychain.join(", ")}: not installed, so the keychain tests use a fake secret-tool ` +
+          `(install with e.g. sudo apt-get install -y ${keychain.join(" ")})`,
+      );
+    }
     if (shells.length > 0) {
       console.error(
         `${shells.join(" and ")} ${shells.length === 1 ? "is" : "are"} not installed: the ` +
@@ -208,7 +227,7 @@ async function ensureDebianPackages(): Promise<void> {
       }) and run the tests again`,
     );
   }
-  missing.push(...shells);
+  missing.push(...shells, ...keychain);
   console.error(`installing ${missing.join(" ")} from Debian`);
   const env = ["-o", "DPkg::Lock::Timeout=120"];
   if (!(await run("apt-get", ["install", "-y", "--no-install-recommends", ...env, ...missing]))) {

@@ -50,6 +50,8 @@ export const FIELD_ALIASES: Readonly<Record<string, string>> = {
   max_requests: "request_limit",
   token_limit: "total_tokens_limit",
   max_iterations: "max_steps",
+  headershelper: "headers_helper",
+  apikeyhelper: "api_key_helper",
 };
 
 /** Values people write for transport_type, mapped to the real ones. */

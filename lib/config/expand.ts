@@ -8,6 +8,9 @@
  * needed (and reported when unset) only when that default is used. Inside a default, `\`
  * escapes the next character (`\}` is a literal brace). `${env:VAR}` (Cursor's and VS
  * Code's form) is `${VAR}`; `${input:id}` and other clients' `${kind:...}` are malformed.
+ * `${keychain:NAME}` is the OS keychain's entry NAME (docs/secrets.md): its value comes
+ * from the caller's keychain lookup, and stays written as it is without one (the keychain
+ * is read only by the commands that use the values).
  *
  * @module
  */
@@ -30,6 +33,8 @@ export interface Expansion {
    * asks its user for the value, which patchbay cannot.
    */
   foreign?: string;
+  /** The `${keychain:NAME}` entries the value uses, by NAME. */
+  keychain: string[];
 }
 
 /** Deepest nesting of references in defaults; deeper is a mistake, not a configuration. */
@@ -38,6 +43,11 @@ export const MAX_REFERENCE_NESTING = 8;
 const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
 /** The prefix Cursor and VS Code put before an environment variable's name. */
 const ENV_PREFIX = "env:";
+/** The prefix of a keychain entry's name: `${keychain:NAME}`. */
+const KEYCHAIN_PREFIX = "keychain:";
+/** What a keychain entry's name may be: safe as an argument on every platform's tool. */
+export const KEYCHAIN_ENTRY = /^[A-Za-z0-9_.@-]{1,128}$/;
+const KEYCHAIN_NAME = /[A-Za-z0-9_.@-]+/y;
 
 type Lookup = (name: string) => string | undefined;
 
@@ -45,12 +55,18 @@ type Lookup = (name: string) => string | undefined;
 class Expander {
   readonly missing: MissingVariable[] = [];
   readonly names: string[] = [];
+  /** Keychain entries the used text refers to. */
+  readonly keychain: string[] = [];
   detail: string | undefined;
   /** The first reference of another client's kind (`${input:token}`), as written. */
   foreign: string | undefined;
   #at = 0;
 
-  constructor(private readonly input: string, private readonly lookup?: Lookup) {}
+  constructor(
+    private readonly input: string,
+    private readonly lookup?: Lookup,
+    private readonly keychainLookup?: Lookup,
+  ) {}
 
   run(): string {
     return this.#text(0, true);
@@ -86,6 +102,7 @@ class Expander {
   /** One `${...}` starting at the cursor; malformed ones stay as written. */
   #reference(depth: number, active: boolean): string {
     const start = this.#at;
+    if (this.input.startsWith(KEYCHAIN_PREFIX, start + 2)) return this.#keychain(active);
     // `${env:NAME}` is how Cursor and VS Code write `${NAME}`.
     const prefix = this.input.startsWith(ENV_PREFIX, start + 2) ? ENV_PREFIX.length : 0;
     NAME.lastIndex = start + 2 + prefix;
@@ -132,18 +149,50 @@ class Expander {
     return this.input.slice(start, this.#at);
   }
 
+  /** One `${keychain:NAME}` at the cursor: its value, or as written when none is given. */
+  #keychain(active: boolean): string {
+    const start = this.#at;
+    const from = start + 2 + KEYCHAIN_PREFIX.length;
+    KEYCHAIN_NAME.lastIndex = from;
+    const name = KEYCHAIN_NAME.exec(this.input)?.[0];
+    const end = from + (name?.length ?? 0);
+    if (name === undefined || this.input[end] !== "}" || !KEYCHAIN_ENTRY.test(name)) {
+      this.#malformed(
+        "write ${keychain:NAME}, NAME being up to 128 letters, digits, _ . @ or - (a keychain " +
+          "entry has no default)",
+      );
+      const close = this.input.indexOf("}", start);
+      this.#at = close === -1 ? this.input.length : close + 1;
+      return this.input.slice(start, this.#at);
+    }
+    this.#at = end + 1;
+    if (active) this.keychain.push(name);
+    return this.keychainLookup?.(name) ?? this.input.slice(start, this.#at);
+  }
+
   #malformed(detail: string): void {
     this.detail ??= detail;
   }
 }
 
-/** Expands every reference in `input` using `lookup`. */
-export function expandVariables(input: string, lookup: Lookup): Expansion {
-  const expander = new Expander(input, lookup);
+/**
+ * Expands every reference in `input` using `lookup`, and `keychain` for `${keychain:NAME}`
+ * (without it, or when it has no value, the reference stays as written).
+ */
+export function expandVariables(input: string, lookup: Lookup, keychain?: Lookup): Expansion {
+  const expander = new Expander(input, lookup, keychain);
   const value = expander.run();
-  if (expander.detail === undefined) return { value, missing: expander.missing, malformed: false };
+  const common = { value, missing: expander.missing, keychain: expander.keychain };
+  if (expander.detail === undefined) return { ...common, malformed: false };
   const { detail, foreign } = expander;
-  return { value, missing: expander.missing, malformed: true, detail, foreign };
+  return { ...common, malformed: true, detail, foreign };
+}
+
+/** The keychain entries `input` refers to (`${keychain:NAME}`), in order, once each. */
+export function referencedKeychainEntries(input: string): string[] {
+  const expander = new Expander(input);
+  expander.run();
+  return [...new Set(expander.keychain)];
 }
 
 /** Names of the variables `input` refers to (`$${` escapes excluded), in order, once each. */

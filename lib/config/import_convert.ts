@@ -66,6 +66,8 @@ const LEFT_OUT: Readonly<Record<string, string>> = {
   envFile: "patchbay reads one .env file; copy the variables into it",
   description: "patchbay has no description field",
   oauth: 'patchbay discovers OAuth itself; add "auth": {"method": "oauth"} if needed',
+  headersHelper: "a program is never imported to run unseen; if you trust it, write " +
+    '"headers_helper": {"command": "sh", "args": ["-c", "<its command>"]} (docs/secrets.md)',
 };
 
 /** Converts the entry `name` of `source`; `places` resolves VS Code's folder variables. */

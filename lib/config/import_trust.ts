@@ -49,6 +49,13 @@ export const TRUST_FIELDS: readonly TrustField[] = [
     effect: "its OAuth endpoints could reach these hosts of your private network",
   },
   {
+    // A remote server's entry runs nothing here, unless it has a helper (Claude Code asks
+    // for the project's trust before a project's headersHelper runs, too).
+    path: ["headers_helper"],
+    widens: () => true,
+    effect: "this program would run on your machine at each connection to the server",
+  },
+  {
     path: ["auth", "private_key_file"],
     widens: () => true,
     effect: "patchbay would read this file of yours and sign for the server with the key in it",
@@ -96,6 +103,7 @@ export const NEUTRAL_FIELDS: readonly string[] = [
   "enabled",
   "include_tools",
   "exclude_tools",
+  "headers_helper_ttl",
 ];
 
 /** The fields of `auth` that widen nothing: how the server's own OAuth is spoken. */

@@ -13,6 +13,7 @@ import { LlmSchema } from "./schema.ts";
 import type { LlmConfig } from "./types.ts";
 import type { ConfigValues } from "./values.ts";
 import { parseSoundFields } from "./zod_issues.ts";
+import { readHelper } from "./helpers.ts";
 
 /** The model settings of `value` (the `LLM` section); `undefined` when they have problems. */
 export function readLlm(
@@ -75,6 +76,10 @@ export function readLlm(
     maxRetries: llm.max_retries,
     vision: llm.vision,
     promptCaching: llm.prompt_caching,
+    ...(llm.api_key_helper === undefined ? {} : {
+      apiKeyHelper: readHelper(problems, values, llm.api_key_helper, ["LLM", "api_key_helper"]),
+      apiKeyHelperTtlSeconds: llm.api_key_helper_ttl,
+    }),
     ...(llm.price
       ? {
         price: {

@@ -32,8 +32,22 @@ import { refuseSharedWritable } from "../shared_writable.ts";
 export { type ConfigLocation, locateConfig } from "./locate.ts";
 export { describeWarning } from "./problems.ts";
 
+/** Options of {@linkcode loadConfig}. */
+export interface LoadOptions {
+  /**
+   * Reads the values of the `${keychain:NAME}` entries the file uses (they are read only
+   * once the file has no other problem). Without it, the references stay as written: a
+   * command that uses no value (`permissions`, `mcp list`) never asks the keychain.
+   */
+  keychain?: (names: readonly string[]) => Promise<ReadonlyMap<string, string>>;
+}
+
 /** Reads and validates the configuration file. */
-export async function loadConfig(path: string, env: Environment): Promise<Config> {
+export async function loadConfig(
+  path: string,
+  env: Environment,
+  options: LoadOptions = {},
+): Promise<Config> {
   // A configuration others may write lets them choose the programs patchbay starts.
   refuseSharedWritable(path, "the configuration file");
   let bytes: Uint8Array;
@@ -53,7 +67,11 @@ export async function loadConfig(path: string, env: Environment): Promise<Config
     const shown = new TextDecoder().decode(bytes);
     throw new ConfigSyntaxError(path, problems, renderProblems(problems, shown));
   }
-  return parseConfig(decoded.text, path, env);
+  const config = parseConfig(decoded.text, path, env);
+  const entries = config.keychainEntries ?? [];
+  if (!options.keychain || entries.length === 0) return config;
+  const values = await options.keychain(entries);
+  return parseConfig(decoded.text, path, env, (name) => values.get(name));
 }
 
 function readError(path: string, error: unknown): PatchbayError {
@@ -90,10 +108,15 @@ function readError(path: string, error: unknown): PatchbayError {
 }
 
 /**
- * Validates configuration text. Pure apart from `env` lookups and a look at each `roots`
- * folder; throws on any problem.
+ * Validates configuration text. Pure apart from `env` (and `keychain`) lookups and a look
+ * at each `roots` folder; throws on any problem.
  */
-export function parseConfig(text: string, file: string, env: Environment): Config {
+export function parseConfig(
+  text: string,
+  file: string,
+  env: Environment,
+  keychain?: (name: string) => string | undefined,
+): Config {
   const parsed = parseJson(text);
   if (parsed.faults.length > 0) {
     const problems = parsed.faults.map((f): ConfigProblem => ({
@@ -104,7 +127,7 @@ export function parseConfig(text: string, file: string, env: Environment): Confi
     }));
     throw new ConfigSyntaxError(file, problems, renderProblems(problems, text));
   }
-  const validator = new Validator(parsed, file, env);
+  const validator = new Validator(parsed, file, env, keychain);
   const config = validator.run(parsed.value!);
   if (validator.problems.length > 0) {
     const problems = sortProblems(validator.problems);

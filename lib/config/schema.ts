@@ -39,6 +39,8 @@ export const DURATION_FIELDS: ReadonlySet<string> = new Set([
   "sse_read_timeout",
   "tool_call_timeout",
   "ttl_seconds",
+  "headers_helper_ttl",
+  "api_key_helper_ttl",
 ]);
 
 const positiveInt = (what: string) => z.number().int().positive().describe(what);
@@ -75,6 +77,26 @@ export interface RuleParams {
   at?: "key";
   kind?: "missing" | "warning";
 }
+
+/**
+ * A program patchbay runs for a secret (docs/secrets.md): its command alone, or with
+ * arguments and variables of its own. No shell: `{"command": "sh", "args": ["-c", "…"]}`
+ * runs a shell line, and grants `sh`.
+ */
+const HelperSchema = z.union([
+  z.string().min(1),
+  z.strictObject({
+    command: z.string().min(1).describe(
+      "The program: a name on PATH, or a path (a relative one is from this file's folder)",
+    ),
+    args: z.array(z.string()).describe("Its arguments").optional(),
+    env: z.record(z.string(), z.string()).describe(
+      "Variables of its own, over the minimal environment it gets",
+    ).optional(),
+  }),
+], {
+  error: 'expected the program as a string, or {"command": "…", "args": […], "env": {…}}',
+});
 
 export const LlmSchema = z.strictObject({
   provider: z.string().min(1).describe(
@@ -119,6 +141,15 @@ export const LlmSchema = z.strictObject({
     "The model's price in US dollars per million tokens, for the session's estimated cost " +
       "(default: patchbay's table, which knows a few Claude and GPT models)",
   ).optional(),
+  // Secrets that never touch a file (docs/secrets.md).
+  api_key_helper: HelperSchema.describe(
+    "A program that prints the model's key, used instead of LLM_API_KEY: run before the " +
+      "first request, again after api_key_helper_ttl and on a 401 (docs/secrets.md)",
+  ).optional(),
+  api_key_helper_ttl: seconds(
+    "Time the key api_key_helper printed is used before it runs again",
+    DEFAULTS.secrets.apiKeyHelperTtlSeconds,
+  ),
 }).describe("Model settings");
 
 /** A command line run without a shell: the program, then its arguments. */
@@ -230,6 +261,15 @@ export const ServerSchema = z.strictObject({
     "streamable_http / sse: extra request headers, e.g. Authorization: Bearer <token>",
   ).optional(),
   auth: AuthSchema.optional(),
+  // Secrets that never touch a file (docs/secrets.md).
+  headers_helper: HelperSchema.describe(
+    "streamable_http / sse: a program whose stdout is a JSON object of headers, sent over " +
+      "headers; run at each connection, on a 401 and after headers_helper_ttl",
+  ).optional(),
+  headers_helper_ttl: z.number().positive().max(MAX_DURATION_SECONDS).describe(
+    "streamable_http / sse: seconds headers_helper's headers are used before it runs again " +
+      "(default: until a 401 or the next connection)",
+  ).optional(),
   timeout: seconds(
     "Time to connect and to answer one request",
     DEFAULTS.server.timeoutSeconds,
@@ -288,6 +328,8 @@ const HTTP_ONLY_FIELDS = {
   auth: true,
   sse_read_timeout: true,
   ping_interval: true,
+  headers_helper: true,
+  headers_helper_ttl: true,
 } as const;
 
 /**
@@ -515,3 +557,4 @@ export const FileSectionsSchema = ConfigFileSchema.extend({
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;
 export type ServerEntry = z.infer<typeof ServerSchema>;
 export type AuthEntry = z.infer<typeof AuthSchema>;
+export type HelperEntry = z.infer<typeof HelperSchema>;

@@ -26,6 +26,7 @@ import type {
   TransportType,
 } from "./types.ts";
 import type { ConfigValues } from "./values.ts";
+import { readHelper } from "./helpers.ts";
 import { hasHiddenCharacters, showControls } from "../terminal.ts";
 import {
   describeType,
@@ -157,6 +158,17 @@ function readServer(
       [k, v],
     ) => [k, values.header(k, v, [...path, "headers", k])]),
   );
+  const headersHelper = entry.headers_helper === undefined
+    ? undefined
+    : readHelper(problems, values, entry.headers_helper, [...path, "headers_helper"]);
+  if (entry.auth && headersHelper) {
+    problems.add(
+      [...path, "headers_helper"],
+      "auth (OAuth) and headers_helper are mutually exclusive: OAuth sets the credential",
+      "keep auth for OAuth, or remove auth and let the helper print the headers",
+      problems.keyPos([...path, "headers_helper"]),
+    );
+  }
   const hasAuthorization = Object.keys(headers).some((h) => h.toLowerCase() === "authorization");
   if (entry.auth && hasAuthorization) {
     problems.add(
@@ -182,6 +194,7 @@ function readServer(
     sseReadTimeoutSeconds: entry.sse_read_timeout,
     pingIntervalSeconds: entry.ping_interval,
     auth: entry.auth && readAuth({ problems, values }, entry.auth, [...path, "auth"]),
+    ...(headersHelper ? { headersHelper, headersHelperTtlSeconds: entry.headers_helper_ttl } : {}),
   };
   return http;
 }

@@ -18,6 +18,21 @@ export type TransportType = "stdio" | "streamable_http" | "sse";
  */
 export type ProtocolSetting = string;
 
+/**
+ * A program patchbay runs for a secret (`headers_helper`, `LLM.api_key_helper`;
+ * docs/secrets.md): started like a stdio server's command (no shell), in the
+ * configuration's folder, with a minimal environment plus its own `env`.
+ */
+export interface HelperCommand {
+  /** A name looked up on PATH, or an absolute path (a relative one is made so at load). */
+  command: string;
+  args: string[];
+  /** Variables of its own, over the minimal environment it inherits. */
+  env: Record<string, string>;
+  /** The configuration file's folder: where it runs. */
+  cwd: string;
+}
+
 export interface LlmConfig {
   provider: ProviderName;
   model: string;
@@ -48,6 +63,13 @@ export interface LlmConfig {
   promptCaching?: boolean;
   /** `LLM.price`: replaces the price table's entry for the session's cost estimate. */
   price?: PricePerMillionTokens;
+  /** `LLM.api_key_helper`: prints the key, instead of LLM_API_KEY (docs/secrets.md). */
+  apiKeyHelper?: HelperCommand;
+  /**
+   * Seconds the helper's key is used before it runs again (`LLM.api_key_helper_ttl`).
+   * @default DEFAULTS.secrets.apiKeyHelperTtlSeconds
+   */
+  apiKeyHelperTtlSeconds?: number;
 }
 
 /**
@@ -191,6 +213,13 @@ export interface HttpServerConfig extends ServerCommon {
    * @default DEFAULTS.server.pingIntervalSeconds (the loader always sets it)
    */
   pingIntervalSeconds?: number;
+  /** `headers_helper`: prints headers sent over `headers` (docs/secrets.md). */
+  headersHelper?: HelperCommand;
+  /**
+   * Seconds its headers are used before it runs again (`headers_helper_ttl`).
+   * @default DEFAULTS.secrets.headersHelperTtlSeconds (until a 401 or the next connection)
+   */
+  headersHelperTtlSeconds?: number;
 }
 
 export type ServerConfig = StdioServerConfig | HttpServerConfig;
@@ -273,4 +302,10 @@ export interface Config {
    * masked wherever patchbay shows or passes on text (docs/security-hostile-servers.md).
    */
   secretValues?: readonly string[];
+  /**
+   * The `${keychain:NAME}` entries the file uses, by NAME, once each: their values are in
+   * the fields when the keychain was read (`loadConfig`'s `keychain`), else the references
+   * stay as written.
+   */
+  keychainEntries?: readonly string[];
 }

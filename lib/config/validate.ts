@@ -36,9 +36,11 @@ export class Validator {
     private readonly parsed: JsonParseResult,
     private readonly file: string,
     env: Environment,
+    /** Values of `${keychain:NAME}`; without it, references stay as written. */
+    keychain?: (name: string) => string | undefined,
   ) {
     this.#list = new ProblemList(parsed);
-    this.#values = new ConfigValues(this.#list, env, dirname(resolve(file)));
+    this.#values = new ConfigValues(this.#list, env, dirname(resolve(file)), keychain);
   }
 
   /** Everything wrong with the file, in the order found. */
@@ -118,6 +120,7 @@ export class Validator {
       ...(telemetry ? { telemetry } : {}),
       warnings: problems.warnings,
       secretValues: [...this.#values.secretValues],
+      keychainEntries: [...this.#values.keychainEntries],
     };
   }
 

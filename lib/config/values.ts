@@ -60,11 +60,15 @@ export class ConfigValues {
    * environment or a URL is masked wherever patchbay shows or passes on text.
    */
   readonly secretValues: Set<string> = new Set();
+  /** The `${keychain:NAME}` entries used, by NAME. */
+  readonly keychainEntries: Set<string> = new Set();
 
   constructor(
     private readonly problems: ProblemList,
     private readonly env: Environment,
     private readonly dir: string,
+    /** Values of `${keychain:NAME}`; without it, references stay as written. */
+    private readonly keychain?: (name: string) => string | undefined,
   ) {}
 
   /** `value` with its `${VAR}`s expanded; an unset or unreadable variable is a problem. */
@@ -82,7 +86,13 @@ export class ConfigValues {
       const found = this.env.get(name);
       if (found && !MACHINE_VARIABLES.test(name) && !ABSOLUTE_PATH.test(found)) used.push(found);
       return found;
+    }, (name) => {
+      // What the keychain holds is a secret wherever it is written.
+      const found = this.keychain?.(name);
+      if (found !== undefined) this.secretValues.add(found);
+      return found;
     });
+    for (const name of result.keychain) this.keychainEntries.add(name);
     for (const { name } of result.missing) {
       if (this.env.denied(name)) {
         this.problems.add(
@@ -121,6 +131,18 @@ export class ConfigValues {
   /** An http(s) URL, expanded; `undefined` when absent, empty or not such a URL. */
   url(value: string | undefined, path: FieldPath): string | undefined {
     if (value === undefined) return undefined;
+    // Where the server is must be known without the keychain (`patchbay permissions`
+    // grants its host before anything is read).
+    const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(value)?.[1] ?? "";
+    if (authority.slice(authority.lastIndexOf("@") + 1).includes("${keychain:")) {
+      this.problems.add(
+        path,
+        "a ${keychain:…} value cannot be the URL's host or port",
+        "write the host and port in the file; a keychain value may be the path, the query " +
+          "or the user:password@ part",
+      );
+      return undefined;
+    }
     const used: string[] = [];
     const expanded = this.#expand(value, path, used);
     if (expanded === "") return undefined;
@@ -149,6 +171,11 @@ export class ConfigValues {
       return undefined;
     }
     return expanded;
+  }
+
+  /** The configuration file's folder. */
+  get folder(): string {
+    return this.dir;
   }
 
   /** A path, expanded and made absolute against the file's folder. */

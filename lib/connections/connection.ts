@@ -444,6 +444,7 @@ export class ServerConnection {
           waiting: this.waiting,
         },
         log: this.#log,
+        redactor: this.#redactor,
         signal: abort.signal,
         oauth: this.#options.oauth,
         cleanup: (closing) => this.#cleanup(closing),

@@ -159,6 +159,7 @@ async function join(
       transport: config.transport,
       url: config.transport === "stdio" ? undefined : config.url,
     }),
+    undefined,
     sessionId,
   ) as HttpTransport;
   const offersElicitation = !options.requests.handlers().withoutElicitation;

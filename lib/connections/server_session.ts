@@ -44,6 +44,8 @@ import {
 import { receiverCapabilities } from "./task_generation.ts";
 import { DeadlineError, ServerSession } from "./live_session.ts";
 import { createTransport } from "./session_transport.ts";
+import { HelperHeaders } from "../secrets/headers_helper.ts";
+import { type Redactor, sessionRedactor } from "../redact.ts";
 import { type ServerSessionHooks, watchSession } from "./session_notifications.ts";
 import type { InstallStatus } from "./types.ts";
 import { ConnectAttempt } from "../telemetry/connect_span.ts";
@@ -83,8 +85,10 @@ export interface ServerSessionOptions {
    * throws; otherwise it throws `CancelledError`.
    */
   signal?: AbortSignal;
-  /** Where stdio servers' inherited variables come from. @default Deno.env.get */
+  /** Where stdio servers' and helpers' inherited variables come from. @default Deno.env.get */
   parentEnv?: (name: string) => string | undefined;
+  /** Where a `headers_helper`'s values are registered as secrets. @default sessionRedactor */
+  redactor?: Redactor;
   /**
    * How HTTP servers are reached: the session's proxy settings (.env included), for every
    * request to the server (through OAuth's wrapper too) and the diagnosis of a failure.
@@ -171,10 +175,12 @@ async function attemptSession(
 ): Promise<ServerSession> {
   const log = options.log;
   const oauth = config.transport === "stdio" ? undefined : options.oauth;
+  // A headers helper runs first, each attempt: its failure is the attempt's, as it is.
+  const helper = await helperHeaders(config, options);
   const rawSchemas = new RawToolSchemas();
   // The attempt's span; its requests (probe, initialize, lists) are its children.
   const attempt = new ConnectAttempt(config);
-  const transport = createTransport(config, options, oauth, rawSchemas, attempt.requests);
+  const transport = createTransport(config, options, oauth, rawSchemas, attempt.requests, helper);
   // Capabilities are fixed by the handshake: a server whose roots appear or vanish later
   // needs a new session (ServerConnection.setRoots).
   const offersRoots = options.requests.roots() !== undefined;
@@ -283,6 +289,21 @@ async function attemptSession(
     tools: session.lists.tools.length,
   });
   return session;
+}
+
+/** The entry's `headers_helper`, run once for this attempt; none without one. */
+async function helperHeaders(
+  config: ServerConfig,
+  options: ServerSessionOptions,
+): Promise<HelperHeaders | undefined> {
+  if (config.transport === "stdio" || !config.headersHelper) return undefined;
+  const helper = new HelperHeaders({ ...config, headersHelper: config.headersHelper }, {
+    parentEnv: options.parentEnv ?? ((name) => Deno.env.get(name)),
+    redactor: options.redactor ?? sessionRedactor,
+    log: options.log.child("headers_helper"),
+  });
+  await helper.current(options.signal);
+  return helper;
 }
 
 async function diagnoseAttempt(

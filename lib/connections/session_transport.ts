@@ -1,8 +1,9 @@
 /**
  * The transport of one connection attempt ({@linkcode createTransport}): a stdio process,
  * or streamable HTTP / SSE through the session's network, with OAuth's provider and
- * wrapper when the entry logs in and `bearerFetch` for its `headers` otherwise; traced
- * when tracing is on; each request stamped with its trace context (`RequestTracer`).
+ * wrapper when the entry logs in and `bearerFetch` for its `headers` otherwise (under a
+ * `headers_helper`'s wrapper when it has one); traced when tracing is on; each request
+ * stamped with its trace context (`RequestTracer`).
  *
  * @module
  */
@@ -19,6 +20,7 @@ import { activeTelemetry } from "../telemetry/telemetry.ts";
 import type { MessageObserver } from "../transports/observer.ts";
 import type { AnyTransport } from "./live_session.ts";
 import type { RawToolSchemas } from "./raw_schemas.ts";
+import type { HelperHeaders } from "../secrets/headers_helper.ts";
 
 /** What {@linkcode createTransport} takes from the attempt's options (`openSession`'s). */
 export interface SessionTransportOptions {
@@ -38,6 +40,8 @@ export function createTransport(
   oauth: PatchbayOAuthProvider | undefined,
   rawSchemas: RawToolSchemas,
   requests: RequestTracer,
+  /** The entry's `headers_helper`, run for this attempt. */
+  helper?: HelperHeaders,
   /** Joins this earlier streamable HTTP session instead of starting one. */
   sessionId?: string,
 ): AnyTransport {
@@ -70,10 +74,17 @@ export function createTransport(
     timeoutSeconds: config.timeoutSeconds,
     sseReadTimeoutSeconds: config.sseReadTimeoutSeconds,
     // The SDK reads tokens from the provider; the wrapper logs in and retries on a
-    // refusal, which the SDK alone would only report.
+    // refusal, which the SDK alone would only report. A headers helper's wrapper sets its
+    // headers and, on a 401, runs it again and retries (so bearerFetch leaves 401s to it).
     authProvider: oauth,
-    authorize: oauth && ((fetch) => oauth.wrapFetch(fetch)),
-    fetch: oauth ? base : bearerFetch(config, { log, base }),
+    authorize: oauth
+      ? (fetch) => oauth.wrapFetch(fetch)
+      : helper && ((fetch) => helper.wrapFetch(fetch)),
+    fetch: oauth ? base : bearerFetch(config, {
+      log,
+      base: base,
+      unauthorizedToCaller: helper !== undefined,
+    }),
     log,
     ...(sessionId ? { sessionId } : {}),
   });

@@ -29,6 +29,15 @@ const MODELS_SHOWN = 8;
 export function checkApiKeyPresent(config: Config, env: Environment): CheckResult {
   const { llm } = config;
   const preset = PROVIDERS[llm.provider];
+  if (llm.apiKeyHelper) {
+    // The provider check runs it: its failure is reported there, with its own words.
+    const helper = [llm.apiKeyHelper.command, ...llm.apiKeyHelper.args].join(" ");
+    return pass(
+      "api_key",
+      `the key comes from LLM.api_key_helper (${helper}), not ${API_KEY_VARIABLE}; the ` +
+        "provider check runs it",
+    );
+  }
   const raw = env.get(API_KEY_VARIABLE);
   if (raw === undefined && preset.keyRequired && env.denied(API_KEY_VARIABLE)) {
     return failure(
@@ -98,7 +107,9 @@ export async function checkProvider(
       timeoutSeconds: Math.min(llm.timeoutSeconds, PROVIDER_CHECK_TIMEOUT_S),
     });
     const where = `${provider.label} at ${provider.baseUrl}`;
-    const accepted = PROVIDERS[llm.provider].keyRequired || env.get(API_KEY_VARIABLE)
+    const accepted = llm.apiKeyHelper
+      ? "accepted the key LLM.api_key_helper printed"
+      : PROVIDERS[llm.provider].keyRequired || env.get(API_KEY_VARIABLE)
       ? "accepted LLM_API_KEY"
       : "answered";
     const listed = isListed(ids, llm.model);

@@ -99,7 +99,7 @@ async function* checks(
   let tokenStore: TokenStore | undefined;
   try {
     log.info(`patchbay ${VERSION} doctor`, { offline: options.offline ?? false });
-    const configOutcome = await checkConfig(options.config, env, PROJECT_DIR);
+    const configOutcome = await checkConfig(options.config, env, PROJECT_DIR, redactor);
     // Before any result is out: the configuration names secrets of its own.
     if (configOutcome.config) registerConfigSecrets(configOutcome.config, redactor);
     onStart?.({

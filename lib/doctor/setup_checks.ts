@@ -20,6 +20,8 @@ import {
 import { DenoPermissionError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import type { Logger } from "../log.ts";
+import type { Redactor } from "../redact.ts";
+import { keychainReader } from "../secrets/keychain.ts";
 import { PROVIDERS } from "../providers.ts";
 import { plural } from "../text.ts";
 import { type CheckResult, failure, pass, warn } from "./check.ts";
@@ -91,11 +93,12 @@ export async function checkConfig(
   explicit: string | undefined,
   env: Environment,
   projectDir: string,
+  redactor: Redactor,
 ): Promise<ConfigOutcome> {
   const location = locateConfig(explicit, projectDir);
   let config: Config;
   try {
-    config = await loadConfig(location.path, env);
+    config = await loadConfig(location.path, env, { keychain: keychainReader(env, redactor) });
   } catch (error) {
     return { path: location.path, result: failure("config", error) };
   }
@@ -103,7 +106,8 @@ export async function checkConfig(
   const disabled = config.servers.length - enabled;
   const summary = `${resolve(location.path)} is valid: ${plural(enabled, "server")}` +
     (disabled > 0 ? ` (and ${disabled} disabled)` : "") +
-    `, model ${config.llm.model} from ${PROVIDERS[config.llm.provider].label}`;
+    `, model ${config.llm.model} from ${PROVIDERS[config.llm.provider].label}` +
+    keychainSummary(config);
   const warnings = config.warnings.map(describeWarning);
   if (location.usedExample) {
     return {
@@ -165,4 +169,12 @@ function describeFileError(error: Error): string {
     return "a part of the path that should be a folder is a file";
   }
   return error.message;
+}
+
+/** The keychain entries read for the configuration: that they exist, never their values. */
+function keychainSummary(config: Config): string {
+  const entries = config.keychainEntries ?? [];
+  if (entries.length === 0) return "";
+  return `; keychain ${entries.length === 1 ? "entry" : "entries"} ${entries.join(", ")} ` +
+    "read (values not shown)";
 }

@@ -10,23 +10,15 @@ import { type ErrorDetails, PatchbayError } from "./base.ts";
 
 /** The key is missing or cannot be a key for this provider; raised before any request. */
 export class InvalidApiKeyError extends PatchbayError {
-  constructor(reason: string, cause?: unknown) {
-    super("invalid_api_key", ROWS.api_key.messages[0], {
-      reason,
-      remedy: ROWS.api_key.remedy,
-      cause,
-    });
+  constructor(reason: string, cause?: unknown, remedy: RemedyText = ROWS.api_key.remedy) {
+    super("invalid_api_key", ROWS.api_key.messages[0], { reason, remedy, cause });
   }
 }
 
 /** The provider refused the key (HTTP 401/403). */
 export class AuthenticationFailedError extends PatchbayError {
-  constructor(reason: string, cause?: unknown) {
-    super("authentication_failed", ROWS.api_key.messages[1], {
-      reason,
-      remedy: ROWS.api_key.remedy,
-      cause,
-    });
+  constructor(reason: string, cause?: unknown, remedy: RemedyText = ROWS.api_key.remedy) {
+    super("authentication_failed", ROWS.api_key.messages[1], { reason, remedy, cause });
   }
 }
 

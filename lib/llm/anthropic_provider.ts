@@ -78,7 +78,6 @@ class AnthropicProvider implements ModelProvider {
     this.#httpClient = setup.httpClient;
     this.#api = new MessagesApi({
       baseUrl: this.baseUrl,
-      apiKey: setup.key,
       client: this.#httpClient,
       // The conversation and the key never follow a redirect to another origin.
       fetch: sameOriginFetch(),
@@ -97,6 +96,7 @@ class AnthropicProvider implements ModelProvider {
       log: this.#log,
       random: options.random ?? Math.random,
       model: this.model,
+      apiKey: setup.key,
     };
   }
 
@@ -122,7 +122,11 @@ class AnthropicProvider implements ModelProvider {
   }
 
   async listModels(options: ListModelsOptions = {}): Promise<string[]> {
-    return await listModelsOnce((signal) => this.#api.listModels({ signal }), this.#loop, options);
+    return await listModelsOnce(
+      (signal, apiKey) => this.#api.listModels({ signal, apiKey }),
+      this.#loop,
+      options,
+    );
   }
 
   /** One message, whole or streamed. */
@@ -131,7 +135,7 @@ class AnthropicProvider implements ModelProvider {
     body: MessagesRequest,
     io: ExchangeIo,
   ): Promise<AssembledCompletion> {
-    const options = { signal: io.signal, onResponse: io.onResponse };
+    const options = { signal: io.signal, onResponse: io.onResponse, apiKey: io.apiKey };
     if (!request.onDelta) return assembleMessage(await this.#api.create(body, options));
     const stream = await this.#api.stream(body, options);
     io.alive();

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { InvalidApiKeyError } from "../errors.ts";
+import { InvalidApiKeyError, type RemedyText } from "../errors.ts";
 import { type ProviderName, type ProviderPreset, PROVIDERS } from "../providers.ts";
 
 /** The one variable the key is read from (docs/configuration.md, Providers). */
@@ -23,6 +23,11 @@ export interface CheckApiKeyOptions {
    * a proxy), so the preset's key format is not enforced. @default false
    */
   baseUrlOverridden?: boolean;
+  /**
+   * Where the key came from, as messages name it, and what to do about a bad one.
+   * @default LLM_API_KEY and the row's remedy
+   */
+  source?: { name: string; remedy: RemedyText };
 }
 
 /**
@@ -37,38 +42,41 @@ export function checkApiKey(
 ): string | undefined {
   // Blanks around the value are a copy-and-paste artefact, never part of a key.
   const key = rawKey?.trim();
+  const name = options.source?.name ?? API_KEY_VARIABLE;
+  const invalid = (reason: string) =>
+    new InvalidApiKeyError(reason, undefined, options.source?.remedy);
   const preset: ProviderPreset = PROVIDERS[provider];
   const where = preset.keyUrl ? ` (get one at ${preset.keyUrl})` : "";
   if (key === undefined || key === "") {
     if (!preset.keyRequired) return undefined;
-    throw new InvalidApiKeyError(
-      `${API_KEY_VARIABLE} is ${key === undefined ? "not set" : "empty"}; ` +
+    throw invalid(
+      `${name} is ${key === undefined ? "not set" : "empty"}; ` +
         `provider ${provider} (${preset.label}) needs a key${where}`,
     );
   }
   if (/^["']|["']$/.test(key)) {
-    throw new InvalidApiKeyError(
-      `${API_KEY_VARIABLE} is wrapped in quote characters that became part of the value ` +
+    throw invalid(
+      `${name} is wrapped in quote characters that became part of the value ` +
         "(quote the whole value in .env, or not at all)",
     );
   }
   if (/\s/.test(key)) {
-    throw new InvalidApiKeyError(
-      `${API_KEY_VARIABLE} contains ${describeWhitespace(key)}; a key is one unbroken string`,
+    throw invalid(
+      `${name} contains ${describeWhitespace(key)}; a key is one unbroken string`,
     );
   }
   // Local servers accept any key (or none): whatever was set is sent as it is.
   if (!preset.keyRequired) return key;
   if (PLACEHOLDER.test(key)) {
-    throw new InvalidApiKeyError(
-      `${API_KEY_VARIABLE} still holds a placeholder from an example file, not a real key${where}`,
+    throw invalid(
+      `${name} still holds a placeholder from an example file, not a real key${where}`,
     );
   }
   if (options.baseUrlOverridden || preset.keyPrefixes.length === 0) return key;
   if (preset.keyPrefixes.some((prefix) => key.startsWith(prefix))) return key;
   const owners = likelyOwners(key, provider);
-  throw new InvalidApiKeyError(
-    `${API_KEY_VARIABLE} does not look like ${article(preset.label)} key: ${preset.label} keys ` +
+  throw invalid(
+    `${name} does not look like ${article(preset.label)} key: ${preset.label} keys ` +
       `start with ${preset.keyPrefixes.map((p) => `"${p}"`).join(" or ")}` +
       (owners.length > 0 ? `, and this one looks like ${article(owners.join(" or "))} key` : "") +
       `${where}`,

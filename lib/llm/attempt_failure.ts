@@ -11,6 +11,7 @@
 import { abridge } from "../text.ts";
 import { causeMessages, type NetProblem, netProblem } from "../failure.ts";
 import type { ProxySettings } from "../proxy.ts";
+import type { RemedyText } from "../failure_table.ts";
 import { MalformedAnswerError, ModelApiError } from "./chat_wire.ts";
 import { isRetryableStatus } from "./retry.ts";
 
@@ -155,6 +156,10 @@ export interface FailureContext {
    */
   elapsedMs?: number;
   proxy?: ProxySettings;
+  /** The key as a refusal names it. @default "LLM_API_KEY" */
+  keyName?: string;
+  /** What to do about a refused key. @default the api_key row's */
+  keyRemedy?: RemedyText;
 }
 
 const STATUS_TEXT: Readonly<Record<number, string>> = {

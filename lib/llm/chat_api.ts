@@ -60,6 +60,8 @@ export interface ChatApiOptions {
 /** One request's options. */
 export interface ExchangeOptions {
   signal?: AbortSignal;
+  /** The key of this request, over the constructor's. */
+  apiKey?: string;
   /** Called when a success status and its headers arrive, before the body is read. */
   onResponse?: () => void;
 }
@@ -135,7 +137,8 @@ export class ChatApi {
       "Accept": "application/json",
       "User-Agent": `${NAME}/${VERSION}`,
     });
-    const { apiKey, azure, client } = this.#options;
+    const { azure, client } = this.#options;
+    const apiKey = options.apiKey ?? this.#options.apiKey;
     if (apiKey !== undefined) {
       if (azure) headers.set("api-key", apiKey);
       else headers.set("Authorization", `Bearer ${apiKey}`);

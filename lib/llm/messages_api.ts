@@ -57,6 +57,8 @@ export interface MessagesApiOptions {
 /** One request's options. */
 export interface MessagesExchangeOptions {
   signal?: AbortSignal;
+  /** The key of this request, over the constructor's. */
+  apiKey?: string;
   /** Called when a success status and its headers arrive, before the body is read. */
   onResponse?: () => void;
 }
@@ -143,7 +145,8 @@ export class MessagesApi {
       "User-Agent": `${NAME}/${VERSION}`,
       "anthropic-version": ANTHROPIC_VERSION,
     });
-    const { apiKey, client } = this.#options;
+    const { client } = this.#options;
+    const apiKey = options.apiKey ?? this.#options.apiKey;
     if (apiKey !== undefined) headers.set("x-api-key", apiKey);
     if (body !== undefined) headers.set("Content-Type", "application/json");
     const init: RequestInit & { client?: Deno.HttpClient } = {

@@ -80,7 +80,6 @@ class OpenAiProvider implements ModelProvider {
     this.#httpClient = setup.httpClient;
     this.#api = new ChatApi({
       baseUrl: this.baseUrl,
-      apiKey: setup.key,
       azure: llm.provider === "azure"
         ? { apiVersion: llm.apiVersion ?? "", deployment: llm.deployment ?? llm.model }
         : undefined,
@@ -101,6 +100,7 @@ class OpenAiProvider implements ModelProvider {
       log: this.#log,
       random: options.random ?? Math.random,
       model: this.model,
+      apiKey: setup.key,
       exchange: (request, maxTokens, io) => this.#exchange(request, maxTokens, io),
       adjustFor: (failure) => this.#adjustFor(failure),
     };
@@ -120,13 +120,17 @@ class OpenAiProvider implements ModelProvider {
   }
 
   async listModels(options: ListModelsOptions = {}): Promise<string[]> {
-    return await listModelsOnce((signal) => this.#api.listModels({ signal }), this.#loop, options);
+    return await listModelsOnce(
+      (signal, apiKey) => this.#api.listModels({ signal, apiKey }),
+      this.#loop,
+      options,
+    );
   }
 
   /** One chat completion, whole or streamed. */
   async #exchange(request: GenerateRequest, maxTokens: number, io: ExchangeIo) {
     const body = this.#body(request, maxTokens);
-    const options = { signal: io.signal, onResponse: io.onResponse };
+    const options = { signal: io.signal, onResponse: io.onResponse, apiKey: io.apiKey };
     if (!request.onDelta) return assembleCompletion(await this.#api.complete(body, options));
     const stream = await this.#api.stream({
       ...body,

@@ -1,6 +1,7 @@
 /**
  * What every model provider sets up before its first request, the same way for each API
- * it speaks: the key (checked, and registered with the redactor), the address, and the
+ * it speaks: the key (checked, and registered with the redactor; or the helper that prints
+ * it, `api_key_source.ts`), the address, and the
  * HTTP client of a proxy from `.env` or the environment.
  *
  * @module
@@ -10,10 +11,11 @@ import { DenoPermissionError, ProviderRequestError } from "../errors.ts";
 import type { LlmConfig } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import type { Log } from "../log.ts";
-import type { Redactor } from "../redact.ts";
+import { type Redactor, sessionRedactor } from "../redact.ts";
 import { PROVIDERS } from "../providers.ts";
 import { proxyFor, type ProxySettings } from "../proxy.ts";
 import { API_KEY_VARIABLE, checkApiKey } from "./api_key.ts";
+import { type ApiKeySource, fixedKey, HelperApiKey } from "./api_key_source.ts";
 import { resolveBaseUrl } from "./base_url.ts";
 
 /** Options of every provider's constructor. */
@@ -31,8 +33,8 @@ export interface ProviderOptions {
 
 /** What a provider's requests go out with. */
 export interface ProviderSetup {
-  /** The key to send; `undefined` for a local server without one. */
-  key: string | undefined;
+  /** The key of each request: LLM_API_KEY's, or `LLM.api_key_helper`'s. */
+  key: ApiKeySource;
   /** The API address (`base_url`, else the preset's). */
   baseUrl: string;
   proxy: ProxySettings | undefined;
@@ -47,16 +49,7 @@ export interface ProviderSetup {
  */
 export function setUpProvider(options: ProviderOptions, log: Log): ProviderSetup {
   const { llm, env } = options;
-  const preset = PROVIDERS[llm.provider];
-  if (
-    preset.keyRequired && env.get(API_KEY_VARIABLE) === undefined && env.denied(API_KEY_VARIABLE)
-  ) {
-    throw new DenoPermissionError(`--allow-env=${API_KEY_VARIABLE}`, `reading ${API_KEY_VARIABLE}`);
-  }
-  const key = checkApiKey(llm.provider, env.get(API_KEY_VARIABLE), {
-    baseUrlOverridden: llm.baseUrl !== undefined,
-  });
-  options.redactor?.addSecret(key);
+  const key = keySource(options, log);
 
   const baseUrl = resolveBaseUrl(llm);
   let proxy: ProxySettings | undefined;
@@ -75,4 +68,27 @@ export function setUpProvider(options: ProviderOptions, log: Log): ProviderSetup
     log.info(`model requests go through the proxy ${proxy.url}`, { variable: proxy.variable });
   }
   return { key, baseUrl, proxy, httpClient };
+}
+
+/** The helper's key when `LLM.api_key_helper` is set (it wins), else LLM_API_KEY, checked. */
+function keySource(options: ProviderOptions, log: Log): ApiKeySource {
+  const { llm, env } = options;
+  if (llm.apiKeyHelper) {
+    return new HelperApiKey({ ...llm, apiKeyHelper: llm.apiKeyHelper }, {
+      parentEnv: (name) => env.get(name),
+      redactor: options.redactor ?? sessionRedactor,
+      log,
+    });
+  }
+  const preset = PROVIDERS[llm.provider];
+  if (
+    preset.keyRequired && env.get(API_KEY_VARIABLE) === undefined && env.denied(API_KEY_VARIABLE)
+  ) {
+    throw new DenoPermissionError(`--allow-env=${API_KEY_VARIABLE}`, `reading ${API_KEY_VARIABLE}`);
+  }
+  const key = checkApiKey(llm.provider, env.get(API_KEY_VARIABLE), {
+    baseUrlOverridden: llm.baseUrl !== undefined,
+  });
+  options.redactor?.addSecret(key);
+  return fixedKey(key);
 }

@@ -35,6 +35,7 @@ import type {
 } from "./provider.ts";
 import { backoffMs, RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";
 import { Watchdog } from "./watchdog.ts";
+import type { ApiKeySource } from "./api_key_source.ts";
 
 /** What one exchange may do while it runs. */
 export interface ExchangeIo {
@@ -46,6 +47,8 @@ export interface ExchangeIo {
   alive: () => void;
   /** Passes streamed text to the caller's `onDelta`. */
   emit: (text: string) => void;
+  /** The key to send with this exchange (`RequestLoopOptions.apiKey`'s). */
+  apiKey?: string;
 }
 
 /**
@@ -73,6 +76,11 @@ export interface RequestLoopOptions {
   adjustFor?: (failure: AttemptFailure) => boolean;
   /** The configured model, for an answer that names none. */
   model: string;
+  /**
+   * The key of each attempt; renewed once per request when the provider answers 401 (a
+   * helper's key may have expired). @default none sent
+   */
+  apiKey?: ApiKeySource;
 }
 
 /**
@@ -89,11 +97,14 @@ export async function generateWithRetries(
   let retries = 0;
   let waitedMs = 0;
   let adjustments = 0;
+  let keyRenewed = false;
   // The summary's "over N s" is the whole request's time, attempts and waits together.
   const started = performance.now();
   while (true) {
     if (request.signal?.aborted) throw new CancelledError("the model request");
-    const attempt = await attemptOnce(request, maxTokens, options);
+    // A helper's failure is its own error, never the model's: it is thrown as it is.
+    const apiKey = await options.apiKey?.current(request.signal);
+    const attempt = await attemptOnce(request, maxTokens, options, apiKey);
     if (attempt.ok) {
       return { ...generateResult(attempt.result, request, options.model), retries };
     }
@@ -101,6 +112,13 @@ export async function generateWithRetries(
     if (failure.kind === "cancelled") throw new CancelledError("the model request");
     if (adjustments < 2 && options.adjustFor?.(failure)) {
       adjustments++;
+      continue;
+    }
+    if (
+      !keyRenewed && failure.kind === "status" && failure.status === 401 &&
+      await options.apiKey?.renew(apiKey, request.signal)
+    ) {
+      keyRenewed = true;
       continue;
     }
     const asked = failure.kind === "status" ? retryAfterMs(failure.headers) : undefined;
@@ -114,6 +132,7 @@ export async function generateWithRetries(
     if (!retryable) {
       throw failureError(failure, {
         ...context,
+        ...keyWords(options.apiKey),
         retries,
         waitedMs,
         elapsedMs: performance.now() - started,
@@ -146,6 +165,7 @@ async function attemptOnce(
   request: GenerateRequest,
   maxTokens: number,
   options: RequestLoopOptions,
+  apiKey: string | undefined,
 ): Promise<
   | { ok: true; result: AssembledCompletion }
   | { ok: false; failure: AttemptFailure; emitted: boolean }
@@ -160,6 +180,7 @@ async function attemptOnce(
   const started = performance.now();
   try {
     const result = await options.exchange(request, maxTokens, {
+      apiKey,
       signal: controller.signal,
       onResponse: () => {
         responded = true;
@@ -213,18 +234,19 @@ async function attemptOnce(
  * default `LLM.timeout`), its failure worded like a chat request's.
  */
 export async function listModelsOnce(
-  list: (signal: AbortSignal) => Promise<string[]>,
-  options: Pick<RequestLoopOptions, "llm" | "context">,
+  list: (signal: AbortSignal, apiKey: string | undefined) => Promise<string[]>,
+  options: Pick<RequestLoopOptions, "llm" | "context" | "apiKey">,
   listOptions: ListModelsOptions = {},
 ): Promise<string[]> {
   const { context } = options;
+  const apiKey = await options.apiKey?.current(listOptions.signal);
   const controller = new AbortController();
   const onAbort = () => controller.abort(listOptions.signal?.reason);
   listOptions.signal?.addEventListener("abort", onAbort, { once: true });
   const timeoutSeconds = listOptions.timeoutSeconds ?? options.llm.timeoutSeconds;
   const watchdog = new Watchdog(timeoutSeconds * 1000, () => controller.abort());
   try {
-    return await list(controller.signal);
+    return await list(controller.signal, apiKey);
   } catch (error) {
     const flag = denoPermissionFlag(error);
     if (flag) {
@@ -236,11 +258,23 @@ export async function listModelsOnce(
       cancelled: listOptions.signal?.aborted === true,
     });
     if (failure.kind === "cancelled") throw new CancelledError("listing the models");
-    throw failureError(failure, { ...context, retries: 0, waitedMs: 0, timeoutSeconds });
+    throw failureError(failure, {
+      ...context,
+      ...keyWords(options.apiKey),
+      retries: 0,
+      waitedMs: 0,
+      timeoutSeconds,
+    });
   } finally {
     watchdog.stop();
     listOptions.signal?.removeEventListener("abort", onAbort);
   }
+}
+
+/** How a refused key is named, and what to do about it, for the failure's wording. */
+function keyWords(source: ApiKeySource | undefined): Pick<FailureContext, "keyName" | "keyRemedy"> {
+  if (!source) return {};
+  return { keyName: source.name, ...(source.remedy ? { keyRemedy: source.remedy } : {}) };
 }
 
 /** Carries an error thrown by the caller's callback past the failure classification. */

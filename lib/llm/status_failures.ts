@@ -80,7 +80,11 @@ export function statusError(
   }
   if (failure.status === 401 || failure.status === 403) {
     return new AuthenticationFailedError(
-      `${label} (provider ${provider}) refused LLM_API_KEY for model "${model}" (${said})`,
+      `${label} (provider ${provider}) refused ${
+        context.keyName ?? "LLM_API_KEY"
+      } for model "${model}" (${said})`,
+      undefined,
+      context.keyRemedy,
     );
   }
   if (failure.status === 429) {

@@ -20,6 +20,11 @@ export interface BearerFetchOptions {
   log?: Log;
   /** @default globalThis.fetch */
   base?: FetchLike;
+  /**
+   * A 401 is returned as it is, for a `headers_helper`'s wrapper above to run the helper
+   * again (a 403 for a scope is still typed here). @default false
+   */
+  unauthorizedToCaller?: boolean;
 }
 
 /** Whether the entry authenticates with an `Authorization` header. */
@@ -35,7 +40,8 @@ export function bearerFetch(server: HttpServerConfig, options: BearerFetchOption
   const log = options.log ?? silentLog;
   const base: FetchLike = options.base ?? ((input, init) => fetch(input, init));
   const origin = new URL(server.url).origin;
-  const checked = hasAuthorizationHeader(server);
+  const helper = options.unauthorizedToCaller ?? false;
+  const checked = helper || hasAuthorizationHeader(server);
   return async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     const method = init?.method ?? (input instanceof Request ? input.method : "GET");
@@ -48,6 +54,7 @@ export function bearerFetch(server: HttpServerConfig, options: BearerFetchOption
     });
     if (!checked || url.origin !== origin) return response;
     if (response.status !== 401 && response.status !== 403) return response;
+    if (response.status === 401 && helper) return response;
     const challenge = extractWWWAuthenticateParams(response);
     if (response.status === 403 && challenge.error !== "insufficient_scope") return response;
     await response.body?.cancel();

@@ -25,6 +25,7 @@ import { childEnvironment, INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transpor
 import { npxCacheDir, packageRunOf } from "../connections/package_runner.ts";
 import { TERMINAL_VARIABLES } from "../terminal.ts";
 import { DENO_SWITCH, type TelemetryLaunch, telemetryLaunch } from "../telemetry/settings.ts";
+import { planSecrets } from "./secrets_plan.ts";
 
 /** The permission kinds patchbay can need, as Deno names them. */
 export type PermissionKind = "read" | "write" | "net" | "run" | "env" | "sys";
@@ -129,6 +130,7 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
   for (const grant of hooks.grants) plan.add(grant.kind, grant.value, grant.why);
   for (const note of hooks.notes) plan.note(note);
   planTelemetry(plan, inputs);
+  planSecrets(plan, inputs);
 
   for (const name of FOLDER_VARIABLES[os === "windows" ? "windows" : "unix"]) {
     plan.add("env", name, "where patchbay's folders are");

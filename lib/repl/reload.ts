@@ -31,6 +31,7 @@ import {
   writeRestartRequest,
 } from "../permissions/restart.ts";
 import { registerConfigSecrets, type Runtime } from "../startup.ts";
+import { keychainReader } from "../secrets/keychain.ts";
 import type { ServerChanges } from "../connections/manager.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 import type { ClientSession } from "./client_session.ts";
@@ -65,7 +66,9 @@ export async function reloadConfiguration(session: ClientSession): Promise<Reloa
   let env: Environment | undefined;
   try {
     env = await loadEnvironment({ path: runtime.env.file.path });
-    config = await loadConfig(runtime.configPath, env);
+    config = await loadConfig(runtime.configPath, env, {
+      keychain: keychainReader(env, runtime.logger.redactor),
+    });
   } catch (error) {
     // A variable this process may not read is granted by the new plan, not a mistake.
     const standIn = canRestart && env

@@ -10,12 +10,14 @@ import assert from "node:assert/strict";
 import {
   AuthenticationFailedError,
   InvalidApiKeyError,
+  KeychainError,
   NetworkError,
   OAuthFailedError,
   type PatchbayError,
   PermissionDeniedError,
   RateLimitError,
   remedyFor,
+  SecretHelperError,
   ServerConnectError,
   StoreConnectError,
   TimeoutError,
@@ -124,6 +126,23 @@ Deno.test("failure table: the typed errors read their words and codes from it", 
   check(new RateLimitError("r"), "Rate limit exceeded (Too many requests)", "rate_limit");
   check(new TimeoutError("Request timeout", "r"), "Request timeout", "timeout");
   check(new NetworkError("Connection refused", "r"), "Connection refused", "network");
+  check(
+    new SecretHelperError({ kind: "headers", server: "fs" }, { reason: "r" }),
+    "Headers helper failed for server 'fs'",
+    "secret_helper",
+  );
+  check(
+    new SecretHelperError({ kind: "api_key" }, { reason: "r" }),
+    "API key helper failed",
+    "secret_helper",
+  );
+  const keychain = { reason: "r", remedy: ROWS.keychain.remedy };
+  check(new KeychainError("K", "missing", keychain), "Keychain entry 'K' not found", "keychain");
+  check(
+    new KeychainError("K", "unavailable", keychain),
+    "Could not read 'K' from the keychain",
+    "keychain",
+  );
   // The surface's own words, picked, not rewritten.
   assert.equal(remedyFor(new RateLimitError("r"), "script"), ROWS.rate_limit.remedy.script);
   assert.equal(remedyFor(new RateLimitError("r"), "repl"), ROWS.rate_limit.remedy.repl);

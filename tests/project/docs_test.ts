@@ -49,6 +49,10 @@ Deno.test("docs/configuration.md: the defaults are the ones in lib/defaults.ts",
       : String(DEFAULTS.agent.totalTokensLimit),
     "LLM.vision": `\`${DEFAULTS.llm.vision}\``,
     "LLM.prompt_caching": String(DEFAULTS.llm.promptCaching),
+    "LLM.api_key_helper_ttl": String(DEFAULTS.secrets.apiKeyHelperTtlSeconds),
+    "headers_helper_ttl": DEFAULTS.secrets.headersHelperTtlSeconds === undefined
+      ? "none"
+      : String(DEFAULTS.secrets.headersHelperTtlSeconds),
     "AgentConfig.tool_search.mode": `\`${DEFAULTS.agent.toolSearch.mode}\``,
     "AgentConfig.tool_search.max_tools": String(DEFAULTS.agent.toolSearch.maxTools),
     "AgentConfig.tool_search.max_tokens": String(DEFAULTS.agent.toolSearch.maxTokens),
@@ -89,6 +93,7 @@ Deno.test("docs/: the bounds stated are the ones in the code", async () => {
   const { MAX_SAME_ORIGIN_REDIRECTS } = await import("../../lib/llm/redirects.ts");
   const skills = await import("../../lib/skills/entries.ts");
   const mib = DEFAULTS.log.rotateBytes / 1024 / 1024;
+  const secrets = DEFAULTS.secrets;
   const where: [string, string][] = [
     [
       "docs/configuration.md",
@@ -107,6 +112,19 @@ Deno.test("docs/: the bounds stated are the ones in the code", async () => {
       `**The log is bounded: at most ${mib} MiB × ${DEFAULTS.log.files} files.**`,
     ],
     ["docs/troubleshooting.md", `held to ${DEFAULTS.log.linesPerSecond} lines a second`],
+    // Secrets' helpers and keychain tool.
+    [
+      "docs/secrets.md",
+      `${secrets.helperTimeoutSeconds} seconds, then it is ended with what it started; at most ` +
+      `${secrets.helperMaxOutputBytes / 1024} KiB of output`,
+    ],
+    ["docs/secrets.md", `did not answer within ${secrets.keychainTimeoutSeconds} s`],
+    [
+      "docs/troubleshooting.md",
+      `ran past ${secrets.helperTimeoutSeconds} s, exited with an error (the end of its ` +
+      `stderr is shown), printed more than ${secrets.helperMaxOutputBytes / 1024} KiB`,
+    ],
+    ["docs/troubleshooting.md", `did not answer within ${secrets.keychainTimeoutSeconds} s`],
     [
       "docs/skills.md",
       `(${skills.SKILL_MAX_FILES} files, ${skills.SKILL_MAX_TOTAL_BYTES / 1024 / 1024} MB in ` +

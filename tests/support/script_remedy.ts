@@ -32,6 +32,9 @@ const SCRIPT_PHRASES: readonly (readonly [RegExp, string])[] = [
   [/check the tool exists with \/tools/g, "check the tool exists with `patchbay tools`"],
   [/run \/refresh to connect it/g, "run the command again"],
   [/retry the login \(\/refresh, or (patchbay auth login [^)]+)\)/g, "retry the login ($1)"],
+  // Secrets (docs/secrets.md): a helper or the keychain fixed, then asked again.
+  [/, then \/refresh$/g, ", then run the command again"],
+  [/; the next message runs it again$/g, ", then run the command again"],
 ];
 
 /** The remedy `repl` (as the interactive client showed it) as `surface` should show it. */
