@@ -69,7 +69,7 @@ async function formAnswers(
     return { handlers: { withoutElicitation: true, ...NO_MODEL }, close() {} };
   }
   const [{ LineEditor }, { TerminalOutput }] = await Promise.all([
-    import("../lib/repl/line_editor.ts"),
+    import("../lib/terminal/line_editor.ts"),
     import("../lib/ui/output.ts"),
   ]);
   const editor = new LineEditor({ output: process.stderr });

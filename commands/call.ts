@@ -17,7 +17,7 @@ import {
   parseJsonArgs,
   resolveTool,
   serverPrefix,
-} from "../lib/repl/resolve.ts";
+} from "../lib/session/resolve.ts";
 import { showName } from "../lib/names.ts";
 import { stderrStyle } from "../lib/style.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";

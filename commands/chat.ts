@@ -11,7 +11,7 @@ import { RESTART_EXIT_CODE } from "../lib/permissions/restart.ts";
 import { banner, completerFor, runLoop } from "../lib/repl/loop.ts";
 import { TerminalOutput } from "../lib/ui/output.ts";
 import { canRedraw } from "../lib/terminal.ts";
-import { ClientSession } from "../lib/repl/client_session.ts";
+import { ClientSession } from "../lib/session/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import type { Style } from "../lib/style.ts";

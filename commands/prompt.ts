@@ -12,7 +12,7 @@ import {
   parseKeyValues,
   resolveNamed,
   serverPrefix,
-} from "../lib/repl/resolve.ts";
+} from "../lib/session/resolve.ts";
 import { stripTerminalEscapes } from "../lib/terminal.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";
 

@@ -22,7 +22,7 @@ import { JsonEventsUi, usageJson } from "../lib/ui/json_ui.ts";
 import type { CostEstimate } from "../lib/agent/usage_cost.ts";
 import { TerminalOutput } from "../lib/ui/output.ts";
 import { canRedraw } from "../lib/terminal.ts";
-import type { ClientSession } from "../lib/repl/client_session.ts";
+import type { ClientSession } from "../lib/session/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import { endUnclaimed } from "../lib/transports/spawn.ts";
@@ -102,7 +102,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     }
     // The servers boot while the session's code (SDK, model client, memory) loads.
     startServerProcesses(runtime);
-    const { ClientSession } = await import("../lib/repl/client_session.ts");
+    const { ClientSession } = await import("../lib/session/client_session.ts");
     session = await ClientSession.open({
       runtime,
       output,

@@ -13,7 +13,7 @@ import type { CatalogueTool } from "../connections/types.ts";
 import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
 import { showName } from "../names.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
-import type { ClientSession } from "./client_session.ts";
+import type { ClientSession } from "../session/client_session.ts";
 
 /** Saves what `converted` carries, says where, and keeps its images for `/image`. */
 export async function keepCallMedia(

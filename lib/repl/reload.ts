@@ -33,7 +33,7 @@ import {
 import { registerConfigSecrets, type Runtime } from "../startup.ts";
 import type { ServerChanges } from "../connections/manager.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
-import type { ClientSession } from "./client_session.ts";
+import type { ClientSession } from "../session/client_session.ts";
 
 /** What became of a `/refresh` that read the configuration again. */
 export type ReloadOutcome =

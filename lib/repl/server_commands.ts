@@ -28,11 +28,11 @@ import {
   resourceServer,
   serverPrefix,
   splitServerUri,
-} from "./resolve.ts";
+} from "../session/resolve.ts";
 import { describeChanges, reloadConfiguration } from "./reload.ts";
 import { sendPrompt } from "./server_prompts.ts";
 import { keepCallMedia } from "./call_media.ts";
-import type { ClientSession } from "./client_session.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";
 import { showName } from "../names.ts";

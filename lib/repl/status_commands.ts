@@ -7,7 +7,7 @@
 import { redisConfigured } from "../redis/settings.ts";
 import { describeGrants } from "../permissions/in_effect.ts";
 import { VERSION } from "../version.ts";
-import type { ClientSession } from "./client_session.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { contextStatus } from "./context_status.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";

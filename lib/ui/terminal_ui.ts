@@ -33,7 +33,7 @@ import type { Style } from "../style.ts";
 import { hyperlinksEnabled, stripTerminalEscapes, TerminalEscapeFilter } from "../terminal.ts";
 import { showName } from "../names.ts";
 import { abridge } from "../text.ts";
-import type { LineEditor } from "../repl/line_editor.ts";
+import type { LineEditor } from "../terminal/line_editor.ts";
 import { MarkdownStream } from "./markdown.ts";
 import { WordWrapStream } from "./word_wrap.ts";
 import { showPaged, textLines, valueLines, visibleText } from "./whole_view.ts";

@@ -19,7 +19,7 @@
 
 import type { Style } from "../style.ts";
 import { displayWidth } from "../terminal.ts";
-import type { LineEditor } from "../repl/line_editor.ts";
+import type { LineEditor } from "../terminal/line_editor.ts";
 
 /**
  * Characters that must not reach the terminal as they are: C0 controls but tab and

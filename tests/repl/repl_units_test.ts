@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { composePrompt } from "../../commands/run.ts";
 import { fieldChoices, parseFieldAnswer } from "../../lib/ui/elicitation.ts";
 import { JsonEventsUi } from "../../lib/ui/json_ui.ts";
-import { LineEditor } from "../../lib/repl/line_editor.ts";
-import { resourceServer, templateMatches } from "../../lib/repl/resolve.ts";
+import { LineEditor } from "../../lib/terminal/line_editor.ts";
+import { resourceServer, templateMatches } from "../../lib/session/resolve.ts";
 import { Redactor } from "../../lib/redact.ts";
 import { tempDir } from "../support/temp_dir.ts";
 

@@ -23,7 +23,7 @@ import type { Surface } from "../failure_table.ts";
 import { plural } from "../text.ts";
 import { createElicitationHandler, createFormDefaultsHandler } from "../ui/elicitation.ts";
 import type { TerminalOutput } from "../ui/output.ts";
-import type { LineEditor } from "./line_editor.ts";
+import type { LineEditor } from "../terminal/line_editor.ts";
 
 /**
  * The approvals remembered for this folder. A file that cannot be read is said so and

@@ -17,7 +17,7 @@ import { DEFAULTS } from "../defaults.ts";
 import { CancelledError } from "../errors.ts";
 import type { Style } from "../style.ts";
 import type { TerminalOutput } from "../ui/output.ts";
-import type { LineEditor } from "./line_editor.ts";
+import type { LineEditor } from "../terminal/line_editor.ts";
 import { names } from "./notices.ts";
 import type { TurnResult } from "../agent/agent.ts";
 import { plural } from "../text.ts";

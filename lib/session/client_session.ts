@@ -41,12 +41,12 @@ import { statePath } from "../paths.ts";
 import type { Runtime } from "../startup.ts";
 import { stderrStyle, stdoutStyle, type Style } from "../style.ts";
 import { plural } from "../text.ts";
-import { LineEditor } from "./line_editor.ts";
+import { LineEditor } from "../terminal/line_editor.ts";
 import { SkillRegistry } from "../skills/registry.ts";
 import type { TerminalOutput } from "../ui/output.ts";
 import { TerminalUi } from "../ui/terminal_ui.ts";
 import { EventNotices } from "./event_notices.ts";
-import type * as Options from "./session_options.ts";
+import type * as Options from "./options.ts";
 import {
   connectServers,
   keepingRefusedGrants,
@@ -54,9 +54,9 @@ import {
   rememberedApprovals,
   resumeConversation,
   terminalWidth,
-} from "./session_start.ts";
+} from "./start.ts";
 import { mentionAttachments, turnFooter, waitForServers } from "./turn_setup.ts";
-import { SessionTasks } from "./session_tasks.ts";
+import { SessionTasks } from "./tasks.ts";
 
 /** Renders the server list in the colours of the stream it is written to. */
 export type StatusRenderer = Options.StatusRenderer<ClientSession>;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { CatalogueTool } from "../../lib/connections/types.ts";
-import { parseKeyValues, resolveNamed, resolveTool } from "../../lib/repl/resolve.ts";
+import { parseKeyValues, resolveNamed, resolveTool } from "../../lib/session/resolve.ts";
 import { PatchbayError } from "../../lib/errors.ts";
 
 const tool = (

@@ -8,7 +8,7 @@ import {
   MAX_CANDIDATE_CHARS,
   MAX_COMPLETION_CANDIDATES,
   safeCandidates,
-} from "../../lib/repl/candidates.ts";
+} from "../../lib/terminal/candidates.ts";
 
 Deno.test("candidates with controls, invisible characters or too long are dropped", () => {
   const long = "@s:" + "y".repeat(MAX_CANDIDATE_CHARS);
