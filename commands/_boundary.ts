@@ -22,7 +22,7 @@ import {
 } from "../lib/errors.ts";
 import { findDenoDenial } from "../lib/deno_permission/denial.ts";
 import { RefusedGrants } from "../lib/deno_permission/refused_grant.ts";
-import { classify, netLabel } from "../lib/failure.ts";
+import { classify, netLabel } from "../lib/errors/failure.ts";
 
 export { remedyFor, type Surface };
 import type { Logger } from "../lib/log.ts";

@@ -11,7 +11,7 @@ import type { ServerConfig } from "../config/types.ts";
 import { PatchbayError, ServerConnectError, ServerUnavailableError } from "../errors.ts";
 import type { Redactor } from "../redact.ts";
 import { didYouMean } from "../text.ts";
-import { STEPS } from "../failure_table.ts";
+import { STEPS } from "../errors/failure_table.ts";
 import { whileRestarting } from "./reconnect.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
 import type { Lists, ServerSession } from "./server_session.ts";

@@ -17,8 +17,8 @@ import {
   netReason,
   UNTRUSTED_CERTIFICATE_REMEDY,
   untrustedCertificate,
-} from "../failure.ts";
-import { perSurface, type RemedyText, ROWS, STEPS } from "../failure_table.ts";
+} from "../errors/failure.ts";
+import { perSurface, type RemedyText, ROWS, STEPS } from "../errors/failure_table.ts";
 import { type ConnectFailure, DIAGNOSIS_PROBE_MS, protocolText } from "./diagnosis_context.ts";
 import {
   htmlTitle,

@@ -14,7 +14,7 @@ import { abridge } from "../text.ts";
 import type { HttpCloseReason } from "../transports/http.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
 import type { InstallStatus } from "./types.ts";
-import { errorChain } from "../failure.ts";
+import { errorChain } from "../errors/failure.ts";
 
 /** Deadline of each probe a diagnosis makes: diagnosis must stay quick. */
 export const DIAGNOSIS_PROBE_MS = 1000;

@@ -20,7 +20,7 @@ import type { Logger } from "../log.ts";
 import { ConnectionManager } from "./manager.ts";
 import { traceOAuthEvent } from "../trace/active.ts";
 import type { ServerRequestHandlers, ServerStatus } from "./types.ts";
-import type { Surface } from "../failure_table.ts";
+import type { Surface } from "../errors/failure_table.ts";
 
 /**
  * What {@linkcode openConnections} needs from start-up, and nothing more: the servers, the

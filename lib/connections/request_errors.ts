@@ -17,8 +17,8 @@ import {
   ToolTimeoutError,
 } from "../errors.ts";
 import { abridge } from "../text.ts";
-import { STEPS } from "../failure_table.ts";
-import { errorChain } from "../failure.ts";
+import { STEPS } from "../errors/failure_table.ts";
+import { errorChain } from "../errors/failure.ts";
 import { classifyNetError } from "./network_probe.ts";
 
 /** Remedy of a request lost with its connection. */

@@ -16,7 +16,7 @@ import {
   ServerRequestError,
   TaskUnknownError,
 } from "../errors.ts";
-import { STEPS } from "../failure_table.ts";
+import { STEPS } from "../errors/failure_table.ts";
 import type { ServerConnection } from "./connection.ts";
 import { statusUpdate } from "./task_follow.ts";
 import type { StartedTask, TaskEnd, TaskStatusUpdate } from "./task_types.ts";

@@ -9,7 +9,7 @@
  */
 
 import { abridge } from "../text.ts";
-import { causeMessages, type NetProblem, netProblem } from "../failure.ts";
+import { causeMessages, type NetProblem, netProblem } from "../errors/failure.ts";
 import type { ProxySettings } from "../proxy.ts";
 import { MalformedAnswerError, ModelApiError } from "./chat_wire.ts";
 import { isRetryableStatus } from "./retry.ts";

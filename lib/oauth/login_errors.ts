@@ -26,7 +26,7 @@ import {
 import type { FetchedDocument } from "./guarded_fetch.ts";
 import { describeFetchError } from "./challenge_probe.ts";
 import { causeChain } from "../cause_chain.ts";
-import { perSurface, type RemedyText, STEPS } from "../failure_table.ts";
+import { perSurface, type RemedyText, STEPS } from "../errors/failure_table.ts";
 import { MAX_OAUTH_ANSWER_BYTES, MAX_TOKEN_CHARS, OAuthAnswerTooLarge } from "./answer_limits.ts";
 
 /**

@@ -11,7 +11,7 @@ import type { OAuthEvent } from "./broker.ts";
 import type { ServerCredentials } from "./token_store.ts";
 import type { FailureWords } from "./callback.ts";
 import { PatchbayError, remedyFor } from "../errors.ts";
-import type { Surface } from "../failure_table.ts";
+import type { Surface } from "../errors/failure_table.ts";
 import type { Redactor } from "../redact.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 

@@ -41,7 +41,7 @@ import type { Resolver } from "./host_location.ts";
 import { PatchbayOAuthProvider } from "./provider.ts";
 import { FileTokenStore, type TokenStore } from "./token_store.ts";
 import { loginFailureWords } from "./messages.ts";
-import type { Surface } from "../failure_table.ts";
+import type { Surface } from "../errors/failure_table.ts";
 
 export { type AuthorizationReason, type OAuthEvent } from "./broker.ts";
 export { bearerFetch, hasAuthorizationHeader } from "./bearer.ts";

@@ -19,7 +19,7 @@ import type { Conversation, Memory } from "../memory/mod.ts";
 import { describeOAuthEvent } from "../oauth/messages.ts";
 import type { Runtime } from "../startup.ts";
 import type { Style } from "../style.ts";
-import type { Surface } from "../failure_table.ts";
+import type { Surface } from "../errors/failure_table.ts";
 import { plural } from "../text.ts";
 import { createElicitationHandler, createFormDefaultsHandler } from "../ui/elicitation.ts";
 import type { TerminalOutput } from "../ui/output.ts";

@@ -21,7 +21,7 @@ import type {
   TaskTracking,
 } from "../connections/task_types.ts";
 import { messageOf, PatchbayError } from "../errors.ts";
-import type { Surface } from "../failure_table.ts";
+import type { Surface } from "../errors/failure_table.ts";
 import type { Log } from "../log.ts";
 import {
   hasOutcome,

@@ -9,8 +9,8 @@
  * @module
  */
 
-import { causeChain } from "./cause_chain.ts";
-import { denoPermissionFlag } from "./deno_permission/denial.ts";
+import { causeChain } from "../cause_chain.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { NET_ROWS, type NetLabel, type NetProblem, ROWS } from "./failure_table.ts";
 
 export type { NetProblem } from "./failure_table.ts";
