@@ -27,7 +27,7 @@ import { classify, netLabel } from "../lib/errors/failure.ts";
 export { remedyFor, type Surface };
 import type { Logger } from "../lib/log.ts";
 import { sessionLogger } from "../lib/session_log.ts";
-import { Redactor } from "../lib/redact.ts";
+import { Redactor } from "../lib/redact/redact.ts";
 import { stripTerminalEscapes, terminalColumns } from "../lib/terminal.ts";
 import { fitLines } from "../lib/text.ts";
 import { createStyle, stderrStyle, type Style } from "../lib/style.ts";

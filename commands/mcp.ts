@@ -20,7 +20,7 @@ import {
 } from "../lib/config/edit.ts";
 import { type JsonValue, parseJson } from "../lib/config/json.ts";
 import { removeMember, setMember } from "../lib/config/json_edit.ts";
-import { Redactor } from "../lib/redact.ts";
+import { Redactor } from "../lib/redact/redact.ts";
 import { showName } from "../lib/names.ts";
 import { ruleAbidingName, SERVER_NAME_RULE, serverNameProblem } from "../lib/config/server_name.ts";
 import type { GlobalOptions } from "../lib/startup.ts";

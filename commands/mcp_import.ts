@@ -27,7 +27,7 @@ import { parseConfig } from "../lib/config/load.ts";
 import { findSecrets } from "../lib/config/secrets.ts";
 import type { Environment } from "../lib/env.ts";
 import { PatchbayError } from "../lib/errors.ts";
-import { Redactor } from "../lib/redact.ts";
+import { Redactor } from "../lib/redact/redact.ts";
 import { stdoutStyle } from "../lib/style.ts";
 import { showName } from "../lib/names.ts";
 import { hasHiddenCharacters } from "../lib/terminal.ts";

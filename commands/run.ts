@@ -17,7 +17,7 @@
 
 import { CancelledError, EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
 import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
-import type { Redactor } from "../lib/redact.ts";
+import type { Redactor } from "../lib/redact/redact.ts";
 import { JsonEventsUi, usageJson } from "../lib/ui/json_ui.ts";
 import type { CostEstimate } from "../lib/agent/usage_cost.ts";
 import { TerminalOutput } from "../lib/ui/output.ts";

@@ -14,7 +14,7 @@
 
 import { dirname } from "node:path";
 import { DEFAULTS } from "./defaults.ts";
-import { Redactor } from "./redact.ts";
+import { Redactor } from "./redact/redact.ts";
 import { showControls } from "./terminal.ts";
 import { setTimer } from "./async/timers.ts";
 

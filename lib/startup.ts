@@ -19,7 +19,7 @@ import { Logger } from "./log.ts";
 import { privateKeySecrets } from "./oauth/private_key.ts";
 import { configDir, dataDir, defaultLogFile, stateDir } from "./paths.ts";
 import { refuseSharedWritable } from "./shared_writable.ts";
-import { type Redactor, sessionRedactor } from "./redact.ts";
+import { type Redactor, sessionRedactor } from "./redact/redact.ts";
 import { replaceSessionLogger } from "./session_log.ts";
 import { VERSION } from "./version.ts";
 

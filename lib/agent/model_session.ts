@@ -22,7 +22,7 @@ import { maskedProvider } from "../llm/masked_provider.ts";
 import type { ModelProvider } from "../llm/provider.ts";
 import { type Log, silentLog } from "../log.ts";
 import type { StoredMessage } from "../memory/types.ts";
-import { type Redactor, sessionRedactor } from "../redact.ts";
+import { type Redactor, sessionRedactor } from "../redact/redact.ts";
 import { Agent } from "./agent.ts";
 import { ApprovalPolicy, type RememberedApprovals } from "./approval.ts";
 import { createSamplingHandler } from "./sampling.ts";

@@ -24,7 +24,7 @@ import { withFileLock } from "../file_lock.ts";
 import { configDir, stateDir } from "../paths.ts";
 import { EDIT_SUFFIX } from "./edit_suffix.ts";
 import { chmodOwnerOnly } from "../private_file.ts";
-import { Redactor } from "../redact.ts";
+import { Redactor } from "../redact/redact.ts";
 import { refuseSharedDestination } from "../shared_writable.ts";
 import { parseConfig } from "./load.ts";
 

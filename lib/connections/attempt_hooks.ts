@@ -7,7 +7,7 @@
  */
 
 import type { Log } from "../log.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import type { LivenessWatch } from "./liveness.ts";
 import type { Relisting } from "./relisting.ts";
 import { serverLog } from "./server_log.ts";

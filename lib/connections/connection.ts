@@ -22,7 +22,7 @@ import {
   type ServerUnavailableError,
 } from "../errors.ts";
 import type { Log } from "../log.ts";
-import { type Redactor, sessionRedactor } from "../redact.ts";
+import { type Redactor, sessionRedactor } from "../redact/redact.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { combineClocks, type LoginClock, WaitClock } from "../async/wait_clock.ts";
 import { isNetwork, LivenessWatch } from "./liveness.ts";

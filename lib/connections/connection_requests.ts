@@ -8,7 +8,7 @@
 
 import type { RequestOptions } from "@modelcontextprotocol/client";
 import type { PatchbayError } from "../errors.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import {
   type ConnectionRequestOptions,
   type RequestHost,

@@ -44,7 +44,7 @@ import type { PatchbayError } from "../errors.ts";
 import { type Log, silentLog } from "../log.ts";
 import { type OAuthRuntime, type PatchbayOAuthProvider, usesOAuth } from "../oauth/mod.ts";
 import { type EnvLookup, ProxyRouter } from "../proxy.ts";
-import { type Redactor, sessionRedactor } from "../redact.ts";
+import { type Redactor, sessionRedactor } from "../redact/redact.ts";
 import { connectWithin, pendingServers, settledWithin } from "./connecting.ts";
 import { offeredBy, OfferedTools } from "./offered_tools.ts";
 import { completeOn } from "./completion.ts";

@@ -16,7 +16,7 @@ import type { ServerConfig } from "../config/types.ts";
 import type { Log } from "../log.ts";
 import type { OAuthRuntime } from "../oauth/mod.ts";
 import type { EnvLookup } from "../proxy.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import type { BackoffPolicy } from "./reconnect.ts";
 import type { ServerRequestHandlers } from "./types.ts";
 

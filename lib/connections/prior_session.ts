@@ -26,7 +26,7 @@ import { timerDelay } from "../async/timers.ts";
 import type { ServerConfig } from "../config/types.ts";
 import type { Log } from "../log.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import type { HttpTransport } from "../transports/http.ts";
 import { RawToolSchemas } from "./raw_schemas.ts";
 import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";

@@ -9,7 +9,7 @@
 
 import type { Log } from "../log.ts";
 import { lookalikeWarnings } from "../names.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import type { Lists } from "./server_session.ts";
 import type { ServerRequestHandlers } from "./types.ts";
 

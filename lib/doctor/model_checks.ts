@@ -15,7 +15,7 @@ import { createProvider } from "../llm/create_provider.ts";
 import { resolveBaseUrl } from "../llm/base_url.ts";
 import { PROVIDERS } from "../providers.ts";
 import type { Log } from "../log.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { didYouMean, plural } from "../text.ts";
 import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
 

@@ -14,7 +14,7 @@ import type { Log } from "../log.ts";
 import { type TokenStore, tokenStoreFor } from "../oauth/mod.ts";
 import { gatherInputs } from "../permissions/inputs.ts";
 import { planPermissions } from "../permissions/plan.ts";
-import { Redactor } from "../redact.ts";
+import { Redactor } from "../redact/redact.ts";
 import {
   type GlobalOptions,
   openLog,

@@ -19,7 +19,7 @@ import { OAuthLoginRequiredError } from "../errors.ts";
 import { describeGrant, grantOf } from "../oauth/messages.ts";
 import type { Log } from "../log.ts";
 import { createOAuthRuntime, type TokenStore, tokenStoreFor, usesOAuth } from "../oauth/mod.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { plural } from "../text.ts";
 import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
 

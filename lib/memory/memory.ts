@@ -10,7 +10,7 @@ import { Leasing } from "./leasing.ts";
 import type { PatchbayError } from "../errors.ts";
 import { SessionNotFoundError, StoreAuthError, StoreDatabaseError } from "../errors.ts";
 import type { Log } from "../log.ts";
-import { Redactor } from "../redact.ts";
+import { Redactor } from "../redact/redact.ts";
 import { plural } from "../text.ts";
 import { isSessionId, newSessionId } from "./ids.ts";
 import type { RedisStoreEvent } from "./redis_store.ts";

@@ -18,7 +18,7 @@ import type { Environment } from "../env.ts";
 import { PatchbayError } from "../errors.ts";
 import type { Log } from "../log.ts";
 import { dataDir as defaultDataDir } from "../paths.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { fileError, FileStore } from "./file_store.ts";
 import { ensurePrivateDir } from "./json_lines.ts";
 import { Memory, type MemoryEvent, type StoreOpener } from "./memory.ts";

@@ -12,7 +12,7 @@ import type { ServerCredentials } from "./token_store.ts";
 import type { FailureWords } from "./callback.ts";
 import { PatchbayError, remedyFor } from "../errors.ts";
 import type { Surface } from "../errors/failure_table.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { stripTerminalEscapes } from "../terminal.ts";
 
 const REASONS = {

@@ -34,7 +34,7 @@ import type { ServerConfig } from "../config/types.ts";
 import { usesOAuth } from "./uses_oauth.ts";
 import type { Log } from "../log.ts";
 import { ProxyRouter } from "../proxy.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { type BrowserOpener, openBrowser } from "./browser.ts";
 import { AuthorizationBroker, type OAuthEvent } from "./broker.ts";
 import type { Resolver } from "./host_location.ts";

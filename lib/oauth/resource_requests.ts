@@ -15,7 +15,7 @@ import {
   type StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
 import type { Log } from "../log.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import type { CredentialCache } from "./credential_cache.ts";
 import { loadDpopKeyPair, newDpopKey } from "./dpop_key.ts";
 import { dpopNonceLoopError } from "./login_errors.ts";

@@ -24,7 +24,7 @@ import type { Memory } from "../memory/mod.ts";
 import { appendToStored } from "../memory/stored_append.ts";
 import type { TaskRecord } from "../memory/task_registry.ts";
 import { openTaskRegistry } from "../memory/task_registry_open.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { deliveryMessage, outcomeLine } from "../tasks/notes.ts";
 import { TaskUnknownError } from "../errors.ts";
 import { NOT_CONFIGURED, NOT_FOLLOWED } from "../tasks/tracker.ts";

@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { showControls, stripTerminalEscapes } from "../terminal.ts";
 import { abridge } from "../text.ts";
 

@@ -17,7 +17,7 @@ import {
 } from "../memory/task_registry.ts";
 
 export { hasOutcome } from "../memory/task_registry.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { endedRecord, startedTaskOf, withStatus } from "./records.ts";
 
 /** How long a settled task stays in the default listing. */

@@ -30,7 +30,7 @@ import {
   type TaskRecord,
   type TaskRegistry,
 } from "../memory/task_registry.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { MAX_FOLLOWED_TASKS } from "./bounds.ts";
 import { setTimer } from "../async/timers.ts";
 import { pendingResult } from "./notes.ts";

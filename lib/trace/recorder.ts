@@ -17,7 +17,7 @@
 import { DEFAULTS } from "../defaults.ts";
 import { escapeInvisible } from "../json_text.ts";
 import { openTraceFile } from "./trace_file.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import type {
   MessageLine,
   TraceDirection,

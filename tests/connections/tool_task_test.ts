@@ -19,7 +19,7 @@ import type {
 } from "../../lib/connections/task_types.ts";
 import { taskStatusOn } from "../../lib/connections/task_requests.ts";
 import { CancelledError, TaskUnknownError, ToolTimeoutError } from "../../lib/errors.ts";
-import { Redactor } from "../../lib/redact.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 import { MAX_STATUS_MESSAGE_CHARS, MIN_POLL_INTERVAL_MS } from "../../lib/tasks/bounds.ts";
 import { HOSTILE_SECRET } from "../fixtures/task_server.ts";
 import { DENO } from "../support/deps.ts";

@@ -26,7 +26,7 @@ import {
   OAuthUnsupportedError,
 } from "../../lib/errors.ts";
 import { Logger } from "../../lib/log.ts";
-import { Redactor } from "../../lib/redact.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 import { registerConfigSecrets } from "../../lib/startup.ts";
 import { createOAuthRuntime, FileTokenStore } from "../../lib/oauth/mod.ts";
 import { emptyCredentials } from "../../lib/oauth/token_store.ts";

@@ -4,7 +4,7 @@ import { Logger } from "../../lib/log.ts";
 import { InsecureTokenEndpointError } from "@modelcontextprotocol/client";
 import type { OAuthFailedError } from "../../lib/errors.ts";
 import { typedOAuthFailure } from "../../lib/oauth/login_errors.ts";
-import { REDACTED, Redactor } from "../../lib/redact.ts";
+import { REDACTED, Redactor } from "../../lib/redact/redact.ts";
 import { tempDir } from "../support/temp_dir.ts";
 
 Deno.test("registered secrets are replaced wherever they appear", () => {

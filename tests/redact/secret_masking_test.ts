@@ -8,8 +8,8 @@
  */
 
 import assert from "node:assert/strict";
-import { maskAcross, REDACTED, Redactor } from "../../lib/redact.ts";
-import { RedactingStream } from "../../lib/redact_stream.ts";
+import { maskAcross, REDACTED, Redactor } from "../../lib/redact/redact.ts";
+import { RedactingStream } from "../../lib/redact/redact_stream.ts";
 import { hasHiddenCharacters, showControls } from "../../lib/terminal.ts";
 import { lookalikeNames, lookalikeWarnings, showName } from "../../lib/names.ts";
 
