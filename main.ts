@@ -15,7 +15,7 @@ import { plainChatFlags, plainCommand } from "./commands/_chat_flags.ts";
 import { type CommandDeclaration, declarationAt, ROOT } from "./commands/_declarations.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
 import { sessionLogger } from "./lib/session_log.ts";
-import { stderrStyle, stdoutStyle } from "./lib/style.ts";
+import { stderrStyle, stdoutStyle } from "./lib/terminal/style.ts";
 import { didYouMean } from "./lib/text.ts";
 import { HELP_DESCRIPTION, HELP_USAGE, helpRequest } from "./commands/_help_words.ts";
 import { commandLineError, failedAt } from "./commands/_usage_errors.ts";

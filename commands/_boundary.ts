@@ -28,9 +28,9 @@ export { remedyFor, type Surface };
 import type { Logger } from "../lib/log.ts";
 import { sessionLogger } from "../lib/session_log.ts";
 import { Redactor } from "../lib/redact/redact.ts";
-import { stripTerminalEscapes, terminalColumns } from "../lib/terminal.ts";
+import { stripTerminalEscapes, terminalColumns } from "../lib/terminal/terminal.ts";
 import { fitLines } from "../lib/text.ts";
-import { createStyle, stderrStyle, type Style } from "../lib/style.ts";
+import { createStyle, stderrStyle, type Style } from "../lib/terminal/style.ts";
 
 /**
  * The grants that errors shown by this process carried (an OAuth server's moved

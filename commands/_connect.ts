@@ -16,8 +16,8 @@ import { createElicitationHandler, createFormDefaultsHandler } from "../lib/ui/e
 import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { childEnvironment } from "../lib/transports/process.ts";
 import { endUnclaimed, prespawn } from "../lib/transports/spawn.ts";
-import { stderrStyle } from "../lib/style.ts";
-import { terminalColumns } from "../lib/terminal.ts";
+import { stderrStyle } from "../lib/terminal/style.ts";
+import { terminalColumns } from "../lib/terminal/terminal.ts";
 import { fitLines } from "../lib/text.ts";
 import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import { activeTrace } from "../lib/trace/active.ts";

@@ -24,7 +24,7 @@ import {
   usesOAuth,
 } from "../lib/oauth/mod.ts";
 import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
-import { stderrStyle, stdoutStyle } from "../lib/style.ts";
+import { stderrStyle, stdoutStyle } from "../lib/terminal/style.ts";
 import { didYouMean } from "../lib/text.ts";
 
 /** Options of `auth list`. */

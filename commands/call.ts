@@ -19,8 +19,8 @@ import {
   serverPrefix,
 } from "../lib/session/resolve.ts";
 import { showName } from "../lib/names.ts";
-import { stderrStyle } from "../lib/style.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
+import { stderrStyle } from "../lib/terminal/style.ts";
+import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
 import type { TaskProgress } from "../lib/connections/task_types.ts";
 import { PENDING_META } from "../lib/tasks/notes.ts";
 import { commandTaskRegistry } from "../lib/tasks/open.ts";

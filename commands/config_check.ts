@@ -11,7 +11,7 @@ import { DEFAULTS } from "../lib/defaults.ts";
 import { EXIT } from "../lib/errors.ts";
 import { PROVIDERS } from "../lib/providers.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
-import { stdoutStyle, type Style } from "../lib/style.ts";
+import { stdoutStyle, type Style } from "../lib/terminal/style.ts";
 import { plural } from "../lib/text.ts";
 
 /** Options of `config check`. */

@@ -13,7 +13,7 @@ import {
   resolveNamed,
   serverPrefix,
 } from "../lib/session/resolve.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
+import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";
 
 /** Gets a prompt. */

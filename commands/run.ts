@@ -21,7 +21,7 @@ import type { Redactor } from "../lib/redact/redact.ts";
 import { JsonEventsUi, usageJson } from "../lib/ui/json_ui.ts";
 import type { CostEstimate } from "../lib/agent/usage_cost.ts";
 import { TerminalOutput } from "../lib/ui/output.ts";
-import { canRedraw } from "../lib/terminal.ts";
+import { canRedraw } from "../lib/terminal/terminal.ts";
 import type { ClientSession } from "../lib/session/client_session.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";

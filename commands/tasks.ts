@@ -21,7 +21,7 @@ import {
   taskOutcome,
   type TaskRequestOptions,
 } from "../lib/tasks/operations.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
+import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
 import type { Runtime } from "../lib/startup.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";
 

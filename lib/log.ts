@@ -15,7 +15,7 @@
 import { dirname } from "node:path";
 import { DEFAULTS } from "./defaults.ts";
 import { Redactor } from "./redact/redact.ts";
-import { showControls } from "./terminal.ts";
+import { showControls } from "./terminal/terminal.ts";
 import { setTimer } from "./async/timers.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";

@@ -18,7 +18,7 @@ import { CancelledError, PatchbayError, remedyFor, type Surface } from "../error
 import type { ToolCall, ToolDefinition } from "../llm/provider.ts";
 import type { StoredMessage } from "../memory/types.ts";
 import { showName } from "../names.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import { abridge } from "../text.ts";
 import type { SkillFile, SkillListing, SkillSummary } from "../skills/types.ts";
 import { capText, TOOL_OUTPUT_MAX_CHARS } from "./content.ts";

@@ -25,7 +25,7 @@ import type {
   TransportType,
 } from "./types.ts";
 import type { ConfigValues } from "./values.ts";
-import { hasHiddenCharacters, showControls } from "../terminal.ts";
+import { hasHiddenCharacters, showControls } from "../terminal/terminal.ts";
 import {
   describeType,
   PARSE_OPTIONS,

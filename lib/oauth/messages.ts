@@ -13,7 +13,7 @@ import type { FailureWords } from "./callback.ts";
 import { PatchbayError, remedyFor } from "../errors.ts";
 import type { Surface } from "../errors/failure_table.ts";
 import type { Redactor } from "../redact/redact.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
 
 const REASONS = {
   login: "to log in",

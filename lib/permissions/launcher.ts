@@ -22,7 +22,7 @@ import { DEFAULTS } from "../defaults.ts";
 import { EXIT, SharedWritableError } from "../errors.ts";
 import { refuseSharedWritable } from "../shared_writable.ts";
 import { taskWorkingDirectory } from "../task_folder.ts";
-import { TERMINAL_VARIABLES } from "../terminal.ts";
+import { TERMINAL_VARIABLES } from "../terminal/terminal.ts";
 import { ensureModules } from "./module_cache.ts";
 import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {

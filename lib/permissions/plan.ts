@@ -21,7 +21,7 @@ import { usesOAuth } from "../oauth/uses_oauth.ts";
 import { chooseTrace, TRACE_VARIABLE } from "../trace/choice.ts";
 import { childEnvironment, INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
 import { npxCacheDir, packageRunOf } from "../connections/package_runner.ts";
-import { TERMINAL_VARIABLES } from "../terminal.ts";
+import { TERMINAL_VARIABLES } from "../terminal/terminal.ts";
 
 /** The permission kinds patchbay can need, as Deno names them. */
 export type PermissionKind = "read" | "write" | "net" | "run" | "env" | "sys";

@@ -12,7 +12,7 @@ import { savedLine, saveResultMedia } from "../agent/result_media.ts";
 import type { CatalogueTool } from "../connections/types.ts";
 import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
 import { showName } from "../names.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import type { ClientSession } from "../session/client_session.ts";
 
 /** Saves what `converted` carries, says where, and keeps its images for `/image`. */

@@ -8,7 +8,7 @@
  */
 
 import { wrapWords } from "../text.ts";
-import { terminalColumns } from "../terminal.ts";
+import { terminalColumns } from "../terminal/terminal.ts";
 import { mcpCommand } from "./mcp_command.ts";
 import type { ClientSession } from "../session/client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";

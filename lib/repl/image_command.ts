@@ -11,7 +11,7 @@ import { formatBytes } from "../agent/content.ts";
 import { PatchbayError } from "../errors.ts";
 import type { StoredAttachment } from "../memory/types.ts";
 import { showName } from "../names.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import type { ClientSession } from "../session/client_session.ts";
 import { sessionImages } from "./call_media.ts";
 import { imageProtocol, inlineImage } from "../ui/inline_image.ts";

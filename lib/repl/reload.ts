@@ -32,7 +32,7 @@ import {
 } from "../permissions/restart.ts";
 import { registerConfigSecrets, type Runtime } from "../startup.ts";
 import type { ServerChanges } from "../connections/manager.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import type { ClientSession } from "../session/client_session.ts";
 
 /** What became of a `/refresh` that read the configuration again. */

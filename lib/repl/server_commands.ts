@@ -38,7 +38,7 @@ import { formatDuration } from "../ui/terminal_ui.ts";
 import { showName } from "../names.ts";
 import { transportChoice } from "../config/servers.ts";
 import { clean, out, outVerbatim, serverNames, unknownServer, usage } from "./slash_helpers.ts";
-import { terminalColumns } from "../terminal.ts";
+import { terminalColumns } from "../terminal/terminal.ts";
 
 type Command = SlashCommand<ClientSession>;
 

@@ -13,7 +13,7 @@ import { contextStatus } from "./context_status.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";
 import { traceStatus } from "./trace_command.ts";
 import { out } from "./slash_helpers.ts";
-import { terminalColumns } from "../terminal.ts";
+import { terminalColumns } from "../terminal/terminal.ts";
 import { wrapWords } from "../text.ts";
 
 type Command = SlashCommand<ClientSession>;

@@ -6,7 +6,7 @@
  */
 
 import { PatchbayError } from "../errors.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import { didYouMean } from "../text.ts";
 
 /** `Unknown server: <name>`, with a did-you-mean and the configured names. */

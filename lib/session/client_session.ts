@@ -39,7 +39,7 @@ import { openMemory } from "../memory/mod.ts";
 import { abortable } from "../async/abortable.ts";
 import { statePath } from "../paths.ts";
 import type { Runtime } from "../startup.ts";
-import { stderrStyle, stdoutStyle, type Style } from "../style.ts";
+import { stderrStyle, stdoutStyle, type Style } from "../terminal/style.ts";
 import { plural } from "../text.ts";
 import { LineEditor } from "../terminal/line_editor.ts";
 import { SkillRegistry } from "../skills/registry.ts";

@@ -11,8 +11,8 @@
 import type { ConnectionManager } from "../connections/manager.ts";
 import type { ConnectionEvent, ConnectionState, ServerStatus } from "../connections/types.ts";
 import type { MemoryEvent } from "../memory/mod.ts";
-import type { Style } from "../style.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import type { Style } from "../terminal/style.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import {
   connectedNotice,
   memoryNotices,

@@ -13,8 +13,8 @@ import type { ConnectionEvent, ServerStatus } from "../connections/types.ts";
 import { attemptOf, seconds } from "../connections/progress.ts";
 import type { PatchbayError } from "../errors.ts";
 import type { MemoryEvent } from "../memory/mod.ts";
-import type { Style } from "../style.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import type { Style } from "../terminal/style.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import { plural } from "../text.ts";
 
 /** Server log levels shown in the terminal outside debug mode. */

@@ -18,7 +18,7 @@ import { ConversationHeldError, PatchbayError } from "../errors.ts";
 import type { Conversation, Memory } from "../memory/mod.ts";
 import { describeOAuthEvent } from "../oauth/messages.ts";
 import type { Runtime } from "../startup.ts";
-import type { Style } from "../style.ts";
+import type { Style } from "../terminal/style.ts";
 import type { Surface } from "../errors/failure_table.ts";
 import { plural } from "../text.ts";
 import { createElicitationHandler, createFormDefaultsHandler } from "../ui/elicitation.ts";

@@ -15,7 +15,7 @@ import type { AgentUi } from "../agent/ui.ts";
 import type { ConnectionManager } from "../connections/manager.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { CancelledError } from "../errors.ts";
-import type { Style } from "../style.ts";
+import type { Style } from "../terminal/style.ts";
 import type { TerminalOutput } from "../ui/output.ts";
 import type { LineEditor } from "../terminal/line_editor.ts";
 import { names } from "./notices.ts";

@@ -10,7 +10,7 @@
  */
 
 import type { Redactor } from "../redact/redact.ts";
-import { showControls, stripTerminalEscapes } from "../terminal.ts";
+import { showControls, stripTerminalEscapes } from "../terminal/terminal.ts";
 import { abridge } from "../text.ts";
 
 /**

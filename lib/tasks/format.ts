@@ -7,7 +7,7 @@
  */
 
 import { SETTLED_STATES, type TaskRecord } from "../memory/task_registry.ts";
-import { showControls, stripTerminalEscapes } from "../terminal.ts";
+import { showControls, stripTerminalEscapes } from "../terminal/terminal.ts";
 import { abridge, plural } from "../text.ts";
 
 /** Characters of a status message shown in a list. */

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { hasHiddenCharacters } from "../terminal.ts";
+import { hasHiddenCharacters } from "./terminal.ts";
 
 /**
  * Most candidates listed at once. Beyond it the list is cut, and only what every

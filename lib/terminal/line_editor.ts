@@ -15,7 +15,7 @@ import process from "node:process";
 import * as readline from "node:readline/promises";
 import { dirname } from "node:path";
 import { replacePrivateFile } from "../private_file.ts";
-import { canRedraw, displayWidth } from "../terminal.ts";
+import { canRedraw, displayWidth } from "./terminal.ts";
 import { safeCandidates } from "./candidates.ts";
 import { MAX_HISTORY_BYTES, readBoundedText } from "../bounded_read.ts";
 

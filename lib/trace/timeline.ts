@@ -10,7 +10,7 @@
  * @module
  */
 
-import { stripTerminalEscapes } from "../terminal.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import { abridge } from "../text.ts";
 import { FALLBACK_EVENT, type TraceLine } from "./record.ts";
 import { isTraceLine } from "./line_shape.ts";

@@ -16,8 +16,8 @@ import type {
 } from "../connections/manager.ts";
 import type { CatalogueTool, WithheldTool } from "../connections/types.ts";
 import type { UnmatchedPattern } from "../connections/tool_filter.ts";
-import type { Style } from "../style.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import type { Style } from "../terminal/style.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import { abridge, plural, wrapWords } from "../text.ts";
 import { lookalikeWarnings, showName } from "../names.ts";
 

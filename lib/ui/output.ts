@@ -7,7 +7,7 @@
  * @module
  */
 
-import { displayWidth, terminalColumns } from "../terminal.ts";
+import { displayWidth, terminalColumns } from "../terminal/terminal.ts";
 import { fitLines } from "../text.ts";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];

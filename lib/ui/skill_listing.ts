@@ -7,8 +7,8 @@
  */
 
 import type { SkillFile, SkillListing, SkillSummary } from "../skills/types.ts";
-import type { Style } from "../style.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import type { Style } from "../terminal/style.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import { abridge, plural } from "../text.ts";
 import { showName } from "../names.ts";
 

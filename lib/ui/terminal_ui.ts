@@ -29,8 +29,8 @@ import type {
   ToolCallEnd,
   ToolCallView,
 } from "../agent/ui.ts";
-import type { Style } from "../style.ts";
-import { hyperlinksEnabled, stripTerminalEscapes, TerminalEscapeFilter } from "../terminal.ts";
+import type { Style } from "../terminal/style.ts";
+import { hyperlinksEnabled, stripTerminalEscapes, TerminalEscapeFilter } from "../terminal/terminal.ts";
 import { showName } from "../names.ts";
 import { abridge } from "../text.ts";
 import type { LineEditor } from "../terminal/line_editor.ts";

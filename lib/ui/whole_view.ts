@@ -17,8 +17,8 @@
  * @module
  */
 
-import type { Style } from "../style.ts";
-import { displayWidth } from "../terminal.ts";
+import type { Style } from "../terminal/style.ts";
+import { displayWidth } from "../terminal/terminal.ts";
 import type { LineEditor } from "../terminal/line_editor.ts";
 
 /**
