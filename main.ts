@@ -16,7 +16,7 @@ import { type CommandDeclaration, declarationAt, ROOT } from "./commands/_declar
 import { EXIT, UsageError } from "./lib/errors.ts";
 import { sessionLogger } from "./lib/session_log.ts";
 import { stderrStyle, stdoutStyle } from "./lib/terminal/style.ts";
-import { didYouMean } from "./lib/text.ts";
+import { didYouMean } from "./lib/text/text.ts";
 import { HELP_DESCRIPTION, HELP_USAGE, helpRequest } from "./commands/_help_words.ts";
 import { commandLineError, failedAt } from "./commands/_usage_errors.ts";
 import { NAME, VERSION } from "./lib/version.ts";

@@ -29,7 +29,7 @@ import type { Logger } from "../lib/log.ts";
 import { sessionLogger } from "../lib/session_log.ts";
 import { Redactor } from "../lib/redact/redact.ts";
 import { stripTerminalEscapes, terminalColumns } from "../lib/terminal/terminal.ts";
-import { fitLines } from "../lib/text.ts";
+import { fitLines } from "../lib/text/text.ts";
 import { createStyle, stderrStyle, type Style } from "../lib/terminal/style.ts";
 
 /**

@@ -18,7 +18,7 @@ import { childEnvironment } from "../lib/transports/process.ts";
 import { endUnclaimed, prespawn } from "../lib/transports/spawn.ts";
 import { stderrStyle } from "../lib/terminal/style.ts";
 import { terminalColumns } from "../lib/terminal/terminal.ts";
-import { fitLines } from "../lib/text.ts";
+import { fitLines } from "../lib/text/text.ts";
 import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import { activeTrace } from "../lib/trace/active.ts";
 import { errorJson } from "./_boundary.ts";

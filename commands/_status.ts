@@ -10,7 +10,7 @@ import type { ServerStatus } from "../lib/connections/types.ts";
 import type { Redactor } from "../lib/redact/redact.ts";
 import { createStyle, type Style } from "../lib/terminal/style.ts";
 import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
-import { plural } from "../lib/text.ts";
+import { plural } from "../lib/text/text.ts";
 import { formatError, type Surface } from "./_boundary.ts";
 
 /** Options of {@linkcode renderServerStatus}. */

@@ -18,7 +18,7 @@ import {
   resolveTool,
   serverPrefix,
 } from "../lib/session/resolve.ts";
-import { showName } from "../lib/names.ts";
+import { showName } from "../lib/text/names.ts";
 import { stderrStyle } from "../lib/terminal/style.ts";
 import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
 import type { TaskProgress } from "../lib/connections/task_types.ts";

@@ -12,7 +12,7 @@ import { EXIT } from "../lib/errors.ts";
 import { PROVIDERS } from "../lib/providers.ts";
 import { type GlobalOptions, startUp } from "../lib/startup.ts";
 import { stdoutStyle, type Style } from "../lib/terminal/style.ts";
-import { plural } from "../lib/text.ts";
+import { plural } from "../lib/text/text.ts";
 
 /** Options of `config check`. */
 export interface ConfigCheckOptions extends GlobalOptions {

@@ -29,9 +29,9 @@ import type { Environment } from "../lib/env.ts";
 import { PatchbayError } from "../lib/errors.ts";
 import { Redactor } from "../lib/redact/redact.ts";
 import { stdoutStyle } from "../lib/terminal/style.ts";
-import { showName } from "../lib/names.ts";
+import { showName } from "../lib/text/names.ts";
 import { hasHiddenCharacters } from "../lib/terminal/terminal.ts";
-import { plural } from "../lib/text.ts";
+import { plural } from "../lib/text/text.ts";
 import { type NamedEntry, refuseUnreadable, writeEntries } from "./_config_edit.ts";
 import { type McpEditOptions, report, serversOf } from "./mcp.ts";
 

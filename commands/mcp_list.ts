@@ -11,7 +11,7 @@ import { EXIT, PatchbayError } from "../lib/errors.ts";
 import { type Runtime, startUp } from "../lib/startup.ts";
 import { stderrStyle, stdoutStyle } from "../lib/terminal/style.ts";
 import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
-import { didYouMean } from "../lib/text.ts";
+import { didYouMean } from "../lib/text/text.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
 import { renderServerStatus } from "./_status.ts";
 

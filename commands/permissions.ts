@@ -14,7 +14,7 @@ import { defaultLogFile } from "../lib/paths.ts";
 import { usesOAuth } from "../lib/oauth/uses_oauth.ts";
 import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
 import { VERSION } from "../lib/version.ts";
-import { wrapWords } from "../lib/text.ts";
+import { wrapWords } from "../lib/text/text.ts";
 import { CLIENT_V8_FLAGS } from "../lib/v8_flags.ts";
 
 /** Options of `patchbay permissions`. */

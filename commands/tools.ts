@@ -6,7 +6,7 @@
  */
 
 import { EXIT, UsageError } from "../lib/errors.ts";
-import { didYouMean } from "../lib/text.ts";
+import { didYouMean } from "../lib/text/text.ts";
 import { formatTools } from "../lib/ui/listing.ts";
 import { stderrStyle, stdoutStyle } from "../lib/terminal/style.ts";
 import { unmatchedLines, withheldLines } from "../lib/ui/listing.ts";

@@ -23,7 +23,7 @@ import {
 } from "../errors.ts";
 import { looksLikePermissionError } from "../errors/failure.ts";
 import { refusalIn, refusalReason, refusalRemedy } from "./refused_request.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 
 export { looksLikePermissionError, type Surface };
 

@@ -10,7 +10,7 @@
 import type { ServerConfig } from "../config/types.ts";
 import { PatchbayError, ServerConnectError, ServerUnavailableError } from "../errors.ts";
 import type { Redactor } from "../redact/redact.ts";
-import { didYouMean } from "../text.ts";
+import { didYouMean } from "../text/text.ts";
 import { STEPS } from "../errors/failure_table.ts";
 import { whileRestarting } from "./reconnect.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";

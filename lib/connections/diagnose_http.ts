@@ -11,7 +11,7 @@ import { SdkHttpError } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
 import { OAuthFailedError, PatchbayError, REMEDY, ServerConnectError } from "../errors.ts";
 import { hostOf, portOf, PROCESS_NETWORK, type ProxySettings } from "../proxy.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import {
   netLabel,
   netReason,

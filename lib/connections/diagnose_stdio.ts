@@ -8,7 +8,7 @@
 
 import type { StdioServerConfig } from "../config/types.ts";
 import { REMEDY, ServerConnectError, STDERR_DETAIL } from "../errors.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
 import { hasProcFs, listeningPorts, processTree } from "../transports/process.ts";
 import { type ConnectFailure, DIAGNOSIS_PROBE_MS, protocolText } from "./diagnosis_context.ts";

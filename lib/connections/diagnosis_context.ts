@@ -10,7 +10,7 @@
 import { SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
 import type { Network } from "../proxy.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import type { HttpCloseReason } from "../transports/http.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
 import type { InstallStatus } from "./types.ts";

@@ -16,7 +16,7 @@ import {
   ToolExecutionError,
   ToolTimeoutError,
 } from "../errors.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import { STEPS } from "../errors/failure_table.ts";
 import { errorChain } from "../errors/failure.ts";
 import { classifyNetError } from "./network_probe.ts";

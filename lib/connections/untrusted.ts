@@ -8,7 +8,7 @@
  */
 
 import type { Log } from "../log.ts";
-import { lookalikeWarnings } from "../names.ts";
+import { lookalikeWarnings } from "../text/names.ts";
 import type { Redactor } from "../redact/redact.ts";
 import type { Lists } from "./server_session.ts";
 import type { ServerRequestHandlers } from "./types.ts";

@@ -20,7 +20,7 @@ import { describeGrant, grantOf } from "../oauth/messages.ts";
 import type { Log } from "../log.ts";
 import { createOAuthRuntime, type TokenStore, tokenStoreFor, usesOAuth } from "../oauth/mod.ts";
 import type { Redactor } from "../redact/redact.ts";
-import { plural } from "../text.ts";
+import { plural } from "../text/text.ts";
 import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
 
 /** Options of {@linkcode checkServers}. */

@@ -21,7 +21,7 @@ import { DenoPermissionError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import type { Logger } from "../log.ts";
 import { PROVIDERS } from "../providers.ts";
-import { plural } from "../text.ts";
+import { plural } from "../text/text.ts";
 import { type CheckResult, failure, pass, warn } from "./check.ts";
 
 /** The environment, and how reading .env went. */

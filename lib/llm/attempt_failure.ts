@@ -8,7 +8,7 @@
  * @module
  */
 
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import { causeMessages, type NetProblem, netProblem } from "../errors/failure.ts";
 import type { ProxySettings } from "../proxy.ts";
 import { MalformedAnswerError, ModelApiError } from "./chat_wire.ts";

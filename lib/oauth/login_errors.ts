@@ -16,7 +16,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { type ErrorDetails, messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
-import { valueAt } from "../json_path.ts";
+import { valueAt } from "../text/json_path.ts";
 import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import {
   authorizationServerGrant,

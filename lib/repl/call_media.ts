@@ -11,7 +11,7 @@ import { MAX_IMAGE_BYTES, saveImage } from "../agent/image_store.ts";
 import { savedLine, saveResultMedia } from "../agent/result_media.ts";
 import type { CatalogueTool } from "../connections/types.ts";
 import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
-import { showName } from "../names.ts";
+import { showName } from "../text/names.ts";
 import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import type { ClientSession } from "../session/client_session.ts";
 

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { wrapWords } from "../text.ts";
+import { wrapWords } from "../text/text.ts";
 import { terminalColumns } from "../terminal/terminal.ts";
 import { mcpCommand } from "./mcp_command.ts";
 import type { ClientSession } from "../session/client_session.ts";

@@ -10,7 +10,7 @@
 import { formatBytes } from "../agent/content.ts";
 import { PatchbayError } from "../errors.ts";
 import type { StoredAttachment } from "../memory/types.ts";
-import { showName } from "../names.ts";
+import { showName } from "../text/names.ts";
 import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import type { ClientSession } from "../session/client_session.ts";
 import { sessionImages } from "./call_media.ts";

@@ -11,7 +11,7 @@ import type { ServerStatus, WithheldTool } from "../connections/types.ts";
 import { PatchbayError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { stripTerminalEscapes } from "../terminal/terminal.ts";
-import { plural } from "../text.ts";
+import { plural } from "../text/text.ts";
 import type { ClientSession } from "../session/client_session.ts";
 import { unmatchedLines } from "../ui/listing.ts";
 import type { SlashCommand } from "./slash.ts";

@@ -35,7 +35,7 @@ import { keepCallMedia } from "./call_media.ts";
 import type { ClientSession } from "../session/client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";
-import { showName } from "../names.ts";
+import { showName } from "../text/names.ts";
 import { transportChoice } from "../config/servers.ts";
 import { clean, out, outVerbatim, serverNames, unknownServer, usage } from "./slash_helpers.ts";
 import { terminalColumns } from "../terminal/terminal.ts";

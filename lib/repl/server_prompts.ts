@@ -11,7 +11,7 @@
 
 import type { CataloguePrompt } from "../connections/manager.ts";
 import { PatchbayError } from "../errors.ts";
-import { didYouMean } from "../text.ts";
+import { didYouMean } from "../text/text.ts";
 import type { ClientSession } from "../session/client_session.ts";
 import { promptPreview } from "../ui/listing.ts";
 import { promptMessage } from "./prompt_message.ts";

@@ -14,7 +14,7 @@ import { formatDuration } from "../ui/terminal_ui.ts";
 import { traceStatus } from "./trace_command.ts";
 import { out } from "./slash_helpers.ts";
 import { terminalColumns } from "../terminal/terminal.ts";
-import { wrapWords } from "../text.ts";
+import { wrapWords } from "../text/text.ts";
 
 type Command = SlashCommand<ClientSession>;
 

@@ -40,7 +40,7 @@ import { abortable } from "../async/abortable.ts";
 import { statePath } from "../paths.ts";
 import type { Runtime } from "../startup.ts";
 import { stderrStyle, stdoutStyle, type Style } from "../terminal/style.ts";
-import { plural } from "../text.ts";
+import { plural } from "../text/text.ts";
 import { LineEditor } from "../terminal/line_editor.ts";
 import { SkillRegistry } from "../skills/registry.ts";
 import type { TerminalOutput } from "../ui/output.ts";

@@ -15,7 +15,7 @@ import type { PatchbayError } from "../errors.ts";
 import type { MemoryEvent } from "../memory/mod.ts";
 import type { Style } from "../terminal/style.ts";
 import { stripTerminalEscapes } from "../terminal/terminal.ts";
-import { plural } from "../text.ts";
+import { plural } from "../text/text.ts";
 
 /** Server log levels shown in the terminal outside debug mode. */
 export const LOUD_LOG_LEVELS: ReadonlySet<string> = new Set([

@@ -10,7 +10,7 @@
 import type { CatalogueTool, WithheldTool } from "../connections/types.ts";
 import { withheldError } from "../connections/tool_filter.ts";
 import { EXIT, PatchbayError } from "../errors.ts";
-import { didYouMean } from "../text.ts";
+import { didYouMean } from "../text/text.ts";
 import { type RemedyText, STEPS } from "../errors/failure_table.ts";
 
 /** Something offered by a server under a name. */

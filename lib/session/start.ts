@@ -20,7 +20,7 @@ import { describeOAuthEvent } from "../oauth/messages.ts";
 import type { Runtime } from "../startup.ts";
 import type { Style } from "../terminal/style.ts";
 import type { Surface } from "../errors/failure_table.ts";
-import { plural } from "../text.ts";
+import { plural } from "../text/text.ts";
 import { createElicitationHandler, createFormDefaultsHandler } from "../ui/elicitation.ts";
 import type { TerminalOutput } from "../ui/output.ts";
 import type { LineEditor } from "../terminal/line_editor.ts";

@@ -9,7 +9,7 @@
 import { findMentions, readMentions, type ReadMentionsOptions } from "../agent/mentions.ts";
 import { MAX_IMAGES_KEPT, saveImage } from "../agent/image_store.ts";
 import { formatBytes } from "../agent/content.ts";
-import { showName } from "../names.ts";
+import { showName } from "../text/names.ts";
 import type { StoredAttachment } from "../memory/types.ts";
 import type { AgentUi } from "../agent/ui.ts";
 import type { ConnectionManager } from "../connections/manager.ts";
@@ -20,7 +20,7 @@ import type { TerminalOutput } from "../ui/output.ts";
 import type { LineEditor } from "../terminal/line_editor.ts";
 import { names } from "./notices.ts";
 import type { TurnResult } from "../agent/agent.ts";
-import { plural } from "../text.ts";
+import { plural } from "../text/text.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";
 
 /** What {@linkcode mentionAttachments} reads with and tells. */

@@ -11,7 +11,7 @@
 
 import type { Redactor } from "../redact/redact.ts";
 import { showControls, stripTerminalEscapes } from "../terminal/terminal.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 
 /**
  * Shortest wait between two polls of a task, whatever the server suggests: a suggestion

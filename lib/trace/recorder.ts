@@ -15,7 +15,7 @@
  */
 
 import { DEFAULTS } from "../defaults.ts";
-import { escapeInvisible } from "../json_text.ts";
+import { escapeInvisible } from "../text/json_text.ts";
 import { openTraceFile } from "./trace_file.ts";
 import type { Redactor } from "../redact/redact.ts";
 import type {

@@ -11,7 +11,7 @@
  */
 
 import { stripTerminalEscapes } from "../terminal/terminal.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import { FALLBACK_EVENT, type TraceLine } from "./record.ts";
 import { isTraceLine } from "./line_shape.ts";
 

@@ -31,8 +31,8 @@ import type {
 } from "../agent/ui.ts";
 import type { Style } from "../terminal/style.ts";
 import { hyperlinksEnabled, stripTerminalEscapes, TerminalEscapeFilter } from "../terminal/terminal.ts";
-import { showName } from "../names.ts";
-import { abridge } from "../text.ts";
+import { showName } from "../text/names.ts";
+import { abridge } from "../text/text.ts";
 import type { LineEditor } from "../terminal/line_editor.ts";
 import { MarkdownStream } from "./markdown.ts";
 import { WordWrapStream } from "./word_wrap.ts";

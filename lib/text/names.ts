@@ -7,7 +7,7 @@
  * @module
  */
 
-import { hasHiddenCharacters, showControls } from "./terminal/terminal.ts";
+import { hasHiddenCharacters, showControls } from "../terminal/terminal.ts";
 
 /** A server's name for something, shown on one line with hidden characters escaped. */
 export function showName(name: unknown): string {

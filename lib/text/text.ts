@@ -4,7 +4,7 @@
  * @module
  */
 
-import { displayWidth } from "./terminal/terminal.ts";
+import { displayWidth } from "../terminal/terminal.ts";
 
 /**
  * Edit distance counting insertions, deletions, substitutions and swaps of neighbours
