@@ -14,7 +14,7 @@ import { installLastResort, reportEscaped } from "./commands/_last_resort.ts";
 import { plainChatFlags, plainCommand } from "./commands/_chat_flags.ts";
 import { type CommandDeclaration, declarationAt, ROOT } from "./commands/_declarations.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
-import { sessionLogger } from "./lib/session_log.ts";
+import { sessionLogger } from "./lib/log/session_log.ts";
 import { stderrStyle, stdoutStyle } from "./lib/terminal/style.ts";
 import { didYouMean } from "./lib/text/text.ts";
 import { HELP_DESCRIPTION, HELP_USAGE, helpRequest } from "./commands/_help_words.ts";

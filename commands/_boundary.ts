@@ -25,8 +25,8 @@ import { RefusedGrants } from "../lib/deno_permission/refused_grant.ts";
 import { classify, netLabel } from "../lib/errors/failure.ts";
 
 export { remedyFor, type Surface };
-import type { Logger } from "../lib/log.ts";
-import { sessionLogger } from "../lib/session_log.ts";
+import type { Logger } from "../lib/log/log.ts";
+import { sessionLogger } from "../lib/log/session_log.ts";
 import { Redactor } from "../lib/redact/redact.ts";
 import { stripTerminalEscapes, terminalColumns } from "../lib/terminal/terminal.ts";
 import { fitLines } from "../lib/text/text.ts";

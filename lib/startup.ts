@@ -15,12 +15,12 @@ import { chooseEnvFile, type Environment, isSecretName, loadEnvironment } from "
 import { denoPermissionFlag } from "./deno_permission/denial.ts";
 import { compiledBinary } from "./deno_permission/launched.ts";
 import { binaryRemedy } from "./deno_permission/remedy.ts";
-import { Logger } from "./log.ts";
+import { Logger } from "./log/log.ts";
 import { privateKeySecrets } from "./oauth/private_key.ts";
 import { configDir, dataDir, defaultLogFile, stateDir } from "./paths.ts";
 import { refuseSharedWritable } from "./shared_writable.ts";
 import { type Redactor, sessionRedactor } from "./redact/redact.ts";
-import { replaceSessionLogger } from "./session_log.ts";
+import { replaceSessionLogger } from "./log/session_log.ts";
 import { VERSION } from "./version.ts";
 
 /** Options every command accepts (the root command's flags). */
@@ -84,7 +84,7 @@ const OWN_FOLDERS = [
 ] as const;
 
 /** The log opened by the last {@linkcode startUp}: the command boundary logs errors to it. */
-export { sessionLogger } from "./session_log.ts";
+export { sessionLogger } from "./log/session_log.ts";
 
 /**
  * Loads the environment, then opens the log, then reads the configuration. The log stays

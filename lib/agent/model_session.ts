@@ -20,7 +20,7 @@ import type { Environment } from "../env.ts";
 import { createProvider } from "../llm/create_provider.ts";
 import { maskedProvider } from "../llm/masked_provider.ts";
 import type { ModelProvider } from "../llm/provider.ts";
-import { type Log, silentLog } from "../log.ts";
+import { type Log, silentLog } from "../log/log.ts";
 import type { StoredMessage } from "../memory/types.ts";
 import { type Redactor, sessionRedactor } from "../redact/redact.ts";
 import { Agent } from "./agent.ts";

@@ -24,7 +24,7 @@ import {
   ToolTimeoutError,
 } from "../errors.ts";
 import type { ToolCall } from "../llm/provider.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
 import type { ConvertedToolResult } from "./content.ts";
 import { type SavedItem, savedLine, saveResultMedia } from "./result_media.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { Redactor } from "../redact/redact.ts";
 import type { LivenessWatch } from "./liveness.ts";
 import type { Relisting } from "./relisting.ts";

@@ -21,7 +21,7 @@ import {
   PatchbayError,
   type ServerUnavailableError,
 } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { type Redactor, sessionRedactor } from "../redact/redact.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { combineClocks, type LoginClock, WaitClock } from "../async/wait_clock.ts";

@@ -8,7 +8,7 @@
 
 import type { LoggingLevel } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { Redactor } from "../redact/redact.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import type { BackoffPolicy } from "./reconnect.ts";

@@ -16,7 +16,7 @@ import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/cli
 import type { ServerConfig } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { ConnectionClosedError, PatchbayError, ServerConnectError } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { Network } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { type LoginClock, startDeadline } from "../async/wait_clock.ts";

@@ -41,7 +41,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
 import type { PatchbayError } from "../errors.ts";
-import { type Log, silentLog } from "../log.ts";
+import { type Log, silentLog } from "../log/log.ts";
 import { type OAuthRuntime, type PatchbayOAuthProvider, usesOAuth } from "../oauth/mod.ts";
 import { type EnvLookup, ProxyRouter } from "../proxy.ts";
 import { type Redactor, sessionRedactor } from "../redact/redact.ts";

@@ -13,7 +13,7 @@ import type {
   ResourceTemplateType,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { OAuthRuntime } from "../oauth/mod.ts";
 import type { EnvLookup } from "../proxy.ts";
 import type { Redactor } from "../redact/redact.ts";

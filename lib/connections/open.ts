@@ -16,7 +16,7 @@
 import { type OAuthEvent, OAuthRuntime, tokenStoreFor } from "../oauth/mod.ts";
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../log/log.ts";
 import { ConnectionManager } from "./manager.ts";
 import { traceOAuthEvent } from "../trace/active.ts";
 import type { ServerRequestHandlers, ServerStatus } from "./types.ts";

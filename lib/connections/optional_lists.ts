@@ -12,7 +12,7 @@
  */
 
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { Redactor } from "../redact/redact.ts";
 import { cleanText } from "./request_errors.ts";
 

@@ -24,7 +24,7 @@ import {
 } from "@modelcontextprotocol/ext-tasks/client";
 import { timerDelay } from "../async/timers.ts";
 import type { ServerConfig } from "../config/types.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import type { Redactor } from "../redact/redact.ts";
 import type { HttpTransport } from "../transports/http.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { cleanText, isConnectionLoss } from "./request_errors.ts";
 import type { ListName, Lists, ServerSession } from "./server_session.ts";
 import type { ConnectionEvent } from "./types.ts";

@@ -21,7 +21,7 @@
 import { Client, type Implementation, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import type { HttpServerConfig, ServerConfig } from "../config/types.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { negotiationOptions } from "../protocol.ts";
 import type { Network } from "../proxy.ts";

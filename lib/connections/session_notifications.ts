@@ -8,7 +8,7 @@
  */
 
 import type { LoggingMessageNotification } from "@modelcontextprotocol/client";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { STDERR_LINE_MAX_CHARS } from "../transports/stdio.ts";
 import type { ListName, ServerSession } from "./live_session.ts";

@@ -8,7 +8,7 @@
  */
 
 import type { ServerConfig } from "../config/types.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { bearerFetch, type PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { type Network, PROCESS_NETWORK } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";

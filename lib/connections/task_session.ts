@@ -22,7 +22,7 @@ import {
   withTasks,
 } from "@modelcontextprotocol/ext-tasks/client";
 import type { ServerConfig } from "../config/types.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { boundedPollInterval } from "../tasks/bounds.ts";
 import type { ServerSession } from "./live_session.ts";
 import { rawTaskDispatch } from "./task_dispatch.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { lookalikeWarnings } from "../text/names.ts";
 import type { Redactor } from "../redact/redact.ts";
 import type { Lists } from "./server_session.ts";

@@ -10,7 +10,7 @@
 import { DEFAULTS } from "../defaults.ts";
 import type { Config } from "../config/types.ts";
 import { chooseEnvFile, type Environment } from "../env.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { type TokenStore, tokenStoreFor } from "../oauth/mod.ts";
 import { gatherInputs } from "../permissions/inputs.ts";
 import { planPermissions } from "../permissions/plan.ts";

@@ -19,7 +19,7 @@ import {
 } from "../env.ts";
 import { DenoPermissionError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../log/log.ts";
 import { PROVIDERS } from "../providers.ts";
 import { plural } from "../text/text.ts";
 import { type CheckResult, failure, pass, warn } from "./check.ts";

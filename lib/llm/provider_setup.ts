@@ -9,7 +9,7 @@
 import { DenoPermissionError, ProviderRequestError } from "../errors.ts";
 import type { LlmConfig } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { Redactor } from "../redact/redact.ts";
 import { PROVIDERS } from "../providers.ts";
 import { proxyFor, type ProxySettings } from "../proxy.ts";

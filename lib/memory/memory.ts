@@ -9,7 +9,7 @@
 import { Leasing } from "./leasing.ts";
 import type { PatchbayError } from "../errors.ts";
 import { SessionNotFoundError, StoreAuthError, StoreDatabaseError } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { Redactor } from "../redact/redact.ts";
 import { plural } from "../text/text.ts";
 import { isSessionId, newSessionId } from "./ids.ts";

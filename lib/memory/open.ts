@@ -16,7 +16,7 @@ import { join } from "node:path";
 import type { MemorySettings } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { PatchbayError } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { dataDir as defaultDataDir } from "../paths.ts";
 import type { Redactor } from "../redact/redact.ts";
 import { fileError, FileStore } from "./file_store.ts";

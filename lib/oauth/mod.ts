@@ -32,7 +32,7 @@
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
 import { usesOAuth } from "./uses_oauth.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { ProxyRouter } from "../proxy.ts";
 import type { Redactor } from "../redact/redact.ts";
 import { type BrowserOpener, openBrowser } from "./browser.ts";

@@ -15,7 +15,7 @@ import {
   type OAuthDiscoveryState,
 } from "@modelcontextprotocol/client";
 import { OAuthFailedError, OAuthUnsupportedError } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { type FailureContext, typedOAuthFailure } from "./login_errors.ts";
 import { withSdkWarningsLogged } from "./sdk_warnings.ts";
 

@@ -14,7 +14,7 @@ import {
   isDpopNonceChallenge,
   type StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { Redactor } from "../redact/redact.ts";
 import type { CredentialCache } from "./credential_cache.ts";
 import { loadDpopKeyPair, newDpopKey } from "./dpop_key.ts";

@@ -26,7 +26,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig, OAuthSettings } from "../config/types.ts";
 import { OAuthEndpointRefusedError } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { Redactor } from "../redact/redact.ts";
 import type { AuthorizationBroker, AuthorizationReason, OAuthEvent } from "./broker.ts";
 import {

@@ -19,7 +19,7 @@
 import type { Agent } from "../agent/agent.ts";
 import type { ConnectionManager } from "../connections/manager.ts";
 import type { Surface } from "../errors/failure_table.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { Memory } from "../memory/mod.ts";
 import { appendToStored } from "../memory/stored_append.ts";
 import type { TaskRecord } from "../memory/task_registry.ts";

@@ -20,7 +20,7 @@
 import type { RequestOptions } from "@modelcontextprotocol/client";
 import type { Skill, SkillsClient } from "@modelcontextprotocol/client/ext/skills";
 import { PatchbayError, SkillNotFoundError, SkillRefusedError } from "../errors.ts";
-import { type Log, silentLog } from "../log.ts";
+import { type Log, silentLog } from "../log/log.ts";
 import { showName } from "../text/names.ts";
 import { abridge, plural } from "../text/text.ts";
 import type { ServerSession } from "../connections/server_session.ts";

@@ -8,7 +8,7 @@
 
 import type { MemorySettings } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { Memory } from "../memory/memory.ts";
 import { openTaskRegistry } from "../memory/task_registry_open.ts";
 import type { TaskRecord, TaskRegistry } from "../memory/task_registry.ts";

@@ -22,7 +22,7 @@ import type {
 } from "../connections/task_types.ts";
 import { messageOf, PatchbayError } from "../errors.ts";
 import type { Surface } from "../errors/failure_table.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import {
   hasOutcome,
   SETTLED_STATES,

@@ -17,7 +17,7 @@ import {
   type PatchbayError,
   REMEDY,
 } from "../../lib/errors.ts";
-import { silentLog } from "../../lib/log.ts";
+import { silentLog } from "../../lib/log/log.ts";
 import { createOAuthRuntime, FileTokenStore, type OAuthRuntime } from "../../lib/oauth/mod.ts";
 import { everythingEntry, NODE } from "../support/deps.ts";
 import { DENO } from "../support/deps.ts";

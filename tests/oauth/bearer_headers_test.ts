@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { HttpServerConfig } from "../../lib/config/types.ts";
 import { BearerRejectedError, ServerConnectError } from "../../lib/errors.ts";
-import type { Log } from "../../lib/log.ts";
+import type { Log } from "../../lib/log/log.ts";
 import { bearerFetch } from "../../lib/oauth/bearer.ts";
 import { startUp } from "../../lib/startup.ts";
 import { httpEntry } from "../support/oauth_harness.ts";

@@ -25,7 +25,7 @@ import {
   OAuthFailedError,
   OAuthUnsupportedError,
 } from "../../lib/errors.ts";
-import { Logger } from "../../lib/log.ts";
+import { Logger } from "../../lib/log/log.ts";
 import { Redactor } from "../../lib/redact/redact.ts";
 import { registerConfigSecrets } from "../../lib/startup.ts";
 import { createOAuthRuntime, FileTokenStore } from "../../lib/oauth/mod.ts";

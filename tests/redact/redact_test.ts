@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Logger } from "../../lib/log.ts";
+import { Logger } from "../../lib/log/log.ts";
 import { InsecureTokenEndpointError } from "@modelcontextprotocol/client";
 import type { OAuthFailedError } from "../../lib/errors.ts";
 import { typedOAuthFailure } from "../../lib/oauth/login_errors.ts";

@@ -13,10 +13,10 @@
  */
 
 import { dirname } from "node:path";
-import { DEFAULTS } from "./defaults.ts";
-import { Redactor } from "./redact/redact.ts";
-import { showControls } from "./terminal/terminal.ts";
-import { setTimer } from "./async/timers.ts";
+import { DEFAULTS } from "../defaults.ts";
+import { Redactor } from "../redact/redact.ts";
+import { showControls } from "../terminal/terminal.ts";
+import { setTimer } from "../async/timers.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
