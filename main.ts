@@ -20,7 +20,7 @@ import { didYouMean } from "./lib/text/text.ts";
 import { HELP_DESCRIPTION, HELP_USAGE, helpRequest } from "./commands/_help_words.ts";
 import { commandLineError, failedAt } from "./commands/_usage_errors.ts";
 import { NAME, VERSION } from "./lib/version.ts";
-import { taskWorkingDirectory } from "./lib/task_folder.ts";
+import { taskWorkingDirectory } from "./lib/cli/task_folder.ts";
 import { fileURLToPath } from "node:url";
 
 // Start-up order (docs/performance.md): this file loads only what every invocation needs. commander

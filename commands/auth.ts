@@ -23,7 +23,7 @@ import {
   tokenStoreFor,
   usesOAuth,
 } from "../lib/oauth/mod.ts";
-import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
+import { type GlobalOptions, type Runtime, startUp } from "../lib/cli/startup.ts";
 import { stderrStyle, stdoutStyle } from "../lib/terminal/style.ts";
 import { didYouMean } from "../lib/text/text.ts";
 

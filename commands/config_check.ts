@@ -10,7 +10,7 @@ import type { Config, ServerConfig } from "../lib/config/types.ts";
 import { DEFAULTS } from "../lib/defaults.ts";
 import { EXIT } from "../lib/errors.ts";
 import { PROVIDERS } from "../lib/providers.ts";
-import { type GlobalOptions, startUp } from "../lib/startup.ts";
+import { type GlobalOptions, startUp } from "../lib/cli/startup.ts";
 import { stdoutStyle, type Style } from "../lib/terminal/style.ts";
 import { plural } from "../lib/text/text.ts";
 

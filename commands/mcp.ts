@@ -23,7 +23,7 @@ import { removeMember, setMember } from "../lib/config/json_edit.ts";
 import { Redactor } from "../lib/redact/redact.ts";
 import { showName } from "../lib/text/names.ts";
 import { ruleAbidingName, SERVER_NAME_RULE, serverNameProblem } from "../lib/config/server_name.ts";
-import type { GlobalOptions } from "../lib/startup.ts";
+import type { GlobalOptions } from "../lib/cli/startup.ts";
 import { didYouMean, plural } from "../lib/text/text.ts";
 import {
   refuseUnreadable,

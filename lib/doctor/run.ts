@@ -21,7 +21,7 @@ import {
   PROJECT_DIR,
   registerConfigSecrets,
   registerEnvironmentSecrets,
-} from "../startup.ts";
+} from "../cli/startup.ts";
 import { VERSION } from "../version.ts";
 import { type CheckResult, failure, skip } from "./check.ts";
 import { checkMemory } from "./memory_check.ts";

@@ -30,7 +30,7 @@ import {
   restartFile,
   writeRestartRequest,
 } from "../permissions/restart.ts";
-import { registerConfigSecrets, type Runtime } from "../startup.ts";
+import { registerConfigSecrets, type Runtime } from "../cli/startup.ts";
 import type { ServerChanges } from "../connections/manager.ts";
 import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import type { ClientSession } from "../session/client_session.ts";

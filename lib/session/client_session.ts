@@ -38,7 +38,7 @@ import type { Memory } from "../memory/mod.ts";
 import { openMemory } from "../memory/mod.ts";
 import { abortable } from "../async/abortable.ts";
 import { statePath } from "../paths.ts";
-import type { Runtime } from "../startup.ts";
+import type { Runtime } from "../cli/startup.ts";
 import { stderrStyle, stdoutStyle, type Style } from "../terminal/style.ts";
 import { plural } from "../text/text.ts";
 import { LineEditor } from "../terminal/line_editor.ts";

@@ -8,7 +8,7 @@
 import type { Surface } from "../agent/tool_failure.ts";
 import type { AgentUi } from "../agent/ui.ts";
 import type { RefusedGrants } from "../deno_permission/refused_grant.ts";
-import type { Runtime } from "../startup.ts";
+import type { Runtime } from "../cli/startup.ts";
 import type { Style } from "../terminal/style.ts";
 import type { TerminalOutput } from "../ui/output.ts";
 

@@ -17,7 +17,7 @@ import type { RefusedGrants } from "../deno_permission/refused_grant.ts";
 import { ConversationHeldError, PatchbayError } from "../errors.ts";
 import type { Conversation, Memory } from "../memory/mod.ts";
 import { describeOAuthEvent } from "../oauth/messages.ts";
-import type { Runtime } from "../startup.ts";
+import type { Runtime } from "../cli/startup.ts";
 import type { Style } from "../terminal/style.ts";
 import type { Surface } from "../errors/failure_table.ts";
 import { plural } from "../text/text.ts";

@@ -13,7 +13,7 @@ import type { HttpServerConfig } from "../../lib/config/types.ts";
 import { BearerRejectedError, ServerConnectError } from "../../lib/errors.ts";
 import type { Log } from "../../lib/log/log.ts";
 import { bearerFetch } from "../../lib/oauth/bearer.ts";
-import { startUp } from "../../lib/startup.ts";
+import { startUp } from "../../lib/cli/startup.ts";
 import { httpEntry } from "../support/oauth_harness.ts";
 import { startAuthorizationServer } from "../support/oauth_server.ts";
 import { startProtectedMcpServer } from "../support/protected_mcp_server.ts";

@@ -27,7 +27,7 @@ import {
 } from "../../lib/errors.ts";
 import { Logger } from "../../lib/log/log.ts";
 import { Redactor } from "../../lib/redact/redact.ts";
-import { registerConfigSecrets } from "../../lib/startup.ts";
+import { registerConfigSecrets } from "../../lib/cli/startup.ts";
 import { createOAuthRuntime, FileTokenStore } from "../../lib/oauth/mod.ts";
 import { emptyCredentials } from "../../lib/oauth/token_store.ts";
 import { runScenario, type ScenarioRun } from "../../scripts/conformance.ts";

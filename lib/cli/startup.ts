@@ -7,21 +7,21 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { argSecrets } from "./config/arg_secrets.ts";
-import { describeWarning, loadConfig, locateConfig } from "./config/load.ts";
-import type { Config } from "./config/types.ts";
-import { DEFAULTS } from "./defaults.ts";
-import { chooseEnvFile, type Environment, isSecretName, loadEnvironment } from "./env.ts";
-import { denoPermissionFlag } from "./deno_permission/denial.ts";
-import { compiledBinary } from "./deno_permission/launched.ts";
-import { binaryRemedy } from "./deno_permission/remedy.ts";
-import { Logger } from "./log/log.ts";
-import { privateKeySecrets } from "./oauth/private_key.ts";
-import { configDir, dataDir, defaultLogFile, stateDir } from "./paths.ts";
-import { refuseSharedWritable } from "./shared_writable.ts";
-import { type Redactor, sessionRedactor } from "./redact/redact.ts";
-import { replaceSessionLogger } from "./log/session_log.ts";
-import { VERSION } from "./version.ts";
+import { argSecrets } from "../config/arg_secrets.ts";
+import { describeWarning, loadConfig, locateConfig } from "../config/load.ts";
+import type { Config } from "../config/types.ts";
+import { DEFAULTS } from "../defaults.ts";
+import { chooseEnvFile, type Environment, isSecretName, loadEnvironment } from "../env.ts";
+import { denoPermissionFlag } from "../deno_permission/denial.ts";
+import { compiledBinary } from "../deno_permission/launched.ts";
+import { binaryRemedy } from "../deno_permission/remedy.ts";
+import { Logger } from "../log/log.ts";
+import { privateKeySecrets } from "../oauth/private_key.ts";
+import { configDir, dataDir, defaultLogFile, stateDir } from "../paths.ts";
+import { refuseSharedWritable } from "../shared_writable.ts";
+import { type Redactor, sessionRedactor } from "../redact/redact.ts";
+import { replaceSessionLogger } from "../log/session_log.ts";
+import { VERSION } from "../version.ts";
 
 /** Options every command accepts (the root command's flags). */
 export interface GlobalOptions {
@@ -59,7 +59,7 @@ export interface Runtime {
 
 /** The folder holding patchbay's own files (main.ts, the example configuration). */
 export const PROJECT_DIR: string = import.meta.url.startsWith("file:")
-  ? fileURLToPath(new URL("..", import.meta.url))
+  ? fileURLToPath(new URL("../..", import.meta.url))
   : Deno.cwd();
 
 /** Opens the log `options` ask for (default file, level, mirror), hiding `redactor`'s secrets. */
@@ -84,7 +84,7 @@ const OWN_FOLDERS = [
 ] as const;
 
 /** The log opened by the last {@linkcode startUp}: the command boundary logs errors to it. */
-export { sessionLogger } from "./log/session_log.ts";
+export { sessionLogger } from "../log/session_log.ts";
 
 /**
  * Loads the environment, then opens the log, then reads the configuration. The log stays
