@@ -18,7 +18,7 @@ import { binaryRemedy } from "../deno_permission/remedy.ts";
 import { Logger } from "../log/log.ts";
 import { privateKeySecrets } from "../oauth/private_key.ts";
 import { configDir, dataDir, defaultLogFile, stateDir } from "../paths.ts";
-import { refuseSharedWritable } from "../shared_writable.ts";
+import { refuseSharedWritable } from "../files/shared_writable.ts";
 import { type Redactor, sessionRedactor } from "../redact/redact.ts";
 import { replaceSessionLogger } from "../log/session_log.ts";
 import { VERSION } from "../version.ts";

@@ -33,7 +33,7 @@ import {
   parseSoundFields,
   reportIssues,
 } from "./zod_issues.ts";
-import { MAX_KEY_FILE_BYTES, readBoundedTextSync } from "../bounded_read.ts";
+import { MAX_KEY_FILE_BYTES, readBoundedTextSync } from "../files/bounded_read.ts";
 
 /** What reading the entries needs: where problems go, and how values are read. */
 export interface EntryReader {

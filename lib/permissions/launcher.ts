@@ -20,7 +20,7 @@ import { editorFlags } from "./editor_flags.ts";
 import { configCheckFlags } from "./check_flags.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { EXIT, SharedWritableError } from "../errors.ts";
-import { refuseSharedWritable } from "../shared_writable.ts";
+import { refuseSharedWritable } from "../files/shared_writable.ts";
 import { taskWorkingDirectory } from "../cli/task_folder.ts";
 import { TERMINAL_VARIABLES } from "../terminal/terminal.ts";
 import { ensureModules } from "./module_cache.ts";

@@ -16,7 +16,7 @@ import type { NeededGrant, RefusedGrants } from "../deno_permission/refused_gran
 import { EXIT } from "../exit_codes.ts";
 import { isSessionId } from "../memory/ids.ts";
 import { stripTerminalEscapes } from "../terminal/terminal.ts";
-import { MAX_STATE_FILE_BYTES, readBoundedText } from "../bounded_read.ts";
+import { MAX_STATE_FILE_BYTES, readBoundedText } from "../files/bounded_read.ts";
 
 export { RESTART_FILE_VARIABLE, restartFile };
 export type { NeededGrant };

@@ -16,7 +16,7 @@ import type { ClientSession } from "../session/client_session.ts";
 import { sessionImages } from "./call_media.ts";
 import { imageProtocol, inlineImage } from "../ui/inline_image.ts";
 import type { SlashCommand } from "./slash.ts";
-import { readBoundedFile } from "../bounded_read.ts";
+import { readBoundedFile } from "../files/bounded_read.ts";
 
 /** The `/image` command. */
 export const imageCommand: SlashCommand<ClientSession> = {

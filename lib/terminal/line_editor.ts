@@ -14,10 +14,10 @@
 import process from "node:process";
 import * as readline from "node:readline/promises";
 import { dirname } from "node:path";
-import { replacePrivateFile } from "../private_file.ts";
+import { replacePrivateFile } from "../files/private_file.ts";
 import { canRedraw, displayWidth } from "./terminal.ts";
 import { safeCandidates } from "./candidates.ts";
-import { MAX_HISTORY_BYTES, readBoundedText } from "../bounded_read.ts";
+import { MAX_HISTORY_BYTES, readBoundedText } from "../files/bounded_read.ts";
 
 /** What one prompt produced. */
 export type ReadResult =

@@ -25,7 +25,7 @@
  */
 
 import { dirname, resolve } from "node:path";
-import { SharedWritableError } from "./errors.ts";
+import { SharedWritableError } from "../errors.ts";
 
 const GROUP_WRITE = 0o020;
 const OTHER_WRITE = 0o002;

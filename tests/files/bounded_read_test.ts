@@ -11,7 +11,7 @@ import {
   readBoundedText,
   readBoundedTextSync,
   requireRegularFile,
-} from "../../lib/bounded_read.ts";
+} from "../../lib/files/bounded_read.ts";
 import { UnreadableFileError } from "../../lib/errors.ts";
 import { tempDir } from "../support/temp_dir.ts";
 

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { delay } from "../../lib/async/delay.ts";
 import { FileLockedError } from "../../lib/errors.ts";
-import { withFileLock } from "../../lib/file_lock.ts";
+import { withFileLock } from "../../lib/files/file_lock.ts";
 import { tempDir } from "../support/temp_dir.ts";
 
 /** The error `promise` rejects with, checked to be a `type`. */

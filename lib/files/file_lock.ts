@@ -13,9 +13,9 @@
  */
 
 import { dirname } from "node:path";
-import { delay } from "./async/delay.ts";
+import { delay } from "../async/delay.ts";
 import { MAX_STATE_FILE_BYTES, readBoundedText, requireRegularFile } from "./bounded_read.ts";
-import { FileLockedError, PatchbayError } from "./errors.ts";
+import { FileLockedError, PatchbayError } from "../errors.ts";
 
 /**
  * Longest wait for a lock, in seconds. An edit holds it for the few milliseconds of a read,

@@ -15,7 +15,7 @@
  * @module
  */
 
-import { type ErrorCode, UnreadableFileError } from "./errors.ts";
+import { type ErrorCode, UnreadableFileError } from "../errors.ts";
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
