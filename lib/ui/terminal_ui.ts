@@ -30,7 +30,11 @@ import type {
   ToolCallView,
 } from "../agent/ui.ts";
 import type { Style } from "../terminal/style.ts";
-import { hyperlinksEnabled, stripTerminalEscapes, TerminalEscapeFilter } from "../terminal/terminal.ts";
+import {
+  hyperlinksEnabled,
+  stripTerminalEscapes,
+  TerminalEscapeFilter,
+} from "../terminal/terminal.ts";
 import { showName } from "../text/names.ts";
 import { abridge } from "../text/text.ts";
 import type { LineEditor } from "../terminal/line_editor.ts";
