@@ -21,7 +21,7 @@ import type { Network } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { type LoginClock, startDeadline } from "../async/wait_clock.ts";
 import { timerDelay } from "../async/timers.ts";
-import { diagnose } from "./diagnose.ts";
+import { diagnose } from "./diagnosis/diagnose.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
 import type { ServerSession } from "./server_session.ts";
 

@@ -19,7 +19,7 @@ import {
 import { abridge } from "../text/text.ts";
 import { STEPS } from "../errors/failure_table.ts";
 import { errorChain } from "../errors/failure.ts";
-import { classifyNetError } from "./network_probe.ts";
+import { classifyNetError } from "./diagnosis/network_probe.ts";
 
 /** Remedy of a request lost with its connection. */
 export const RECONNECT_REMEDY = STEPS.reconnect;

@@ -31,7 +31,7 @@ import { startDeadline } from "../async/wait_clock.ts";
 import { abortable } from "../async/abortable.ts";
 import { settlesWithin } from "../async/deadline.ts";
 import { NAME, VERSION } from "../version.ts";
-import { diagnose } from "./diagnose.ts";
+import { diagnose } from "./diagnosis/diagnose.ts";
 import { RawToolSchemas } from "./raw_schemas.ts";
 import { legacySseEntry } from "./sse_fallback.ts";
 import { traceTransportFallback } from "../trace/active.ts";

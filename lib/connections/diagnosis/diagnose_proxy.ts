@@ -6,10 +6,10 @@
  * @module
  */
 
-import type { HttpServerConfig } from "../config/types.ts";
-import { REMEDY, ServerConnectError } from "../errors.ts";
-import { perSurface, type RemedyText, ROWS } from "../errors/failure_table.ts";
-import { portOf, proxyName, type ProxySettings } from "../proxy.ts";
+import type { HttpServerConfig } from "../../config/types.ts";
+import { REMEDY, ServerConnectError } from "../../errors.ts";
+import { perSurface, type RemedyText, ROWS } from "../../errors/failure_table.ts";
+import { portOf, proxyName, type ProxySettings } from "../../proxy.ts";
 import { type ConnectFailure, DIAGNOSIS_PROBE_MS } from "./diagnosis_context.ts";
 import { type HttpAnswer, isJsonRpcAnswer, type NetFailure } from "./network_probe.ts";
 

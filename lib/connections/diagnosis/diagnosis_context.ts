@@ -8,13 +8,13 @@
  */
 
 import { SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
-import type { ServerConfig } from "../config/types.ts";
-import type { Network } from "../proxy.ts";
-import { abridge } from "../text/text.ts";
-import type { HttpCloseReason } from "../transports/http.ts";
-import type { StdioEvidence } from "../transports/stdio.ts";
-import type { InstallStatus } from "./types.ts";
-import { errorChain } from "../errors/failure.ts";
+import type { ServerConfig } from "../../config/types.ts";
+import type { Network } from "../../proxy.ts";
+import { abridge } from "../../text/text.ts";
+import type { HttpCloseReason } from "../../transports/http.ts";
+import type { StdioEvidence } from "../../transports/stdio.ts";
+import type { InstallStatus } from "../types.ts";
+import { errorChain } from "../../errors/failure.ts";
 
 /** Deadline of each probe a diagnosis makes: diagnosis must stay quick. */
 export const DIAGNOSIS_PROBE_MS = 1000;

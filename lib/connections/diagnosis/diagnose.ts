@@ -16,11 +16,11 @@
  * @module
  */
 
-import type { ServerConfig } from "../config/types.ts";
-import { PatchbayError, ServerConnectError, ServerProbeFailedError } from "../errors.ts";
-import { denoPermissionFlag } from "../deno_permission/denial.ts";
-import { negotiationFailure } from "../protocol.ts";
-import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
+import type { ServerConfig } from "../../config/types.ts";
+import { PatchbayError, ServerConnectError, ServerProbeFailedError } from "../../errors.ts";
+import { denoPermissionFlag } from "../../deno_permission/denial.ts";
+import { negotiationFailure } from "../../protocol.ts";
+import { denoPermissionRemedy } from "../../deno_permission/remedy.ts";
 import type { ConnectFailure } from "./diagnosis_context.ts";
 import { diagnoseHttp } from "./diagnose_http.ts";
 import { diagnoseStdio, stderrDetails } from "./diagnose_stdio.ts";

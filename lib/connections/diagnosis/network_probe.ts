@@ -10,9 +10,9 @@
  */
 
 import { type FetchLike, LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/client";
-import { denoPermissionFlag } from "../deno_permission/denial.ts";
-import { errorChain, type NetProblem, netProblem } from "../errors/failure.ts";
-import { VERSION } from "../version.ts";
+import { denoPermissionFlag } from "../../deno_permission/denial.ts";
+import { errorChain, type NetProblem, netProblem } from "../../errors/failure.ts";
+import { VERSION } from "../../version.ts";
 
 /** Deadline of one probe. */
 export const PROBE_TIMEOUT_MS = 3000;

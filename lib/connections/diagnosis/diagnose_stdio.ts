@@ -6,14 +6,14 @@
  * @module
  */
 
-import type { StdioServerConfig } from "../config/types.ts";
-import { REMEDY, ServerConnectError, STDERR_DETAIL } from "../errors.ts";
-import { abridge } from "../text/text.ts";
-import type { StdioEvidence } from "../transports/stdio.ts";
-import { hasProcFs, listeningPorts, processTree } from "../transports/process.ts";
+import type { StdioServerConfig } from "../../config/types.ts";
+import { REMEDY, ServerConnectError, STDERR_DETAIL } from "../../errors.ts";
+import { abridge } from "../../text/text.ts";
+import type { StdioEvidence } from "../../transports/stdio.ts";
+import { hasProcFs, listeningPorts, processTree } from "../../transports/process.ts";
 import { type ConnectFailure, DIAGNOSIS_PROBE_MS, protocolText } from "./diagnosis_context.ts";
 import { probeSse, probeStreamable } from "./network_probe.ts";
-import { FIRST_INSTALL_ALLOWANCE_SECONDS } from "./package_runner.ts";
+import { FIRST_INSTALL_ALLOWANCE_SECONDS } from "../package_runner.ts";
 
 /** Stderr lines shown with a failure (the log keeps them all). */
 export const DIAGNOSIS_STDERR_LINES = 8;

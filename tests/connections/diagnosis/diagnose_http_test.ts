@@ -8,10 +8,10 @@
  */
 
 import assert from "node:assert/strict";
-import { diagnoseHttp } from "../../lib/connections/diagnose_http.ts";
-import { type PatchbayError, REMEDY, remedyFor } from "../../lib/errors.ts";
-import { ROWS, STEPS } from "../../lib/errors/failure_table.ts";
-import { assumingClosed, freePort, httpEntry, silentListener } from "../support/servers.ts";
+import { diagnoseHttp } from "../../../lib/connections/diagnosis/diagnose_http.ts";
+import { type PatchbayError, REMEDY, remedyFor } from "../../../lib/errors.ts";
+import { ROWS, STEPS } from "../../../lib/errors/failure_table.ts";
+import { assumingClosed, freePort, httpEntry, silentListener } from "../../support/servers.ts";
 
 /** What the session's connection attempt threw: the diagnosis looks past it. */
 const THROWN = new TypeError("fetch failed");

@@ -9,18 +9,18 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { ConnectionManager } from "../../lib/connections/manager.ts";
-import type { ServerConfig } from "../../lib/config/types.ts";
+import { ConnectionManager } from "../../../lib/connections/manager.ts";
+import type { ServerConfig } from "../../../lib/config/types.ts";
 import {
   BearerRejectedError,
   OAuthUnsupportedError,
   type PatchbayError,
   REMEDY,
-} from "../../lib/errors.ts";
-import { silentLog } from "../../lib/log/log.ts";
-import { createOAuthRuntime, FileTokenStore, type OAuthRuntime } from "../../lib/oauth/mod.ts";
-import { everythingEntry, NODE } from "../support/deps.ts";
-import { DENO } from "../support/deps.ts";
+} from "../../../lib/errors.ts";
+import { silentLog } from "../../../lib/log/log.ts";
+import { createOAuthRuntime, FileTokenStore, type OAuthRuntime } from "../../../lib/oauth/mod.ts";
+import { everythingEntry, NODE } from "../../support/deps.ts";
+import { DENO } from "../../support/deps.ts";
 import {
   assumingClosed,
   fixtureEntry,
@@ -30,8 +30,8 @@ import {
   silentListener,
   startEverythingHttp,
   stdioEntry,
-} from "../support/servers.ts";
-import { tempDir } from "../support/temp_dir.ts";
+} from "../../support/servers.ts";
+import { tempDir } from "../../support/temp_dir.ts";
 
 /** Connects one entry and returns its diagnosed error (asserting the common shape). */
 async function diagnosed(entry: ServerConfig, oauth?: OAuthRuntime): Promise<PatchbayError> {
@@ -338,13 +338,13 @@ Deno.test("a stdio entry whose process prints a banner instead of JSON-RPC", asy
 
 Deno.test("a Deno permission denial names the flag to add", async () => {
   // The manager runs in a Deno without --allow-run: starting the server is refused.
-  const script = fileURLToPath(new URL("../fixtures/connect_one.ts", import.meta.url));
+  const script = fileURLToPath(new URL("../../fixtures/connect_one.ts", import.meta.url));
   const output = await new Deno.Command(DENO, {
     args: [
       "run",
       "--no-prompt",
       "--config",
-      fileURLToPath(new URL("../../deno.json", import.meta.url)),
+      fileURLToPath(new URL("../../../deno.json", import.meta.url)),
       "--allow-read",
       "--allow-env",
       script,

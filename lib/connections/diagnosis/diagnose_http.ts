@@ -8,17 +8,17 @@
  */
 
 import { SdkHttpError } from "@modelcontextprotocol/client";
-import type { HttpServerConfig } from "../config/types.ts";
-import { OAuthFailedError, PatchbayError, REMEDY, ServerConnectError } from "../errors.ts";
-import { hostOf, portOf, PROCESS_NETWORK, type ProxySettings } from "../proxy.ts";
-import { abridge } from "../text/text.ts";
+import type { HttpServerConfig } from "../../config/types.ts";
+import { OAuthFailedError, PatchbayError, REMEDY, ServerConnectError } from "../../errors.ts";
+import { hostOf, portOf, PROCESS_NETWORK, type ProxySettings } from "../../proxy.ts";
+import { abridge } from "../../text/text.ts";
 import {
   netLabel,
   netReason,
   UNTRUSTED_CERTIFICATE_REMEDY,
   untrustedCertificate,
-} from "../errors/failure.ts";
-import { perSurface, type RemedyText, ROWS, STEPS } from "../errors/failure_table.ts";
+} from "../../errors/failure.ts";
+import { perSurface, type RemedyText, ROWS, STEPS } from "../../errors/failure_table.ts";
 import { type ConnectFailure, DIAGNOSIS_PROBE_MS, protocolText } from "./diagnosis_context.ts";
 import {
   htmlTitle,
