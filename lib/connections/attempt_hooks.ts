@@ -11,7 +11,7 @@ import type { Redactor } from "../redact/redact.ts";
 import type { LivenessWatch } from "./liveness.ts";
 import type { Relisting } from "./relisting.ts";
 import { serverLog } from "./server_log.ts";
-import type { ListName, ServerSession, ServerSessionHooks } from "./server_session.ts";
+import type { ListName, ServerSession, ServerSessionHooks } from "./session/server_session.ts";
 import type { ConnectionEvent } from "./types.ts";
 
 /** Where an adopted session's notifications go. */

@@ -14,7 +14,7 @@ import { didYouMean } from "../text/text.ts";
 import { STEPS } from "../errors/failure_table.ts";
 import { whileRestarting } from "./reconnect.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
-import type { Lists, ServerSession } from "./server_session.ts";
+import type { Lists, ServerSession } from "./session/server_session.ts";
 import type { ConnectionState, InstallStatus, RetryStatus, ServerStatus } from "./types.ts";
 
 /** What the server said of itself when it connected. */

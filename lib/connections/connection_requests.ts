@@ -14,7 +14,7 @@ import {
   type RequestHost,
   requestWithDeadline,
 } from "./request_deadline.ts";
-import type { ServerSession } from "./server_session.ts";
+import type { ServerSession } from "./session/server_session.ts";
 
 /** The connection a request is made on. */
 export interface RequestConnection {

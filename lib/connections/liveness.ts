@@ -23,7 +23,7 @@ import { type LoginClock, startDeadline } from "../async/wait_clock.ts";
 import { timerDelay } from "../async/timers.ts";
 import { diagnose } from "./diagnosis/diagnose.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
-import type { ServerSession } from "./server_session.ts";
+import type { ServerSession } from "./session/server_session.ts";
 
 /**
  * Least time between two liveness checks set off by transport errors: a server that

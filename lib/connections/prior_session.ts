@@ -30,7 +30,7 @@ import type { Redactor } from "../redact/redact.ts";
 import type { HttpTransport } from "../transports/http.ts";
 import { RawToolSchemas } from "./raw_schemas.ts";
 import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
-import { createTransport, type SessionTransportOptions } from "./session_transport.ts";
+import { createTransport, type SessionTransportOptions } from "./session/session_transport.ts";
 import { ANY_RESULT, followExecution } from "./task_follow.ts";
 import { receiverCapabilities } from "./task_generation.ts";
 import { boundedPort } from "./task_session.ts";

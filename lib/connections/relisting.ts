@@ -10,7 +10,7 @@
 
 import type { Log } from "../log/log.ts";
 import { cleanText, isConnectionLoss } from "./request_errors.ts";
-import type { ListName, Lists, ServerSession } from "./server_session.ts";
+import type { ListName, Lists, ServerSession } from "./session/server_session.ts";
 import type { ConnectionEvent } from "./types.ts";
 
 /** What a {@linkcode Relisting} needs of its connection. */

@@ -17,7 +17,7 @@ import type { CallToolResult } from "@modelcontextprotocol/client";
 import { DEFAULTS } from "../defaults.ts";
 import { ToolTimeoutError } from "../errors.ts";
 import type { ServerConnection } from "./connection.ts";
-import type { ServerSession } from "./live_session.ts";
+import type { ServerSession } from "./session/live_session.ts";
 import { taskGeneration } from "./task_generation.ts";
 import type { TaskTracking } from "./task_types.ts";
 import type { CatalogueTool, ToolCallOptions } from "./types.ts";

@@ -10,7 +10,7 @@
 import type { Log } from "../log/log.ts";
 import { lookalikeWarnings } from "../text/names.ts";
 import type { Redactor } from "../redact/redact.ts";
-import type { Lists } from "./server_session.ts";
+import type { Lists } from "./session/server_session.ts";
 import type { ServerRequestHandlers } from "./types.ts";
 
 /**

@@ -23,7 +23,7 @@ import { PatchbayError, SkillNotFoundError, SkillRefusedError } from "../errors.
 import { type Log, silentLog } from "../log/log.ts";
 import { showName } from "../text/names.ts";
 import { abridge, plural } from "../text/text.ts";
-import type { ServerSession } from "../connections/server_session.ts";
+import type { ServerSession } from "../connections/session/server_session.ts";
 import { checkEntry, filePath, findEntry, listedSize, skillPath, summaryOf } from "./entries.ts";
 import { refusal } from "./refusal.ts";
 import type { SkillFile, SkillListing, SkillServers, SkillSummary } from "./types.ts";

@@ -7,9 +7,9 @@
  */
 
 import type { LoggingLevel, Root } from "@modelcontextprotocol/client";
-import { timerDelay } from "../async/timers.ts";
-import type { Log } from "../log/log.ts";
-import { cleanText } from "./request_errors.ts";
+import { timerDelay } from "../../async/timers.ts";
+import type { Log } from "../../log/log.ts";
+import { cleanText } from "../request_errors.ts";
 import type { ServerSession } from "./server_session.ts";
 
 /**

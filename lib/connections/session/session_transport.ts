@@ -7,15 +7,15 @@
  * @module
  */
 
-import type { ServerConfig } from "../config/types.ts";
-import type { Log } from "../log/log.ts";
-import { bearerFetch, type PatchbayOAuthProvider } from "../oauth/mod.ts";
-import { type Network, PROCESS_NETWORK } from "../proxy.ts";
-import { HttpTransport } from "../transports/http.ts";
-import { StdioTransport } from "../transports/stdio.ts";
-import { tracingObserver } from "../trace/active.ts";
+import type { ServerConfig } from "../../config/types.ts";
+import type { Log } from "../../log/log.ts";
+import { bearerFetch, type PatchbayOAuthProvider } from "../../oauth/mod.ts";
+import { type Network, PROCESS_NETWORK } from "../../proxy.ts";
+import { HttpTransport } from "../../transports/http.ts";
+import { StdioTransport } from "../../transports/stdio.ts";
+import { tracingObserver } from "../../trace/active.ts";
 import type { AnyTransport } from "./live_session.ts";
-import type { RawToolSchemas } from "./raw_schemas.ts";
+import type { RawToolSchemas } from "../raw_schemas.ts";
 
 /** What {@linkcode createTransport} takes from the attempt's options (`openSession`'s). */
 export interface SessionTransportOptions {

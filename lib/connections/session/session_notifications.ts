@@ -8,9 +8,9 @@
  */
 
 import type { LoggingMessageNotification } from "@modelcontextprotocol/client";
-import type { Log } from "../log/log.ts";
-import { HttpTransport } from "../transports/http.ts";
-import { STDERR_LINE_MAX_CHARS } from "../transports/stdio.ts";
+import type { Log } from "../../log/log.ts";
+import { HttpTransport } from "../../transports/http.ts";
+import { STDERR_LINE_MAX_CHARS } from "../../transports/stdio.ts";
 import type { ListName, ServerSession } from "./live_session.ts";
 
 /** What the connection hears from a live session. */

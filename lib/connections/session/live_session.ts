@@ -18,14 +18,14 @@ import type {
   ServerCapabilities,
   Tool,
 } from "@modelcontextprotocol/client";
-import type { ServerConfig } from "../config/types.ts";
-import { CALLBACK_TIMEOUT_MS, type PatchbayOAuthProvider } from "../oauth/mod.ts";
-import { HttpTransport } from "../transports/http.ts";
-import type { StdioTransport } from "../transports/stdio.ts";
-import { startDeadline } from "../async/wait_clock.ts";
-import { timerDelay } from "../async/timers.ts";
-import type { RawToolSchemas } from "./raw_schemas.ts";
-import { type OptionalList, optionalList } from "./optional_lists.ts";
+import type { ServerConfig } from "../../config/types.ts";
+import { CALLBACK_TIMEOUT_MS, type PatchbayOAuthProvider } from "../../oauth/mod.ts";
+import { HttpTransport } from "../../transports/http.ts";
+import type { StdioTransport } from "../../transports/stdio.ts";
+import { startDeadline } from "../../async/wait_clock.ts";
+import { timerDelay } from "../../async/timers.ts";
+import type { RawToolSchemas } from "../raw_schemas.ts";
+import { type OptionalList, optionalList } from "../optional_lists.ts";
 
 /**
  * Extra time the SDK's own request timers get on an OAuth server, whose requests may

@@ -19,33 +19,33 @@
  */
 
 import { Client, type Implementation, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
-import type { HttpServerConfig, ServerConfig } from "../config/types.ts";
-import { CancelledError, PatchbayError } from "../errors.ts";
-import type { Log } from "../log/log.ts";
-import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
-import { negotiationOptions } from "../protocol.ts";
-import type { Network } from "../proxy.ts";
-import { HttpTransport } from "../transports/http.ts";
-import { StdioTransport } from "../transports/stdio.ts";
-import { startDeadline } from "../async/wait_clock.ts";
-import { abortable } from "../async/abortable.ts";
-import { settlesWithin } from "../async/deadline.ts";
-import { NAME, VERSION } from "../version.ts";
-import { diagnose } from "./diagnosis/diagnose.ts";
-import { RawToolSchemas } from "./raw_schemas.ts";
-import { legacySseEntry } from "./sse_fallback.ts";
-import { traceTransportFallback } from "../trace/active.ts";
+import type { HttpServerConfig, ServerConfig } from "../../config/types.ts";
+import { CancelledError, PatchbayError } from "../../errors.ts";
+import type { Log } from "../../log/log.ts";
+import type { PatchbayOAuthProvider } from "../../oauth/mod.ts";
+import { negotiationOptions } from "../../protocol.ts";
+import type { Network } from "../../proxy.ts";
+import { HttpTransport } from "../../transports/http.ts";
+import { StdioTransport } from "../../transports/stdio.ts";
+import { startDeadline } from "../../async/wait_clock.ts";
+import { abortable } from "../../async/abortable.ts";
+import { settlesWithin } from "../../async/deadline.ts";
+import { NAME, VERSION } from "../../version.ts";
+import { diagnose } from "../diagnosis/diagnose.ts";
+import { RawToolSchemas } from "../raw_schemas.ts";
+import { legacySseEntry } from "../sse_fallback.ts";
+import { traceTransportFallback } from "../../trace/active.ts";
 import {
   clientCapabilities,
   inputAnswerer,
   installRequestHandlers,
   type RequestContext,
-} from "./requests.ts";
-import { receiverCapabilities } from "./task_generation.ts";
+} from "../requests.ts";
+import { receiverCapabilities } from "../task_generation.ts";
 import { DeadlineError, ServerSession } from "./live_session.ts";
 import { createTransport } from "./session_transport.ts";
 import { type ServerSessionHooks, watchSession } from "./session_notifications.ts";
-import type { InstallStatus } from "./types.ts";
+import type { InstallStatus } from "../types.ts";
 
 export {
   type ListName,
@@ -195,7 +195,7 @@ async function attemptSession(
   installRequestHandlers(client, requests, offersRoots, offersElicitation, offersSampling);
   if (receives) {
     // ext-tasks loads with the first server, not with the program (start-up cost).
-    const { receiveTasks } = await import("./task_receiver.ts");
+    const { receiveTasks } = await import("../task_receiver.ts");
     const receiver = receiveTasks(client, requests, offersSampling, offersElicitation);
     session.beforeClose(() => Promise.resolve(receiver.close()));
   }
