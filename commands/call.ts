@@ -21,7 +21,7 @@ import {
 import { showName } from "../lib/text/names.ts";
 import { stderrStyle } from "../lib/terminal/style.ts";
 import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
-import type { TaskProgress } from "../lib/connections/task_types.ts";
+import type { TaskProgress } from "../lib/connections/tasks/task_types.ts";
 import { PENDING_META } from "../lib/tasks/notes.ts";
 import { commandTaskRegistry } from "../lib/tasks/open.ts";
 import { progressLine } from "../lib/tasks/progress_line.ts";

@@ -33,7 +33,7 @@ import { connectionRequest } from "./connection_requests.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
 import { rootsOf } from "./requests.ts";
 import { CLIENT_INFO, type Lists, openSession, ServerSession } from "./session/server_session.ts";
-import type { PriorSessionOptions } from "./prior_session.ts";
+import type { PriorSessionOptions } from "./tasks/prior_session.ts";
 import { AttemptHooks } from "./attempt_hooks.ts";
 import { adoptWarnings } from "./optional_lists.ts";
 import { firstInstall } from "./package_runner.ts";

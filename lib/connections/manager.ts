@@ -62,7 +62,7 @@ import type { UnmatchedPattern } from "./tool_filter.ts";
 import { ServerConnection } from "./connection.ts";
 import type { ServerSession } from "./session/server_session.ts";
 import { ToolCalls } from "./tool_calls.ts";
-import { type TaskTracking, UNTRACKED } from "./task_types.ts";
+import { type TaskTracking, UNTRACKED } from "./tasks/task_types.ts";
 import { NETWORK_RECONNECT_BACKOFF, RECONNECT_BACKOFF } from "./reconnect.ts";
 import { EventHub } from "./events.ts";
 import { traceConnectionEvent } from "../trace/active.ts";

@@ -7,7 +7,7 @@
  */
 
 import type { ConnectionManager } from "../connections/manager.ts";
-import { cancelTaskOn, taskEndOn, taskStatusOn } from "../connections/task_requests.ts";
+import { cancelTaskOn, taskEndOn, taskStatusOn } from "../connections/tasks/task_requests.ts";
 import { TaskNotFoundError, TaskUnknownError } from "../errors.ts";
 import {
   hasOutcome,

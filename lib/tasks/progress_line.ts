@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { TaskProgress } from "../connections/task_types.ts";
+import type { TaskProgress } from "../connections/tasks/task_types.ts";
 import { abridge } from "../text/text.ts";
 
 /** Characters of a task id shown in a progress line (the whole id is in `/tasks`). */

@@ -19,7 +19,7 @@ import type {
   TaskEnd,
   TaskStatusUpdate,
   TaskTracking,
-} from "../connections/task_types.ts";
+} from "../connections/tasks/task_types.ts";
 import { messageOf, PatchbayError } from "../errors.ts";
 import type { Surface } from "../errors/failure_table.ts";
 import type { Log } from "../log/log.ts";
@@ -282,7 +282,7 @@ export class TaskTracker implements TaskTracking {
     this.#waiting.delete(key);
     this.#followed.add(key);
     try {
-      const { resumeToolTask } = await import("../connections/tool_task.ts");
+      const { resumeToolTask } = await import("../connections/tasks/tool_task.ts");
       const live = await resumeToolTask(
         manager.taskConnection(record.server),
         startedTaskOf(record),

@@ -15,7 +15,7 @@
 
 import { describeLaunchChange } from "../agent/launch_identity.ts";
 import type { ProgressUpdate } from "../connections/types.ts";
-import type { TaskProgress } from "../connections/task_types.ts";
+import type { TaskProgress } from "../connections/tasks/task_types.ts";
 import { progressLine } from "../tasks/progress_line.ts";
 import type { RetryNotice } from "../llm/provider.ts";
 import type {

@@ -41,7 +41,7 @@ import {
   installRequestHandlers,
   type RequestContext,
 } from "../requests.ts";
-import { receiverCapabilities } from "../task_generation.ts";
+import { receiverCapabilities } from "../tasks/task_generation.ts";
 import { DeadlineError, ServerSession } from "./live_session.ts";
 import { createTransport } from "./session_transport.ts";
 import { type ServerSessionHooks, watchSession } from "./session_notifications.ts";
@@ -195,7 +195,7 @@ async function attemptSession(
   installRequestHandlers(client, requests, offersRoots, offersElicitation, offersSampling);
   if (receives) {
     // ext-tasks loads with the first server, not with the program (start-up cost).
-    const { receiveTasks } = await import("../task_receiver.ts");
+    const { receiveTasks } = await import("../tasks/task_receiver.ts");
     const receiver = receiveTasks(client, requests, offersSampling, offersElicitation);
     session.beforeClose(() => Promise.resolve(receiver.close()));
   }

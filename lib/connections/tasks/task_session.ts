@@ -21,10 +21,10 @@ import {
   type TaskEnabledSession,
   withTasks,
 } from "@modelcontextprotocol/ext-tasks/client";
-import type { ServerConfig } from "../config/types.ts";
-import type { Log } from "../log/log.ts";
-import { boundedPollInterval } from "../tasks/bounds.ts";
-import type { ServerSession } from "./session/live_session.ts";
+import type { ServerConfig } from "../../config/types.ts";
+import type { Log } from "../../log/log.ts";
+import { boundedPollInterval } from "../../tasks/bounds.ts";
+import type { ServerSession } from "../session/live_session.ts";
 import { rawTaskDispatch } from "./task_dispatch.ts";
 import { taskGeneration } from "./task_generation.ts";
 

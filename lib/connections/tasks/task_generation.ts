@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { ServerSession } from "./session/live_session.ts";
+import type { ServerSession } from "../session/live_session.ts";
 
 /** Which Tasks protocol a session speaks; `none`: the server offers no tasks. */
 export type TaskGeneration = "none" | "v1" | "v2";

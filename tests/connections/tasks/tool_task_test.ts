@@ -16,16 +16,16 @@ import type {
   TaskProgress,
   TaskStatusUpdate,
   TaskTracking,
-} from "../../lib/connections/task_types.ts";
-import { taskStatusOn } from "../../lib/connections/task_requests.ts";
-import { CancelledError, TaskUnknownError, ToolTimeoutError } from "../../lib/errors.ts";
-import { Redactor } from "../../lib/redact/redact.ts";
-import { MAX_STATUS_MESSAGE_CHARS, MIN_POLL_INTERVAL_MS } from "../../lib/tasks/bounds.ts";
-import { HOSTILE_SECRET } from "../fixtures/task_server.ts";
-import { DENO } from "../support/deps.ts";
-import { firstText, startManager, stdioEntry } from "../support/servers.ts";
+} from "../../../lib/connections/tasks/task_types.ts";
+import { taskStatusOn } from "../../../lib/connections/tasks/task_requests.ts";
+import { CancelledError, TaskUnknownError, ToolTimeoutError } from "../../../lib/errors.ts";
+import { Redactor } from "../../../lib/redact/redact.ts";
+import { MAX_STATUS_MESSAGE_CHARS, MIN_POLL_INTERVAL_MS } from "../../../lib/tasks/bounds.ts";
+import { HOSTILE_SECRET } from "../../fixtures/task_server.ts";
+import { DENO } from "../../support/deps.ts";
+import { firstText, startManager, stdioEntry } from "../../support/servers.ts";
 
-const TASK_SERVER = fileURLToPath(new URL("../fixtures/task_server.ts", import.meta.url));
+const TASK_SERVER = fileURLToPath(new URL("../../fixtures/task_server.ts", import.meta.url));
 
 function taskServer(name: string, flags: string[], extra: Record<string, unknown> = {}) {
   return stdioEntry(

@@ -18,14 +18,14 @@ import type {
   TaskEnabledSession,
   ToolExecution,
 } from "@modelcontextprotocol/ext-tasks/client";
-import { startDeadline } from "../async/wait_clock.ts";
-import { CancelledError, TaskUnknownError } from "../errors.ts";
-import { REQUESTED_TTL_MS, usableTaskId } from "../tasks/bounds.ts";
-import type { ServerConnection } from "./connection.ts";
-import type { ServerSession } from "./session/live_session.ts";
+import { startDeadline } from "../../async/wait_clock.ts";
+import { CancelledError, TaskUnknownError } from "../../errors.ts";
+import { REQUESTED_TTL_MS, usableTaskId } from "../../tasks/bounds.ts";
+import type { ServerConnection } from "../connection.ts";
+import type { ServerSession } from "../session/live_session.ts";
 import { followExecution, statusUpdate } from "./task_follow.ts";
 import { followInPriorSession } from "./prior_session.ts";
-import { HttpTransport } from "../transports/http.ts";
+import { HttpTransport } from "../../transports/http.ts";
 import { openTaskSession, taskGeneration } from "./task_session.ts";
 import type {
   LiveTask,

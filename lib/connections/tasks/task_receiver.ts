@@ -17,8 +17,12 @@ import {
   bindTaskReceiver,
   type TaskReceiverBinding,
 } from "@modelcontextprotocol/ext-tasks/receiver";
-import { RECEIVER_MAX_TASKS, RECEIVER_POLL_INTERVAL_MS, RECEIVER_TTL_MS } from "../tasks/bounds.ts";
-import { answerElicitation, answerSampling, type RequestContext } from "./requests.ts";
+import {
+  RECEIVER_MAX_TASKS,
+  RECEIVER_POLL_INTERVAL_MS,
+  RECEIVER_TTL_MS,
+} from "../../tasks/bounds.ts";
+import { answerElicitation, answerSampling, type RequestContext } from "../requests.ts";
 
 /**
  * Serves task-backed sampling (and, when offered, elicitation) requests on `client`.

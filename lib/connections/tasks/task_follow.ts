@@ -18,10 +18,10 @@ import {
   type TaskView,
   type ToolExecution,
 } from "@modelcontextprotocol/ext-tasks/client";
-import { timerDelay } from "../async/timers.ts";
-import type { Log } from "../log/log.ts";
-import type { Redactor } from "../redact/redact.ts";
-import { boundedPollInterval, boundedStatusMessage, MAX_FOLLOW_MS } from "../tasks/bounds.ts";
+import { timerDelay } from "../../async/timers.ts";
+import type { Log } from "../../log/log.ts";
+import type { Redactor } from "../../redact/redact.ts";
+import { boundedPollInterval, boundedStatusMessage, MAX_FOLLOW_MS } from "../../tasks/bounds.ts";
 import type { LiveTask, StartedTask, TaskEnd, TaskStatusUpdate } from "./task_types.ts";
 
 /** JSON-RPC "invalid params": what a server answers for a task id it does not know. */

@@ -8,16 +8,16 @@
 
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { JsonRpcResponseError } from "@modelcontextprotocol/ext-tasks/client";
-import { abortable } from "../async/abortable.ts";
+import { abortable } from "../../async/abortable.ts";
 import {
   CancelledError,
   messageOf,
   PatchbayError,
   ServerRequestError,
   TaskUnknownError,
-} from "../errors.ts";
-import { STEPS } from "../errors/failure_table.ts";
-import type { ServerConnection } from "./connection.ts";
+} from "../../errors.ts";
+import { STEPS } from "../../errors/failure_table.ts";
+import type { ServerConnection } from "../connection.ts";
 import { statusUpdate } from "./task_follow.ts";
 import type { StartedTask, TaskEnd, TaskStatusUpdate } from "./task_types.ts";
 import { httpSessionOf, taskSessionOf } from "./tool_task.ts";

@@ -15,8 +15,8 @@ import type {
   RawClientDispatch,
   V2RequestFraming,
 } from "@modelcontextprotocol/ext-tasks/client";
-import { timerDelay } from "../async/timers.ts";
-import type { ServerSession } from "./session/live_session.ts";
+import { timerDelay } from "../../async/timers.ts";
+import type { ServerSession } from "../session/live_session.ts";
 
 /** The SDK's own default request timeout, used when ext-tasks gives none. */
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;

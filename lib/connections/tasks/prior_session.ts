@@ -22,15 +22,15 @@ import {
   type TaskEnabledSession,
   withTasks,
 } from "@modelcontextprotocol/ext-tasks/client";
-import { timerDelay } from "../async/timers.ts";
-import type { ServerConfig } from "../config/types.ts";
-import type { Log } from "../log/log.ts";
-import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
-import type { Redactor } from "../redact/redact.ts";
-import type { HttpTransport } from "../transports/http.ts";
-import { RawToolSchemas } from "./raw_schemas.ts";
-import { clientCapabilities, installRequestHandlers, type RequestContext } from "./requests.ts";
-import { createTransport, type SessionTransportOptions } from "./session/session_transport.ts";
+import { timerDelay } from "../../async/timers.ts";
+import type { ServerConfig } from "../../config/types.ts";
+import type { Log } from "../../log/log.ts";
+import type { PatchbayOAuthProvider } from "../../oauth/mod.ts";
+import type { Redactor } from "../../redact/redact.ts";
+import type { HttpTransport } from "../../transports/http.ts";
+import { RawToolSchemas } from "../raw_schemas.ts";
+import { clientCapabilities, installRequestHandlers, type RequestContext } from "../requests.ts";
+import { createTransport, type SessionTransportOptions } from "../session/session_transport.ts";
 import { ANY_RESULT, followExecution } from "./task_follow.ts";
 import { receiverCapabilities } from "./task_generation.ts";
 import { boundedPort } from "./task_session.ts";
