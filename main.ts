@@ -14,13 +14,13 @@ import { installLastResort, reportEscaped } from "./commands/_last_resort.ts";
 import { plainChatFlags, plainCommand } from "./commands/_chat_flags.ts";
 import { type CommandDeclaration, declarationAt, ROOT } from "./commands/_declarations.ts";
 import { EXIT, UsageError } from "./lib/errors.ts";
-import { sessionLogger } from "./lib/session_log.ts";
-import { stderrStyle, stdoutStyle } from "./lib/style.ts";
-import { didYouMean } from "./lib/text.ts";
+import { sessionLogger } from "./lib/log/session_log.ts";
+import { stderrStyle, stdoutStyle } from "./lib/terminal/style.ts";
+import { didYouMean } from "./lib/text/text.ts";
 import { HELP_DESCRIPTION, HELP_USAGE, helpRequest } from "./commands/_help_words.ts";
 import { commandLineError, failedAt } from "./commands/_usage_errors.ts";
 import { NAME, VERSION } from "./lib/version.ts";
-import { taskWorkingDirectory } from "./lib/task_folder.ts";
+import { taskWorkingDirectory } from "./lib/cli/task_folder.ts";
 import { fileURLToPath } from "node:url";
 
 // Start-up order (docs/performance.md): this file loads only what every invocation needs. commander

@@ -12,7 +12,7 @@
  */
 
 import { join } from "node:path";
-import { silentLog } from "../lib/log.ts";
+import { silentLog } from "../lib/log/log.ts";
 import { createOAuthRuntime, EndpointPolicy, FileTokenStore } from "../lib/oauth/mod.ts";
 import { emptyCredentials } from "../lib/oauth/token_store.ts";
 import { fakeBrowser } from "../tests/support/fake_browser.ts";

@@ -21,7 +21,7 @@
 
 import { join } from "node:path";
 import { BINARY_FLAGS } from "../scripts/compile.ts";
-import { CLIENT_V8_FLAGS } from "../lib/v8_flags.ts";
+import { CLIENT_V8_FLAGS } from "../lib/cli/v8_flags.ts";
 import { benchSandbox, writeEverythingConfig } from "../tests/support/bench_sandbox.ts";
 import { startScriptedLlm } from "../tests/support/scripted_llm.ts";
 import { DENO, NODE, testDepsDir } from "../tests/support/deps.ts";

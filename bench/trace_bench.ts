@@ -14,7 +14,7 @@
 import { join } from "node:path";
 import { ConnectionManager } from "../lib/connections/manager.ts";
 import type { ServerConfig } from "../lib/config/types.ts";
-import { Redactor } from "../lib/redact.ts";
+import { Redactor } from "../lib/redact/redact.ts";
 import { setActiveTrace } from "../lib/trace/active.ts";
 import { TraceRecorder } from "../lib/trace/recorder.ts";
 import { everythingEntry, NODE } from "../tests/support/deps.ts";

@@ -22,15 +22,15 @@ import {
 } from "../lib/errors.ts";
 import { findDenoDenial } from "../lib/deno_permission/denial.ts";
 import { RefusedGrants } from "../lib/deno_permission/refused_grant.ts";
-import { classify, netLabel } from "../lib/failure.ts";
+import { classify, netLabel } from "../lib/errors/failure.ts";
 
 export { remedyFor, type Surface };
-import type { Logger } from "../lib/log.ts";
-import { sessionLogger } from "../lib/session_log.ts";
-import { Redactor } from "../lib/redact.ts";
-import { stripTerminalEscapes, terminalColumns } from "../lib/terminal.ts";
-import { fitLines } from "../lib/text.ts";
-import { createStyle, stderrStyle, type Style } from "../lib/style.ts";
+import type { Logger } from "../lib/log/log.ts";
+import { sessionLogger } from "../lib/log/session_log.ts";
+import { Redactor } from "../lib/redact/redact.ts";
+import { stripTerminalEscapes, terminalColumns } from "../lib/terminal/terminal.ts";
+import { fitLines } from "../lib/text/text.ts";
+import { createStyle, stderrStyle, type Style } from "../lib/terminal/style.ts";
 
 /**
  * The grants that errors shown by this process carried (an OAuth server's moved

@@ -23,9 +23,9 @@ import { type JsonValue, parseJson } from "../lib/config/json.ts";
 import { newDocument, setMember } from "../lib/config/json_edit.ts";
 import { parseConfig } from "../lib/config/load.ts";
 import { findSecrets, type FoundSecret, withReferences } from "../lib/config/secrets.ts";
-import { PROJECT_DIR } from "../lib/startup.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
-import { MAX_CONFIG_BYTES, readBoundedText } from "../lib/bounded_read.ts";
+import { PROJECT_DIR } from "../lib/cli/startup.ts";
+import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
+import { MAX_CONFIG_BYTES, readBoundedText } from "../lib/files/bounded_read.ts";
 
 /** How secrets found in new entries are handled. */
 export interface SecretOptions {

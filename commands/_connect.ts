@@ -9,16 +9,16 @@ import process from "node:process";
 import type { ConnectionManager } from "../lib/connections/manager.ts";
 import type { ServerRequestHandlers, ServerStatus } from "../lib/connections/types.ts";
 import { CancelledError, EndedBySignalError } from "../lib/errors.ts";
-import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
+import { onEndingSignal, signalExitCode } from "../lib/cli/ending_signals.ts";
 import { describeOAuthEvent } from "../lib/oauth/messages.ts";
 import { installingOf } from "../lib/connections/progress.ts";
 import { createElicitationHandler, createFormDefaultsHandler } from "../lib/ui/elicitation.ts";
-import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
+import { type GlobalOptions, type Runtime, startUp } from "../lib/cli/startup.ts";
 import { childEnvironment } from "../lib/transports/process.ts";
 import { endUnclaimed, prespawn } from "../lib/transports/spawn.ts";
-import { stderrStyle } from "../lib/style.ts";
-import { terminalColumns } from "../lib/terminal.ts";
-import { fitLines } from "../lib/text.ts";
+import { stderrStyle } from "../lib/terminal/style.ts";
+import { terminalColumns } from "../lib/terminal/terminal.ts";
+import { fitLines } from "../lib/text/text.ts";
 import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import { activeTrace } from "../lib/trace/active.ts";
 import { errorJson } from "./_boundary.ts";
@@ -69,7 +69,7 @@ async function formAnswers(
     return { handlers: { withoutElicitation: true, ...NO_MODEL }, close() {} };
   }
   const [{ LineEditor }, { TerminalOutput }] = await Promise.all([
-    import("../lib/repl/line_editor.ts"),
+    import("../lib/terminal/line_editor.ts"),
     import("../lib/ui/output.ts"),
   ]);
   const editor = new LineEditor({ output: process.stderr });

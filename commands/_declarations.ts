@@ -26,7 +26,7 @@ import type { SessionsOptions } from "./sessions.ts";
 import type { TraceShowOptions, TraceStatsOptions } from "./trace.ts";
 import { DEFAULT_SESSION_LIMIT, parseLimit } from "./_limit.ts";
 import { EXIT } from "../lib/errors.ts";
-import type { GlobalOptions } from "../lib/startup.ts";
+import type { GlobalOptions } from "../lib/cli/startup.ts";
 import { NAME } from "../lib/version.ts";
 import { ROOT_OPTIONS } from "../lib/cli/root_options.ts";
 import {

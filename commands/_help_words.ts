@@ -13,7 +13,7 @@
 import { type CommandDeclaration, ROOT } from "./_declarations.ts";
 import { optionSpelling } from "../lib/cli/root_options.ts";
 import { UsageError } from "../lib/errors.ts";
-import { didYouMean } from "../lib/text.ts";
+import { didYouMean } from "../lib/text/text.ts";
 import { NAME } from "../lib/version.ts";
 
 /** The help command's word, and how every help that lists commands shows it. */

@@ -7,10 +7,10 @@
 
 import { installingOf, isPending, progressOf } from "../lib/connections/progress.ts";
 import type { ServerStatus } from "../lib/connections/types.ts";
-import type { Redactor } from "../lib/redact.ts";
-import { createStyle, type Style } from "../lib/style.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
-import { plural } from "../lib/text.ts";
+import type { Redactor } from "../lib/redact/redact.ts";
+import { createStyle, type Style } from "../lib/terminal/style.ts";
+import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
+import { plural } from "../lib/text/text.ts";
 import { formatError, type Surface } from "./_boundary.ts";
 
 /** Options of {@linkcode renderServerStatus}. */

@@ -9,8 +9,8 @@
 
 import { ApprovalStore, type RememberedApproval } from "../lib/agent/approval_store.ts";
 import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
-import { stdoutStyle } from "../lib/style.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
+import { stdoutStyle } from "../lib/terminal/style.ts";
+import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
 
 /** Options of the `approvals` commands. */
 export interface ApprovalsOptions {

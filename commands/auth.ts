@@ -23,9 +23,9 @@ import {
   tokenStoreFor,
   usesOAuth,
 } from "../lib/oauth/mod.ts";
-import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
-import { stderrStyle, stdoutStyle } from "../lib/style.ts";
-import { didYouMean } from "../lib/text.ts";
+import { type GlobalOptions, type Runtime, startUp } from "../lib/cli/startup.ts";
+import { stderrStyle, stdoutStyle } from "../lib/terminal/style.ts";
+import { didYouMean } from "../lib/text/text.ts";
 
 /** Options of `auth list`. */
 export interface AuthListOptions extends GlobalOptions {

@@ -26,15 +26,15 @@ import {
   parseJsonArgs,
   resolveTool,
   serverPrefix,
-} from "../lib/repl/resolve.ts";
-import { showName } from "../lib/names.ts";
+} from "../lib/session/resolve.ts";
+import { showName } from "../lib/text/names.ts";
 import type { CatalogueTool } from "../lib/connections/types.ts";
 import { Hooks } from "../lib/hooks/hooks.ts";
-import type { Runtime } from "../lib/startup.ts";
-import { stderrStyle } from "../lib/style.ts";
-import { showControls, stripTerminalEscapes } from "../lib/terminal.ts";
-import { abridge } from "../lib/text.ts";
-import type { TaskProgress } from "../lib/connections/task_types.ts";
+import type { Runtime } from "../lib/cli/startup.ts";
+import { stderrStyle } from "../lib/terminal/style.ts";
+import { showControls, stripTerminalEscapes } from "../lib/terminal/terminal.ts";
+import { abridge } from "../lib/text/text.ts";
+import type { TaskProgress } from "../lib/connections/tasks/task_types.ts";
 import { PENDING_META } from "../lib/tasks/notes.ts";
 import { commandTaskRegistry } from "../lib/tasks/open.ts";
 import { progressLine } from "../lib/tasks/progress_line.ts";
@@ -218,7 +218,7 @@ function callHooks(runtime: Runtime, tool: CatalogueTool, signal: AbortSignal): 
         );
         return false;
       }
-      const { LineEditor } = await import("../lib/repl/line_editor.ts");
+      const { LineEditor } = await import("../lib/terminal/line_editor.ts");
       const editor = new LineEditor({ output: process.stderr });
       try {
         const question = `${heading}    [y]es  [n]o  (default No) `;

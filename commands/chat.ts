@@ -6,15 +6,15 @@
  */
 
 import { EXIT } from "../lib/errors.ts";
-import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
+import { onEndingSignal, signalExitCode } from "../lib/cli/ending_signals.ts";
 import { RESTART_EXIT_CODE } from "../lib/permissions/restart.ts";
 import { banner, completerFor, runLoop } from "../lib/repl/loop.ts";
 import { TerminalOutput } from "../lib/ui/output.ts";
-import { canRedraw } from "../lib/terminal.ts";
-import { ClientSession } from "../lib/repl/client_session.ts";
-import { type GlobalOptions, startUp } from "../lib/startup.ts";
+import { canRedraw } from "../lib/terminal/terminal.ts";
+import { ClientSession } from "../lib/session/client_session.ts";
+import { type GlobalOptions, startUp } from "../lib/cli/startup.ts";
 import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
-import type { Style } from "../lib/style.ts";
+import type { Style } from "../lib/terminal/style.ts";
 import { errorPresenter, refusedGrants } from "./_boundary.ts";
 import { renderServerStatus } from "./_status.ts";
 

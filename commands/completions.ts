@@ -14,7 +14,7 @@ import type { Command } from "commander";
 import { fileURLToPath } from "node:url";
 import { locateConfig } from "../lib/config/locate.ts";
 import { EXIT, UsageError } from "../lib/errors.ts";
-import { MAX_CONFIG_BYTES, readBoundedTextSync } from "../lib/bounded_read.ts";
+import { MAX_CONFIG_BYTES, readBoundedTextSync } from "../lib/files/bounded_read.ts";
 
 /** The shells a script is made for. */
 export const SHELLS = ["bash", "zsh", "fish"] as const;

@@ -11,9 +11,9 @@ import { DEFAULTS } from "../lib/defaults.ts";
 import { EXIT } from "../lib/errors.ts";
 import { hookCommands } from "../lib/hooks/types.ts";
 import { PROVIDERS } from "../lib/providers.ts";
-import { type GlobalOptions, startUp } from "../lib/startup.ts";
-import { stdoutStyle, type Style } from "../lib/style.ts";
-import { plural } from "../lib/text.ts";
+import { type GlobalOptions, startUp } from "../lib/cli/startup.ts";
+import { stdoutStyle, type Style } from "../lib/terminal/style.ts";
+import { plural } from "../lib/text/text.ts";
 
 /** Options of `config check`. */
 export interface ConfigCheckOptions extends GlobalOptions {

@@ -10,8 +10,8 @@ import { resolve } from "node:path";
 import type { CheckResult, CheckStatus } from "../lib/doctor/check.ts";
 import { type DoctorOptions, runDoctor } from "../lib/doctor/run.ts";
 import { EXIT } from "../lib/errors.ts";
-import { stdoutStyle, type Style } from "../lib/style.ts";
-import { plural } from "../lib/text.ts";
+import { stdoutStyle, type Style } from "../lib/terminal/style.ts";
+import { plural } from "../lib/text/text.ts";
 
 /** Options of `patchbay doctor`. */
 export interface DoctorCommandOptions extends DoctorOptions {

@@ -20,11 +20,11 @@ import {
 } from "../lib/config/edit.ts";
 import { type JsonValue, parseJson } from "../lib/config/json.ts";
 import { removeMember, setMember } from "../lib/config/json_edit.ts";
-import { Redactor } from "../lib/redact.ts";
-import { showName } from "../lib/names.ts";
+import { Redactor } from "../lib/redact/redact.ts";
+import { showName } from "../lib/text/names.ts";
 import { ruleAbidingName, SERVER_NAME_RULE, serverNameProblem } from "../lib/config/server_name.ts";
-import type { GlobalOptions } from "../lib/startup.ts";
-import { didYouMean, plural } from "../lib/text.ts";
+import type { GlobalOptions } from "../lib/cli/startup.ts";
+import { didYouMean, plural } from "../lib/text/text.ts";
 import {
   refuseUnreadable,
   type SecretOptions,

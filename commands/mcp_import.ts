@@ -27,11 +27,11 @@ import { parseConfig } from "../lib/config/load.ts";
 import { findSecrets } from "../lib/config/secrets.ts";
 import type { Environment } from "../lib/env.ts";
 import { PatchbayError } from "../lib/errors.ts";
-import { Redactor } from "../lib/redact.ts";
-import { stdoutStyle } from "../lib/style.ts";
-import { showName } from "../lib/names.ts";
-import { hasHiddenCharacters } from "../lib/terminal.ts";
-import { plural } from "../lib/text.ts";
+import { Redactor } from "../lib/redact/redact.ts";
+import { stdoutStyle } from "../lib/terminal/style.ts";
+import { showName } from "../lib/text/names.ts";
+import { hasHiddenCharacters } from "../lib/terminal/terminal.ts";
+import { plural } from "../lib/text/text.ts";
 import { type NamedEntry, refuseUnreadable, writeEntries } from "./_config_edit.ts";
 import { type McpEditOptions, report, serversOf } from "./mcp.ts";
 

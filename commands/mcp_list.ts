@@ -8,10 +8,10 @@
 
 import type { ServerConfig } from "../lib/config/types.ts";
 import { EXIT, PatchbayError } from "../lib/errors.ts";
-import { type Runtime, startUp } from "../lib/startup.ts";
-import { stderrStyle, stdoutStyle } from "../lib/style.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
-import { didYouMean } from "../lib/text.ts";
+import { type Runtime, startUp } from "../lib/cli/startup.ts";
+import { stderrStyle, stdoutStyle } from "../lib/terminal/style.ts";
+import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
+import { didYouMean } from "../lib/text/text.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
 import { renderServerStatus } from "./_status.ts";
 

@@ -12,10 +12,10 @@ import { gatherInputs } from "../lib/permissions/inputs.ts";
 import { type PermissionPlan, planPermissions } from "../lib/permissions/plan.ts";
 import { defaultLogFile } from "../lib/paths.ts";
 import { usesOAuth } from "../lib/oauth/uses_oauth.ts";
-import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
+import { type GlobalOptions, type Runtime, startUp } from "../lib/cli/startup.ts";
 import { VERSION } from "../lib/version.ts";
-import { wrapWords } from "../lib/text.ts";
-import { CLIENT_V8_FLAGS } from "../lib/v8_flags.ts";
+import { wrapWords } from "../lib/text/text.ts";
+import { CLIENT_V8_FLAGS } from "../lib/cli/v8_flags.ts";
 import type { PrintedTelemetry } from "../lib/telemetry/launch_env.ts";
 
 /** Options of `patchbay permissions`. */

@@ -12,8 +12,8 @@ import {
   parseKeyValues,
   resolveNamed,
   serverPrefix,
-} from "../lib/repl/resolve.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
+} from "../lib/session/resolve.ts";
+import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";
 
 /** Gets a prompt. */

@@ -7,9 +7,9 @@
 
 import { EXIT } from "../lib/errors.ts";
 import { formatPrompts } from "../lib/ui/listing.ts";
-import { stdoutStyle } from "../lib/style.ts";
+import { stdoutStyle } from "../lib/terminal/style.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
-import { terminalColumns } from "../lib/terminal.ts";
+import { terminalColumns } from "../lib/terminal/terminal.ts";
 import { only } from "./tools.ts";
 
 /** Lists prompts. */

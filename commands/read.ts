@@ -12,8 +12,8 @@
 import { resolve } from "node:path";
 import type { ReadResourceResult } from "@modelcontextprotocol/client";
 import { EXIT } from "../lib/errors.ts";
-import { resourceServer, splitServerUri } from "../lib/repl/resolve.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
+import { resourceServer, splitServerUri } from "../lib/session/resolve.ts";
+import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";
 import { only } from "./tools.ts";
 

@@ -7,7 +7,7 @@
 
 import { EXIT } from "../lib/errors.ts";
 import { formatResources } from "../lib/ui/listing.ts";
-import { stdoutStyle } from "../lib/style.ts";
+import { stdoutStyle } from "../lib/terminal/style.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
 import { only } from "./tools.ts";
 

@@ -16,14 +16,14 @@
  */
 
 import { CancelledError, EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
-import { onEndingSignal, signalExitCode } from "../lib/ending_signals.ts";
-import type { Redactor } from "../lib/redact.ts";
+import { onEndingSignal, signalExitCode } from "../lib/cli/ending_signals.ts";
+import type { Redactor } from "../lib/redact/redact.ts";
 import { JsonEventsUi, usageJson } from "../lib/ui/json_ui.ts";
 import type { CostEstimate } from "../lib/agent/usage_cost.ts";
 import { TerminalOutput } from "../lib/ui/output.ts";
-import { canRedraw } from "../lib/terminal.ts";
-import type { ClientSession } from "../lib/repl/client_session.ts";
-import { type GlobalOptions, startUp } from "../lib/startup.ts";
+import { canRedraw } from "../lib/terminal/terminal.ts";
+import type { ClientSession } from "../lib/session/client_session.ts";
+import { type GlobalOptions, startUp } from "../lib/cli/startup.ts";
 import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import { endUnclaimed } from "../lib/transports/spawn.ts";
 import { errorJson, errorPresenter, refusedGrants } from "./_boundary.ts";
@@ -102,7 +102,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
     }
     // The servers boot while the session's code (SDK, model client, memory) loads.
     startServerProcesses(runtime);
-    const { ClientSession } = await import("../lib/repl/client_session.ts");
+    const { ClientSession } = await import("../lib/session/client_session.ts");
     session = await ClientSession.open({
       runtime,
       output,

@@ -9,10 +9,10 @@ import { EXIT } from "../lib/errors.ts";
 import type { Memory } from "../lib/memory/memory.ts";
 import { openMemory } from "../lib/memory/open.ts";
 import type { SessionSummary, StoredMessage } from "../lib/memory/types.ts";
-import { type GlobalOptions, type Runtime, startUp } from "../lib/startup.ts";
-import { stdoutStyle, type Style } from "../lib/style.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
-import { abridge, plural } from "../lib/text.ts";
+import { type GlobalOptions, type Runtime, startUp } from "../lib/cli/startup.ts";
+import { stdoutStyle, type Style } from "../lib/terminal/style.ts";
+import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
+import { abridge, plural } from "../lib/text/text.ts";
 import { DEFAULT_SESSION_LIMIT } from "./_limit.ts";
 
 /** Options of the `sessions` commands. */

@@ -10,7 +10,7 @@
 import { EXIT } from "../lib/errors.ts";
 import { resolveServer, SkillRegistry } from "../lib/skills/registry.ts";
 import { fileText, formatSkills, skillsJson } from "../lib/ui/skill_listing.ts";
-import { stderrStyle, stdoutStyle } from "../lib/style.ts";
+import { stderrStyle, stdoutStyle } from "../lib/terminal/style.ts";
 import { errorJson, formatError } from "./_boundary.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
 import { only } from "./tools.ts";

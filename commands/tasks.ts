@@ -9,7 +9,7 @@
 
 import { EXIT, TaskUnknownError } from "../lib/errors.ts";
 import type { TaskRecord } from "../lib/memory/task_registry.ts";
-import { startUp } from "../lib/startup.ts";
+import { startUp } from "../lib/cli/startup.ts";
 import { listHeading, taskDetail, taskJson, taskLine } from "../lib/tasks/format.ts";
 import { commandTaskRegistry, type LazyTaskRegistry } from "../lib/tasks/open.ts";
 import {
@@ -21,8 +21,8 @@ import {
   taskOutcome,
   type TaskRequestOptions,
 } from "../lib/tasks/operations.ts";
-import { stripTerminalEscapes } from "../lib/terminal.ts";
-import type { Runtime } from "../lib/startup.ts";
+import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
+import type { Runtime } from "../lib/cli/startup.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";
 
 /** Options of the `tasks` commands. */

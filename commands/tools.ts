@@ -6,12 +6,12 @@
  */
 
 import { EXIT, UsageError } from "../lib/errors.ts";
-import { didYouMean } from "../lib/text.ts";
+import { didYouMean } from "../lib/text/text.ts";
 import { formatTools } from "../lib/ui/listing.ts";
-import { stderrStyle, stdoutStyle } from "../lib/style.ts";
+import { stderrStyle, stdoutStyle } from "../lib/terminal/style.ts";
 import { unmatchedLines, withheldLines } from "../lib/ui/listing.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
-import { terminalColumns } from "../lib/terminal.ts";
+import { terminalColumns } from "../lib/terminal/terminal.ts";
 
 /** Lists tools. */
 export function tools(server: string | undefined, options: ScriptOptions): Promise<number> {

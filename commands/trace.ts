@@ -8,10 +8,10 @@
 
 import { DEFAULTS } from "../lib/defaults.ts";
 import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
-import { safeJson } from "../lib/json_text.ts";
+import { safeJson } from "../lib/text/json_text.ts";
 import type { TraceLine } from "../lib/trace/record.ts";
 import { expectedNote, parseTrace, stats, statsTable, timeline } from "../lib/trace/timeline.ts";
-import { readBoundedText } from "../lib/bounded_read.ts";
+import { readBoundedText } from "../lib/files/bounded_read.ts";
 
 /** Options of `trace show`. */
 export interface TraceShowOptions {

@@ -10,10 +10,10 @@
  */
 
 import { basename, dirname, join, resolve } from "node:path";
-import { MAX_ENV_FILE_BYTES, readBoundedText } from "./bounded_read.ts";
+import { MAX_ENV_FILE_BYTES, readBoundedText } from "./files/bounded_read.ts";
 import { DenoPermissionError, PatchbayError } from "./errors.ts";
 import { denoPermissionFlag } from "./deno_permission/denial.ts";
-import { refuseSharedWritable } from "./shared_writable.ts";
+import { refuseSharedWritable } from "./files/shared_writable.ts";
 
 /** One line of a .env file that could not be understood. */
 export interface DotenvProblem {

@@ -14,9 +14,9 @@
  * @module
  */
 
-export type { Remedy, RemedyText, Surface } from "./failure_table.ts";
+export type { Remedy, RemedyText, Surface } from "./errors/failure_table.ts";
 export { EXIT } from "./exit_codes.ts";
-export type { ErrorCode } from "./error_codes.ts";
+export type { ErrorCode } from "./errors/error_codes.ts";
 
 export * from "./errors/base.ts";
 export * from "./errors/config.ts";

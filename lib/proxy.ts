@@ -12,7 +12,7 @@
  */
 
 import type { FetchLike } from "@modelcontextprotocol/client";
-import { type Log, silentLog } from "./log.ts";
+import { type Log, silentLog } from "./log/log.ts";
 
 /** Where variables are read: an `Environment` (process over .env), or `Deno.env`. */
 export interface EnvLookup {

@@ -23,7 +23,7 @@
 
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CLIENT_V8_FLAGS } from "../lib/v8_flags.ts";
+import { CLIENT_V8_FLAGS } from "../lib/cli/v8_flags.ts";
 
 const PROJECT = fileURLToPath(new URL("../", import.meta.url));
 

@@ -24,7 +24,7 @@ import type {
   ToolDefinition,
 } from "../llm/provider.ts";
 import { estimateTextTokens, TokenEstimator } from "../llm/tokens.ts";
-import { type Log, silentLog } from "../log.ts";
+import { type Log, silentLog } from "../log/log.ts";
 import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
 import { visionInEffect } from "../providers.ts";
 import { DEFAULTS } from "../defaults.ts";

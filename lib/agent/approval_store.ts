@@ -16,12 +16,12 @@
  */
 
 import { createHash } from "node:crypto";
-import { MAX_APPROVALS_BYTES, readBoundedText } from "../bounded_read.ts";
+import { MAX_APPROVALS_BYTES, readBoundedText } from "../files/bounded_read.ts";
 import { PatchbayError } from "../errors.ts";
-import { withFileLock } from "../file_lock.ts";
+import { withFileLock } from "../files/file_lock.ts";
 import { statePath } from "../paths.ts";
-import { replacePrivateFile } from "../private_file.ts";
-import { refuseSharedWritable } from "../shared_writable.ts";
+import { replacePrivateFile } from "../files/private_file.ts";
+import { refuseSharedWritable } from "../files/shared_writable.ts";
 
 /** The file's name in the state folder. */
 export const APPROVALS_FILE = "approvals.json";

@@ -22,8 +22,8 @@ import type { ChatMessage, ContentPart, GenerateResult } from "../llm/provider.t
 import { TokenEstimator } from "../llm/tokens.ts";
 import { visionInEffect } from "../providers.ts";
 import { DEFAULTS } from "../defaults.ts";
-import { type Log, silentLog } from "../log.ts";
-import { abridge } from "../text.ts";
+import { type Log, silentLog } from "../log/log.ts";
+import { abridge } from "../text/text.ts";
 import { admitRequest, admitSampling } from "./limits.ts";
 import type { UsageStats } from "./stats.ts";
 import type { AgentUi, SamplingApprovalRequest } from "./ui.ts";

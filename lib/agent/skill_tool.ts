@@ -17,9 +17,9 @@
 import { CancelledError, PatchbayError, remedyFor, type Surface } from "../errors.ts";
 import type { ToolCall, ToolDefinition } from "../llm/provider.ts";
 import type { StoredMessage } from "../memory/types.ts";
-import { showName } from "../names.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
-import { abridge } from "../text.ts";
+import { showName } from "../text/names.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
+import { abridge } from "../text/text.ts";
 import type { SkillFile, SkillListing, SkillSummary } from "../skills/types.ts";
 import { capText, TOOL_OUTPUT_MAX_CHARS } from "./content.ts";
 import type { NoticeDetail, NoticeLevel } from "./ui.ts";

@@ -13,7 +13,7 @@ import type { AgentLimits } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import type { TokenUsage } from "../llm/provider.ts";
 import type { PricePerMillionTokens } from "../llm/prices.ts";
-import { plural } from "../text.ts";
+import { plural } from "../text/text.ts";
 import { cacheLine, type CostEstimate, costLine, estimateCost } from "./usage_cost.ts";
 
 /** Tokens and requests of one slice of the session. */

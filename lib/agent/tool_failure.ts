@@ -21,9 +21,9 @@ import {
   ToolExecutionError,
   ToolTimeoutError,
 } from "../errors.ts";
-import { looksLikePermissionError } from "../failure.ts";
+import { looksLikePermissionError } from "../errors/failure.ts";
 import { refusalIn, refusalReason, refusalRemedy } from "./refused_request.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 
 export { looksLikePermissionError, type Surface };
 

@@ -15,7 +15,7 @@ import type { PatchbayError, Surface } from "../errors.ts";
 import type { Hooks } from "../hooks/hooks.ts";
 import { postToolUse, preToolUse } from "../hooks/tool_hooks.ts";
 import type { ToolCall } from "../llm/provider.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import { hookNotices, onSurface } from "./hook_notices.ts";
 import type { AgentUi, ToolCallView } from "./ui.ts";
 import type { UiGuard } from "./ui_guard.ts";

@@ -24,13 +24,13 @@ import {
   ToolTimeoutError,
 } from "../errors.ts";
 import type { ToolCall } from "../llm/provider.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
 import type { ConvertedToolResult } from "./content.ts";
 import { type SavedItem, savedLine, saveResultMedia } from "./result_media.ts";
 import { MAX_IMAGE_BYTES, MAX_IMAGES_KEPT } from "./image_store.ts";
-import { showName } from "../names.ts";
-import { abridge, didYouMean } from "../text.ts";
+import { showName } from "../text/names.ts";
+import { abridge, didYouMean } from "../text/text.ts";
 import type { ApprovalPolicy } from "./approval.ts";
 import { convertToolResult } from "./content.ts";
 import type { ToolOutcome, UsageStats } from "./stats.ts";

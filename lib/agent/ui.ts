@@ -17,7 +17,7 @@
  */
 
 import type { ProgressUpdate } from "../connections/types.ts";
-import type { TaskProgress } from "../connections/task_types.ts";
+import type { TaskProgress } from "../connections/tasks/task_types.ts";
 import type { PatchbayError } from "../errors.ts";
 import type { RetryNotice, TokenUsage } from "../llm/provider.ts";
 import type { ApprovalReason, LaunchChange, ToolApproval } from "./approval.ts";

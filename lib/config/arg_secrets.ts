@@ -8,7 +8,7 @@
  * @module
  */
 
-import { REDACTED, Redactor } from "../redact.ts";
+import { REDACTED, Redactor } from "../redact/redact.ts";
 
 /** One secret found in a command's arguments. */
 export interface ArgSecret {

@@ -16,16 +16,16 @@ import {
   MAX_ENV_FILE_BYTES,
   type ReadBound,
   readBoundedText,
-} from "../bounded_read.ts";
+} from "../files/bounded_read.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { chooseEnvFile, type Environment, loadEnvironment } from "../env.ts";
 import { ConfigSyntaxError, ConfigValidationError, PatchbayError, UsageError } from "../errors.ts";
-import { withFileLock } from "../file_lock.ts";
+import { withFileLock } from "../files/file_lock.ts";
 import { configDir, stateDir } from "../paths.ts";
 import { EDIT_SUFFIX } from "./edit_suffix.ts";
-import { chmodOwnerOnly } from "../private_file.ts";
-import { Redactor } from "../redact.ts";
-import { refuseSharedDestination } from "../shared_writable.ts";
+import { chmodOwnerOnly } from "../files/private_file.ts";
+import { Redactor } from "../redact/redact.ts";
+import { refuseSharedDestination } from "../files/shared_writable.ts";
 import { parseConfig } from "./load.ts";
 
 /** Where an edit goes: the working folder's file, or the user's own one. */

@@ -7,7 +7,7 @@
  */
 
 import { basename, dirname, join, resolve } from "node:path";
-import { MAX_IMPORTED_FILE_BYTES, readBoundedText } from "../bounded_read.ts";
+import { MAX_IMPORTED_FILE_BYTES, readBoundedText } from "../files/bounded_read.ts";
 import { PatchbayError, UsageError } from "../errors.ts";
 import { type JsonValue, parseJson } from "./json.ts";
 import { blankJsonComments } from "./jsonc.ts";

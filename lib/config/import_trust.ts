@@ -104,6 +104,7 @@ export const NEUTRAL_FIELDS: readonly string[] = [
   "include_tools",
   "exclude_tools",
   "headers_helper_ttl",
+  "tasks",
 ];
 
 /** The fields of `auth` that widen nothing: how the server's own OAuth is spoken. */

@@ -7,7 +7,7 @@
 
 import { DEFAULTS } from "../defaults.ts";
 import { PROVIDER_ALIASES, PROVIDER_NAMES, type ProviderName, PROVIDERS } from "../providers.ts";
-import { didYouMean } from "../text.ts";
+import { didYouMean } from "../text/text.ts";
 import type { ProblemList } from "./problem_list.ts";
 import { LlmSchema } from "./schema.ts";
 import type { LlmConfig } from "./types.ts";

@@ -18,7 +18,7 @@ import {
   PatchbayError,
   PermissionDeniedError,
 } from "../errors.ts";
-import { MAX_CONFIG_BYTES, readBoundedFile } from "../bounded_read.ts";
+import { MAX_CONFIG_BYTES, readBoundedFile } from "../files/bounded_read.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { parseJson } from "./json.ts";
 import { renderProblems, sortProblems } from "./problems.ts";
@@ -28,7 +28,7 @@ import { Validator } from "./validate.ts";
 
 // Callers read the whole configuration story from here: where the file is and how its
 // warnings read.
-import { refuseSharedWritable } from "../shared_writable.ts";
+import { refuseSharedWritable } from "../files/shared_writable.ts";
 export { type ConfigLocation, locateConfig } from "./locate.ts";
 export { describeWarning } from "./problems.ts";
 

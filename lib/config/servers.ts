@@ -27,7 +27,7 @@ import type {
 } from "./types.ts";
 import type { ConfigValues } from "./values.ts";
 import { readHelper } from "./helpers.ts";
-import { hasHiddenCharacters, showControls } from "../terminal.ts";
+import { hasHiddenCharacters, showControls } from "../terminal/terminal.ts";
 import {
   describeType,
   PARSE_OPTIONS,
@@ -35,7 +35,7 @@ import {
   parseSoundFields,
   reportIssues,
 } from "./zod_issues.ts";
-import { MAX_KEY_FILE_BYTES, readBoundedTextSync } from "../bounded_read.ts";
+import { MAX_KEY_FILE_BYTES, readBoundedTextSync } from "../files/bounded_read.ts";
 
 /** What reading the entries needs: where problems go, and how values are read. */
 export interface EntryReader {

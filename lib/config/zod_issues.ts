@@ -7,7 +7,7 @@
  */
 
 import type { z } from "zod";
-import { didYouMean } from "../text.ts";
+import { didYouMean } from "../text/text.ts";
 import { FIELD_ALIASES, TRANSPORT_ALIASES } from "./aliases.ts";
 import type { FieldPath, ProblemList } from "./problem_list.ts";
 import {

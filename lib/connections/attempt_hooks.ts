@@ -6,12 +6,12 @@
  * @module
  */
 
-import type { Log } from "../log.ts";
-import type { Redactor } from "../redact.ts";
+import type { Log } from "../log/log.ts";
+import type { Redactor } from "../redact/redact.ts";
 import type { LivenessWatch } from "./liveness.ts";
 import type { Relisting } from "./relisting.ts";
 import { serverLog } from "./server_log.ts";
-import type { ListName, ServerSession, ServerSessionHooks } from "./server_session.ts";
+import type { ListName, ServerSession, ServerSessionHooks } from "./session/server_session.ts";
 import type { ConnectionEvent } from "./types.ts";
 
 /** Where an adopted session's notifications go. */

@@ -21,8 +21,8 @@ import {
   PatchbayError,
   type ServerUnavailableError,
 } from "../errors.ts";
-import type { Log } from "../log.ts";
-import { type Redactor, sessionRedactor } from "../redact.ts";
+import type { Log } from "../log/log.ts";
+import { type Redactor, sessionRedactor } from "../redact/redact.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import { combineClocks, type LoginClock, WaitClock } from "../async/wait_clock.ts";
 import { isNetwork, LivenessWatch } from "./liveness.ts";
@@ -32,13 +32,13 @@ import { type ConnectionRequestOptions, sdkBackstopMs } from "./request_deadline
 import { connectionRequest } from "./connection_requests.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
 import { rootsOf } from "./requests.ts";
-import { CLIENT_INFO, type Lists, openSession, ServerSession } from "./server_session.ts";
-import type { PriorSessionOptions } from "./prior_session.ts";
+import { CLIENT_INFO, type Lists, openSession, ServerSession } from "./session/server_session.ts";
+import type { PriorSessionOptions } from "./tasks/prior_session.ts";
 import { AttemptHooks } from "./attempt_hooks.ts";
 import { adoptWarnings } from "./optional_lists.ts";
 import { firstInstall } from "./package_runner.ts";
 import { KeptLists } from "./kept_lists.ts";
-import { askLogLevel, offerRoots } from "./session_settings.ts";
+import { askLogLevel, offerRoots } from "./session/session_settings.ts";
 import { maskedHandlers, warnLookalikes } from "./untrusted.ts";
 import { assertTransition } from "./state.ts";
 import type { ConnectionOptions } from "./connection_options.ts";

@@ -8,12 +8,12 @@
 
 import type { LoggingLevel } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
-import type { Log } from "../log.ts";
-import type { Redactor } from "../redact.ts";
+import type { Log } from "../log/log.ts";
+import type { Redactor } from "../redact/redact.ts";
 import type { PatchbayOAuthProvider } from "../oauth/mod.ts";
 import type { BackoffPolicy } from "./reconnect.ts";
 import type { ListCache } from "./list_cache.ts";
-import type { ServerSessionOptions } from "./server_session.ts";
+import type { ServerSessionOptions } from "./session/server_session.ts";
 import type { ConnectionEvent, ServerRequestHandlers } from "./types.ts";
 
 /** Options of `ServerConnection` (`connection.ts`). */

@@ -9,12 +9,12 @@
 
 import type { ServerConfig } from "../config/types.ts";
 import { PatchbayError, ServerConnectError, ServerUnavailableError } from "../errors.ts";
-import type { Redactor } from "../redact.ts";
-import { didYouMean } from "../text.ts";
-import { STEPS } from "../failure_table.ts";
+import type { Redactor } from "../redact/redact.ts";
+import { didYouMean } from "../text/text.ts";
+import { STEPS } from "../errors/failure_table.ts";
 import { whileRestarting } from "./reconnect.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
-import type { Lists, ServerSession } from "./server_session.ts";
+import type { Lists, ServerSession } from "./session/server_session.ts";
 import type { ConnectionState, InstallStatus, RetryStatus, ServerStatus } from "./types.ts";
 
 /** What the server said of itself when it connected. */

@@ -8,13 +8,13 @@
 
 import type { RequestOptions } from "@modelcontextprotocol/client";
 import type { PatchbayError } from "../errors.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import {
   type ConnectionRequestOptions,
   type RequestHost,
   requestWithDeadline,
 } from "./request_deadline.ts";
-import type { ServerSession } from "./server_session.ts";
+import type { ServerSession } from "./session/server_session.ts";
 
 /** The connection a request is made on. */
 export interface RequestConnection {

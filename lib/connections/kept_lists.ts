@@ -9,10 +9,10 @@
  */
 
 import type { ServerConfig } from "../config/types.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { LIST_KEYS, type ListCache } from "./list_cache.ts";
-import type { Lists, ServerSession } from "./live_session.ts";
-import type { ListName } from "./server_session.ts";
+import type { Lists, ServerSession } from "./session/live_session.ts";
+import type { ListName } from "./session/server_session.ts";
 
 /** The kept lists of one connection. */
 export class KeptLists {

@@ -27,11 +27,11 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { MAX_CACHE_TTL_MS } from "@modelcontextprotocol/client";
-import { readBoundedTextSync } from "../bounded_read.ts";
+import { readBoundedTextSync } from "../files/bounded_read.ts";
 import type { ServerConfig } from "../config/types.ts";
-import type { Log } from "../log.ts";
-import { removeIfPresent, replacePrivateFile } from "../private_file.ts";
-import type { ListHint, Lists } from "./live_session.ts";
+import type { Log } from "../log/log.ts";
+import { removeIfPresent, replacePrivateFile } from "../files/private_file.ts";
+import type { ListHint, Lists } from "./session/live_session.ts";
 
 /** Largest file of one server's lists (tool schemas can be long). */
 export const MAX_LIST_CACHE_BYTES = 4 * 1024 * 1024;

@@ -16,14 +16,14 @@ import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/cli
 import type { ServerConfig } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { ConnectionClosedError, PatchbayError, ServerConnectError } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { Network } from "../proxy.ts";
 import { HttpTransport } from "../transports/http.ts";
 import { type LoginClock, startDeadline } from "../async/wait_clock.ts";
 import { timerDelay } from "../async/timers.ts";
-import { diagnose } from "./diagnose.ts";
+import { diagnose } from "./diagnosis/diagnose.ts";
 import { cleanText, RECONNECT_REMEDY } from "./request_errors.ts";
-import type { ServerSession } from "./server_session.ts";
+import type { ServerSession } from "./session/server_session.ts";
 
 /**
  * Least time between two liveness checks set off by transport errors: a server that

@@ -43,10 +43,10 @@ import type {
 import type { ServerConfig } from "../config/types.ts";
 import { CancelledError, type PatchbayError, ToolExecutionError } from "../errors.ts";
 import { abortable } from "../async/abortable.ts";
-import { type Log, silentLog } from "../log.ts";
+import { type Log, silentLog } from "../log/log.ts";
 import { type OAuthRuntime, type PatchbayOAuthProvider, usesOAuth } from "../oauth/mod.ts";
 import { type EnvLookup, ProxyRouter } from "../proxy.ts";
-import { type Redactor, sessionRedactor } from "../redact.ts";
+import { type Redactor, sessionRedactor } from "../redact/redact.ts";
 import { connectWithin, pendingServers, settledWithin } from "./connecting.ts";
 import { definitionOf, offeredBy, OfferedTools } from "./offered_tools.ts";
 import { completeOn } from "./completion.ts";
@@ -62,9 +62,9 @@ import type {
 } from "./manager_types.ts";
 import type { UnmatchedPattern } from "./tool_filter.ts";
 import { ServerConnection } from "./connection.ts";
-import type { ServerSession } from "./server_session.ts";
+import type { ServerSession } from "./session/server_session.ts";
 import { ToolCalls } from "./tool_calls.ts";
-import { type TaskTracking, UNTRACKED } from "./task_types.ts";
+import { type TaskTracking, UNTRACKED } from "./tasks/task_types.ts";
 import { NETWORK_RECONNECT_BACKOFF, RECONNECT_BACKOFF } from "./reconnect.ts";
 import { EventHub } from "./events.ts";
 import { traceConnectionEvent } from "../trace/active.ts";

@@ -13,10 +13,10 @@ import type {
   ResourceTemplateType,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { OAuthRuntime } from "../oauth/mod.ts";
 import type { EnvLookup } from "../proxy.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import type { BackoffPolicy } from "./reconnect.ts";
 import type { ListCache } from "./list_cache.ts";
 import type { ServerRequestHandlers } from "./types.ts";

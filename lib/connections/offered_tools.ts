@@ -9,10 +9,10 @@
  */
 
 import { ToolExecutionError } from "../errors.ts";
-import { didYouMean } from "../text.ts";
+import { didYouMean } from "../text/text.ts";
 import { buildCatalogue } from "./catalogue.ts";
 import type { ServerConnection } from "./connection.ts";
-import type { Lists } from "./server_session.ts";
+import type { Lists } from "./session/server_session.ts";
 import {
   describeWithholding,
   type UnmatchedPattern,

@@ -16,13 +16,13 @@
 import { type OAuthEvent, OAuthRuntime, tokenStoreFor } from "../oauth/mod.ts";
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../log/log.ts";
 import { ConnectionManager } from "./manager.ts";
 import { ListCache } from "./list_cache.ts";
 import { statePath } from "../paths.ts";
 import { traceOAuthEvent } from "../trace/active.ts";
 import type { ServerRequestHandlers, ServerStatus } from "./types.ts";
-import type { Surface } from "../failure_table.ts";
+import type { Surface } from "../errors/failure_table.ts";
 
 /**
  * What {@linkcode openConnections} needs from start-up, and nothing more: the servers, the

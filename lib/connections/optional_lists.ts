@@ -12,8 +12,8 @@
  */
 
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
-import type { Log } from "../log.ts";
-import type { Redactor } from "../redact.ts";
+import type { Log } from "../log/log.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { cleanText } from "./request_errors.ts";
 
 /** A list a server may fail to serve without failing its connection. */

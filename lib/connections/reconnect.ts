@@ -10,7 +10,7 @@
 import { ServerConnectError } from "../errors.ts";
 import type { PatchbayError } from "../errors.ts";
 import { timerDelay } from "../async/timers.ts";
-import { perSurface } from "../failure_table.ts";
+import { perSurface } from "../errors/failure_table.ts";
 import type { RetryStatus } from "./types.ts";
 
 /** Restarts after a lost connection. */

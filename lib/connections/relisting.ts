@@ -8,9 +8,9 @@
  * @module
  */
 
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { cleanText, isConnectionLoss } from "./request_errors.ts";
-import type { ListName, Lists, ServerSession } from "./server_session.ts";
+import type { ListName, Lists, ServerSession } from "./session/server_session.ts";
 import type { ConnectionEvent } from "./types.ts";
 
 /** What a {@linkcode Relisting} needs of its connection. */

@@ -25,7 +25,7 @@ import { type LoginClock, startDeadline } from "../async/wait_clock.ts";
 import { timerDelay } from "../async/timers.ts";
 import { isNetwork, type LivenessWatch } from "./liveness.ts";
 import { isConnectionLoss, requestError } from "./request_errors.ts";
-import type { ServerSession } from "./server_session.ts";
+import type { ServerSession } from "./session/server_session.ts";
 import type { ProgressUpdate } from "./types.ts";
 
 /**

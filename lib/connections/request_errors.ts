@@ -16,10 +16,10 @@ import {
   ToolExecutionError,
   ToolTimeoutError,
 } from "../errors.ts";
-import { abridge } from "../text.ts";
-import { STEPS } from "../failure_table.ts";
-import { errorChain } from "../failure.ts";
-import { classifyNetError } from "./network_probe.ts";
+import { abridge } from "../text/text.ts";
+import { STEPS } from "../errors/failure_table.ts";
+import { errorChain } from "../errors/failure.ts";
+import { classifyNetError } from "./diagnosis/network_probe.ts";
 
 /** Remedy of a request lost with its connection. */
 export const RECONNECT_REMEDY = STEPS.reconnect;

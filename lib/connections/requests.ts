@@ -33,7 +33,7 @@ import {
 import type { ServerConfig } from "../config/types.ts";
 import type { WaitClock } from "../async/wait_clock.ts";
 import { REFUSED, SamplingRejectedError } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { ServerRequestHandlers } from "./types.ts";
 
 /** JSON-RPC error code of a refusal (the code MCP's examples use for a rejected request). */

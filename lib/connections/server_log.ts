@@ -6,7 +6,7 @@
  */
 
 import type { LoggingLevel, LoggingMessageNotification } from "@modelcontextprotocol/client";
-import type { Log, LogLevel } from "../log.ts";
+import type { Log, LogLevel } from "../log/log.ts";
 import type { ConnectionEvent } from "./types.ts";
 
 /** MCP's eight log levels onto patchbay's four. */

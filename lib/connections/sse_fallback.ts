@@ -12,8 +12,8 @@ import { SdkHttpError } from "@modelcontextprotocol/client";
 import type { HttpServerConfig, ServerConfig } from "../config/types.ts";
 import { type Network, PROCESS_NETWORK } from "../proxy.ts";
 import { isModernRevision } from "../revisions.ts";
-import { DIAGNOSIS_PROBE_MS } from "./diagnosis_context.ts";
-import { probeSse } from "./network_probe.ts";
+import { DIAGNOSIS_PROBE_MS } from "./diagnosis/diagnosis_context.ts";
+import { probeSse } from "./diagnosis/network_probe.ts";
 
 /** Statuses that refuse the request's credentials: OAuth's or the headers' business. */
 const CREDENTIAL_STATUSES: readonly number[] = [401, 403];

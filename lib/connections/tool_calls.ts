@@ -17,9 +17,9 @@ import type { CallToolResult } from "@modelcontextprotocol/client";
 import { DEFAULTS } from "../defaults.ts";
 import { ToolTimeoutError } from "../errors.ts";
 import type { ServerConnection } from "./connection.ts";
-import type { ServerSession } from "./live_session.ts";
-import { taskGeneration } from "./task_generation.ts";
-import type { TaskTracking } from "./task_types.ts";
+import type { ServerSession } from "./session/live_session.ts";
+import { taskGeneration } from "./tasks/task_generation.ts";
+import type { TaskTracking } from "./tasks/task_types.ts";
 import type { CatalogueTool, ToolCallOptions } from "./types.ts";
 
 /** Whether a call of `tool` on `session` runs as a task (see the module's description). */
@@ -78,7 +78,7 @@ export class ToolCalls {
     const key = JSON.stringify([tool.server, tool.originalName]);
     if (runsAsTask(connection.session, tool.originalName, this.#slow.has(key))) {
       // ext-tasks loads with the first task, not with the program (start-up cost).
-      const { callToolAsTask } = await import("./tool_task.ts");
+      const { callToolAsTask } = await import("./tasks/tool_task.ts");
       return await callToolAsTask(connection, tool.originalName, args, {
         tool: tool.name,
         signal: options.signal,

@@ -17,7 +17,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import type { PatchbayError } from "../errors.ts";
 import type { TransportType } from "../config/types.ts";
-import type { TaskCallContext, TaskProgress } from "./task_types.ts";
+import type { TaskCallContext, TaskProgress } from "./tasks/task_types.ts";
 
 /** Lifecycle of one server's connection (see the manager's transition table). */
 export type ConnectionState =

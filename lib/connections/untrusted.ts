@@ -7,10 +7,10 @@
  * @module
  */
 
-import type { Log } from "../log.ts";
-import { lookalikeWarnings } from "../names.ts";
-import type { Redactor } from "../redact.ts";
-import type { Lists } from "./server_session.ts";
+import type { Log } from "../log/log.ts";
+import { lookalikeWarnings } from "../text/names.ts";
+import type { Redactor } from "../redact/redact.ts";
+import type { Lists } from "./session/server_session.ts";
 import type { ServerRequestHandlers } from "./types.ts";
 
 /**

@@ -8,9 +8,9 @@
 
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { openMemory } from "../memory/mod.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { type CheckResult, failure, pass } from "./check.ts";
 
 /** Options of {@linkcode checkMemory}. */

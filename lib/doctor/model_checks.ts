@@ -14,9 +14,9 @@ import { isLoopback } from "../llm/network_failures.ts";
 import { createProvider } from "../llm/create_provider.ts";
 import { resolveBaseUrl } from "../llm/base_url.ts";
 import { PROVIDERS } from "../providers.ts";
-import type { Log } from "../log.ts";
-import type { Redactor } from "../redact.ts";
-import { didYouMean, plural } from "../text.ts";
+import type { Log } from "../log/log.ts";
+import type { Redactor } from "../redact/redact.ts";
+import { didYouMean, plural } from "../text/text.ts";
 import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
 
 /** Seconds the model-list request may take: the doctor must stay quick. */

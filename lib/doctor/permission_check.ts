@@ -10,7 +10,7 @@ import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import { grantFlag } from "../permissions/flags.ts";
 import { compareGrants } from "../permissions/grants.ts";
 import type { PermissionPlan } from "../permissions/plan.ts";
-import { plural } from "../text.ts";
+import { plural } from "../text/text.ts";
 import { type CheckResult, pass, warn } from "./check.ts";
 
 /** Compares the grants in effect with `plan`. */

@@ -10,18 +10,18 @@
 import { DEFAULTS } from "../defaults.ts";
 import type { Config } from "../config/types.ts";
 import { chooseEnvFile, type Environment } from "../env.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { type TokenStore, tokenStoreFor } from "../oauth/mod.ts";
 import { gatherInputs } from "../permissions/inputs.ts";
 import { planPermissions } from "../permissions/plan.ts";
-import { Redactor } from "../redact.ts";
+import { Redactor } from "../redact/redact.ts";
 import {
   type GlobalOptions,
   openLog,
   PROJECT_DIR,
   registerConfigSecrets,
   registerEnvironmentSecrets,
-} from "../startup.ts";
+} from "../cli/startup.ts";
 import { VERSION } from "../version.ts";
 import { type CheckResult, failure, skip } from "./check.ts";
 import { checkMemory } from "./memory_check.ts";

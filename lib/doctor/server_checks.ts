@@ -17,10 +17,10 @@ import type { ServerStatus } from "../connections/types.ts";
 import type { Environment } from "../env.ts";
 import { OAuthLoginRequiredError } from "../errors.ts";
 import { describeGrant, grantOf } from "../oauth/messages.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { createOAuthRuntime, type TokenStore, tokenStoreFor, usesOAuth } from "../oauth/mod.ts";
-import type { Redactor } from "../redact.ts";
-import { plural } from "../text.ts";
+import type { Redactor } from "../redact/redact.ts";
+import { plural } from "../text/text.ts";
 import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
 
 /** Options of {@linkcode checkServers}. */

@@ -19,11 +19,11 @@ import {
 } from "../env.ts";
 import { DenoPermissionError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
-import type { Logger } from "../log.ts";
-import type { Redactor } from "../redact.ts";
+import type { Logger } from "../log/log.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { keychainReader } from "../secrets/keychain.ts";
 import { PROVIDERS } from "../providers.ts";
-import { plural } from "../text.ts";
+import { plural } from "../text/text.ts";
 import { type CheckResult, failure, pass, warn } from "./check.ts";
 
 /** The environment, and how reading .env went. */

@@ -7,8 +7,8 @@
  */
 
 import { EXIT } from "../exit_codes.ts";
-import { type Remedy, remedyOf, type RemedyText, ROWS, type Surface } from "../failure_table.ts";
-import type { ErrorCode } from "../error_codes.ts";
+import { type Remedy, remedyOf, type RemedyText, ROWS, type Surface } from "./failure_table.ts";
+import type { ErrorCode } from "./error_codes.ts";
 
 /** What every user-facing error carries besides its message. */
 export interface ErrorDetails {

@@ -5,8 +5,8 @@
  * @module
  */
 
-import { fill, ROWS } from "../failure_table.ts";
-import type { ErrorCode } from "../error_codes.ts";
+import { fill, ROWS } from "./failure_table.ts";
+import type { ErrorCode } from "./error_codes.ts";
 import { PatchbayError } from "./base.ts";
 
 /** Where a configuration problem sits in its file. */

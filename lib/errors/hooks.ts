@@ -5,7 +5,7 @@
  * @module
  */
 
-import { fill, type RemedyText, ROWS } from "../failure_table.ts";
+import { fill, type RemedyText, ROWS } from "./failure_table.ts";
 import { PatchbayError } from "./base.ts";
 
 /**

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { fill, type RemedyText, ROWS } from "../failure_table.ts";
+import { fill, type RemedyText, ROWS } from "./failure_table.ts";
 import { type ErrorDetails, PatchbayError } from "./base.ts";
 
 /** The key is missing or cannot be a key for this provider; raised before any request. */

@@ -7,7 +7,7 @@
 
 import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import { EXIT } from "../exit_codes.ts";
-import { fill, type RemedyText, ROWS } from "../failure_table.ts";
+import { fill, type RemedyText, ROWS } from "./failure_table.ts";
 import { PatchbayError } from "./base.ts";
 
 /** The operating system refused access to a file. */

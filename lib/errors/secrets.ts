@@ -6,7 +6,7 @@
  * @module
  */
 
-import { fill, type RemedyText, ROWS } from "../failure_table.ts";
+import { fill, type RemedyText, ROWS } from "./failure_table.ts";
 import { PatchbayError } from "./base.ts";
 
 /** Which helper failed: a server's `headers_helper`, or the model key's `api_key_helper`. */

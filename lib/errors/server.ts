@@ -6,7 +6,7 @@
  * @module
  */
 
-import { fill, type RemedyText, ROWS } from "../failure_table.ts";
+import { fill, type RemedyText, ROWS } from "./failure_table.ts";
 import { type ErrorDetails, PatchbayError } from "./base.ts";
 
 /**

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { fill, type RemedyText, ROWS } from "../failure_table.ts";
+import { fill, type RemedyText, ROWS } from "./failure_table.ts";
 import { PatchbayError } from "./base.ts";
 
 /** Why a skill was refused: the check that failed. */

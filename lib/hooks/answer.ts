@@ -13,7 +13,7 @@
  * @module
  */
 
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import type { HookRun } from "./run_command.ts";
 import type { HookEvent } from "./types.ts";
 

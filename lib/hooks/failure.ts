@@ -8,9 +8,9 @@
 
 import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import { HookFailedError } from "../errors.ts";
-import { perSurface, ROWS } from "../failure_table.ts";
-import { showControls } from "../terminal.ts";
-import { abridge } from "../text.ts";
+import { perSurface, ROWS } from "../errors/failure_table.ts";
+import { showControls } from "../terminal/terminal.ts";
+import { abridge } from "../text/text.ts";
 import type { HookFailure } from "./answer.ts";
 import type { HookCommand, HookEvent } from "./types.ts";
 

@@ -14,8 +14,8 @@
  */
 
 import type { HookFailedError } from "../errors.ts";
-import { type Log, silentLog } from "../log.ts";
-import { abridge } from "../text.ts";
+import { type Log, silentLog } from "../log/log.ts";
+import { abridge } from "../text/text.ts";
 import { type HookAnswer, readHookRun } from "./answer.ts";
 import { hookFailedError } from "./failure.ts";
 import { runHookCommand } from "./run_command.ts";

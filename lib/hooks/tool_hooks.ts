@@ -18,7 +18,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { CatalogueTool } from "../connections/types.ts";
 import { HookBlockedError, type PatchbayError } from "../errors.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import { invalidInputError, shownCommand } from "./failure.ts";
 import type { HookEventResult, Hooks } from "./hooks.ts";
 import { inputProblem } from "./input_check.ts";

@@ -11,7 +11,7 @@
  */
 
 import { HookBlockedError } from "../errors.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import { shownCommand } from "./failure.ts";
 import type { HookEventResult, Hooks } from "./hooks.ts";
 import { matchesValue } from "./matcher.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import { EventStreamScanner } from "../transports/event_stream.ts";
 import {
   type ChatCompletion,

@@ -16,7 +16,7 @@
 
 import type { LlmConfig } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
-import { type Log, silentLog } from "../log.ts";
+import { type Log, silentLog } from "../log/log.ts";
 import { PROVIDERS } from "../providers.ts";
 import type { AssembledCompletion } from "./assemble.ts";
 import { planBreakpoints, toolFingerprint, withBreakpoints } from "./cache_breakpoints.ts";

@@ -10,8 +10,8 @@
 import type { LlmConfig } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import type { RemedyText } from "../errors.ts";
-import { type Log, silentLog } from "../log.ts";
-import type { Redactor } from "../redact.ts";
+import { type Log, silentLog } from "../log/log.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { fixThen, refusedOutput, runHelper } from "../secrets/helper.ts";
 import { checkApiKey } from "./api_key.ts";
 

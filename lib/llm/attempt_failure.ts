@@ -8,10 +8,10 @@
  * @module
  */
 
-import { abridge } from "../text.ts";
-import { causeMessages, type NetProblem, netProblem } from "../failure.ts";
+import { abridge } from "../text/text.ts";
+import { causeMessages, type NetProblem, netProblem } from "../errors/failure.ts";
 import type { ProxySettings } from "../proxy.ts";
-import type { RemedyText } from "../failure_table.ts";
+import type { RemedyText } from "../errors/failure_table.ts";
 import { MalformedAnswerError, ModelApiError } from "./chat_wire.ts";
 import { isRetryableStatus } from "./retry.ts";
 

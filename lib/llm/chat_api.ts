@@ -32,7 +32,7 @@ import {
   refuseErrorBody,
   safeJson,
 } from "./answer_body.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import { NAME, VERSION } from "../version.ts";
 
 /** Largest answer read: a whole completion, all events of one stream, or a model list. */

@@ -9,8 +9,8 @@
  * @module
  */
 
-import type { Redactor } from "../redact.ts";
-import { RedactingStream } from "../redact_stream.ts";
+import type { Redactor } from "../redact/redact.ts";
+import { RedactingStream } from "../redact/redact_stream.ts";
 import type { GenerateRequest, GenerateResult, ModelProvider } from "./provider.ts";
 
 /**

@@ -30,7 +30,7 @@ import {
   type MessagesEvent,
   type MessagesRequest,
 } from "./messages_wire.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import { NAME, VERSION } from "../version.ts";
 
 /** Most models one list request asks for (the API's own maximum page). */

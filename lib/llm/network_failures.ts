@@ -9,8 +9,8 @@
  */
 
 import { NetworkError, type PatchbayError, REMEDY } from "../errors.ts";
-import { abridge } from "../text.ts";
-import { netReason, UNTRUSTED_CERTIFICATE_REMEDY } from "../failure.ts";
+import { abridge } from "../text/text.ts";
+import { netReason, UNTRUSTED_CERTIFICATE_REMEDY } from "../errors/failure.ts";
 import { hostOf, proxyName, type ProxySettings } from "../proxy.ts";
 import type { AttemptFailure, FailureContext } from "./attempt_failure.ts";
 

@@ -11,7 +11,7 @@
  */
 
 import type { LlmConfig } from "../config/types.ts";
-import { type Log, silentLog } from "../log.ts";
+import { type Log, silentLog } from "../log/log.ts";
 import { assembleCompletion, CompletionAssembler } from "./assemble.ts";
 import type { AttemptFailure } from "./attempt_failure.ts";
 import { PROVIDERS } from "../providers.ts";

@@ -10,8 +10,8 @@
 import { DenoPermissionError, ProviderRequestError } from "../errors.ts";
 import type { LlmConfig } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import type { Log } from "../log.ts";
-import { type Redactor, sessionRedactor } from "../redact.ts";
+import type { Log } from "../log/log.ts";
+import { type Redactor, sessionRedactor } from "../redact/redact.ts";
 import { PROVIDERS } from "../providers.ts";
 import { proxyFor, type ProxySettings } from "../proxy.ts";
 import { API_KEY_VARIABLE, checkApiKey } from "./api_key.ts";

@@ -14,7 +14,7 @@ import {
   ProviderRequestError,
   TimeoutError,
 } from "../errors.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import { proxyName } from "../proxy.ts";
 import type { AttemptFailure, FailureContext } from "./attempt_failure.ts";
 import { networkError, proxyHint, proxyRemedy } from "./network_failures.ts";

@@ -14,7 +14,7 @@
 import { CancelledError, DenoPermissionError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import type { LlmConfig } from "../config/types.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { delay } from "../async/delay.ts";
 import type { AssembledCompletion } from "./assemble.ts";
 import {

@@ -13,7 +13,7 @@ import {
   ProviderRequestError,
   RateLimitError,
 } from "../errors.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import { type AttemptFailure, type FailureContext, statusText } from "./attempt_failure.ts";
 import { MAX_SAME_ORIGIN_REDIRECTS, redirectStopOf, redirectTarget } from "./redirects.ts";
 import { RETRY_AFTER_CAP_MS, retryAfterMs } from "./retry.ts";

@@ -6,7 +6,7 @@
 
 import { messageOf, PatchbayError, StoreFailedError } from "../errors.ts";
 import { newMessageId } from "./ids.ts";
-import { perSurface, STEPS } from "../failure_table.ts";
+import { perSurface, STEPS } from "../errors/failure_table.ts";
 import type { AppendStatus, MemoryStore, MessageRecord, StoredMessage } from "./types.ts";
 
 /** How {@linkcode Conversation.append} ended. */

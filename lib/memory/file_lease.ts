@@ -11,7 +11,7 @@
  */
 
 import { join } from "node:path";
-import { replacePrivateFile } from "../private_file.ts";
+import { replacePrivateFile } from "../files/private_file.ts";
 import {
   judgeLease,
   LEASE_TTL_MS,
@@ -20,7 +20,7 @@ import {
   type LeaseOutcome,
   parseHolder,
 } from "./lease.ts";
-import { MAX_STATE_FILE_BYTES, readBoundedText } from "../bounded_read.ts";
+import { MAX_STATE_FILE_BYTES, readBoundedText } from "../files/bounded_read.ts";
 
 /** {@linkcode LeaseKeeper} of a folder of conversation files. */
 export class FileLeases implements LeaseKeeper {

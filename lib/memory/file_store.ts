@@ -21,7 +21,7 @@ import {
 } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { isSessionId } from "./ids.ts";
-import { perSurface, STEPS } from "../failure_table.ts";
+import { perSurface, STEPS } from "../errors/failure_table.ts";
 import {
   ensurePrivateDir,
   JsonLinesFile,

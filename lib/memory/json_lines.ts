@@ -20,7 +20,7 @@ import {
   type ReadBound,
   readBoundedText,
   requireRegularFile,
-} from "../bounded_read.ts";
+} from "../files/bounded_read.ts";
 
 /** Owner-only: conversations can hold anything a person typed or a tool returned. */
 export const PRIVATE_FILE_MODE = 0o600;

@@ -6,7 +6,7 @@
  */
 
 import { ConversationHeldError } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { HeldLease, LEASE_TTL_MS, thisProcess } from "./lease.ts";
 import type { MemoryStore } from "./types.ts";
 

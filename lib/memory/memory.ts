@@ -9,9 +9,9 @@
 import { Leasing } from "./leasing.ts";
 import type { PatchbayError } from "../errors.ts";
 import { SessionNotFoundError, StoreAuthError, StoreDatabaseError } from "../errors.ts";
-import type { Log } from "../log.ts";
-import { Redactor } from "../redact.ts";
-import { plural } from "../text.ts";
+import type { Log } from "../log/log.ts";
+import { Redactor } from "../redact/redact.ts";
+import { plural } from "../text/text.ts";
 import { isSessionId, newSessionId } from "./ids.ts";
 import type { RedisStoreEvent } from "./redis_store.ts";
 import { Conversation, type ConversationHost } from "./conversation.ts";

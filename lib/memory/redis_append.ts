@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { RedisClient } from "../redis/client.ts";
 import type { RedisSettings } from "../redis/settings.ts";
 import { titleOf } from "./title.ts";

@@ -10,7 +10,7 @@
  */
 
 import type { PatchbayError } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { Journal, JournalEntry } from "./journal.ts";
 import type { RedisAppender } from "./redis_append.ts";
 import type { AppendStatus, MessageRecord } from "./types.ts";

@@ -15,7 +15,7 @@ import { RedisLeases } from "./redis_lease.ts";
 import { RedisTaskRegistry } from "./task_registry_redis.ts";
 import type { RedisOptions } from "ioredis";
 import { PatchbayError } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { Journal } from "./journal.ts";
 import {
   diagnoseCommandError,

@@ -13,7 +13,7 @@
  */
 
 import { dirname, join } from "node:path";
-import { replacePrivateFile } from "../private_file.ts";
+import { replacePrivateFile } from "../files/private_file.ts";
 import { ensurePrivateDir, JsonLinesFile, PRIVATE_FILE_MODE, readJsonLines } from "./json_lines.ts";
 import {
   isTaskRecord,

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { stateDir } from "../paths.ts";
 import { messageOf } from "../errors.ts";
 import type { MemoryStore } from "./types.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import type { StoredMessage } from "./types.ts";
 
 /** Characters of the first user message kept as a session's title. */

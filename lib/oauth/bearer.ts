@@ -13,7 +13,7 @@
 import { extractWWWAuthenticateParams, type FetchLike } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
 import { BearerRejectedError } from "../errors.ts";
-import { type Log, silentLog } from "../log.ts";
+import { type Log, silentLog } from "../log/log.ts";
 
 /** Options of {@linkcode bearerFetch}. */
 export interface BearerFetchOptions {

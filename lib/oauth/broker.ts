@@ -9,7 +9,7 @@
  */
 
 import { CancelledError, OAuthLoginRequiredError } from "../errors.ts";
-import { type Log, silentLog } from "../log.ts";
+import { type Log, silentLog } from "../log/log.ts";
 import { abortable } from "../async/abortable.ts";
 import { type BrowserOpener, type BrowserOpenResult, openBrowser } from "./browser.ts";
 import {

@@ -26,9 +26,9 @@ import { type FailureWords, ownWords, page } from "./callback_page.ts";
 
 export type { FailureWords } from "./callback_page.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
-import { type Log, silentLog } from "../log.ts";
+import { type Log, silentLog } from "../log/log.ts";
 import { describeHolder, findPortHolder } from "./port_holder.ts";
-import { perSurface, STEPS } from "../failure_table.ts";
+import { perSurface, STEPS } from "../errors/failure_table.ts";
 
 /** The end of a remedy for an answer only the server's operator can explain. */
 const REPORT_IT = "report it to the server's operator";

@@ -15,7 +15,7 @@ import {
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
 import { PatchbayError, REMEDY, ServerProbeFailedError } from "../errors.ts";
-import { ROWS } from "../failure_table.ts";
+import { ROWS } from "../errors/failure_table.ts";
 import { VERSION } from "../version.ts";
 
 /** What the server answered an unauthenticated request. */

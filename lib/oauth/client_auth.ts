@@ -16,7 +16,7 @@ import {
 import type { OAuthGrant, OAuthSettings } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { OAuthFailedError } from "../errors.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { VERSION } from "../version.ts";
 import { privateKeySecrets } from "./private_key.ts";
 

@@ -11,8 +11,8 @@ import { oversizedToken } from "./answer_limits.ts";
 import { oversizedTokenError } from "./login_errors.ts";
 import type { StoredOAuthTokens } from "@modelcontextprotocol/client";
 import { StoreConnectError } from "../errors.ts";
-import type { Log } from "../log.ts";
-import type { Redactor } from "../redact.ts";
+import type { Log } from "../log/log.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { emptyCredentials, type ServerCredentials, type TokenStore } from "./token_store.ts";
 
 /** Options of {@linkcode CredentialCache}. */

@@ -10,11 +10,11 @@
  * @module
  */
 
-import { readBoundedText } from "../bounded_read.ts";
+import { readBoundedText } from "../files/bounded_read.ts";
 import type { CredentialSource } from "../config/types.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { OAuthFailedError } from "../errors.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 
 /** Largest credential read (a JWT is a few KiB; a SAML assertion some tens). */
 export const MAX_CREDENTIAL_BYTES = 64 * 1024;

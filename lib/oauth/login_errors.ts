@@ -17,7 +17,7 @@ import {
 import { type ErrorDetails, messageOf, OAuthFailedError, PatchbayError } from "../errors.ts";
 import type { OAuthGrant } from "../config/types.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
-import { valueAt } from "../json_path.ts";
+import { valueAt } from "../text/json_path.ts";
 import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import {
   authorizationServerGrant,
@@ -27,7 +27,7 @@ import {
 import type { FetchedDocument } from "./guarded_fetch.ts";
 import { describeFetchError } from "./challenge_probe.ts";
 import { causeChain } from "../cause_chain.ts";
-import { perSurface, type RemedyText, STEPS } from "../failure_table.ts";
+import { perSurface, type RemedyText, STEPS } from "../errors/failure_table.ts";
 import { MAX_OAUTH_ANSWER_BYTES, MAX_TOKEN_CHARS, OAuthAnswerTooLarge } from "./answer_limits.ts";
 
 /**

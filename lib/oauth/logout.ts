@@ -19,7 +19,7 @@ import {
 } from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types.ts";
 import { PatchbayError } from "../errors.ts";
-import { type Log, silentLog } from "../log.ts";
+import { type Log, silentLog } from "../log/log.ts";
 import { ProxyRouter } from "../proxy.ts";
 import { EndpointPolicy } from "./endpoint_policy.ts";
 import type { Resolver } from "./host_location.ts";

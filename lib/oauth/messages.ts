@@ -11,9 +11,9 @@ import type { OAuthEvent } from "./broker.ts";
 import type { ServerCredentials } from "./token_store.ts";
 import type { FailureWords } from "./callback.ts";
 import { PatchbayError, remedyFor } from "../errors.ts";
-import type { Surface } from "../failure_table.ts";
-import type { Redactor } from "../redact.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import type { Surface } from "../errors/failure_table.ts";
+import type { Redactor } from "../redact/redact.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
 
 const REASONS = {
   login: "to log in",

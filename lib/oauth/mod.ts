@@ -32,16 +32,16 @@
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.ts";
 import { usesOAuth } from "./uses_oauth.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { ProxyRouter } from "../proxy.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { type BrowserOpener, openBrowser } from "./browser.ts";
 import { AuthorizationBroker, type OAuthEvent } from "./broker.ts";
 import type { Resolver } from "./host_location.ts";
 import { PatchbayOAuthProvider } from "./provider.ts";
 import { FileTokenStore, type TokenStore } from "./token_store.ts";
 import { loginFailureWords } from "./messages.ts";
-import type { Surface } from "../failure_table.ts";
+import type { Surface } from "../errors/failure_table.ts";
 
 export { type AuthorizationReason, type OAuthEvent } from "./broker.ts";
 export { bearerFetch, hasAuthorizationHeader } from "./bearer.ts";

@@ -20,7 +20,7 @@
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types.ts";
 import { OAuthFailedError } from "../errors.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { jwtBearerRequest } from "./client_auth.ts";
 import { readCredential } from "./credential_source.ts";
 import { exchangeForGrant } from "./token_exchange.ts";

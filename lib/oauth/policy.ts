@@ -16,7 +16,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { OAuthFailedError, OAuthUnsupportedError } from "../errors.ts";
 import type { OAuthGrant } from "../config/types.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { type FailureContext, typedOAuthFailure } from "./login_errors.ts";
 import { withSdkWarningsLogged } from "./sdk_warnings.ts";
 

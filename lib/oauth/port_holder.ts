@@ -8,7 +8,7 @@
  * @module
  */
 
-import { MAX_PROC_FILE_BYTES, readBoundedText } from "../bounded_read.ts";
+import { MAX_PROC_FILE_BYTES, readBoundedText } from "../files/bounded_read.ts";
 
 /** How the kernel's process and socket tables are read. */
 const PROC_BOUND = { what: "a process table", maxBytes: MAX_PROC_FILE_BYTES };

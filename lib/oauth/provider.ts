@@ -42,7 +42,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { abortable } from "../async/abortable.ts";
 import { CancelledError, OAuthFailedError } from "../errors.ts";
-import { STEPS } from "../failure_table.ts";
+import { STEPS } from "../errors/failure_table.ts";
 import type { AuthorizationReason } from "./broker.ts";
 import { probeServer } from "./challenge_probe.ts";
 import { configuredScope, usesBrowser } from "./client_auth.ts";

@@ -8,7 +8,7 @@
  */
 
 import { PatchbayError, StoreConnectError } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import {
   diagnoseCommandError,
   diagnoseConnectError,

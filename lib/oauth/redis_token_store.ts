@@ -39,11 +39,11 @@ import { join } from "node:path";
 import type { MemorySettings } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { messageOf, PatchbayError, StoreConnectError } from "../errors.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import { CONNECT_BUDGET_MS, type RedisClient } from "../redis/client.ts";
 import { journalFolder, type RedisSettings, resolveRedisSettings } from "../redis/settings.ts";
 import { configDir } from "../paths.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import type { OAuthEvent } from "./broker.ts";
 import { LoginStoreConnection } from "./redis_connection.ts";
 import {

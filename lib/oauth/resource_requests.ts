@@ -14,8 +14,8 @@ import {
   isDpopNonceChallenge,
   type StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
-import type { Log } from "../log.ts";
-import type { Redactor } from "../redact.ts";
+import type { Log } from "../log/log.ts";
+import type { Redactor } from "../redact/redact.ts";
 import type { CredentialCache } from "./credential_cache.ts";
 import { loadDpopKeyPair, newDpopKey } from "./dpop_key.ts";
 import { dpopNonceLoopError } from "./login_errors.ts";

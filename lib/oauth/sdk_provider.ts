@@ -27,8 +27,8 @@ import type {
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig, OAuthSettings } from "../config/types.ts";
 import { OAuthEndpointRefusedError } from "../errors.ts";
-import type { Log } from "../log.ts";
-import type { Redactor } from "../redact.ts";
+import type { Log } from "../log/log.ts";
+import type { Redactor } from "../redact/redact.ts";
 import type { AuthorizationBroker, AuthorizationReason, OAuthEvent } from "./broker.ts";
 import {
   type ClientAuthentication,

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 
 const SDK_PREFIX = "[mcp-sdk]";
 

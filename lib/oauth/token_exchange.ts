@@ -20,7 +20,7 @@ import {
 import type { IdpSettings } from "../config/types.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { OAuthFailedError, PatchbayError } from "../errors.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { describeFetchError } from "./challenge_probe.ts";
 import { EndpointPolicy } from "./endpoint_policy.ts";
 import { guardedFetch } from "./guarded_fetch.ts";

@@ -22,8 +22,8 @@ import type { StoredDpopKey } from "./dpop_key.ts";
 import { DenoPermissionError, PatchbayError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { configDir } from "../paths.ts";
-import { chmodOwnerOnly, removeIfPresent, replacePrivateFile } from "../private_file.ts";
-import { readBoundedText } from "../bounded_read.ts";
+import { chmodOwnerOnly, removeIfPresent, replacePrivateFile } from "../files/private_file.ts";
+import { readBoundedText } from "../files/bounded_read.ts";
 
 /** Version of the stored document; a reader refuses documents it does not understand. */
 export const CREDENTIALS_FORMAT = 1;

@@ -17,7 +17,7 @@ import { usesOAuth } from "../oauth/uses_oauth.ts";
 import { configDir, dataDir, stateDir } from "../paths.ts";
 import { resolveCommandPath } from "./command_path.ts";
 import { hostPort, type PermissionInputs } from "./plan.ts";
-import { MAX_CONFIG_BYTES, readBoundedText } from "../bounded_read.ts";
+import { MAX_CONFIG_BYTES, readBoundedText } from "../files/bounded_read.ts";
 
 /** Options of {@linkcode gatherInputs}. */
 export interface GatherOptions {

@@ -15,14 +15,14 @@
 import { fileURLToPath } from "node:url";
 import { dirname, join, resolve } from "node:path";
 import { configDir, dataDir, stateDir } from "../paths.ts";
-import { CLIENT_V8_FLAGS } from "../v8_flags.ts";
+import { CLIENT_V8_FLAGS } from "../cli/v8_flags.ts";
 import { editorFlags } from "./editor_flags.ts";
 import { configCheckFlags } from "./check_flags.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { EXIT, SharedWritableError } from "../errors.ts";
-import { refuseSharedWritable } from "../shared_writable.ts";
-import { taskWorkingDirectory } from "../task_folder.ts";
-import { TERMINAL_VARIABLES } from "../terminal.ts";
+import { refuseSharedWritable } from "../files/shared_writable.ts";
+import { taskWorkingDirectory } from "../cli/task_folder.ts";
+import { TERMINAL_VARIABLES } from "../terminal/terminal.ts";
 import { ensureModules } from "./module_cache.ts";
 import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {

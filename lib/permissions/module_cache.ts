@@ -12,8 +12,8 @@
  */
 
 import { join } from "node:path";
-import { MAX_MANIFEST_BYTES, readBoundedText } from "../bounded_read.ts";
-import { canRedraw } from "../terminal.ts";
+import { MAX_MANIFEST_BYTES, readBoundedText } from "../files/bounded_read.ts";
+import { canRedraw } from "../terminal/terminal.ts";
 
 /** Deno's cache folder, as Deno picks it: DENO_DIR, else the platform's cache folder. */
 export function denoDir(

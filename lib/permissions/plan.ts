@@ -23,7 +23,7 @@ import { planOrganisationGrant } from "./grant_plan.ts";
 import { chooseTrace, TRACE_VARIABLE } from "../trace/choice.ts";
 import { childEnvironment, INHERITED_ENV_NAMES, KILL_PROGRAM } from "../transports/process.ts";
 import { npxCacheDir, packageRunOf } from "../connections/package_runner.ts";
-import { TERMINAL_VARIABLES } from "../terminal.ts";
+import { TERMINAL_VARIABLES } from "../terminal/terminal.ts";
 import { DENO_SWITCH, type TelemetryLaunch, telemetryLaunch } from "../telemetry/settings.ts";
 import { planSecrets } from "./secrets_plan.ts";
 

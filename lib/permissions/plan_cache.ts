@@ -19,7 +19,7 @@ import {
   MAX_STATE_FILE_BYTES,
   readBoundedFileSync,
   readBoundedTextSync,
-} from "../bounded_read.ts";
+} from "../files/bounded_read.ts";
 
 /** The plan as `patchbay permissions --json` prints it (the parts the launcher uses). */
 export interface PrintedPlan {

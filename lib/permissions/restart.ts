@@ -15,8 +15,8 @@ import { RESTART_FILE_VARIABLE, restartFile } from "../deno_permission/launched.
 import type { NeededGrant, RefusedGrants } from "../deno_permission/refused_grant.ts";
 import { EXIT } from "../exit_codes.ts";
 import { isSessionId } from "../memory/ids.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
-import { MAX_STATE_FILE_BYTES, readBoundedText } from "../bounded_read.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
+import { MAX_STATE_FILE_BYTES, readBoundedText } from "../files/bounded_read.ts";
 
 export { RESTART_FILE_VARIABLE, restartFile };
 export type { NeededGrant };

@@ -14,7 +14,7 @@ import { valueWithin } from "../async/deadline.ts";
 import { DenoPermissionError, MemoryConfigError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import type { RedisAddress, RedisSettings } from "./settings.ts";
-import { MAX_KEY_FILE_BYTES, readBoundedText } from "../bounded_read.ts";
+import { MAX_KEY_FILE_BYTES, readBoundedText } from "../files/bounded_read.ts";
 
 /** A first connection succeeds or is reported within this many milliseconds. */
 export const CONNECT_BUDGET_MS = 1500;

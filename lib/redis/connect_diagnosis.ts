@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { StoreAuthError, StoreConnectError, StoreDatabaseError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
-import { type NetProblem, netProblem, netReason, type NetTarget } from "../failure.ts";
-import { perSurface, type RemedyText, STEPS } from "../failure_table.ts";
+import { type NetProblem, netProblem, netReason, type NetTarget } from "../errors/failure.ts";
+import { perSurface, type RemedyText, STEPS } from "../errors/failure_table.ts";
 import { configDir } from "../paths.ts";
 import type { RedisSettings } from "./settings.ts";
 

@@ -12,8 +12,8 @@
  */
 
 import { StoreFailedError } from "../errors.ts";
-import { netProblem } from "../failure.ts";
-import { perSurface, STEPS } from "../failure_table.ts";
+import { netProblem } from "../errors/failure.ts";
+import { perSurface, STEPS } from "../errors/failure_table.ts";
 import type { RedisSettings } from "./settings.ts";
 import { errorCode, errorText, firstLine, type RedisPurpose } from "./connect_diagnosis.ts";
 

@@ -11,7 +11,7 @@ import type { MemorySettings } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import type { Environment } from "../env.ts";
 import { MemoryConfigError } from "../errors.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 
 /** One `host:port` address. */
 export interface RedisAddress {

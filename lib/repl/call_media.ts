@@ -11,9 +11,9 @@ import { MAX_IMAGE_BYTES, saveImage } from "../agent/image_store.ts";
 import { savedLine, saveResultMedia } from "../agent/result_media.ts";
 import type { CatalogueTool } from "../connections/types.ts";
 import type { StoredAttachment, StoredMessage } from "../memory/types.ts";
-import { showName } from "../names.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
-import type { ClientSession } from "./client_session.ts";
+import { showName } from "../text/names.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
+import type { ClientSession } from "../session/client_session.ts";
 
 /** Saves what `converted` carries, says where, and keeps its images for `/image`. */
 export async function keepCallMedia(

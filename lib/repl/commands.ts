@@ -7,10 +7,10 @@
  * @module
  */
 
-import { wrapWords } from "../text.ts";
-import { terminalColumns } from "../terminal.ts";
+import { wrapWords } from "../text/text.ts";
+import { terminalColumns } from "../terminal/terminal.ts";
 import { mcpCommand } from "./mcp_command.ts";
-import type { ClientSession } from "./client_session.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import { type SlashCommand, SlashRegistry } from "./slash.ts";
 import { imageCommand } from "./image_command.ts";
 import { traceCommand } from "./trace_command.ts";

@@ -8,7 +8,7 @@
 import { searchApplies } from "../agent/tool_search.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { visionInEffect } from "../providers.ts";
-import type { ClientSession } from "./client_session.ts";
+import type { ClientSession } from "../session/client_session.ts";
 
 /** `images to the model (LLM.vision auto) · tool search off: 29 tools, at most 40`. */
 export function contextStatus(s: ClientSession): string {

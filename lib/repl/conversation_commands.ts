@@ -7,9 +7,9 @@
 
 import { formatBytes } from "../agent/content.ts";
 import type { StoredAttachment } from "../memory/types.ts";
-import { abridge } from "../text.ts";
-import { showName } from "../names.ts";
-import type { ClientSession } from "./client_session.ts";
+import { abridge } from "../text/text.ts";
+import { showName } from "../text/names.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { clean, out } from "./slash_helpers.ts";
 

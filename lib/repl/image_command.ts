@@ -10,13 +10,13 @@
 import { formatBytes } from "../agent/content.ts";
 import { PatchbayError } from "../errors.ts";
 import type { StoredAttachment } from "../memory/types.ts";
-import { showName } from "../names.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
-import type { ClientSession } from "./client_session.ts";
+import { showName } from "../text/names.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import { sessionImages } from "./call_media.ts";
 import { imageProtocol, inlineImage } from "../ui/inline_image.ts";
 import type { SlashCommand } from "./slash.ts";
-import { readBoundedFile } from "../bounded_read.ts";
+import { readBoundedFile } from "../files/bounded_read.ts";
 
 /** The `/image` command. */
 export const imageCommand: SlashCommand<ClientSession> = {

@@ -7,7 +7,7 @@
 
 import { VERSION } from "../version.ts";
 import { slashCommands } from "./commands.ts";
-import type { ClientSession } from "./client_session.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import { parseSlash } from "./slash.ts";
 import { completeMention } from "./mention_completion.ts";
 import { typedMessage } from "../agent/mentions.ts";

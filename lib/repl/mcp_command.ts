@@ -10,9 +10,9 @@
 import type { ServerStatus, WithheldTool } from "../connections/types.ts";
 import { PatchbayError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
-import { plural } from "../text.ts";
-import type { ClientSession } from "./client_session.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
+import { plural } from "../text/text.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import { unmatchedLines } from "../ui/listing.ts";
 import type { SlashCommand } from "./slash.ts";
 import { unknownServer } from "./unknown_server.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { ClientSession } from "./client_session.ts";
+import type { ClientSession } from "../session/client_session.ts";
 
 /** Completions of the mention being typed at the end of `line`, or `undefined`. */
 export async function completeMention(

@@ -30,11 +30,11 @@ import {
   restartFile,
   writeRestartRequest,
 } from "../permissions/restart.ts";
-import { registerConfigSecrets, type Runtime } from "../startup.ts";
+import { registerConfigSecrets, type Runtime } from "../cli/startup.ts";
 import { keychainReader } from "../secrets/keychain.ts";
 import type { ServerChanges } from "../connections/manager.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
-import type { ClientSession } from "./client_session.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
+import type { ClientSession } from "../session/client_session.ts";
 
 /** What became of a `/refresh` that read the configuration again. */
 export type ReloadOutcome =

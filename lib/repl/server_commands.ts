@@ -18,7 +18,7 @@ import {
   directCallId,
 } from "../agent/direct_call_hooks.ts";
 import type { CatalogueTool } from "../connections/types.ts";
-import { abridge } from "../text.ts";
+import { abridge } from "../text/text.ts";
 import {
   formatPrompts,
   formatResourceContents,
@@ -36,17 +36,17 @@ import {
   resourceServer,
   serverPrefix,
   splitServerUri,
-} from "./resolve.ts";
+} from "../session/resolve.ts";
 import { describeChanges, reloadConfiguration } from "./reload.ts";
 import { sendPrompt } from "./server_prompts.ts";
 import { keepCallMedia } from "./call_media.ts";
-import type { ClientSession } from "./client_session.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";
-import { showName } from "../names.ts";
+import { showName } from "../text/names.ts";
 import { transportChoice } from "../config/servers.ts";
 import { clean, out, outVerbatim, serverNames, unknownServer, usage } from "./slash_helpers.ts";
-import { terminalColumns } from "../terminal.ts";
+import { terminalColumns } from "../terminal/terminal.ts";
 
 type Command = SlashCommand<ClientSession>;
 

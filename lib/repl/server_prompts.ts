@@ -11,12 +11,12 @@
 
 import type { CataloguePrompt } from "../connections/manager.ts";
 import { PatchbayError } from "../errors.ts";
-import { didYouMean } from "../text.ts";
-import type { ClientSession } from "./client_session.ts";
+import { didYouMean } from "../text/text.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import { promptPreview } from "../ui/listing.ts";
 import { promptMessage } from "./prompt_message.ts";
-import { announceAttachments, attachmentOptions } from "./turn_setup.ts";
-import { missingArguments, parseKeyValues } from "./resolve.ts";
+import { announceAttachments, attachmentOptions } from "../session/turn_setup.ts";
+import { missingArguments, parseKeyValues } from "../session/resolve.ts";
 
 /** `/server:prompt args` taken apart. */
 export interface ServerPromptLine {

@@ -9,9 +9,9 @@
 
 import { capText, TOOL_OUTPUT_MAX_CHARS } from "../agent/content.ts";
 import type { SkillSummary } from "../skills/types.ts";
-import { showName } from "../names.ts";
+import { showName } from "../text/names.ts";
 import { fileText, formatSkills } from "../ui/skill_listing.ts";
-import type { ClientSession } from "./client_session.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { out, usage } from "./slash_helpers.ts";
 

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { didYouMean, wrapWords } from "../text.ts";
+import { didYouMean, wrapWords } from "../text/text.ts";
 
 /** One slash command, generic over the session it acts on. */
 export interface SlashCommand<S> {

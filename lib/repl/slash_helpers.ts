@@ -6,9 +6,9 @@
  */
 
 import { PatchbayError } from "../errors.ts";
-import { stripTerminalEscapes, terminalColumns } from "../terminal.ts";
-import { fitLines } from "../text.ts";
-import type { ClientSession } from "./client_session.ts";
+import { stripTerminalEscapes, terminalColumns } from "../terminal/terminal.ts";
+import { fitLines } from "../text/text.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import { unknownServer as unknownServerNamed } from "./unknown_server.ts";
 
 /**

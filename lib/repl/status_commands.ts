@@ -7,14 +7,14 @@
 import { redisConfigured } from "../redis/settings.ts";
 import { describeGrants } from "../permissions/in_effect.ts";
 import { VERSION } from "../version.ts";
-import type { ClientSession } from "./client_session.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { contextStatus } from "./context_status.ts";
 import { formatDuration } from "../ui/terminal_ui.ts";
 import { traceStatus } from "./trace_command.ts";
 import { out } from "./slash_helpers.ts";
-import { terminalColumns } from "../terminal.ts";
-import { wrapWords } from "../text.ts";
+import { terminalColumns } from "../terminal/terminal.ts";
+import { wrapWords } from "../text/text.ts";
 
 type Command = SlashCommand<ClientSession>;
 

@@ -11,7 +11,7 @@ import { SETTLED_STATES } from "../memory/task_registry.ts";
 import { listHeading, taskDetail, taskLine } from "../tasks/format.ts";
 import type { TaskRequestOptions } from "../tasks/operations.ts";
 import { TaskUnknownError } from "../errors.ts";
-import type { ClientSession } from "./client_session.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { clean, out, usage } from "./slash_helpers.ts";
 

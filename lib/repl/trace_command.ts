@@ -12,7 +12,7 @@ import { activeTrace } from "../trace/active.ts";
 import type { TraceRecorder } from "../trace/recorder.ts";
 import { startTrace, stopTrace } from "../trace/start.ts";
 import { timeline } from "../trace/timeline.ts";
-import type { ClientSession } from "./client_session.ts";
+import type { ClientSession } from "../session/client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { unknownServer } from "./unknown_server.ts";
 

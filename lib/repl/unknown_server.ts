@@ -6,8 +6,8 @@
  */
 
 import { PatchbayError } from "../errors.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
-import { didYouMean } from "../text.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
+import { didYouMean } from "../text/text.ts";
 
 /** `Unknown server: <name>`, with a did-you-mean and the configured names. */
 export function unknownServer(name: string, names: readonly string[]): PatchbayError {

@@ -13,8 +13,8 @@
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { HelperCommand, HttpServerConfig } from "../config/types.ts";
 import { BearerRejectedError, type HelperRole } from "../errors.ts";
-import { type Log, silentLog } from "../log.ts";
-import type { Redactor } from "../redact.ts";
+import { type Log, silentLog } from "../log/log.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { describeHelper, fixThen, refusedOutput, runHelper } from "./helper.ts";
 
 /** Most headers one helper may set. */

@@ -23,8 +23,8 @@ import {
   SecretHelperError,
   STDERR_DETAIL,
 } from "../errors.ts";
-import type { Remedy } from "../failure_table.ts";
-import type { Redactor } from "../redact.ts";
+import type { Remedy } from "../errors/failure_table.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { childEnvironment } from "../transports/process.ts";
 import { type RunFailure, runProgram } from "./run_program.ts";
 

@@ -13,9 +13,9 @@
 import { DEFAULTS } from "../defaults.ts";
 import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import { KeychainError, STDERR_DETAIL } from "../errors.ts";
-import type { Remedy } from "../failure_table.ts";
+import type { Remedy } from "../errors/failure_table.ts";
 import type { Environment } from "../env.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { KEYCHAIN_ENTRY } from "../config/expand.ts";
 import { type RunFailure, runProgram } from "./run_program.ts";
 

@@ -8,8 +8,8 @@
 
 import type { Skill } from "@modelcontextprotocol/client/ext/skills";
 import { SkillNotFoundError, SkillRefusedError } from "../errors.ts";
-import { abridge, plural } from "../text.ts";
-import { showName } from "../names.ts";
+import { abridge, plural } from "../text/text.ts";
+import { showName } from "../text/names.ts";
 import type { SkillSummary } from "./types.ts";
 
 /**

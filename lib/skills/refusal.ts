@@ -9,8 +9,8 @@
 
 import { SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { type Remedy, type SkillRefusal, SkillRefusedError } from "../errors.ts";
-import { showName } from "../names.ts";
-import { abridge } from "../text.ts";
+import { showName } from "../text/names.ts";
+import { abridge } from "../text/text.ts";
 
 /** Characters of the SDK's account of a mismatch kept in the reason (it quotes the server). */
 const ACCOUNT_CHARS = 600;

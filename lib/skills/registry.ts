@@ -20,10 +20,10 @@
 import type { RequestOptions } from "@modelcontextprotocol/client";
 import type { Skill, SkillsClient } from "@modelcontextprotocol/client/ext/skills";
 import { PatchbayError, SkillNotFoundError, SkillRefusedError } from "../errors.ts";
-import { type Log, silentLog } from "../log.ts";
-import { showName } from "../names.ts";
-import { abridge, plural } from "../text.ts";
-import type { ServerSession } from "../connections/server_session.ts";
+import { type Log, silentLog } from "../log/log.ts";
+import { showName } from "../text/names.ts";
+import { abridge, plural } from "../text/text.ts";
+import type { ServerSession } from "../connections/session/server_session.ts";
 import { checkEntry, filePath, findEntry, listedSize, skillPath, summaryOf } from "./entries.ts";
 import { refusal } from "./refusal.ts";
 import type { SkillFile, SkillListing, SkillServers, SkillSummary } from "./types.ts";

@@ -9,7 +9,7 @@
 
 import type { RequestOptions } from "@modelcontextprotocol/client";
 import type { PatchbayError } from "../errors.ts";
-import type { ServerSession } from "../connections/server_session.ts";
+import type { ServerSession } from "../connections/session/server_session.ts";
 import type { ConnectionState } from "../connections/types.ts";
 
 /** The servers a skill registry asks: the connection manager. */

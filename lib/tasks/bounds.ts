@@ -9,9 +9,9 @@
  * @module
  */
 
-import type { Redactor } from "../redact.ts";
-import { showControls, stripTerminalEscapes } from "../terminal.ts";
-import { abridge } from "../text.ts";
+import type { Redactor } from "../redact/redact.ts";
+import { showControls, stripTerminalEscapes } from "../terminal/terminal.ts";
+import { abridge } from "../text/text.ts";
 
 /**
  * Shortest wait between two polls of a task, whatever the server suggests: a suggestion

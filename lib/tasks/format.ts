@@ -7,8 +7,8 @@
  */
 
 import { SETTLED_STATES, type TaskRecord } from "../memory/task_registry.ts";
-import { showControls, stripTerminalEscapes } from "../terminal.ts";
-import { abridge, plural } from "../text.ts";
+import { showControls, stripTerminalEscapes } from "../terminal/terminal.ts";
+import { abridge, plural } from "../text/text.ts";
 
 /** Characters of a status message shown in a list. */
 const LIST_MESSAGE_CHARS = 60;

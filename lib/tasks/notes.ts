@@ -9,7 +9,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { StoredMessage } from "../memory/types.ts";
 import type { TaskRecord } from "../memory/task_registry.ts";
-import type { Surface } from "../failure_table.ts";
+import type { Surface } from "../errors/failure_table.ts";
 
 /** `_meta` key of a pending result: the task's id and server, for scripts (`call --json`). */
 export const PENDING_META = "io.github.patchbay/task";

@@ -8,11 +8,11 @@
 
 import type { MemorySettings } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 import type { Memory } from "../memory/memory.ts";
 import { openTaskRegistry } from "../memory/task_registry_open.ts";
 import type { TaskRecord, TaskRegistry } from "../memory/task_registry.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 
 /** A registry opened on first use, and closed with the memory it opened. */
 export class LazyTaskRegistry implements TaskRegistry {

@@ -7,7 +7,7 @@
  */
 
 import type { ConnectionManager } from "../connections/manager.ts";
-import { cancelTaskOn, taskEndOn, taskStatusOn } from "../connections/task_requests.ts";
+import { cancelTaskOn, taskEndOn, taskStatusOn } from "../connections/tasks/task_requests.ts";
 import { TaskNotFoundError, TaskUnknownError } from "../errors.ts";
 import {
   hasOutcome,
@@ -17,7 +17,7 @@ import {
 } from "../memory/task_registry.ts";
 
 export { hasOutcome } from "../memory/task_registry.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { endedRecord, startedTaskOf, withStatus } from "./records.ts";
 
 /** How long a settled task stays in the default listing. */

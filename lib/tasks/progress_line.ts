@@ -6,8 +6,8 @@
  * @module
  */
 
-import type { TaskProgress } from "../connections/task_types.ts";
-import { abridge } from "../text.ts";
+import type { TaskProgress } from "../connections/tasks/task_types.ts";
+import { abridge } from "../text/text.ts";
 
 /** Characters of a task id shown in a progress line (the whole id is in `/tasks`). */
 const SHOWN_ID_CHARS = 12;

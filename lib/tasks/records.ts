@@ -6,10 +6,10 @@
  * @module
  */
 
-import type { StartedTask, TaskEnd, TaskStatusUpdate } from "../connections/task_types.ts";
+import type { StartedTask, TaskEnd, TaskStatusUpdate } from "../connections/tasks/task_types.ts";
 import { convertToolResult } from "../agent/content.ts";
 import type { TaskRecord } from "../memory/task_registry.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { followUntil, maskedArguments } from "./bounds.ts";
 
 /** The record of a task just started. */

@@ -19,10 +19,10 @@ import type {
   TaskEnd,
   TaskStatusUpdate,
   TaskTracking,
-} from "../connections/task_types.ts";
+} from "../connections/tasks/task_types.ts";
 import { messageOf, PatchbayError } from "../errors.ts";
-import type { Surface } from "../failure_table.ts";
-import type { Log } from "../log.ts";
+import type { Surface } from "../errors/failure_table.ts";
+import type { Log } from "../log/log.ts";
 import {
   hasOutcome,
   SETTLED_STATES,
@@ -30,7 +30,7 @@ import {
   type TaskRecord,
   type TaskRegistry,
 } from "../memory/task_registry.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { MAX_FOLLOWED_TASKS } from "./bounds.ts";
 import { setTimer } from "../async/timers.ts";
 import { pendingResult } from "./notes.ts";
@@ -282,7 +282,7 @@ export class TaskTracker implements TaskTracking {
     this.#waiting.delete(key);
     this.#followed.add(key);
     try {
-      const { resumeToolTask } = await import("../connections/tool_task.ts");
+      const { resumeToolTask } = await import("../connections/tasks/tool_task.ts");
       const live = await resumeToolTask(
         manager.taskConnection(record.server),
         startedTaskOf(record),

@@ -8,8 +8,8 @@
  */
 
 import { PatchbayError } from "../errors.ts";
-import type { ErrorCode } from "../error_codes.ts";
-import { type FailureKind, ROWS } from "../failure_table.ts";
+import type { ErrorCode } from "../errors/error_codes.ts";
+import { type FailureKind, ROWS } from "../errors/failure_table.ts";
 
 /** The value of `patchbay.failure.kind` for an error of no row (a bug, a usage mistake). */
 export const NO_ROW = "other";

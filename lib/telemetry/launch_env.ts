@@ -21,7 +21,7 @@
  * @module
  */
 
-import { MAX_ENV_FILE_BYTES, readBoundedTextSync } from "../bounded_read.ts";
+import { MAX_ENV_FILE_BYTES, readBoundedTextSync } from "../files/bounded_read.ts";
 import { expandVariables } from "../config/expand.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { parseDotenv } from "../env.ts";

@@ -25,7 +25,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { DEFAULTS } from "../defaults.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { VERSION } from "../version.ts";
 import {
   GENAI_DURATION_BUCKETS,

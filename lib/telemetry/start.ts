@@ -8,7 +8,7 @@
  */
 
 import type { Config } from "../config/types.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { DENO_SWITCH } from "./settings.ts";
 import { activeTelemetry, setActiveTelemetry } from "./telemetry.ts";
 

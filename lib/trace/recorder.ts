@@ -15,10 +15,10 @@
  */
 
 import { DEFAULTS } from "../defaults.ts";
-import { escapeInvisible } from "../json_text.ts";
+import { escapeInvisible } from "../text/json_text.ts";
 import { openTraceFile } from "./trace_file.ts";
 import { parseTraceparent, type TraceContext } from "../telemetry/ids.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import type {
   MessageLine,
   TraceDirection,

@@ -11,7 +11,7 @@ import type { Environment } from "../env.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { compiledBinary } from "../deno_permission/launched.ts";
 import { binaryRemedy } from "../deno_permission/remedy.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 import { VERSION } from "../version.ts";
 import { activeTrace, setActiveTrace } from "./active.ts";
 import { TraceRecorder } from "./recorder.ts";

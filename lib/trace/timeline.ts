@@ -10,8 +10,8 @@
  * @module
  */
 
-import { stripTerminalEscapes } from "../terminal.ts";
-import { abridge } from "../text.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
+import { abridge } from "../text/text.ts";
 import { FALLBACK_EVENT, type TraceLine } from "./record.ts";
 import { isTraceLine } from "./line_shape.ts";
 

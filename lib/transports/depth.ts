@@ -22,7 +22,7 @@ import {
   isJSONRPCResultResponse,
   type JSONRPCMessage,
 } from "@modelcontextprotocol/client";
-import type { Log } from "../log.ts";
+import type { Log } from "../log/log.ts";
 
 /**
  * Deepest nesting of objects and arrays in one message from a server. Real tool schemas

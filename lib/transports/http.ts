@@ -33,7 +33,7 @@ import {
   type Transport,
   type TransportSendOptions,
 } from "@modelcontextprotocol/client";
-import { type Log, silentLog } from "../log.ts";
+import { type Log, silentLog } from "../log/log.ts";
 import { DepthGuard } from "./depth.ts";
 import { NotificationBudget } from "./notices.ts";
 import { createTimedFetch, type StreamEvent } from "./fetch.ts";

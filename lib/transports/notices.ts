@@ -9,7 +9,7 @@
  */
 
 import { isJSONRPCNotification, type JSONRPCMessage } from "@modelcontextprotocol/client";
-import { LineBudget, type LineRate, type Log, LOG_LINE_RATE } from "../log.ts";
+import { LineBudget, type LineRate, type Log, LOG_LINE_RATE } from "../log/log.ts";
 
 /** Admits a server's log notifications at the log's rate (see the module doc). */
 export class NotificationBudget {

@@ -8,7 +8,7 @@
  */
 
 import { delay } from "../async/delay.ts";
-import { MAX_PROC_FILE_BYTES, readBoundedTextSync } from "../bounded_read.ts";
+import { MAX_PROC_FILE_BYTES, readBoundedTextSync } from "../files/bounded_read.ts";
 
 /** How the kernel's process and socket tables are read. */
 const PROC_BOUND = { what: "a process table", maxBytes: MAX_PROC_FILE_BYTES };

@@ -18,8 +18,8 @@ import {
   SdkErrorCode,
   type Transport,
 } from "@modelcontextprotocol/client";
-import { LineBudget, type Log, LOG_LINE_RATE, silentLog } from "../log.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
+import { LineBudget, type Log, LOG_LINE_RATE, silentLog } from "../log/log.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import { DepthGuard } from "./depth.ts";
 import { MAX_MESSAGE_BYTES } from "./limits.ts";
 import { NotificationBudget } from "./notices.ts";

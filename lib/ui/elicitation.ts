@@ -12,9 +12,9 @@
 
 import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
 import type { ServerRequestHandlers } from "../connections/types.ts";
-import type { Style } from "../style.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
-import type { LineEditor } from "../repl/line_editor.ts";
+import type { Style } from "../terminal/style.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
+import type { LineEditor } from "../terminal/line_editor.ts";
 import type { TerminalOutput } from "./output.ts";
 
 /** Tries per field before the form is given up as cancelled. */

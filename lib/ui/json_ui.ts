@@ -7,11 +7,11 @@
  * @module
  */
 
-import type { TaskProgress } from "../connections/task_types.ts";
+import type { TaskProgress } from "../connections/tasks/task_types.ts";
 import type { ProgressUpdate } from "../connections/types.ts";
 import type { RetryNotice, TokenUsage } from "../llm/provider.ts";
 import type * as seam from "../agent/ui.ts";
-import type { Redactor } from "../redact.ts";
+import type { Redactor } from "../redact/redact.ts";
 
 /** Options of {@linkcode JsonEventsUi}. */
 export interface JsonEventsOptions {

@@ -16,10 +16,10 @@ import type {
 } from "../connections/manager.ts";
 import type { CatalogueTool, WithheldTool } from "../connections/types.ts";
 import type { UnmatchedPattern } from "../connections/tool_filter.ts";
-import type { Style } from "../style.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
-import { abridge, plural, wrapWords } from "../text.ts";
-import { lookalikeWarnings, showName } from "../names.ts";
+import type { Style } from "../terminal/style.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
+import { abridge, plural, wrapWords } from "../text/text.ts";
+import { lookalikeWarnings, showName } from "../text/names.ts";
 
 const clean = (text: unknown) => stripTerminalEscapes(String(text ?? ""));
 /** Names are escaped, not stripped: two names that differ must print differently. */

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { displayWidth } from "../terminal.ts";
+import { displayWidth } from "../terminal/terminal.ts";
 
 /** How a column is aligned, from its separator cell (`:--`, `:-:`, `--:`). */
 type Alignment = "left" | "center" | "right";

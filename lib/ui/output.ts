@@ -7,8 +7,8 @@
  * @module
  */
 
-import { displayWidth, terminalColumns } from "../terminal.ts";
-import { fitLines } from "../text.ts";
+import { displayWidth, terminalColumns } from "../terminal/terminal.ts";
+import { fitLines } from "../text/text.ts";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /** Redraws per second; fast enough to look alive, slow enough to cost nothing. */

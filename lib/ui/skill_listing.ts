@@ -7,10 +7,10 @@
  */
 
 import type { SkillFile, SkillListing, SkillSummary } from "../skills/types.ts";
-import type { Style } from "../style.ts";
-import { stripTerminalEscapes } from "../terminal.ts";
-import { abridge, plural } from "../text.ts";
-import { showName } from "../names.ts";
+import type { Style } from "../terminal/style.ts";
+import { stripTerminalEscapes } from "../terminal/terminal.ts";
+import { abridge, plural } from "../text/text.ts";
+import { showName } from "../text/names.ts";
 
 /** Descriptions are cut to one line of this length in listings. */
 const DESCRIPTION_CHARS = 110;

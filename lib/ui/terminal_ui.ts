@@ -15,7 +15,7 @@
 
 import { describeLaunchChange } from "../agent/launch_identity.ts";
 import type { ProgressUpdate } from "../connections/types.ts";
-import type { TaskProgress } from "../connections/task_types.ts";
+import type { TaskProgress } from "../connections/tasks/task_types.ts";
 import { progressLine } from "../tasks/progress_line.ts";
 import type { RetryNotice } from "../llm/provider.ts";
 import type {
@@ -29,11 +29,15 @@ import type {
   ToolCallEnd,
   ToolCallView,
 } from "../agent/ui.ts";
-import type { Style } from "../style.ts";
-import { hyperlinksEnabled, stripTerminalEscapes, TerminalEscapeFilter } from "../terminal.ts";
-import { showName } from "../names.ts";
-import { abridge } from "../text.ts";
-import type { LineEditor } from "../repl/line_editor.ts";
+import type { Style } from "../terminal/style.ts";
+import {
+  hyperlinksEnabled,
+  stripTerminalEscapes,
+  TerminalEscapeFilter,
+} from "../terminal/terminal.ts";
+import { showName } from "../text/names.ts";
+import { abridge } from "../text/text.ts";
+import type { LineEditor } from "../terminal/line_editor.ts";
 import { MarkdownStream } from "./markdown.ts";
 import { WordWrapStream } from "./word_wrap.ts";
 import { showPaged, textLines, valueLines, visibleText } from "./whole_view.ts";

@@ -17,9 +17,9 @@
  * @module
  */
 
-import type { Style } from "../style.ts";
-import { displayWidth } from "../terminal.ts";
-import type { LineEditor } from "../repl/line_editor.ts";
+import type { Style } from "../terminal/style.ts";
+import { displayWidth } from "../terminal/terminal.ts";
+import type { LineEditor } from "../terminal/line_editor.ts";
 
 /**
  * Characters that must not reach the terminal as they are: C0 controls but tab and

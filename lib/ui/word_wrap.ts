@@ -11,7 +11,7 @@
  * @module
  */
 
-import { displayWidth, stripTerminalEscapes } from "../terminal.ts";
+import { displayWidth, stripTerminalEscapes } from "../terminal/terminal.ts";
 
 /** A line start that is not prose: a fence, a drawn code frame, a table, a rule. */
 const KEEP_SHAPE = /^\s*(?:```|~~~|┌|└|\||─)/;

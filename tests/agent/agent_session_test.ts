@@ -10,7 +10,7 @@ import { createEnvironment } from "../../lib/env.ts";
 import { InvalidApiKeyError } from "../../lib/errors.ts";
 import { createModelSession } from "../../lib/agent/model_session.ts";
 import { ScriptedUi } from "../support/scripted_ui.ts";
-import { Redactor } from "../../lib/redact.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 import { everythingEntry } from "../support/deps.ts";
 import { startScriptedLlm } from "../support/scripted_llm.ts";
 import { wireSession } from "../support/agent_fixtures.ts";

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { BINARY_FLAGS } from "../../scripts/compile.ts";
-import { CLIENT_V8_FLAGS } from "../../lib/v8_flags.ts";
+import { CLIENT_V8_FLAGS } from "../../lib/cli/v8_flags.ts";
 import { type CliResult, runCommand, type Sandbox, sandbox, writeConfig } from "../support/cli.ts";
 import { DENO } from "../support/deps.ts";
 import { everythingEntry, NODE } from "../support/deps.ts";

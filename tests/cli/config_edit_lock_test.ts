@@ -13,7 +13,7 @@ import { bounded } from "../support/bounded.ts";
 import { configWith, runPatchbay, type Sandbox, sandbox, writeConfig } from "../support/cli.ts";
 import { DENO } from "../support/deps.ts";
 
-const FILE_LOCK = new URL("../../lib/file_lock.ts", import.meta.url).href;
+const FILE_LOCK = new URL("../../lib/files/file_lock.ts", import.meta.url).href;
 
 /** Another process holding the lock of `lockPath` until it is killed; resolves once held. */
 async function holdLock(lockPath: string): Promise<Deno.ChildProcess> {

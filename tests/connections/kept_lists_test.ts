@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import type { ServerConfig, StdioServerConfig } from "../../lib/config/types.ts";
 import { ListCache, MAX_LIST_CACHE_BYTES } from "../../lib/connections/list_cache.ts";
-import type { Lists } from "../../lib/connections/live_session.ts";
+import type { Lists } from "../../lib/connections/session/live_session.ts";
 import { ToolExecutionError } from "../../lib/errors.ts";
 import { delay } from "../../lib/async/delay.ts";
 import { bounded } from "../support/bounded.ts";

@@ -16,7 +16,7 @@ import {
   ToolTimeoutError,
 } from "../../lib/errors.ts";
 import { requestWithDeadline } from "../../lib/connections/request_deadline.ts";
-import type { ServerSession } from "../../lib/connections/server_session.ts";
+import type { ServerSession } from "../../lib/connections/session/server_session.ts";
 import { startHttpFixture } from "../fixtures/http_server.ts";
 import { openLiveSession } from "../support/live_session.ts";
 import { eventually, fixtureEntry, httpEntry } from "../support/servers.ts";

@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { REMEDY } from "../../lib/errors.ts";
-import { ROWS } from "../../lib/failure_table.ts";
+import { ROWS } from "../../lib/errors/failure_table.ts";
 import { checkLogFile } from "../../lib/doctor/setup_checks.ts";
-import { Logger } from "../../lib/log.ts";
+import { Logger } from "../../lib/log/log.ts";
 import { configWith, type Sandbox, sandbox, WITHOUT_PROXIES, writeConfig } from "../support/cli.ts";
 import { everythingEntry, filesystemEntry, NODE } from "../support/deps.ts";
 import { runDoctor } from "../support/doctor.ts";

@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ROWS } from "../../lib/failure_table.ts";
+import { ROWS } from "../../lib/errors/failure_table.ts";
 import { VERSION } from "../../lib/version.ts";
 import { runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
 import { everythingEntry, NODE } from "../support/deps.ts";

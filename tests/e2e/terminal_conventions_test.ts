@@ -16,7 +16,7 @@ import { PATCHBAY, replConfig, startRepl, terminalEnv } from "../support/repl.ts
 import { type ScriptedLlm, startScriptedLlm } from "../support/scripted_llm.ts";
 import { TmuxSession } from "../support/tmux.ts";
 import { everythingEntry, NODE } from "../support/deps.ts";
-import { displayWidth } from "../../lib/terminal.ts";
+import { displayWidth } from "../../lib/terminal/terminal.ts";
 
 /** A long answer, prose then a list, as a model writes one. */
 const ANSWER = "Your folder holds three files, and the longest of them describes how the " +

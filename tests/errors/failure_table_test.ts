@@ -32,7 +32,7 @@ import {
   type Remedy,
   ROWS,
   STEPS,
-} from "../../lib/failure_table.ts";
+} from "../../lib/errors/failure_table.ts";
 
 /** A slash command of the interactive client, which a scripting command cannot act on. */
 const SLASH_COMMAND =

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { toPatchbayError } from "../../commands/_boundary.ts";
 import { CancelledError } from "../../lib/errors.ts";
 import { causeChain } from "../../lib/cause_chain.ts";
-import { classify, errorChain, netProblem, netReason } from "../../lib/failure.ts";
+import { classify, errorChain, netProblem, netReason } from "../../lib/errors/failure.ts";
 import { assumingClosed, freePort } from "../support/servers.ts";
 import { tempDir } from "../support/temp_dir.ts";
 
@@ -73,7 +73,7 @@ Deno.test("a Deno sandbox refusal names its flag", async () => {
   await using tmp = await tempDir("patchbay-failure-");
   const dir = tmp.path;
   const script = `${dir}/denied.ts`;
-  const failure = new URL("../../lib/failure.ts", import.meta.url).href;
+  const failure = new URL("../../lib/errors/failure.ts", import.meta.url).href;
   await Deno.writeTextFile(
     script,
     `import { classify } from "${failure}";\n` +

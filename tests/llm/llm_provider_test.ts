@@ -20,7 +20,7 @@ import {
 } from "../../lib/errors.ts";
 import { createOpenAiProvider } from "../../lib/llm/openai_provider.ts";
 import type { RetryNotice } from "../../lib/llm/provider.ts";
-import { Redactor } from "../../lib/redact.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 import { capture, captureAny } from "../support/errors.ts";
 import { reportedUsage, startScriptedLlm } from "../support/scripted_llm.ts";
 import { freePort } from "../support/servers.ts";

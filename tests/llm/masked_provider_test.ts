@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { maskedProvider } from "../../lib/llm/masked_provider.ts";
 import type { GenerateRequest, GenerateResult, ModelProvider } from "../../lib/llm/provider.ts";
-import { Redactor } from "../../lib/redact.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 
 const SECRET = "ctx-secret-9d8c7b6a5f";
 

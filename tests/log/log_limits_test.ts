@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConnectionManager } from "../../lib/connections/manager.ts";
 import { DEFAULTS } from "../../lib/defaults.ts";
-import { Logger } from "../../lib/log.ts";
+import { Logger } from "../../lib/log/log.ts";
 import { DENO } from "../support/deps.ts";
 import { eventually, stdioEntry } from "../support/servers.ts";
 import { tempDir } from "../support/temp_dir.ts";

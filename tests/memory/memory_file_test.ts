@@ -6,7 +6,7 @@ import { FileStore } from "../../lib/memory/file_store.ts";
 import { parseJsonLines } from "../../lib/memory/json_lines.ts";
 import { type MemoryEvent, openMemory } from "../../lib/memory/mod.ts";
 import type { MemorySettings } from "../../lib/config/types.ts";
-import { Redactor } from "../../lib/redact.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 import { appendEach, conversation, exchange, tick } from "../support/conversation.ts";
 import { tempDir } from "../support/temp_dir.ts";
 import { rejection } from "../support/errors.ts";

@@ -3,7 +3,7 @@ import type { MemorySettings } from "../../lib/config/types.ts";
 import { createEnvironment } from "../../lib/env.ts";
 import { MemoryConfigError } from "../../lib/errors.ts";
 import { redisConfigured, resolveRedisSettings } from "../../lib/redis/settings.ts";
-import { Redactor } from "../../lib/redact.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 
 const MEMORY: MemorySettings = { backend: "auto", keyPrefix: "patchbay" };
 const resolve = (env: Record<string, string>, memory: MemorySettings = MEMORY) =>

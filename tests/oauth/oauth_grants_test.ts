@@ -25,9 +25,9 @@ import {
   OAuthFailedError,
   OAuthUnsupportedError,
 } from "../../lib/errors.ts";
-import { Logger } from "../../lib/log.ts";
-import { Redactor } from "../../lib/redact.ts";
-import { registerConfigSecrets } from "../../lib/startup.ts";
+import { Logger } from "../../lib/log/log.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
+import { registerConfigSecrets } from "../../lib/cli/startup.ts";
 import { createOAuthRuntime, FileTokenStore } from "../../lib/oauth/mod.ts";
 import { emptyCredentials } from "../../lib/oauth/token_store.ts";
 import { runScenario, type ScenarioRun } from "../../scripts/conformance.ts";

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import type { MemorySettings } from "../../lib/config/types.ts";
 import { createEnvironment } from "../../lib/env.ts";
 import { PatchbayError, StoreConnectError, StoreFailedError } from "../../lib/errors.ts";
-import { Logger, silentLog } from "../../lib/log.ts";
+import { Logger, silentLog } from "../../lib/log/log.ts";
 import { AuthorizationBroker, type OAuthEvent } from "../../lib/oauth/broker.ts";
 import { describeOAuthEvent } from "../../lib/oauth/messages.ts";
 import { PatchbayOAuthProvider } from "../../lib/oauth/provider.ts";

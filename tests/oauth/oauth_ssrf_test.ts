@@ -26,7 +26,7 @@ import {
   OAuthLoginRequiredError,
 } from "../../lib/errors.ts";
 import type { HttpServerConfig } from "../../lib/config/types.ts";
-import { Logger } from "../../lib/log.ts";
+import { Logger } from "../../lib/log/log.ts";
 import { EndpointPolicy, type EndpointRole } from "../../lib/oauth/endpoint_policy.ts";
 import { classifyAddress } from "../../lib/oauth/host_location.ts";
 import {

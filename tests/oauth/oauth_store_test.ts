@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { PatchbayError } from "../../lib/errors.ts";
-import { silentLog } from "../../lib/log.ts";
+import { silentLog } from "../../lib/log/log.ts";
 import { AuthorizationBroker } from "../../lib/oauth/broker.ts";
 import { relativeTime, summarizeLogin } from "../../lib/oauth/messages.ts";
 import { PatchbayOAuthProvider } from "../../lib/oauth/provider.ts";

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { bounded } from "../support/bounded.ts";
 import { join } from "node:path";
 import { CancelledError, OAuthFailedError } from "../../lib/errors.ts";
-import { Logger, silentLog } from "../../lib/log.ts";
+import { Logger, silentLog } from "../../lib/log/log.ts";
 import { browserCommands, openBrowser, splitWords } from "../../lib/oauth/browser.ts";
 import { AuthorizationBroker, type OAuthEvent } from "../../lib/oauth/broker.ts";
 import { type BrowserOpener } from "../../lib/oauth/browser.ts";

@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Logger } from "../../lib/log.ts";
+import { Logger } from "../../lib/log/log.ts";
 import { withSdkWarningsLogged } from "../../lib/oauth/sdk_warnings.ts";
 import { tempDir } from "../support/temp_dir.ts";
 

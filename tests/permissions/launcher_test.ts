@@ -25,7 +25,7 @@ import { startEverythingHttp } from "../support/servers.ts";
 import { parseLaunchArgs } from "../../lib/permissions/launch_args.ts";
 import { CLIENT_MAIN, flagsFor, MAX_RESTARTS } from "../../lib/permissions/launcher.ts";
 import { type StandIn, standInClient } from "../support/stand_in_client.ts";
-import { CLIENT_V8_FLAGS } from "../../lib/v8_flags.ts";
+import { CLIENT_V8_FLAGS } from "../../lib/cli/v8_flags.ts";
 
 const PROJECT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { configWith, runPatchbay, type Sandbox, sandbox, writeConfig } from "../support/cli.ts";
-import { findSharedWritable } from "../../lib/shared_writable.ts";
+import { findSharedWritable } from "../../lib/files/shared_writable.ts";
 import { tempDir } from "../support/temp_dir.ts";
 
 /** A group id other than the owner's: the shared-group case needs one. */

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { DEFAULTS } from "../../lib/defaults.ts";
 import { runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
-import { displayWidth } from "../../lib/terminal.ts";
+import { displayWidth } from "../../lib/terminal/terminal.ts";
 import { anchors, docPages, listItem, proseLines, readDoc, unwrapped } from "../support/docs.ts";
 
 /** Columns a line of docs/ outside code blocks fits in (`deno fmt`'s lineWidth too). */

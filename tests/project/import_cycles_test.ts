@@ -198,3 +198,39 @@ Deno.test("the leaves stay leaves: denial, remedy, refused grants and exit codes
   assert.deepEqual(above, []);
   assert.deepEqual(graph.get("lib/exit_codes.ts"), []);
 });
+
+Deno.test("the REPL is a room of its own: only the chat command's path imports lib/repl/", () => {
+  // The session core (lib/session/) and the terminal and output (lib/terminal/, lib/ui/) are
+  // what the REPL and the scripting commands share; a change to the interactive client must
+  // not reach `patchbay run` or `call` through an arrow running back up into lib/repl/.
+  const starters = new Set(["commands/chat.ts", "main.ts", "launch.ts"]);
+  const program = [...graph.keys()].filter((m) => /^(lib|commands)\/|^(main|launch)\.ts$/.test(m));
+  const intoRepl = program.filter((m) => !m.startsWith("lib/repl/") && !starters.has(m))
+    .flatMap((m) =>
+      graph.get(m)!.filter((t) => t.startsWith("lib/repl/")).map((t) => `${m} -> ${t}`)
+    );
+  assert.deepEqual(intoRepl, []);
+  // The REPL is in the graph at all, and the chat command does start it: the rule has teeth.
+  assert.ok(graph.get("commands/chat.ts")!.some((t) => t.startsWith("lib/repl/")));
+  const uiIntoRepl = [...graph].filter(([m]) => m.startsWith("lib/ui/"))
+    .flatMap(([m, targets]) =>
+      targets.filter((t) => t.startsWith("lib/repl/")).map((t) => `${m} -> ${t}`)
+    );
+  assert.deepEqual(uiIntoRepl, []);
+});
+
+/** How many modules the lib root may hold: only leaves shared across the house stay there. */
+const LIB_ROOT_MODULES_MAX = 15;
+
+Deno.test(`the lib root holds at most ${LIB_ROOT_MODULES_MAX} shared leaves; the rest live in rooms`, async () => {
+  const root: string[] = [];
+  for await (const entry of Deno.readDir(join(ROOT, "lib"))) {
+    if (entry.isFile && entry.name.endsWith(".ts")) root.push(entry.name);
+  }
+  assert.ok(root.length > 0, "lib/ holds no module at its root: is ROOT right?");
+  assert.ok(
+    root.length <= LIB_ROOT_MODULES_MAX,
+    `lib/ holds ${root.length} modules at its root (at most ${LIB_ROOT_MODULES_MAX}): ` +
+      `${root.sort().join(", ")}; give the new one a folder that says what it is for`,
+  );
+});

@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { displayWidth } from "../../lib/terminal.ts";
+import { displayWidth } from "../../lib/terminal/terminal.ts";
 
 const root = new URL("../../", import.meta.url);
 const readme = await Deno.readTextFile(new URL("README.md", root));

@@ -82,7 +82,7 @@ Deno.test("reading the configuration loads zod and no other npm package (no SDK,
   // (commands/_chat_flags.ts), so their modules must not bring it in either.
   for (
     const entry of [
-      "lib/startup.ts",
+      "lib/cli/startup.ts",
       "commands/config_check.ts",
       "commands/sessions.ts",
       // --discover loads the doctor's server checks (the SDK) when it has something to ask.

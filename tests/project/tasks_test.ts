@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import manifest from "../../deno.json" with { type: "json" };
-import { CLIENT_V8_FLAGS } from "../../lib/v8_flags.ts";
+import { CLIENT_V8_FLAGS } from "../../lib/cli/v8_flags.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
 import { BINARY_FLAGS, compileArgs, TARGETS, targetsFrom } from "../../scripts/compile.ts";
 

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Logger } from "../../lib/log.ts";
+import { Logger } from "../../lib/log/log.ts";
 import { InsecureTokenEndpointError } from "@modelcontextprotocol/client";
 import type { OAuthFailedError } from "../../lib/errors.ts";
 import { typedOAuthFailure } from "../../lib/oauth/login_errors.ts";
-import { REDACTED, Redactor } from "../../lib/redact.ts";
+import { REDACTED, Redactor } from "../../lib/redact/redact.ts";
 import { tempDir } from "../support/temp_dir.ts";
 
 Deno.test("registered secrets are replaced wherever they appear", () => {

@@ -8,10 +8,10 @@
  */
 
 import assert from "node:assert/strict";
-import { maskAcross, REDACTED, Redactor } from "../../lib/redact.ts";
-import { RedactingStream } from "../../lib/redact_stream.ts";
-import { hasHiddenCharacters, showControls } from "../../lib/terminal.ts";
-import { lookalikeNames, lookalikeWarnings, showName } from "../../lib/names.ts";
+import { maskAcross, REDACTED, Redactor } from "../../lib/redact/redact.ts";
+import { RedactingStream } from "../../lib/redact/redact_stream.ts";
+import { hasHiddenCharacters, showControls } from "../../lib/terminal/terminal.ts";
+import { lookalikeNames, lookalikeWarnings, showName } from "../../lib/text/names.ts";
 
 const SECRET = "tok-9f8e7d6c5b4a";
 const redactor = () => {

@@ -12,8 +12,8 @@ import { PATCHBAY, replConfig, terminalEnv } from "../support/repl.ts";
 import { startScriptedLlm } from "../support/scripted_llm.ts";
 import { TmuxSession } from "../support/tmux.ts";
 import { everythingEntry, NODE } from "../support/deps.ts";
-import { screenRows } from "../../lib/repl/line_editor.ts";
-import { displayWidth } from "../../lib/terminal.ts";
+import { screenRows } from "../../lib/terminal/line_editor.ts";
+import { displayWidth } from "../../lib/terminal/terminal.ts";
 
 /** Narrower than the question's `[y]es … (default No)` line, which therefore wraps. */
 const NARROW_COLUMNS = 50;

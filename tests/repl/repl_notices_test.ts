@@ -8,8 +8,8 @@
 
 import assert from "node:assert/strict";
 import type { ServerStatus } from "../../lib/connections/types.ts";
-import { names, serverLogNotice, startupNotice } from "../../lib/repl/notices.ts";
-import { createStyle } from "../../lib/style.ts";
+import { names, serverLogNotice, startupNotice } from "../../lib/session/notices.ts";
+import { createStyle } from "../../lib/terminal/style.ts";
 
 const plain = createStyle(false);
 

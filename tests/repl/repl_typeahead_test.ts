@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { sandbox, writeConfig } from "../support/cli.ts";
 import { replConfig, startRepl } from "../support/repl.ts";
 import { startScriptedLlm } from "../support/scripted_llm.ts";
-import { typedAhead } from "../../lib/repl/line_editor.ts";
+import { typedAhead } from "../../lib/terminal/line_editor.ts";
 
 Deno.test("keys typed during a running tool call start the next prompt; Enter sends them", async () => {
   await using box = await sandbox();

@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { composePrompt } from "../../commands/run.ts";
 import { fieldChoices, parseFieldAnswer } from "../../lib/ui/elicitation.ts";
 import { JsonEventsUi } from "../../lib/ui/json_ui.ts";
-import { LineEditor } from "../../lib/repl/line_editor.ts";
-import { resourceServer, templateMatches } from "../../lib/repl/resolve.ts";
-import { Redactor } from "../../lib/redact.ts";
+import { LineEditor } from "../../lib/terminal/line_editor.ts";
+import { resourceServer, templateMatches } from "../../lib/session/resolve.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 import { tempDir } from "../support/temp_dir.ts";
 
 Deno.test("elicitation answers are parsed and checked against the field's schema", () => {

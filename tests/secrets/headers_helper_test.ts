@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { HelperCommand, HttpServerConfig } from "../../lib/config/types.ts";
 import { BearerRejectedError } from "../../lib/errors.ts";
-import { Redactor } from "../../lib/redact.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 import { HelperHeaders } from "../../lib/secrets/headers_helper.ts";
 import { startProtectedMcpServer } from "../support/protected_mcp_server.ts";
 import { tempDir } from "../support/temp_dir.ts";

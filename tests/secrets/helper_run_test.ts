@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SecretHelperError } from "../../lib/errors.ts";
-import { Redactor } from "../../lib/redact.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 import { runHelper } from "../../lib/secrets/helper.ts";
 import { parseHelperHeaders } from "../../lib/secrets/headers_helper.ts";
 import { bounded } from "../support/bounded.ts";

@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { KeychainError } from "../../lib/errors.ts";
-import { Redactor } from "../../lib/redact.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 import { KEYCHAIN_TOOLS, readKeychain } from "../../lib/secrets/keychain.ts";
 import { realKeychainAvailable, testKeychain } from "../support/keychain.ts";
 import { tempDir } from "../support/temp_dir.ts";

@@ -23,7 +23,7 @@ import {
 } from "../../lib/skills/entries.ts";
 import { resolveServer } from "../../lib/skills/registry.ts";
 import { refusal } from "../../lib/skills/refusal.ts";
-import { ROWS } from "../../lib/failure_table.ts";
+import { ROWS } from "../../lib/errors/failure_table.ts";
 
 const digest = `sha256:${"a".repeat(64)}`;
 

@@ -19,7 +19,7 @@ import type {
   StdioServerConfig,
 } from "../../lib/config/types.ts";
 import { createEnvironment } from "../../lib/env.ts";
-import { Logger } from "../../lib/log.ts";
+import { Logger } from "../../lib/log/log.ts";
 import { Agent } from "../../lib/agent/agent.ts";
 import { ApprovalPolicy } from "../../lib/agent/approval.ts";
 import { ScriptedUi, type ScriptedUiOptions } from "./scripted_ui.ts";

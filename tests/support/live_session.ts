@@ -12,7 +12,7 @@ import type { PatchbayError } from "../../lib/errors.ts";
 import { WaitClock } from "../../lib/async/wait_clock.ts";
 import { LivenessWatch } from "../../lib/connections/liveness.ts";
 import { type RequestHost, sdkBackstopMs } from "../../lib/connections/request_deadline.ts";
-import { openSession, type ServerSession } from "../../lib/connections/server_session.ts";
+import { openSession, type ServerSession } from "../../lib/connections/session/server_session.ts";
 import { RecordingLog } from "./servers.ts";
 
 /** A live session, its liveness watch and a request host over them; `await using` closes it. */

@@ -9,7 +9,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { join } from "node:path";
 import type { HttpServerConfig, OAuthSettings } from "../../lib/config/types.ts";
-import { Logger } from "../../lib/log.ts";
+import { Logger } from "../../lib/log/log.ts";
 import type { OAuthEvent } from "../../lib/oauth/broker.ts";
 import { CALLBACK_PORT } from "../../lib/oauth/callback.ts";
 import { describeHolder, findPortHolder } from "../../lib/oauth/port_holder.ts";

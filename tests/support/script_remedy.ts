@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Surface } from "../../lib/failure_table.ts";
+import type { Surface } from "../../lib/errors/failure_table.ts";
 
 /** Each interactive phrase and its scripting counterpart, applied in this order. */
 const SCRIPT_PHRASES: readonly (readonly [RegExp, string])[] = [

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import type { HttpServerConfig, ServerConfig, StdioServerConfig } from "../../lib/config/types.ts";
 import { ConnectionManager, type ConnectionManagerOptions } from "../../lib/connections/manager.ts";
 import type { ConnectionEvent } from "../../lib/connections/types.ts";
-import type { Log, LogLevel } from "../../lib/log.ts";
+import type { Log, LogLevel } from "../../lib/log/log.ts";
 import { listeningPorts } from "../../lib/transports/process.ts";
 import { DENO, everythingEntry, NODE } from "./deps.ts";
 

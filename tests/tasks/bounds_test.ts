@@ -17,7 +17,7 @@ import {
   MIN_POLL_INTERVAL_MS,
   usableTaskId,
 } from "../../lib/tasks/bounds.ts";
-import { Redactor } from "../../lib/redact.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 
 Deno.test("task bounds: a suggested poll interval is held between the bounds", () => {
   assert.equal(boundedPollInterval(0), MIN_POLL_INTERVAL_MS);

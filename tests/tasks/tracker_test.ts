@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import type { TaskRecord } from "../../lib/memory/task_registry.ts";
 import { FileTaskRegistry } from "../../lib/memory/task_registry_file.ts";
-import { Redactor } from "../../lib/redact.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 import { TaskTracker } from "../../lib/tasks/tracker.ts";
 import { DENO } from "../support/deps.ts";
 import { firstText, RecordingLog, startManager, stdioEntry } from "../support/servers.ts";

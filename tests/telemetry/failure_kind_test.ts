@@ -11,7 +11,7 @@ import {
   ToolExecutionError,
   ToolTimeoutError,
 } from "../../lib/errors.ts";
-import { ROWS } from "../../lib/failure_table.ts";
+import { ROWS } from "../../lib/errors/failure_table.ts";
 import { errorType, failureKind, NO_ROW } from "../../lib/telemetry/failure_kind.ts";
 
 Deno.test("failure kinds: by code, by the row's remedy where rows share a code, else 'other'", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { stripTerminalEscapes, TerminalEscapeFilter } from "../../lib/terminal.ts";
+import { stripTerminalEscapes, TerminalEscapeFilter } from "../../lib/terminal/terminal.ts";
 import { configWith, runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
 import { DENO } from "../support/deps.ts";
 

@@ -3,8 +3,8 @@
  * between words, by the columns a terminal shows (colours take none, wide characters two).
  */
 import assert from "node:assert/strict";
-import { fitLines, wrapWords } from "../../lib/text.ts";
-import { displayWidth } from "../../lib/terminal.ts";
+import { fitLines, wrapWords } from "../../lib/text/text.ts";
+import { displayWidth } from "../../lib/terminal/terminal.ts";
 
 Deno.test("wrapWords: between words, never mid-word; a word longer than the line kept whole", () => {
   const text = "Compresses a single file using gzip compression, returning a resource link";

@@ -19,7 +19,7 @@ import {
   MALFORMED_LINES,
 } from "../fixtures/hostile_trace.ts";
 import { parseTrace } from "../../lib/trace/timeline.ts";
-import { escapeInvisible, safeJson } from "../../lib/json_text.ts";
+import { escapeInvisible, safeJson } from "../../lib/text/json_text.ts";
 
 function assertNoRaw(text: string, what: string): void {
   for (const char of INVISIBLE_CHARACTERS) {

@@ -10,7 +10,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Redactor } from "../../lib/redact.ts";
+import { Redactor } from "../../lib/redact/redact.ts";
 import type { EventLine, MessageLine } from "../../lib/trace/record.ts";
 import { setActiveTrace } from "../../lib/trace/active.ts";
 import { TraceRecorder } from "../../lib/trace/recorder.ts";

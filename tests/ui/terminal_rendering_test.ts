@@ -10,7 +10,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { MarkdownStream } from "../../lib/ui/markdown.ts";
-import { canRedraw, colorEnabled, displayWidth, hyperlinksEnabled } from "../../lib/terminal.ts";
+import {
+  canRedraw,
+  colorEnabled,
+  displayWidth,
+  hyperlinksEnabled,
+} from "../../lib/terminal/terminal.ts";
 import { runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
 import { replConfig, startRepl } from "../support/repl.ts";
 import { startScriptedLlm } from "../support/scripted_llm.ts";

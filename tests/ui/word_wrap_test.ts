@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { WordWrapStream } from "../../lib/ui/word_wrap.ts";
 import { MarkdownStream } from "../../lib/ui/markdown.ts";
-import { displayWidth, stripTerminalEscapes } from "../../lib/terminal.ts";
+import { displayWidth, stripTerminalEscapes } from "../../lib/terminal/terminal.ts";
 
 /** `text` through a wrapper of `columns`, in pieces of `size` characters. */
 function wrapped(text: string, columns: number, size = 3): string {
