@@ -36,4 +36,6 @@ export type ErrorCode =
   | "sampling_rejected"
   | "skill_refused"
   | "skill_not_found"
+  | "policy_refused"
+  | "policy_invalid"
   | "internal";

@@ -7,8 +7,8 @@
  * into text and exit codes.
  *
  * The one import path for them all: the classes live by area in `lib/errors/` (`base.ts`,
- * `config.ts`, `model.ts`, `oauth.ts`, `run.ts`, `server.ts`, `skills.ts`, `store.ts`) and are
- * re-exported here.
+ * `config.ts`, `model.ts`, `oauth.ts`, `policy.ts`, `run.ts`, `server.ts`, `skills.ts`,
+ * `store.ts`) and are re-exported here.
  *
  * @module
  */
@@ -25,3 +25,4 @@ export * from "./errors/run.ts";
 export * from "./errors/server.ts";
 export * from "./errors/store.ts";
 export * from "./errors/skills.ts";
+export * from "./errors/policy.ts";

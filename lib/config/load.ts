@@ -20,7 +20,7 @@ import {
 } from "../errors.ts";
 import { MAX_CONFIG_BYTES, readBoundedFile } from "../bounded_read.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
-import { parseJson } from "./json.ts";
+import { type JsonParseResult, parseJson } from "./json.ts";
 import { renderProblems, sortProblems } from "./problems.ts";
 import type { Config } from "./types.ts";
 import { decodeUtf8 } from "./utf8.ts";
@@ -29,11 +29,19 @@ import { Validator } from "./validate.ts";
 // Callers read the whole configuration story from here: where the file is and how its
 // warnings read.
 import { refuseSharedWritable } from "../shared_writable.ts";
-export { type ConfigLocation, locateConfig } from "./locate.ts";
+export { type ConfigLocation, type ConfigSources, locateConfig, locateSources } from "./locate.ts";
 export { describeWarning } from "./problems.ts";
 
 /** Reads and validates the configuration file. */
 export async function loadConfig(path: string, env: Environment): Promise<Config> {
+  return parseConfig(await readConfigText(path), path, env);
+}
+
+/**
+ * The text of the configuration file at `path`: refused when others may write it, read
+ * within its bound, UTF-8 (a fault is a located {@linkcode ConfigSyntaxError}).
+ */
+export async function readConfigText(path: string): Promise<string> {
   // A configuration others may write lets them choose the programs patchbay starts.
   refuseSharedWritable(path, "the configuration file");
   let bytes: Uint8Array;
@@ -53,10 +61,10 @@ export async function loadConfig(path: string, env: Environment): Promise<Config
     const shown = new TextDecoder().decode(bytes);
     throw new ConfigSyntaxError(path, problems, renderProblems(problems, shown));
   }
-  return parseConfig(decoded.text, path, env);
+  return decoded.text;
 }
 
-function readError(path: string, error: unknown): PatchbayError {
+export function readError(path: string, error: unknown): PatchbayError {
   // Not a regular file, or too large: said so by the bounded reader.
   if (error instanceof PatchbayError) return error;
   const flag = denoPermissionFlag(error);
@@ -94,6 +102,18 @@ function readError(path: string, error: unknown): PatchbayError {
  * folder; throws on any problem.
  */
 export function parseConfig(text: string, file: string, env: Environment): Config {
+  const parsed = parseStrict(text, file);
+  const validator = new Validator(parsed, file, env);
+  const config = validator.run(parsed.value!);
+  if (validator.problems.length > 0) {
+    const problems = sortProblems(validator.problems);
+    throw new ConfigValidationError(file, problems, renderProblems(problems, text));
+  }
+  return config!;
+}
+
+/** `text` parsed as strict JSON; its faults are a located {@linkcode ConfigSyntaxError}. */
+export function parseStrict(text: string, file: string): JsonParseResult {
   const parsed = parseJson(text);
   if (parsed.faults.length > 0) {
     const problems = parsed.faults.map((f): ConfigProblem => ({
@@ -104,11 +124,5 @@ export function parseConfig(text: string, file: string, env: Environment): Confi
     }));
     throw new ConfigSyntaxError(file, problems, renderProblems(problems, text));
   }
-  const validator = new Validator(parsed, file, env);
-  const config = validator.run(parsed.value!);
-  if (validator.problems.length > 0) {
-    const problems = sortProblems(validator.problems);
-    throw new ConfigValidationError(file, problems, renderProblems(problems, text));
-  }
-  return config!;
+  return parsed;
 }

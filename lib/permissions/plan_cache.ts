@@ -45,7 +45,7 @@ export interface CachedPlan {
 }
 
 /** Bumped whenever a cached plan's meaning changes. */
-export const CACHE_FORMAT = 2;
+export const CACHE_FORMAT = 3;
 
 /**
  * Variables the plan depends on whatever the configuration says: where files are, where
