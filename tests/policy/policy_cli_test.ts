@@ -18,6 +18,7 @@ import {
   sandbox,
   WITHOUT_PROXIES,
 } from "../support/cli.ts";
+import { everythingEntry, NODE } from "../support/deps.ts";
 import { parseDoctor } from "../support/doctor.ts";
 import { canPlacePolicy, runUnderPolicy } from "../support/managed_policy.ts";
 
@@ -197,5 +198,55 @@ Deno.test({
     );
     assert.equal(refused.length, 2, doctor.stdout);
     for (const line of refused) assert.equal(line.status, "skip");
+  },
+});
+
+Deno.test({
+  name:
+    "a real server: the policy's denied tool is withheld and refused, whatever the entry includes",
+  ignore: !placeable,
+  async fn() {
+    await using box = await sandbox({ ...WITHOUT_PROXIES, OPENAI_API_KEY: "sk-policy-test" });
+    // The project pins the tool the policy denies, and names a server outside the policy's
+    // pinned commands: neither gets through.
+    await Deno.writeTextFile(
+      join(box.cwd, "servers_config.json"),
+      JSON.stringify(configWith({
+        everything: {
+          command: NODE,
+          args: [everythingEntry()],
+          include_tools: ["echo", "get-sum"],
+        },
+        other: { command: "sh", args: ["-c", "exit 1"] },
+      })),
+    );
+    const policy = {
+      allowed_servers: [{ name: "other" }, { command: `${NODE} *server-everything*` }],
+      denied_tools: ["everything.echo"],
+    };
+    const tools = await runUnderPolicy(box, policy, ["tools", "--json"]);
+    const json = JSON.parse(tools.stdout);
+    assert.deepEqual(json.tools.map((t: { tool: string }) => t.tool), ["get-sum"], tools.stderr);
+    assert.ok(
+      json.withheld.some((w: { tool: string; reason: string }) =>
+        w.tool === "echo" && w.reason.includes("denied_tools")
+      ),
+      JSON.stringify(json.withheld),
+    );
+    const other = json.servers.find((s: { name: string }) => s.name === "other");
+    assert.equal(other.state, "refused");
+    assert.match(other.error.cause ?? JSON.stringify(other.error), /command line matches no/);
+
+    const call = await runUnderPolicy(box, policy, ["call", "everything.echo", '{"message":"x"}']);
+    assert.notEqual(call.code, 0);
+    assert.match(
+      output(call),
+      new RegExp(
+        `Tool 'everything.echo' is refused by the administrator's policy \\(${POLICY_FILE}\\)`,
+      ),
+    );
+    const add = await runUnderPolicy(box, policy, ["call", "everything.get-sum", '{"a":1,"b":2}']);
+    assert.equal(add.code, 0, output(add));
+    assert.match(add.stdout, /3/);
   },
 });
