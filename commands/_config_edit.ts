@@ -7,21 +7,21 @@
  * @module
  */
 
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { DEFAULTS } from "../lib/defaults.ts";
-import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
+import { EXIT, PatchbayError, policyRefusal, UsageError } from "../lib/errors.ts";
 import {
   commitEdit,
   editEnvironment,
   type EditTarget,
   readTarget,
-  userConfigFile,
   withEditLock,
 } from "../lib/config/edit.ts";
 import type { Environment } from "../lib/env.ts";
 import { type JsonValue, parseJson } from "../lib/config/json.ts";
 import { newDocument, setMember } from "../lib/config/json_edit.ts";
 import { parseConfig } from "../lib/config/load.ts";
+import type { Config } from "../lib/config/types.ts";
 import { findSecrets, type FoundSecret, withReferences } from "../lib/config/secrets.ts";
 import { PROJECT_DIR } from "../lib/cli/startup.ts";
 import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
@@ -43,32 +43,41 @@ export interface Written {
   created: boolean;
   secrets: FoundSecret[];
   moved: boolean;
-  /** The user's own file, which the new project file now hides in this folder. */
-  shadows?: string;
-  /** The project file that is read in this folder instead of the user's, just edited. */
-  hiddenBy?: string;
+  /**
+   * What reading the files together says of the new entries: one of the same name in the
+   * other scope's file that it replaces, or that replaces it in this folder.
+   */
+  notes: string[];
 }
 
-/** This folder's own file, when the edit went to the user's (patchbay reads one file). */
-function hiding(target: EditTarget): string | undefined {
-  if (target.scope !== "user") return undefined;
-  try {
-    return Deno.statSync(DEFAULTS.configFile).isFile ? DEFAULTS.configFile : undefined;
-  } catch {
-    return undefined;
+/**
+ * Warns, before anything is written, about the new entries `config` (the configuration
+ * as the next start will read it) does not run as written: refused by the administrator's
+ * policy, or replaced by the policy's own entry of that name.
+ */
+export function warnPolicy(config: Config, names: readonly string[]): void {
+  for (const name of names) {
+    const server = config.servers.find((s) => s.name === name);
+    if (server?.refused) {
+      const refusal = policyRefusal(name, server.refused);
+      console.error(
+        `warning: ${refusal.message}: ${server.refused.reason}. The entry is written, but ` +
+          "patchbay will not start it while the policy says so (`patchbay mcp list` shows it)",
+      );
+    } else if (server?.scope === "managed" && config.policy) {
+      console.error(
+        `warning: the administrator's policy (${config.policy.file}) has its own entry ` +
+          `'${name}', which is used instead of this one`,
+      );
+    }
   }
 }
 
-/** The user's file, when a new project file hides it (patchbay reads one file). */
-function shadowed(target: EditTarget, created: boolean): string | undefined {
-  // A file named by --config elsewhere is read only when named again: it hides nothing.
-  if (!created || target.scope !== "project") return undefined;
-  if (resolve(target.file) !== resolve(DEFAULTS.configFile)) return undefined;
-  try {
-    return Deno.statSync(userConfigFile()).isFile ? userConfigFile() : undefined;
-  } catch {
-    return undefined;
-  }
+/** The notices about `names` (an entry of the same name replaced, or replacing). */
+function notesOn(config: Config, names: readonly string[]): string[] {
+  return (config.notices ?? []).filter((notice) =>
+    names.some((name) => notice.startsWith(`Server '${name}': the entry of`))
+  );
 }
 
 /** The configuration's text before the edit, or a new file's with the example's `LLM`. */
@@ -155,21 +164,17 @@ export async function writeEntries(
       move ? secrets.filter((s) => !s.present).map((s) => [s.variable, s.value]) : [],
     );
     if (secrets.length > 0 && !move) refuseWideFile(target, start.mode);
-    await commitEdit({
+    const names = entries.map(([name]) => name);
+    const config = await commitEdit({
       target,
       text,
       mode: start.mode,
       newMode: secrets.length > 0 && !move ? 0o600 : 0o644,
       envAdditions: additions,
       secrets: move ? [] : secrets.map((s) => s.value),
+      beforeWrite: (config) => warnPolicy(config, names),
     });
-    return {
-      created: start.created,
-      secrets,
-      moved: move,
-      shadows: shadowed(target, start.created),
-      hiddenBy: hiding(target),
-    };
+    return { created: start.created, secrets, moved: move, notes: notesOn(config, names) };
   });
 }
 

@@ -8,7 +8,7 @@
 import process from "node:process";
 import type { ConnectionManager } from "../lib/connections/manager.ts";
 import type { ServerRequestHandlers, ServerStatus } from "../lib/connections/types.ts";
-import { CancelledError, EndedBySignalError } from "../lib/errors.ts";
+import { CancelledError, EndedBySignalError, policyRefusal } from "../lib/errors.ts";
 import { onEndingSignal, signalExitCode } from "../lib/cli/ending_signals.ts";
 import { describeOAuthEvent } from "../lib/oauth/messages.ts";
 import { installingOf } from "../lib/connections/progress.ts";
@@ -238,9 +238,11 @@ export function statesJson(states: readonly ServerStatus[]) {
     name: s.name,
     transport: s.transport,
     // A disabled server is not a failure to connect: it was never meant to.
-    state: s.disabled ? "disabled" : s.state,
+    state: s.refused ? "refused" : s.disabled ? "disabled" : s.state,
     ...(s.protocolVersion ? { protocol: s.protocolVersion } : {}),
     ...(s.warnings ? { warnings: s.warnings } : {}),
     ...(s.error ? { error: errorJson(s.error) } : {}),
+    // Refused by the administrator's policy: its error, as `call` would show it.
+    ...(s.refused ? { error: errorJson(policyRefusal(s.name, s.refused)) } : {}),
   }));
 }

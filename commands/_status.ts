@@ -97,6 +97,16 @@ export function renderServerStatus(
         lines.push(`      ${style.yellow("warning:")} ${redact(stripTerminalEscapes(warning))}`);
       }
     }
+    if (status.refused) {
+      lines.push(
+        `      ${
+          style.dim(
+            `refused by the administrator's policy (${status.refused.file}): ` +
+              status.refused.reason,
+          )
+        }`,
+      );
+    }
     if (status.error && !status.disabled && status.state !== "connected") {
       const text = formatError(status.error, {
         style,
@@ -110,5 +120,5 @@ export function renderServerStatus(
 }
 
 function label(status: ServerStatus): string {
-  return status.disabled ? "disabled" : status.state;
+  return status.refused ? "refused" : status.disabled ? "disabled" : status.state;
 }

@@ -44,8 +44,13 @@ export async function configCheck(options: ConfigCheckOptions): Promise<number> 
 /** A readable summary of a valid configuration. */
 export function summarize(config: Config, style: Style): string {
   const { llm, agent } = config;
+  const files = (config.sources ?? []).filter((source) => source.scope !== "managed");
   const lines = [
-    `${style.green("✓")} ${config.file} is valid`,
+    files.length > 1
+      ? `${style.green("✓")} ${files.map((f) => `${f.path} (${f.scope})`).join(" and ")} ` +
+        "are valid, read together (the project's entries and fields win)"
+      : `${style.green("✓")} ${config.file} is valid`,
+    ...policySummary(config, style),
     "",
     `${style.bold("Model")}    ${PROVIDERS[llm.provider].label} (${llm.provider}) / ${llm.model}`,
     `         max_tokens ${llm.maxTokens}, temperature ${llm.temperature ?? "provider default"}, ` +
@@ -56,8 +61,17 @@ export function summarize(config: Config, style: Style): string {
     }`,
   ];
   const width = Math.max(0, ...config.servers.map((s) => s.name.length));
+  // Which file each entry is from, when there are several (scope, as `mcp list` shows it).
+  const scoped = (config.sources ?? []).length > 1;
   for (const server of config.servers) {
-    lines.push(`  ${server.name.padEnd(width)}  ${describeServer(server)}`);
+    const scope = scoped && server.scope ? style.dim(`  [${server.scope}]`) : "";
+    lines.push(`  ${server.name.padEnd(width)}  ${describeServer(server)}${scope}`);
+    if (server.refused) {
+      lines.push(
+        `  ${" ".repeat(width)}  ${style.yellow("refused")} by the administrator's policy: ` +
+          server.refused.reason,
+      );
+    }
     if (server.transportReason) {
       lines.push(
         `  ${" ".repeat(width)}  ${
@@ -96,9 +110,25 @@ export function summarize(config: Config, style: Style): string {
   return lines.join("\n");
 }
 
+/** The administrator's policy, when one applies: its file and what it does. */
+function policySummary(config: Config, style: Style): string[] {
+  const policy = config.policy;
+  if (!policy) return [];
+  const refused = config.servers.filter((s) => s.refused).map((s) => s.name);
+  const does = [
+    ...(policy.requireApproval ? ["requires approval of every tool call"] : []),
+    ...(policy.forced.length > 0 ? [`forces ${policy.forced.join(", ")}`] : []),
+    ...(refused.length > 0 ? [`refuses ${refused.join(", ")}`] : []),
+  ];
+  return [
+    `${style.bold("Policy")}   ${policy.file} (the administrator's)` +
+    (does.length > 0 ? `: ${does.join("; ")}` : ""),
+  ];
+}
+
 function describeServer(server: ServerConfig): string {
   const flags = [
-    server.disabled ? "disabled" : "",
+    server.refused ? "" : server.disabled ? "disabled" : "",
     server.trusted ? "trusted" : "",
   ].filter(Boolean);
   const suffix = flags.length > 0 ? `  (${flags.join(", ")})` : "";

@@ -25,9 +25,11 @@ import { showName } from "../lib/text/names.ts";
 import { ruleAbidingName, SERVER_NAME_RULE, serverNameProblem } from "../lib/config/server_name.ts";
 import type { GlobalOptions } from "../lib/cli/startup.ts";
 import { didYouMean, plural } from "../lib/text/text.ts";
+import type { Config } from "../lib/config/types.ts";
 import {
   refuseUnreadable,
   type SecretOptions,
+  warnPolicy,
   writeEntries,
   type Written,
 } from "./_config_edit.ts";
@@ -185,7 +187,9 @@ export async function mcpSetEnabled(
       const next = typeof entry.enabled === "boolean" && entry.disabled === undefined
         ? setMember(text, path, "enabled", enabled)
         : setMember(text, path, "disabled", !enabled);
-      await commitEdit({ target, text: next, mode });
+      // Enabling a server the administrator's policy refuses is written, with a warning.
+      const beforeWrite = enabled ? (config: Config) => warnPolicy(config, [name]) : undefined;
+      await commitEdit({ target, text: next, mode, beforeWrite });
       return true;
     },
   );
@@ -369,18 +373,6 @@ function pairs(words: string[], separator: string, flag: string, form: string): 
   });
 }
 
-/** Said when the user's file was edited in a folder whose own file is read instead. */
-export function hiddenNotice(projectFile: string): string {
-  return `Note: in this folder patchbay reads ./${projectFile}, not the user's file; the ` +
-    "servers added there are used in folders without one";
-}
-
-/** Said when a new project file hides the user's own one in this folder. */
-export function shadowNotice(userFile: string): string {
-  return `Note: patchbay reads one configuration; in this folder ${userFile} is no longer ` +
-    "read (add its servers here with `patchbay mcp import <that path>`)";
-}
-
 /**
  * What an edit wrote: the file (and whether it was created), the notices about other
  * configuration files, and where the secrets went (in `kept`, the entry or entries).
@@ -393,8 +385,7 @@ export function report(
 ): void {
   const created = written.created ? ` (created, with the example's LLM block)` : "";
   console.log(`${what} ${target.file}${created}`);
-  if (written.shadows) console.log(shadowNotice(written.shadows));
-  if (written.hiddenBy) console.log(hiddenNotice(written.hiddenBy));
+  for (const note of written.notes) console.log(`Note: ${note}`);
   if (written.secrets.length === 0) return;
   const names = [...new Set(written.secrets.map((s) => s.variable))];
   const variables = names.join(", ");

@@ -1,7 +1,9 @@
 /**
  * `patchbay mcp list` and `patchbay mcp get <name>`: the servers of the configuration in
  * effect, as patchbay reads them (other clients' field names already mapped), secrets
- * never shown. `--check` connects them and shows each one's state with its diagnosis.
+ * never shown, each with its scope (the file it comes from: user, project, managed) and
+ * the administrator's policy's refusal, if any. `--check` connects them and shows each
+ * one's state with its diagnosis.
  *
  * @module
  */
@@ -40,6 +42,7 @@ async function listed(name: string | undefined, options: McpListOptions): Promis
         if (options.json) {
           const json = {
             file: runtime.configPath,
+            files: runtime.config.sources ?? [],
             servers: servers.map(describe),
             states: statesJson(states),
           };
@@ -67,7 +70,11 @@ async function listed(name: string | undefined, options: McpListOptions): Promis
   for (const notice of runtime.notices) console.error(stderrStyle().dim(notice));
   const servers = pick(runtime, name);
   if (options.json) {
-    const json = { file: runtime.configPath, servers: servers.map(describe) };
+    const json = {
+      file: runtime.configPath,
+      files: runtime.config.sources ?? [],
+      servers: servers.map(describe),
+    };
     console.log(runtime.logger.redactor.redact(JSON.stringify(json, null, 2)));
   } else print(runtime, servers, name !== undefined);
   return EXIT.ok;
@@ -91,8 +98,11 @@ function pick(runtime: Runtime, name: string | undefined): ServerConfig[] {
 function describe(server: ServerConfig) {
   const common = {
     name: server.name,
+    // Which file the entry comes from: user, project, managed (the policy's), explicit.
+    ...(server.scope ? { scope: server.scope } : {}),
     transport: server.transport,
     disabled: server.disabled,
+    ...(server.refused ? { refused: `${server.refused.reason} (${server.refused.file})` } : {}),
     trusted: server.trusted,
     timeout: server.timeoutSeconds,
     // The tool filters, when set: which tools the server's entry offers (tools-and-sessions.md).
@@ -126,22 +136,32 @@ function print(runtime: Runtime, servers: readonly ServerConfig[], detailed: boo
     return;
   }
   if (!detailed) {
-    console.log(style.dim(`${runtime.configPath}:`));
+    const files = runtime.config.sources ?? [{ scope: "explicit", path: runtime.configPath }];
+    console.log(style.dim(`${files.map((f) => `${f.path} (${f.scope})`).join(", ")}:`));
     const width = Math.max(...servers.map((s) => s.name.length));
+    const scopeWidth = Math.max(...servers.map((s) => (s.scope ?? "").length));
     for (const server of servers) {
       const where = server.transport === "stdio"
         ? [server.command, ...server.args].join(" ")
         : server.url;
-      const state = server.disabled ? style.dim("  (disabled)") : "";
+      const state = server.refused
+        ? style.yellow("  (refused by the administrator's policy)")
+        : server.disabled
+        ? style.dim("  (disabled)")
+        : "";
       console.log(
-        redact(`  ${server.name.padEnd(width)}  ${server.transport.padEnd(15)}  ${where}`) + state,
+        redact(
+          `  ${server.name.padEnd(width)}  ${(server.scope ?? "").padEnd(scopeWidth)}  ` +
+            `${server.transport.padEnd(15)}  ${where}`,
+        ) + state,
       );
     }
     return;
   }
   const [server] = servers;
   const json = describe(server);
-  console.log(style.bold(redact(server.name)) + style.dim(`  (${runtime.configPath})`));
+  const file = runtime.config.sources?.find((source) => source.scope === server.scope)?.path;
+  console.log(style.bold(redact(server.name)) + style.dim(`  (${file ?? runtime.configPath})`));
   for (const [key, value] of Object.entries(json)) {
     if (key === "name") continue;
     const shown = Array.isArray(value) ? value.join(" ") || "none" : String(value);

@@ -48,6 +48,7 @@ function inputsOf(runtime: Runtime, options: PermissionsOptions) {
     env: runtime.env,
     configPath: runtime.configPath,
     envFile: runtime.env.file.path,
+    envFiles: runtime.env.files.map((file) => file.path),
     logFile: options.logFile ?? defaultLogFile(),
     traceFile: options.trace,
   });

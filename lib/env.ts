@@ -116,8 +116,13 @@ export interface Environment {
    * variables without it), so an unset value may not really be unset.
    */
   denied(name: string): boolean;
-  /** The .env file consulted and what became of it. */
+  /** The .env file consulted and what became of it (the one of highest precedence). */
   readonly file: EnvFileStatus;
+  /**
+   * Every .env file consulted, lowest precedence first: the user's
+   * (`~/.config/patchbay/.env`) before the project's, when both are read.
+   */
+  readonly files: readonly EnvFileStatus[];
 }
 
 /** The process environment as Deno lets patchbay read it. */
@@ -184,24 +189,35 @@ export interface EnvFileChoice {
   required: boolean;
   /** Read from beside the --config file, since the working directory has none. */
   besideConfig: boolean;
+  /** Files read before it, under it (the user's `.env`); each may be missing. */
+  under: string[];
 }
 
 /**
- * The .env file of a run: `--env-file` when given; else `./.env`; else, when `--config`
- * names a file in another folder, the `.env` beside it (a configuration kept with its
- * secrets elsewhere is used as a whole, not without its variables).
+ * The .env files of a run: `--env-file` alone when given. With `--config`: `./.env`, else,
+ * when that file is in another folder, the `.env` beside it (a configuration kept with its
+ * secrets elsewhere is used as a whole, not without its variables). Otherwise the user's
+ * (`userEnv`, `~/.config/patchbay/.env`) and then `./.env` over it, as the user's and the
+ * project's configuration files are read (docs/configuration.md, "Scopes").
  */
 export function chooseEnvFile(
   envFile: string | undefined,
   configFile: string | undefined,
   defaultPath: string,
+  userEnv?: string,
 ): EnvFileChoice {
-  if (envFile !== undefined) return { path: envFile, required: true, besideConfig: false };
-  const plain = { path: defaultPath, required: false, besideConfig: false };
+  if (envFile !== undefined) {
+    return { path: envFile, required: true, besideConfig: false, under: [] };
+  }
+  const under = configFile === undefined && userEnv !== undefined &&
+      resolve(userEnv) !== resolve(defaultPath)
+    ? [userEnv]
+    : [];
+  const plain = { path: defaultPath, required: false, besideConfig: false, under };
   if (configFile === undefined || isFile(defaultPath)) return plain;
   const beside = join(dirname(configFile), basename(defaultPath));
   if (resolve(beside) === resolve(defaultPath) || !isFile(beside)) return plain;
-  return { path: beside, required: false, besideConfig: true };
+  return { path: beside, required: false, besideConfig: true, under: [] };
 }
 
 function isFile(path: string): boolean {
@@ -229,14 +245,37 @@ export interface LoadEnvironmentOptions {
   required?: boolean;
   /** The process environment. @default readProcessVariables() */
   processEnv?: Record<string, string> | ProcessVariables;
+  /**
+   * Files read first, whose variables {@linkcode path}'s override (the user's `.env`
+   * under the project's); a missing one is skipped. @default []
+   */
+  under?: readonly string[];
 }
 
 /**
- * Reads the .env file (if present) and merges it under the process environment:
- * a variable set in both keeps its process value, as with every dotenv tool.
+ * Reads the .env files (those present) and merges them under the process environment: a
+ * variable set in both keeps its process value, as with every dotenv tool; one set in two
+ * files keeps the value of {@linkcode LoadEnvironmentOptions.path}'s.
  */
 export async function loadEnvironment(options: LoadEnvironmentOptions): Promise<Environment> {
   const processEnv = options.processEnv ?? readProcessVariables();
+  const values = new Map<string, string>();
+  const files: EnvFileStatus[] = [];
+  for (const path of [...options.under ?? [], options.path]) {
+    const required = path === options.path && options.required;
+    const read = await readEnvFile(path, required ?? false);
+    for (const [name, value] of read.values) values.set(name, value);
+    files.push(read.status);
+  }
+  return createEnvironment(processEnv, values, files.at(-1), files);
+}
+
+/** One .env file's variables and status; a missing one has none (an error if `required`). */
+async function readEnvFile(
+  path: string,
+  required: boolean,
+): Promise<{ values: Map<string, string>; status: EnvFileStatus }> {
+  const options = { path, required };
   let text: string | undefined;
   // Its variables reach the servers patchbay starts (and name the model's address).
   refuseSharedWritable(options.path, "the environment file");
@@ -265,12 +304,15 @@ export async function loadEnvironment(options: LoadEnvironmentOptions): Promise<
     }
   }
   const parsed = text === undefined ? { values: new Map(), problems: [] } : parseDotenv(text);
-  return createEnvironment(processEnv, parsed.values, {
-    path: options.path,
-    loaded: text !== undefined,
-    count: parsed.values.size,
-    problems: parsed.problems,
-  });
+  return {
+    values: parsed.values,
+    status: {
+      path: options.path,
+      loaded: text !== undefined,
+      count: parsed.values.size,
+      problems: parsed.problems,
+    },
+  };
 }
 
 /** Builds an {@linkcode Environment} from explicit maps (tests, and `loadEnvironment`). */
@@ -278,6 +320,7 @@ export function createEnvironment(
   processEnv: Record<string, string> | ProcessVariables,
   fileValues: Map<string, string> = new Map(),
   file: EnvFileStatus = { path: "", loaded: false, count: 0, problems: [] },
+  files: readonly EnvFileStatus[] = [file],
 ): Environment {
   const process = isProcessVariables(processEnv) ? processEnv : recordVariables(processEnv);
   return {
@@ -288,6 +331,7 @@ export function createEnvironment(
     names: () => [...new Set([...process.names(), ...fileValues.keys()])],
     denied: (name) => process.denied(name),
     file,
+    files,
   };
 }
 

@@ -7,9 +7,8 @@
  * into text and exit codes.
  *
  * The one import path for them all: the classes live by area in `lib/errors/` (`base.ts`,
- * `config.ts`, `hooks.ts`, `model.ts`, `oauth.ts`, `run.ts`, `secrets.ts`, `server.ts`,
- * `skills.ts`, `store.ts`) and are
- * re-exported here.
+ * `config.ts`, `hooks.ts`, `model.ts`, `oauth.ts`, `policy.ts`, `run.ts`, `secrets.ts`,
+ * `server.ts`, `skills.ts`, `store.ts`) and are re-exported here.
  *
  * @module
  */
@@ -28,3 +27,4 @@ export * from "./errors/server.ts";
 export * from "./errors/store.ts";
 export * from "./errors/skills.ts";
 export * from "./errors/secrets.ts";
+export * from "./errors/policy.ts";

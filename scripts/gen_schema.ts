@@ -1,13 +1,15 @@
 /**
- * Writes servers_config.schema.json from the zod schema in lib/config/schema.ts, so
- * editors validate and complete the configuration. Run `deno task schema` after
- * changing the schema; `tests/config/schema_json_test.ts` fails until the file is regenerated.
+ * Writes servers_config.schema.json from the zod schema in lib/config/schema.ts, and
+ * managed.schema.json (the administrator's policy, lib/policy/schema.ts), so editors
+ * validate and complete them. Run `deno task schema` after changing either schema;
+ * `tests/config/schema_json_test.ts` fails until the files are regenerated.
  *
  * @module
  */
 
 import { z } from "zod";
 import { ConfigFileSchema, EntryByTransportSchema } from "../lib/config/schema.ts";
+import { ManagedFileSchema } from "../lib/policy/schema.ts";
 
 /** The JSON Schema text for servers_config.json. */
 export function generateJsonSchema(): string {
@@ -33,6 +35,13 @@ export function generateJsonSchema(): string {
   return JSON.stringify(schema, null, 2) + "\n";
 }
 
+/** The JSON Schema text for the administrator's policy file, managed.json. */
+export function generateManagedSchema(): string {
+  const schema = z.toJSONSchema(ManagedFileSchema, { io: "input" }) as Record<string, unknown>;
+  schema.title = "patchbay administrator's policy (managed.json)";
+  return JSON.stringify(schema, null, 2) + "\n";
+}
+
 /** The fields each transport requires besides transport_type, transports alike grouped. */
 function transportRequirements(): { transports: string[]; required: string[] }[] {
   const groups = new Map<string, { transports: string[]; required: string[] }>();
@@ -52,5 +61,9 @@ if (import.meta.main) {
     new URL("../servers_config.schema.json", import.meta.url),
     generateJsonSchema(),
   );
-  console.log("wrote servers_config.schema.json");
+  await Deno.writeTextFile(
+    new URL("../managed.schema.json", import.meta.url),
+    generateManagedSchema(),
+  );
+  console.log("wrote servers_config.schema.json and managed.schema.json");
 }

@@ -229,12 +229,13 @@ function unknownTool(
 }
 
 /** A tool the configuration does not offer: the model is told not to try it again. */
-function withheldTool({ tool, reason }: WithheldTool): Finished {
+function withheldTool({ tool, reason, policy }: WithheldTool): Finished {
+  const who = policy !== undefined ? "the administrator's policy" : "the user's configuration";
   return {
     status: "error",
-    text: `Tool execution failed: "${tool.name}" is not available: the user's configuration ` +
+    text: `Tool execution failed: "${tool.name}" is not available: ${who} ` +
       `keeps it from being offered (${reason}). Do not call it again; continue without it.`,
-    error: withheldError(tool, reason),
+    error: withheldError(tool, reason, policy),
     durationMs: 0,
     omittedChars: 0,
   };

@@ -6,13 +6,16 @@
  * @module
  */
 
-import { startTelemetry } from "../telemetry/start.ts";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { argSecrets } from "../config/arg_secrets.ts";
-import { describeWarning, loadConfig, locateConfig } from "../config/load.ts";
+import { describeWarning, locateSources } from "../config/load.ts";
+import type { ConfigSources } from "../config/locate.ts";
+import { loadScopedConfig } from "../config/scoped.ts";
 import type { Config } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { chooseEnvFile, type Environment, isSecretName, loadEnvironment } from "../env.ts";
+import { PolicyRefusedError } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { compiledBinary } from "../deno_permission/launched.ts";
 import { binaryRemedy } from "../deno_permission/remedy.ts";
@@ -23,6 +26,7 @@ import { refuseSharedWritable } from "../files/shared_writable.ts";
 import { type Redactor, sessionRedactor } from "../redact/redact.ts";
 import { replaceSessionLogger } from "../log/session_log.ts";
 import { keychainReader } from "../secrets/keychain.ts";
+import { startTelemetry } from "../telemetry/start.ts";
 import { VERSION } from "../version.ts";
 
 /** Options every command accepts (the root command's flags). */
@@ -39,6 +43,8 @@ export interface GlobalOptions {
   trace?: string;
   /** Include model requests in the wire trace. @default false */
   traceModel?: boolean;
+  /** Run tool calls and sampling requests without asking. @default false */
+  yes?: boolean;
 }
 
 /** What {@linkcode startUp} reads beyond the files. */
@@ -56,8 +62,10 @@ export interface Runtime {
   env: Environment;
   logger: Logger;
   config: Config;
-  /** Path the configuration was read from. */
+  /** The configuration file messages name: the project's, else the only one read. */
   configPath: string;
+  /** Every configuration file read (the user's and the project's, or `--config`'s). */
+  sources: ConfigSources;
   /** The session's log file (--log-file, else the default), whether it could be opened or not. */
   logFile: string;
   /** Things to tell the user once at start (fallbacks taken, files skipped). */
@@ -108,11 +116,13 @@ export async function startUp(
   reading: StartUpReading = {},
 ): Promise<Runtime> {
   const notices: string[] = [];
-  const location = locateConfig(options.config, PROJECT_DIR);
-  // The user's own configuration keeps its .env beside it, as one named by --config does.
-  const configFile = options.config ?? (location.userScope ? location.path : undefined);
-  const envChoice = chooseEnvFile(options.envFile, configFile, DEFAULTS.envFile);
-  const env = await loadEnvironment({ path: envChoice.path, required: envChoice.required });
+  const sources = locateSources(options.config, PROJECT_DIR);
+  const envChoice = chooseEnvFile(options.envFile, options.config, DEFAULTS.envFile, userEnvFile());
+  const env = await loadEnvironment({
+    path: envChoice.path,
+    required: envChoice.required,
+    under: envChoice.under,
+  });
   // What patchbay's own folders hold is trusted (history, conversations, tokens).
   for (const [folder, what] of OWN_FOLDERS) {
     refuseSharedWritable(folder(), what, { ownFolder: true });
@@ -126,10 +136,9 @@ export async function startUp(
   else if (options.debug) notices.push(`Debug logging on; log file ${logFile}`);
   const log = logger.child("startup");
   log.info(`patchbay ${VERSION} starting`, { deno: Deno.version.deno });
-  if (env.file.loaded) {
-    log.info(`read ${env.file.count} variables from ${env.file.path}`);
-  } else {
-    log.info(`no environment file at ${env.file.path}`);
+  for (const file of env.files) {
+    if (file.loaded) log.info(`read ${file.count} variables from ${file.path}`);
+    else log.info(`no environment file at ${file.path}`);
   }
   if (envChoice.besideConfig && env.file.loaded) {
     notices.push(
@@ -137,20 +146,27 @@ export async function startUp(
         "configuration file (--env-file names another)",
     );
   }
-  for (const problem of env.file.problems) {
-    notices.push(`${env.file.path} line ${problem.line}: ${problem.message} (line ignored)`);
+  for (const file of env.files) {
+    for (const problem of file.problems) {
+      notices.push(`${file.path} line ${problem.line}: ${problem.message} (line ignored)`);
+    }
   }
 
-  const exampleNotice = location.usedExample
-    ? `No ${DEFAULTS.configFile} here; using the example configuration ${location.path}. ` +
+  const exampleNotice = sources.usedExample
+    ? `No ${DEFAULTS.configFile} here; using the example configuration ${sources.primary}. ` +
       `Copy it to ./${DEFAULTS.configFile} to make it your own.`
     : undefined;
   if (exampleNotice) notices.push(exampleNotice);
-  const config = await loadConfig(location.path, env, {
+  const config = await loadScopedConfig(sources, env, {
     keychain: reading.keychain === false ? undefined : keychainReader(env, redactor),
   });
   registerConfigSecrets(config, redactor);
-  log.info(`configuration ${location.path}: ${config.servers.length} servers`);
+  log.info(
+    `configuration ${config.sources?.map((s) => `${s.path} (${s.scope})`).join(", ")}: ` +
+      `${config.servers.length} servers`,
+  );
+  refuseUnapproved(options, config);
+  notices.push(...config.notices ?? []);
   notices.push(...config.warnings.map(describeWarning));
   // Spans and metrics, when the launcher started this process with Deno's exporter on.
   await startTelemetry(config, redactor);
@@ -158,11 +174,28 @@ export async function startUp(
     env,
     logger,
     config,
-    configPath: location.path,
+    configPath: sources.primary,
+    sources,
     logFile,
     notices,
     ...(exampleNotice ? { exampleNotice } : {}),
   };
+}
+
+/** The user scope's `.env`, beside its configuration (`~/.config/patchbay/.env`). */
+export function userEnvFile(): string {
+  return join(configDir(), DEFAULTS.envFile);
+}
+
+/** `--yes` under a policy that requires a person's answer to every tool call. */
+function refuseUnapproved(options: GlobalOptions, config: Config): void {
+  if (!options.yes || !config.policy?.requireApproval) return;
+  throw new PolicyRefusedError(
+    "--yes",
+    config.policy.file,
+    "its require_approval is true: every tool call and sampling request needs a person's " +
+      "answer, so none may run without asking",
+  );
 }
 
 function logFileNotice(path: string, error: Error): string {

@@ -26,7 +26,9 @@ import { EDIT_SUFFIX } from "./edit_suffix.ts";
 import { chmodOwnerOnly } from "../files/private_file.ts";
 import { Redactor } from "../redact/redact.ts";
 import { refuseSharedDestination } from "../files/shared_writable.ts";
-import { parseConfig } from "./load.ts";
+import type { ScopeFile } from "./locate.ts";
+import { loadScopedConfig } from "./scoped.ts";
+import type { Config } from "./types.ts";
 
 /** Where an edit goes: the working folder's file, or the user's own one. */
 export type EditScope = "project" | "user";
@@ -36,6 +38,8 @@ export interface EditTarget {
   file: string;
   envFile: string;
   scope: EditScope;
+  /** The file is the one `--config` names: read alone, not with the user's. */
+  explicit?: boolean;
 }
 
 /** The user-scope configuration: patchbay's config folder (`~/.config/patchbay`). */
@@ -69,6 +73,7 @@ export function editTarget(
     file,
     envFile: chooseEnvFile(options.envFile, options.config, DEFAULTS.envFile).path,
     scope,
+    ...(options.config !== undefined ? { explicit: true } : {}),
   };
 }
 
@@ -155,12 +160,16 @@ export function lockFileFor(file: string, stateFolder: string = stateDir()): str
 /** The folder of the editing commands' lock files, in the state folder. */
 const EDIT_LOCKS_FOLDER = "locks";
 
-/** The environment an edited file is validated against: process over .env over additions. */
+/**
+ * The environment an edited file is validated against: process over .env over additions
+ * (over the user's .env, `under`, as a start reads it without `--config`).
+ */
 export async function editEnvironment(
   envFile: string,
   additions: ReadonlyMap<string, string> = new Map(),
+  under: readonly string[] = [],
 ): Promise<Environment> {
-  const env = await loadEnvironment({ path: envFile });
+  const env = await loadEnvironment({ path: envFile, under });
   if (additions.size === 0) return env;
   return {
     ...env,
@@ -183,23 +192,35 @@ export interface Edit {
   envAdditions?: ReadonlyMap<string, string>;
   /** Values the new text holds that a refusal must not print (secrets kept inline). */
   secrets?: readonly string[];
+  /**
+   * Called once the edit is validated, before anything is written, with the configuration
+   * as the next start in this folder will read it (what the administrator's policy
+   * refuses of it included): what to warn about is said first.
+   */
+  beforeWrite?: (config: Config) => void;
 }
 
 /**
  * `config check`'s located error for the text an edit would have written, said to be
  * that (the lines shown are not on disk) with the edit's secrets masked in it.
  */
-function refusedEdit(error: unknown, secrets: readonly string[]): unknown {
+function refusedEdit(error: unknown, secrets: readonly string[], target: EditTarget): unknown {
   if (!(error instanceof ConfigValidationError || error instanceof ConfigSyntaxError)) {
     return error;
   }
   const redactor = new Redactor();
   for (const secret of secrets) redactor.addSecret(secret);
   const mask = (text: string) => redactor.redact(text);
+  // Problems only in the other file read with this one (the user's, the project's).
+  const files = error.problems.map((p) => resolve(p.file ?? error.file));
+  const elsewhere = files.length > 0 && files.every((file) => file !== resolve(target.file));
   return new PatchbayError(error.code, mask(error.message), {
     reason: mask(error.reason),
-    remedy: "nothing was written: the lines shown are the file as the edit would leave it; " +
-      "correct the entry (or the file) and run the command again",
+    remedy: elsewhere
+      ? `nothing was written: ${error.file} is read together with ${target.file} and must ` +
+        "be corrected first (`patchbay config check` lists its problems)"
+      : "nothing was written: the lines shown are the file as the edit would leave it; " +
+        "correct the entry (or the file) and run the command again",
     details: error.details.map(mask),
     exitCode: error.exitCode,
     cause: error,
@@ -210,14 +231,16 @@ function refusedEdit(error: unknown, secrets: readonly string[]): unknown {
  * Validates the new text (every problem, located, as `config check` reports them: nothing
  * is written when there is one), then writes the .env additions and the file.
  */
-export async function commitEdit(edit: Edit): Promise<void> {
+export async function commitEdit(edit: Edit): Promise<Config> {
   const { target } = edit;
   const additions = edit.envAdditions ?? new Map();
+  let config: Config;
   try {
-    parseConfig(edit.text, target.file, await editEnvironment(target.envFile, additions));
+    config = await validateEdit(edit, additions);
   } catch (error) {
-    throw refusedEdit(error, edit.secrets ?? []);
+    throw refusedEdit(error, edit.secrets ?? [], target);
   }
+  edit.beforeWrite?.(config);
   // Both files are checked before either is written: no .env change for a refused edit.
   const written = additions.size > 0 ? [target.file, target.envFile] : [target.file];
   for (const file of written) await refuseReadOnly(file, await existingRealPath(file));
@@ -227,6 +250,45 @@ export async function commitEdit(edit: Edit): Promise<void> {
   if (additions.size > 0) await appendPrivateEnv(target.envFile, additions);
   await ensureFolder(target.file);
   await replaceAtomically(target.file, edit.text, edit.mode ?? edit.newMode ?? 0o644);
+  return config;
+}
+
+/**
+ * The configuration the next start would read with the edit made: the edited file with
+ * the other scope's (the user's with the project's; `--config`'s alone) and the
+ * administrator's policy, each `${VAR}` from the .env files a start reads.
+ */
+async function validateEdit(edit: Edit, additions: ReadonlyMap<string, string>): Promise<Config> {
+  const { target } = edit;
+  const edited = { scope: target.scope, path: target.file };
+  const user = { scope: "user" as const, path: userConfigFile() };
+  const project = { scope: "project" as const, path: DEFAULTS.configFile };
+  const files: ScopeFile[] = target.explicit
+    ? [{ scope: "explicit", path: target.file }]
+    : target.scope === "project"
+    ? [...(exists(user.path) ? [user] : []), edited]
+    : [edited, ...(exists(project.path) ? [project] : [])];
+  // As a start here reads them: ./.env over the user's (additions over both), or with
+  // --config, its own.
+  const userEnv = join(configDir(), DEFAULTS.envFile);
+  const env = target.explicit
+    ? await editEnvironment(target.envFile, additions)
+    : target.scope === "user"
+    ? await editEnvironment(DEFAULTS.envFile, additions, [target.envFile])
+    : await editEnvironment(target.envFile, additions, [userEnv]);
+  return await loadScopedConfig(
+    { files, usedExample: false, primary: target.file },
+    env,
+    { texts: new Map([[target.file, edit.text]]) },
+  );
+}
+
+function exists(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -27,7 +27,7 @@ export function readHelper(
   const written = values.expand(spec.command, commandPath);
   // A name is looked up on PATH when it runs; a path is from the file's folder.
   const command = /[\\/]/.test(written) && !isAbsolute(written)
-    ? resolve(values.folder, written)
+    ? resolve(values.folderOf(path), written)
     : written;
   if (typeof entry === "string" && /\s/.test(written.trim()) && !fileExists(command)) {
     // Said with the words as written: an expanded value may be a secret.
@@ -48,7 +48,7 @@ export function readHelper(
         values.expand(value, [...path, "env", name]),
       ]),
     ),
-    cwd: values.folder,
+    cwd: values.folderOf(path),
   };
 }
 

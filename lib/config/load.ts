@@ -20,7 +20,7 @@ import {
 } from "../errors.ts";
 import { MAX_CONFIG_BYTES, readBoundedFile } from "../files/bounded_read.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
-import { parseJson } from "./json.ts";
+import { type JsonParseResult, parseJson } from "./json.ts";
 import { renderProblems, sortProblems } from "./problems.ts";
 import type { Config } from "./types.ts";
 import { decodeUtf8 } from "./utf8.ts";
@@ -29,7 +29,7 @@ import { Validator } from "./validate.ts";
 // Callers read the whole configuration story from here: where the file is and how its
 // warnings read.
 import { refuseSharedWritable } from "../files/shared_writable.ts";
-export { type ConfigLocation, locateConfig } from "./locate.ts";
+export { type ConfigLocation, type ConfigSources, locateConfig, locateSources } from "./locate.ts";
 export { describeWarning } from "./problems.ts";
 
 /** Options of {@linkcode loadConfig}. */
@@ -48,6 +48,33 @@ export async function loadConfig(
   env: Environment,
   options: LoadOptions = {},
 ): Promise<Config> {
+  return await keychainPass(await readConfigText(path), path, env, options);
+}
+
+/**
+ * `text` validated, its `${keychain:NAME}` values read through `options.keychain` once the
+ * file has no other problem, then validated again with them.
+ */
+export async function keychainPass(
+  text: string,
+  file: string,
+  env: Environment,
+  options: LoadOptions,
+  parse: (keychain?: (name: string) => string | undefined) => Config = (keychain) =>
+    parseConfig(text, file, env, keychain),
+): Promise<Config> {
+  const config = parse();
+  const entries = config.keychainEntries ?? [];
+  if (!options.keychain || entries.length === 0) return config;
+  const values = await options.keychain(entries);
+  return parse((name) => values.get(name));
+}
+
+/**
+ * The text of the configuration file at `path`: refused when others may write it, read
+ * within its bound, UTF-8 (a fault is a located {@linkcode ConfigSyntaxError}).
+ */
+export async function readConfigText(path: string): Promise<string> {
   // A configuration others may write lets them choose the programs patchbay starts.
   refuseSharedWritable(path, "the configuration file");
   let bytes: Uint8Array;
@@ -67,14 +94,10 @@ export async function loadConfig(
     const shown = new TextDecoder().decode(bytes);
     throw new ConfigSyntaxError(path, problems, renderProblems(problems, shown));
   }
-  const config = parseConfig(decoded.text, path, env);
-  const entries = config.keychainEntries ?? [];
-  if (!options.keychain || entries.length === 0) return config;
-  const values = await options.keychain(entries);
-  return parseConfig(decoded.text, path, env, (name) => values.get(name));
+  return decoded.text;
 }
 
-function readError(path: string, error: unknown): PatchbayError {
+export function readError(path: string, error: unknown): PatchbayError {
   // Not a regular file, or too large: said so by the bounded reader.
   if (error instanceof PatchbayError) return error;
   const flag = denoPermissionFlag(error);
@@ -117,6 +140,18 @@ export function parseConfig(
   env: Environment,
   keychain?: (name: string) => string | undefined,
 ): Config {
+  const parsed = parseStrict(text, file);
+  const validator = new Validator(parsed, file, env, keychain);
+  const config = validator.run(parsed.value!);
+  if (validator.problems.length > 0) {
+    const problems = sortProblems(validator.problems);
+    throw new ConfigValidationError(file, problems, renderProblems(problems, text));
+  }
+  return config!;
+}
+
+/** `text` parsed as strict JSON; its faults are a located {@linkcode ConfigSyntaxError}. */
+export function parseStrict(text: string, file: string): JsonParseResult {
   const parsed = parseJson(text);
   if (parsed.faults.length > 0) {
     const problems = parsed.faults.map((f): ConfigProblem => ({
@@ -127,11 +162,5 @@ export function parseConfig(
     }));
     throw new ConfigSyntaxError(file, problems, renderProblems(problems, text));
   }
-  const validator = new Validator(parsed, file, env, keychain);
-  const config = validator.run(parsed.value!);
-  if (validator.problems.length > 0) {
-    const problems = sortProblems(validator.problems);
-    throw new ConfigValidationError(file, problems, renderProblems(problems, text));
-  }
-  return config!;
+  return parsed;
 }

@@ -28,7 +28,8 @@ export function formatPath(path: readonly (string | number)[]): string {
 
 /** A configuration warning in one line: `path: message (hint)`. */
 export function describeWarning(warning: ConfigProblem): string {
-  return `${warning.path}: ${warning.message}${warning.hint ? ` (${warning.hint})` : ""}`;
+  const file = warning.file ? `${warning.file}: ` : "";
+  return `${file}${warning.path}: ${warning.message}${warning.hint ? ` (${warning.hint})` : ""}`;
 }
 
 /** One line per problem, and the source line with a caret under the position. */

@@ -13,6 +13,14 @@ import type { ProviderName } from "../providers.ts";
 export type TransportType = "stdio" | "streamable_http" | "sse";
 
 /**
+ * Which file a configuration (or a server's entry) comes from: the user's
+ * (`~/.config/patchbay/servers_config.json`), the project's (`./servers_config.json`), the
+ * administrator's policy (`settings`), the one file `--config` names (`explicit`), or the
+ * example standing in for none.
+ */
+export type ConfigScope = "user" | "project" | "managed" | "explicit" | "example";
+
+/**
  * An entry's `protocol`: `auto` (negotiate), `legacy` (the 2025 handshake only), or one
  * revision (e.g. `2026-07-28`), the only one accepted.
  */
@@ -191,6 +199,31 @@ interface ServerCommon {
   excludeTools?: string[];
   /** `disabled` was switched for this session (`/mcp`), not read from the file. */
   switchedForSession?: boolean;
+  /** Which file the entry comes from, when several make the configuration. */
+  scope?: ConfigScope;
+  /**
+   * The administrator's policy refuses the server (docs/policy.md): it is `disabled` too,
+   * so nothing starts it nor grants it anything, and every surface says why.
+   */
+  refused?: PolicyRefusal;
+  /** The server's tools the policy's `denied_tools` refuse. */
+  deniedTools?: DeniedTools;
+}
+
+/** Why the administrator's policy refuses a server. */
+export interface PolicyRefusal {
+  /** The policy file. */
+  file: string;
+  /** The rule that decided, in words: `denied_servers[0] {"name": "x*"} matches it`. */
+  reason: string;
+}
+
+/** The `denied_tools` patterns of the administrator's policy that apply to one server. */
+export interface DeniedTools {
+  /** The policy file. */
+  file: string;
+  /** Each pattern as written (`github.delete_*`) and its tool part (`delete_*`). */
+  patterns: readonly { written: string; tool: string }[];
 }
 
 export interface StdioServerConfig extends ServerCommon {
@@ -308,4 +341,28 @@ export interface Config {
    * stay as written.
    */
   keychainEntries?: readonly string[];
+  /**
+   * The files the configuration was read from, lowest precedence first (docs/
+   * configuration.md, "Scopes"); the administrator's policy file last when there is one.
+   */
+  sources?: readonly ConfigSource[];
+  /** The administrator's policy in effect, when there is one (docs/policy.md). */
+  policy?: AppliedPolicy;
+  /** What to tell the person about how the files were read together (an entry replaced). */
+  notices?: readonly string[];
+}
+
+/** One file a configuration was read from. */
+export interface ConfigSource {
+  scope: ConfigScope;
+  path: string;
+}
+
+/** What the administrator's policy does to this configuration. */
+export interface AppliedPolicy {
+  file: string;
+  /** `require_approval`: every tool call and sampling request asks a person. */
+  requireApproval: boolean;
+  /** Its `settings`' top-level blocks and fields forced over the user's and project's. */
+  forced: readonly string[];
 }

@@ -7,14 +7,14 @@
  * @module
  */
 
-import { dirname, resolve } from "node:path";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { DEFAULTS } from "../defaults.ts";
 import type { Environment } from "../env.ts";
 import type { ConfigProblem } from "../errors.ts";
 import { readHooks } from "./hooks.ts";
-import type { JsonParseResult, JsonValue } from "./json.ts";
+import type { DuplicateKey, JsonParseResult, JsonValue } from "./json.ts";
 import { readLlm } from "./llm.ts";
-import { ProblemList } from "./problem_list.ts";
+import { type FieldLocator, type FieldPath, parsedLocator, ProblemList } from "./problem_list.ts";
 import {
   AgentSchema,
   FileSectionsSchema,
@@ -23,24 +23,45 @@ import {
   TraceSchema,
 } from "./schema.ts";
 import { readServers } from "./servers.ts";
-import type { Config, TelemetrySettings } from "./types.ts";
-import { ConfigValues } from "./values.ts";
+import type { Config, ConfigScope, TelemetrySettings } from "./types.ts";
+import { type BaseFolder, ConfigValues } from "./values.ts";
 import { describeType, parseSection } from "./zod_issues.ts";
+
+/**
+ * A configuration made of several files (lib/config/merge.ts): where each field is written,
+ * the duplicate keys of each file, the folder each relative path is taken from, and which
+ * scope each server entry comes from.
+ */
+export interface ConfigDocument {
+  locator: FieldLocator;
+  duplicates: readonly (DuplicateKey & { file?: string })[];
+  folder: (path: FieldPath) => string;
+  scope: (path: FieldPath) => ConfigScope | undefined;
+}
 
 /** Walks the parsed file, collecting problems and building the normalized configuration. */
 export class Validator {
   readonly #list: ProblemList;
   readonly #values: ConfigValues;
+  readonly #document: ConfigDocument;
 
   constructor(
-    private readonly parsed: JsonParseResult,
+    source: JsonParseResult | ConfigDocument,
     private readonly file: string,
     env: Environment,
     /** Values of `${keychain:NAME}`; without it, references stay as written. */
     keychain?: (name: string) => string | undefined,
   ) {
-    this.#list = new ProblemList(parsed);
-    this.#values = new ConfigValues(this.#list, env, dirname(resolve(file)), keychain);
+    const folder = dirname(resolve(file));
+    this.#document = "locator" in source ? source : {
+      locator: parsedLocator(source),
+      duplicates: source.duplicates,
+      folder: () => folder,
+      scope: () => undefined,
+    };
+    this.#list = new ProblemList(this.#document.locator);
+    const base: BaseFolder = "locator" in source ? source.folder : folder;
+    this.#values = new ConfigValues(this.#list, env, base, keychain);
   }
 
   /** Everything wrong with the file, in the order found. */
@@ -55,12 +76,13 @@ export class Validator {
 
   run(raw: JsonValue): Config | undefined {
     const problems = this.#list;
-    for (const duplicate of this.parsed.duplicates) {
+    for (const duplicate of this.#document.duplicates) {
       problems.add(
         [...duplicate.path, duplicate.key],
         `duplicate key "${duplicate.key}" (first at line ${duplicate.first.line})`,
         "a JSON reader silently keeps only the last one; remove or rename one of them",
         duplicate.second,
+        duplicate.file,
       );
     }
     if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
@@ -72,14 +94,20 @@ export class Validator {
     parseSection(problems, FileSectionsSchema, raw, []);
     const reader = { problems, values: this.#values };
     const llm = "LLM" in raw ? readLlm(problems, this.#values, raw.LLM) : undefined;
-    const servers = "mcpServers" in raw ? readServers(reader, raw.mcpServers) : [];
+    const servers = ("mcpServers" in raw ? readServers(reader, raw.mcpServers) : []).map(
+      (server) => {
+        const scope = this.#document.scope(["mcpServers", server.name]);
+        return scope ? { ...server, scope } : server;
+      },
+    );
     // An absent section is an empty one: zod fills in its defaults.
     const agent = parseSection(problems, AgentSchema, orEmpty(raw.AgentConfig), ["AgentConfig"]);
     const memory = parseSection(problems, MemorySchema, orEmpty(raw.Memory), ["Memory"]);
     const trace = raw.Trace === undefined
       ? undefined
       : parseSection(problems, TraceSchema, raw.Trace, ["Trace"]);
-    const folder = dirname(resolve(this.file));
+    // Hooks run in the folder of the file that declares them (scopes: docs/configuration.md).
+    const folder = this.#document.folder(["Hooks"]);
     const hooks = raw.Hooks === undefined
       ? undefined
       : readHooks(reader, raw.Hooks, { folder, file: resolve(this.file) });
@@ -114,7 +142,13 @@ export class Validator {
         clusterNodes: memory.cluster_nodes,
       },
       ...(trace
-        ? { trace: { file: trace.file, model: trace.model, modelBodies: trace.model_bodies } }
+        ? {
+          trace: {
+            file: this.#traceFile(trace.file),
+            model: trace.model,
+            modelBodies: trace.model_bodies,
+          },
+        }
         : {}),
       ...(hooks ? { hooks } : {}),
       ...(telemetry ? { telemetry } : {}),
@@ -144,6 +178,14 @@ export class Validator {
       ...(section.service_name ? { serviceName: section.service_name } : {}),
       captureContent: section.capture_content,
     };
+  }
+
+  /**
+   * `Trace.file` made absolute against the folder of the file it is written in (the one
+   * file's, which lib/trace/choice.ts would take it from too, or the merged files' own).
+   */
+  #traceFile(file: string): string {
+    return isAbsolute(file) ? file : resolve(this.#document.folder(["Trace", "file"]), file);
   }
 }
 

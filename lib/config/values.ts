@@ -52,7 +52,13 @@ const MACHINE_VARIABLES =
  */
 const ABSOLUTE_PATH = /^(?:\/|[A-Za-z]:[\\/])\S*$/;
 
-/** Reads values of one configuration file, whose folder is `dir`. */
+/**
+ * The folder relative paths are taken from: the file's, or for a configuration merged from
+ * several files (lib/config/merge.ts), that of the file each field is written in.
+ */
+export type BaseFolder = string | ((path: FieldPath) => string);
+
+/** Reads values of a configuration, whose relative paths are taken from `dir`. */
 export class ConfigValues {
   /**
    * Values that variables put into secret fields ({@linkcode SECRET_FIELDS}): whatever
@@ -66,10 +72,15 @@ export class ConfigValues {
   constructor(
     private readonly problems: ProblemList,
     private readonly env: Environment,
-    private readonly dir: string,
+    private readonly dir: BaseFolder,
     /** Values of `${keychain:NAME}`; without it, references stay as written. */
     private readonly keychain?: (name: string) => string | undefined,
   ) {}
+
+  /** The folder a relative path at `path` is taken from. */
+  #folder(path: FieldPath): string {
+    return typeof this.dir === "string" ? this.dir : this.dir(path);
+  }
 
   /** `value` with its `${VAR}`s expanded; an unset or unreadable variable is a problem. */
   expand(value: string, path: FieldPath): string {
@@ -173,15 +184,15 @@ export class ConfigValues {
     return expanded;
   }
 
-  /** The configuration file's folder. */
-  get folder(): string {
-    return this.dir;
+  /** The folder of the file that holds `path` (files read together: docs/configuration.md). */
+  folderOf(path: FieldPath): string {
+    return this.#folder(path);
   }
 
   /** A path, expanded and made absolute against the file's folder. */
   path(value: string, path: FieldPath): string {
     const expanded = this.expand(value, path);
-    return isAbsolute(expanded) ? expanded : resolve(this.dir, expanded);
+    return isAbsolute(expanded) ? expanded : resolve(this.#folder(path), expanded);
   }
 
   /** A request header's value, expanded; its name and value checked. */
@@ -236,7 +247,7 @@ export class ConfigValues {
         );
         return;
       }
-      const folder = isAbsolute(expanded) ? resolve(expanded) : resolve(this.dir, expanded);
+      const folder = isAbsolute(expanded) ? resolve(expanded) : resolve(this.#folder(at), expanded);
       if (folders.includes(folder)) {
         this.problems.warn(at, `the root ${folder} is listed twice`, "remove the repetition");
         return;

@@ -56,10 +56,11 @@ export function parseSection<S extends z.ZodType>(
   schema: S,
   value: unknown,
   path: FieldPath,
+  known: KnownKeys = knownKeys,
 ): z.output<S> | undefined {
   const result = schema.safeParse(value, PARSE_OPTIONS);
   if (result.success) return result.data;
-  reportIssues(problems, result.error.issues, path);
+  reportIssues(problems, result.error.issues, path, known);
   return undefined;
 }
 
@@ -112,6 +113,7 @@ export function reportIssues(
   problems: ProblemList,
   issues: readonly z.core.$ZodIssue[],
   base: FieldPath,
+  known: KnownKeys = knownKeys,
 ): void {
   for (const issue of issues) {
     const path = [...base, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))];
@@ -125,14 +127,14 @@ export function reportIssues(
         break;
       case "unrecognized_keys":
         for (const key of issue.keys) {
-          const known = knownKeys(path);
-          const suggestion = didYouMean(key, known, FIELD_ALIASES);
+          const fields = known(path);
+          const suggestion = didYouMean(key, fields, FIELD_ALIASES);
           problems.add(
             [...path, key],
             `unknown field "${key}"`,
             suggestion
               ? `did you mean "${suggestion}"?`
-              : `known fields${path.length === 0 ? "" : " here"}: ${known.join(", ")}`,
+              : `known fields${path.length === 0 ? "" : " here"}: ${fields.join(", ")}`,
             problems.keyPos([...path, key]),
           );
         }
@@ -200,8 +202,11 @@ export function reportIssues(
   }
 }
 
-/** The fields known where an object at `path` sits. */
-function knownKeys(path: FieldPath): readonly string[] {
+/** The fields known where an object at `path` sits (for did-you-mean hints). */
+export type KnownKeys = (path: FieldPath) => readonly string[];
+
+/** The fields known where an object at `path` of servers_config.json sits. */
+export function knownKeys(path: FieldPath): readonly string[] {
   if (path.length === 0) return KNOWN_KEYS.top;
   if (path[0] === "mcpServers") return path.at(-1) === "auth" ? KNOWN_KEYS.auth : KNOWN_KEYS.server;
   if (path[0] === "Hooks") {

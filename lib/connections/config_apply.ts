@@ -45,7 +45,9 @@ export class SessionSwitches {
     this.configured = servers;
     return servers.map((config) => {
       const disabled = this.#switched.get(config.name);
-      return disabled === undefined ? config : { ...config, disabled, switchedForSession: true };
+      // What the administrator's policy refuses no switch of the session starts.
+      if (disabled === undefined || config.refused) return config;
+      return { ...config, disabled, switchedForSession: true };
     });
   }
 }

@@ -19,6 +19,7 @@ import {
   ConnectionClosedError,
   ConnectSkippedError,
   PatchbayError,
+  type PolicyRefusedError,
   type ServerUnavailableError,
 } from "../errors.ts";
 import type { Log } from "../log/log.ts";
@@ -385,7 +386,7 @@ export class ServerConnection {
   }
 
   /** Why requests cannot be made now, as an error naming the server. */
-  unavailable(): ServerUnavailableError {
+  unavailable(): ServerUnavailableError | PolicyRefusedError {
     return unavailableError(this.#facts());
   }
 

@@ -8,7 +8,13 @@
  */
 
 import type { ServerConfig } from "../config/types.ts";
-import { PatchbayError, ServerConnectError, ServerUnavailableError } from "../errors.ts";
+import {
+  PatchbayError,
+  policyRefusal,
+  PolicyRefusedError,
+  ServerConnectError,
+  ServerUnavailableError,
+} from "../errors.ts";
 import type { Redactor } from "../redact/redact.ts";
 import { didYouMean } from "../text/text.ts";
 import { STEPS } from "../errors/failure_table.ts";
@@ -72,6 +78,7 @@ export function connectionStatus(facts: ConnectionFacts, target: string): Server
     ...facts.info,
     ...(config.disabled ? { disabled: true } : {}),
     ...(facts.listsFromCache ? { listsFromCache: true } : {}),
+    ...(config.refused ? { refused: { ...config.refused } } : {}),
     ...(state === "reconnecting" && facts.next ? { retry: { ...facts.next } } : {}),
     ...(["disconnected", "connecting", "reconnecting"].includes(state) && facts.installing
       ? { installing: { ...facts.installing } }
@@ -82,10 +89,16 @@ export function connectionStatus(facts: ConnectionFacts, target: string): Server
   };
 }
 
-/** Why requests cannot be made now, as an error naming the server. */
-export function unavailableError(facts: ConnectionFacts): ServerUnavailableError {
+/**
+ * Why requests cannot be made now, as an error naming the server: the administrator's
+ * policy refusing it, or why it is not connected.
+ */
+export function unavailableError(
+  facts: ConnectionFacts,
+): ServerUnavailableError | PolicyRefusedError {
   const { config, error } = facts;
   const name = config.name;
+  if (config.refused) return policyRefusal(name, config.refused);
   const state = config.disabled ? "disabled" : facts.state;
   const reason = config.disabled && config.switchedForSession
     ? "it was disabled for this session (/mcp disable)"

@@ -18,6 +18,7 @@ import {
   type UnmatchedPattern,
   unmatchedPatterns,
   withheldError,
+  type Withholding,
   withholding,
 } from "./tool_filter.ts";
 import type { CatalogueTool, WithheldTool } from "./types.ts";
@@ -47,15 +48,17 @@ export class OfferedTools {
    */
   tools(): CatalogueTool[] {
     return this.#catalogue.filter((tool) =>
-      offers(this.#connections.get(tool.server)) && !this.#withheldWhy(tool)
+      offers(this.#connections.get(tool.server)) && !this.#withholding(tool)
     );
   }
 
   /** Tools of the connected servers that their entries keep from being offered, and why. */
   withheld(): WithheldTool[] {
     return this.#catalogue.flatMap((tool) => {
-      const reason = offers(this.#connections.get(tool.server)) && this.#withheldWhy(tool);
-      return reason ? [{ tool, reason }] : [];
+      const why = offers(this.#connections.get(tool.server)) && this.#withholding(tool);
+      if (!why) return [];
+      const reason = describeWithholding(tool.server, why);
+      return [{ tool, reason, ...(why.file ? { policy: why.file } : {}) }];
     });
   }
 
@@ -76,15 +79,14 @@ export class OfferedTools {
   route(name: string): CatalogueTool {
     const tool = this.#routes.get(name);
     if (!tool) throw this.#unknownTool(name);
-    const withheld = this.#withheldWhy(tool);
-    if (withheld) throw withheldError(tool, withheld);
+    const why = this.#withholding(tool);
+    if (why) throw withheldError(tool, describeWithholding(tool.server, why), why.file);
     return tool;
   }
 
-  #withheldWhy(tool: CatalogueTool): string | undefined {
+  #withholding(tool: CatalogueTool): Withholding | undefined {
     const config = this.#connections.get(tool.server)?.config;
-    const why = config && withholding(config, tool.originalName);
-    return why && describeWithholding(tool.server, why);
+    return config && withholding(config, tool.originalName);
   }
 
   #unknownTool(name: string): ToolExecutionError {

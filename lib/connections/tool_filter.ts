@@ -1,6 +1,8 @@
 /**
  * Which of a server's tools patchbay offers: the entry's `include_tools` and
- * `exclude_tools`, exact names or `*` globs (`*` matches any run of characters, `?` one).
+ * `exclude_tools`, exact names or `*` globs (`*` matches any run of characters, `?` one),
+ * and before both the administrator's policy's `denied_tools` (docs/policy.md), which no
+ * entry can offer again.
  *
  * A tool is offered when `include_tools` is absent or one of its patterns matches, and no
  * pattern of `exclude_tools` matches: exclusion wins, so `"include_tools": ["*"],
@@ -11,7 +13,8 @@
  * @module
  */
 
-import { ToolExecutionError } from "../errors.ts";
+import { type PatchbayError, PolicyRefusedError, ToolExecutionError } from "../errors.ts";
+import type { DeniedTools } from "../config/types.ts";
 import type { CatalogueTool } from "./types.ts";
 
 /** The two fields of a server entry that choose its tools. */
@@ -20,13 +23,20 @@ export interface ToolSelection {
   includeTools?: readonly string[];
   /** Patterns of the tools never to offer; wins over `includeTools`. */
   excludeTools?: readonly string[];
+  /** The administrator's policy's `denied_tools` for this server; wins over both. */
+  deniedTools?: DeniedTools;
 }
 
 /** Why a tool is not offered: the field and the pattern that decided it. */
 export interface Withholding {
-  field: "include_tools" | "exclude_tools";
-  /** The pattern that matched (`exclude_tools`), or every pattern (`include_tools`). */
+  field: "include_tools" | "exclude_tools" | "denied_tools";
+  /**
+   * The pattern that matched (`exclude_tools`; `denied_tools` as written there), or every
+   * pattern (`include_tools`).
+   */
   patterns: readonly string[];
+  /** For `denied_tools`: the policy file. */
+  file?: string;
 }
 
 /** Whether `name` matches the glob `pattern` (`*` any run, `?` one character). */
@@ -39,6 +49,11 @@ export function globMatches(pattern: string, name: string): boolean {
 
 /** `undefined` when the tool is offered; else the field that withholds it. */
 export function withholding(selection: ToolSelection, name: string): Withholding | undefined {
+  const denied = selection.deniedTools;
+  const refusing = denied?.patterns.find((pattern) => globMatches(pattern.tool, name));
+  if (denied && refusing) {
+    return { field: "denied_tools", patterns: [refusing.written], file: denied.file };
+  }
   const excluded = selection.excludeTools?.find((pattern) => globMatches(pattern, name));
   if (excluded !== undefined) return { field: "exclude_tools", patterns: [excluded] };
   const include = selection.includeTools;
@@ -51,13 +66,31 @@ export function withholding(selection: ToolSelection, name: string): Withholding
 /** "excluded by mcpServers.fs.exclude_tools ("write_*")": where to look, in the file's words. */
 export function describeWithholding(server: string, why: Withholding): string {
   const patterns = why.patterns.map((p) => JSON.stringify(p)).join(", ");
+  if (why.field === "denied_tools") {
+    return `refused by the administrator's policy (denied_tools ${patterns} in ${why.file})`;
+  }
   return why.field === "exclude_tools"
     ? `excluded by mcpServers.${server}.exclude_tools (${patterns})`
     : `not in mcpServers.${server}.include_tools (${patterns})`;
 }
 
-/** A tool the entry does not offer, called by name (`call`, `/call`, a model that guessed). */
-export function withheldError(tool: CatalogueTool, reason: string): ToolExecutionError {
+/**
+ * A tool the entry does not offer, called by name (`call`, `/call`, a model that guessed);
+ * one the administrator's policy refuses (`policy`: its file) says so.
+ */
+export function withheldError(
+  tool: CatalogueTool,
+  reason: string,
+  policy?: string,
+): PatchbayError {
+  if (policy !== undefined) {
+    return new PolicyRefusedError(
+      `Tool '${tool.server}.${tool.originalName}'`,
+      policy,
+      `the tool is ${reason}, so it is neither offered nor called, and your configuration ` +
+        "cannot change that",
+    );
+  }
   return new ToolExecutionError(
     `${tool.server}/${tool.originalName}`,
     `the tool is ${reason}, so it is not offered`,

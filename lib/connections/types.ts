@@ -16,7 +16,7 @@ import type {
   Tool,
 } from "@modelcontextprotocol/client";
 import type { PatchbayError } from "../errors.ts";
-import type { TransportType } from "../config/types.ts";
+import type { PolicyRefusal, TransportType } from "../config/types.ts";
 import type { TaskCallContext, TaskProgress } from "./tasks/task_types.ts";
 
 /** Lifecycle of one server's connection (see the manager's transition table). */
@@ -48,6 +48,8 @@ export interface ServerStatus {
   instructions?: string;
   /** The entry has `disabled: true`: listed, never connected. */
   disabled?: boolean;
+  /** The administrator's policy refuses the server (it is `disabled` too): the file and why. */
+  refused?: PolicyRefusal;
   /** While `reconnecting`: which attempt comes next and when. */
   retry?: RetryStatus;
   /**
@@ -197,4 +199,6 @@ export interface WithheldTool {
   tool: CatalogueTool;
   /** E.g. `excluded by mcpServers.fs.exclude_tools ("write_*")`. */
   reason: string;
+  /** The administrator's policy file, when its `denied_tools` withholds the tool. */
+  policy?: string;
 }

@@ -21,6 +21,7 @@ import {
   PROJECT_DIR,
   registerConfigSecrets,
   registerEnvironmentSecrets,
+  userEnvFile,
 } from "../cli/startup.ts";
 import { VERSION } from "../version.ts";
 import { type CheckResult, failure, skip } from "./check.ts";
@@ -86,12 +87,18 @@ async function* checks(
   redactor: Redactor,
   onStart?: (start: DoctorStart) => void,
 ): AsyncGenerator<CheckResult> {
-  const envChoice = chooseEnvFile(options.envFile, options.config, DEFAULTS.envFile);
+  const envChoice = chooseEnvFile(
+    options.envFile,
+    options.config,
+    DEFAULTS.envFile,
+    userEnvFile(),
+  );
   const envFile = envChoice.path;
   const { env, result: envResult } = await checkEnvFile(
     envChoice.required || envChoice.besideConfig ? envChoice.path : undefined,
     undefined,
     envChoice.besideConfig,
+    envChoice.under,
   );
   registerEnvironmentSecrets(env, redactor);
   const { logger, logFile } = openLog(options, redactor);
@@ -134,6 +141,7 @@ async function* checks(
         env,
         configPath: configOutcome.path,
         envFile,
+        envFiles: env.files.map((file) => file.path),
         logFile,
         tokenStore: logins,
         signal: options.signal,

@@ -81,6 +81,13 @@ function serverResult(
   started: number,
 ): CheckResult {
   const name = serverCheckName(server.name);
+  if (server.refused) {
+    return skip(
+      name,
+      `not connected: refused by the administrator's policy (${server.refused.file}): ` +
+        server.refused.reason,
+    );
+  }
   if (server.disabled || state?.disabled) {
     return skip(name, 'not connected: "disabled": true in the configuration');
   }

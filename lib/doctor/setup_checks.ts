@@ -7,7 +7,8 @@
  */
 
 import { resolve } from "node:path";
-import { describeWarning, loadConfig, locateConfig } from "../config/load.ts";
+import { describeWarning, locateSources } from "../config/load.ts";
+import { loadScopedConfig } from "../config/scoped.ts";
 import type { Config } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import {
@@ -40,6 +41,7 @@ export async function checkEnvFile(
   path: string | undefined,
   processEnv = readProcessVariables(),
   besideConfig = false,
+  under: readonly string[] = [],
 ): Promise<EnvOutcome> {
   const file = path ?? DEFAULTS.envFile;
   try {
@@ -47,8 +49,21 @@ export async function checkEnvFile(
       path: file,
       required: path !== undefined && !besideConfig,
       processEnv,
+      under,
     });
-    return { env, result: envFileResult(env.file, besideConfig) };
+    // The user's .env, read under the project's, is said when it holds anything.
+    const result = envFileResult(env.file, besideConfig);
+    const lower = env.files.slice(0, -1).filter((f) => f.loaded);
+    return {
+      env,
+      result: {
+        ...result,
+        details: [
+          ...lower.map((f) => `also ${resolve(f.path)}, under it: ${plural(f.count, "variable")}`),
+          ...result.details,
+        ],
+      },
+    };
   } catch (error) {
     const env = createEnvironment(processEnv, new Map(), {
       path: file,
@@ -95,20 +110,27 @@ export async function checkConfig(
   projectDir: string,
   redactor: Redactor,
 ): Promise<ConfigOutcome> {
-  const location = locateConfig(explicit, projectDir);
+  const sources = locateSources(explicit, projectDir);
+  const location = { path: sources.primary, usedExample: sources.usedExample };
   let config: Config;
   try {
-    config = await loadConfig(location.path, env, { keychain: keychainReader(env, redactor) });
+    config = await loadScopedConfig(sources, env, { keychain: keychainReader(env, redactor) });
   } catch (error) {
     return { path: location.path, result: failure("config", error) };
   }
   const enabled = config.servers.filter((s) => !s.disabled).length;
-  const disabled = config.servers.length - enabled;
-  const summary = `${resolve(location.path)} is valid: ${plural(enabled, "server")}` +
+  const refused = config.servers.filter((s) => s.refused).length;
+  const disabled = config.servers.length - enabled - refused;
+  const files = sources.files.map((file) => resolve(file.path)).join(" and ");
+  const summary = `${files} ${sources.files.length > 1 ? "are" : "is"} valid: ` +
+    plural(enabled, "server") +
     (disabled > 0 ? ` (and ${disabled} disabled)` : "") +
+    (refused > 0 ? ` (and ${refused} refused by the administrator's policy)` : "") +
     `, model ${config.llm.model} from ${PROVIDERS[config.llm.provider].label}` +
     keychainSummary(config);
   const warnings = config.warnings.map(describeWarning);
+  // How the files were read together, and what the administrator's policy does.
+  const said = [...(config.notices ?? []), ...policyLines(config)];
   if (location.usedExample) {
     return {
       config,
@@ -117,7 +139,7 @@ export async function checkConfig(
         "config",
         `no ${DEFAULTS.configFile} in ${Deno.cwd()}; using the example configuration: ${summary}`,
         `copy ${location.path} to ./${DEFAULTS.configFile} and make it your own, or pass --config`,
-        warnings,
+        [...warnings, ...said],
       ),
     };
   }
@@ -129,11 +151,22 @@ export async function checkConfig(
         "config",
         `${summary}, with ${plural(warnings.length, "warning")}`,
         "see each warning below",
-        warnings,
+        [...warnings, ...said],
       ),
     };
   }
-  return { config, path: location.path, result: pass("config", summary) };
+  return { config, path: location.path, result: pass("config", summary, said) };
+}
+
+/** What the administrator's policy does to `config`, a line each (none without a policy). */
+function policyLines(config: Config): string[] {
+  const policy = config.policy;
+  if (!policy) return [];
+  return [
+    `the administrator's policy ${policy.file} applies` +
+    (policy.requireApproval ? "; it requires approval of every tool call" : "") +
+    (policy.forced.length > 0 ? `; it forces ${policy.forced.join(", ")}` : ""),
+  ];
 }
 
 /** Whether the log file could be opened for appending (the logger tried at creation). */

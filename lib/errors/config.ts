@@ -23,6 +23,11 @@ export interface ConfigProblem {
   position?: SourcePosition;
   /** A likely fix for this one problem, e.g. a did-you-mean. */
   hint?: string;
+  /**
+   * The file the field is written in, when several files make the configuration (the
+   * user's, the project's, the administrator's policy); `undefined`: the one file read.
+   */
+  file?: string;
 }
 
 /** The file is not strict JSON (`JSON decode error`). */
@@ -63,6 +68,8 @@ export class ConfigValidationError extends PatchbayError {
     super("config_invalid", `Invalid configuration: ${headline}`, {
       reason: problems.length === 1
         ? `${file}: ${problems[0].hint ?? problems[0].message}`
+        : new Set(problems.map((p) => p.file)).size > 1
+        ? `${file} do not match the configuration schema`
         : `${file} does not match the configuration schema`,
       remedy: missing.length > 0 && missing.length === problems.length
         ? ROWS.missing_field.remedy

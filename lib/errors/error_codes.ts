@@ -43,4 +43,6 @@ export type ErrorCode =
   // Secrets from helpers and the keychain (docs/secrets.md).
   | "secret_helper_failed"
   | "keychain_failed"
+  | "policy_refused"
+  | "policy_invalid"
   | "internal";

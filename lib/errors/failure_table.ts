@@ -366,6 +366,34 @@ export const ROWS = {
         "the command again",
     },
   },
+  // The administrator's policy (docs/policy.md): patchbay's own rows. A refusal names the
+  // policy file; a policy file patchbay cannot use stops it (going on would loosen it).
+  policy_refused: {
+    codes: ["policy_refused"],
+    messages: ["<subject> is refused by the administrator's policy (<file>)"],
+    causes: [
+      "a rule of the policy file (allowed_servers, denied_servers, denied_tools, " +
+      "require_approval) refuses it; user and project configuration cannot loosen it",
+    ],
+    remedy: {
+      repl: "use another server or tool, or ask your administrator to change the policy; " +
+        "/mcp lists the servers it refuses",
+      script: "use another server or tool, or ask your administrator to change the policy; " +
+        "`patchbay mcp list` shows the servers it refuses",
+    },
+  },
+  policy_invalid: {
+    codes: ["policy_invalid"],
+    messages: ["The administrator's policy <file> cannot be used"],
+    causes: [
+      "the file is not valid JSON or breaks its schema",
+      "it cannot be read, or others than its owner may write it",
+    ],
+    remedy: remedyOf(
+      "ask your administrator to fix it: patchbay does not start without it, since going " +
+        "on without the policy would loosen it (docs/policy.md)",
+    ),
+  },
 } as const satisfies Record<string, FailureRow>;
 
 /** Every kind of failure the table knows. */

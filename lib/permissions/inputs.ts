@@ -15,6 +15,7 @@ import { tokenStoreFor } from "../oauth/redis_token_store.ts";
 import type { ServerCredentials, TokenStore } from "../oauth/token_store.ts";
 import { usesOAuth } from "../oauth/uses_oauth.ts";
 import { configDir, dataDir, stateDir } from "../paths.ts";
+import { managedFile } from "../policy/place.ts";
 import { resolveCommandPath } from "./command_path.ts";
 import { hostPort, type PermissionInputs } from "./plan.ts";
 import { MAX_CONFIG_BYTES, readBoundedText } from "../files/bounded_read.ts";
@@ -26,6 +27,8 @@ export interface GatherOptions {
   /** As given (relative paths are resolved against `cwd`). */
   configPath: string;
   envFile: string;
+  /** Every .env file read, lowest precedence first. @default [envFile] */
+  envFiles?: readonly string[];
   logFile: string;
   /** `--trace FILE`, as given. */
   traceFile?: string;
@@ -40,23 +43,37 @@ export interface GatherOptions {
 export async function gatherInputs(options: GatherOptions): Promise<PermissionInputs> {
   const cwd = options.cwd ?? Deno.cwd();
   const configFile = resolve(cwd, options.configPath);
-  let text = "";
-  try {
-    text = await readBoundedText(configFile, {
-      what: "the configuration file",
-      maxBytes: MAX_CONFIG_BYTES,
-    });
-  } catch {
-    // The configuration was just loaded from here; a vanished file only loses variables.
+  // Every file the configuration was read from (the user's and the project's, the
+  // administrator's policy), and the policy's place even when it holds none.
+  const configFiles = [
+    ...new Set([
+      ...(options.config.sources ?? []).map((source) => resolve(cwd, source.path)),
+      configFile,
+      managedFile(),
+    ]),
+  ];
+  const variables: string[] = [];
+  for (const file of configFiles) {
+    try {
+      const text = await readBoundedText(file, {
+        what: "the configuration file",
+        maxBytes: MAX_CONFIG_BYTES,
+      });
+      variables.push(...referencedVariables(text));
+    } catch {
+      // Just loaded from here (or no policy): a vanished file only loses variables.
+    }
   }
   return {
     config: options.config,
     configFile,
+    configFiles,
     envFile: resolve(cwd, options.envFile),
+    envFiles: (options.envFiles ?? [options.envFile]).map((file) => resolve(cwd, file)),
     logFile: resolve(cwd, options.logFile),
     dirs: { state: stateDir(), data: dataDir(), config: configDir() },
     env: options.env,
-    configVariables: referencedVariables(text),
+    configVariables: [...new Set(variables)],
     resolveCommand: (command, searchPath, dir) => resolveCommandPath(command, searchPath, dir),
     cwd,
     oauthHosts: await authorizationHosts(options),

@@ -13,14 +13,15 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { configDir, dataDir, stateDir } from "../paths.ts";
 import { CLIENT_V8_FLAGS } from "../cli/v8_flags.ts";
 import { editorFlags } from "./editor_flags.ts";
 import { configCheckFlags } from "./check_flags.ts";
 import { DEFAULTS } from "../defaults.ts";
-import { EXIT, SharedWritableError } from "../errors.ts";
-import { refuseSharedWritable } from "../files/shared_writable.ts";
+import { EXIT } from "../errors.ts";
+import { managedFile } from "../policy/place.ts";
+import { clientFiles, sharedInputs } from "./client_files.ts";
 import { taskWorkingDirectory } from "../cli/task_folder.ts";
 import { TERMINAL_VARIABLES } from "../terminal/terminal.ts";
 import { ensureModules } from "./module_cache.ts";
@@ -120,7 +121,7 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
   const parsed = parseLaunchArgs(args);
   // Checked here, with the launcher's read access to every folder: the client may only
   // read the files themselves. The remembered plans grant the client its permissions.
-  const shared = sharedInputs(parsed, cwd);
+  const shared = sharedInputs(parsed, cwd, plansDir(), PROJECT);
   if (shared) {
     console.error(
       `error: ${shared.message}\n  cause:  ${shared.reason}\n  remedy: ${shared.remedy}`,
@@ -191,38 +192,6 @@ export async function launch(args: string[], options: LaunchOptions = {}): Promi
 /** Writing the file of `read --output`, which the person named on the command line. */
 function outputGrant(parsed: LaunchArgs, cwd: string): string[] {
   return parsed.output ? [`--allow-write=${resolve(cwd, parsed.output)}`] : [];
-}
-
-/**
- * The refusal of a file or folder others may write among those the client will trust: the
- * state folder and its remembered plans, and the configuration and .env the client will
- * read (the first of each that exists, in the client's order of choice).
- */
-function sharedInputs(parsed: LaunchArgs, cwd: string): SharedWritableError | undefined {
-  const { configs, envFiles } = clientFiles(parsed, cwd);
-  const firstExisting = (paths: readonly string[]) =>
-    paths.find((path) => {
-      try {
-        return Deno.statSync(path).isFile;
-      } catch {
-        return false;
-      }
-    });
-  const checks: [string | undefined, string, boolean][] = [
-    [stateDir(), "the state folder", true],
-    [plansDir(), "the folder of remembered permission plans", true],
-    [firstExisting(configs), "the configuration file", false],
-    [firstExisting(envFiles), "the environment file", false],
-  ];
-  try {
-    for (const [path, what, ownFolder] of checks) {
-      if (path !== undefined) refuseSharedWritable(path, what, { ownFolder });
-    }
-  } catch (error) {
-    if (error instanceof SharedWritableError) return error;
-    throw error;
-  }
-  return undefined;
 }
 
 /** The launcher's remembered plans: the client may not write there (`runClient`). */
@@ -315,7 +284,7 @@ export interface PlanOptions {
 
 /** The configuration, .env, permission code and stored logins the plan is computed from. */
 function baseInputs(parsed: LaunchArgs, cwd: string): InputNames {
-  const { configs, envFiles } = clientFiles(parsed, cwd);
+  const { configs, envFiles } = clientFiles(parsed, cwd, PROJECT);
   // From a URL or a package the code is fixed by its address (CLIENT_MAIN, in the key).
   const code = PROJECT === undefined ? [] : [
     ...["plan.ts", "inputs.ts", "flags.ts", "command_path.ts"].map((name) =>
@@ -324,30 +293,11 @@ function baseInputs(parsed: LaunchArgs, cwd: string): InputNames {
     join(PROJECT, "deno.json"),
   ];
   return {
-    files: [...configs, ...envFiles],
+    // The administrator's policy decides what the plan grants (its refusals, its settings).
+    files: [...configs, ...envFiles, managedFile()],
     stats: [...code, join(configDir(), "oauth")],
     env: [],
   };
-}
-
-/** The configurations and .env files the client may read, in its order of choice. */
-function clientFiles(parsed: LaunchArgs, cwd: string): { configs: string[]; envFiles: string[] } {
-  const configs = parsed.files.config !== undefined ? [resolve(cwd, parsed.files.config)] : [
-    join(cwd, "servers_config.json"),
-    join(configDir(), "servers_config.json"),
-    ...(PROJECT !== undefined ? [join(PROJECT, "servers_config.example.json")] : []),
-  ];
-  // The .env the client will read: the named one, else the working directory's, else the
-  // one beside --config (lib/env.ts chooseEnvFile); the plan is remembered against each.
-  const envFiles = parsed.files.envFile !== undefined ? [resolve(cwd, parsed.files.envFile)] : [
-    join(cwd, ".env"),
-    // The user's own configuration's .env (lib/startup.ts reads it without ./.env).
-    join(configDir(), ".env"),
-    ...(parsed.files.config !== undefined
-      ? [join(dirname(resolve(cwd, parsed.files.config)), ".env")]
-      : []),
-  ];
-  return { configs, envFiles: [...new Set(envFiles)] };
 }
 
 async function computePlan(
@@ -406,6 +356,7 @@ export function fallbackFlags(parsed: LaunchArgs, cwd: string): string[] {
     // Every variable, so a configuration naming an unset one says "is not set" rather than
     // "cannot be read"; without network or commands, nothing can leave the process.
     "--allow-env",
+    // base.files holds the administrator's policy, which the client must read to start.
     `--allow-read=${[...base.files, ...own, ...logFile].join(",")}`,
     `--allow-write=${[...own, ...logFile].join(",")}`,
   ];

@@ -26,6 +26,7 @@ import { npxCacheDir, packageRunOf } from "../connections/package_runner.ts";
 import { TERMINAL_VARIABLES } from "../terminal/terminal.ts";
 import { DENO_SWITCH, type TelemetryLaunch, telemetryLaunch } from "../telemetry/settings.ts";
 import { planSecrets } from "./secrets_plan.ts";
+import { managedFile } from "../policy/place.ts";
 
 /** The permission kinds patchbay can need, as Deno names them. */
 export type PermissionKind = "read" | "write" | "net" | "run" | "env" | "sys";
@@ -58,6 +59,13 @@ export interface PermissionInputs {
   /** Absolute paths of the files patchbay reads and writes. */
   configFile: string;
   envFile: string;
+  /**
+   * Every configuration file read (the user's, the project's, the administrator's policy
+   * file, whose place is read even when it holds none). @default [configFile]
+   */
+  configFiles?: readonly string[];
+  /** Every .env file read. @default [envFile] */
+  envFiles?: readonly string[];
   logFile: string;
   /** patchbay's own folders (`lib/paths.ts`). */
   dirs: { state: string; data: string; config: string };
@@ -106,6 +114,7 @@ export function planPermissions(inputs: PermissionInputs): PermissionPlan {
   const oauth = http.filter(usesOAuth);
 
   planFiles(plan, inputs, stdio, oauth.length > 0);
+  planScopes(plan, inputs);
   planProvider(plan, inputs);
   for (const server of http) {
     const what = `MCP server '${server.name}' (${server.transport})`;
@@ -218,6 +227,32 @@ function planFiles(
     if (server.cwd) {
       plan.add("read", server.cwd, `working directory of server '${server.name}'`);
     }
+  }
+}
+
+/**
+ * The configuration's other files (docs/configuration.md, "Scopes"; docs/policy.md): the
+ * user's and the project's, each .env, and the administrator's policy, whose place is read
+ * at every start (a policy that cannot be read stops patchbay). What the policy refuses is
+ * granted nothing: its servers are disabled, and the grants above leave them out.
+ */
+function planScopes(plan: PlanBuilder, inputs: PermissionInputs): void {
+  const policy = managedFile(inputs.os);
+  for (const file of inputs.configFiles ?? []) {
+    plan.add(
+      "read",
+      file,
+      file === policy ? "the administrator's policy, if any (docs/policy.md)" : "the configuration",
+    );
+  }
+  for (const file of inputs.envFiles ?? []) {
+    plan.add("read", file, "the environment file (read at start-up)");
+  }
+  for (const server of inputs.config.servers.filter((s) => s.refused)) {
+    plan.note(
+      `server '${server.name}' is refused by the administrator's policy ` +
+        `(${server.refused!.file}): nothing is granted for it.`,
+    );
   }
 }
 

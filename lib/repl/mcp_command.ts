@@ -34,7 +34,8 @@ export const mcpCommand: SlashCommand<ClientSession> = {
     if (words.length > 2) return [];
     // Only the servers the verb would change: enable offers the disabled ones, and so on.
     const wanted = words[0] === "enable";
-    return s.manager.states().filter((st) => Boolean(st.disabled) === wanted).map((st) => st.name);
+    return s.manager.states().filter((st) => Boolean(st.disabled) === wanted && !st.refused)
+      .map((st) => st.name);
   },
   async run(s, args) {
     const [verb, name, ...rest] = args.split(/\s+/).filter(Boolean);
@@ -49,6 +50,8 @@ export const mcpCommand: SlashCommand<ClientSession> = {
     if (!names.includes(name)) throw unknownServer(name, names);
     const enable = verb === "enable";
     const before = s.manager.status(name);
+    // Refused by the administrator's policy: no switch of the session starts it.
+    if (enable && before?.refused) throw s.manager.unavailable(name)!;
     if (before && Boolean(before.disabled) === !enable) {
       out(s, `${clean(name)} is already ${enable ? "enabled" : "disabled"}.`);
       return;
@@ -96,7 +99,9 @@ function list(s: ClientSession): Promise<void> {
   const withheld = s.manager.withheld();
   for (const status of s.manager.states()) {
     const switched = s.manager.switchedOff(status.name);
-    const state = status.disabled
+    const state = status.refused
+      ? s.style.dim(`refused by the administrator's policy (${status.refused.file})`)
+      : status.disabled
       ? s.style.dim(switched === true ? "disabled for this session" : "disabled")
       : status.state === "connected"
       ? s.style.green("connected")

@@ -1,6 +1,7 @@
 /**
- * `/refresh` reads the configuration and .env again. Servers added, removed or changed in
- * the file are started, closed or restarted (`ConnectionManager.apply`); a configuration
+ * `/refresh` reads the configuration and .env again: the user's and the project's files
+ * (located anew) and the administrator's policy. Servers added, removed or changed in
+ * the files are started, closed or restarted (`ConnectionManager.apply`); a configuration
  * that does not validate is reported and changes nothing. A configuration that needs grants
  * the running plan lacks (a new stdio command, a new host, a new variable) asks the
  * launcher for a restart under the extended plan (`permissions/restart.ts`), which resumes
@@ -17,7 +18,8 @@
 
 import { isAbsolute } from "node:path";
 import type { Config } from "../config/types.ts";
-import { loadConfig } from "../config/load.ts";
+import { type ConfigSources, locateSources } from "../config/locate.ts";
+import { loadScopedConfig } from "../config/scoped.ts";
 import { type Environment, loadEnvironment } from "../env.ts";
 import { resolveCommandPath } from "../permissions/command_path.ts";
 import { compareGrants } from "../permissions/grants.ts";
@@ -30,7 +32,7 @@ import {
   restartFile,
   writeRestartRequest,
 } from "../permissions/restart.ts";
-import { registerConfigSecrets, type Runtime } from "../cli/startup.ts";
+import { PROJECT_DIR, registerConfigSecrets, type Runtime } from "../cli/startup.ts";
 import { keychainReader } from "../secrets/keychain.ts";
 import type { ServerChanges } from "../connections/manager.ts";
 import { stripTerminalEscapes } from "../terminal/terminal.ts";
@@ -64,16 +66,20 @@ export async function reloadConfiguration(session: ClientSession): Promise<Reloa
   const canRestart = restartFile() !== undefined;
   let config: Config;
   let env: Environment | undefined;
+  // The files are looked for again: a project file made meanwhile is read from now on.
+  const explicit = runtime.sources.files.find((file) => file.scope === "explicit")?.path;
+  const sources = locateSources(explicit, PROJECT_DIR);
   try {
-    env = await loadEnvironment({ path: runtime.env.file.path });
-    config = await loadConfig(runtime.configPath, env, {
+    env = await loadEnvironment({
+      path: runtime.env.file.path,
+      under: runtime.env.files.slice(0, -1).map((file) => file.path),
+    });
+    config = await loadScopedConfig(sources, env, {
       keychain: keychainReader(env, runtime.logger.redactor),
     });
   } catch (error) {
     // A variable this process may not read is granted by the new plan, not a mistake.
-    const standIn = canRestart && env
-      ? await loadWithUnreadable(runtime.configPath, env)
-      : undefined;
+    const standIn = canRestart && env ? await loadWithUnreadable(sources, env) : undefined;
     const restart = env && standIn ? await restarted(session, standIn, env) : undefined;
     if (restart) return { kind: restart };
     output.err(`${session.presentError(error)}\n`);
@@ -88,7 +94,15 @@ export async function reloadConfiguration(session: ClientSession): Promise<Reloa
   const changes = await session.applyServers(config.servers);
   // The hooks follow the file too (a new hook's program was granted above, or restarts).
   session.hooks.hooks.setConfig(config.hooks);
-  runtime.config = { ...runtime.config, servers: config.servers, hooks: config.hooks };
+  runtime.config = {
+    ...runtime.config,
+    servers: config.servers,
+    hooks: config.hooks,
+    ...(config.sources ? { sources: config.sources } : {}),
+  };
+  runtime.sources = sources;
+  runtime.configPath = sources.primary;
+  for (const notice of config.notices ?? []) output.err(`${session.errStyle.dim(notice)}\n`);
   return { kind: "applied", changes };
 }
 
@@ -143,13 +157,16 @@ export function describeHeldRestart(adds: readonly NeededGrant[], said: number):
  * it does not validate even so (where the placeholder itself does not fit, as in a URL,
  * the refusal names the variable and how to grant it).
  */
-async function loadWithUnreadable(path: string, env: Environment): Promise<Config | undefined> {
+async function loadWithUnreadable(
+  sources: ConfigSources,
+  env: Environment,
+): Promise<Config | undefined> {
   const standIn: Environment = {
     ...env,
     get: (name) => env.denied(name) ? UNREADABLE_PLACEHOLDER : env.get(name),
   };
   try {
-    return await loadConfig(path, standIn);
+    return await loadScopedConfig(sources, standIn);
   } catch {
     return undefined;
   }
@@ -167,6 +184,7 @@ async function missingGrants(
       env,
       configPath: runtime.configPath,
       envFile: env.file.path,
+      envFiles: env.files.map((file) => file.path),
       // The session's own log file (--log-file): the plan it runs under grants that one.
       logFile: runtime.logFile,
     }),

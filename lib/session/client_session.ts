@@ -173,11 +173,15 @@ export class ClientSession {
     const { runtime } = this;
     this.runtime.logger.setMirrorSink((line) => this.#notify(`${line}\n`));
     await this.editor.loadHistory();
-    const remembered = await rememberedApprovals({
-      output: this.output,
-      presentError: this.presentError,
-      notify: (text) => this.#notify(text),
-    });
+    // Under a policy that requires approval, an answer lasts the session: none is
+    // remembered for the folder, and none remembered before is used.
+    const remembered = runtime.config.policy?.requireApproval
+      ? undefined
+      : await rememberedApprovals({
+        output: this.output,
+        presentError: this.presentError,
+        notify: (text) => this.#notify(text),
+      });
     try {
       this.model = createModelSession({
         config: runtime.config,

@@ -101,7 +101,7 @@ export function resolveTool(
     ) ?? onlyOne(withheld.filter(({ tool }) =>
       tool.originalName === spec
     ));
-    if (hidden) throw withheldError(hidden.tool, hidden.reason);
+    if (hidden) throw withheldError(hidden.tool, hidden.reason, hidden.policy);
     throw error;
   }
 }

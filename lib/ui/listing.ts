@@ -198,19 +198,23 @@ export function promptPreview(text: string, style: Style): string {
 
 /**
  * One line per server whose entry keeps tools from being offered (`include_tools`,
- * `exclude_tools`), so a shorter list is not mistaken for what the server has.
+ * `exclude_tools`), so a shorter list is not mistaken for what the server has; and one per
+ * server whose tools the administrator's policy refuses (`denied_tools`), naming its file.
  */
 export function withheldLines(withheld: readonly WithheldTool[]): string[] {
-  const byServer = new Map<string, string[]>();
-  for (const { tool } of withheld) {
-    byServer.set(tool.server, [...byServer.get(tool.server) ?? [], tool.originalName]);
+  const groups = new Map<string, { server: string; policy?: string; names: string[] }>();
+  for (const { tool, policy } of withheld) {
+    const key = JSON.stringify([tool.server, policy ?? null]);
+    const group = groups.get(key) ?? { server: tool.server, policy, names: [] };
+    group.names.push(tool.originalName);
+    groups.set(key, group);
   }
-  return [...byServer].map(([server, names]) =>
-    `${stripTerminalEscapes(server)}: ${names.length} tool${
-      names.length === 1 ? "" : "s"
-    } not offered by its include_tools / exclude_tools (${
-      abridge(names.map(stripTerminalEscapes).join(", "), 200)
-    })`
+  return [...groups.values()].map(({ server, policy, names }) =>
+    `${stripTerminalEscapes(server)}: ${names.length} tool${names.length === 1 ? "" : "s"} ${
+      policy !== undefined
+        ? `refused by the administrator's policy (${policy})`
+        : "not offered by its include_tools / exclude_tools"
+    } (${abridge(names.map(stripTerminalEscapes).join(", "), 200)})`
   );
 }
 

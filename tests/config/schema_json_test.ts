@@ -2,13 +2,23 @@ import assert from "node:assert/strict";
 import { parseConfig } from "../../lib/config/load.ts";
 import { createEnvironment } from "../../lib/env.ts";
 import { ConfigValidationError } from "../../lib/errors.ts";
-import { generateJsonSchema } from "../../scripts/gen_schema.ts";
+import { generateJsonSchema, generateManagedSchema } from "../../scripts/gen_schema.ts";
 
 const root = new URL("../../", import.meta.url);
 
 Deno.test("servers_config.schema.json is generated from the zod schema (run `deno task schema`)", async () => {
   const committed = await Deno.readTextFile(new URL("servers_config.schema.json", root));
   assert.equal(committed, generateJsonSchema());
+});
+
+Deno.test("managed.schema.json is generated from the policy's zod schema (run `deno task schema`)", async () => {
+  const committed = await Deno.readTextFile(new URL("managed.schema.json", root));
+  assert.equal(committed, generateManagedSchema());
+  const schema = JSON.parse(committed);
+  // The policy's settings take every block of servers_config.json.
+  const settings = Object.keys(schema.properties.settings.properties);
+  const blocks = Object.keys(JSON.parse(generateJsonSchema()).properties);
+  assert.deepEqual(settings.sort(), blocks.filter((b) => b !== "$schema").sort());
 });
 
 /** The field paths the loader complains about for `value`; none when it loads. */
