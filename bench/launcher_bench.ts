@@ -8,7 +8,11 @@
  * - `tools --json` with one stdio server (server-everything): the launcher checks its
  *   remembered plan (the configuration, .env and variables unchanged) and starts the client;
  * - the same on a first start, or after the configuration changed: the launcher computes
- *   the plan (`patchbay permissions --json`) before starting the client.
+ *   the plan (`patchbay permissions --json`) before starting the client;
+ * - the issue-36 comparison, timed by hand in alternating order (medians printed before
+ *   Deno's table): `tools --json` through the launcher against the plain SDK client
+ *   (`bench/sdk_client.mjs`, Node, one server-everything), and `--version` through the
+ *   launcher against an empty Deno program.
  *
  * Run: `deno task bench` (or `deno bench --allow-all bench/launcher_bench.ts`).
  *
@@ -19,7 +23,7 @@ import { join } from "node:path";
 import manifest from "../deno.json" with { type: "json" };
 import { benchSandbox } from "../tests/support/bench_sandbox.ts";
 import { runCommand } from "../tests/support/cli.ts";
-import { DENO } from "../tests/support/deps.ts";
+import { DENO, NODE, testDepsDir } from "../tests/support/deps.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const LAUNCHER_FLAGS = manifest.tasks.start.split(/\s+/).filter((w) => w.startsWith("--"));
@@ -27,8 +31,12 @@ const LAUNCHER_FLAGS = manifest.tasks.start.split(/\s+/).filter((w) => w.startsW
 const { home, env, config } = await benchSandbox();
 const plans = join(home, ".local", "state", "patchbay", "launch");
 
-async function run(args: string[], extraEnv: Record<string, string> = {}): Promise<string> {
-  const { code, stdout, stderr } = await runCommand(DENO, args, {
+async function run(
+  args: string[],
+  extraEnv: Record<string, string> = {},
+  program = DENO,
+): Promise<string> {
+  const { code, stdout, stderr } = await runCommand(program, args, {
     cwd: home,
     env: { ...env, ...extraEnv },
   });
@@ -52,6 +60,50 @@ const client = (clientFlags: string[], args: string[]) =>
     { PATCHBAY_LAUNCHER: "narrow" },
   );
 const tools = ["--config", config, "tools", "--json"];
+
+/** Counted rounds of the hand-timed comparison. */
+const ROUNDS = 10;
+
+/**
+ * Each pair of `cases` timed in alternating order over {@linkcode ROUNDS} rounds (ABBA, a
+ * first round uncounted), so that a load that drifts weighs on both sides; prints the
+ * medians and their ratio.
+ */
+async function compare(cases: [string, () => Promise<unknown>][]): Promise<void> {
+  const times = cases.map(() => [] as number[]);
+  for (let round = 0; round <= ROUNDS; round++) {
+    const order = round % 2 === 0 ? [0, 1] : [1, 0];
+    for (const i of order) {
+      const started = performance.now();
+      await cases[i][1]();
+      if (round > 0) times[i].push(performance.now() - started);
+    }
+  }
+  const median = (list: number[]) => {
+    const sorted = list.toSorted((a, b) => a - b);
+    return (sorted[(sorted.length - 1) >> 1] + sorted[sorted.length >> 1]) / 2;
+  };
+  const [base, ours] = times.map(median);
+  console.log(
+    `${cases[1][0]}: median ${ours.toFixed(0)} ms; ${cases[0][0]}: median ${base.toFixed(0)} ms; ` +
+      `ratio ${(ours / base).toFixed(2)} (${ROUNDS} alternating runs each)`,
+  );
+}
+
+const SDK_CLIENT = join(ROOT, "bench", "sdk_client.mjs");
+const EMPTY = join(home, "empty.ts");
+await Deno.writeTextFile(EMPTY, "");
+await compare([
+  [
+    "plain SDK client (Node), one stdio server",
+    () => run([SDK_CLIENT, testDepsDir(), "1"], {}, NODE),
+  ],
+  ["through the launcher: tools --json, one stdio server", () => launcher(tools)],
+]);
+await compare([
+  ["an empty Deno program", () => run(["run", "--no-config", EMPTY])],
+  ["through the launcher: --version", () => launcher(["--version"])],
+]);
 
 Deno.bench("client directly: --version", { group: "version", baseline: true }, async () => {
   await client(["--no-prompt"], ["--version"]);

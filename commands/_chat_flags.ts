@@ -10,78 +10,10 @@
  */
 
 import { type CommandDeclaration, ROOT } from "./_declarations.ts";
-import {
-  type OptionDeclaration,
-  type OptionSpelling,
-  optionSpelling,
-  ROOT_OPTIONS,
-} from "../lib/cli/root_options.ts";
+import { readRootFlags, type RootFlags, spellings } from "../lib/cli/root_flags.ts";
 
 /** The root flags the interactive session takes (the keys commander gives them). */
-export interface ChatFlags {
-  config?: string;
-  envFile?: string;
-  logFile?: string;
-  debug?: true;
-  yes?: true;
-  acceptFormDefaults?: true;
-  resume?: true | string;
-  trace?: string;
-  traceModel?: true;
-}
-
-/** Each root flag's spellings, with its key and whether it takes a value. */
-const ROOT_FLAGS: ReadonlyMap<string, OptionSpelling> = spellings(ROOT_OPTIONS);
-
-/** `options` by spelling (`-c` and `--config` both). */
-function spellings(options: readonly OptionDeclaration[]): ReadonlyMap<string, OptionSpelling> {
-  const bySpelling = new Map<string, OptionSpelling>();
-  for (const option of options) {
-    const spelling = optionSpelling(option.flags);
-    if (spelling.short) bySpelling.set(spelling.short, spelling);
-    bySpelling.set(spelling.long, spelling);
-  }
-  return bySpelling;
-}
-
-/** Starts like a flag (commander's test): a lone `-` is a value. */
-const flagLike = (word: string) => word.length > 1 && word.startsWith("-");
-
-/**
- * The plain root flags at the start of `args`, and the words after them (from the first word
- * that is not a root flag); `undefined` when a root flag is not in its plain form. A flag
- * given twice keeps its last value, as with commander.
- */
-function readRootFlags(
-  args: readonly string[],
-): { flags: ChatFlags; rest: readonly string[] } | undefined {
-  const flags: ChatFlags = {};
-  let i = 0;
-  // Keyed by the option's attribute, as commander's `opts()` is.
-  const set = flags as Record<string, string | true>;
-  for (; i < args.length; i++) {
-    const word = args[i];
-    const next = args[i + 1];
-    const flag = ROOT_FLAGS.get(word);
-    if (!flag) break;
-    if (flag.value === "required") {
-      if (next === undefined || next === "" || flagLike(next)) return undefined;
-      set[flag.key] = next;
-      i++;
-    } else if (flag.value === "optional") {
-      if (next !== undefined && !flagLike(next)) {
-        if (next === "") return undefined;
-        set[flag.key] = next;
-        i++;
-      } else {
-        set[flag.key] = true;
-      }
-    } else {
-      set[flag.key] = true;
-    }
-  }
-  return { flags, rest: args.slice(i) };
-}
+export type ChatFlags = RootFlags;
 
 /**
  * The interactive session's flags when `args` holds nothing but plain root flags, else

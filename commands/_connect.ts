@@ -14,8 +14,7 @@ import { describeOAuthEvent } from "../lib/oauth/messages.ts";
 import { installingOf } from "../lib/connections/progress.ts";
 import { createElicitationHandler, createFormDefaultsHandler } from "../lib/ui/elicitation.ts";
 import { type GlobalOptions, type Runtime, startUp } from "../lib/cli/startup.ts";
-import { childEnvironment } from "../lib/transports/process.ts";
-import { endUnclaimed, prespawn } from "../lib/transports/spawn.ts";
+import { endUnclaimed, prespawnAll, stdioSpawnSpecs } from "../lib/transports/spawn.ts";
 import { stderrStyle } from "../lib/terminal/style.ts";
 import { terminalColumns } from "../lib/terminal/terminal.ts";
 import { fitLines } from "../lib/text/text.ts";
@@ -221,15 +220,8 @@ export async function withServers<T>(
  * opened next (see `lib/transports/spawn.ts`); the caller ends the unclaimed ones.
  */
 export function startServerProcesses(runtime: Runtime): void {
-  for (const server of runtime.config.servers) {
-    if (server.transport !== "stdio" || server.disabled) continue;
-    prespawn({
-      command: server.command,
-      args: server.args,
-      cwd: server.cwd,
-      env: childEnvironment(server.env, (name) => runtime.env.get(name)),
-    });
-  }
+  // Those the early start started (lib/early_start.ts) are not started again.
+  prespawnAll(stdioSpawnSpecs(runtime.config.servers, (name) => runtime.env.get(name)));
 }
 
 /** Server states as JSON (errors as `errorJson` gives them, stderr lines included). */

@@ -11,7 +11,7 @@
 /** Signals that end patchbay as SIGTERM does, after it ended its servers. */
 export const ENDING_SIGNALS: readonly Deno.Signal[] = ["SIGTERM", "SIGHUP", "SIGQUIT"];
 
-const NUMBERS: Readonly<Record<string, number>> = { SIGHUP: 1, SIGQUIT: 3, SIGTERM: 15 };
+const NUMBERS: Readonly<Record<string, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGTERM: 15 };
 
 /** The exit code shells report for a process ended by `signal` (128 + its number). */
 export function signalExitCode(signal: Deno.Signal): number {

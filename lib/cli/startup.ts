@@ -7,7 +7,6 @@
  */
 
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { argSecrets } from "../config/arg_secrets.ts";
 import { describeWarning, locateSources } from "../config/load.ts";
 import type { ConfigSources } from "../config/locate.ts";
@@ -21,6 +20,7 @@ import { compiledBinary } from "../deno_permission/launched.ts";
 import { binaryRemedy } from "../deno_permission/remedy.ts";
 import { Logger } from "../log/log.ts";
 import { privateKeySecrets } from "../oauth/private_key.ts";
+import { PROJECT_DIR } from "../project_dir.ts";
 import { configDir, dataDir, defaultLogFile, stateDir } from "../paths.ts";
 import { refuseSharedWritable } from "../files/shared_writable.ts";
 import { type Redactor, sessionRedactor } from "../redact/redact.ts";
@@ -78,9 +78,7 @@ export interface Runtime {
 }
 
 /** The folder holding patchbay's own files (main.ts, the example configuration). */
-export const PROJECT_DIR: string = import.meta.url.startsWith("file:")
-  ? fileURLToPath(new URL("../..", import.meta.url))
-  : Deno.cwd();
+export { PROJECT_DIR } from "../project_dir.ts";
 
 /** Opens the log `options` ask for (default file, level, mirror), hiding `redactor`'s secrets. */
 export function openLog(

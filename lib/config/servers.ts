@@ -92,7 +92,7 @@ export function readServers(reader: EntryReader, value: unknown): ServerConfig[]
     if (!canonical) continue;
     // The transport's rules cannot be judged without the fields that decide it.
     if (TRANSPORT_FIELDS.some((field) => shaped.refused.has(field))) continue;
-    const entry = ServerSchema.parse(canonical.raw);
+    const entry = ServerSchema.parse(canonical.raw, { jitless: true });
     const server = readServer(reader, name, entry, canonical, path);
     if (server) servers.push(server);
   }

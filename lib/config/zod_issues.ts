@@ -44,6 +44,7 @@ export const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
  */
 export const PARSE_OPTIONS: z.core.ParseContext<z.core.$ZodIssue> = {
   reportInput: true,
+  jitless: true,
   error: (issue) => issue.code === "invalid_type" && issue.input === undefined ? "" : undefined,
 };
 

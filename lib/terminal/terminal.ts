@@ -130,7 +130,12 @@ const ZERO_WIDTH = /^[\p{M}\p{Cf}\u200b\u1160-\u11ff]+$/u;
 /** Only printable ASCII: one column per character, no segmentation needed. */
 const ASCII = /^[\x20-\x7e]*$/;
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+/**
+ * The grapheme segmenter, made at its first use: constructing one loads ICU's break rules,
+ * tens of milliseconds that every start (the launcher's too) paid although most lines are
+ * plain ASCII and never need it.
+ */
+let graphemes: Intl.Segmenter | undefined;
 
 /**
  * Columns one grapheme cluster (what the reader sees as one character) takes: 2 for an emoji
@@ -154,6 +159,7 @@ export function displayWidth(text: string): number {
   const plain = stripTerminalEscapes(text);
   if (ASCII.test(plain)) return plain.length;
   let width = 0;
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
   for (const { segment } of graphemes.segment(plain)) {
     width += segment === "\t" ? 8 - (width % 8) : segment === "\n" ? 0 : clusterWidth(segment);
   }

@@ -28,7 +28,7 @@ import type { MessageObserver } from "./observer.ts";
 import { assumeCompleteResult } from "./result_type.ts";
 import { canSignalGroups, childEnvironment, terminateChild, terminateGroup } from "./process.ts";
 import { settlesWithin } from "../async/deadline.ts";
-import { claimPrespawned, spawnServer } from "./spawn.ts";
+import { claimPrespawned, spawnServer, startedAheadBy } from "./spawn.ts";
 
 export { MAX_MESSAGE_BYTES } from "./limits.ts";
 
@@ -108,6 +108,12 @@ export interface StdioTransportOptions {
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
+
+/** How the log names who started a process ahead (`lib/transports/spawn.ts`). */
+const STARTED_AHEAD = {
+  early: "at start-up, before the command loaded",
+  command: "once the configuration was read",
+} as const;
 
 /** An MCP {@linkcode Transport} to a child process speaking newline-delimited JSON-RPC. */
 export class StdioTransport implements Transport {
@@ -230,8 +236,10 @@ export class StdioTransport implements Transport {
       command: options.command,
       args: options.args ?? [],
     });
+    const ahead = startedAheadBy(child);
     this.#log.debug(
-      `started pid ${child.pid}: ${options.command} ${(options.args ?? []).join(" ")}`,
+      `started pid ${child.pid}${ahead ? ` ahead (${STARTED_AHEAD[ahead]})` : ""}: ` +
+        `${options.command} ${(options.args ?? []).join(" ")}`,
     );
     this.#writer = child.stdin.getWriter();
     this.#stdout = child.stdout.getReader();

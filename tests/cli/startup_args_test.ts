@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import type { Command } from "commander";
-import { buildProgram } from "../../main.ts";
+import { buildProgram } from "../../commands/_program.ts";
 import { type CommandDeclaration, ROOT } from "../../commands/_declarations.ts";
 import { optionSpelling } from "../../lib/cli/root_options.ts";
 import { plainChatFlags, plainCommand } from "../../commands/_chat_flags.ts";

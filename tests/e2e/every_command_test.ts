@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import type { Command } from "commander";
-import { buildProgram } from "../../main.ts";
+import { buildProgram } from "../../commands/_program.ts";
 import { type CliResult, runPatchbay, type Sandbox, sandbox, writeConfig } from "../support/cli.ts";
 import { everythingEntry, NODE } from "../support/deps.ts";
 import { startScriptedLlm } from "../support/scripted_llm.ts";

@@ -77,6 +77,17 @@ Deno.test("the entry point loads no npm package before it runs (--version answer
   assert.equal(packages.size, 0, describe(packages));
 });
 
+Deno.test("the early start reads the servers to start without zod or any npm package", async () => {
+  // lib/early_start.ts runs before the command tree loads; its reader and the pool of
+  // processes started ahead must not bring in what it is there to overlap with.
+  for (
+    const entry of ["lib/early_start.ts", "lib/config/stdio_entries.ts", "lib/transports/spawn.ts"]
+  ) {
+    const packages = await staticNpmPackages(entry);
+    assert.equal(packages.size, 0, `${entry}: ${describe(packages)}`);
+  }
+});
+
 Deno.test("reading the configuration loads zod and no other npm package (no SDK, model client, Redis, commander)", async () => {
   // config check, sessions and permissions in their plain forms are read without commander
   // (commands/_chat_flags.ts), so their modules must not bring it in either.
