@@ -15,7 +15,7 @@ import {
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
 import { PatchbayError, REMEDY, ServerProbeFailedError } from "../errors.ts";
-import { ROWS } from "../failure_table.ts";
+import { ROWS, STEPS } from "../failure_table.ts";
 import { VERSION } from "../version.ts";
 
 /** What the server answered an unauthenticated request. */
@@ -56,7 +56,7 @@ export async function probeServer(
   if (status >= 500) {
     throw new ServerProbeFailedError(entry.name, {
       reason: `${url.href} answered HTTP ${status} (a server error)`,
-      remedy: "check the server's own logs; retry with /refresh once it is healthy",
+      remedy: STEPS.serverFault,
     });
   }
   if (status !== 401 && status !== 403) {
