@@ -14,7 +14,7 @@ import {
   LATEST_PROTOCOL_VERSION,
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
-import { PatchbayError, REMEDY, ServerProbeFailedError } from "../errors.ts";
+import { PatchbayError, ServerProbeFailedError } from "../errors.ts";
 import { ROWS, STEPS } from "../failure_table.ts";
 import { VERSION } from "../version.ts";
 
@@ -50,7 +50,7 @@ export async function probeServer(
   if (status === 404 || status === 410) {
     throw new ServerProbeFailedError(entry.name, {
       reason: `${url.href} answered HTTP ${status}: there is no MCP endpoint at this address`,
-      remedy: REMEDY.wrongAddress,
+      remedy: ROWS.wrong_address.remedy,
     });
   }
   if (status >= 500) {
