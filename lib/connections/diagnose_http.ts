@@ -128,7 +128,7 @@ export async function diagnoseHttp(
         : "it sent nothing back";
       return fail(
         `wrong transport_type: ${address} accepts connections but does not speak HTTP (${said})`,
-        `${ROWS.wrong_transport.remedy}; a server started as a local command speaks stdio: set ` +
+        perSurface`${ROWS.wrong_transport.remedy}; a server started as a local command speaks stdio: set ` +
           '"transport_type": "stdio" with its "command"',
       );
     }
@@ -267,7 +267,7 @@ async function diagnoseAnswer(
       `wrong transport_type: ${server.url} speaks ${
         speaks === "sse" ? "the legacy SSE transport" : "streamable HTTP"
       }, not ${server.transport} (${status} to the ${server.transport} request)`,
-      `${ROWS.wrong_transport.remedy}: set "transport_type": "${speaks}"`,
+      perSurface`${ROWS.wrong_transport.remedy}: set "transport_type": "${speaks}"`,
     );
   }
 
@@ -283,7 +283,8 @@ async function diagnoseAnswer(
   if (answer.status === 404) {
     return fail(
       `${status} at ${server.url}: nothing serves MCP at the path '${url.pathname}'`,
-      moveTo ?? `${ROWS.wrong_address.remedy}, including its path (often /mcp, or /sse for SSE)`,
+      moveTo ??
+        perSurface`${ROWS.wrong_address.remedy}, including its path (often /mcp, or /sse for SSE)`,
     );
   }
   if (answer.contentType.includes("text/html")) {

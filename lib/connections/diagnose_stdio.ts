@@ -8,7 +8,7 @@
 
 import type { StdioServerConfig } from "../config/types.ts";
 import { ServerConnectError, STDERR_DETAIL } from "../errors.ts";
-import { type RemedyText, ROWS } from "../failure_table.ts";
+import { perSurface, type RemedyText, ROWS } from "../failure_table.ts";
 import { abridge } from "../text.ts";
 import type { StdioEvidence } from "../transports/stdio.ts";
 import { hasProcFs, listeningPorts, processTree } from "../transports/process.ts";
@@ -86,7 +86,7 @@ export async function diagnoseStdio(
       `the process printed text that is not MCP JSON-RPC on stdout ` +
         `("${abridge(evidence.stdoutNoise[0], 120)}") and never answered initialize` +
         (context.timedOut ? ` within ${server.timeoutSeconds} s` : ""),
-      `${ROWS.wrong_transport.remedy}; if the program does speak stdio, give it the option that ` +
+      perSurface`${ROWS.wrong_transport.remedy}; if the program does speak stdio, give it the option that ` +
         "keeps its stdout for protocol messages only",
     );
   }
@@ -212,7 +212,8 @@ function wrongTransportStdio(
     return new ServerConnectError(server.name, {
       reason: `wrong transport_type: the process does not speak MCP on stdio; it serves MCP ` +
         `over HTTP (${http.mcp}) at ${http.url}, found by probing`,
-      remedy: `${ROWS.wrong_transport.remedy}: for this mode run the server separately and set ` +
+      remedy:
+        perSurface`${ROWS.wrong_transport.remedy}: for this mode run the server separately and set ` +
         `"transport_type": "${http.mcp}", "url": "${http.url}" — or start it in its stdio mode`,
       details,
       cause,
@@ -221,7 +222,8 @@ function wrongTransportStdio(
   return new ServerConnectError(server.name, {
     reason: "wrong transport_type: the process started an HTTP server" +
       (http.url ? ` (${http.url})` : "") + " instead of speaking MCP on stdio",
-    remedy: `${ROWS.wrong_transport.remedy}: start the program in its stdio mode, or run it ` +
+    remedy:
+      perSurface`${ROWS.wrong_transport.remedy}: start the program in its stdio mode, or run it ` +
       'separately and connect with "transport_type": "streamable_http" and its "url"',
     details,
     cause,

@@ -9,7 +9,7 @@
  */
 
 import { NetworkError, type PatchbayError } from "../errors.ts";
-import { ROWS } from "../failure_table.ts";
+import { perSurface, ROWS } from "../failure_table.ts";
 import { abridge } from "../text.ts";
 import { netReason, UNTRUSTED_CERTIFICATE_REMEDY } from "../failure.ts";
 import { hostOf, proxyName, type ProxySettings } from "../proxy.ts";
@@ -36,8 +36,9 @@ export function networkError(
   const local = isLoopback(context.baseUrl);
   const remedy = local
     ? `start ${label} so that it listens at ${context.baseUrl}, or fix LLM.base_url`
-    : ROWS.network.remedy +
-      (context.proxy ? ` (now ${context.proxy.variable}=${context.proxy.url}; check it)` : "");
+    : perSurface`${ROWS.network.remedy}${
+      context.proxy ? ` (now ${context.proxy.variable}=${context.proxy.url}; check it)` : ""
+    }`;
   switch (failure.problem) {
     case "refused":
       return new NetworkError(
