@@ -128,8 +128,10 @@ export async function diagnoseHttp(
         : "it sent nothing back";
       return fail(
         `wrong transport_type: ${address} accepts connections but does not speak HTTP (${said})`,
-        perSurface`${ROWS.wrong_transport.remedy}; a server started as a local command speaks stdio: set ` +
-          '"transport_type": "stdio" with its "command"',
+        perSurface`${ROWS.wrong_transport.remedy}${
+          "; a server started as a local command speaks stdio: set " +
+          '"transport_type": "stdio" with its "command"'
+        }`,
       );
     }
     return fail(

@@ -86,8 +86,10 @@ export async function diagnoseStdio(
       `the process printed text that is not MCP JSON-RPC on stdout ` +
         `("${abridge(evidence.stdoutNoise[0], 120)}") and never answered initialize` +
         (context.timedOut ? ` within ${server.timeoutSeconds} s` : ""),
-      perSurface`${ROWS.wrong_transport.remedy}; if the program does speak stdio, give it the option that ` +
-        "keeps its stdout for protocol messages only",
+      perSurface`${ROWS.wrong_transport.remedy}${
+        "; if the program does speak stdio, give it the option that " +
+        "keeps its stdout for protocol messages only"
+      }`,
     );
   }
   if (context.timedOut && context.installing) {
@@ -212,9 +214,10 @@ function wrongTransportStdio(
     return new ServerConnectError(server.name, {
       reason: `wrong transport_type: the process does not speak MCP on stdio; it serves MCP ` +
         `over HTTP (${http.mcp}) at ${http.url}, found by probing`,
-      remedy:
-        perSurface`${ROWS.wrong_transport.remedy}: for this mode run the server separately and set ` +
-        `"transport_type": "${http.mcp}", "url": "${http.url}" — or start it in its stdio mode`,
+      remedy: perSurface`${ROWS.wrong_transport.remedy}${
+        ": for this mode run the server separately and set " +
+        `"transport_type": "${http.mcp}", "url": "${http.url}" — or start it in its stdio mode`
+      }`,
       details,
       cause,
     });
@@ -222,9 +225,10 @@ function wrongTransportStdio(
   return new ServerConnectError(server.name, {
     reason: "wrong transport_type: the process started an HTTP server" +
       (http.url ? ` (${http.url})` : "") + " instead of speaking MCP on stdio",
-    remedy:
-      perSurface`${ROWS.wrong_transport.remedy}: start the program in its stdio mode, or run it ` +
-      'separately and connect with "transport_type": "streamable_http" and its "url"',
+    remedy: perSurface`${ROWS.wrong_transport.remedy}${
+      ": start the program in its stdio mode, or run it " +
+      'separately and connect with "transport_type": "streamable_http" and its "url"'
+    }`,
     details,
     cause,
   });
