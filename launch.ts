@@ -28,5 +28,7 @@ if (import.meta.main) {
   const notice = needs.unwritableStateNotice();
   if (notice) console.error(notice);
   const { launch } = await import("./lib/permissions/launcher.ts");
-  Deno.exit(await launch(Deno.args));
+  // The commands' one declaration says what each needs (plain data: no commander, no npm).
+  const { ROOT } = await import("./commands/_declarations.ts");
+  Deno.exit(await launch(Deno.args, ROOT));
 }

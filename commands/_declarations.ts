@@ -5,7 +5,9 @@
  * `commands/_chat_flags.ts` reads the quick commands' lines from it, and `patchbay
  * completions` walks the tree built from it. Adding a command is one entry here plus its
  * module (the `mcp` group's entries are in `_declarations_mcp.ts`, for this file's length;
- * the shape of an entry is `lib/cli/command_declaration.ts`).
+ * the shape of an entry is `lib/cli/command_declaration.ts`). Each command that runs states
+ * the permission plan it needs (`needs`, `lib/cli/launch_needs.ts`): the launcher
+ * (`launch.ts`) reads it here, as it reads the options that name files.
  *
  * Plain data and dynamic imports only: this module loads with every invocation, before
  * commander (which it never imports) and before any command's module.
@@ -67,6 +69,7 @@ export const ROOT: CommandDeclaration = {
   options: ROOT_OPTIONS,
   wordsAreCommands: true,
   helpAfterError: "(run patchbay --help for usage)",
+  needs: "servers",
   run: action(async (options: ChatOptions) => (await import("./chat.ts")).chat(options)),
   commands: [
     {
@@ -81,6 +84,7 @@ export const ROOT: CommandDeclaration = {
           description: "print the normalized configuration as JSON (secrets redacted)",
         }],
         quick: true,
+        needs: "config-check",
         run: action(async (options: GlobalOptions & { json?: boolean }) =>
           (await import("./config_check.ts")).configCheck(options)
         ),
@@ -100,6 +104,7 @@ export const ROOT: CommandDeclaration = {
         },
       ],
       prefetch: () => import("./doctor.ts"),
+      needs: "servers",
       run: action(async (options: DoctorCommandOptions) =>
         (await import("./doctor.ts")).doctor(options)
       ),
@@ -123,6 +128,7 @@ export const ROOT: CommandDeclaration = {
       ],
       quick: true,
       prefetch: () => import("./permissions.ts"),
+      needs: "broad",
       run: action(async (options: PermissionsOptions) =>
         (await import("./permissions.ts")).permissions(options)
       ),
@@ -143,6 +149,7 @@ export const ROOT: CommandDeclaration = {
       ],
       helpAfter: RUN_EXIT_CODES,
       prefetch: loadConnect,
+      needs: "servers",
       run: action(async (options: RunOptions, [words]: [string[]]) =>
         (await import("./run.ts")).run(words, options)
       ),
@@ -153,6 +160,7 @@ export const ROOT: CommandDeclaration = {
       arguments: [{ name: "[server]", description: "only this server" }],
       options: [jsonText],
       prefetch: loadConnect,
+      needs: "servers",
       run: action(async (options: ScriptOptions, [server]: [string | undefined]) =>
         (await import("./tools.ts")).tools(server, options)
       ),
@@ -163,6 +171,7 @@ export const ROOT: CommandDeclaration = {
       arguments: [{ name: "[server]", description: "only this server" }],
       options: [jsonText],
       prefetch: loadConnect,
+      needs: "servers",
       run: action(async (options: ScriptOptions, [server]: [string | undefined]) =>
         (await import("./prompts.ts")).prompts(server, options)
       ),
@@ -173,6 +182,7 @@ export const ROOT: CommandDeclaration = {
       arguments: [{ name: "[server]", description: "only this server" }],
       options: [jsonText],
       prefetch: loadConnect,
+      needs: "servers",
       run: action(async (options: ScriptOptions, [server]: [string | undefined]) =>
         (await import("./resources.ts")).resources(server, options)
       ),
@@ -189,6 +199,7 @@ export const ROOT: CommandDeclaration = {
       ],
       options: [jsonResult],
       prefetch: loadConnect,
+      needs: "servers",
       run: action(async (options: ScriptOptions, [spec, args]: [string, string | undefined]) =>
         (await import("./call.ts")).call(spec, args, options)
       ),
@@ -206,9 +217,11 @@ export const ROOT: CommandDeclaration = {
         {
           flags: "--output <file>",
           description: "write the contents to a file, binary ones included",
+          writes: true,
         },
       ],
       prefetch: loadConnect,
+      needs: "servers",
       run: action(async (options: ReadOptions, [uri]: [string]) =>
         (await import("./read.ts")).read(uri, options)
       ),
@@ -222,6 +235,7 @@ export const ROOT: CommandDeclaration = {
       ],
       options: [jsonResult],
       prefetch: loadConnect,
+      needs: "servers",
       run: action(async (options: ScriptOptions, [name, words]: [string, string[]]) =>
         (await import("./prompt.ts")).prompt(name, words, options)
       ),
@@ -236,6 +250,7 @@ export const ROOT: CommandDeclaration = {
           description:
             "show OAuth servers and stored logins: issuer, expiry, scopes (never tokens)",
           options: [jsonShort],
+          needs: "servers",
           run: action(async (options: AuthListOptions) =>
             (await import("./auth.ts")).authList(options)
           ),
@@ -248,6 +263,7 @@ export const ROOT: CommandDeclaration = {
             flags: "--force",
             description: "log in again even if a valid login is stored",
           }],
+          needs: "servers",
           run: action(async (options: AuthLoginOptions, [server]: [string]) =>
             (await import("./auth.ts")).authLogin(server, options)
           ),
@@ -257,6 +273,7 @@ export const ROOT: CommandDeclaration = {
           description: "revoke (where the server offers it) and delete a stored login",
           arguments: [{ name: "[server]", description: "server name" }],
           options: [{ flags: "--all", description: "log out of every stored login" }],
+          needs: "servers",
           run: action(async (options: AuthLogoutOptions, [server]: [string | undefined]) =>
             (await import("./auth.ts")).authLogout(server, options)
           ),
@@ -284,6 +301,7 @@ export const ROOT: CommandDeclaration = {
             { flags: "-a, --all", description: "list every stored conversation, of every folder" },
           ],
           quick: true,
+          needs: "servers",
           run: action(async (options: SessionsOptions) =>
             (await import("./sessions.ts")).sessionsList(options)
           ),
@@ -293,6 +311,7 @@ export const ROOT: CommandDeclaration = {
           arguments: [{ name: "<id>" }],
           description: "print a stored conversation (an id prefix is enough)",
           options: [jsonText],
+          needs: "servers",
           run: action(async (options: SessionsOptions, [id]: [string]) =>
             (await import("./sessions.ts")).sessionsShow(id, options)
           ),
@@ -303,6 +322,7 @@ export const ROOT: CommandDeclaration = {
           aliases: ["rm"],
           description: "delete a stored conversation (an id prefix is enough)",
           options: [jsonText],
+          needs: "servers",
           run: action(async (options: SessionsOptions, [id]: [string]) =>
             (await import("./sessions.ts")).sessionsDelete(id, options)
           ),
@@ -325,6 +345,7 @@ export const ROOT: CommandDeclaration = {
         description: "print the configured server names instead (what the scripts ask)",
       }],
       prefetch: () => import("./completions.ts"),
+      needs: "servers",
       run: action(
         async (options: CompletionsOptions, [shell]: [string | undefined], program) =>
           (await import("./completions.ts")).completions(shell, program!, options),
@@ -340,6 +361,7 @@ export const ROOT: CommandDeclaration = {
           default: true,
           description: "list the approvals remembered for this folder",
           options: [jsonText, { flags: "-a, --all", description: "list those of every folder" }],
+          needs: "servers",
           run: action(async (options: ApprovalsOptions) =>
             (await import("./approvals.ts")).approvalsList(options)
           ),
@@ -352,6 +374,7 @@ export const ROOT: CommandDeclaration = {
             flags: "-a, --all",
             description: "forget every approval remembered for this folder",
           }],
+          needs: "servers",
           run: action(async (options: ApprovalsOptions, [what]: [string | undefined]) =>
             (await import("./approvals.ts")).approvalsRevoke(what, options)
           ),
@@ -385,6 +408,7 @@ export const ROOT: CommandDeclaration = {
               description: "only the last n lines shown",
             },
           ],
+          needs: "trace-file",
           run: action(async (options: TraceShowOptions, [file]: [string]) =>
             (await import("./trace.ts")).traceShow(file, options)
           ),
@@ -394,6 +418,7 @@ export const ROOT: CommandDeclaration = {
           description: "per server and method: count, p50/p95 latency, errors, bytes",
           arguments: [{ name: "<file>", description: "the trace file" }],
           options: [jsonShort],
+          needs: "trace-file",
           run: action(async (options: TraceStatsOptions, [file]: [string]) =>
             (await import("./trace.ts")).traceStats(file, options)
           ),

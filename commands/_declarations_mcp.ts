@@ -68,6 +68,7 @@ export const MCP: CommandDeclaration = {
       ],
       helpAfterError:
         "(a command's own flags go after --: patchbay mcp add <name> -- <command> [args...])",
+      needs: "config-edit",
       run: action(
         async (
           options: McpAddOptions,
@@ -91,6 +92,7 @@ export const MCP: CommandDeclaration = {
         { name: "<json>", description: "the entry, one quoted word" },
       ],
       options: [scope, ...secretFlags],
+      needs: "config-edit",
       run: action(async (options: McpEditOptions, [name, json]: [string, string]) =>
         (await import("./mcp.ts")).mcpAddJson(name, json, options)
       ),
@@ -111,6 +113,7 @@ export const MCP: CommandDeclaration = {
         scope,
         ...secretFlags,
       ],
+      needs: "config-edit",
       run: action(async (options: McpImportOptions, [source]: [string | undefined]) =>
         (await import("./mcp_import.ts")).mcpImport(source, options)
       ),
@@ -122,6 +125,7 @@ export const MCP: CommandDeclaration = {
         flags: "--check",
         description: "connect each server and show its state and diagnosis",
       }],
+      needs: "servers",
       run: action(async (options: McpListOptions) =>
         (await import("./mcp_list.ts")).mcpList(options)
       ),
@@ -134,6 +138,7 @@ export const MCP: CommandDeclaration = {
         flags: "--check",
         description: "connect the server and show its state and diagnosis",
       }],
+      needs: "servers",
       run: action(async (options: McpListOptions, [name]: [string]) =>
         (await import("./mcp_list.ts")).mcpGet(name, options)
       ),
@@ -144,6 +149,7 @@ export const MCP: CommandDeclaration = {
       description: "remove a server's entry",
       arguments: [server],
       options: [scope],
+      needs: "config-edit",
       run: action(async (options: McpEditOptions, [name]: [string]) =>
         (await import("./mcp.ts")).mcpRemove(name, options)
       ),
@@ -153,6 +159,7 @@ export const MCP: CommandDeclaration = {
       description: "start a disabled server again",
       arguments: [server],
       options: [scope],
+      needs: "config-edit",
       run: action(async (options: McpEditOptions, [name]: [string]) =>
         (await import("./mcp.ts")).mcpSetEnabled(name, true, options)
       ),
@@ -162,6 +169,7 @@ export const MCP: CommandDeclaration = {
       description: "keep a server's entry but do not start it",
       arguments: [server],
       options: [scope],
+      needs: "config-edit",
       run: action(async (options: McpEditOptions, [name]: [string]) =>
         (await import("./mcp.ts")).mcpSetEnabled(name, false, options)
       ),

@@ -22,6 +22,7 @@ export const SKILLS: CommandDeclaration = {
       description: "list the skills of the configured servers (none of their files is fetched)",
       arguments: [{ name: "[server]", description: "only this server" }],
       options: [{ flags: "--json", description: "print JSON instead of text" }],
+      needs: "servers",
       run: action(async (options: ScriptOptions, [server]: [string | undefined]) =>
         (await import("./skills.ts")).skillsList(server, options)
       ),
@@ -38,6 +39,7 @@ export const SKILLS: CommandDeclaration = {
         { name: "[file]", description: "a file of the skill instead of SKILL.md" },
       ],
       options: [{ flags: "--json", description: "print the verified file as JSON" }],
+      needs: "servers",
       run: action(
         async (options: ScriptOptions, [ref, file]: [string, string | undefined]) =>
           (await import("./skills.ts")).skillsShow(ref, file, options),

@@ -24,6 +24,7 @@ export const TASKS: CommandDeclaration = {
       wordsAreCommands: true,
       description: "list the tasks running or over within a day (--all: every recorded one)",
       options: [jsonText, { flags: "-a, --all", description: "list every recorded task" }],
+      needs: "servers",
       run: action(async (options: TasksOptions) => (await import("./tasks.ts")).tasksList(options)),
     },
     {
@@ -31,6 +32,7 @@ export const TASKS: CommandDeclaration = {
       arguments: [{ name: "<id>", description: "a task id (a prefix is enough)" }],
       description: "ask the task's server for its status",
       options: [jsonText],
+      needs: "servers",
       run: action(async (options: TasksOptions, [id]: [string]) =>
         (await import("./tasks.ts")).tasksGet(id, options)
       ),
@@ -41,6 +43,7 @@ export const TASKS: CommandDeclaration = {
       description: "print the task's result, waiting while it runs (exit code 1 if it " +
         "failed)",
       options: [jsonText],
+      needs: "servers",
       run: action(async (options: TasksOptions, [id]: [string]) =>
         (await import("./tasks.ts")).tasksResult(id, options)
       ),
@@ -50,6 +53,7 @@ export const TASKS: CommandDeclaration = {
       arguments: [{ name: "<id>", description: "a task id (a prefix is enough)" }],
       description: "cancel the task on its server",
       options: [jsonText],
+      needs: "servers",
       run: action(async (options: TasksOptions, [id]: [string]) =>
         (await import("./tasks.ts")).tasksCancel(id, options)
       ),

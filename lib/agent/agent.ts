@@ -15,6 +15,7 @@
 import type { CatalogueTool, ToolHost } from "../connections/types.ts";
 import type { AgentLimits, LlmConfig } from "../config/types.ts";
 import { CancelledError, PatchbayError } from "../errors.ts";
+import { STEPS } from "../errors/failure_table.ts";
 import { imagesRefused, refusesImages } from "./image_refusal.ts";
 import type {
   ChatMessage,
@@ -430,7 +431,7 @@ export class Agent {
           ? error
           : new PatchbayError("internal", String(error), {
             reason: "the model request failed in an unexpected way",
-            remedy: "run /debug and try again; report the log if it repeats",
+            remedy: STEPS.modelUnexpected,
             cause: error,
           });
       }

@@ -7,9 +7,10 @@
  */
 
 import type { Command } from "commander";
+import type { LaunchNeeds } from "./launch_needs.ts";
 import type { OptionDeclaration } from "./root_options.ts";
 
-export type { OptionDeclaration };
+export type { LaunchNeeds, OptionDeclaration };
 
 /**
  * What a command does: `options` are the root flags merged with its own, `args` its
@@ -60,6 +61,11 @@ export interface CommandDeclaration {
    * permission plan see it.
    */
   prefetch?: () => Promise<unknown>;
+  /**
+   * The permission plan it runs under (`lib/cli/launch_needs.ts`), read by the launcher:
+   * every command that runs states it (a test checks); a group states none.
+   */
+  needs?: LaunchNeeds;
   run?: CommandRun;
   commands?: readonly CommandDeclaration[];
 }

@@ -20,6 +20,11 @@ export interface OptionDeclaration {
   parse?: (value: string, previous: unknown, fail: (message: string) => Error) => unknown;
   /** The value names a file the permission plan grants (read or written). */
   file?: true;
+  /**
+   * The value names the one file the command writes where the person says (`read
+   * --output`): the launcher grants writing it, and only it.
+   */
+  writes?: true;
 }
 
 /** An option's spellings, its key in the options object, and whether it takes a value. */
@@ -86,17 +91,3 @@ export const ROOT_OPTIONS: readonly OptionDeclaration[] = [
     description: "include model requests in the trace (method, model, tokens)",
   },
 ];
-
-/**
- * The spellings (`-c`, `--config`, ...) of the root options whose value is a file the plan
- * depends on, each with its key (`config`, `envFile`, `logFile`, `trace`).
- */
-export function fileOptions(): Readonly<Record<string, string>> {
-  const spellings: Record<string, string> = {};
-  for (const option of ROOT_OPTIONS.filter((option) => option.file)) {
-    const { short, long, key } = optionSpelling(option.flags);
-    if (short) spellings[short] = key;
-    spellings[long] = key;
-  }
-  return spellings;
-}

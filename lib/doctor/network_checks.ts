@@ -7,7 +7,8 @@
 
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
-import { NetworkError, REMEDY } from "../errors.ts";
+import { NetworkError } from "../errors.ts";
+import { perSurface, ROWS } from "../errors/failure_table.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { resolveBaseUrl } from "../llm/base_url.ts";
 import { bypassesProxy, hostOf, proxyFor, type ProxySettings } from "../proxy.ts";
@@ -165,14 +166,15 @@ export async function checkDns(
       new NetworkError(
         "Network unreachable",
         `the host name ${host} does not resolve (no DNS record)`,
-        proxy ? remedy : `${remedy}; ${REMEDY.network}`,
+        proxy ? remedy : perSurface`${remedy}; ${ROWS.network.remedy}`,
       ),
     );
   }
   return warn(
     name,
     `${what} could not be resolved: ${(errors[0] as Error)?.message ?? "no answer"}`,
-    REMEDY.network,
+    // The doctor's findings are read on both surfaces; this row words them alike.
+    ROWS.network.remedy.script,
   );
 }
 

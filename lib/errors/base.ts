@@ -1,13 +1,13 @@
 /**
  * The base of every typed error: {@linkcode PatchbayError} with what it carries
- * ({@linkcode ErrorDetails}), the interactive client's wording of the common remedies
- * ({@linkcode REMEDY}), picking a remedy for a surface, and the message of anything thrown.
+ * ({@linkcode ErrorDetails}), picking a remedy for a surface, and the message of anything
+ * thrown. The remedies themselves are the rows of `lib/failure_table.ts`.
  *
  * @module
  */
 
 import { EXIT } from "../exit_codes.ts";
-import { type Remedy, remedyOf, type RemedyText, ROWS, type Surface } from "./failure_table.ts";
+import { type Remedy, remedyOf, type RemedyText, type Surface } from "./failure_table.ts";
 import type { ErrorCode } from "./error_codes.ts";
 
 /** What every user-facing error carries besides its message. */
@@ -46,28 +46,6 @@ export class PatchbayError extends Error {
     this.exitCode = info.exitCode ?? EXIT.failure;
   }
 }
-
-/**
- * The contract's remedies as the interactive client words them (each row's remedy for
- * both surfaces is in lib/failure_table.ts's `ROWS`).
- */
-export const REMEDY = {
-  wrongTransport: ROWS.wrong_transport.remedy.repl,
-  oauthUnsupported: ROWS.oauth_unsupported.remedy.repl,
-  notRunning: ROWS.not_running.remedy.repl,
-  wrongAddress: ROWS.wrong_address.remedy.repl,
-  apiKey: ROWS.api_key.remedy.repl,
-  oauth: ROWS.oauth.remedy.repl,
-  jsonSyntax: ROWS.json_syntax.remedy.repl,
-  missingField: ROWS.missing_field.remedy.repl,
-  oversize: ROWS.answer_too_large.remedy.repl,
-  tool: ROWS.tool.remedy.repl,
-  filePermission: ROWS.file_permission.remedy.repl,
-  store: ROWS.store.remedy.repl,
-  rateLimit: ROWS.rate_limit.remedy.repl,
-  timeout: ROWS.timeout.remedy.repl,
-  network: ROWS.network.remedy.repl,
-} as const;
 
 /**
  * The remedy of `error` (or a remedy) worded for `surface`: a scripting command's names no

@@ -476,4 +476,16 @@ export const STEPS = {
     repl: `retry the login (/refresh, or patchbay auth login ${server})`,
     script: `retry the login (patchbay auth login ${server})`,
   }),
+  /** A model request that failed in a way patchbay does not handle. */
+  modelUnexpected: {
+    repl: "run /debug and try again; report the log if it repeats",
+    script: "run the command again with --debug; report the log if it repeats",
+  },
+  /** A model request the provider rejected for one of the LLM settings. */
+  modelSettings: {
+    repl: "correct the LLM settings named in the provider's message (servers_config.json); " +
+      "run /debug and try again to see the full request in the log",
+    script: "correct the LLM settings named in the provider's message (servers_config.json); " +
+      "run the command again with --debug to see the full request in the log",
+  },
 } as const;

@@ -8,7 +8,8 @@
  * @module
  */
 
-import { NetworkError, type PatchbayError, REMEDY } from "../errors.ts";
+import { NetworkError, type PatchbayError } from "../errors.ts";
+import { perSurface, ROWS } from "../errors/failure_table.ts";
 import { abridge } from "../text/text.ts";
 import { netReason, UNTRUSTED_CERTIFICATE_REMEDY } from "../errors/failure.ts";
 import { hostOf, proxyName, type ProxySettings } from "../proxy.ts";
@@ -35,8 +36,9 @@ export function networkError(
   const local = isLoopback(context.baseUrl);
   const remedy = local
     ? `start ${label} so that it listens at ${context.baseUrl}, or fix LLM.base_url`
-    : REMEDY.network +
-      (context.proxy ? ` (now ${context.proxy.variable}=${context.proxy.url}; check it)` : "");
+    : perSurface`${ROWS.network.remedy}${
+      context.proxy ? ` (now ${context.proxy.variable}=${context.proxy.url}; check it)` : ""
+    }`;
   switch (failure.problem) {
     case "refused":
       return new NetworkError(

@@ -13,6 +13,7 @@ import {
   ProviderRequestError,
   RateLimitError,
 } from "../errors.ts";
+import { STEPS } from "../errors/failure_table.ts";
 import { abridge } from "../text/text.ts";
 import { type AttemptFailure, type FailureContext, statusText } from "./attempt_failure.ts";
 import { MAX_SAME_ORIGIN_REDIRECTS, redirectStopOf, redirectTarget } from "./redirects.ts";
@@ -148,8 +149,7 @@ export function statusError(
     failure.status,
     {
       reason: `${said}${parameterHint(failure.message)}`,
-      remedy: "correct the LLM settings named in the provider's message (servers_config.json); " +
-        "run /debug and try again to see the full request in the log",
+      remedy: STEPS.modelSettings,
     },
   );
 }

@@ -14,8 +14,8 @@ import {
   LATEST_PROTOCOL_VERSION,
 } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
-import { PatchbayError, REMEDY, ServerProbeFailedError } from "../errors.ts";
-import { ROWS } from "../errors/failure_table.ts";
+import { PatchbayError, ServerProbeFailedError } from "../errors.ts";
+import { ROWS, STEPS } from "../errors/failure_table.ts";
 import { VERSION } from "../version.ts";
 
 /** What the server answered an unauthenticated request. */
@@ -50,13 +50,13 @@ export async function probeServer(
   if (status === 404 || status === 410) {
     throw new ServerProbeFailedError(entry.name, {
       reason: `${url.href} answered HTTP ${status}: there is no MCP endpoint at this address`,
-      remedy: REMEDY.wrongAddress,
+      remedy: ROWS.wrong_address.remedy,
     });
   }
   if (status >= 500) {
     throw new ServerProbeFailedError(entry.name, {
       reason: `${url.href} answered HTTP ${status} (a server error)`,
-      remedy: "check the server's own logs; retry with /refresh once it is healthy",
+      remedy: STEPS.serverFault,
     });
   }
   if (status !== 401 && status !== 403) {

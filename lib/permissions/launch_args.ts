@@ -1,41 +1,23 @@
 /**
  * What the launcher needs from patchbay's command line: the files the plan is computed
- * for (`--config`, `--env-file`, `--log-file`), whether the person asked for the broad
- * flags (`--unrestricted`, the launcher's own option), and whether the command needs no
- * permission at all (`--version`, `--help`). No npm imports: the launcher must stay cheap.
+ * for (`--config`, `--env-file`, `--log-file`, `--trace`), whether the person asked for the
+ * broad flags (`--unrestricted`, the launcher's own option), whether the command needs no
+ * permission at all (`--version`, `--help`), and the plan the command runs under. That plan
+ * and the options' meanings are read from the commands' one declaration
+ * (`commands/_declarations*.ts`, given by `launch.ts`): which command the words name, its
+ * `needs`, the options that take a value, name a file (`file`) or a file it writes
+ * (`writes`). No npm imports: the launcher must stay cheap.
  *
  * @module
  */
 
-import { fileOptions } from "../cli/root_options.ts";
+import type { CommandGrammar, LaunchNeeds } from "../cli/launch_needs.ts";
+import { type OptionDeclaration, optionSpelling } from "../cli/root_options.ts";
 
-/** The `mcp` subcommands that write the configuration. */
-export const EDITING_SUBCOMMANDS: ReadonlySet<string> = new Set([
-  "add",
-  "add-json",
-  "remove",
-  "rm",
-  "enable",
-  "disable",
-  "import",
-]);
+export type { CommandGrammar, LaunchNeeds };
 
 /** The launcher's own option: run the client under the broad flags. */
 export const UNRESTRICTED_OPTION = "--unrestricted";
-
-/**
- * The global options whose values the plan depends on, with their short forms: those the
- * root declaration marks as files (`--config`, `--env-file`, `--log-file`, `--trace`).
- */
-const FILE_OPTIONS = fileOptions() as Readonly<
-  Record<string, keyof LaunchArgs["files"]>
->;
-
-/**
- * `read --output FILE`: the one file a command writes where the person says; the client
- * is granted writing it, and only it.
- */
-const OUTPUT_OPTION = "--output";
 
 /** The command line as the launcher reads it. */
 export interface LaunchArgs {
@@ -46,8 +28,13 @@ export interface LaunchArgs {
   /** The command prints the version or help only, and needs no permission. */
   informational: boolean;
   /**
-   * The command is `permissions`, which computes the plan: it looks for commands on PATH
-   * and reads stored logins wherever they are, so it runs under the broad flags.
+   * The plan the command runs under, as its declaration states it (`servers` for a word
+   * that names no declared command: the client reports it).
+   */
+  needs: LaunchNeeds;
+  /**
+   * The command needs the `broad` flags (`permissions`, which computes the plan: it looks
+   * for commands on PATH and reads stored logins wherever they are).
    */
   planning: boolean;
   /**
@@ -57,11 +44,11 @@ export interface LaunchArgs {
   editing: boolean;
   /** The values of `--config`, `--env-file`, `--log-file`, `--trace`, as given. */
   files: { config?: string; envFile?: string; logFile?: string; trace?: string };
-  /** The value of `--output` (`read` writes a resource there), as given. */
+  /** The value of an option declared `writes` (`read --output`), as given. */
   output?: string;
   /**
-   * `trace show FILE` / `trace stats FILE`: the trace file to read. The command reads that
-   * file and nothing else (no configuration, no server, no network).
+   * `trace show FILE` / `trace stats FILE` (`needs: "trace-file"`): the file to read. The
+   * command reads that file and nothing else (no configuration, no server, no network).
    */
   traceReading?: string;
   /**
@@ -71,17 +58,44 @@ export interface LaunchArgs {
   configChecking?: true;
 }
 
-/** Reads `args`; everything after `--` is left alone (it belongs to a prompt or a tool). */
-export function parseLaunchArgs(args: readonly string[]): LaunchArgs {
+/** An option of the command line: its declaration and whether it takes a value. */
+interface KnownOption {
+  declaration: OptionDeclaration;
+  key: string;
+  value: "required" | "optional" | "none";
+}
+
+/** The spellings (`-c`, `--config`) of `options`, each with what it is. */
+function spellings(options: readonly OptionDeclaration[]): Map<string, KnownOption> {
+  const known = new Map<string, KnownOption>();
+  for (const declaration of options) {
+    const { short, long, key, value } = optionSpelling(declaration.flags);
+    const option = { declaration, key, value };
+    if (short) known.set(short, option);
+    known.set(long, option);
+  }
+  return known;
+}
+
+/** The subcommand of `group` that `word` names (by name or alias). */
+function subcommand(group: CommandGrammar, word: string): CommandGrammar | undefined {
+  return group.commands?.find((c) => c.name === word || c.aliases?.includes(word));
+}
+
+/**
+ * Reads `args` against the declared commands under `root`; everything after `--` is left
+ * alone (it belongs to a prompt or a tool).
+ */
+export function parseLaunchArgs(args: readonly string[], root: CommandGrammar): LaunchArgs {
   const clientArgs: string[] = [];
   const files: LaunchArgs["files"] = {};
   let unrestricted = false;
-  let words = 0;
   let informational = false;
-  let planning = false;
-  let editing = false;
-  let command: string | undefined;
   let output: string | undefined;
+  let command = root;
+  let known = spellings(root.options ?? []);
+  const path: string[] = [];
+  const positionals: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === "--") {
@@ -93,77 +107,65 @@ export function parseLaunchArgs(args: readonly string[]): LaunchArgs {
       continue;
     }
     clientArgs.push(arg);
-    const equals = arg.indexOf("=");
-    const name = arg.startsWith("--") && equals > 0 ? arg.slice(0, equals) : arg;
-    if (name === OUTPUT_OPTION) {
-      if (name !== arg) output = arg.slice(equals + 1);
-      else if (i + 1 < args.length) {
-        output = args[i + 1];
-        clientArgs.push(args[++i]);
+    if (arg.startsWith("-") && arg.length > 1) {
+      // `patchbay --version` or `patchbay --help` before any command word: nothing to plan;
+      // `patchbay tools --help`, `patchbay mcp list -h`: help of a command starts nothing.
+      if (arg === "-h" || arg === "--help") informational = true;
+      if (path.length === 0 && positionals.length === 0 && (arg === "-v" || arg === "--version")) {
+        informational = true;
       }
-      continue;
-    }
-    const field = FILE_OPTIONS[name];
-    if (field) {
-      if (name !== arg) files[field] = arg.slice(equals + 1);
-      else if (i + 1 < args.length) {
-        files[field] = args[i + 1];
-        clientArgs.push(args[++i]);
+      const equals = arg.startsWith("--") ? arg.indexOf("=") : -1;
+      // `-cb.json`: a short option with its value attached.
+      const attached = !arg.startsWith("--") && arg.length > 2;
+      const name = equals > 0 ? arg.slice(0, equals) : attached ? arg.slice(0, 2) : arg;
+      const option = known.get(name);
+      if (!option || option.value === "none") continue;
+      let value: string | undefined;
+      if (equals > 0) value = arg.slice(equals + 1);
+      else if (attached) value = arg.slice(2);
+      else if (
+        i + 1 < args.length && args[i + 1] !== "--" &&
+        (option.value === "required" || !args[i + 1].startsWith("-"))
+      ) {
+        value = args[++i];
+        clientArgs.push(value);
       }
+      if (value === undefined) continue;
+      if (option.declaration.file) files[option.key as keyof LaunchArgs["files"]] = value;
+      if (option.declaration.writes) output = value;
       continue;
     }
-    if (arg.startsWith("-c") && arg.length > 2 && !arg.startsWith("--")) {
-      files.config = arg.slice(2);
-      continue;
+    const next = positionals.length === 0 ? subcommand(command, arg) : undefined;
+    if (next) {
+      command = next;
+      path.push(arg);
+      known = new Map([...known, ...spellings(next.options ?? [])]);
+    } else {
+      positionals.push(arg);
+      // `patchbay help`: commander's own command, help only.
+      if (path.length === 0 && positionals.length === 1 && arg === "help") informational = true;
     }
-    if (!arg.startsWith("-")) words++;
-    if (words === 1 && !arg.startsWith("-")) command = arg;
-    if (words === 2 && !arg.startsWith("-") && command === "mcp") {
-      editing = EDITING_SUBCOMMANDS.has(arg);
-    }
-    if (words === 1 && !arg.startsWith("-") && arg === "permissions") planning = true;
-    // `patchbay --version` or `patchbay --help` before any command word: nothing to plan.
-    if (words === 0 && ["-v", "--version", "-h", "--help"].includes(arg)) informational = true;
-    if (words === 1 && arg === "help") informational = true;
-    // `patchbay tools --help`, `patchbay mcp list -h`: help of a command starts nothing.
-    if (arg === "-h" || arg === "--help") informational = true;
   }
-  // `patchbay mcp` alone prints its help.
-  if (command === "mcp" && words === 1) informational = true;
+  // A group given no subcommand runs its default one, or prints its help (`patchbay mcp`).
+  if (!command.run && command.commands && positionals.length === 0) {
+    const fallback = command.commands.find((c) => c.default);
+    if (fallback) command = fallback;
+    else informational = true;
+  }
+  // A word that names no command: the client says so (as the interactive session would).
+  const needs: LaunchNeeds = command.needs ?? "servers";
   return {
     clientArgs,
     unrestricted,
     informational,
-    planning,
-    editing,
+    needs,
+    planning: needs === "broad",
+    editing: needs === "config-edit",
     files,
     output,
-    ...traceReading(clientArgs),
-    ...(commandWords(clientArgs).slice(0, 2).join(" ") === "config check"
-      ? { configChecking: true as const }
+    ...(needs === "trace-file" && positionals[0] !== undefined
+      ? { traceReading: positionals[0] }
       : {}),
+    ...(needs === "config-check" ? { configChecking: true as const } : {}),
   };
-}
-
-/** The words of a command line that are not options or their values. */
-function commandWords(args: readonly string[]): string[] {
-  const words: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === "--") break;
-    if (FILE_OPTIONS[arg] || ["--server", "--method", "-n", "--last"].includes(arg)) {
-      i++; // its value
-      continue;
-    }
-    if (!arg.startsWith("-")) words.push(arg);
-  }
-  return words;
-}
-
-/** The file of `trace show FILE` or `trace stats FILE` (options before or after it). */
-function traceReading(args: readonly string[]): { traceReading?: string } {
-  const words = commandWords(args);
-  return words[0] === "trace" && (words[1] === "show" || words[1] === "stats") && words[2]
-    ? { traceReading: words[2] }
-    : {};
 }

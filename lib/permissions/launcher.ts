@@ -25,7 +25,7 @@ import { clientFiles, sharedInputs } from "./client_files.ts";
 import { taskWorkingDirectory } from "../cli/task_folder.ts";
 import { TERMINAL_VARIABLES } from "../terminal/terminal.ts";
 import { ensureModules } from "./module_cache.ts";
-import { type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
+import { type CommandGrammar, type LaunchArgs, parseLaunchArgs } from "./launch_args.ts";
 import {
   grantList,
   RESTART_EXIT_CODE,
@@ -110,15 +110,20 @@ export const MAX_RESTARTS = 3;
  * client then runs without the grant and says why when it is refused; a failed command is
  * not run again (it may have had side effects and read its input) and ends with its code.
  * A client the launcher passed a terminating signal to, or a malformed request, is not
- * started again, nor more than {@linkcode MAX_RESTARTS} times.
+ * started again, nor more than {@linkcode MAX_RESTARTS} times. `commands` are the declared
+ * commands (`commands/_declarations.ts` `ROOT`): what the command named needs is read there.
  */
-export async function launch(args: string[], options: LaunchOptions = {}): Promise<number> {
+export async function launch(
+  args: string[],
+  commands: CommandGrammar,
+  options: LaunchOptions = {},
+): Promise<number> {
   const deno = options.deno ?? Deno.execPath();
   // A checkout run by `deno task --config` works in the folder the task was invoked from;
   // from a URL or a package there is no checkout, and the working folder is the one.
   const cwd = options.cwd ?? (PROJECT !== undefined ? taskWorkingDirectory(PROJECT) : undefined) ??
     Deno.cwd();
-  const parsed = parseLaunchArgs(args);
+  const parsed = parseLaunchArgs(args, commands);
   // Checked here, with the launcher's read access to every folder: the client may only
   // read the files themselves. The remembered plans grant the client its permissions.
   const shared = sharedInputs(parsed, cwd, plansDir(), PROJECT);

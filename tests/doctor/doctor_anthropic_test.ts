@@ -6,7 +6,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REMEDY } from "../../lib/errors.ts";
+import { ROWS } from "../../lib/errors/failure_table.ts";
+
 import { sandbox, WITHOUT_PROXIES, writeConfig } from "../support/cli.ts";
 import { runDoctor } from "../support/doctor.ts";
 import { startScriptedMessages } from "../support/scripted_messages.ts";
@@ -39,6 +40,6 @@ Deno.test("doctor with provider anthropic: the key accepted, an alias found as i
   assert.equal(failed.status, "fail");
   assert.equal(failed.code, "authentication_failed");
   assert.match(failed.finding, /^Authentication failed — Anthropic \(provider anthropic\) refused/);
-  assert.equal(failed.remedy, REMEDY.apiKey);
+  assert.equal(failed.remedy, ROWS.api_key.remedy.repl);
   assert.ok(!refused.stdout.includes("sk-ant-api03-wrong"), "the key never appears");
 });

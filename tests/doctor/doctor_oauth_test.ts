@@ -8,7 +8,8 @@
  */
 
 import assert from "node:assert/strict";
-import { REMEDY } from "../../lib/errors.ts";
+import { ROWS } from "../../lib/errors/failure_table.ts";
+
 import { checkCallbackPort } from "../../lib/doctor/oauth_checks.ts";
 import type { Config } from "../../lib/config/types.ts";
 import { CALLBACK_PORT } from "../../lib/oauth/callback.ts";
@@ -40,7 +41,7 @@ Deno.test("OAuth on a server without OAuth: Session terminated, remove auth; por
     server.finding,
     /^Failed to connect to server 'plain': Session terminated — "auth": \{"method": "oauth"\} is set, but .* publishes no OAuth metadata/,
   );
-  assert.equal(server.remedy, REMEDY.oauthUnsupported);
+  assert.equal(server.remedy, ROWS.oauth_unsupported.remedy.repl);
 
   const port = run.check("oauth_port");
   assert.equal(port.status, "pass", port.finding);

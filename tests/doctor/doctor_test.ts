@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REMEDY } from "../../lib/errors.ts";
+
 import { ROWS } from "../../lib/errors/failure_table.ts";
 import { checkLogFile } from "../../lib/doctor/setup_checks.ts";
 import { Logger } from "../../lib/log/log.ts";
@@ -94,7 +94,7 @@ Deno.test("JSON decode error: the line and column, the cause, and the validator 
     /^Invalid configuration: .* at line 2, column \d+ .*JSON decode error/,
   );
   assert.match(config.finding, /trailing comma/i);
-  assert.equal(config.remedy, REMEDY.jsonSyntax);
+  assert.equal(config.remedy, ROWS.json_syntax.remedy.repl);
   assert.ok(config.details.some((d) => d.includes("^")), config.details.join("\n"));
   for (const name of ["permissions", "api_key", "provider", "memory"]) {
     assert.equal(run.check(name).status, "skip", name);
@@ -109,7 +109,7 @@ Deno.test("Missing required field: names the field, remedy says mcpServers may b
   const config = run.check("config");
   assert.equal(config.status, "fail");
   assert.match(config.finding, /Missing required field: LLM\.model/);
-  assert.equal(config.remedy, REMEDY.missingField);
+  assert.equal(config.remedy, ROWS.missing_field.remedy.repl);
 });
 
 Deno.test("Invalid API key: missing, and a key of another provider", async () => {
@@ -120,7 +120,7 @@ Deno.test("Invalid API key: missing, and a key of another provider", async () =>
   const key = missing.check("api_key");
   assert.equal(key.status, "fail");
   assert.match(key.finding, /^Invalid API key — LLM_API_KEY is not set; provider openai/);
-  assert.equal(key.remedy, REMEDY.apiKey);
+  assert.equal(key.remedy, ROWS.api_key.remedy.repl);
   assert.equal(missing.check("provider").status, "skip");
 
   await writeEnv(box, "LLM_API_KEY=gsk_0123456789abcdefghij\n");
@@ -128,7 +128,7 @@ Deno.test("Invalid API key: missing, and a key of another provider", async () =>
   const groq = wrong.check("api_key");
   assert.equal(groq.status, "fail");
   assert.match(groq.finding, /does not look like an OpenAI key.*looks like a Groq key/);
-  assert.equal(groq.remedy, REMEDY.apiKey);
+  assert.equal(groq.remedy, ROWS.api_key.remedy.repl);
 });
 
 Deno.test("a stale key in the shell that overrides .env is a warning", async () => {
@@ -155,7 +155,7 @@ Deno.test("Authentication failed: the provider refuses the key (HTTP 401)", asyn
   assert.equal(provider.status, "fail");
   assert.equal(provider.code, "authentication_failed");
   assert.match(provider.finding, /^Authentication failed — .*refused LLM_API_KEY.*HTTP 401/);
-  assert.equal(provider.remedy, REMEDY.apiKey);
+  assert.equal(provider.remedy, ROWS.api_key.remedy.repl);
   assert.ok(!run.stdout.includes("sk-a-wrong-key"), "the key never appears in the output");
 });
 
@@ -283,7 +283,10 @@ Deno.test("Network unreachable: the provider's host name does not resolve", asyn
     dns.finding,
     `Network unreachable — the host name ${missing} does not resolve (no DNS record)`,
   );
-  assert.equal(dns.remedy, `check the address (LLM.base_url or the provider); ${REMEDY.network}`);
+  assert.equal(
+    dns.remedy,
+    `check the address (LLM.base_url or the provider); ${ROWS.network.remedy.repl}`,
+  );
 
   // A name no resolver accepts fails in the DNS check as it does in the provider request,
   // with what is wrong with it rather than the resolver's protocol error.
@@ -401,7 +404,7 @@ Deno.test("servers: not running, wrong path, wrong transport, timeout, missing c
     timeout.finding,
     /Connection timeout: .*accepted the connection but sent no HTTP answer/,
   );
-  assert.equal(timeout.remedy, REMEDY.timeout);
+  assert.equal(timeout.remedy, ROWS.timeout.remedy.repl);
 
   const missing = run.check("server:missing");
   assert.match(missing.finding, contract);

@@ -16,7 +16,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Surface, toolRemedies } from "../../lib/agent/tool_failure.ts";
-import { REMEDY } from "../../lib/errors.ts";
+import { ROWS } from "../../lib/errors/failure_table.ts";
+
 import { runPatchbay, type Sandbox, sandbox, writeConfig } from "../support/cli.ts";
 import { DENO, filesystemEntry, NODE } from "../support/deps.ts";
 import { startRepl } from "../support/repl.ts";
@@ -58,7 +59,7 @@ function rows(locked: string): Row[] {
       args: { path: locked },
       message: "Permission denied: fs/read_text_file could not access a file",
       cause: /EACCES: permission denied/,
-      remedy: () => REMEDY.filePermission,
+      remedy: () => ROWS.file_permission.remedy.repl,
     },
     {
       name: "a tool that sleeps past its timeout",

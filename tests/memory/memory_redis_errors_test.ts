@@ -4,11 +4,11 @@ import type { MemorySettings } from "../../lib/config/types.ts";
 import { createEnvironment } from "../../lib/env.ts";
 import {
   MemoryConfigError,
-  REMEDY,
   StoreAuthError,
   StoreConnectError,
   StoreDatabaseError,
 } from "../../lib/errors.ts";
+import { ROWS } from "../../lib/errors/failure_table.ts";
 import { type MemoryEvent, openMemory } from "../../lib/memory/mod.ts";
 import { appendEach, exchange } from "../support/conversation.ts";
 import { tempDir } from "../support/temp_dir.ts";
@@ -49,7 +49,7 @@ Deno.test("closed port: 'connection refused' at once", async () => {
       `nothing is listening at 127.0.0.1:${port}: the store is not ` +
         "running, or REDIS_HOST/REDIS_PORT point at the wrong host or port",
     );
-    assert.equal(error.remedy, REMEDY.store);
+    assert.equal(error.remedy, ROWS.store.remedy.repl);
     assert.match(error.remedy, /start the store.*REDIS_\*.*\/memory/);
   });
 });

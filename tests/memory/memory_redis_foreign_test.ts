@@ -8,7 +8,8 @@
 
 import assert from "node:assert/strict";
 import { createEnvironment } from "../../lib/env.ts";
-import { REMEDY, StoreConnectError } from "../../lib/errors.ts";
+import { StoreConnectError } from "../../lib/errors.ts";
+import { ROWS } from "../../lib/errors/failure_table.ts";
 import { openMemory } from "../../lib/memory/mod.ts";
 import { silentListener } from "../support/servers.ts";
 import { tempDir } from "../support/temp_dir.ts";
@@ -41,7 +42,7 @@ Deno.test("an HTTP server on the Redis port: 'not a Redis server (it sent HTTP)'
     error.reason,
     `something that is not Redis answers at ${target} (it sent HTTP: a web server listens there)`,
   );
-  assert.equal(error.remedy, REMEDY.store);
+  assert.equal(error.remedy, ROWS.store.remedy.repl);
   assert.doesNotMatch(`${error.message} ${error.reason}`, /RESP|Please report/);
 });
 
@@ -92,5 +93,5 @@ Deno.test("an SSH banner or an unknown protocol: named by the first byte", async
     otherError.reason,
     /\(its reply began with "x", which no Redis reply begins with\)$/,
   );
-  assert.equal(otherError.remedy, REMEDY.store);
+  assert.equal(otherError.remedy, ROWS.store.remedy.repl);
 });

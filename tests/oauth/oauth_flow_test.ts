@@ -18,9 +18,9 @@ import {
   CancelledError,
   OAuthFailedError,
   OAuthUnsupportedError,
-  REMEDY,
   ServerConnectError,
 } from "../../lib/errors.ts";
+import { ROWS } from "../../lib/errors/failure_table.ts";
 import { CALLBACK_PORT } from "../../lib/oauth/callback.ts";
 import {
   Client,
@@ -757,7 +757,7 @@ Deno.test("a server without OAuth support: Session terminated, remove auth; use 
     assert.ok(error instanceof OAuthUnsupportedError, String(error));
     assert.ok(error instanceof ServerConnectError);
     assert.equal(error.message, "Failed to connect to server 'plain': Session terminated");
-    assert.equal(error.remedy, REMEDY.oauthUnsupported);
+    assert.equal(error.remedy, ROWS.oauth_unsupported.remedy.repl);
     assert.match(error.reason, /publishes no OAuth metadata/);
   }
   assert.equal(h.browser.opened.length, 0);
@@ -771,13 +771,13 @@ Deno.test("ensureLogin: a wrong URL or a failing server is named as such, not as
   const error = await h.loginError(wrongPath);
   assert.ok(error instanceof ServerConnectError && !(error instanceof OAuthUnsupportedError));
   assert.match(error.reason, /answered HTTP 404: there is no MCP endpoint/);
-  assert.equal(error.remedy, REMEDY.wrongAddress);
+  assert.equal(error.remedy, ROWS.wrong_address.remedy.repl);
 
   const closed = httpEntry("down", `http://127.0.0.1:${freePort()}/mcp`);
   const down = await h.loginError(closed);
   assert.ok(down instanceof ServerConnectError, String(down));
   assert.match(down.reason, /could not be reached/);
-  assert.equal(down.remedy, REMEDY.notRunning);
+  assert.equal(down.remedy, ROWS.not_running.remedy.repl);
   assert.equal(h.browser.opened.length, 0);
 });
 

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseLaunchArgs } from "../../lib/permissions/launch_args.ts";
+import { ROOT } from "../../commands/_declarations.ts";
 import {
   CACHE_FORMAT,
   type CachedPlan,
@@ -24,31 +25,31 @@ Deno.test("the launcher takes --unrestricted for itself and reads the file optio
     "x.log",
     "--json",
   ];
-  const parsed = parseLaunchArgs(["--unrestricted", ...clientArgs]);
+  const parsed = parseLaunchArgs(["--unrestricted", ...clientArgs], ROOT);
   assert.deepEqual(parsed.clientArgs, clientArgs);
   assert.equal(parsed.unrestricted, true);
   assert.deepEqual(parsed.files, { config: "a.json", envFile: "my.env", logFile: "x.log" });
   assert.equal(parsed.informational, false);
-  assert.deepEqual(parseLaunchArgs(["-cb.json"]).files, { config: "b.json" });
+  assert.deepEqual(parseLaunchArgs(["-cb.json"], ROOT).files, { config: "b.json" });
   // After `--`, words belong to the prompt: not read, not taken.
-  const prompt = parseLaunchArgs(["run", "--", "--unrestricted", "--config", "z"]);
+  const prompt = parseLaunchArgs(["run", "--", "--unrestricted", "--config", "z"], ROOT);
   assert.equal(prompt.unrestricted, false);
   assert.deepEqual(prompt.files, {});
   assert.deepEqual(prompt.clientArgs, ["run", "--", "--unrestricted", "--config", "z"]);
 });
 
 Deno.test("--version and --help need no plan; permissions computes it under the broad flags", () => {
-  assert.equal(parseLaunchArgs(["--version"]).informational, true);
-  assert.equal(parseLaunchArgs(["-h"]).informational, true);
-  assert.equal(parseLaunchArgs(["help"]).informational, true);
-  assert.equal(parseLaunchArgs(["run", "--version"]).informational, false);
-  assert.equal(parseLaunchArgs(["tools", "--help"]).informational, true);
-  assert.equal(parseLaunchArgs(["mcp", "list", "-h"]).informational, true);
-  assert.equal(parseLaunchArgs(["mcp"]).informational, true);
-  assert.equal(parseLaunchArgs(["mcp", "list"]).informational, false);
-  assert.equal(parseLaunchArgs(["run", "--", "--help"]).informational, false);
-  assert.equal(parseLaunchArgs(["--config", "c.json", "permissions"]).planning, true);
-  assert.equal(parseLaunchArgs(["run", "permissions"]).planning, false);
+  assert.equal(parseLaunchArgs(["--version"], ROOT).informational, true);
+  assert.equal(parseLaunchArgs(["-h"], ROOT).informational, true);
+  assert.equal(parseLaunchArgs(["help"], ROOT).informational, true);
+  assert.equal(parseLaunchArgs(["run", "--version"], ROOT).informational, false);
+  assert.equal(parseLaunchArgs(["tools", "--help"], ROOT).informational, true);
+  assert.equal(parseLaunchArgs(["mcp", "list", "-h"], ROOT).informational, true);
+  assert.equal(parseLaunchArgs(["mcp"], ROOT).informational, true);
+  assert.equal(parseLaunchArgs(["mcp", "list"], ROOT).informational, false);
+  assert.equal(parseLaunchArgs(["run", "--", "--help"], ROOT).informational, false);
+  assert.equal(parseLaunchArgs(["--config", "c.json", "permissions"], ROOT).planning, true);
+  assert.equal(parseLaunchArgs(["run", "permissions"], ROOT).planning, false);
 });
 
 Deno.test("a remembered plan is stale once the configuration, .env or a variable it reads changes", async () => {
@@ -85,26 +86,31 @@ Deno.test("a remembered plan is stale once the configuration, .env or a variable
 });
 
 Deno.test("--trace is a file the plan depends on; trace show/stats read only the file named", () => {
-  assert.deepEqual(parseLaunchArgs(["--trace", "t.jsonl", "tools"]).files, { trace: "t.jsonl" });
-  assert.deepEqual(parseLaunchArgs(["--trace=t.jsonl"]).files, { trace: "t.jsonl" });
-  assert.equal(parseLaunchArgs(["--trace", "t.jsonl", "tools"]).traceReading, undefined);
-  assert.equal(parseLaunchArgs(["trace", "show", "a.jsonl"]).traceReading, "a.jsonl");
+  assert.deepEqual(parseLaunchArgs(["--trace", "t.jsonl", "tools"], ROOT).files, {
+    trace: "t.jsonl",
+  });
+  assert.deepEqual(parseLaunchArgs(["--trace=t.jsonl"], ROOT).files, { trace: "t.jsonl" });
+  assert.equal(parseLaunchArgs(["--trace", "t.jsonl", "tools"], ROOT).traceReading, undefined);
+  assert.equal(parseLaunchArgs(["trace", "show", "a.jsonl"], ROOT).traceReading, "a.jsonl");
   assert.equal(
-    parseLaunchArgs(["trace", "show", "--server", "s", "b.jsonl", "--errors"]).traceReading,
+    parseLaunchArgs(["trace", "show", "--server", "s", "b.jsonl", "--errors"], ROOT).traceReading,
     "b.jsonl",
   );
   assert.equal(
-    parseLaunchArgs(["-c", "x.json", "trace", "stats", "c.jsonl"]).traceReading,
+    parseLaunchArgs(["-c", "x.json", "trace", "stats", "c.jsonl"], ROOT).traceReading,
     "c.jsonl",
   );
-  assert.equal(parseLaunchArgs(["trace", "show"]).traceReading, undefined);
-  assert.equal(parseLaunchArgs(["run", "trace", "show", "x"]).traceReading, undefined);
+  assert.equal(parseLaunchArgs(["trace", "show"], ROOT).traceReading, undefined);
+  assert.equal(parseLaunchArgs(["run", "trace", "show", "x"], ROOT).traceReading, undefined);
 });
 
 Deno.test("config check is told apart: it reads everywhere and runs nothing", () => {
-  assert.equal(parseLaunchArgs(["config", "check"]).configChecking, true);
-  assert.equal(parseLaunchArgs(["-c", "x.json", "config", "check", "--json"]).configChecking, true);
-  assert.equal(parseLaunchArgs(["config"]).configChecking, undefined);
-  assert.equal(parseLaunchArgs(["run", "config", "check"]).configChecking, undefined);
-  assert.equal(parseLaunchArgs(["tools"]).configChecking, undefined);
+  assert.equal(parseLaunchArgs(["config", "check"], ROOT).configChecking, true);
+  assert.equal(
+    parseLaunchArgs(["-c", "x.json", "config", "check", "--json"], ROOT).configChecking,
+    true,
+  );
+  assert.equal(parseLaunchArgs(["config"], ROOT).configChecking, undefined);
+  assert.equal(parseLaunchArgs(["run", "config", "check"], ROOT).configChecking, undefined);
+  assert.equal(parseLaunchArgs(["tools"], ROOT).configChecking, undefined);
 });

@@ -23,6 +23,7 @@ import { replConfig, startRepl } from "../support/repl.ts";
 import { startScriptedLlm } from "../support/scripted_llm.ts";
 import { startEverythingHttp } from "../support/servers.ts";
 import { parseLaunchArgs } from "../../lib/permissions/launch_args.ts";
+import { ROOT } from "../../commands/_declarations.ts";
 import { CLIENT_MAIN, flagsFor, MAX_RESTARTS } from "../../lib/permissions/launcher.ts";
 import { type StandIn, standInClient } from "../support/stand_in_client.ts";
 import { CLIENT_V8_FLAGS } from "../../lib/cli/v8_flags.ts";
@@ -198,7 +199,7 @@ Deno.test("what the plan does not grant is refused to the client with the grant 
   // The launcher plans for the configuration in effect when patchbay starts; the client
   // then reads the configuration. Changed in between (an edit while starting), the client
   // meets a stdio command, a host:port and a variable the plan does not grant.
-  const parsed = parseLaunchArgs(["tools"]);
+  const parsed = parseLaunchArgs(["tools"], ROOT);
   const { flags, mode } = await withEnv(box.env, () => flagsFor(parsed, DENO, box.cwd));
   assert.equal(mode, "narrow");
   const cat = new TextDecoder().decode(

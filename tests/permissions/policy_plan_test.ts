@@ -8,6 +8,7 @@
  */
 
 import assert from "node:assert/strict";
+import { ROOT } from "../../commands/_declarations.ts";
 import { parseConfig } from "../../lib/config/load.ts";
 import { createEnvironment } from "../../lib/env.ts";
 import { parseLaunchArgs } from "../../lib/permissions/launch_args.ts";
@@ -77,7 +78,7 @@ Deno.test("plan: the policy's place and every scope's file are read; a refused s
 });
 
 Deno.test("launcher: the fallback flags let the client read the policy's place", () => {
-  const flags = fallbackFlags(parseLaunchArgs(["config", "check"]), "/work");
+  const flags = fallbackFlags(parseLaunchArgs(["config", "check"], ROOT), "/work");
   const read = flags.find((f) => f.startsWith("--allow-read="))!;
   assert.ok(read.slice("--allow-read=".length).split(",").includes(managedFile()), read);
 });

@@ -35,8 +35,13 @@ const DRIVER = `import { launch } from ${
     new URL("../../lib/permissions/launcher.ts", import.meta.url).href,
   )
 };
+import { ROOT } from ${
+  JSON.stringify(
+    new URL("../../commands/_declarations.ts", import.meta.url).href,
+  )
+};
 const dir = Deno.env.get("STAND_IN_DIR");
-Deno.exit(await launch(Deno.args, { deno: dir + "/deno", cwd: dir }));
+Deno.exit(await launch(Deno.args, ROOT, { deno: dir + "/deno", cwd: dir }));
 `;
 
 /** A folder with the stand-in client; `await using` removes it. */

@@ -9,7 +9,7 @@
 
 import { SdkHttpError } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../../config/types.ts";
-import { OAuthFailedError, PatchbayError, REMEDY, ServerConnectError } from "../../errors.ts";
+import { OAuthFailedError, PatchbayError, ServerConnectError } from "../../errors.ts";
 import { hostOf, portOf, PROCESS_NETWORK, type ProxySettings } from "../../proxy.ts";
 import { abridge } from "../../text/text.ts";
 import {
@@ -54,7 +54,7 @@ export async function diagnoseHttp(
     new ServerConnectError(server.name, { reason, remedy, cause: context.error });
   const address = `${url.hostname}:${portOf(url)}`;
   if (context.httpClose?.kind === "oversize") {
-    return fail(context.httpClose.detail, REMEDY.oversize);
+    return fail(context.httpClose.detail, ROWS.answer_too_large.remedy);
   }
 
   let proxy: ProxySettings | undefined;
@@ -101,7 +101,7 @@ export async function diagnoseHttp(
       return fail(
         `Connection timeout: ${address} accepted the connection but sent no HTTP answer ` +
           waitedFor(server, context, probeMs),
-        REMEDY.timeout,
+        ROWS.timeout.remedy,
       );
     }
     if (failure.kind === "tls" && untrustedCertificate(failure.message)) {
@@ -118,7 +118,7 @@ export async function diagnoseHttp(
           "speak HTTPS",
         url.protocol === "https:"
           ? `use http:// in "url" if the server speaks plain HTTP`
-          : REMEDY.wrongAddress,
+          : ROWS.wrong_address.remedy,
       );
     }
     const raw = await probeRawHttp(url.hostname, portOf(url), probeMs);
@@ -128,13 +128,15 @@ export async function diagnoseHttp(
         : "it sent nothing back";
       return fail(
         `wrong transport_type: ${address} accepts connections but does not speak HTTP (${said})`,
-        `${REMEDY.wrongTransport}; a server started as a local command speaks stdio: set ` +
-          '"transport_type": "stdio" with its "command"',
+        perSurface`${ROWS.wrong_transport.remedy}${
+          "; a server started as a local command speaks stdio: set " +
+          '"transport_type": "stdio" with its "command"'
+        }`,
       );
     }
     return fail(
       `the HTTP request to ${server.url} failed: ${failure.message}`,
-      REMEDY.wrongAddress,
+      ROWS.wrong_address.remedy,
     );
   }
 
@@ -144,7 +146,7 @@ export async function diagnoseHttp(
       return fail(
         `Connection timeout: ${server.url} answers MCP probes but the handshake did not ` +
           `complete within ${server.timeoutSeconds} s`,
-        REMEDY.timeout,
+        ROWS.timeout.remedy,
       );
     }
     return fail(
@@ -226,19 +228,19 @@ function networkFailure(
     case "dns":
       return info(
         netReason("dns", target),
-        REMEDY.wrongAddress,
+        ROWS.wrong_address.remedy,
       );
     case "timeout":
       return info(
         `Connection timeout: no TCP connection to ${address} ` +
           waitedFor(server, context, context.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS) +
           " (a host that is down, or a firewall dropping packets)",
-        REMEDY.timeout,
+        ROWS.timeout.remedy,
       );
     case "unreachable":
-      return info(`Network unreachable: ${failure.message}`, REMEDY.network);
+      return info(`Network unreachable: ${failure.message}`, ROWS.network.remedy);
     default:
-      return info(`could not connect to ${address}: ${failure.message}`, REMEDY.wrongAddress);
+      return info(`could not connect to ${address}: ${failure.message}`, ROWS.wrong_address.remedy);
   }
 }
 
@@ -267,7 +269,7 @@ async function diagnoseAnswer(
       `wrong transport_type: ${server.url} speaks ${
         speaks === "sse" ? "the legacy SSE transport" : "streamable HTTP"
       }, not ${server.transport} (${status} to the ${server.transport} request)`,
-      `${REMEDY.wrongTransport}: set "transport_type": "${speaks}"`,
+      perSurface`${ROWS.wrong_transport.remedy}: set "transport_type": "${speaks}"`,
     );
   }
 
@@ -283,7 +285,8 @@ async function diagnoseAnswer(
   if (answer.status === 404) {
     return fail(
       `${status} at ${server.url}: nothing serves MCP at the path '${url.pathname}'`,
-      moveTo ?? `${REMEDY.wrongAddress}, including its path (often /mcp, or /sse for SSE)`,
+      moveTo ??
+        perSurface`${ROWS.wrong_address.remedy}, including its path (often /mcp, or /sse for SSE)`,
     );
   }
   if (answer.contentType.includes("text/html")) {
@@ -291,7 +294,7 @@ async function diagnoseAnswer(
     return fail(
       `${server.url} answered with an HTML page${title ? ` ("${abridge(title, 80)}")` : ""} ` +
         `(${status}) instead of MCP: this is a web page, not an MCP endpoint`,
-      moveTo ?? REMEDY.wrongAddress,
+      moveTo ?? ROWS.wrong_address.remedy,
     );
   }
   if (answer.status >= 500) {
@@ -313,7 +316,7 @@ async function diagnoseAnswer(
   const type = answer.contentType.split(";")[0] || "no content type";
   return fail(
     `${server.url} answered ${status} with ${type} that is not MCP (JSON-RPC)`,
-    moveTo ?? REMEDY.wrongAddress,
+    moveTo ?? ROWS.wrong_address.remedy,
   );
 }
 

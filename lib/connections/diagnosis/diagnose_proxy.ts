@@ -7,7 +7,7 @@
  */
 
 import type { HttpServerConfig } from "../../config/types.ts";
-import { REMEDY, ServerConnectError } from "../../errors.ts";
+import { ServerConnectError } from "../../errors.ts";
 import { perSurface, type RemedyText, ROWS } from "../../errors/failure_table.ts";
 import { portOf, proxyName, type ProxySettings } from "../../proxy.ts";
 import { type ConnectFailure, DIAGNOSIS_PROBE_MS } from "./diagnosis_context.ts";
@@ -84,7 +84,7 @@ export function proxiedFailure(
     return info(
       `Connection timeout: the request to ${server.url} through ${named} got no answer ` +
         `within ${(context.probeTimeoutMs ?? DIAGNOSIS_PROBE_MS) / 1000} s`,
-      proxyRemedy(REMEDY.timeout, url),
+      proxyRemedy(ROWS.timeout.remedy, url),
     );
   }
   return info(

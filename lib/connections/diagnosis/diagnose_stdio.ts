@@ -7,7 +7,8 @@
  */
 
 import type { StdioServerConfig } from "../../config/types.ts";
-import { REMEDY, ServerConnectError, STDERR_DETAIL } from "../../errors.ts";
+import { ServerConnectError, STDERR_DETAIL } from "../../errors.ts";
+import { perSurface, type RemedyText, ROWS } from "../../errors/failure_table.ts";
 import { abridge } from "../../text/text.ts";
 import type { StdioEvidence } from "../../transports/stdio.ts";
 import { hasProcFs, listeningPorts, processTree } from "../../transports/process.ts";
@@ -35,7 +36,7 @@ export async function diagnoseStdio(
   context: ConnectFailure,
 ): Promise<ServerConnectError> {
   const evidence = context.stdio ?? { stderrTail: [], stdoutNoise: [], messagesReceived: 0 };
-  const fail = (reason: string, remedy: string, details: string[] = []) =>
+  const fail = (reason: string, remedy: RemedyText, details: string[] = []) =>
     new ServerConnectError(server.name, {
       reason,
       remedy,
@@ -48,7 +49,7 @@ export async function diagnoseStdio(
     return fail(
       `the server sent a message of more than ${megabytes(evidence.closeReason.limit)} ` +
         "(patchbay's cap for one message)",
-      REMEDY.oversize,
+      ROWS.answer_too_large.remedy,
     );
   }
 
@@ -85,8 +86,10 @@ export async function diagnoseStdio(
       `the process printed text that is not MCP JSON-RPC on stdout ` +
         `("${abridge(evidence.stdoutNoise[0], 120)}") and never answered initialize` +
         (context.timedOut ? ` within ${server.timeoutSeconds} s` : ""),
-      `${REMEDY.wrongTransport}; if the program does speak stdio, give it the option that ` +
-        "keeps its stdout for protocol messages only",
+      perSurface`${ROWS.wrong_transport.remedy}${
+        "; if the program does speak stdio, give it the option that " +
+        "keeps its stdout for protocol messages only"
+      }`,
     );
   }
   if (context.timedOut && context.installing) {
@@ -211,8 +214,10 @@ function wrongTransportStdio(
     return new ServerConnectError(server.name, {
       reason: `wrong transport_type: the process does not speak MCP on stdio; it serves MCP ` +
         `over HTTP (${http.mcp}) at ${http.url}, found by probing`,
-      remedy: `${REMEDY.wrongTransport}: for this mode run the server separately and set ` +
-        `"transport_type": "${http.mcp}", "url": "${http.url}" — or start it in its stdio mode`,
+      remedy: perSurface`${ROWS.wrong_transport.remedy}${
+        ": for this mode run the server separately and set " +
+        `"transport_type": "${http.mcp}", "url": "${http.url}" — or start it in its stdio mode`
+      }`,
       details,
       cause,
     });
@@ -220,8 +225,10 @@ function wrongTransportStdio(
   return new ServerConnectError(server.name, {
     reason: "wrong transport_type: the process started an HTTP server" +
       (http.url ? ` (${http.url})` : "") + " instead of speaking MCP on stdio",
-    remedy: `${REMEDY.wrongTransport}: start the program in its stdio mode, or run it ` +
-      'separately and connect with "transport_type": "streamable_http" and its "url"',
+    remedy: perSurface`${ROWS.wrong_transport.remedy}${
+      ": start the program in its stdio mode, or run it " +
+      'separately and connect with "transport_type": "streamable_http" and its "url"'
+    }`,
     details,
     cause,
   });

@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { diagnoseHttp } from "../../../lib/connections/diagnosis/diagnose_http.ts";
-import { type PatchbayError, REMEDY, remedyFor } from "../../../lib/errors.ts";
+import { type PatchbayError, remedyFor } from "../../../lib/errors.ts";
 import { ROWS, STEPS } from "../../../lib/errors/failure_table.ts";
 import { assumingClosed, freePort, httpEntry, silentListener } from "../../support/servers.ts";
 
@@ -49,7 +49,7 @@ Deno.test("diagnoseHttp: a closed port is a server not running, worded per surfa
     const then = '; if it is running, check the port it listens on and fix "url"';
     assert.equal(remedyFor(error, "repl"), ROWS.not_running.remedy.repl + then);
     assert.equal(remedyFor(error, "script"), ROWS.not_running.remedy.script + then);
-    assert.equal(error.remedy, `${REMEDY.notRunning}${then}`);
+    assert.equal(error.remedy, `${ROWS.not_running.remedy.repl}${then}`);
   });
 });
 
@@ -61,7 +61,7 @@ Deno.test("diagnoseHttp: a port that speaks another protocol is the wrong transp
     `wrong transport_type: 127.0.0.1:${listener.port} accepts connections but does not speak ` +
       'HTTP (it answered "SSH-2.0-OpenSSH_9.6")',
   );
-  assert.ok(error.remedy.startsWith(REMEDY.wrongTransport), error.remedy);
+  assert.ok(error.remedy.startsWith(ROWS.wrong_transport.remedy.repl), error.remedy);
   assert.equal(remedyFor(error, "script"), error.remedy);
 });
 
@@ -96,7 +96,7 @@ Deno.test("diagnoseHttp: a web page is not an MCP endpoint", async () => {
     error.reason,
     /^http:\/\/127\.0\.0\.1:\d+\/mcp answered with an HTML page \("Welcome"\) \(HTTP 200[^)]*\) instead of MCP: this is a web page, not an MCP endpoint$/,
   );
-  assert.equal(error.remedy, REMEDY.wrongAddress);
+  assert.equal(error.remedy, ROWS.wrong_address.remedy.repl);
 });
 
 Deno.test("diagnoseHttp: a 401 names the token sent, or the credentials wanted", async () => {

@@ -15,8 +15,8 @@ import {
   BearerRejectedError,
   OAuthUnsupportedError,
   type PatchbayError,
-  REMEDY,
 } from "../../../lib/errors.ts";
+import { ROWS } from "../../../lib/errors/failure_table.ts";
 import { silentLog } from "../../../lib/log/log.ts";
 import { createOAuthRuntime, FileTokenStore, type OAuthRuntime } from "../../../lib/oauth/mod.ts";
 import { everythingEntry, NODE } from "../../support/deps.ts";
@@ -62,7 +62,7 @@ Deno.test("closed port: the server is not running there", async () => {
       error.reason,
       `Connection refused: nothing is listening at 127.0.0.1:${port} (the server is not running at the configured address)`,
     );
-    assert.ok(error.remedy.startsWith(REMEDY.notRunning), error.remedy);
+    assert.ok(error.remedy.startsWith(ROWS.not_running.remedy.repl), error.remedy);
   });
 });
 
@@ -72,7 +72,7 @@ Deno.test("DNS failure: the host name does not resolve", async () => {
   const host = `${"a".repeat(70)}.invalid`;
   const error = await diagnosed(httpEntry("api", `http://${host}:8080/mcp`));
   assert.equal(error.reason, `the host name '${host}' does not resolve (DNS lookup failed)`);
-  assert.equal(error.remedy, REMEDY.wrongAddress);
+  assert.equal(error.remedy, ROWS.wrong_address.remedy.repl);
 });
 
 Deno.test("wrong path: 404, and the right URL found by probing", async () => {
@@ -97,7 +97,7 @@ Deno.test("an HTML page: a web page, not an MCP endpoint", async () => {
     error.reason,
     `${web.origin}/ answered with an HTML page ("Welcome to nginx!") (HTTP 200 OK) instead of MCP: this is a web page, not an MCP endpoint`,
   );
-  assert.equal(error.remedy, REMEDY.wrongAddress);
+  assert.equal(error.remedy, ROWS.wrong_address.remedy.repl);
 });
 
 Deno.test("a JSON answer that is not MCP", async () => {
@@ -107,7 +107,7 @@ Deno.test("a JSON answer that is not MCP", async () => {
     error.reason,
     /answered HTTP 200 OK with application\/json that is not MCP \(JSON-RPC\)/,
   );
-  assert.equal(error.remedy, REMEDY.wrongAddress);
+  assert.equal(error.remedy, ROWS.wrong_address.remedy.repl);
 });
 
 /**
@@ -153,7 +153,7 @@ Deno.test("OAuth configured for a server that publishes no OAuth metadata", asyn
       `protected-resource metadata (RFC 9728) and no authorization-server metadata at ` +
       `${server.origin}/ (RFC 8414 / OpenID discovery), so it does not support OAuth`,
   );
-  assert.equal(error.remedy, REMEDY.oauthUnsupported);
+  assert.equal(error.remedy, ROWS.oauth_unsupported.remedy.repl);
 
   // One that demands a token but publishes no OAuth metadata: the same answer.
   await using guarded = serve(() =>
@@ -164,7 +164,7 @@ Deno.test("OAuth configured for a server that publishes no OAuth metadata", asyn
     refused.reason,
     /^"auth": \{"method": "oauth"\} is set, but http:\/\/127\.0\.0\.1:\d+ publishes no OAuth metadata/,
   );
-  assert.equal(refused.remedy, REMEDY.oauthUnsupported);
+  assert.equal(refused.remedy, ROWS.oauth_unsupported.remedy.repl);
 });
 
 Deno.test("an OAuth entry the server behind cannot serve is diagnosed like any entry", async () => {
@@ -178,7 +178,7 @@ Deno.test("an OAuth entry the server behind cannot serve is diagnosed like any e
       refused.reason,
       `Connection refused: nothing is listening at 127.0.0.1:${port} (the server is not running at the configured address)`,
     );
-    assert.ok(refused.remedy.startsWith(REMEDY.notRunning), refused.remedy);
+    assert.ok(refused.remedy.startsWith(ROWS.not_running.remedy.repl), refused.remedy);
   });
 
   await using server = await startEverythingHttp("streamableHttp");
@@ -236,7 +236,10 @@ Deno.test("wrong transport_type between the HTTP transports, both ways", async (
       httpEntry("everything", `${server.origin}/mcp`, { transport: "sse" }),
     );
     assert.match(error.reason, /^wrong transport_type: .*\/mcp speaks streamable HTTP, not sse/);
-    assert.equal(error.remedy, `${REMEDY.wrongTransport}: set "transport_type": "streamable_http"`);
+    assert.equal(
+      error.remedy,
+      `${ROWS.wrong_transport.remedy.repl}: set "transport_type": "streamable_http"`,
+    );
   });
   await t.step("streamable_http configured, legacy SSE served", async () => {
     await using server = await startEverythingHttp("sse");
@@ -245,7 +248,7 @@ Deno.test("wrong transport_type between the HTTP transports, both ways", async (
       error.reason,
       /^wrong transport_type: .*\/sse speaks the legacy SSE transport, not streamable_http/,
     );
-    assert.equal(error.remedy, `${REMEDY.wrongTransport}: set "transport_type": "sse"`);
+    assert.equal(error.remedy, `${ROWS.wrong_transport.remedy.repl}: set "transport_type": "sse"`);
   });
 });
 
@@ -282,7 +285,7 @@ Deno.test("an address that accepts connections but never answers: Connection tim
     error.reason,
     /^Connection timeout: 127\.0\.0\.1:\d+ accepted the connection but sent no HTTP answer/,
   );
-  assert.equal(error.remedy, REMEDY.timeout);
+  assert.equal(error.remedy, ROWS.timeout.remedy.repl);
 });
 
 Deno.test("command not found (ENOENT), and a missing working directory", async () => {
@@ -314,7 +317,7 @@ Deno.test("a stdio entry whose process serves HTTP: wrong transport_type, the UR
     error.reason,
     `wrong transport_type: the process does not speak MCP on stdio; it serves MCP over HTTP (streamable_http) at http://127.0.0.1:${port}/mcp, found by probing`,
   );
-  assert.ok(error.remedy.startsWith(REMEDY.wrongTransport));
+  assert.ok(error.remedy.startsWith(ROWS.wrong_transport.remedy.repl));
   assert.match(error.remedy, new RegExp(`"url": "http://127.0.0.1:${port}/mcp"`));
   // The HTTP server the entry started is gone with it.
   assert.equal(
@@ -332,7 +335,7 @@ Deno.test("a stdio entry whose process prints a banner instead of JSON-RPC", asy
     error.reason,
     "the process printed text that is not MCP JSON-RPC on stdout (\"Welcome to Fixture Server v1.0 (type 'help' for commands)\") and never answered initialize within 1 s",
   );
-  assert.ok(error.remedy.startsWith(REMEDY.wrongTransport));
+  assert.ok(error.remedy.startsWith(ROWS.wrong_transport.remedy.repl));
   assert.deepEqual(processesWith(tag), []);
 });
 
@@ -407,5 +410,5 @@ Deno.test("a server that requires OAuth: suggested when absent, reported when it
     status.error!.reason,
     "the server refused access (HTTP 401 Unauthorized) and the OAuth authorization did not complete",
   );
-  assert.equal(status.error!.remedy, REMEDY.oauth);
+  assert.equal(status.error!.remedy, ROWS.oauth.remedy.repl);
 });
