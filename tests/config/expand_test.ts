@@ -14,6 +14,7 @@ Deno.test("plain references and defaults", () => {
     value: "x-alpha-y",
     missing: [],
     malformed: false,
+    keychain: [],
   });
   assert.equal(expandVariables("${B:-beta}", lookup).value, "beta");
   assert.equal(expandVariables("${A:-beta}", lookup).value, "alpha");
@@ -44,6 +45,7 @@ Deno.test("$${ writes a literal ${ and is not expanded", () => {
     value: "${A} and alpha",
     missing: [],
     malformed: false,
+    keychain: [],
   });
 });
 
@@ -64,6 +66,7 @@ Deno.test("a default may hold references, resolved left to right as in the shell
     value: "bravo",
     missing: [],
     malformed: false,
+    keychain: [],
   }, "a default that is not used needs nothing");
   assert.deepEqual(expandVariables("${A:-${NOPE}}", look).missing, [{ name: "NOPE" }]);
   assert.deepEqual(referencedVariables("${A:-${B:-${C}}} $${D} ${E}"), ["A", "B", "C", "E"]);
