@@ -44,10 +44,18 @@ export async function runtimeSpecifiers(): Promise<string[]> {
       modules: { kind?: string; specifier: string }[];
     };
     for (const module of info.modules) {
-      if (module.kind === "npm") specifiers.add(module.specifier.replace(/^npm:\/?/, "npm:"));
+      if (module.kind !== "npm") continue;
+      // A subpath (`…/client@2.4.0/ext/skills`) is of the package the lock names without it.
+      const specifier = module.specifier.replace(/^npm:\/?/, "npm:");
+      specifiers.add(packageOf(specifier));
     }
   }
   return [...specifiers].sort();
+}
+
+/** The package an npm specifier names, without a subpath: `npm:@scope/name@1.2.3`. */
+export function packageOf(specifier: string): string {
+  return specifier.replace(/^(npm:(?:@[^/]+\/)?[^@/]+@[^/]+)\/.*$/, "$1");
 }
 
 /** The package key a lock's dependency entry names (`name`, `name@version`, peers). */
