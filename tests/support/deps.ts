@@ -30,7 +30,7 @@ export const TEST_SERVER_PACKAGES = {
  */
 export const NPX_TEST_PACKAGE = "@playwright/mcp";
 
-/** Folder the npm servers are installed into (outside the project: see DEVELOPERS.md). */
+/** Folder the npm servers are installed into (outside the project: see docs/design.md). */
 export function testDepsDir(): string {
   const explicit = Deno.env.get("PATCHBAY_TEST_DEPS");
   if (explicit) return explicit;
