@@ -12,7 +12,8 @@
  * - the issue-36 comparison, timed by hand in alternating order (medians printed before
  *   Deno's table): `tools --json` through the launcher against the plain SDK client
  *   (`bench/sdk_client.mjs`, Node, one server-everything), and `--version` through the
- *   launcher against an empty Deno program.
+ *   launcher against an empty Deno program; and `tools --json` against the raw JSON-RPC
+ *   floor (`bench/raw_floor.mjs`: spawn, initialize, tools/list, exit; no SDK).
  *
  * Run: `deno task bench` (or `deno bench --allow-all bench/launcher_bench.ts`).
  *
@@ -91,12 +92,20 @@ async function compare(cases: [string, () => Promise<unknown>][]): Promise<void>
 }
 
 const SDK_CLIENT = join(ROOT, "bench", "sdk_client.mjs");
+const RAW_FLOOR = join(ROOT, "bench", "raw_floor.mjs");
 const EMPTY = join(home, "empty.ts");
 await Deno.writeTextFile(EMPTY, "");
 await compare([
   [
     "plain SDK client (Node), one stdio server",
     () => run([SDK_CLIENT, testDepsDir(), "1"], {}, NODE),
+  ],
+  ["through the launcher: tools --json, one stdio server", () => launcher(tools)],
+]);
+await compare([
+  [
+    "the raw JSON-RPC floor (no SDK), one stdio server",
+    () => run([RAW_FLOOR, testDepsDir()], {}, NODE),
   ],
   ["through the launcher: tools --json, one stdio server", () => launcher(tools)],
 ]);
