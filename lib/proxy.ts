@@ -12,6 +12,7 @@
  */
 
 import type { FetchLike } from "@modelcontextprotocol/client";
+import type { NeedsSink } from "./deno_permission/needs.ts";
 import { type Log, silentLog } from "./log/log.ts";
 
 /** Where variables are read: an `Environment` (process over .env), or `Deno.env`. */
@@ -233,4 +234,37 @@ export function hostOf(url: URL): string {
 export function portOf(url: URL): number {
   if (url.port) return Number(url.port);
   return url.protocol === "https:" ? 443 : 80;
+}
+
+/** Proxy variables consulted per scheme, for the model and HTTP servers (the plan's list). */
+const PROXY_NEED_VARIABLES: Readonly<Record<string, readonly string[]>> = {
+  "https:": [...PROXY_VARIABLES["https:"], "no_proxy", "NO_PROXY"],
+  "http:": [...PROXY_VARIABLES["http:"], "no_proxy", "NO_PROXY"],
+};
+
+/** `host:port` of a URL as Deno's net permission names it (default ports filled in). */
+export function hostPort(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${portOf(parsed)}`;
+}
+
+/**
+ * What requests to `target` need of the permission plan (lib/permissions/plan.ts): the
+ * proxy variables read for its scheme, and the proxy they name, if any.
+ */
+export function proxyNeeds(
+  plan: NeedsSink,
+  inputs: { env: EnvLookup },
+  target: string,
+  what: string,
+): void {
+  for (const name of PROXY_NEED_VARIABLES[new URL(target).protocol] ?? []) {
+    plan.add("env", name, `proxy settings for ${what}`);
+  }
+  try {
+    const proxy = proxyFor(target, inputs.env);
+    if (proxy) plan.add("net", hostPort(proxy.url), `the proxy for ${what} (${proxy.variable})`);
+  } catch {
+    // An unusable proxy variable is the doctor's finding, not a permission.
+  }
 }

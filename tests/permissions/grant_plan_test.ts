@@ -1,5 +1,5 @@
 /**
- * The permission plan of the organisation grants (lib/permissions/grant_plan.ts, through
+ * The permission plan of the organisation grants (lib/oauth/grant_needs.ts, through
  * `planPermissions`): the file a token is read from, the command that prints one, the
  * identity provider's hosts.
  */

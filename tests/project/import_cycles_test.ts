@@ -3,8 +3,9 @@
  * cycle among the project's own modules (a module in a cycle is evaluated before the
  * modules it needs, and no part of a cycle can be understood or moved alone), and
  * lib/permissions/ at the top of the house only: the launcher and the plan sit above the
- * leaves every other module may use (reading a Deno denial and its remedy,
- * `lib/deno_permission/`; exit codes, `lib/exit_codes.ts`).
+ * leaves every other module may use (reading a Deno denial and its remedy, and the shape in
+ * which each subsystem declares what it needs for the plan to collect, `lib/deno_permission/`;
+ * exit codes, `lib/exit_codes.ts`).
  *
  * Every import counts: static and dynamic, type-only too (a type-only cycle is a knot to
  * a reader all the same).

@@ -2,46 +2,35 @@
  * What the organisation grants of an entry's `auth` need of Deno's permissions: the file
  * the workload's JWT or the person's ID token is read from (`--allow-read`), the command
  * that prints it (`--allow-run`, by the file it resolves to), and the identity provider's
- * addresses (`--allow-net`). Called by lib/permissions/plan.ts for each HTTP entry.
+ * addresses (`--allow-net`). Called for each HTTP entry by its needs
+ * (lib/connections/needs.ts), which the permission plan collects.
  *
  * @module
  */
 
 import type { CredentialSource, HttpServerConfig } from "../config/types.ts";
-import { portOf } from "../proxy.ts";
-
-/** The part of the plan's builder this uses (the kinds named here: plan.ts imports this). */
-export interface PlanGrants {
-  add(kind: "read" | "run" | "net", value: string, why: string): void;
-  note(text: string): void;
-}
-
-/** The part of the plan's inputs this uses. */
-export interface GrantPlanInputs {
-  resolveCommand(command: string, searchPath: string | undefined, cwd: string): string | undefined;
-  env: { get(name: string): string | undefined };
-  cwd: string;
-}
+import type { MachineFacts, NeedsSink } from "../deno_permission/needs.ts";
+import { hostPort } from "../proxy.ts";
 
 /** Adds what `server`'s `jwt_bearer` or `token_exchange` grant needs. */
-export function planOrganisationGrant(
-  plan: PlanGrants,
-  inputs: GrantPlanInputs,
+export function organisationGrantNeeds(
+  plan: NeedsSink,
+  inputs: MachineFacts,
   server: HttpServerConfig,
 ): void {
   const auth = server.auth;
   if (!auth) return;
   if (auth.grant === "jwt_bearer" && auth.assertion) {
-    planSource(plan, inputs, auth.assertion, `the workload's JWT for '${server.name}'`);
+    sourceNeeds(plan, inputs, auth.assertion, `the workload's JWT for '${server.name}'`);
   }
   if (auth.grant !== "token_exchange" || !auth.idp) return;
   const { idp } = auth;
   if (idp.subjectToken) {
-    planSource(plan, inputs, idp.subjectToken, `your ID token for '${server.name}'`);
+    sourceNeeds(plan, inputs, idp.subjectToken, `your ID token for '${server.name}'`);
   }
   const why = `the identity provider of '${server.name}' (auth.idp)`;
   for (const url of [idp.issuer, idp.tokenEndpoint]) {
-    if (url && URL.canParse(url)) plan.add("net", hostPortOf(new URL(url)), why);
+    if (url && URL.canParse(url)) plan.add("net", hostPort(url), why);
   }
   if (!idp.tokenEndpoint) {
     plan.note(
@@ -52,9 +41,9 @@ export function planOrganisationGrant(
   }
 }
 
-function planSource(
-  plan: PlanGrants,
-  inputs: GrantPlanInputs,
+function sourceNeeds(
+  plan: NeedsSink,
+  inputs: MachineFacts,
   source: CredentialSource,
   what: string,
 ): void {
@@ -69,8 +58,4 @@ function planSource(
         "resolves to, so install it (or fix the field) and run `patchbay permissions` again.",
     );
   }
-}
-
-function hostPortOf(url: URL): string {
-  return `${url.hostname}:${portOf(url)}`;
 }

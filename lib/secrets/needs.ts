@@ -9,27 +9,17 @@
  */
 
 import type { Config, HelperCommand } from "../config/types.ts";
-import type { Environment } from "../env.ts";
-import { keychainTool } from "../secrets/keychain.ts";
+import type { MachineFacts, NeedsSink } from "../deno_permission/needs.ts";
+import { keychainTool } from "./keychain.ts";
 import { KILL_PROGRAM } from "../transports/process.ts";
 
-/** Where the grants go (the plan's builder). */
-export interface SecretGrants {
-  add(kind: "run" | "env", value: string, why: string): void;
-  note(text: string): void;
-}
-
-/** What the grants are computed from (a part of the plan's inputs). */
-export interface SecretPlanInputs {
-  config: Config;
-  env: Environment;
-  os?: typeof Deno.build.os;
-  cwd: string;
-  resolveCommand(command: string, searchPath: string | undefined, cwd: string): string | undefined;
+/** What {@linkcode secretNeeds} reads of the plan's inputs. */
+export interface SecretNeedsInputs extends MachineFacts {
+  config: Pick<Config, "servers" | "llm" | "keychainEntries">;
 }
 
 /** Adds the grants of the configuration's helpers and keychain entries to `grants`. */
-export function planSecrets(grants: SecretGrants, inputs: SecretPlanInputs): void {
+export function secretNeeds(grants: NeedsSink, inputs: SecretNeedsInputs): void {
   const { config } = inputs;
   const helpers: [HelperCommand, string][] = [];
   for (const server of config.servers) {
