@@ -13,6 +13,7 @@ Deno.test("plain references and defaults", () => {
   assert.deepEqual(expandVariables("x-${A}-y", lookup), {
     value: "x-alpha-y",
     missing: [],
+    keychain: [],
     malformed: false,
   });
   assert.equal(expandVariables("${B:-beta}", lookup).value, "beta");
@@ -43,6 +44,7 @@ Deno.test("$${ writes a literal ${ and is not expanded", () => {
   assert.deepEqual(expandVariables("$${A} and ${A}", lookup), {
     value: "${A} and alpha",
     missing: [],
+    keychain: [],
     malformed: false,
   });
 });
@@ -63,6 +65,7 @@ Deno.test("a default may hold references, resolved left to right as in the shell
   assert.deepEqual(expandVariables("${B:-${NOPE}}", look), {
     value: "bravo",
     missing: [],
+    keychain: [],
     malformed: false,
   }, "a default that is not used needs nothing");
   assert.deepEqual(expandVariables("${A:-${NOPE}}", look).missing, [{ name: "NOPE" }]);
