@@ -18,6 +18,7 @@ import {
   ServerUnavailableError,
   type Surface,
   TaskUnknownError,
+  ToolAnswerRefusedError,
   ToolExecutionError,
   ToolTimeoutError,
 } from "../errors.ts";
@@ -161,13 +162,18 @@ export function thrownFailure(
       error: new ToolExecutionError(qualified, reason, error, remedies.connectionLost),
     };
   }
-  if (error instanceof OAuthFailedError || error instanceof TaskUnknownError) {
+  if (
+    error instanceof OAuthFailedError || error instanceof TaskUnknownError ||
+    error instanceof ToolAnswerRefusedError
+  ) {
     // The login failed, or the task is gone, not the tool: the server's own words would hide
     // its cause and remedy (a grant the plan lacks reads "Permission denied", which is not a
     // file's).
     return {
       status: "error",
-      text: `Tool execution failed: ${qualified}: ${error.message}: ${error.reason}`,
+      text: `Tool execution failed: ${qualified}: ${
+        error instanceof ToolAnswerRefusedError ? "" : `${error.message}: `
+      }${error.reason}`,
       error,
     };
   }

@@ -45,8 +45,12 @@ const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
 const ENV_PREFIX = "env:";
 /** The prefix of a keychain entry's name: `${keychain:NAME}`. */
 const KEYCHAIN_PREFIX = "keychain:";
-/** What a keychain entry's name may be: safe as an argument on every platform's tool. */
-export const KEYCHAIN_ENTRY = /^[A-Za-z0-9_.@-]{1,128}$/;
+/**
+ * What a keychain entry's name may be: safe as an argument on every platform's tool. Not
+ * starting with `-`: the keychain tool would read it as an option (`${keychain:--help}`
+ * made secret-tool print its usage, with status 0, and that was taken as the secret).
+ */
+export const KEYCHAIN_ENTRY = /^[A-Za-z0-9_.@][A-Za-z0-9_.@-]{0,127}$/;
 const KEYCHAIN_NAME = /[A-Za-z0-9_.@-]+/y;
 
 type Lookup = (name: string) => string | undefined;
@@ -158,8 +162,8 @@ class Expander {
     const end = from + (name?.length ?? 0);
     if (name === undefined || this.input[end] !== "}" || !KEYCHAIN_ENTRY.test(name)) {
       this.#malformed(
-        "write ${keychain:NAME}, NAME being up to 128 letters, digits, _ . @ or - (a keychain " +
-          "entry has no default)",
+        "write ${keychain:NAME}, NAME being up to 128 letters, digits, _ . @ or -, not " +
+          "starting with - (a keychain entry has no default)",
       );
       const close = this.input.indexOf("}", start);
       this.#at = close === -1 ? this.input.length : close + 1;

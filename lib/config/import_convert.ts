@@ -10,7 +10,7 @@ import { DIALECT_FIELDS, TYPE_TO_TRANSPORT } from "./dialect.ts";
 import { insteadOfForeign } from "./expand.ts";
 import { isSseAddress } from "./servers.ts";
 import type { Dialect, SourceFile } from "./import_sources.ts";
-import { type FoundTrust, sortTrust } from "./import_trust.ts";
+import { type FoundTrust, keychainEffect, keychainUses, sortTrust } from "./import_trust.ts";
 import type { JsonValue } from "./json.ts";
 import { MAX_DURATION_SECONDS, ServerSchema } from "./schema.ts";
 
@@ -151,6 +151,15 @@ export function convertEntry(
   for (const field of Object.keys(raw)) {
     if (READ.has(field) || NATIVE.includes(field)) continue;
     result.dropped.push(`${field}: ${LEFT_OUT[field] ?? "not a field patchbay knows"}`);
+  }
+  const fixed = keychainUses(entry).find((use) => !use.removable);
+  if (fixed && options.keepTrust !== true) {
+    // Part of how the server is reached: it cannot be left out alone.
+    return {
+      ...result,
+      skipped: `its ${fixed.path.join(".")} names \${keychain:${fixed.entries[0]}}: ` +
+        `${keychainEffect(fixed.entries)}; --keep-trust imports it, once you have read it`,
+    };
   }
   result.trust = sortTrust(entry, options.keepTrust === true);
   return { ...result, entry };

@@ -14,6 +14,7 @@
  * @module
  */
 
+import { referencedKeychainEntries } from "./expand.ts";
 import type { JsonValue } from "./json.ts";
 
 /** One setting that widens trust: where it is in an entry, when it widens, and how. */
@@ -104,6 +105,7 @@ export const NEUTRAL_FIELDS: readonly string[] = [
   "include_tools",
   "exclude_tools",
   "headers_helper_ttl",
+  // When calls run as tasks: how the server is spoken to, no more.
   "tasks",
 ];
 
@@ -126,6 +128,51 @@ export interface FoundTrust {
   shown: string;
   /** Why it matters ({@linkcode TrustField.effect}). */
   effect: string;
+}
+
+/**
+ * What a `${keychain:NAME}` in an imported entry would do: the keychain's entry is read and
+ * sent to the server (another client's file has no such reference of its own; a cloned
+ * project's `.mcp.json` naming `${keychain:github-token}` under a server of its choosing
+ * would collect the token kept there for another).
+ */
+export function keychainEffect(entries: readonly string[]): string {
+  return `your keychain's ${entries.length === 1 ? "entry" : "entries"} ${
+    entries.join(", ")
+  } would be read and given to this server`;
+}
+
+/** One `${keychain:NAME}` reference of an entry: where, and which entries. */
+export interface KeychainUse {
+  /** Its path in the entry: `headers.Authorization`, `args.2`, `url`. */
+  path: string[];
+  /** The string that names them, as written. */
+  value: string;
+  /** The keychain entries it names. */
+  entries: string[];
+  /** Whether the value can be left out alone (a header, a variable, an auth field). */
+  removable: boolean;
+}
+
+/** Every string of `entry` that names a keychain entry, in the order of the entry. */
+export function keychainUses(entry: Record<string, JsonValue>): KeychainUse[] {
+  const uses: KeychainUse[] = [];
+  /** `objectsOnly`: no list on the way from the entry to `value`. */
+  const visit = (value: JsonValue, path: string[], objectsOnly: boolean) => {
+    if (typeof value === "string") {
+      const entries = referencedKeychainEntries(value);
+      // A value of an object below the entry (headers, env, auth) is one setting; a list's
+      // item or the entry's own url, command or cwd is part of how the server is reached.
+      const removable = objectsOnly && path.length > 1;
+      if (entries.length > 0) uses.push({ path, value, entries, removable });
+    } else if (Array.isArray(value)) {
+      value.forEach((item, i) => visit(item, [...path, String(i)], false));
+    } else if (value !== null && typeof value === "object") {
+      for (const [key, item] of Object.entries(value)) visit(item, [...path, key], objectsOnly);
+    }
+  };
+  visit(entry, [], true);
+  return uses;
 }
 
 /** Longest value shown of a setting (a list of roots is shown whole up to it). */
@@ -155,6 +202,17 @@ export function sortTrust(entry: Record<string, JsonValue>, keep: boolean): Foun
     if (field.path.length > 1 && Object.keys(parent).length === 0) {
       delete parentOf(entry, field.path.slice(0, -1))![field.path[field.path.length - 2]];
     }
+  }
+  for (const use of keychainUses(entry)) {
+    const value = JSON.stringify(use.value);
+    found.push({
+      shown: `${use.path.join(".")}: ${
+        value.length > MAX_SHOWN_CHARS ? `${value.slice(0, MAX_SHOWN_CHARS)}…` : value
+      }`,
+      effect: keychainEffect(use.entries),
+    });
+    // Not removable ones leave the entry unimportable; convertEntry skips it before this.
+    if (!keep && use.removable) delete parentOf(entry, use.path)![use.path[use.path.length - 1]];
   }
   return found;
 }

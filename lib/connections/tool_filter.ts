@@ -39,12 +39,37 @@ export interface Withholding {
   file?: string;
 }
 
-/** Whether `name` matches the glob `pattern` (`*` any run, `?` one character). */
+/**
+ * Whether `name` matches the glob `pattern` (`*` any run, `?` one UTF-16 unit).
+ *
+ * Not by a regular expression: `name` is a server's (a tool's name, matched by
+ * `include_tools`, `exclude_tools` and hook matchers), and a pattern with several stars
+ * (`*a*a*a*b`) made V8 backtrack for O(n⁴) steps: 53 s for a 1,000-character name, the
+ * event loop held throughout. Here a star only ever resumes from the last one seen, so
+ * the work is at most the name's length times the pattern's.
+ */
 export function globMatches(pattern: string, name: string): boolean {
   if (!/[*?]/.test(pattern)) return pattern === name;
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[\\s\\S]*")
-    .replace(/\?/g, "[\\s\\S]");
-  return new RegExp(`^${source}$`).test(name);
+  let p = 0;
+  let n = 0;
+  /** The last star seen, and where in `name` its run ends for now. */
+  let star = -1;
+  let resume = 0;
+  while (n < name.length) {
+    if (p < pattern.length && pattern[p] === "*") {
+      star = p++;
+      resume = n;
+    } else if (p < pattern.length && (pattern[p] === "?" || pattern[p] === name[n])) {
+      p++;
+      n++;
+    } else if (star >= 0) {
+      // The last star takes one more character; what follows it is tried again from there.
+      p = star + 1;
+      n = ++resume;
+    } else return false;
+  }
+  while (p < pattern.length && pattern[p] === "*") p++;
+  return p === pattern.length;
 }
 
 /** `undefined` when the tool is offered; else the field that withholds it. */

@@ -95,6 +95,13 @@ export class ToolExecutionError extends PatchbayError {
   }
 }
 
+/**
+ * A tool call whose answer breaks the protocol in a way patchbay refuses (a task id it
+ * cannot use): patchbay's judgement of the server, with its own remedy, shown as it is
+ * rather than as the server's words about the call.
+ */
+export class ToolAnswerRefusedError extends ToolExecutionError {}
+
 /** A tool call ran past `AgentConfig.tool_call_timeout`. */
 export class ToolTimeoutError extends PatchbayError {
   constructor(tool: string, seconds: number, remedy: RemedyText = ROWS.tool.remedy) {

@@ -205,7 +205,7 @@ async function readEntry(
   if (!KEYCHAIN_ENTRY.test(name)) {
     // The configuration's reader refuses such names; never pass one to a shell.
     return new KeychainError(name, "missing", {
-      reason: "an entry's name is letters, digits and _ . @ -",
+      reason: "an entry's name is letters, digits and _ . @ -, not starting with -",
       remedy: "rename the entry",
     });
   }

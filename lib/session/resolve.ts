@@ -173,12 +173,28 @@ export function parseJsonArgs(json: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** Whether `uri` fits an RFC 6570 template (each `{…}` matching one or more characters). */
+/**
+ * Whether `uri` fits an RFC 6570 template (each `{…}` matching one or more characters).
+ *
+ * Not by a regular expression: the template is a server's, and `r://{a}{b}…{h}x` made V8
+ * backtrack past 30 s against a 60-character URI, the REPL frozen. Each variable is one or
+ * more characters followed by literal text, so the leftmost place of each literal part
+ * after the one before is the only place worth trying: one pass over the URI per part.
+ */
 export function templateMatches(template: string, uri: string): boolean {
-  const pattern = template.split(/\{[^}]*\}/)
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
-    .join(".+");
-  return new RegExp(`^${pattern}$`).test(uri);
+  const parts = template.split(/\{[^}]*\}/);
+  if (parts.length === 1) return template === uri;
+  const first = parts[0];
+  const last = parts[parts.length - 1];
+  if (!uri.startsWith(first)) return false;
+  let at = first.length;
+  for (const part of parts.slice(1, -1)) {
+    // One character at least for the variable before the part.
+    const found = uri.indexOf(part, at + 1);
+    if (found < 0) return false;
+    at = found + part.length;
+  }
+  return uri.length - last.length >= at + 1 && uri.endsWith(last);
 }
 
 /** A resource named with its server: `server:uri`, as `@server:uri` in a message. */

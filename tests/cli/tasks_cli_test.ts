@@ -148,3 +148,29 @@ Deno.test("tasks: patchbay serves a task-backed form (trigger-elicitation-reques
   assert.match(result.stdout, /"action": "decline"/);
   assert.match(result.stderr, /declined by --accept-form-defaults/);
 });
+
+Deno.test("tasks: hostile task ids — too long or with escapes refused and said; a path-like one is only text", async () => {
+  await using box = await sandbox();
+  await writeConfig(
+    box,
+    config({
+      long: taskServer(["--task-ids=long", "--duration-ms=200"]),
+      ctl: taskServer(["--task-ids=control", "--duration-ms=200"]),
+      path: taskServer(["--task-ids=path", "--duration-ms=200"]),
+    }),
+  );
+  for (const server of ["long", "ctl"]) {
+    const refused = await runPatchbay(box, ["call", `${server}.required`, "{}"]);
+    assert.notEqual(refused.code, 0, refused.stdout);
+    assert.match(refused.stderr, /answered with a task id patchbay cannot use/);
+    assert.match(refused.stderr, /remedy: the server breaks MCP Tasks: report it to its authors/);
+    assert.ok(!refused.stderr.includes("\u001b") && !refused.stderr.includes("FAKE LINE"));
+    assert.ok(!refused.stderr.includes("x".repeat(300)), "the id is not echoed whole");
+  }
+  const path = await runPatchbay(box, ["call", "path.required", "{}"]);
+  assert.equal(path.code, 0, path.stderr);
+  assert.match(path.stdout, /slow done \(task\)/);
+  const { tasks } = await listed(box);
+  assert.deepEqual(tasks.map((t) => t.server), ["path"], "the refused ones are not recorded");
+  assert.match(String(tasks[0].id), /^\.\.\/\.\.\/\.\.\/etc\/passwd#task-/);
+});

@@ -60,7 +60,17 @@ Deno.test("${keychain:NAME}: its value from the lookup, or written as it is with
 });
 
 Deno.test("${keychain:…} malformed: a name of letters, digits and _ . @ -, no default", () => {
-  for (const bad of ["${keychain:}", "${keychain:a b}", "${keychain:X:-d}", "${keychain:X"]) {
+  for (
+    const bad of [
+      "${keychain:}",
+      "${keychain:a b}",
+      "${keychain:X:-d}",
+      "${keychain:X",
+      // An option to the keychain's tool: secret-tool printed its usage as the secret.
+      "${keychain:--help}",
+      "${keychain:-w}",
+    ]
+  ) {
     const result = expandVariables(bad, () => undefined);
     assert.equal(result.malformed, true, bad);
     assert.match(result.detail!, /write \$\{keychain:NAME\}/, bad);

@@ -1,6 +1,7 @@
 /** Which hooks a call runs (lib/hooks/matcher.ts): patchbay's globs and Claude Code's names. */
 
 import assert from "node:assert/strict";
+import { globMatches } from "../../lib/connections/tool_filter.ts";
 import {
   claudeToolName,
   matchesTool,
@@ -37,4 +38,36 @@ Deno.test("session matchers match the source or reason; Claude Code tool names a
   assert.equal(unmatchablePattern("Edit|Write"), "Edit");
   assert.equal(unmatchablePattern("everything.*|mcp__fs__x"), undefined);
   assert.equal(unmatchablePattern(undefined), undefined);
+});
+
+Deno.test("a server's long tool name against a many-star matcher: answered, by the glob's rules", () => {
+  // As a regular expression, `*a*a*a*b` against 1,000 a's took 53 s; 100,000 never ended.
+  const tool = "a".repeat(100_000);
+  assert.equal(matchesTool("*a*a*a*b", { server: "s", tool }), false);
+  assert.equal(matchesTool("*a*a*a*a", { server: "s", tool }), true);
+  assert.equal(matchesTool("mcp__s__.*a.*a.*b", { server: "s", tool }), false);
+  assert.equal(matchesTool("mcp__s__.*a.*a.*b", { server: "s", tool: `${tool}b` }), true);
+});
+
+Deno.test("globs: stars, question marks and literal characters as before", () => {
+  const cases: [string, string, boolean][] = [
+    ["*", "", true],
+    ["?", "", false],
+    ["a*", "a", true],
+    ["*a", "ba", true],
+    ["*a", "ab", false],
+    ["a*b*c", "axxbyyc", true],
+    ["a*b*c", "axxbyy", false],
+    ["a?c", "abc", true],
+    ["a?c", "ac", false],
+    ["**x", "yx", true],
+    ["*.delete_*", "fs.delete_file", true],
+    ["*.delete_*", "fs.deletefile", false],
+    ["a.[b]*", "a.[b]c", true],
+    ["a.[b]*", "a.bc", false],
+    ["x*y", "x\ny", true],
+  ];
+  for (const [pattern, name, expected] of cases) {
+    assert.equal(globMatches(pattern, name), expected, `${pattern} ~ ${JSON.stringify(name)}`);
+  }
 });

@@ -70,6 +70,17 @@ Deno.test("resource URIs find their server: listed, then by template, then the o
   );
   assert.ok(!templateMatches("demo://resource/dynamic/text/{id}", "demo://other/42"));
   assert.ok(!templateMatches("a.b/{x}", "aXb/1"), "template text is literal, not a pattern");
+  // A server's template of many variables: answered (a regular expression backtracked >30 s).
+  const hostile = `r://${"{p}".repeat(12)}x`;
+  assert.ok(!templateMatches(hostile, `r://${"a".repeat(100)}`));
+  assert.ok(templateMatches(hostile, `r://${"a".repeat(100)}x`));
+  assert.ok(
+    !templateMatches(hostile, "r://aaaaaaaaaaax"),
+    "each variable takes one character at least",
+  );
+  assert.ok(templateMatches("a{x}a", "aba") && !templateMatches("a{x}a", "aa"));
+  assert.ok(templateMatches("u://{a}/mid/{b}.json", "u://1/mid/2/mid/3.json"));
+  assert.ok(!templateMatches("u://{a}/mid/{b}.json", "u://1/mid/.json"));
   const resources = [{ server: "a", uri: "file:///x" }];
   const templates = [{ server: "b", uriTemplate: "note://{id}" }];
   assert.equal(resourceServer("file:///x", resources, templates), "a");

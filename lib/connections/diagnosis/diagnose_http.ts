@@ -258,6 +258,24 @@ async function diagnoseAnswer(
   if (answer.status === 401 || answer.status === 403) {
     return await authFailure(server, status, context.error, route);
   }
+  const location = answer.status >= 300 && answer.status < 400
+    ? answer.headers.get("location")
+    : null;
+  if (location !== null && URL.canParse(location, url)) {
+    const next = new URL(location, url);
+    if (next.origin !== url.origin) {
+      // The SDK's transports follow redirects within the origin only (its redirectPolicy
+      // 'same-origin'): the entry's headers, a headers_helper's and the session id would
+      // go with the request. Said as such, not as a wrong address.
+      return fail(
+        `${server.url} redirects (${status}) to ${abridge(printable(next.href), 200)}, ` +
+          "another origin; patchbay follows a server's redirects only within its origin, as " +
+          "the entry's headers would go with them",
+        'if that host is the server, make it the entry\'s "url"; otherwise the server (or an ' +
+          "open redirect on it) is sending you elsewhere",
+      );
+    }
+  }
 
   // The other transport at this very URL?
   const other = server.transport === "sse"

@@ -19,8 +19,8 @@ import type {
   ToolExecution,
 } from "@modelcontextprotocol/ext-tasks/client";
 import { startDeadline } from "../../async/wait_clock.ts";
-import { CancelledError, TaskUnknownError } from "../../errors.ts";
-import { REQUESTED_TTL_MS, usableTaskId } from "../../tasks/bounds.ts";
+import { CancelledError, TaskUnknownError, ToolAnswerRefusedError } from "../../errors.ts";
+import { MAX_TASK_ID_CHARS, REQUESTED_TTL_MS, usableTaskId } from "../../tasks/bounds.ts";
 import type { ServerConnection } from "../connection.ts";
 import type { ServerSession } from "../session/live_session.ts";
 import { followExecution, statusUpdate } from "./task_follow.ts";
@@ -141,9 +141,17 @@ export async function callToolAsTask(
   const reference = execution.serializeReference();
   if (!usableTaskId(reference.taskId)) {
     void execution.close().catch(() => {});
-    throw new Error(
+    // patchbay's judgement of the server, not the server's own words: the generic remedy of
+    // a failed tool ("the cause is the server's own message") would send the person to
+    // their arguments.
+    throw new ToolAnswerRefusedError(
+      `${connection.name}/${originalName}`,
       `server '${connection.name}' answered with a task id patchbay cannot use ` +
-        "(empty, longer than 256 characters, or with control characters or spaces)",
+        `(empty, longer than ${MAX_TASK_ID_CHARS} characters, or with control characters or ` +
+        "spaces)",
+      undefined,
+      "the server breaks MCP Tasks: report it to its authors (the task may go on running " +
+        "there, unfollowed)",
     );
   }
   const task: StartedTask = {
