@@ -86,7 +86,7 @@ Deno.test("edits keep the file's formatting, key order and mode; add then remove
   assert.equal(disable.code, 0, disable.stderr);
   assert.match(await Deno.readTextFile(file), /"zeta": \{ "command": .*, "disabled": true \},/);
   const list = await runPatchbay(box, ["mcp", "list"]);
-  assert.match(list.stdout, /zeta +stdio .*\(disabled\)/);
+  assert.match(list.stdout, /zeta +project +stdio .*\(disabled\)/);
   const enable = await runPatchbay(box, ["mcp", "enable", "zeta"]);
   assert.equal(enable.code, 0, enable.stderr);
   const remove = await runPatchbay(box, ["mcp", "remove", "web"]);
@@ -344,18 +344,21 @@ Deno.test("--scope user writes ~/.config/patchbay, read where the folder has no 
   const disable = await runPatchbay(box, ["mcp", "disable", "mine"]);
   assert.equal(disable.code, 0, disable.stderr);
   assert.match(disable.stdout, /is disabled in .*\.config\/patchbay\/servers_config\.json/);
-  // A project file made now hides the user's own one here: patchbay says so.
+  // A project file made now is read together with the user's (docs/configuration.md, Scopes).
   const project = await runPatchbay(box, ["mcp", "add", "here", "--", NODE, "-v"]);
   assert.equal(project.code, 0, project.stderr);
-  assert.match(project.stdout, /Note: patchbay reads one configuration; in this folder .* is no/);
+  assert.ok(!project.stdout.includes("Note:"), "nothing is hidden: " + project.stdout);
   const named = await runPatchbay(box, ["mcp", "add", "-c", "other.json", "x", "--", NODE]);
   assert.equal(named.code, 0, named.stderr);
   assert.ok(!named.stdout.includes("Note:"), "a --config file hides nothing: " + named.stdout);
   assert.ok(!add.stdout.includes("Note:"), "no project file yet when the user's was edited");
-  // The user's file edited in a folder that has its own: that one is what is read here.
+  // The user's file edited in a folder that has its own: both are read here.
   const other = await runPatchbay(box, ["mcp", "add", "-s", "user", "more", "--", NODE, "-v"]);
   assert.equal(other.code, 0, other.stderr);
-  assert.match(other.stdout, /Note: in this folder patchbay reads \.\/servers_config\.json, not/);
+  const both = await runPatchbay(box, ["mcp", "list", "--json"]);
+  assert.equal(both.code, 0, both.stderr);
+  const names = JSON.parse(both.stdout).servers.map((s: { name: string }) => s.name);
+  assert.deepEqual(names.toSorted(), ["here", "mine", "more"]);
 });
 
 Deno.test("a disabled server (either client's way) is shown as disabled, never as a failure", async () => {

@@ -87,19 +87,27 @@ Deno.test("mcp list and get print a cloned project's file without its terminal c
   const hostile: { LLM: unknown; mcpServers: Record<string, unknown> } = {
     LLM: { provider: "openai", model: "gpt-4o-mini" },
     mcpServers: {
-      evil: { command: "echo\u001b]0;pwned\u0007", args: ["\u001b[2J", "plain"] },
+      evil: { command: "echo", args: ["\u001b[2J", "plain\u001b]0;pwned\u0007"] },
     },
   };
   await writeConfig(box, JSON.stringify(hostile));
   const list = await runPatchbay(box, ["mcp", "list"]);
   assert.equal(list.code, 0, list.stderr);
-  assert.match(list.stdout, /evil +stdio +echo +plain/);
+  assert.match(list.stdout, /evil +project +stdio +echo .*plain/);
   const get = await runPatchbay(box, ["mcp", "get", "evil"]);
   assert.equal(get.code, 0, get.stderr);
   assert.match(get.stdout, /^evil/);
   for (const out of [list.stdout, get.stdout]) {
     assert.ok(!out.includes("\u001b]0;") && !out.includes("\u001b[2J") && !out.includes("\u0007"));
   }
+  // A command holding them is refused by every command, shown escaped.
+  hostile.mcpServers = { evil: { command: "echo\u001b]0;pwned\u0007" } };
+  await writeConfig(box, JSON.stringify(hostile));
+  const command = await runPatchbay(box, ["mcp", "list"]);
+  assert.equal(command.code, 1);
+  assert.match(command.stderr, /the command holds a control or invisible character/);
+  assert.ok(!command.stderr.includes("\u001b") && !command.stdout.includes("\u001b"));
+  hostile.mcpServers = { evil: { command: "echo" } };
   // A name holding them breaks the one rule for names: the file is refused, the name shown
   // escaped in the refusal.
   hostile.mcpServers = { ["e\u001b[31mvil"]: hostile.mcpServers.evil };
