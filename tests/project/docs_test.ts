@@ -188,6 +188,18 @@ Deno.test("docs/README.md, the index, links every page of docs/", async () => {
   assert.deepEqual(missing, [], "pages docs/README.md does not link");
 });
 
+/** The docs read in an afternoon (issue 37): all pages together, counted as `wc -w` counts. */
+const MAX_DOC_WORDS = 30_000;
+
+Deno.test("docs/: all pages together hold at most 30,000 words", async () => {
+  let words = 0;
+  for (const page of await docPages()) {
+    words += (await readDoc(page)).split(/\s+/).filter((word) => word !== "").length;
+  }
+  assert.ok(words > 10_000, `the count must see the pages (${words} words)`);
+  assert.ok(words <= MAX_DOC_WORDS, `docs/ holds ${words} words, more than ${MAX_DOC_WORDS}`);
+});
+
 Deno.test("docs/: every line outside code blocks fits 100 columns", async () => {
   const wide: string[] = [];
   for (const page of await docPages()) {
