@@ -87,21 +87,6 @@ const ALLOWED: readonly string[] = [
   "lib/config/servers.ts: event streams may then be reopened befor",
   "lib/config/values.ts: remove the repetition",
   "lib/config/values.ts: servers skip roots they cannot find; cre",
-  "lib/connections/diagnosis/diagnose_http.ts: set the variable to the proxy's address,",
-  "lib/connections/diagnosis/diagnose_http.ts: ${ROWS.not_running.remedy}; if it is run",
-  'lib/connections/diagnosis/diagnose_http.ts: ${ROWS.wrong_transport.remedy}: set "tra',
-  "lib/connections/diagnosis/diagnose_http.ts: check the token in the Authorization hea",
-  'lib/connections/diagnosis/diagnose_http.ts: add "auth": {"method": "oauth"} to the s',
-  'lib/connections/diagnosis/diagnose_http.ts: send a token with "headers": {"Authoriza',
-  "lib/connections/diagnosis/diagnose_stdio.ts: run the command by hand to see why: ${co",
-  "lib/connections/diagnosis/diagnose_stdio.ts: run the command by hand to see why: ${co",
-  "lib/connections/diagnosis/diagnose_stdio.ts: run ${commandLine} by hand once, so that",
-  'lib/connections/diagnosis/diagnose_stdio.ts: raise "timeout" in the server entry (a f',
-  "lib/connections/diagnosis/diagnose_stdio.ts: run the command by hand to check it is a",
-  'lib/connections/diagnosis/diagnose_stdio.ts: create it, or fix "cwd" in the server en',
-  'lib/connections/diagnosis/diagnose_stdio.ts: fix the path in "command", or install th',
-  "lib/connections/diagnosis/diagnose_stdio.ts: make it executable (chmod +x ${server.co",
-  'lib/connections/diagnosis/diagnose_stdio.ts: check "command", "args" and "cwd" in the',
   "lib/connections/optional_lists.ts: nothing to fix in patchbay (the server's",
   "lib/connections/reconnect.ts: ${error.remedies}; meanwhile ${RESTARTIN",
   "lib/connections/request_errors.ts: check the name and arguments (the server",
@@ -274,6 +259,7 @@ Deno.test("remedies: the scanner finds each form of a remedy written out", () =>
     '// remedy: "a comment"',
     'const g = { remedy: ROWS.tool.remedy, other: "x", re: /remedy: "no"/ };',
     "const h = { remedy: perSurface`${STEPS.connect}` };",
+    'const i = { remedy: perSurface`${STEPS.connect}${"; nine"}` };',
   ].join("\n");
   const parameters = remedyParameters(tokenize(source), true);
   assert.deepEqual(
@@ -287,6 +273,7 @@ Deno.test("remedies: the scanner finds each form of a remedy written out", () =>
       "7 six",
       "9 seven",
       "11 eight",
+      '15 ${STEPS.connect}${"; nine"}',
     ],
   );
 });

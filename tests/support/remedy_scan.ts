@@ -57,8 +57,9 @@ export function tokenize(source: string): Token[] {
           const c = source[i];
           if (c === "{") depth++, i++;
           else if (c === "}") depth--, i++;
-          else if (c === "`") readTemplate();
-          else if (c === '"' || c === "'") readString(c);
+          // Words in a literal inside `${…}` are the template's words too.
+          else if (c === "`") words = readTemplate().words || words;
+          else if (c === '"' || c === "'") words = readString(c).text.length > 2 || words;
           else i++;
         }
       } else {
