@@ -168,7 +168,7 @@ function literalAt(tokens: readonly Token[], i: number): Token | undefined {
   return undefined;
 }
 
-const REMEDY_NAME = /^(?:remedy|\w*_REMEDY|\w*[a-z]Remedy)$/;
+const REMEDY_NAME = /^(?:remedy|\w*_REMEDY|REMEDY_\w+|\w*[a-z]Remedy)$/;
 
 /**
  * Functions and constructors of `tokens` that take a parameter named `remedy`: the name
