@@ -19,9 +19,15 @@ const ROOT = join(import.meta.dirname!, "../..");
 const TABLE = /^lib\/errors\/(?:failure_table|\w+_steps)\.ts$/;
 
 /**
- * The remedies still written outside the table: `file` and the first words of the literal.
+ * The remedies still written outside the table: `file: ` and the literal's first words (no
+ * line number, so edits elsewhere in a file do not move them). This is the backlog of issue
+ * 37 ("rows own their remedies"), grouped by the kind of failure; it may only shrink (the
+ * next test fails on an entry no longer found). A remedy moved goes into a row, `STEPS`, or
+ * the steps of its area (`lib/errors/<area>_steps.ts`), worded per surface when it names a
+ * slash command or a flag.
  */
 const ALLOWED: readonly string[] = [
+  // Usage errors of one command's own flags and arguments (scripting surface only).
   "commands/_boundary.ts: run again with --debug and report the lo",
   'commands/_help_words.ts: the commands of ${where}: ${names.join("',
   "commands/_program.ts: usage: ${usage}${json}",
@@ -36,6 +42,7 @@ const ALLOWED: readonly string[] = [
   "commands/run.ts: fix the servers (patchbay doctor), disab",
   "commands/tools.ts: servers in the configuration: ${names.jo",
   "commands/trace.ts: e.g. patchbay trace show trace.jsonl --l",
+  // The agent's own refusals: approvals, sampling, images, hooks of direct calls.
   "lib/agent/approval_store.ts: delete it (rm ${this.path}), which forge",
   "lib/agent/approval_store.ts: fix or delete ${this.path} (deleting it ",
   "lib/agent/direct_call_hooks.ts: answer the question at a terminal, or ch",
@@ -43,6 +50,7 @@ const ALLOWED: readonly string[] = [
   'lib/agent/sampling.ts: set "sampling" to "ask" (or "allow") in ',
   "lib/agent/sampling.ts: the server must sample without tools",
   'lib/agent/sampling.ts: approve it when asked, or set "sampling"',
+  // Configuration load, import and validation: hints that quote the field at fault.
   'lib/config/hooks.ts: write "<server>.<tool>" globs, e.g. "eve',
   "lib/config/import_sources.ts: name another file to import",
   "lib/config/import_sources.ts: check the path and that the file is read",
@@ -58,10 +66,12 @@ const ALLOWED: readonly string[] = [
   "lib/config/servers.ts: event streams may then be reopened befor",
   "lib/config/values.ts: remove the repetition",
   "lib/config/values.ts: servers skip roots they cannot find; cre",
+  // Connection reports and server request errors.
   "lib/connections/optional_lists.ts: nothing to fix in patchbay (the server's",
   "lib/connections/reconnect.ts: ${error.remedies}; meanwhile ${RESTARTIN",
   "lib/connections/request_errors.ts: check the name and arguments (the server",
   "lib/connections/tool_filter.ts: to use it, change mcpServers.${tool.serv",
+  // Doctor findings (check results, not typed errors).
   "lib/doctor/check.ts: run the doctor again with --debug and lo",
   "lib/doctor/model_checks.ts: unset ${API_KEY_VARIABLE} in your shell ",
   "lib/doctor/model_checks.ts: set LLM.model to a model the provider of",
@@ -77,8 +87,10 @@ const ALLOWED: readonly string[] = [
   "lib/doctor/setup_checks.ts: copy ${location.path} to ./${DEFAULTS.co",
   "lib/doctor/setup_checks.ts: see each warning below",
   "lib/doctor/setup_checks.ts: fix the permissions of the file and its ",
+  // Single remedies of small modules (env, protocol, permissions).
   "lib/env.ts: name another file with --env-file",
   "lib/env.ts: create the file (see .env.example) or pa",
+  // Default remedies of typed errors without a row (config, store, run, server, oauth).
   "lib/errors/config.ts: correct each field listed; docs/configur",
   "lib/errors/config.ts: run \\`${found.chmod}\\` (and check that n",
   "lib/errors/config.ts: check what ${path} is (ls -lL ${path}) a",
@@ -90,8 +102,11 @@ const ALLOWED: readonly string[] = [
   "lib/errors/server.ts: run it again and let the server connect ",
   "lib/errors/server.ts: remove the mention and send the message ",
   "lib/errors/store.ts: continue it there, or start patchbay --r",
+  // A lock file held by another process.
   "lib/files/file_lock.ts: make ${dirname(lockPath)} a folder you m",
+  // A hook's rewritten input the tool's schema refuses (around ROWS.hook_failed).
   "lib/hooks/failure.ts: ${FIT_THE_SCHEMA}; run the hook by hand ",
+  // Conversation memory and its store.
   "lib/memory/conversation.ts: run with --debug for details, or ${STEPS",
   "lib/memory/file_store.ts: make ${path} and its folder belong to yo",
   "lib/memory/memory.ts: `patchbay sessions` lists the stored ses",
@@ -99,6 +114,7 @@ const ALLOWED: readonly string[] = [
   "lib/memory/memory.ts: `patchbay sessions` lists the stored ses",
   "lib/memory/memory.ts: `patchbay sessions --all` lists them; `p",
   "lib/memory/memory.ts: start a conversation with `patchbay` (wi",
+  // OAuth beyond the login errors: callback, token stores, policy, credential sources.
   "lib/oauth/bearer.ts: use a token that carries the required sc",
   "lib/oauth/callback_page.ts: see the terminal",
   "lib/oauth/callback.ts: open the authorization URL shown (the br",
@@ -123,9 +139,12 @@ const ALLOWED: readonly string[] = [
   "lib/oauth/token_exchange.ts: check your network connection and auth.i",
   "lib/oauth/token_store.ts: delete the file (rm ${path}) and log in ",
   "lib/oauth/token_store.ts: make ${path} readable and writable by yo",
+  // Single remedies of small modules (env, protocol, permissions).
   'lib/protocol.ts: set "protocol": "auto" (or remove it) to',
+  // The memory store's connection.
   "lib/redis/client.ts: set REDIS_TLS_CA_FILE to the path of the",
   "lib/redis/errors.ts: set Memory.key_prefix to a prefix nothin",
+  // Slash commands' usage (interactive surface only, may name slash commands).
   "lib/repl/image_command.ts: /image shows the latest image, /image 2 ",
   "lib/repl/mcp_command.ts: e.g. /mcp disable filesystem; /mcp alone",
   "lib/repl/mcp_command.ts: \\`patchbay mcp enable ${name}\\` enables ",
@@ -138,14 +157,17 @@ const ALLOWED: readonly string[] = [
   "lib/repl/skills_command.ts: /skills use sends a skill's SKILL.md",
   "lib/repl/tasks_command.ts: /tasks lists the recorded tasks with the",
   'lib/repl/unknown_server.ts: servers: ${names.join(", ") || "none"}',
+  // Secret helpers and the keychain (around ROWS.secret_helper and ROWS.keychain).
   "lib/secrets/helper.ts: run it again",
   "lib/secrets/keychain.ts: rename the entry",
   "lib/secrets/keychain.ts: take the value from .env with ${NAME} in",
+  // Names that resolve to nothing (a server, tool, prompt or resource).
   'lib/session/resolve.ts: name the server: ${names.join(" or ")}',
   'lib/session/resolve.ts: write e.g. /prompt greeting name="Ada Lo',
   'lib/session/resolve.ts: write them as a JSON object, e.g. {"mess',
   'lib/session/resolve.ts: wrap them in braces, e.g. {"message": "h',
   "lib/session/resolve.ts: name the server too: /resource <server>:",
+  // Skills over MCP (around ROWS.skill_refused).
   "lib/skills/entries.ts: ask the server's authors for a smaller s",
   "lib/skills/entries.ts: patchbay loads only skills whose server ",
 ];
