@@ -42,6 +42,9 @@ import { MEMORY_STEPS } from "../../lib/errors/memory_steps.ts";
 import { MODEL_STEPS } from "../../lib/errors/model_steps.ts";
 import { OAUTH_STEPS } from "../../lib/errors/oauth_steps.ts";
 
+/** The usual paths of an MCP endpoint, as a remedy names them (not slash commands). */
+const URL_PATHS = "(often /mcp, or /sse for SSE)";
+
 /** The steps of each area, kept beside the table (`lib/errors/<area>_steps.ts`). */
 const AREA_STEPS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
   CONFIG_EDIT_STEPS,
@@ -82,7 +85,9 @@ Deno.test("failure table: no scripting remedy names a slash command", () => {
       const value = typeof step === "function"
         ? (step as (...args: string[]) => RemedyText)("api", "x")
         : step as RemedyText;
-      remedies.push([`${area}.${name}`, remedyOf(value)]);
+      const { repl, script } = remedyOf(value);
+      // "/mcp" in "(often /mcp, or /sse for SSE)" is a URL's path, not the slash command.
+      remedies.push([`${area}.${name}`, { repl, script: script.replace(URL_PATHS, "") }]);
     }
   }
   for (const [name, remedy] of remedies) {
