@@ -10,6 +10,7 @@
 import { join } from "node:path";
 import { DEFAULTS } from "../lib/defaults.ts";
 import { EXIT, PatchbayError, policyRefusal, UsageError } from "../lib/errors.ts";
+import { CONFIG_EDIT_STEPS } from "../lib/errors/config_edit_steps.ts";
 import {
   commitEdit,
   editEnvironment,
@@ -201,8 +202,7 @@ function refuseTaken(text: string, entries: readonly NamedEntry[], target: EditT
         (taken.length > 1
           ? ` (so would ${taken.length - 1} more: ${taken.slice(1).join(", ")})`
           : ""),
-      remedy: `remove it first (patchbay mcp remove ${taken[0]}) or pick another name; ` +
-        "nothing was written",
+      remedy: CONFIG_EDIT_STEPS.nameTaken(taken[0]),
     },
   );
 }
@@ -217,8 +217,7 @@ function refuseWideFile(target: EditTarget, mode: number | undefined): void {
     {
       reason: "--keep-secrets-inline (or the answer n) keeps them in the entries, and the " +
         "file's mode lets other users read it",
-      remedy: `let patchbay move them to ${target.envFile} (--move-secrets), or first ` +
-        `chmod 600 ${target.file}`,
+      remedy: CONFIG_EDIT_STEPS.secretsInSharedFile(target.envFile, target.file),
       exitCode: EXIT.usage,
     },
   );
@@ -233,7 +232,7 @@ async function decideSecrets(
   if (options.moveSecrets && options.keepSecretsInline) {
     throw new UsageError(
       "--move-secrets and --keep-secrets-inline contradict each other",
-      "give one of them",
+      CONFIG_EDIT_STEPS.oneSecretsFlag,
     );
   }
   if (options.moveSecrets) return true;
@@ -250,9 +249,7 @@ async function decideSecrets(
       {
         reason: "stdin or stderr is not a terminal, so patchbay cannot ask, and it does not " +
           "guess where a secret goes",
-        remedy: `add --move-secrets to put them in ${target.envFile} (readable by you only) ` +
-          "as the ${VARIABLE}s shown, or --keep-secrets-inline to write them into the " +
-          `entries (then ${target.file} must be readable by you only)`,
+        remedy: CONFIG_EDIT_STEPS.secretsFlag(target.envFile, target.file),
         exitCode: EXIT.usage,
       },
     );
@@ -274,7 +271,7 @@ async function decideSecrets(
       : `'${stripTerminalEscapes(line.trim())}' answers neither yes nor no`,
     {
       reason: "where the secrets go is the person's choice, so patchbay does not guess it",
-      remedy: "run the command again and answer y (or Enter) or n; nothing was written",
+      remedy: CONFIG_EDIT_STEPS.answerSecrets,
       exitCode: EXIT.usage,
     },
   );

@@ -8,6 +8,7 @@
  */
 
 import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
+import { MCP_EDIT_STEPS } from "../lib/errors/mcp_edit_steps.ts";
 import { maskedArgs } from "../lib/config/arg_secrets.ts";
 import { isSseAddress } from "../lib/config/servers.ts";
 import {
@@ -83,7 +84,7 @@ export async function mcpAdd(
       throw new UsageError(
         `'${new Redactor().redact(commandOrUrl)}' is a URL, and a stdio server is started by ` +
           "a command",
-        "drop --transport stdio (a URL means http), or give --transport http or sse",
+        MCP_EDIT_STEPS.urlNotStdio,
       );
     }
     if (headers.length > 0) {
@@ -99,7 +100,7 @@ export async function mcpAdd(
         : "environment variables (-e)";
       throw new UsageError(
         `${what} only apply to a stdio server; '${commandOrUrl}' is reached at a URL`,
-        'give request headers with -H "Name: value", or --transport stdio for a command',
+        MCP_EDIT_STEPS.stdioOnly,
       );
     }
     entry = { transport_type: transport, url: commandOrUrl };
@@ -123,14 +124,14 @@ export async function mcpAddJson(name: string, json: string, options: McpEditOpt
     const fault = parsed.faults[0];
     throw new UsageError(
       `the entry is not JSON: ${fault.message} at column ${fault.position.column}`,
-      `${fault.hint}; quote the whole entry as one word, e.g. '{"command": "npx", "args": ["x"]}'`,
+      MCP_EDIT_STEPS.entryNotJson(fault.hint),
     );
   }
   const entry = parsed.value;
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
     throw new UsageError(
       "the entry must be a JSON object",
-      `e.g. '{"command": "npx", "args": ["-y", "some-server"]}' or '{"url": "https://..."}'`,
+      MCP_EDIT_STEPS.entryNotObject,
     );
   }
   const target = editTarget(options);
@@ -257,7 +258,7 @@ async function heldIn(target: EditTarget, name: string): Promise<{
   }
   throw new PatchbayError("usage", `No server '${name}' in ${target.file} any more`, {
     reason: "another command changed the file while this one waited for it",
-    remedy: "`patchbay mcp list` shows the servers now; nothing was written",
+    remedy: MCP_EDIT_STEPS.removedMeanwhile,
   });
 }
 
@@ -289,7 +290,7 @@ async function refuseExisting(target: EditTarget, name: string): Promise<void> {
   if (!Object.hasOwn(serversOf(text), name)) return;
   throw new PatchbayError("usage", `Server '${name}' already exists in ${target.file}`, {
     reason: "adding it again would replace its entry",
-    remedy: `remove it first (patchbay mcp remove ${name}) or pick another name`,
+    remedy: MCP_EDIT_STEPS.nameTaken(name),
   });
 }
 
@@ -302,7 +303,7 @@ function checkName(name: string): void {
     `'${
       showName(name.length > 80 ? `${name.slice(0, 80)}…` : name)
     }' cannot name a server: ${problem}`,
-    `use ${SERVER_NAME_RULE}` + (suggestion ? `, e.g. '${suggestion}'` : ""),
+    MCP_EDIT_STEPS.serverName(SERVER_NAME_RULE, suggestion),
   );
 }
 
@@ -314,7 +315,7 @@ function transportOf(commandOrUrl: string, written: string | undefined): string 
   }
   const transport = TRANSPORTS[written];
   if (!transport) {
-    throw new UsageError(`unknown transport '${written}'`, "--transport stdio, http or sse");
+    throw new UsageError(`unknown transport '${written}'`, MCP_EDIT_STEPS.transport);
   }
   return transport;
 }
@@ -340,8 +341,7 @@ function refuseStrayFlags(
     if (!word.startsWith("-") || !typed.rootFlags.has(flag)) continue;
     throw new UsageError(
       `'${word}' after '${commandOrUrl}' is taken as patchbay's own option, not the server's`,
-      `put -- before the server's command and its flags: patchbay mcp add ${name} -- ` +
-        `${commandOrUrl} ...`,
+      MCP_EDIT_STEPS.separateFlags(name, commandOrUrl),
     );
   }
 }
@@ -356,7 +356,7 @@ function pairs(words: string[], separator: string, flag: string, form: string): 
       throw new UsageError(
         `${flag} takes ${form}; the value given has ${at < 0 ? "no" : "nothing before its"} ` +
           `'${separator}' (not shown: it may be a secret)`,
-        `write ${flag} ${form}`,
+        MCP_EDIT_STEPS.flagForm(flag, form),
       );
     }
     return [key, word.slice(at + 1).trim()] as [string, string];
@@ -366,7 +366,7 @@ function pairs(words: string[], separator: string, flag: string, form: string): 
     if (all.findIndex(([key]) => same(key) === same(pair[0])) !== i) {
       throw new UsageError(
         `${flag} gives ${pair[0]} twice; only one value can be kept`,
-        `give ${pair[0]} once`,
+        MCP_EDIT_STEPS.once(pair[0]),
       );
     }
     return pair;

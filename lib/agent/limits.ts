@@ -19,15 +19,13 @@
 import type { AgentLimits } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { LimitReachedError } from "../errors.ts";
+import { MODEL_STEPS } from "../errors/model_steps.ts";
 import type { RetryNotice, TokenUsage } from "../llm/provider.ts";
 import { estimateTextTokens } from "../llm/tokens.ts";
 import type { UsageStats } from "./stats.ts";
 
 /** Fewest answer tokens worth a request; with less room left, the limit counts as reached. */
 export const MIN_ANSWER_TOKENS = 16;
-
-const RAISE = "in the AgentConfig section of servers_config.json (remove it for no limit), " +
-  "then restart patchbay; /api_stats shows what the session has used";
 
 /**
  * Admits one model request or throws `LimitReachedError`. The returned admission holds the
@@ -49,7 +47,7 @@ export function admitRequest(
       "request_limit",
       `this session has made ${stats.requests + stats.heldRequests} model requests${underWay} ` +
         `and AgentConfig.request_limit is ${requestLimit}`,
-      `raise request_limit ${RAISE}`,
+      MODEL_STEPS.requestLimit,
     );
   }
   const cap = answerCap(stats, limits, estimatedPromptTokens, maxTokens, 0);
@@ -71,7 +69,7 @@ export function admitSampling(stats: UsageStats, limits: AgentLimits, server: st
       "sampling_per_tool_call",
       `'${server}' asked for a model request ${inCall + 1} times during one tool call, and ` +
         `AgentConfig.sampling_per_tool_call is ${samplingPerToolCall}; this request was refused`,
-      `if the tool really needs more, raise sampling_per_tool_call ${RAISE}`,
+      MODEL_STEPS.samplingPerToolCall,
     );
   }
   const samplingRequestLimit = limits.samplingRequestLimit ??
@@ -81,7 +79,7 @@ export function admitSampling(stats: UsageStats, limits: AgentLimits, server: st
       "sampling_request_limit",
       `servers have asked for ${stats.samplingRequests} model requests in this session, and ` +
         `AgentConfig.sampling_request_limit is ${samplingRequestLimit}; '${server}' was refused`,
-      `raise sampling_request_limit ${RAISE}`,
+      MODEL_STEPS.samplingRequestLimit,
     );
   }
   stats.countSampling(server);
@@ -217,8 +215,7 @@ function answerCap(
   throw new LimitReachedError(
     "total_tokens_limit",
     reason,
-    `raise total_tokens_limit ${RAISE}; a lower LLM.max_context_length sends less history ` +
-      "per request",
+    MODEL_STEPS.totalTokensLimit,
   );
 }
 
@@ -232,7 +229,6 @@ export function maxStepsError(maxSteps: number): LimitReachedError {
     "max_steps",
     `the model was still calling tools after ${maxSteps} steps in this turn, and ` +
       `AgentConfig.max_steps is ${maxSteps}`,
-    `raise max_steps ${RAISE.replace("(remove it for no limit), ", "")}, or split the task; ` +
-      'the tool results so far are kept, so "continue" carries on from here',
+    MODEL_STEPS.maxSteps,
   );
 }

@@ -20,6 +20,7 @@ import {
 import { DEFAULTS } from "../defaults.ts";
 import { chooseEnvFile, type Environment, loadEnvironment } from "../env.ts";
 import { ConfigSyntaxError, ConfigValidationError, PatchbayError, UsageError } from "../errors.ts";
+import { CONFIG_EDIT_STEPS } from "../errors/config_edit_steps.ts";
 import { withFileLock } from "../files/file_lock.ts";
 import { configDir, stateDir } from "../paths.ts";
 import { EDIT_SUFFIX } from "./edit_suffix.ts";
@@ -55,15 +56,14 @@ export function editTarget(
   if (scope !== "project" && scope !== "user") {
     throw new UsageError(
       `unknown scope '${scope}'`,
-      "--scope project (servers_config.json here, the default) or --scope user " +
-        `(${userConfigFile()})`,
+      CONFIG_EDIT_STEPS.scope(userConfigFile()),
     );
   }
   if (scope === "user") {
     if (options.config !== undefined) {
       throw new UsageError(
         "--scope user and --config name two different files",
-        "drop one of them: --scope user edits " + userConfigFile(),
+        CONFIG_EDIT_STEPS.scopeOrConfig(userConfigFile()),
       );
     }
     return { file: userConfigFile(), envFile: join(configDir(), DEFAULTS.envFile), scope };
@@ -81,14 +81,14 @@ export function editTarget(
 const CONFIG_BOUND: ReadBound = {
   what: "the configuration file",
   maxBytes: MAX_CONFIG_BYTES,
-  remedy: "name another file with --config",
+  remedy: CONFIG_EDIT_STEPS.otherConfig,
 };
 
 /** How the .env an edit adds to is read. */
 const ENV_BOUND: ReadBound = {
   what: "the environment file",
   maxBytes: MAX_ENV_FILE_BYTES,
-  remedy: "name another file with --env-file",
+  remedy: CONFIG_EDIT_STEPS.otherEnvFile,
 };
 
 /** The file's text and mode; `undefined` text when it does not exist yet. */
@@ -105,7 +105,7 @@ export async function readTarget(
     if (error instanceof PatchbayError) throw error;
     throw new PatchbayError("config_not_found", `Could not read ${file}`, {
       reason: (error as Error).message,
-      remedy: "check the path and that the file is readable",
+      remedy: CONFIG_EDIT_STEPS.unreadable,
       cause: error,
     });
   }
@@ -347,7 +347,7 @@ async function replaceAtomically(path: string, text: string, mode: number): Prom
     if (error instanceof Deno.errors.AlreadyExists) {
       throw new PatchbayError("config_invalid", `Could not write ${path}`, {
         reason: `${temporary} exists: another edit is under way, or one was interrupted`,
-        remedy: `wait for the other edit, or remove ${temporary} if none is running`,
+        remedy: CONFIG_EDIT_STEPS.editUnderWay(temporary),
       });
     }
     throw writeError(path, error);
@@ -389,14 +389,14 @@ async function refuseReadOnly(path: string, real: string | undefined): Promise<v
   throw new PatchbayError("config_invalid", `Could not write ${path}`, {
     reason: `the file is read-only (mode ${(mode & 0o777).toString(8)}); patchbay does not ` +
       "replace a file its owner protected",
-    remedy: `chmod u+w ${path} to let patchbay edit it, then run the command again`,
+    remedy: CONFIG_EDIT_STEPS.readOnly(path),
   });
 }
 
 function writeError(path: string, error: unknown): PatchbayError {
   return new PatchbayError("config_invalid", `Could not write ${path}`, {
     reason: (error as Error).message,
-    remedy: "make the file and its folder writable by you, then run the command again",
+    remedy: CONFIG_EDIT_STEPS.unwritable,
     cause: error,
   });
 }

@@ -21,6 +21,9 @@
  * checks every row has a message, causes and both remedies, and that no script remedy
  * names a slash command.
  *
+ * Remedies beyond the rows: {@linkcode STEPS}, and an area's steps in `./<area>_steps.ts`;
+ * `tests/errors/remedy_vocabulary_test.ts` fails on a remedy written anywhere else.
+ *
  * @module
  */
 

@@ -7,6 +7,7 @@
 
 import type { LlmConfig } from "../config/types.ts";
 import { ProviderRequestError } from "../errors.ts";
+import { MODEL_STEPS } from "../errors/model_steps.ts";
 import { PROVIDERS } from "../providers.ts";
 
 /**
@@ -21,7 +22,6 @@ export function resolveBaseUrl(llm: LlmConfig): string {
   throw new ProviderRequestError(`Provider ${llm.provider} has no address`, undefined, {
     reason: `LLM.provider is ${llm.provider}, which has no built-in address, and LLM.base_url ` +
       "is not set",
-    remedy:
-      'set LLM.base_url to the server\'s OpenAI-compatible address, e.g. "http://localhost:8000/v1"',
+    remedy: MODEL_STEPS.baseUrl,
   });
 }

@@ -10,6 +10,7 @@
 
 import { NetworkError, type PatchbayError } from "../errors.ts";
 import { perSurface, ROWS } from "../errors/failure_table.ts";
+import { MODEL_STEPS } from "../errors/model_steps.ts";
 import { abridge } from "../text/text.ts";
 import { netReason, UNTRUSTED_CERTIFICATE_REMEDY } from "../errors/failure.ts";
 import { hostOf, proxyName, type ProxySettings } from "../proxy.ts";
@@ -59,9 +60,7 @@ export function networkError(
         "Connection refused",
         `the proxy${via ? via.replace(" through the proxy", "") : ""} refused to open a ` +
           `connection to ${host}`,
-        `check that the proxy allows connections to ${host} and that its credentials ` +
-          `(user:password@ in ${context.proxy?.variable ?? "HTTPS_PROXY"}) are right; ` +
-          "NO_PROXY lists hosts to reach directly",
+        MODEL_STEPS.tunnelRefused(host, context.proxy?.variable ?? "HTTPS_PROXY"),
         failure.message,
       );
     case "tls":

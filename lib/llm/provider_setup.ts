@@ -8,6 +8,7 @@
  */
 
 import { DenoPermissionError, ProviderRequestError } from "../errors.ts";
+import { MODEL_STEPS } from "../errors/model_steps.ts";
 import type { LlmConfig } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import type { Log } from "../log/log.ts";
@@ -58,8 +59,7 @@ export function setUpProvider(options: ProviderOptions, log: Log): ProviderSetup
   } catch (error) {
     throw new ProviderRequestError("Invalid proxy setting", undefined, {
       reason: (error as Error).message,
-      remedy: "set the proxy variable to a URL such as http://proxy.example.com:3128, " +
-        "in .env or the environment, then restart patchbay",
+      remedy: MODEL_STEPS.proxySetting,
     });
   }
   let httpClient: Deno.HttpClient | undefined;

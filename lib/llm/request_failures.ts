@@ -18,6 +18,7 @@ import { abridge } from "../text/text.ts";
 import { proxyName } from "../proxy.ts";
 import type { AttemptFailure, FailureContext } from "./attempt_failure.ts";
 import { networkError, proxyHint, proxyRemedy } from "./network_failures.ts";
+import { MODEL_STEPS } from "../errors/model_steps.ts";
 import { statusError } from "./status_failures.ts";
 
 /** The typed error for the last failure of a request. */
@@ -42,8 +43,7 @@ export function failureError(failure: AttemptFailure, context: FailureContext): 
           proxyRemedy(context.proxy, host),
         );
       }
-      const remedy = `raise LLM.timeout (now ${context.timeoutSeconds} s) if the model is slow, ` +
-        `and test that ${host} is reachable` + proxyHint(context);
+      const remedy = MODEL_STEPS.timeout(context.timeoutSeconds, host, proxyHint(context));
       if (failure.phase === "connect") {
         return new TimeoutError(
           "Connection timeout",
@@ -63,8 +63,7 @@ export function failureError(failure: AttemptFailure, context: FailureContext): 
       return new ConnectionLostError(
         `the connection to ${label} at ${host} closed mid-answer (${tries}): ` +
           abridge(failure.message, 200),
-        "send the message again; if it keeps happening, check the network and any proxy " +
-          "between you and the provider" + proxyHint(context),
+        MODEL_STEPS.dropped(proxyHint(context)),
       );
     case "network":
       return networkError(failure, context, host, tries);
@@ -74,9 +73,7 @@ export function failureError(failure: AttemptFailure, context: FailureContext): 
         undefined,
         {
           reason: `${host} answered, but ${abridge(failure.message, 300)}`,
-          remedy: `check that LLM.base_url is the provider's ${
-            context.api ?? "OpenAI-compatible API"
-          } address (it usually ends in /v1), not a web page or another service`,
+          remedy: MODEL_STEPS.notTheApi(context.api ?? "OpenAI-compatible API"),
         },
       );
   }

@@ -14,6 +14,7 @@ import {
   RateLimitError,
 } from "../errors.ts";
 import { STEPS } from "../errors/failure_table.ts";
+import { MODEL_STEPS } from "../errors/model_steps.ts";
 import { abridge } from "../text/text.ts";
 import { type AttemptFailure, type FailureContext, statusText } from "./attempt_failure.ts";
 import { MAX_SAME_ORIGIN_REDIRECTS, redirectStopOf, redirectTarget } from "./redirects.ts";
@@ -44,9 +45,7 @@ export function statusError(
         reason: `${host} sent the request round ${stop.chain.join(" -> ")}, back to an ` +
           `address it had already redirected (last answer HTTP ${failure.status}` +
           `${statusText(failure.status)}); no address in the loop answers the request`,
-        remedy: "the loop is in the server or in a gateway or proxy in front of it, not in " +
-          "LLM.base_url's origin: check LLM.base_url's path (it usually ends in /v1, and a " +
-          "trailing slash can matter) and the redirect rules of the server or gateway",
+        remedy: MODEL_STEPS.redirectLoop,
       },
     );
   }
@@ -58,8 +57,7 @@ export function statusError(
         reason: `${host} redirected the request ${stop.chain.length} times within its own ` +
           `origin (${stop.chain.join(" -> ")}), more than the ${MAX_SAME_ORIGIN_REDIRECTS} ` +
           "patchbay follows",
-        remedy: "set LLM.base_url to the address the redirects end at, or fix the redirect " +
-          "rules of the server or gateway",
+        remedy: MODEL_STEPS.tooManyRedirects,
       },
     );
   }
@@ -112,8 +110,7 @@ export function statusError(
       404,
       {
         reason: `${host} answered ${said} for model "${model}"`,
-        remedy: "check LLM.model (the provider's model list names the valid ones) and, if set, " +
-          "LLM.base_url (it usually ends in /v1)",
+        remedy: MODEL_STEPS.unknownModel,
       },
     );
   }
@@ -127,8 +124,7 @@ export function statusError(
       failure.status,
       {
         reason: said,
-        remedy: "lower LLM.max_context_length so that patchbay trims more of the history " +
-          "(or start a new conversation)",
+        remedy: MODEL_STEPS.contextTooLong,
       },
     );
   }
@@ -138,9 +134,7 @@ export function statusError(
       failure.status,
       {
         reason: `${said} (${tries})`,
-        remedy:
-          "try again in a while; if it persists, check the provider's status page or switch " +
-          "provider",
+        remedy: MODEL_STEPS.providerDown,
       },
     );
   }

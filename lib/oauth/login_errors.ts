@@ -28,6 +28,7 @@ import type { FetchedDocument } from "./guarded_fetch.ts";
 import { describeFetchError } from "./challenge_probe.ts";
 import { causeChain } from "../cause_chain.ts";
 import { perSurface, type RemedyText, STEPS } from "../errors/failure_table.ts";
+import { OAUTH_STEPS } from "../errors/oauth_steps.ts";
 import { MAX_OAUTH_ANSWER_BYTES, MAX_TOKEN_CHARS, OAuthAnswerTooLarge } from "./answer_limits.ts";
 
 /**
@@ -73,8 +74,7 @@ export function oversizedAnswerError(
         MAX_OAUTH_ANSWER_BYTES / 1024 / 1024
       } MiB (${oversize.bytes} bytes seen); patchbay reads ` +
       "OAuth answers up to that size and stopped",
-    remedy: `report it to the operator of ${origin}: no metadata, registration or token ` +
-      "answer is that large",
+    remedy: OAUTH_STEPS.answerTooLarge(origin),
     cause: oversize,
   });
 }
@@ -94,8 +94,7 @@ export function oversizedTokenError(
       `${token.field} of ${token.length} characters, more than the ${MAX_TOKEN_CHARS} ` +
       `patchbay accepts (a token travels in an HTTP header, which servers cap)` +
       (stored ? "; the stored login was discarded" : "; it was not stored"),
-    remedy: `report it to the operator of ${issuer}; then log in again ` +
-      `(patchbay auth login ${server})`,
+    remedy: OAUTH_STEPS.tokenTooLarge(issuer, server),
   });
 }
 
@@ -105,9 +104,6 @@ const ISSUES_SHOWN = 3;
 /** Characters of a value seen shown in a message. */
 const VALUE_SHOWN_CHARS = 80;
 
-/** The end of a remedy for a login failure only the server's operator can explain. */
-const REPORT = "report the cause above to the server's operator";
-
 /** Any failure of the SDK's auth code, typed; abort errors and PatchbayErrors pass through. */
 export function typedOAuthFailure(error: unknown, context: FailureContext): unknown {
   if (error instanceof PatchbayError) return error;
@@ -115,7 +111,9 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
   const { server } = context;
   const fail = (
     reason: string,
-    remedy: RemedyText = perSurface`${STEPS.retryLogin(server)}; if it keeps failing, ${REPORT}`,
+    remedy: RemedyText = perSurface`${
+      STEPS.retryLogin(server)
+    }; if it keeps failing, ${OAUTH_STEPS.report}`,
   ) => new OAuthFailedError(server, { reason, remedy, cause: error });
   // Deno's sandbox refused a request (an authorization server the plan does not name):
   // the grant and the reason, never Deno's own wording.
@@ -137,66 +135,61 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
   // Found wherever the SDK wrapped it (a body read inside its own error).
   const oversize = causeChain(error).find((e) => e instanceof OAuthAnswerTooLarge);
   if (oversize instanceof OAuthAnswerTooLarge) return oversizedAnswerError(server, oversize);
-  const registerByHand = `register patchbay with the service (redirect URI ` +
-    `${context.redirectUri}) and set "client_id" (and "client_secret") in the entry's "auth"`;
-
   if (error instanceof IssuerMismatchError) {
     return error.kind === "metadata"
       ? fail(
         `the authorization server's metadata names issuer ${JSON.stringify(error.received)}, ` +
           `not ${JSON.stringify(error.expected)} where it was fetched (RFC 8414 §3.3); ` +
           "patchbay refuses metadata whose issuer does not match",
-        "report the mismatch to the server's operator; patchbay will not send credentials to it",
+        OAUTH_STEPS.issuerMismatch,
       )
       : fail(
         "the authorization response did not come from the expected authorization server " +
           "(RFC 9207 issuer check failed)",
-        "start the login again; if it repeats, report it to the server's operator",
+        OAUTH_STEPS.responseIssuerMismatch,
       );
   }
   if (error instanceof RegistrationRejectedError) {
     return fail(
       `dynamic client registration was refused (HTTP ${error.status}: ` +
         `${error.body.slice(0, 200)})`,
-      registerByHand,
+      OAUTH_STEPS.registerByHand(context.redirectUri),
     );
   }
   if (error instanceof InsecureTokenEndpointError) {
     return fail(
       `the token_endpoint ${error.tokenEndpoint} is not https; patchbay does not send ` +
         "credentials over plain HTTP (except to localhost, 127.0.0.1 or [::1])",
-      "ask the server's operator to serve its authorization server over https",
+      OAUTH_STEPS.insecureTokenEndpoint,
     );
   }
   if (error instanceof AuthorizationServerMismatchError) {
     return fail(
       "the server now names a different authorization server than the one the stored " +
         "credentials belong to",
-      `run patchbay auth logout ${server}, then log in again`,
+      OAUTH_STEPS.logoutThenLogin(server),
     );
   }
   if (error instanceof OAuthError) {
     const remedy = error.code === "invalid_client" || error.code === "unauthorized_client"
       ? clientRemedy(context)
       : error.code === "invalid_scope"
-      ? "check auth.scopes against the scopes the server supports"
+      ? OAUTH_STEPS.invalidScope
       : error.code === "unsupported_grant_type"
       ? grantRemedy(context)
       : error.code === "invalid_grant" && context.assertionField
       ? assertionRemedy(context.assertionField, context.grant)
       : error.code === "use_dpop_nonce"
-      ? "the authorization server asked for a new DPoP nonce again after patchbay retried " +
-        "once with the one it gave: report it to the server's operator"
+      ? OAUTH_STEPS.dpopNonceAgain
       : error.code === "invalid_dpop_proof"
-      ? `if the service does not support DPoP, set "dpop": false in the entry's "auth"; ` +
-        "otherwise report it to the server's operator"
+      ? OAUTH_STEPS.invalidDpopProof
       : undefined;
     return fail(`the authorization server answered ${error.code}: ${error.message}`, remedy);
   }
   if (error instanceof TypeError) {
     return fail(
       `the authorization server could not be reached: ${describeFetchError(error)}`,
-      "check your network connection and that the server's authorization server is up",
+      OAUTH_STEPS.unreachable,
     );
   }
   const message = messageOf(error);
@@ -206,15 +199,14 @@ export function typedOAuthFailure(error: unknown, context: FailureContext): unkn
     // that is JSON but not what the specification says.
     return fail(
       invalidDocumentReason(context, issues, message),
-      'if the server does not support OAuth, remove "auth" and send a token with headers; ' +
-        "otherwise report the broken metadata to the server's operator",
+      OAUTH_STEPS.invalidMetadata,
     );
   }
   if (/^Protected resource .* does not match expected/.test(message)) {
     return fail(
       `${message}: the server's protected-resource metadata (RFC 9728) is for another ` +
         "address, so patchbay refuses to request tokens for it",
-      'check "url" in servers_config.json; if it is right, report it to the server\'s operator',
+      OAUTH_STEPS.resourceMismatch,
     );
   }
   return fail(message);
@@ -270,9 +262,7 @@ export function dpopNonceLoopError(server: string, where: string): OAuthFailedEr
   return new OAuthFailedError(server, {
     reason: `${where} answered use_dpop_nonce again after patchbay retried once with the ` +
       "nonce it had just given (RFC 9449 §9): a nonce loop, so patchbay stops here",
-    remedy: "retry once; if it repeats, the server does not accept its own nonces: report " +
-      `it to the server's operator (until then, "dpop": false in the entry's "auth" avoids ` +
-      "DPoP if the server allows bearer tokens)",
+    remedy: OAUTH_STEPS.dpopNonceLoop,
   });
 }
 
@@ -334,8 +324,7 @@ export function insufficientScopeError(
     reason: `the server requires scope "${required ?? "(unspecified)"}" for this request` +
       (granted !== undefined ? `, but the authorization server granted "${granted}"` : "") +
       " (403 insufficient_scope)",
-    remedy: "approve every permission the authorization page asks for, or ask the server's " +
-      "operator to grant your account the scope; then retry the request",
+    remedy: OAUTH_STEPS.insufficientScope,
   });
 }
 
@@ -349,7 +338,6 @@ export function rejectedAfterLoginError(
       (challenge.error ? ` ${challenge.error}` : "") +
       (challenge.errorDescription ? `: ${challenge.errorDescription.slice(0, 200)}` : "") +
       ")",
-    remedy: `run patchbay auth logout ${server} and log in again; if it persists, the server ` +
-      "and its authorization server disagree about the token: report it to the operator",
+    remedy: OAUTH_STEPS.rejectedAfterLogin(server),
   });
 }

@@ -11,6 +11,7 @@ import type { MemorySettings } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import type { Environment } from "../env.ts";
 import { MemoryConfigError } from "../errors.ts";
+import { MEMORY_STEPS } from "../errors/memory_steps.ts";
 import type { Redactor } from "../redact/redact.ts";
 
 /** One `host:port` address. */
@@ -59,8 +60,6 @@ export interface RedisSettings {
 
 const DEFAULT_SENTINEL_PORT = 26379;
 
-const REMEDY_VARS = "fix it in .env or the environment (.env is read only at start-up)";
-
 /** Whether the variables or the configuration name a Redis store. */
 export function redisConfigured(settings: MemorySettings, env: Environment): boolean {
   return Boolean(
@@ -101,8 +100,7 @@ export function resolveRedisSettings(
   if (sentinels.length > 0 && clusterNodes.length > 0) {
     throw new MemoryConfigError(
       "Memory.sentinels and Memory.cluster_nodes are both set",
-      "keep the one your deployment uses: sentinels (with sentinel_name) for Redis Sentinel, " +
-        "cluster_nodes for Redis Cluster",
+      MEMORY_STEPS.sentinelsOrCluster,
     );
   }
   const suffix = `${tls ? ", TLS" : ""}`;
@@ -110,8 +108,7 @@ export function resolveRedisSettings(
     if (!memory.sentinelName) {
       throw new MemoryConfigError(
         "Memory.sentinels is set but Memory.sentinel_name is not",
-        'add "sentinel_name": the master group name from `sentinel monitor <name> ...` ' +
-          "(often mymaster)",
+        MEMORY_STEPS.sentinelName,
       );
     }
     const addresses = sentinels.map((s, i) =>
@@ -141,8 +138,7 @@ export function resolveRedisSettings(
     if (db !== 0) {
       throw new MemoryConfigError(
         `REDIS_DB is ${db}, but Redis Cluster has only database 0`,
-        "remove REDIS_DB (or set it to 0) when Memory.cluster_nodes is set; keep clusters " +
-          "apart with Memory.key_prefix instead",
+        MEMORY_STEPS.clusterDb,
       );
     }
     const addresses = clusterNodes.map((s, i) =>
@@ -199,8 +195,7 @@ function parsePort(env: Environment, name: string, raw = env.get(name)): number 
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw new MemoryConfigError(
       `${name} is "${raw}", not a port number (1-65535)`,
-      `set ${name} to the port the store listens on (${DEFAULTS.redis.port} by default); ` +
-        REMEDY_VARS,
+      MEMORY_STEPS.port(name, DEFAULTS.redis.port),
       `${origin(env, name.split(" ").at(-1)!)}, and a port is a whole number from 1 to 65535`,
     );
   }
@@ -213,8 +208,7 @@ function parseDb(env: Environment, name: string, raw = env.get(name)): number {
   if (!Number.isInteger(db) || db < 0) {
     throw new MemoryConfigError(
       `${name} is "${raw}", not a database number (0, 1, 2, ...)`,
-      `set ${name} to the database index to use (${DEFAULTS.redis.db} by default); ` +
-        REMEDY_VARS,
+      MEMORY_STEPS.db(name, DEFAULTS.redis.db),
       `${origin(env, name.split(" ").at(-1)!)}, and Redis numbers its databases from 0`,
     );
   }
@@ -229,7 +223,7 @@ function parseFlag(env: Environment, name: string): boolean | undefined {
   if (["0", "false", "no", "off"].includes(value)) return false;
   throw new MemoryConfigError(
     `${name} is "${raw}", not true or false`,
-    `set ${name} to true or false; ${REMEDY_VARS}`,
+    MEMORY_STEPS.flag(name),
     origin(env, name),
   );
 }
@@ -285,8 +279,7 @@ function badUrl(env: Environment, raw: string, why: string): MemoryConfigError {
   // The value may carry a password; the boundary redacts `user:password@` before printing.
   return new MemoryConfigError(
     `REDIS_URL is "${raw}", which is not a redis:// or rediss:// URL`,
-    "write it as redis://host[:port][/db], rediss:// for TLS, with user:password@ before " +
-      `the host when the store needs credentials; ${REMEDY_VARS}`,
+    MEMORY_STEPS.url,
     `${origin(env, "REDIS_URL")}, and ${why}`,
   );
 }
@@ -296,14 +289,14 @@ function parseAddress(raw: string, defaultPort: number, field: string): RedisAdd
   if (!match) {
     throw new MemoryConfigError(
       `${field} is "${raw}", not host:port`,
-      `write each address as host:port, e.g. "127.0.0.1:${defaultPort}"`,
+      MEMORY_STEPS.hostPort(defaultPort),
     );
   }
   const port = match[2] === undefined ? defaultPort : Number(match[2]);
   if (port < 1 || port > 65535) {
     throw new MemoryConfigError(
       `${field} is "${raw}": ${port} is not a port number (1-65535)`,
-      `write each address as host:port, e.g. "127.0.0.1:${defaultPort}"`,
+      MEMORY_STEPS.hostPort(defaultPort),
     );
   }
   return { host: match[1], port };

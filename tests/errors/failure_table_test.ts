@@ -30,9 +30,30 @@ import {
   NET_ROWS,
   perSurface,
   type Remedy,
+  remedyOf,
+  type RemedyText,
   ROWS,
   STEPS,
 } from "../../lib/errors/failure_table.ts";
+import { CONFIG_EDIT_STEPS } from "../../lib/errors/config_edit_steps.ts";
+import { CONNECTION_STEPS } from "../../lib/errors/connection_steps.ts";
+import { MCP_EDIT_STEPS } from "../../lib/errors/mcp_edit_steps.ts";
+import { MEMORY_STEPS } from "../../lib/errors/memory_steps.ts";
+import { MODEL_STEPS } from "../../lib/errors/model_steps.ts";
+import { OAUTH_STEPS } from "../../lib/errors/oauth_steps.ts";
+
+/** The usual paths of an MCP endpoint, as a remedy names them (not slash commands). */
+const URL_PATHS = "(often /mcp, or /sse for SSE)";
+
+/** The steps of each area, kept beside the table (`lib/errors/<area>_steps.ts`). */
+const AREA_STEPS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
+  CONFIG_EDIT_STEPS,
+  CONNECTION_STEPS,
+  MCP_EDIT_STEPS,
+  MEMORY_STEPS,
+  MODEL_STEPS,
+  OAUTH_STEPS,
+};
 
 /** A slash command of the interactive client, which a scripting command cannot act on. */
 const SLASH_COMMAND =
@@ -58,9 +79,21 @@ Deno.test("failure table: no scripting remedy names a slash command", () => {
   for (const [name, step] of Object.entries(STEPS)) {
     remedies.push([name, typeof step === "function" ? step("api") : step]);
   }
+  // The steps of an area (lib/errors/<area>_steps.ts), functions given sample values.
+  for (const [area, steps] of Object.entries(AREA_STEPS)) {
+    for (const [name, step] of Object.entries(steps)) {
+      const value = typeof step === "function"
+        ? (step as (...args: string[]) => RemedyText)("api", "x")
+        : step as RemedyText;
+      const { repl, script } = remedyOf(value);
+      // "/mcp" in "(often /mcp, or /sse for SSE)" is a URL's path, not the slash command.
+      remedies.push([`${area}.${name}`, { repl, script: script.replace(URL_PATHS, "") }]);
+    }
+  }
   for (const [name, remedy] of remedies) {
     assert.doesNotMatch(remedy.script, SLASH_COMMAND, `${name}: ${remedy.script}`);
   }
+  assert.match(MODEL_STEPS.requestLimit.repl, SLASH_COMMAND);
   // The interactive wording is the one that may name them: the table keeps both apart.
   assert.match(ROWS.not_running.remedy.repl, SLASH_COMMAND);
   assert.match(STEPS.retryLogin("api").repl, SLASH_COMMAND);

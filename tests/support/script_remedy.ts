@@ -13,6 +13,7 @@ import type { Surface } from "../../lib/errors/failure_table.ts";
 const SCRIPT_PHRASES: readonly (readonly [RegExp, string])[] = [
   [/ \(or run \/refresh once it is up\)/g, ""],
   [/; \/api_stats shows what was used/g, ""],
+  [/; \/api_stats shows what the session has used/g, ""],
   [
     /patchbay restarts the server by itself \(see \/connections\); run the request again once it is connected, or use \/refresh/g,
     "run the command again once the server is up",

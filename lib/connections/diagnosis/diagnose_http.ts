@@ -18,7 +18,8 @@ import {
   UNTRUSTED_CERTIFICATE_REMEDY,
   untrustedCertificate,
 } from "../../errors/failure.ts";
-import { perSurface, type RemedyText, ROWS, STEPS } from "../../errors/failure_table.ts";
+import { type RemedyText, ROWS, STEPS } from "../../errors/failure_table.ts";
+import { CONNECTION_STEPS } from "../../errors/connection_steps.ts";
 import { type ConnectFailure, DIAGNOSIS_PROBE_MS, protocolText } from "./diagnosis_context.ts";
 import {
   htmlTitle,
@@ -63,8 +64,7 @@ export async function diagnoseHttp(
   } catch (error) {
     return fail(
       `${(error as Error).message}: patchbay cannot send requests for ${url.origin} through it`,
-      "set the variable to the proxy's address, e.g. http://proxy.example.com:3128 (in .env " +
-        "or the environment), or remove it; NO_PROXY lists hosts to reach directly",
+      CONNECTION_STEPS.badProxy,
     );
   }
   if (proxy) {
@@ -128,10 +128,7 @@ export async function diagnoseHttp(
         : "it sent nothing back";
       return fail(
         `wrong transport_type: ${address} accepts connections but does not speak HTTP (${said})`,
-        perSurface`${ROWS.wrong_transport.remedy}${
-          "; a server started as a local command speaks stdio: set " +
-          '"transport_type": "stdio" with its "command"'
-        }`,
+        CONNECTION_STEPS.notHttp,
       );
     }
     return fail(
@@ -223,7 +220,7 @@ function networkFailure(
       return info(
         `${netLabel("refused")}: ${netReason("refused", target)} (the server is not running ` +
           "at the configured address)",
-        perSurface`${ROWS.not_running.remedy}; if it is running, check the port it listens on and fix "url"`,
+        CONNECTION_STEPS.refused,
       );
     case "dns":
       return info(
@@ -271,8 +268,7 @@ async function diagnoseAnswer(
         `${server.url} redirects (${status}) to ${abridge(printable(next.href), 200)}, ` +
           "another origin; patchbay follows a server's redirects only within its origin, as " +
           "the entry's headers would go with them",
-        'if that host is the server, make it the entry\'s "url"; otherwise the server (or an ' +
-          "open redirect on it) is sending you elsewhere",
+        CONNECTION_STEPS.crossOriginRedirect,
       );
     }
   }
@@ -287,7 +283,7 @@ async function diagnoseAnswer(
       `wrong transport_type: ${server.url} speaks ${
         speaks === "sse" ? "the legacy SSE transport" : "streamable HTTP"
       }, not ${server.transport} (${status} to the ${server.transport} request)`,
-      perSurface`${ROWS.wrong_transport.remedy}: set "transport_type": "${speaks}"`,
+      CONNECTION_STEPS.otherTransport(speaks),
     );
   }
 
@@ -303,8 +299,7 @@ async function diagnoseAnswer(
   if (answer.status === 404) {
     return fail(
       `${status} at ${server.url}: nothing serves MCP at the path '${url.pathname}'`,
-      moveTo ??
-        perSurface`${ROWS.wrong_address.remedy}, including its path (often /mcp, or /sse for SSE)`,
+      moveTo ?? CONNECTION_STEPS.wrongPath,
     );
   }
   if (answer.contentType.includes("text/html")) {
@@ -357,20 +352,19 @@ async function authFailure(
   if (hasToken) {
     return info(
       `the server rejected the credentials sent in "headers" (${status})`,
-      "check the token in the Authorization header (expired, revoked, or for another " +
-        "server); the value can come from .env with ${VAR}",
+      CONNECTION_STEPS.tokenRejected,
     );
   }
   const oauth = await probeOAuthMetadata(server.url, route.timeoutMs, route.fetchFn);
   if (oauth.found) {
     return info(
       `the server requires OAuth authorization (${status}; metadata at ${oauth.where})`,
-      'add "auth": {"method": "oauth"} to the server entry',
+      CONNECTION_STEPS.addOAuth,
     );
   }
   return info(
     `the server requires credentials (${status}) and publishes no OAuth metadata`,
-    'send a token with "headers": {"Authorization": "Bearer <ACCESS_TOKEN>"}',
+    CONNECTION_STEPS.sendToken,
   );
 }
 

@@ -8,7 +8,8 @@
 
 import type { StdioServerConfig } from "../../config/types.ts";
 import { ServerConnectError, STDERR_DETAIL } from "../../errors.ts";
-import { perSurface, type RemedyText, ROWS } from "../../errors/failure_table.ts";
+import { type RemedyText, ROWS } from "../../errors/failure_table.ts";
+import { CONNECTION_STEPS } from "../../errors/connection_steps.ts";
 import { abridge } from "../../text/text.ts";
 import type { StdioEvidence } from "../../transports/stdio.ts";
 import { hasProcFs, listeningPorts, processTree } from "../../transports/process.ts";
@@ -66,15 +67,14 @@ export async function diagnoseStdio(
         (evidence.stderrTail.length > 0
           ? " (its last stderr lines are shown with this error)"
           : ""),
-      `run the command by hand to see why: ${commandLine}; fix what its error output says ` +
-        '(variables it needs go in the entry\'s "env")',
+      CONNECTION_STEPS.exited(commandLine),
     );
   }
 
   if (evidence.closeReason?.kind === "stdout_closed") {
     return fail(
       "the server process closed its stdout without answering",
-      `run the command by hand to see why: ${commandLine}`,
+      CONNECTION_STEPS.stdoutClosed(commandLine),
     );
   }
 
@@ -86,10 +86,7 @@ export async function diagnoseStdio(
       `the process printed text that is not MCP JSON-RPC on stdout ` +
         `("${abridge(evidence.stdoutNoise[0], 120)}") and never answered initialize` +
         (context.timedOut ? ` within ${server.timeoutSeconds} s` : ""),
-      perSurface`${ROWS.wrong_transport.remedy}${
-        "; if the program does speak stdio, give it the option that " +
-        "keeps its stdout for protocol messages only"
-      }`,
+      CONNECTION_STEPS.stdoutNoise,
     );
   }
   if (context.timedOut && context.installing) {
@@ -98,21 +95,19 @@ export async function diagnoseStdio(
       `Connection timeout: ${runner} was still installing ${name}, or the server it started ` +
         `did not answer initialize, within ${boundSeconds} s (the entry's timeout, ` +
         `${server.timeoutSeconds} s, plus ${FIRST_INSTALL_ALLOWANCE_SECONDS} s for a first install)`,
-      `run ${commandLine} by hand once, so that ${runner} finishes installing it and shows ` +
-        'what fails; on a slow connection raise "timeout" in the server entry',
+      CONNECTION_STEPS.installing(commandLine, runner),
     );
   }
   if (context.timedOut) {
     return fail(
       `Connection timeout: the process started but did not answer initialize within ` +
         `${server.timeoutSeconds} s`,
-      `raise "timeout" in the server entry (a first \`npx -y\` run downloads the package), ` +
-        `and check that ${commandLine} starts an MCP server speaking stdio`,
+      CONNECTION_STEPS.stdioTimeout(commandLine),
     );
   }
   return fail(
     `the MCP handshake failed: ${protocolText(context.error)}`,
-    `run the command by hand to check it is an MCP server speaking stdio: ${commandLine}`,
+    CONNECTION_STEPS.notMcp(commandLine),
   );
 }
 
@@ -139,20 +134,19 @@ function spawnFailure(server: StdioServerConfig, error: Error): ServerConnectErr
     if (server.cwd && !isDirectory(server.cwd)) {
       return info(
         `the working directory '${server.cwd}' does not exist`,
-        'create it, or fix "cwd" in the server entry',
+        CONNECTION_STEPS.missingCwd,
       );
     }
     if (server.command.includes("/")) {
       return info(
         `command '${server.command}' does not exist`,
-        'fix the path in "command", or install the server there',
+        CONNECTION_STEPS.missingCommand,
       );
     }
     const from = PROVIDERS[server.command];
     return new ServerConnectError(server.name, {
       reason: `command '${server.command}' not found on PATH`,
-      remedy: (from ? `install ${from}, ` : "install it, ") +
-        `or give the full path to '${server.command}' in "command"`,
+      remedy: CONNECTION_STEPS.notOnPath(server.command, from),
       details: [`PATH: ${Deno.env.get("PATH") ?? "(unset)"}`],
       cause: error,
     });
@@ -160,12 +154,12 @@ function spawnFailure(server: StdioServerConfig, error: Error): ServerConnectErr
   if (error instanceof Deno.errors.PermissionDenied) {
     return info(
       `command '${server.command}' cannot be executed (permission denied)`,
-      `make it executable (chmod +x ${server.command}) or point "command" at the right file`,
+      CONNECTION_STEPS.notExecutable(server.command),
     );
   }
   return info(
     `command '${server.command}' could not be started: ${error.message}`,
-    'check "command", "args" and "cwd" in the server entry',
+    CONNECTION_STEPS.notStarted,
   );
 }
 
@@ -214,10 +208,7 @@ function wrongTransportStdio(
     return new ServerConnectError(server.name, {
       reason: `wrong transport_type: the process does not speak MCP on stdio; it serves MCP ` +
         `over HTTP (${http.mcp}) at ${http.url}, found by probing`,
-      remedy: perSurface`${ROWS.wrong_transport.remedy}${
-        ": for this mode run the server separately and set " +
-        `"transport_type": "${http.mcp}", "url": "${http.url}" — or start it in its stdio mode`
-      }`,
+      remedy: CONNECTION_STEPS.servesHttp(http.mcp, http.url),
       details,
       cause,
     });
@@ -225,10 +216,7 @@ function wrongTransportStdio(
   return new ServerConnectError(server.name, {
     reason: "wrong transport_type: the process started an HTTP server" +
       (http.url ? ` (${http.url})` : "") + " instead of speaking MCP on stdio",
-    remedy: perSurface`${ROWS.wrong_transport.remedy}${
-      ": start the program in its stdio mode, or run it " +
-      'separately and connect with "transport_type": "streamable_http" and its "url"'
-    }`,
+    remedy: CONNECTION_STEPS.startedHttp,
     details,
     cause,
   });
