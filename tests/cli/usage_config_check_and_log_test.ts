@@ -251,13 +251,15 @@ Deno.test("the log: state directory by default, --log-file elsewhere, errors log
   assert.equal(moved.code, 0, moved.stderr);
   assert.match(await Deno.readTextFile(elsewhere), /patchbay \d+\.\d+\.\d+ starting/);
 
-  // Under flags that leave it out, the denial is named.
+  // Under flags that leave it out, the denial is named. (The user's folder is read: its
+  // .env is read beneath the project's, docs/configuration.md, Scopes.)
   const state = join(box.home, ".local/state/patchbay");
+  const userDir = join(box.home, ".config/patchbay");
   const denied = await runCommand(DENO, [
     "run",
     "--no-prompt",
     "--allow-env",
-    `--allow-read=${box.cwd},${state}`,
+    `--allow-read=${box.cwd},${state},${userDir},/etc/patchbay`,
     `--allow-write=${state}`,
     new URL("../../main.ts", import.meta.url).pathname,
     "--log-file",
