@@ -18,6 +18,7 @@ import { endUnclaimed, prespawnAll, stdioSpawnSpecs } from "../lib/transports/sp
 import { stderrStyle } from "../lib/terminal/style.ts";
 import { terminalColumns } from "../lib/terminal/terminal.ts";
 import { fitLines } from "../lib/text/text.ts";
+import { maskSecrets } from "../lib/redact/redact.ts";
 import { reportTraceFailures, startSessionTrace, stopTrace } from "../lib/trace/start.ts";
 import { activeTrace } from "../lib/trace/active.ts";
 import { errorJson } from "./_boundary.ts";
@@ -226,7 +227,9 @@ export function startServerProcesses(runtime: Runtime): void {
 
 /** Server states as JSON (errors as `errorJson` gives them, stderr lines included). */
 export function statesJson(states: readonly ServerStatus[]) {
-  return states.map((s) => ({
+  // A failure may quote what the entry holds (a command line with a secret argument, a
+  // server's stderr): masked here as on every other surface.
+  return maskSecrets(states.map((s) => ({
     name: s.name,
     transport: s.transport,
     // A disabled server is not a failure to connect: it was never meant to.
@@ -236,5 +239,5 @@ export function statesJson(states: readonly ServerStatus[]) {
     ...(s.error ? { error: errorJson(s.error) } : {}),
     // Refused by the administrator's policy: its error, as `call` would show it.
     ...(s.refused ? { error: errorJson(policyRefusal(s.name, s.refused)) } : {}),
-  }));
+  })));
 }

@@ -173,6 +173,19 @@ export function createElicitationHandler(
   const { editor, output, style, errStyle } = options;
   const say = (text: string) => editor.write(text);
   return async (server, params, signal): Promise<ElicitResult> => {
+    // A task's status arriving while the form is on the screen must not draw the spinner
+    // over its question: the spinner waits until the form is answered.
+    const release = output.holdSpinner();
+    try {
+      return await askForm(server, params, signal);
+    } finally {
+      release();
+    }
+  };
+
+  async function askForm(
+    ...[server, params, signal]: Parameters<NonNullable<ServerRequestHandlers["elicitation"]>>
+  ): Promise<ElicitResult> {
     const request = params as ElicitRequest["params"] & { mode?: string; url?: string };
     if (editor.prompting) {
       // Nothing of the person's is running: a form now would fight the prompt for the
@@ -237,7 +250,7 @@ export function createElicitationHandler(
       if (answer.value !== undefined) content[name] = answer.value;
     }
     return { action: "accept", content };
-  };
+  }
 }
 
 /**

@@ -88,6 +88,10 @@ export class TerminalOutput {
   #since = 0;
   #frame = 0;
   #spinnerShown = false;
+  /** Questions on the screen ({@linkcode holdSpinner}); a spin waits while any is. */
+  #holds = 0;
+  /** A spin asked for while held. */
+  #waiting = false;
   /** Whether the last character written (to either stream) ended a line. */
   #atLineStart = true;
 
@@ -138,14 +142,37 @@ export class TerminalOutput {
     if (since !== undefined) this.#since = since;
     else if (this.#timer === undefined) this.#since = this.#now();
     if (!this.#spinnerEnabled) return;
+    if (this.#holds > 0) {
+      this.#waiting = true;
+      return;
+    }
     if (this.#timer === undefined) {
       this.#timer = setInterval(() => this.#draw(), SPINNER_INTERVAL_MS);
     }
     this.#draw();
   }
 
+  /**
+   * Keeps the spinner off the screen while a question is on it (a server's form): a spin
+   * meanwhile is shown once every hold is released. Returns the release.
+   */
+  holdSpinner(): () => void {
+    this.#holds++;
+    this.stopSpinner();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.#holds === 0 && this.#waiting) {
+        this.#waiting = false;
+        this.spin(this.#label);
+      }
+    };
+  }
+
   /** Removes the spinner. */
   stopSpinner(): void {
+    this.#waiting = false;
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     this.#hideSpinner();

@@ -98,8 +98,24 @@ for (const store of ["file", "redis"] as const) {
       assert.ok(!(await Deno.stat(registry).then(() => true, () => false)), "kept in Redis");
     }
 
+    // The task goes on without its client; the conversation is resumed once it is over
+    // (`run` delivers the outcomes of tasks that have ended; one still working is followed
+    // by the interactive client, tests/e2e/tasks_repl_test.ts).
+    const tasks = await runPatchbay(box, ["tasks", "list", "--json", "--all"], { env });
+    assert.equal(tasks.code, 0, tasks.stderr);
+    const taskId = (JSON.parse(tasks.stdout) as { tasks: { id: string }[] }).tasks[0].id;
+    await bounded(
+      (async () => {
+        for (;;) {
+          const got = await runPatchbay(box, ["tasks", "get", taskId, "--json"], { env });
+          if (got.code === 0 && JSON.parse(got.stdout).state === "completed") return;
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      })(),
+      "the task to complete on its server",
+    );
     // The killed client ran in the project folder: its conversation is resumed by id, once
-    // the lease the killed process held has expired (LEASE_TTL_MS: it never released it).
+    // the lease the killed process held is free (an ended holder on this host frees it).
     const id = await latest(box, env);
     const resume = () => runPatchbay(box, ["run", "--resume", id, "--yes", "what came of it?"]);
     const resumed = await bounded(

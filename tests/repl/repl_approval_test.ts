@@ -97,7 +97,7 @@ Deno.test("a notice while an approval waits: the question is erased and drawn on
   assert.equal(count(second, "? Run everything › get-sum"), 1, second);
   assert.equal(count(second, "[y]es"), 2, second);
   // The result's line is wrapped between words on this narrow terminal.
-  assert.match(second, /The sum of 1 and 2\s+is 3\./);
+  assert.match(second, /The sum of 1 and 2\s+is\s+3\./);
   await tmux.press("C-d");
   assert.equal(await tmux.exitCode(), 0);
 });

@@ -72,6 +72,6 @@ Deno.test("/mcp lists servers; disable and enable switch one at once for the ses
   const back = await repl.send("/mcp enable everything", /Enabled everything/, 60_000);
   assert.match(
     back,
-    /Enabled everything now: connected, 14 tools offered \(1 not offered by include_tools \/ exclude_tools\)/,
+    /Enabled everything now: connected, 16 tools offered \(1 not offered by include_tools \/ exclude_tools\)/,
   );
 });

@@ -12,6 +12,8 @@ import { DENO } from "./deps.ts";
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/skills_server.ts", import.meta.url));
 const DENO_JSON = fileURLToPath(new URL("../../deno.json", import.meta.url));
+/** The tests' own lock: the fixture's server SDK must not enter deno.lock. */
+const TEST_LOCK = fileURLToPath(new URL("../test.lock", import.meta.url));
 
 /** The secret the fixture's `pdf-processing` skill quotes (given from `.env`, masked). */
 export const SKILL_SECRET = "sk-skill-secret-4f3e2d1c0b9a";
@@ -33,6 +35,7 @@ export async function skillsEntry(box: Sandbox): Promise<Record<string, unknown>
       "--no-prompt",
       "--config",
       DENO_JSON,
+      `--lock=${TEST_LOCK}`,
       `--allow-write=${reads}`,
       FIXTURE,
       `--reads=${reads}`,

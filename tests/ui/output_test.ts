@@ -38,6 +38,25 @@ const sequences: {
     },
     events: ["err:note\n"],
   },
+  {
+    name: "a spin while a question is on the screen waits for its answer",
+    spinner: true,
+    write: (output) => {
+      output.spin("running");
+      const release = output.holdSpinner();
+      output.spin(() => "task working");
+      output.out("? the server asks\n");
+      release();
+      output.stopSpinner();
+    },
+    events: [
+      "err:\r\x1b[K⠙ running",
+      "err:\r\x1b[K",
+      "out:? the server asks\n",
+      "err:\r\x1b[K⠹ task working",
+      "err:\r\x1b[K",
+    ],
+  },
 ];
 
 for (const { name, spinner, write, events: expected } of sequences) {
