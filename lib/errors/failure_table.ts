@@ -21,49 +21,18 @@
  * checks every row has a message, causes and both remedies, and that no script remedy
  * names a slash command.
  *
- * Remedies beyond the rows: {@linkcode STEPS}, and an area's steps in `./<area>_steps.ts`;
+ * Remedies beyond the rows: {@linkcode STEPS} (shared, `./shared_steps.ts`), and an area's
+ * steps in `./<area>_steps.ts`; the `Remedy` type and its composers are `./remedy.ts`.
  * `tests/errors/remedy_vocabulary_test.ts` fails on a remedy written anywhere else.
  *
  * @module
  */
 
 import type { ErrorCode } from "./error_codes.ts";
+import { type Remedy, remedyOf } from "./remedy.ts";
 
-/** Where an error is shown: the interactive client, or a scripting command. */
-export type Surface = "repl" | "script";
-
-/** A remedy as each surface words it. */
-export interface Remedy {
-  /** In the interactive client: may name slash commands (`/refresh`, `/memory`, …). */
-  readonly repl: string;
-  /** In a scripting command: names no slash command. */
-  readonly script: string;
-}
-
-/** A remedy: one text for both surfaces, or each surface's own. */
-export type RemedyText = string | Remedy;
-
-/** `text` as a {@linkcode Remedy}: the same words on both surfaces when it is one string. */
-export function remedyOf(text: RemedyText): Remedy {
-  return typeof text === "string" ? { repl: text, script: text } : text;
-}
-
-/**
- * A remedy composed of fixed words and other remedies, worded for each surface:
- * `` perSurface`${ROWS.not_running.remedy}; check "url"` ``.
- */
-export function perSurface(
-  strings: TemplateStringsArray,
-  ...parts: readonly (RemedyText | number)[]
-): Remedy {
-  const word = (surface: Surface) =>
-    strings.reduce((text, fixed, i) => {
-      const part = parts[i - 1];
-      const value = typeof part === "object" ? part[surface] : String(part);
-      return text + value + fixed;
-    });
-  return { repl: word("repl"), script: word("script") };
-}
+export { perSurface, type Remedy, remedyOf, type RemedyText, type Surface } from "./remedy.ts";
+export { STEPS } from "./shared_steps.ts";
 
 /** Why no connection (or no usable answer) could be had: the one list of network kinds. */
 export type NetProblem =
@@ -424,71 +393,3 @@ export const NET_ROWS: Readonly<Record<NetProblem, { kind: FailureKind; label: N
   not_http: { kind: "network", label: "Network unreachable" },
   dropped: { kind: "network", label: "Network unreachable" },
 };
-
-/**
- * Steps that remedies share beyond the rows, worded per surface: the interactive client
- * names its slash commands, a scripting command what it offers instead.
- */
-export const STEPS = {
-  /** A server request lost with its connection. */
-  reconnect: {
-    repl: "patchbay restarts the server by itself (see /connections); " +
-      "run the request again once it is connected, or use /refresh",
-    script: "run the command again once the server is up",
-  },
-  /** A server request failed for a reason patchbay cannot name. */
-  requestFailed: {
-    repl: "run /debug for details and retry; /refresh reconnects the server",
-    script: "run the command again with --debug for details",
-  },
-  /** An MCP session that failed at an address that speaks MCP. */
-  sessionFailed: {
-    repl: "retry with /refresh; if it keeps failing, run /debug and check the server's own logs",
-    script:
-      "run the command again; if it keeps failing, add --debug and check the server's own logs",
-  },
-  /** A server that failed with a 5xx answer. */
-  serverFault: {
-    repl: "check the server's own logs, then retry with /refresh",
-    script: "check the server's own logs, then run the command again",
-  },
-  /** A connection attempt that failed in a way patchbay does not handle. */
-  unexpected: {
-    repl: "run /debug and /refresh; if it persists, report the log as an issue",
-    script: "run the command again with --debug; if it persists, report the log as an issue",
-  },
-  /** A server not connected now, for no reason patchbay recorded. */
-  connect: { repl: "run /refresh to connect it", script: "run the command again" },
-  /** Conversation memory can be switched off. */
-  memoryOff: {
-    repl: "turn persistence off with /memory",
-    script: 'turn persistence off with "Memory": {"backend": "off"}',
-  },
-  /** A name that matched no `kind` (tool, prompt, resource): where the list of them is. */
-  listOf: (kind: string): Remedy => ({
-    repl: `see the list with /${kind}s`,
-    script: `see the list with \`patchbay ${kind}s\``,
-  }),
-  /** Nothing offered at all: which servers failed to connect, and why. */
-  serverStates: {
-    repl: "check /connections for servers that failed to connect",
-    script: "`patchbay tools` shows each server's state, and why one failed",
-  },
-  /** An OAuth login to try again. */
-  retryLogin: (server: string): Remedy => ({
-    repl: `retry the login (/refresh, or patchbay auth login ${server})`,
-    script: `retry the login (patchbay auth login ${server})`,
-  }),
-  /** A model request that failed in a way patchbay does not handle. */
-  modelUnexpected: {
-    repl: "run /debug and try again; report the log if it repeats",
-    script: "run the command again with --debug; report the log if it repeats",
-  },
-  /** A model request the provider rejected for one of the LLM settings. */
-  modelSettings: {
-    repl: "correct the LLM settings named in the provider's message (servers_config.json); " +
-      "run /debug and try again to see the full request in the log",
-    script: "correct the LLM settings named in the provider's message (servers_config.json); " +
-      "run the command again with --debug to see the full request in the log",
-  },
-} as const;
