@@ -31,6 +31,7 @@ import { Redactor } from "../lib/redact/redact.ts";
 import { stripTerminalEscapes, terminalColumns } from "../lib/terminal/terminal.ts";
 import { fitLines } from "../lib/text/text.ts";
 import { createStyle, stderrStyle, type Style } from "../lib/terminal/style.ts";
+import { USAGE_STEPS } from "../lib/errors/usage_steps.ts";
 
 /**
  * The grants that errors shown by this process carried (an OAuth server's moved
@@ -68,7 +69,7 @@ export function toPatchbayError(error: unknown): PatchbayError {
   }
   return new PatchbayError("internal", `Internal error: ${message}`, {
     reason: "patchbay hit a condition it does not handle; this is a bug",
-    remedy: "run again with --debug and report the log (secrets are redacted) as an issue",
+    remedy: USAGE_STEPS.internal,
     cause: error,
   });
 }

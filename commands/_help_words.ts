@@ -15,6 +15,7 @@ import { optionSpelling } from "../lib/cli/root_options.ts";
 import { UsageError } from "../lib/errors.ts";
 import { didYouMean } from "../lib/text/text.ts";
 import { NAME } from "../lib/version.ts";
+import { USAGE_STEPS } from "../lib/errors/usage_steps.ts";
 
 /** The help command's word, and how every help that lists commands shows it. */
 export const HELP_WORD = "help";
@@ -84,6 +85,6 @@ function unknownCommand(word: string, group: CommandDeclaration, path: string[])
   const where = [NAME, ...path].join(" ");
   return new UsageError(
     `unknown command '${word}'${close ? ` (did you mean '${close}'?)` : ""}`,
-    `the commands of ${where}: ${names.join(", ")}; \`${where} help\` lists them`,
+    USAGE_STEPS.commandsOf(where, names.join(", ")),
   );
 }

@@ -18,6 +18,7 @@ import { didYouMean } from "../lib/text/text.ts";
 import { HELP_DESCRIPTION, HELP_USAGE, helpRequest } from "./_help_words.ts";
 import { commandLineError, failedAt } from "./_usage_errors.ts";
 import { NAME, VERSION } from "../lib/version.ts";
+import { USAGE_STEPS } from "../lib/errors/usage_steps.ts";
 
 // Start-up order (docs/performance.md): this file loads only what every invocation needs. commander
 // comes when there is a command line to parse, and each command's module (with the
@@ -148,12 +149,10 @@ function tooManyArguments(command: Command, excess: string[]): UsageError {
   for (let c: Command | null = command; c; c = c.parent) names.unshift(c.name());
   const usage = `${names.join(" ")} ${command.usage()}`;
   const words = excess.map((word) => `'${word}'`).join(", ");
-  const json = command.registeredArguments.some((a) => a.name() === "json-args")
-    ? `; JSON arguments are one word: quote them, e.g. '{"message": "hi"}'`
-    : "";
+  const jsonArgs = command.registeredArguments.some((a) => a.name() === "json-args");
   return new UsageError(
     `unexpected argument${excess.length > 1 ? "s" : ""} ${words} for '${names.join(" ")}'`,
-    `usage: ${usage}${json}`,
+    USAGE_STEPS.usage(usage, jsonArgs),
   );
 }
 
@@ -162,7 +161,7 @@ function unknownCommand(word: string, program: Command, name = "patchbay"): Usag
   const suggestion = didYouMean(word, names);
   return new UsageError(
     `unknown command '${word}'${suggestion ? ` (did you mean '${suggestion}'?)` : ""}`,
-    `commands: ${names.join(", ")}; run \`${name} --help\` for usage`,
+    USAGE_STEPS.commands(names.join(", "), name),
   );
 }
 

@@ -11,6 +11,7 @@ import { ApprovalStore, type RememberedApproval } from "../lib/agent/approval_st
 import { EXIT, PatchbayError, UsageError } from "../lib/errors.ts";
 import { stdoutStyle } from "../lib/terminal/style.ts";
 import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
+import { USAGE_STEPS } from "../lib/errors/usage_steps.ts";
 
 /** Options of the `approvals` commands. */
 export interface ApprovalsOptions {
@@ -59,7 +60,7 @@ export async function approvalsRevoke(
   if (!what && !options.all) {
     throw new UsageError(
       "say which approval to revoke",
-      "patchbay approvals revoke <id|server|server/tool>, or --all for every one of this folder",
+      USAGE_STEPS.revokeWhich,
     );
   }
   const store = new ApprovalStore();

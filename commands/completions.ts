@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { locateConfig } from "../lib/config/locate.ts";
 import { EXIT, UsageError } from "../lib/errors.ts";
 import { MAX_CONFIG_BYTES, readBoundedTextSync } from "../lib/files/bounded_read.ts";
+import { USAGE_STEPS } from "../lib/errors/usage_steps.ts";
 
 /** The shells a script is made for. */
 export const SHELLS = ["bash", "zsh", "fish"] as const;
@@ -68,7 +69,7 @@ export function completions(
       shell
         ? `unknown shell '${shell}': completions are made for ${SHELLS.join(", ")}`
         : `which shell? completions are made for ${SHELLS.join(", ")}`,
-      "e.g. patchbay completions bash > ~/.local/share/bash-completion/completions/patchbay",
+      USAGE_STEPS.completionsShell,
     );
   }
   const specs = commandSpecs(program);

@@ -34,6 +34,7 @@ import { hasHiddenCharacters } from "../lib/terminal/terminal.ts";
 import { plural } from "../lib/text/text.ts";
 import { type NamedEntry, refuseUnreadable, writeEntries } from "./_config_edit.ts";
 import { type McpEditOptions, report, serversOf } from "./mcp.ts";
+import { USAGE_STEPS } from "../lib/errors/usage_steps.ts";
 
 /**
  * Most servers one import adds. Every configured server is started (a process, or a
@@ -77,7 +78,7 @@ export async function mcpImport(
     });
     throw new UsageError(
       `say where to import from:\n${found.join("\n")}`,
-      "patchbay mcp import <client> (one of the names above), or patchbay mcp import <path>",
+      USAGE_STEPS.importWhich,
     );
   }
   const sources = await readSources(source, places);
@@ -160,8 +161,7 @@ export async function mcpImport(
       reason: `the source holds ${accepted.length} servers that could be imported; one ` +
         `import adds at most ${MAX_IMPORTED_SERVERS} (each is a process or connection ` +
         "started with every session)",
-      remedy: "keep only the servers you want in a copy of the file and import that, or add " +
-        "them one at a time with `patchbay mcp add`",
+      remedy: USAGE_STEPS.importFewer,
     });
   }
   if (accepted.length === 0) {
@@ -169,7 +169,7 @@ export async function mcpImport(
       reason: skipped > 0
         ? `none of the ${plural(skipped, "server")} found could be imported (reasons above)`
         : "the files hold no servers",
-      remedy: "add servers with `patchbay mcp add`, or name another source",
+      remedy: USAGE_STEPS.importNothing,
     });
   }
   const counts = `${plural(accepted.length, "server")}` +

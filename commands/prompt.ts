@@ -15,6 +15,7 @@ import {
 } from "../lib/session/resolve.ts";
 import { stripTerminalEscapes } from "../lib/terminal/terminal.ts";
 import { type ScriptOptions, withServers } from "./_connect.ts";
+import { USAGE_STEPS } from "../lib/errors/usage_steps.ts";
 
 /** Gets a prompt. */
 export function prompt(spec: string, words: string[], options: ScriptOptions): Promise<number> {
@@ -38,7 +39,7 @@ export function prompt(spec: string, words: string[], options: ScriptOptions): P
         {
           reason: `the prompt ${found.name} of server '${found.server}' requires ` +
             `${missing.join(", ")}, which ${missing.length === 1 ? "was" : "were"} not given`,
-          remedy: "give each as name=value; `patchbay prompts` lists every prompt's arguments",
+          remedy: USAGE_STEPS.promptArguments,
           exitCode: EXIT.usage,
         },
       );

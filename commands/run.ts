@@ -29,6 +29,7 @@ import { endUnclaimed } from "../lib/transports/spawn.ts";
 import { errorJson, errorPresenter, refusedGrants } from "./_boundary.ts";
 import { startServerProcesses } from "./_connect.ts";
 import { renderServerStatus } from "./_status.ts";
+import { USAGE_STEPS } from "../lib/errors/usage_steps.ts";
 
 /** Options of `patchbay run`. */
 export interface RunOptions extends GlobalOptions {
@@ -66,7 +67,7 @@ export async function run(words: string[], options: RunOptions): Promise<number>
   if (!prompt) {
     throw new UsageError(
       "nothing to ask: give a prompt or pipe text on stdin",
-      'e.g. patchbay run "what tools do you have?"  or  git diff | patchbay run "review this"',
+      USAGE_STEPS.runPrompt,
     );
   }
   const runtime = await startUp(options);
@@ -196,8 +197,7 @@ function serversRequired(failed: readonly string[]): PatchbayError {
   return new PatchbayError("server_connect_failed", `Required servers failed: ${names}`, {
     reason: "--require-servers was given and these servers did not connect (the reason of each " +
       "is above, or in the server events)",
-    remedy: "fix the servers (patchbay doctor), disable them in the configuration, or run " +
-      "without --require-servers",
+    remedy: USAGE_STEPS.requiredServers,
     exitCode: EXIT.serversFailed,
   });
 }

@@ -12,6 +12,7 @@ import { stderrStyle, stdoutStyle } from "../lib/terminal/style.ts";
 import { unmatchedLines, withheldLines } from "../lib/ui/listing.ts";
 import { type ScriptOptions, statesJson, withServers } from "./_connect.ts";
 import { terminalColumns } from "../lib/terminal/terminal.ts";
+import { USAGE_STEPS } from "../lib/errors/usage_steps.ts";
 
 /** Lists tools. */
 export function tools(server: string | undefined, options: ScriptOptions): Promise<number> {
@@ -71,6 +72,6 @@ export function only(server: string, names: string[]): string[] {
   const close = didYouMean(server, names);
   throw new UsageError(
     `unknown server '${server}'${close ? ` (did you mean '${close}'?)` : ""}`,
-    `servers in the configuration: ${names.join(", ") || "none"}`,
+    USAGE_STEPS.configuredServers(names.join(", ")),
   );
 }

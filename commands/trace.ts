@@ -12,6 +12,7 @@ import { safeJson } from "../lib/text/json_text.ts";
 import type { TraceLine } from "../lib/trace/record.ts";
 import { expectedNote, parseTrace, stats, statsTable, timeline } from "../lib/trace/timeline.ts";
 import { readBoundedText } from "../lib/files/bounded_read.ts";
+import { USAGE_STEPS } from "../lib/errors/usage_steps.ts";
 
 /** Options of `trace show`. */
 export interface TraceShowOptions {
@@ -98,7 +99,7 @@ export async function traceShow(file: string, options: TraceShowOptions): Promis
   if (options.last !== undefined && !/^\d+$/.test(options.last.trim())) {
     throw new UsageError(
       `--last must be a whole number of lines, not '${options.last}'`,
-      "e.g. patchbay trace show trace.jsonl --last 50",
+      USAGE_STEPS.traceLast,
     );
   }
   const last = options.last === undefined ? undefined : Number(options.last);

@@ -9,6 +9,7 @@ import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import { EXIT } from "../exit_codes.ts";
 import { fill, type RemedyText, ROWS } from "./failure_table.ts";
 import { PatchbayError } from "./base.ts";
+import { USAGE_STEPS } from "./usage_steps.ts";
 
 /** The operating system refused access to a file. */
 export class PermissionDeniedError extends PatchbayError {
@@ -58,7 +59,7 @@ export class NetworkError extends PatchbayError {
 
 /** The command line was wrong. */
 export class UsageError extends PatchbayError {
-  constructor(message: string, remedy = "run `patchbay --help` for usage") {
+  constructor(message: string, remedy: string = USAGE_STEPS.help) {
     super("usage", message, {
       reason: "the command line could not be understood",
       remedy,
@@ -72,7 +73,7 @@ export class CancelledError extends PatchbayError {
   constructor(what = "the operation") {
     super("cancelled", `Cancelled: ${what}`, {
       reason: "interrupted by the user",
-      remedy: "run it again when ready",
+      remedy: USAGE_STEPS.cancelled,
       exitCode: EXIT.interrupted,
     });
   }
@@ -85,7 +86,7 @@ export class EndedBySignalError extends PatchbayError {
       reason: signal === "SIGHUP"
         ? "the terminal closed, or the process was sent SIGHUP"
         : `the process was sent ${signal}`,
-      remedy: "run the command again",
+      remedy: USAGE_STEPS.runAgain,
       exitCode,
     });
   }

@@ -7,6 +7,7 @@
 
 import { fill, type RemedyText, ROWS } from "./failure_table.ts";
 import { type ErrorDetails, PatchbayError } from "./base.ts";
+import { USAGE_STEPS } from "./usage_steps.ts";
 
 /**
  * `Could not connect to <store> at <target>: <problem>`: the memory store is unreachable or
@@ -71,8 +72,7 @@ export class ConversationHeldError extends PatchbayError {
       reason: `patchbay process ${holder.pid} has had it open since ${holder.since}; two ` +
         "processes writing one conversation would interleave their turns (if that process " +
         `has ended without closing it, it is free within ${Math.ceil(expiresInMs / 1000)} s)`,
-      remedy: "continue it there, or start patchbay --resume " + sessionId +
-        " at a terminal, which offers to continue it as a new branch (a copy under a new id)",
+      remedy: USAGE_STEPS.openElsewhere(sessionId),
     });
     this.sessionId = sessionId;
     this.holder = holder;

@@ -28,20 +28,6 @@ const TABLE = /^lib\/errors\/(?:failure_table|\w+_steps)\.ts$/;
  */
 const ALLOWED: readonly string[] = [
   // Usage errors of one command's own flags and arguments (scripting surface only).
-  "commands/_boundary.ts: run again with --debug and report the lo",
-  'commands/_help_words.ts: the commands of ${where}: ${names.join("',
-  "commands/_program.ts: usage: ${usage}${json}",
-  'commands/_program.ts: commands: ${names.join(", ")}; run \\`${n',
-  "commands/approvals.ts: patchbay approvals revoke <id|server|ser",
-  "commands/completions.ts: e.g. patchbay completions bash > ~/.loca",
-  "commands/mcp_import.ts: patchbay mcp import <client> (one of the",
-  "commands/mcp_import.ts: keep only the servers you want in a copy",
-  "commands/mcp_import.ts: add servers with `patchbay mcp add`, or ",
-  "commands/prompt.ts: give each as name=value; `patchbay promp",
-  'commands/run.ts: e.g. patchbay run "what tools do you hav',
-  "commands/run.ts: fix the servers (patchbay doctor), disab",
-  "commands/tools.ts: servers in the configuration: ${names.jo",
-  "commands/trace.ts: e.g. patchbay trace show trace.jsonl --l",
   // The agent's own refusals: approvals, sampling, images, hooks of direct calls.
   "lib/agent/approval_store.ts: delete it (rm ${this.path}), which forge",
   "lib/agent/approval_store.ts: fix or delete ${this.path} (deleting it ",
@@ -96,12 +82,8 @@ const ALLOWED: readonly string[] = [
   "lib/errors/config.ts: check what ${path} is (ls -lL ${path}) a",
   "lib/errors/config.ts: run the command again once the other one",
   "lib/errors/oauth.ts: log in now with \\`patchbay auth login ${",
-  "lib/errors/run.ts: run `patchbay --help` for usage",
-  "lib/errors/run.ts: run it again when ready",
-  "lib/errors/run.ts: run the command again",
   "lib/errors/server.ts: run it again and let the server connect ",
   "lib/errors/server.ts: remove the mention and send the message ",
-  "lib/errors/store.ts: continue it there, or start patchbay --r",
   // A lock file held by another process.
   "lib/files/file_lock.ts: make ${dirname(lockPath)} a folder you m",
   // A hook's rewritten input the tool's schema refuses (around ROWS.hook_failed).
