@@ -14,6 +14,7 @@ import { MAX_ENV_FILE_BYTES, readBoundedText } from "./files/bounded_read.ts";
 import { DenoPermissionError, PatchbayError } from "./errors.ts";
 import { denoPermissionFlag } from "./deno_permission/denial.ts";
 import { refuseSharedWritable } from "./files/shared_writable.ts";
+import { CONFIG_STEPS } from "./errors/config_steps.ts";
 
 /** One line of a .env file that could not be understood. */
 export interface DotenvProblem {
@@ -283,7 +284,7 @@ async function readEnvFile(
     text = await readBoundedText(options.path, {
       what: "the environment file",
       maxBytes: MAX_ENV_FILE_BYTES,
-      remedy: "name another file with --env-file",
+      remedy: CONFIG_STEPS.otherEnvFile,
     });
   } catch (error) {
     if (error instanceof PatchbayError) throw error;
@@ -297,7 +298,7 @@ async function readEnvFile(
           reason: error instanceof Deno.errors.NotFound
             ? "the file does not exist"
             : (error as Error).message,
-          remedy: "create the file (see .env.example) or pass --env-file with the right path",
+          remedy: CONFIG_STEPS.createEnvFile,
           cause: error,
         },
       );

@@ -17,6 +17,7 @@ import type { ProblemList } from "./problem_list.ts";
 import { HooksSchema } from "./schema.ts";
 import type { ConfigValues } from "./values.ts";
 import { parseSection } from "./zod_issues.ts";
+import { CONFIG_STEPS } from "../errors/config_steps.ts";
 
 /** Where the hooks of a file run and come from. */
 export interface HooksSource {
@@ -46,8 +47,7 @@ export function readHooks(
         problems.warn(
           [...path, "matcher"],
           `"${unmatchable}" matches none of patchbay's tools (they are <server>.<tool>)`,
-          'write "<server>.<tool>" globs, e.g. "everything.*", "*.delete_*", or Claude ' +
-            'Code\'s "mcp__<server>__<tool>"',
+          CONFIG_STEPS.hookMatcher,
         );
       }
       return {

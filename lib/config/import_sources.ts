@@ -11,6 +11,7 @@ import { MAX_IMPORTED_FILE_BYTES, readBoundedText } from "../files/bounded_read.
 import { PatchbayError, UsageError } from "../errors.ts";
 import { type JsonValue, parseJson } from "./json.ts";
 import { blankJsonComments } from "./jsonc.ts";
+import { CONFIG_STEPS } from "../errors/config_steps.ts";
 
 /** The clients whose files patchbay knows. */
 export const CLIENTS = ["claude-desktop", "claude-code", "cursor", "vscode", "gemini"] as const;
@@ -83,14 +84,14 @@ export async function readSource(
     text = await readBoundedText(path, {
       what: "the file to import",
       maxBytes: MAX_IMPORTED_FILE_BYTES,
-      remedy: "name another file to import",
+      remedy: CONFIG_STEPS.otherImport,
     });
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
     if (error instanceof PatchbayError) throw error;
     throw new PatchbayError("config_not_found", `Could not read ${path}`, {
       reason: (error as Error).message,
-      remedy: "check the path and that the file is readable",
+      remedy: CONFIG_STEPS.unreadable,
       cause: error,
     });
   }
@@ -103,7 +104,7 @@ export async function readSource(
       reason: fault
         ? `${fault.message} at line ${fault.position.line}, column ${fault.position.column}`
         : "the file does not hold a JSON object",
-      remedy: "fix the file in the client that wrote it, or name another file",
+      remedy: CONFIG_STEPS.fixImported,
     });
   }
   const kind = dialect ?? dialectOf(path, value);
@@ -147,7 +148,7 @@ export async function readSources(source: string, places: Places): Promise<Sourc
   if (!client && !looksLikePath) {
     throw new UsageError(
       `unknown source '${source}'`,
-      `name a client (${CLIENTS.join(", ")}) or the path of a JSON file`,
+      CONFIG_STEPS.importSource(CLIENTS.join(", ")),
     );
   }
   if (!client) {
@@ -155,7 +156,7 @@ export async function readSources(source: string, places: Places): Promise<Sourc
     if (!files) {
       throw new PatchbayError("config_not_found", `Could not import from ${source}`, {
         reason: `there is no file at ${resolve(places.cwd, source)}`,
-        remedy: "check the path",
+        remedy: CONFIG_STEPS.checkPath,
       });
     }
     return files;
@@ -171,7 +172,7 @@ export async function readSources(source: string, places: Places): Promise<Sourc
   if (found.length === 0) {
     throw new PatchbayError("config_not_found", `Found no ${client} configuration`, {
       reason: `none of these files exists: ${paths.join(", ")}`,
-      remedy: "name the file: patchbay mcp import <path>",
+      remedy: CONFIG_STEPS.importPath,
     });
   }
   return found;

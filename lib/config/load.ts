@@ -29,6 +29,7 @@ import { Validator } from "./validate.ts";
 // Callers read the whole configuration story from here: where the file is and how its
 // warnings read.
 import { refuseSharedWritable } from "../files/shared_writable.ts";
+import { CONFIG_STEPS } from "../errors/config_steps.ts";
 export { type ConfigLocation, type ConfigSources, locateConfig, locateSources } from "./locate.ts";
 export { describeWarning } from "./problems.ts";
 
@@ -82,7 +83,7 @@ export async function readConfigText(path: string): Promise<string> {
     bytes = await readBoundedFile(path, {
       what: "the configuration file",
       maxBytes: MAX_CONFIG_BYTES,
-      remedy: "name another file with --config",
+      remedy: CONFIG_STEPS.otherConfig,
     });
   } catch (error) {
     throw readError(path, error);
@@ -106,7 +107,7 @@ export function readError(path: string, error: unknown): PatchbayError {
     return new ConfigNotFoundError(
       path,
       `there is no file at ${resolve(path)}`,
-      `create it (copy ${DEFAULTS.exampleConfigFile} to start) or pass --config <path>`,
+      CONFIG_STEPS.createConfig(DEFAULTS.exampleConfigFile),
       error,
     );
   }
@@ -114,18 +115,18 @@ export function readError(path: string, error: unknown): PatchbayError {
     return new PermissionDeniedError(
       path,
       "the operating system refused to let patchbay read the configuration file",
-      `make the file readable by your user (e.g. chmod u+r ${path})`,
+      CONFIG_STEPS.readable(path),
     );
   }
   if (error instanceof Deno.errors.IsADirectory) {
     return new PatchbayError("config_not_found", `Invalid configuration: ${path} is a directory`, {
       reason: "--config must name a file",
-      remedy: `pass the file inside it, e.g. --config ${join(path, DEFAULTS.configFile)}`,
+      remedy: CONFIG_STEPS.fileInside(join(path, DEFAULTS.configFile)),
     });
   }
   return new PatchbayError("config_not_found", `Invalid configuration: could not read ${path}`, {
     reason: (error as Error).message,
-    remedy: "check the path and that the file is readable",
+    remedy: CONFIG_STEPS.unreadable,
     cause: error,
   });
 }

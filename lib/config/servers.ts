@@ -36,6 +36,7 @@ import {
   reportIssues,
 } from "./zod_issues.ts";
 import { MAX_KEY_FILE_BYTES, readBoundedTextSync } from "../files/bounded_read.ts";
+import { CONFIG_STEPS } from "../errors/config_steps.ts";
 
 /** What reading the entries needs: where problems go, and how values are read. */
 export interface EntryReader {
@@ -183,7 +184,7 @@ function readServer(
     problems.warn(
       [...path, "sse_read_timeout"],
       `sse_read_timeout (${entry.sse_read_timeout} s) is shorter than timeout (${common.timeoutSeconds} s)`,
-      "event streams may then be reopened before a slow answer arrives",
+      CONFIG_STEPS.sseShorter,
     );
   }
   const http: HttpServerConfig = {

@@ -11,6 +11,7 @@ import type { Environment } from "../env.ts";
 import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import { expandVariables, insteadOfForeign } from "./expand.ts";
 import type { FieldPath, ProblemList } from "./problem_list.ts";
+import { CONFIG_STEPS } from "../errors/config_steps.ts";
 
 /** VS Code's predefined variables, which are no environment variables. */
 const EDITOR_VARIABLES: ReadonlySet<string> = new Set([
@@ -249,7 +250,7 @@ export class ConfigValues {
       }
       const folder = isAbsolute(expanded) ? resolve(expanded) : resolve(this.#folder(at), expanded);
       if (folders.includes(folder)) {
-        this.problems.warn(at, `the root ${folder} is listed twice`, "remove the repetition");
+        this.problems.warn(at, `the root ${folder} is listed twice`, CONFIG_STEPS.rootTwice);
         return;
       }
       const kind = fileKind(folder);
@@ -265,7 +266,7 @@ export class ConfigValues {
         this.problems.warn(
           at,
           `the root folder ${folder} does not exist`,
-          "servers skip roots they cannot find; create it or fix the path",
+          CONFIG_STEPS.rootMissing,
         );
       }
       // "unseen": patchbay may not look there (the permission plan grants no read of the

@@ -8,6 +8,7 @@
 import { fill, ROWS } from "./failure_table.ts";
 import type { ErrorCode } from "./error_codes.ts";
 import { PatchbayError } from "./base.ts";
+import { CONFIG_STEPS } from "./config_steps.ts";
 
 /** Where a configuration problem sits in its file. */
 export interface SourcePosition {
@@ -73,8 +74,7 @@ export class ConfigValidationError extends PatchbayError {
         : `${file} does not match the configuration schema`,
       remedy: missing.length > 0 && missing.length === problems.length
         ? ROWS.missing_field.remedy
-        : "correct each field listed; docs/configuration.md gives every " +
-          "field, its type and its default",
+        : CONFIG_STEPS.correctFields,
       details,
     });
     this.file = file;
@@ -131,7 +131,7 @@ export class SharedWritableError extends PatchbayError {
         reason: `${where} is writable by ${found.writers} (mode ${octal}), so another local ` +
           "user could change what patchbay runs or trusts; patchbay uses only files and " +
           "folders that their owner alone may write",
-        remedy: `run \`${found.chmod}\` (and check that nobody changed it meanwhile)`,
+        remedy: CONFIG_STEPS.sharedWritable(found.chmod),
       },
     );
     this.writable = found.path;
@@ -174,8 +174,7 @@ export class UnreadableFileError extends PatchbayError {
         "no file patchbay expects there is this large";
     super(found.code ?? "config_invalid", `Refusing to read ${what} ${path}: ${problem}`, {
       reason,
-      remedy: `check what ${path} is (ls -lL ${path}) and put the regular file meant there` +
-        (found.remedy ? `, or ${found.remedy}` : ""),
+      remedy: CONFIG_STEPS.notRegular(path, found.remedy),
     });
     this.path = path;
   }
@@ -205,8 +204,7 @@ export class FileLockedError extends PatchbayError {
     super("timeout", `Could not ${found.doing}: ${what} is being changed by another patchbay`, {
       reason: `${holder} held its lock (${lockPath}) for all of the ${found.waitedSeconds} s ` +
         "this command waits, so nothing was changed",
-      remedy: "run the command again once the other one has finished" +
-        (found.pid !== undefined ? ` (if process ${found.pid} is stuck, end it first)` : ""),
+      remedy: CONFIG_STEPS.lockHeld(found.pid),
     });
   }
 }

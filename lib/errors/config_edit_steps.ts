@@ -8,6 +8,8 @@
  * @module
  */
 
+import { CONFIG_STEPS } from "./config_steps.ts";
+
 /** Steps of the remedies of a configuration edit that cannot be made. */
 export const CONFIG_EDIT_STEPS = {
   /** An unknown `--scope`; `userFile`: the user's configuration file. */
@@ -17,11 +19,11 @@ export const CONFIG_EDIT_STEPS = {
   /** `--scope user` and `--config` together. */
   scopeOrConfig: (userFile: string): string => "drop one of them: --scope user edits " + userFile,
   /** A configuration file past the size patchbay reads. */
-  otherConfig: "name another file with --config",
+  otherConfig: CONFIG_STEPS.otherConfig,
   /** An environment file past the size patchbay reads. */
-  otherEnvFile: "name another file with --env-file",
+  otherEnvFile: CONFIG_STEPS.otherEnvFile,
   /** A file that could not be read. */
-  unreadable: "check the path and that the file is readable",
+  unreadable: CONFIG_STEPS.unreadable,
   /** The temporary file of another edit is there. */
   editUnderWay: (temporary: string): string =>
     `wait for the other edit, or remove ${temporary} if none is running`,

@@ -16,6 +16,7 @@ import { dirname } from "node:path";
 import { delay } from "../async/delay.ts";
 import { MAX_STATE_FILE_BYTES, readBoundedText, requireRegularFile } from "./bounded_read.ts";
 import { FileLockedError, PatchbayError } from "../errors.ts";
+import { CONFIG_STEPS } from "../errors/config_steps.ts";
 
 /**
  * Longest wait for a lock, in seconds. An edit holds it for the few milliseconds of a read,
@@ -74,8 +75,7 @@ export async function withFileLock<T>(
       `Could not ${options.doing}: its lock cannot be taken`,
       {
         reason: `${lockPath} cannot be created or opened: ${(error as Error).message}`,
-        remedy: `make ${dirname(lockPath)} a folder you may write (patchbay's state folder), ` +
-          "then run the command again; nothing was changed",
+        remedy: CONFIG_STEPS.lockFolder(dirname(lockPath)),
         cause: error,
       },
     );

@@ -37,21 +37,6 @@ const ALLOWED: readonly string[] = [
   "lib/agent/sampling.ts: the server must sample without tools",
   'lib/agent/sampling.ts: approve it when asked, or set "sampling"',
   // Configuration load, import and validation: hints that quote the field at fault.
-  'lib/config/hooks.ts: write "<server>.<tool>" globs, e.g. "eve',
-  "lib/config/import_sources.ts: name another file to import",
-  "lib/config/import_sources.ts: check the path and that the file is read",
-  "lib/config/import_sources.ts: fix the file in the client that wrote it",
-  'lib/config/import_sources.ts: name a client (${CLIENTS.join(", ")}) or',
-  "lib/config/import_sources.ts: check the path",
-  "lib/config/import_sources.ts: name the file: patchbay mcp import <path",
-  "lib/config/load.ts: name another file with --config",
-  "lib/config/load.ts: create it (copy ${DEFAULTS.exampleConfig",
-  "lib/config/load.ts: make the file readable by your user (e.g",
-  "lib/config/load.ts: pass the file inside it, e.g. --config $",
-  "lib/config/load.ts: check the path and that the file is read",
-  "lib/config/servers.ts: event streams may then be reopened befor",
-  "lib/config/values.ts: remove the repetition",
-  "lib/config/values.ts: servers skip roots they cannot find; cre",
   // Connection reports and server request errors.
   "lib/connections/optional_lists.ts: nothing to fix in patchbay (the server's",
   "lib/connections/reconnect.ts: ${error.remedies}; meanwhile ${RESTARTIN",
@@ -74,18 +59,11 @@ const ALLOWED: readonly string[] = [
   "lib/doctor/setup_checks.ts: see each warning below",
   "lib/doctor/setup_checks.ts: fix the permissions of the file and its ",
   // Single remedies of small modules (env, protocol, permissions).
-  "lib/env.ts: name another file with --env-file",
-  "lib/env.ts: create the file (see .env.example) or pa",
   // Default remedies of typed errors without a row (config, store, run, server, oauth).
-  "lib/errors/config.ts: correct each field listed; docs/configur",
-  "lib/errors/config.ts: run \\`${found.chmod}\\` (and check that n",
-  "lib/errors/config.ts: check what ${path} is (ls -lL ${path}) a",
-  "lib/errors/config.ts: run the command again once the other one",
   "lib/errors/oauth.ts: log in now with \\`patchbay auth login ${",
   "lib/errors/server.ts: run it again and let the server connect ",
   "lib/errors/server.ts: remove the mention and send the message ",
   // A lock file held by another process.
-  "lib/files/file_lock.ts: make ${dirname(lockPath)} a folder you m",
   // A hook's rewritten input the tool's schema refuses (around ROWS.hook_failed).
   "lib/hooks/failure.ts: ${FIT_THE_SCHEMA}; run the hook by hand ",
   // Conversation memory and its store.
