@@ -22,6 +22,7 @@ import { withFileLock } from "../files/file_lock.ts";
 import { statePath } from "../paths.ts";
 import { replacePrivateFile } from "../files/private_file.ts";
 import { refuseSharedWritable } from "../files/shared_writable.ts";
+import { AGENT_STEPS } from "../errors/agent_steps.ts";
 
 /** The file's name in the state folder. */
 export const APPROVALS_FILE = "approvals.json";
@@ -84,7 +85,7 @@ export class ApprovalStore {
         what: "the approvals file",
         maxBytes: MAX_APPROVALS_BYTES,
         code: "usage",
-        remedy: `delete it (rm ${this.path}), which forgets every remembered approval`,
+        remedy: AGENT_STEPS.forgetApprovals(this.path),
       });
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return [];
@@ -164,8 +165,7 @@ export class ApprovalStore {
   #unreadable(why: string): PatchbayError {
     return new PatchbayError("usage", `Cannot read the remembered approvals in ${this.path}`, {
       reason: why,
-      remedy: `fix or delete ${this.path} (deleting it forgets every remembered approval); ` +
-        "it is left as it is meanwhile",
+      remedy: AGENT_STEPS.fixApprovals(this.path),
     });
   }
 }

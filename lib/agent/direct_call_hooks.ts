@@ -14,6 +14,7 @@ import { type Surface, ToolDeclinedError } from "../errors.ts";
 import type { Hooks } from "../hooks/hooks.ts";
 import { postToolUse, preToolUse } from "../hooks/tool_hooks.ts";
 import { type HookNotice, hookNotices } from "./hook_notices.ts";
+import { AGENT_STEPS } from "../errors/agent_steps.ts";
 
 /** What a direct call's hooks work with. */
 export interface DirectCallHooks {
@@ -40,8 +41,7 @@ export function hookQuestionDeclined(tool: string, reason: string): ToolDeclined
     tool,
     `it needs a person's answer (${reason}), and it was no, or no one could be asked: ` +
       '--yes and "trusted" do not answer for a hook',
-    "answer the question at a terminal, or change the hook (the Hooks section of " +
-      "servers_config.json)",
+    AGENT_STEPS.hookQuestion,
   );
 }
 

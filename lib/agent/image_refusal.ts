@@ -7,6 +7,7 @@
  */
 
 import { ProviderRequestError } from "../errors.ts";
+import { AGENT_STEPS } from "../errors/agent_steps.ts";
 
 /**
  * Whether a failed request with image parts was refused for them, as far as an answer can
@@ -31,8 +32,7 @@ export function imagesRefused(error: ProviderRequestError): ProviderRequestError
       reason: `the request carried image parts and the provider answered HTTP ${error.status} (${
         error.reason ?? "no reason given"
       }); the model may not take images`,
-      remedy: 'set "vision": false in the LLM section of servers_config.json (images are ' +
-        "then described to the model in words), or choose a model that takes images",
+      remedy: AGENT_STEPS.noVision,
       cause: error,
     },
   );

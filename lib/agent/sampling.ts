@@ -30,6 +30,7 @@ import type { AgentUi, SamplingApprovalRequest } from "./ui.ts";
 import { UiGuard } from "./ui_guard.ts";
 import { base64Bytes, formatBytes } from "./content.ts";
 import type { ModelProvider } from "../llm/provider.ts";
+import { AGENT_STEPS } from "../errors/agent_steps.ts";
 
 type Params = CreateMessageRequest["params"];
 type SamplingHandler = NonNullable<ServerRequestHandlers["sampling"]>;
@@ -75,14 +76,14 @@ export function createSamplingHandler(options: SamplingHandlerOptions): Sampling
         throw new SamplingRejectedError(
           server,
           `the server's entry sets "sampling": "deny"`,
-          `set "sampling" to "ask" (or "allow") in the entry of '${server}' to let it use the model`,
+          AGENT_STEPS.samplingDenied(server),
         );
       }
       if (params.tools && params.tools.length > 0) {
         throw new SamplingRejectedError(
           server,
           "it asked for tool use inside sampling, which patchbay does not offer",
-          "the server must sample without tools",
+          AGENT_STEPS.samplingTools,
         );
       }
       // Before asking anyone: a server over its bound is refused without a question.
@@ -117,8 +118,7 @@ export function createSamplingHandler(options: SamplingHandlerOptions): Sampling
           throw new SamplingRejectedError(
             server,
             "you declined it",
-            `approve it when asked, or set "sampling": "allow" in the entry of '${server}' ` +
-              "if you trust the server",
+            AGENT_STEPS.samplingDeclined(server),
           );
         }
       }

@@ -8,21 +8,12 @@
 
 import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import { HookFailedError } from "../errors.ts";
-import { perSurface, ROWS } from "../errors/failure_table.ts";
+import { ROWS } from "../errors/failure_table.ts";
 import { showControls } from "../terminal/terminal.ts";
 import { abridge } from "../text/text.ts";
 import type { HookFailure } from "./answer.ts";
 import type { HookCommand, HookEvent } from "./types.ts";
-
-/** Where a person sees a tool's input schema. */
-const SCHEMA_SHOWN = { repl: "/tools", script: "`patchbay tools --json`" };
-
-/** The first step for an `updatedInput` the tool's schema refuses. */
-const FIT_THE_SCHEMA =
-  perSurface`make the hook's updatedInput fit the tool's input schema (${SCHEMA_SHOWN} shows it)`;
-
-/** How a person gets a hook's input logged. */
-const DEBUG_LOG = { repl: "/debug", script: "--debug" };
+import { AGENT_STEPS } from "../errors/agent_steps.ts";
 
 /** Characters of a hook's command line shown in its messages. */
 const SHOWN_COMMAND_CHARS = 80;
@@ -54,7 +45,7 @@ export function invalidInputError(
     shownCommand(hook),
     `it rewrote the input of ${what} (updatedInput) into one the tool's input schema ` +
       `refuses: ${problem}; the call was not made`,
-    perSurface`${FIT_THE_SCHEMA}; run the hook by hand with the input ${DEBUG_LOG} logs for it`,
+    AGENT_STEPS.hookInputRefused,
   );
 }
 
@@ -65,17 +56,14 @@ function remedyOf(hook: HookCommand, failure: HookFailure) {
       return denoPermissionRemedy(`--allow-run=${run.program}`);
     }
     if (run.error instanceof Deno.errors.NotFound) {
-      return `install '${run.program}' or fix the hook's "command" (a relative path is taken ` +
-        `from ${hook.folder}, a bare name from the PATH hooks get)`;
+      return AGENT_STEPS.hookNotFound(run.program, hook.folder);
     }
     if (run.error instanceof Deno.errors.PermissionDenied) {
-      return `make it executable (chmod +x ${run.program}), or run it through its ` +
-        `interpreter in "command" (sh ${run.program})`;
+      return AGENT_STEPS.hookNotExecutable(run.program);
     }
   }
   if (failure.kind === "timeout") {
-    return `make the hook finish sooner, or raise its "timeout" (now ${hook.timeoutSeconds} s) ` +
-      "in the Hooks section";
+    return AGENT_STEPS.hookTimeout(hook.timeoutSeconds);
   }
   return ROWS.hook_failed.remedy;
 }

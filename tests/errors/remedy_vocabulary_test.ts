@@ -29,13 +29,6 @@ const TABLE = /^lib\/errors\/(?:failure_table|\w+_steps)\.ts$/;
 const ALLOWED: readonly string[] = [
   // Usage errors of one command's own flags and arguments (scripting surface only).
   // The agent's own refusals: approvals, sampling, images, hooks of direct calls.
-  "lib/agent/approval_store.ts: delete it (rm ${this.path}), which forge",
-  "lib/agent/approval_store.ts: fix or delete ${this.path} (deleting it ",
-  "lib/agent/direct_call_hooks.ts: answer the question at a terminal, or ch",
-  'lib/agent/image_refusal.ts: set "vision": false in the LLM section o',
-  'lib/agent/sampling.ts: set "sampling" to "ask" (or "allow") in ',
-  "lib/agent/sampling.ts: the server must sample without tools",
-  'lib/agent/sampling.ts: approve it when asked, or set "sampling"',
   // Configuration load, import and validation: hints that quote the field at fault.
   // Connection reports and server request errors.
   "lib/connections/optional_lists.ts: nothing to fix in patchbay (the server's",
@@ -65,7 +58,6 @@ const ALLOWED: readonly string[] = [
   "lib/errors/server.ts: remove the mention and send the message ",
   // A lock file held by another process.
   // A hook's rewritten input the tool's schema refuses (around ROWS.hook_failed).
-  "lib/hooks/failure.ts: ${FIT_THE_SCHEMA}; run the hook by hand ",
   // Conversation memory and its store.
   "lib/memory/conversation.ts: run with --debug for details, or ${STEPS",
   "lib/memory/file_store.ts: make ${path} and its folder belong to yo",
