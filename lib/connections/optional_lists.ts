@@ -33,10 +33,6 @@ const CAPABILITIES: Readonly<Record<OptionalList, string>> = {
   "resource templates": "resources",
 };
 
-/** The remedy of every such warning: nothing is wrong on patchbay's side. */
-export const LIST_WARNING_REMEDY = "nothing to fix in patchbay (the server's other lists and " +
-  "its tools work); if you need that list, report the failing request to the server's authors";
-
 /**
  * Whether `error` is the server's own answer to a request (an error response, or a result
  * that does not parse) rather than a lost connection, a deadline or a cancellation.

@@ -10,8 +10,8 @@
 import { ServerConnectError } from "../errors.ts";
 import type { PatchbayError } from "../errors.ts";
 import { timerDelay } from "../async/timers.ts";
-import { perSurface } from "../errors/failure_table.ts";
 import type { RetryStatus } from "./types.ts";
+import { CONNECTION_STEPS } from "../errors/connection_steps.ts";
 
 /** Restarts after a lost connection. */
 export interface BackoffPolicy {
@@ -127,10 +127,6 @@ export class RestartSeries {
   }
 }
 
-/** What patchbay does about a lost server, for remedies. */
-const RESTARTING_NOTE = "patchbay keeps trying to reconnect (/connections shows the next " +
-  "attempt; /refresh tries at once)";
-
 /**
  * A diagnosed failure of a server being restarted: its remedy (written for a server that
  * did not start) also says that patchbay keeps trying.
@@ -141,7 +137,7 @@ export function whileRestarting(error: PatchbayError): PatchbayError {
   }
   return new ServerConnectError(error.server, {
     reason: error.reason,
-    remedy: perSurface`${error.remedies}; meanwhile ${RESTARTING_NOTE}`,
+    remedy: CONNECTION_STEPS.whileRestarting(error.remedies),
     details: [...error.details],
     cause: error.cause,
   });

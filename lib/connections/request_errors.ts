@@ -20,6 +20,7 @@ import { abridge } from "../text/text.ts";
 import { STEPS } from "../errors/failure_table.ts";
 import { errorChain } from "../errors/failure.ts";
 import { classifyNetError } from "./diagnosis/network_probe.ts";
+import { CONNECTION_STEPS } from "../errors/connection_steps.ts";
 
 /** Remedy of a request lost with its connection. */
 export const RECONNECT_REMEDY = STEPS.reconnect;
@@ -80,7 +81,7 @@ export function requestError(error: unknown, failure: RequestFailure): PatchbayE
     const said = `server '${server}' answered with error ${error.code}: ${cleanText(error)}`;
     return tool ? new ToolExecutionError(tool, said, error) : new ServerRequestError(server, what, {
       reason: said,
-      remedy: "check the name and arguments (the server's message above says what it expected)",
+      remedy: CONNECTION_STEPS.requestRefused,
       cause: error,
     }, error.code);
   }

@@ -16,6 +16,7 @@
 import { type PatchbayError, PolicyRefusedError, ToolExecutionError } from "../errors.ts";
 import type { DeniedTools } from "../config/types.ts";
 import type { CatalogueTool } from "./types.ts";
+import { CONNECTION_STEPS } from "../errors/connection_steps.ts";
 
 /** The two fields of a server entry that choose its tools. */
 export interface ToolSelection {
@@ -120,8 +121,7 @@ export function withheldError(
     `${tool.server}/${tool.originalName}`,
     `the tool is ${reason}, so it is not offered`,
     undefined,
-    `to use it, change mcpServers.${tool.server}'s include_tools / exclude_tools in the ` +
-      "configuration (then /refresh, or run the command again)",
+    CONNECTION_STEPS.toolFiltered(tool.server),
   );
 }
 

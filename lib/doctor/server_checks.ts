@@ -12,7 +12,6 @@
 
 import type { Config, ServerConfig } from "../config/types.ts";
 import { ConnectionManager } from "../connections/manager.ts";
-import { LIST_WARNING_REMEDY } from "../connections/optional_lists.ts";
 import type { ServerStatus } from "../connections/types.ts";
 import type { Environment } from "../env.ts";
 import { OAuthLoginRequiredError } from "../errors.ts";
@@ -22,6 +21,7 @@ import { createOAuthRuntime, type TokenStore, tokenStoreFor, usesOAuth } from ".
 import type { Redactor } from "../redact/redact.ts";
 import { plural } from "../text/text.ts";
 import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
+import { CONNECTION_STEPS } from "../errors/connection_steps.ts";
 
 /** Options of {@linkcode checkServers}. */
 export interface ServerCheckOptions {
@@ -108,7 +108,7 @@ function serverResult(
     // A list the server declares but cannot serve: it works, with that list empty.
     const warnings = state.warnings ?? [];
     return warnings.length > 0
-      ? warn(name, `${finding}; ${warnings.join("; ")}`, LIST_WARNING_REMEDY)
+      ? warn(name, `${finding}; ${warnings.join("; ")}`, CONNECTION_STEPS.listWarning)
       : pass(name, finding);
   }
   const error = state?.error;

@@ -1,14 +1,23 @@
 /**
  * The remedies of a failed server connection, as the diagnosis finds its cause
- * (`lib/connections/diagnosis/`): part of the failure table (`lib/errors/failure_table.ts`),
- * kept in a file of their own so the table stays within the size of a file. Each step is one
- * text for both surfaces (none names a slash command), or a function of the values only
- * known when it fails (the command line, the transport the URL speaks).
+ * (`lib/connections/diagnosis/`), and of a server's requests and reports
+ * (`lib/connections/`, `lib/errors/server.ts`): part of the failure table
+ * (`lib/errors/failure_table.ts`), kept in a file of their own so the table stays within the
+ * size of a file. Each step is one text for both surfaces, worded per surface where it names
+ * a slash command, or a function of the values only known when it fails (the command line,
+ * the transport the URL speaks).
  *
  * @module
  */
 
 import { perSurface, type Remedy, ROWS } from "./failure_table.ts";
+
+/** What patchbay does about a lost server, for remedies. */
+const RESTARTING = {
+  repl: "patchbay keeps trying to reconnect (/connections shows the next attempt; /refresh " +
+    "tries at once)",
+  script: "patchbay keeps trying to reconnect",
+};
 
 /** Steps of the remedies of a server that failed to connect. */
 export const CONNECTION_STEPS = {
@@ -86,4 +95,40 @@ export const CONNECTION_STEPS = {
   addOAuth: 'add "auth": {"method": "oauth"} to the server entry',
   /** A server that requires credentials and publishes no OAuth metadata. */
   sendToken: 'send a token with "headers": {"Authorization": "Bearer <ACCESS_TOKEN>"}',
+  /** A failure of a server being restarted: its `remedies`, and that patchbay keeps trying. */
+  whileRestarting: (remedies: Remedy): Remedy => perSurface`${remedies}; meanwhile ${RESTARTING}`,
+  /** A server still connecting when Ctrl+C went on without it. */
+  connectSkipped: 'run it again and let the server connect (raise "timeout" in its entry if ' +
+    "it is slow to start); `patchbay doctor` checks it on its own",
+  /** An OAuth server that needs a browser login `server` this run may not start. */
+  loginRequired: (server: string): string =>
+    `log in now with \`patchbay auth login ${server}\`, or let the next session open ` +
+    "the browser (the callback arrives at http://localhost:3000/callback)",
+  /** A server's error answer to a request. */
+  requestRefused: "check the name and arguments (the server's message above says what it " +
+    "expected)",
+  /** A list (prompts, resources) a server failed to give: nothing is wrong on patchbay's side. */
+  listWarning: "nothing to fix in patchbay (the server's other lists and its tools work); if " +
+    "you need that list, report the failing request to the server's authors",
+  /** A tool of `server` its include_tools / exclude_tools withhold. */
+  toolFiltered: (server: string): Remedy => {
+    const change = `to use it, change mcpServers.${server}'s include_tools / exclude_tools in ` +
+      "the configuration";
+    return { repl: `${change} (then /refresh)`, script: `${change} (then run the command again)` };
+  },
+  /** A mention of a resource of a server that offers none. */
+  mentionNoResources: {
+    repl: "remove the mention and send the message again (ask for the content in words " +
+      "and the model can use the server's tools); /resources lists the servers' resources",
+    script: "remove the mention and run the command again (ask for the content in words " +
+      "and the model can use the server's tools); `patchbay resources` lists the servers' " +
+      "resources",
+  },
+  /** A mentioned resource of `server` that could not be read. */
+  checkTheUri: (server: string): Remedy => ({
+    repl: `check the URI with /resources or \`patchbay resources\` (in the REPL, Tab after ` +
+      `@${server}: completes it), or remove the mention and send the message again`,
+    script: `check the URI with \`patchbay resources ${server}\`, or remove the mention and ` +
+      "run the command again",
+  }),
 } as const;

@@ -8,6 +8,7 @@
 import { fill, type RemedyText, ROWS } from "./failure_table.ts";
 import { type ErrorDetails, PatchbayError } from "./base.ts";
 import { ServerConnectError } from "./server.ts";
+import { CONNECTION_STEPS } from "./connection_steps.ts";
 
 /** The OAuth flow for an MCP server could not complete. */
 export class OAuthFailedError extends PatchbayError {
@@ -79,8 +80,7 @@ export class OAuthLoginRequiredError extends OAuthFailedError {
   constructor(server: string, reason: string) {
     super(server, {
       reason,
-      remedy: `log in now with \`patchbay auth login ${server}\`, or let the next session open ` +
-        "the browser (the callback arrives at http://localhost:3000/callback)",
+      remedy: CONNECTION_STEPS.loginRequired(server),
     });
   }
 }

@@ -8,6 +8,7 @@
 
 import { fill, type RemedyText, ROWS } from "./failure_table.ts";
 import { type ErrorDetails, PatchbayError } from "./base.ts";
+import { CONNECTION_STEPS } from "./connection_steps.ts";
 
 /**
  * How a detail line that quotes a server's stderr starts: the JSON of an error gives those
@@ -56,8 +57,7 @@ export class ConnectSkippedError extends PatchbayError {
     super("cancelled", `Skipped server '${server}': still connecting after ${seconds} s`, {
       reason: "Ctrl+C was pressed while patchbay waited for it; its connection attempt was " +
         "stopped and the command went on without it",
-      remedy: 'run it again and let the server connect (raise "timeout" in its entry if it ' +
-        "is slow to start); `patchbay doctor` checks it on its own",
+      remedy: CONNECTION_STEPS.connectSkipped,
     });
     this.server = server;
   }
@@ -99,31 +99,21 @@ function mentionFailure(server: string, cause: unknown): { reason: string; remed
     return {
       reason: `${server} offers no resources (it answered resources/read with ` +
         `${METHOD_NOT_FOUND}: method not found); ${unsent}`,
-      remedy: {
-        repl: "remove the mention and send the message again (ask for the content in words " +
-          "and the model can use the server's tools); /resources lists the servers' resources",
-        script: "remove the mention and run the command again (ask for the content in words " +
-          "and the model can use the server's tools); `patchbay resources` lists the servers' " +
-          "resources",
-      },
+      remedy: CONNECTION_STEPS.mentionNoResources,
     };
   }
   if (!(cause instanceof PatchbayError)) {
     const why = cause instanceof Error ? cause.message : String(cause);
-    return { reason: `${server} answered: ${why}; ${unsent}`, remedy: checkTheUri(server) };
+    return {
+      reason: `${server} answered: ${why}; ${unsent}`,
+      remedy: CONNECTION_STEPS.checkTheUri(server),
+    };
   }
   return {
     reason: `${cause.message}${cause.reason ? `: ${cause.reason}` : ""}; ${unsent}`,
-    remedy: cause.code !== "server_request_failed" ? cause.remedies : checkTheUri(server),
-  };
-}
-
-function checkTheUri(server: string): RemedyText {
-  return {
-    repl: `check the URI with /resources or \`patchbay resources\` (in the REPL, Tab after ` +
-      `@${server}: completes it), or remove the mention and send the message again`,
-    script: `check the URI with \`patchbay resources ${server}\`, or remove the mention and ` +
-      "run the command again",
+    remedy: cause.code !== "server_request_failed"
+      ? cause.remedies
+      : CONNECTION_STEPS.checkTheUri(server),
   };
 }
 

@@ -31,10 +31,6 @@ const ALLOWED: readonly string[] = [
   // The agent's own refusals: approvals, sampling, images, hooks of direct calls.
   // Configuration load, import and validation: hints that quote the field at fault.
   // Connection reports and server request errors.
-  "lib/connections/optional_lists.ts: nothing to fix in patchbay (the server's",
-  "lib/connections/reconnect.ts: ${error.remedies}; meanwhile ${RESTARTIN",
-  "lib/connections/request_errors.ts: check the name and arguments (the server",
-  "lib/connections/tool_filter.ts: to use it, change mcpServers.${tool.serv",
   // Doctor findings (check results, not typed errors).
   "lib/doctor/check.ts: run the doctor again with --debug and lo",
   "lib/doctor/model_checks.ts: unset ${API_KEY_VARIABLE} in your shell ",
@@ -53,9 +49,6 @@ const ALLOWED: readonly string[] = [
   "lib/doctor/setup_checks.ts: fix the permissions of the file and its ",
   // Single remedies of small modules (env, protocol, permissions).
   // Default remedies of typed errors without a row (config, store, run, server, oauth).
-  "lib/errors/oauth.ts: log in now with \\`patchbay auth login ${",
-  "lib/errors/server.ts: run it again and let the server connect ",
-  "lib/errors/server.ts: remove the mention and send the message ",
   // A lock file held by another process.
   // A hook's rewritten input the tool's schema refuses (around ROWS.hook_failed).
   // Conversation memory and its store.
