@@ -13,6 +13,7 @@ import {
   remedyFor,
 } from "../errors.ts";
 import { denoPermissionFlag, findDenoDenial } from "../deno_permission/denial.ts";
+import { DOCTOR_STEPS } from "../errors/doctor_steps.ts";
 
 /**
  * `pass`: works; `warn`: works, but something deserves attention; `fail`: patchbay will
@@ -86,7 +87,7 @@ export function asPatchbayError(error: unknown): PatchbayError {
   const message = messageOf(error);
   return new PatchbayError("internal", `Unexpected error: ${message}`, {
     reason: "the check met a condition patchbay does not recognise",
-    remedy: "run the doctor again with --debug and look at the log",
+    remedy: DOCTOR_STEPS.checkFailed,
     cause: error,
   });
 }

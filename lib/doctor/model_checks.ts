@@ -18,6 +18,7 @@ import type { Log } from "../log/log.ts";
 import type { Redactor } from "../redact/redact.ts";
 import { didYouMean, plural } from "../text/text.ts";
 import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
+import { DOCTOR_STEPS } from "../errors/doctor_steps.ts";
 
 /** Seconds the model-list request may take: the doctor must stay quick. */
 export const PROVIDER_CHECK_TIMEOUT_S = 20;
@@ -66,8 +67,7 @@ export function checkApiKeyPresent(config: Config, env: Environment): CheckResul
       "api_key",
       `${finding}, but .env holds a different ${API_KEY_VARIABLE}, which the process ` +
         "environment overrides",
-      `unset ${API_KEY_VARIABLE} in your shell (unset ${API_KEY_VARIABLE}) so that .env ` +
-        "applies, or put the right key in the environment",
+      DOCTOR_STEPS.keyOverridden(API_KEY_VARIABLE),
     );
   }
   return pass("api_key", finding);
@@ -125,8 +125,7 @@ export async function checkProvider(
       name,
       `${where} ${accepted}, but its ${plural(ids.length, "model")} ` +
         `${ids.length === 1 ? "does" : "do"} not include "${llm.model}"`,
-      `set LLM.model to a model the provider offers` +
-        (suggestion ? ` (did you mean "${suggestion}"?)` : ""),
+      DOCTOR_STEPS.unknownModel(suggestion),
       [`models: ${ids.slice(0, MODELS_SHOWN).join(", ")}${ids.length > MODELS_SHOWN ? ", …" : ""}`],
     );
   } catch (error) {
@@ -135,8 +134,7 @@ export async function checkProvider(
         name,
         `the key could not be verified: ${provider.baseUrl} has no model list (HTTP 404), ` +
           "so the provider was not asked about it",
-        "nothing to do if chat requests work; otherwise check LLM.base_url (it usually ends " +
-          "in /v1)",
+        DOCTOR_STEPS.noModelList,
       );
     }
     return failure(name, error);

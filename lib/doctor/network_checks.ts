@@ -8,11 +8,13 @@
 import type { Config } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { NetworkError } from "../errors.ts";
-import { perSurface, ROWS } from "../errors/failure_table.ts";
+import { ROWS } from "../errors/failure_table.ts";
+import { MODEL_STEPS } from "../errors/model_steps.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { resolveBaseUrl } from "../llm/base_url.ts";
 import { bypassesProxy, hostOf, proxyFor, type ProxySettings } from "../proxy.ts";
 import { type CheckResult, failure, pass, skip, timeoutSignal, warn } from "./check.ts";
+import { DOCTOR_STEPS } from "../errors/doctor_steps.ts";
 
 /** How long a DNS lookup may take. */
 const DNS_TIMEOUT_MS = 5000;
@@ -55,9 +57,7 @@ export function checkProxy(config: Config, env: Environment): CheckResult {
       new NetworkError(
         "Network unreachable",
         proxyError.message,
-        "set the proxy " +
-          "variable to a URL such as http://proxy.example.com:3128, in .env or the environment, " +
-          "then restart patchbay",
+        MODEL_STEPS.proxySetting,
       ),
     );
   }
@@ -79,8 +79,7 @@ export function checkProxy(config: Config, env: Environment): CheckResult {
         name,
         `${through}; stdio servers get a minimal environment without it, so ` +
           `${downloaders.map((s) => `'${s}'`).join(", ")} cannot download through the proxy`,
-        `add "env": {"HTTPS_PROXY": "${proxy.url}"} to those server entries (a first \`npx -y\` ` +
-          "run downloads the server)",
+        DOCTOR_STEPS.proxyForServers(proxy.url),
       );
     }
     return pass(name, through);
@@ -94,8 +93,7 @@ export function checkProxy(config: Config, env: Environment): CheckResult {
       `${direct}, although ${strayVariable} is set (it applies to ${
         url.protocol === "https:" ? "http" : "https"
       } addresses only)`,
-      `if a proxy is needed, set ${url.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY"} ` +
-        "as well",
+      DOCTOR_STEPS.strayProxy(url.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY"),
     );
   }
   return pass(name, direct);
@@ -126,9 +124,7 @@ export async function checkDns(
   if (host === "localhost" || host.endsWith(".localhost")) {
     return pass(name, `${what} is this machine: nothing to resolve`);
   }
-  const remedy = proxy
-    ? `check ${proxy.variable}`
-    : "check the address (LLM.base_url or the provider)";
+  const remedy = DOCTOR_STEPS.checkHost(proxy?.variable);
   const malformed = malformedHostName(host);
   if (malformed) {
     return failure(
@@ -166,7 +162,7 @@ export async function checkDns(
       new NetworkError(
         "Network unreachable",
         `the host name ${host} does not resolve (no DNS record)`,
-        proxy ? remedy : perSurface`${remedy}; ${ROWS.network.remedy}`,
+        proxy ? remedy : DOCTOR_STEPS.unresolved(remedy),
       ),
     );
   }

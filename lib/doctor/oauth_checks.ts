@@ -16,6 +16,7 @@ import { CallbackListener } from "../oauth/callback.ts";
 import { usesOAuth } from "../oauth/mod.ts";
 import { resolveCommandPath } from "../permissions/command_path.ts";
 import { type CheckResult, failure, pass, skip, timeoutSignal, warn } from "./check.ts";
+import { DOCTOR_STEPS } from "../errors/doctor_steps.ts";
 
 /** How long the loopback request to the listener may take. */
 const LOOPBACK_PROBE_MS = 2000;
@@ -83,8 +84,7 @@ export async function checkCallbackPort(
         new OAuthFailedError(servers[0], {
           reason: `port ${listener.port} is free, but a request to ${url} did not reach ` +
             `patchbay's listener (${problem}); a browser's redirect would not either`,
-          remedy: `allow connections to localhost:${listener.port} (local firewall, a proxy ` +
-            "for localhost, or a hosts file that does not map localhost to 127.0.0.1/::1)",
+          remedy: DOCTOR_STEPS.localhostBlocked(listener.port),
         }),
       );
     }
@@ -122,9 +122,7 @@ export function checkBrowser(
     name,
     `no browser can be opened: ${programs.join(", ")} (${source}) not found on PATH; ` +
       "OAuth authentication failed is likely unless the URL is opened by hand",
-    "set BROWSER to a browser command (e.g. BROWSER=firefox), or open the authorization URL " +
-      "patchbay prints in any browser that can reach localhost:3000 on this machine " +
-      "(over SSH: ssh -L 3000:localhost:3000)",
+    DOCTOR_STEPS.browser,
   );
 }
 

@@ -22,6 +22,7 @@ import type { Redactor } from "../redact/redact.ts";
 import { plural } from "../text/text.ts";
 import { type CheckResult, failure, pass, skip, warn } from "./check.ts";
 import { CONNECTION_STEPS } from "../errors/connection_steps.ts";
+import { DOCTOR_STEPS } from "../errors/doctor_steps.ts";
 
 /** Options of {@linkcode checkServers}. */
 export interface ServerCheckOptions {
@@ -124,7 +125,7 @@ function serverResult(
     name,
     status: "fail",
     finding: `did not connect (state: ${state?.state ?? "unknown"})`,
-    remedy: "run `patchbay --debug tools` and read the log for this server",
+    remedy: DOCTOR_STEPS.serverLog,
     details: [],
   };
 }

@@ -26,6 +26,7 @@ import { keychainReader } from "../secrets/keychain.ts";
 import { PROVIDERS } from "../providers.ts";
 import { plural } from "../text/text.ts";
 import { type CheckResult, failure, pass, warn } from "./check.ts";
+import { DOCTOR_STEPS } from "../errors/doctor_steps.ts";
 
 /** The environment, and how reading .env went. */
 export interface EnvOutcome {
@@ -90,7 +91,7 @@ function envFileResult(file: EnvFileStatus, besideConfig = false): CheckResult {
     "env_file",
     `${loaded}; ${plural(file.problems.length, "line")} could not be read and ` +
       `${file.problems.length === 1 ? "was" : "were"} ignored`,
-    "write each line as NAME=value (quote values with spaces or #), then restart patchbay",
+    DOCTOR_STEPS.envLines,
     file.problems.map((p) => `line ${p.line}: ${p.message}`),
   );
 }
@@ -138,7 +139,7 @@ export async function checkConfig(
       result: warn(
         "config",
         `no ${DEFAULTS.configFile} in ${Deno.cwd()}; using the example configuration: ${summary}`,
-        `copy ${location.path} to ./${DEFAULTS.configFile} and make it your own, or pass --config`,
+        DOCTOR_STEPS.copyExample(location.path, DEFAULTS.configFile),
         [...warnings, ...said],
       ),
     };
@@ -150,7 +151,7 @@ export async function checkConfig(
       result: warn(
         "config",
         `${summary}, with ${plural(warnings.length, "warning")}`,
-        "see each warning below",
+        DOCTOR_STEPS.seeWarnings,
         [...warnings, ...said],
       ),
     };
@@ -184,8 +185,7 @@ export function checkLogFile(logger: Logger, path: string): CheckResult {
     name: "log_file",
     status: "fail",
     finding: `Cannot write the log file ${resolve(path)} — ${describeFileError(error)}`,
-    remedy: "fix the permissions of the file and its folder, or pass --log-file with a " +
-      "writable path (patchbay keeps running without a log, but says so at every start)",
+    remedy: DOCTOR_STEPS.logFile,
     details: [],
   };
 }

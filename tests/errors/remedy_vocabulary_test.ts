@@ -32,21 +32,6 @@ const ALLOWED: readonly string[] = [
   // Configuration load, import and validation: hints that quote the field at fault.
   // Connection reports and server request errors.
   // Doctor findings (check results, not typed errors).
-  "lib/doctor/check.ts: run the doctor again with --debug and lo",
-  "lib/doctor/model_checks.ts: unset ${API_KEY_VARIABLE} in your shell ",
-  "lib/doctor/model_checks.ts: set LLM.model to a model the provider of",
-  "lib/doctor/model_checks.ts: nothing to do if chat requests work; oth",
-  "lib/doctor/network_checks.ts: set the proxy ",
-  'lib/doctor/network_checks.ts: add "env": {"HTTPS_PROXY": "${proxy.url}',
-  "lib/doctor/network_checks.ts: if a proxy is needed, set ${url.protocol",
-  "lib/doctor/network_checks.ts: ${remedy}; ${ROWS.network.remedy}",
-  "lib/doctor/oauth_checks.ts: allow connections to localhost:${listene",
-  "lib/doctor/oauth_checks.ts: set BROWSER to a browser command (e.g. B",
-  "lib/doctor/server_checks.ts: run `patchbay --debug tools` and read th",
-  "lib/doctor/setup_checks.ts: write each line as NAME=value (quote val",
-  "lib/doctor/setup_checks.ts: copy ${location.path} to ./${DEFAULTS.co",
-  "lib/doctor/setup_checks.ts: see each warning below",
-  "lib/doctor/setup_checks.ts: fix the permissions of the file and its ",
   // Single remedies of small modules (env, protocol, permissions).
   // Default remedies of typed errors without a row (config, store, run, server, oauth).
   // A lock file held by another process.
