@@ -35,24 +35,32 @@ import {
   ROWS,
   STEPS,
 } from "../../lib/errors/failure_table.ts";
+import { AGENT_STEPS } from "../../lib/errors/agent_steps.ts";
 import { CONFIG_EDIT_STEPS } from "../../lib/errors/config_edit_steps.ts";
+import { CONFIG_STEPS } from "../../lib/errors/config_steps.ts";
 import { CONNECTION_STEPS } from "../../lib/errors/connection_steps.ts";
+import { DOCTOR_STEPS } from "../../lib/errors/doctor_steps.ts";
 import { MCP_EDIT_STEPS } from "../../lib/errors/mcp_edit_steps.ts";
 import { MEMORY_STEPS } from "../../lib/errors/memory_steps.ts";
 import { MODEL_STEPS } from "../../lib/errors/model_steps.ts";
 import { OAUTH_STEPS } from "../../lib/errors/oauth_steps.ts";
+import { USAGE_STEPS } from "../../lib/errors/usage_steps.ts";
 
 /** The usual paths of an MCP endpoint, as a remedy names them (not slash commands). */
 const URL_PATHS = "(often /mcp, or /sse for SSE)";
 
 /** The steps of each area, kept beside the table (`lib/errors/<area>_steps.ts`). */
 const AREA_STEPS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
+  AGENT_STEPS,
   CONFIG_EDIT_STEPS,
+  CONFIG_STEPS,
   CONNECTION_STEPS,
+  DOCTOR_STEPS,
   MCP_EDIT_STEPS,
   MEMORY_STEPS,
   MODEL_STEPS,
   OAUTH_STEPS,
+  USAGE_STEPS,
 };
 
 /** A slash command of the interactive client, which a scripting command cannot act on. */
@@ -97,6 +105,30 @@ Deno.test("failure table: no scripting remedy names a slash command", () => {
   // The interactive wording is the one that may name them: the table keeps both apart.
   assert.match(ROWS.not_running.remedy.repl, SLASH_COMMAND);
   assert.match(STEPS.retryLogin("api").repl, SLASH_COMMAND);
+});
+
+Deno.test("failure table: a step reached by both surfaces names slash commands in the REPL only", () => {
+  // A server lost and being restarted: the REPL's remedy says where to watch and retry.
+  const restarting = CONNECTION_STEPS.whileRestarting(ROWS.not_running.remedy);
+  assert.equal(
+    restarting.repl,
+    `${ROWS.not_running.remedy.repl}; meanwhile patchbay keeps trying to reconnect ` +
+      "(/connections shows the next attempt; /refresh tries at once)",
+  );
+  assert.equal(
+    restarting.script,
+    `${ROWS.not_running.remedy.script}; meanwhile patchbay keeps trying to reconnect`,
+  );
+  // A tool withheld by include_tools / exclude_tools: /refresh, or the command run again.
+  const filtered = CONNECTION_STEPS.toolFiltered("everything");
+  assert.match(
+    filtered.repl,
+    /include_tools \/ exclude_tools in the configuration \(then \/refresh\)$/,
+  );
+  assert.match(filtered.script, /\(then run the command again\)$/);
+  assert.doesNotMatch(filtered.script, SLASH_COMMAND);
+  assert.match(AGENT_STEPS.hookInputRefused.repl, /\/tools shows it.*\/debug logs for it/);
+  assert.match(AGENT_STEPS.hookInputRefused.script, /`patchbay tools --json` shows it.*--debug/);
 });
 
 Deno.test("failure table: every network problem has a row whose message it starts", () => {

@@ -27,15 +27,6 @@ const TABLE = /^lib\/errors\/(?:failure_table|\w+_steps)\.ts$/;
  * slash command or a flag.
  */
 const ALLOWED: readonly string[] = [
-  // Usage errors of one command's own flags and arguments (scripting surface only).
-  // The agent's own refusals: approvals, sampling, images, hooks of direct calls.
-  // Configuration load, import and validation: hints that quote the field at fault.
-  // Connection reports and server request errors.
-  // Doctor findings (check results, not typed errors).
-  // Single remedies of small modules (env, protocol, permissions).
-  // Default remedies of typed errors without a row (config, store, run, server, oauth).
-  // A lock file held by another process.
-  // A hook's rewritten input the tool's schema refuses (around ROWS.hook_failed).
   // Conversation memory and its store.
   "lib/memory/conversation.ts: run with --debug for details, or ${STEPS",
   "lib/memory/file_store.ts: make ${path} and its folder belong to yo",
