@@ -106,14 +106,6 @@ const ALLOWED: readonly string[] = [
   "lib/files/file_lock.ts: make ${dirname(lockPath)} a folder you m",
   // A hook's rewritten input the tool's schema refuses (around ROWS.hook_failed).
   "lib/hooks/failure.ts: ${FIT_THE_SCHEMA}; run the hook by hand ",
-  // Conversation memory and its store.
-  "lib/memory/conversation.ts: run with --debug for details, or ${STEPS",
-  "lib/memory/file_store.ts: make ${path} and its folder belong to yo",
-  "lib/memory/memory.ts: `patchbay sessions` lists the stored ses",
-  "lib/memory/memory.ts: give more characters of the id",
-  "lib/memory/memory.ts: `patchbay sessions` lists the stored ses",
-  "lib/memory/memory.ts: `patchbay sessions --all` lists them; `p",
-  "lib/memory/memory.ts: start a conversation with `patchbay` (wi",
   // OAuth beyond the login errors: callback, token stores, policy, credential sources.
   "lib/oauth/bearer.ts: use a token that carries the required sc",
   "lib/oauth/callback_page.ts: see the terminal",
@@ -141,9 +133,6 @@ const ALLOWED: readonly string[] = [
   "lib/oauth/token_store.ts: make ${path} readable and writable by yo",
   // Single remedies of small modules (env, protocol, permissions).
   'lib/protocol.ts: set "protocol": "auto" (or remove it) to',
-  // The memory store's connection.
-  "lib/redis/client.ts: set REDIS_TLS_CA_FILE to the path of the",
-  "lib/redis/errors.ts: set Memory.key_prefix to a prefix nothin",
   // Slash commands' usage (interactive surface only, may name slash commands).
   "lib/repl/image_command.ts: /image shows the latest image, /image 2 ",
   "lib/repl/mcp_command.ts: e.g. /mcp disable filesystem; /mcp alone",
