@@ -106,8 +106,6 @@ const ALLOWED: readonly string[] = [
   "lib/files/file_lock.ts: make ${dirname(lockPath)} a folder you m",
   // A hook's rewritten input the tool's schema refuses (around ROWS.hook_failed).
   "lib/hooks/failure.ts: ${FIT_THE_SCHEMA}; run the hook by hand ",
-  // Single remedies of small modules (env, protocol, permissions).
-  'lib/protocol.ts: set "protocol": "auto" (or remove it) to',
   // Slash commands' usage (interactive surface only, may name slash commands).
   "lib/repl/image_command.ts: /image shows the latest image, /image 2 ",
   "lib/repl/mcp_command.ts: e.g. /mcp disable filesystem; /mcp alone",
@@ -121,19 +119,6 @@ const ALLOWED: readonly string[] = [
   "lib/repl/skills_command.ts: /skills use sends a skill's SKILL.md",
   "lib/repl/tasks_command.ts: /tasks lists the recorded tasks with the",
   'lib/repl/unknown_server.ts: servers: ${names.join(", ") || "none"}',
-  // Secret helpers and the keychain (around ROWS.secret_helper and ROWS.keychain).
-  "lib/secrets/helper.ts: run it again",
-  "lib/secrets/keychain.ts: rename the entry",
-  "lib/secrets/keychain.ts: take the value from .env with ${NAME} in",
-  // Names that resolve to nothing (a server, tool, prompt or resource).
-  'lib/session/resolve.ts: name the server: ${names.join(" or ")}',
-  'lib/session/resolve.ts: write e.g. /prompt greeting name="Ada Lo',
-  'lib/session/resolve.ts: write them as a JSON object, e.g. {"mess',
-  'lib/session/resolve.ts: wrap them in braces, e.g. {"message": "h',
-  "lib/session/resolve.ts: name the server too: /resource <server>:",
-  // Skills over MCP (around ROWS.skill_refused).
-  "lib/skills/entries.ts: ask the server's authors for a smaller s",
-  "lib/skills/entries.ts: patchbay loads only skills whose server ",
 ];
 
 async function sources(): Promise<Map<string, string>> {
