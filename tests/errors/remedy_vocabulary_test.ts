@@ -106,19 +106,6 @@ const ALLOWED: readonly string[] = [
   "lib/files/file_lock.ts: make ${dirname(lockPath)} a folder you m",
   // A hook's rewritten input the tool's schema refuses (around ROWS.hook_failed).
   "lib/hooks/failure.ts: ${FIT_THE_SCHEMA}; run the hook by hand ",
-  // Slash commands' usage (interactive surface only, may name slash commands).
-  "lib/repl/image_command.ts: /image shows the latest image, /image 2 ",
-  "lib/repl/mcp_command.ts: e.g. /mcp disable filesystem; /mcp alone",
-  "lib/repl/mcp_command.ts: \\`patchbay mcp enable ${name}\\` enables ",
-  "lib/repl/server_commands.ts: see the names with /prompts",
-  'lib/repl/server_commands.ts: required: ${missing.join(", ")}',
-  "lib/repl/server_commands.ts: see the URIs with /resources",
-  'lib/repl/server_commands.ts: e.g. /call everything.echo {"message": "',
-  "lib/repl/server_prompts.ts: Tab after the prompt's name completes it",
-  "lib/repl/skills_command.ts: list the skills with /skills, then name ",
-  "lib/repl/skills_command.ts: /skills use sends a skill's SKILL.md",
-  "lib/repl/tasks_command.ts: /tasks lists the recorded tasks with the",
-  'lib/repl/unknown_server.ts: servers: ${names.join(", ") || "none"}',
 ];
 
 async function sources(): Promise<Map<string, string>> {
