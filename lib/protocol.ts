@@ -21,6 +21,7 @@ import {
   UnsupportedProtocolVersionError,
 } from "@modelcontextprotocol/client";
 import type { ProtocolSetting, TransportType } from "./config/types.ts";
+import { PROTOCOL_STEPS } from "./errors/protocol_steps.ts";
 import {
   isModernRevision,
   LEGACY_REVISIONS,
@@ -120,9 +121,8 @@ export function negotiationFailure(
       reason: `no protocol revision in common: the server supports ${supported.join(", ")}` +
         ` and refused ${error.requested}; ${offered}`,
       remedy: known.length > 0
-        ? `set "protocol": "${known[0]}" in the server entry (it has ${protocolField})`
-        : "the server speaks only revisions newer than this patchbay knows: update patchbay, " +
-          "or ask the server's operators to keep an older revision",
+        ? PROTOCOL_STEPS.pin(known[0], protocolField)
+        : PROTOCOL_STEPS.update,
     };
   }
   const text = error instanceof Error ? error.message : "";
@@ -133,12 +133,10 @@ export function negotiationFailure(
       reason: `the server answered initialize with protocol revision ${answered}, which ` +
         `patchbay does not accept with ${protocolField}: ${offered}`,
       remedy: modern
-        ? 'set "protocol": "auto" (or remove it) so that patchbay negotiates ' +
-          `${MODERN_REVISION} with server/discover`
+        ? PROTOCOL_STEPS.negotiate(MODERN_REVISION)
         : PROTOCOL_REVISIONS.includes(answered)
-        ? `set "protocol": "${answered}", or "legacy" to accept any 2025-era revision`
-        : `the server speaks a revision patchbay does not know (${answered}); check the ` +
-          "server's documentation, or update patchbay",
+        ? PROTOCOL_STEPS.pinAnswered(answered)
+        : PROTOCOL_STEPS.unknownRevision(answered),
     };
   }
   if (error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed) {
@@ -146,8 +144,7 @@ export function negotiationFailure(
       return {
         reason: `the server did not offer ${setting} in answer to server/discover (it ` +
           `speaks the 2025 protocol, with initialize, or another revision); ${offered}`,
-        remedy: 'set "protocol": "auto" (or remove it) to fall back to the 2025 handshake, ' +
-          'or "legacy"',
+        remedy: PROTOCOL_STEPS.fallBack,
       };
     }
   }

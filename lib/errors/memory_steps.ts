@@ -1,11 +1,15 @@
 /**
- * The remedies of a memory store configured wrongly (`lib/redis/settings.ts`): part of the
- * failure table (`lib/errors/failure_table.ts`), kept in a file of their own so the table
- * stays within the size of a file. Each is one text for both surfaces, or a function of the
- * values only known when it fails (the variable's name, its default).
+ * The remedies of conversation memory: a memory store configured wrongly
+ * (`lib/redis/settings.ts`), a conversation that could not be saved, a stored session not
+ * found (`lib/memory/`). Part of the failure table (`lib/errors/failure_table.ts`), kept in a
+ * file of their own so the table stays within the size of a file. Each is one text for both
+ * surfaces, or a function of the values only known when it fails (the variable's name, its
+ * default, the path).
  *
  * @module
  */
+
+import { perSurface, STEPS } from "./failure_table.ts";
 
 /** Where a REDIS_* variable is fixed, and when it is read. */
 const FIX_VARS = "fix it in .env or the environment (.env is read only at start-up)";
@@ -35,4 +39,23 @@ export const MEMORY_STEPS = {
   /** An address of Memory.sentinels or Memory.cluster_nodes that is not host:port. */
   hostPort: (defaultPort: number): string =>
     `write each address as host:port, e.g. "127.0.0.1:${defaultPort}"`,
+  /** A conversation that could not be saved, for a reason patchbay does not name. */
+  saveFailed: perSurface`run with --debug for details, or ${STEPS.memoryOff}`,
+  /** A store's file or folder the operating system refused, at `path`. */
+  ownFiles: (path: string): string =>
+    `make ${path} and its folder belong to you (chmod 700 on the folder, 600 on files)`,
+  /** A store's disk that is full. */
+  diskFull: "free disk space; messages not yet saved are kept in memory and retried",
+  /** A store's file that could not be written for another reason. */
+  writableFolder: perSurface`check that the folder exists and is writable, or ${STEPS.memoryOff}`,
+  /** A session id that is not one, or matches none: where the ids are listed. */
+  listSessions: "`patchbay sessions` lists the stored sessions with their ids",
+  /** A session id prefix that starts several ids. */
+  longerId: "give more characters of the id",
+  /** No session to resume in this folder, but some in others. */
+  otherFolders: "`patchbay sessions --all` lists them; `patchbay --resume <id>` continues one " +
+    "of them",
+  /** No stored session at all to resume. */
+  firstConversation: "start a conversation with `patchbay` (without --resume); it is saved as " +
+    "you go",
 } as const;

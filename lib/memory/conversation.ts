@@ -6,7 +6,7 @@
 
 import { messageOf, PatchbayError, StoreFailedError } from "../errors.ts";
 import { newMessageId } from "./ids.ts";
-import { perSurface, STEPS } from "../errors/failure_table.ts";
+import { MEMORY_STEPS } from "../errors/memory_steps.ts";
 import type { AppendStatus, MemoryStore, MessageRecord, StoredMessage } from "./types.ts";
 
 /** How {@linkcode Conversation.append} ended. */
@@ -136,7 +136,7 @@ function asPatchbayError(error: unknown, store: MemoryStore): PatchbayError {
   if (error instanceof PatchbayError) return error;
   return new StoreFailedError(`Could not save the conversation to ${store.location}`, {
     reason: messageOf(error),
-    remedy: perSurface`run with --debug for details, or ${STEPS.memoryOff}`,
+    remedy: MEMORY_STEPS.saveFailed,
     cause: error,
   });
 }

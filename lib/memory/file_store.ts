@@ -21,7 +21,7 @@ import {
 } from "../errors.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { isSessionId } from "./ids.ts";
-import { perSurface, STEPS } from "../errors/failure_table.ts";
+import { MEMORY_STEPS } from "../errors/memory_steps.ts";
 import {
   ensurePrivateDir,
   JsonLinesFile,
@@ -331,16 +331,14 @@ export function fileError(action: string, path: string, error: unknown): Patchba
     return new PermissionDeniedError(
       `could not ${action} ${path}`,
       (error as Error).message,
-      `make ${path} and its folder belong to you (chmod 700 on the folder, 600 on files)`,
+      MEMORY_STEPS.ownFiles(path),
     );
   }
   const message = messageOf(error);
   const full = /ENOSPC|No space left/i.test(message);
   return new StoreFailedError(`Could not ${action} ${path}`, {
     reason: full ? "the disk is full" : message,
-    remedy: full
-      ? "free disk space; messages not yet saved are kept in memory and retried"
-      : perSurface`check that the folder exists and is writable, or ${STEPS.memoryOff}`,
+    remedy: full ? MEMORY_STEPS.diskFull : MEMORY_STEPS.writableFolder,
     cause: error,
   });
 }

@@ -9,6 +9,7 @@
 import { Leasing } from "./leasing.ts";
 import type { PatchbayError } from "../errors.ts";
 import { SessionNotFoundError, StoreAuthError, StoreDatabaseError } from "../errors.ts";
+import { MEMORY_STEPS } from "../errors/memory_steps.ts";
 import type { Log } from "../log/log.ts";
 import { Redactor } from "../redact/redact.ts";
 import { plural } from "../text/text.ts";
@@ -319,7 +320,7 @@ export class Memory {
       throw new SessionNotFoundError(
         `Session '${idOrPrefix}' not found`,
         "session ids are letters and digits, like k3f9x2m7q1ab",
-        "`patchbay sessions` lists the stored sessions with their ids",
+        MEMORY_STEPS.listSessions,
       );
     }
     const exact = await store.summary(wanted);
@@ -330,7 +331,7 @@ export class Memory {
         `Session id '${idOrPrefix}' is ambiguous`,
         `it starts ${matches.length} session ids: ${matches.slice(0, 5).join(", ")}` +
           (matches.length > 5 ? ", ..." : ""),
-        "give more characters of the id",
+        MEMORY_STEPS.longerId,
       );
     }
     const summary = matches.length === 1 ? await store.summary(matches[0]) : undefined;
@@ -338,7 +339,7 @@ export class Memory {
     throw new SessionNotFoundError(
       `Session '${idOrPrefix}' not found`,
       `${store.location} holds no session with that id (it may have been deleted or expired)`,
-      "`patchbay sessions` lists the stored sessions with their ids",
+      MEMORY_STEPS.listSessions,
     );
   }
 
@@ -396,13 +397,13 @@ export class Memory {
       throw new SessionNotFoundError(
         "No conversation to resume in this folder",
         `the ${all.length} stored in ${store.location} were held in other folders than ${folder}`,
-        "`patchbay sessions --all` lists them; `patchbay --resume <id>` continues one of them",
+        MEMORY_STEPS.otherFolders,
       );
     }
     throw new SessionNotFoundError(
       "No conversation to resume",
       `${store.location} holds no stored sessions yet`,
-      "start a conversation with `patchbay` (without --resume); it is saved as you go",
+      MEMORY_STEPS.firstConversation,
     );
   }
 

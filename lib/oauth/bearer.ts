@@ -13,6 +13,7 @@
 import { extractWWWAuthenticateParams, type FetchLike } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/types.ts";
 import { BearerRejectedError } from "../errors.ts";
+import { OAUTH_STEPS } from "../errors/oauth_steps.ts";
 import { type Log, silentLog } from "../log/log.ts";
 
 /** Options of {@linkcode bearerFetch}. */
@@ -75,10 +76,7 @@ function rejected(
       status,
       `the token in headers.Authorization lacks a permission the server requires` +
         (challenge.scope ? ` (scope "${challenge.scope}")` : "") + ` (HTTP 403 ${detail})`,
-      "use a token that carries the required scope" +
-        (challenge.resourceMetadataUrl
-          ? ', or let patchbay obtain one: replace the header with "auth": {"method": "oauth"}'
-          : ""),
+      OAUTH_STEPS.tokenScope(Boolean(challenge.resourceMetadataUrl)),
     );
   }
   return new BearerRejectedError(

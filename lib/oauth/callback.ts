@@ -21,6 +21,7 @@
 import { validateAuthorizationResponseIssuer } from "@modelcontextprotocol/client";
 import { DEFAULTS } from "../defaults.ts";
 import { CancelledError, DenoPermissionError, OAuthFailedError } from "../errors.ts";
+import { OAUTH_STEPS } from "../errors/oauth_steps.ts";
 import { valueWithin } from "../async/deadline.ts";
 import { type FailureWords, ownWords, page } from "./callback_page.ts";
 
@@ -28,10 +29,6 @@ export type { FailureWords } from "./callback_page.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { type Log, silentLog } from "../log/log.ts";
 import { describeHolder, findPortHolder } from "./port_holder.ts";
-import { perSurface, STEPS } from "../errors/failure_table.ts";
-
-/** The end of a remedy for an answer only the server's operator can explain. */
-const REPORT_IT = "report it to the server's operator";
 
 /** Milliseconds a browser login may take before patchbay stops waiting (5 minutes). */
 export const CALLBACK_TIMEOUT_MS: number = DEFAULTS.oauthCallback.timeoutSeconds * 1000;
@@ -204,10 +201,11 @@ export class CallbackListener {
             new OAuthFailedError(expected.server, {
               reason: `no authorization response reached ${this.redirectUri} within ` +
                 formatDuration(timeoutMs),
-              remedy: "open the authorization URL shown (the browser may not have opened) and " +
-                `finish the login within ${formatDuration(timeoutMs)}; make sure nothing blocks ` +
-                `connections to localhost:${this.port}; then retry (/refresh, or ` +
-                `patchbay auth login ${expected.server})`,
+              remedy: OAUTH_STEPS.callbackTimeout(
+                formatDuration(timeoutMs),
+                this.port,
+                expected.server,
+              ),
             }),
           )
         );
@@ -302,8 +300,7 @@ export class CallbackListener {
         new OAuthFailedError(expected.server, {
           reason: "the authorization response did not come from the authorization server " +
             "patchbay contacted (RFC 9207 issuer check failed), so it was refused",
-          remedy: "start the login again from patchbay; if it repeats, another authorization " +
-            "server may be interfering: report it to the server's operator",
+          remedy: OAUTH_STEPS.issuerRefused,
           cause: error,
         }),
       );
@@ -325,7 +322,7 @@ export class CallbackListener {
       pending.reject(
         new OAuthFailedError(expected.server, {
           reason: "the authorization response carried neither a code nor an error",
-          remedy: perSurface`${STEPS.retryLogin(expected.server)}; if it repeats, ${REPORT_IT}`,
+          remedy: OAUTH_STEPS.noCode(expected.server),
         }),
       );
       return page(400, "Login failed", "The response carried no authorization code.");
@@ -373,8 +370,7 @@ function authorizationError(server: string, error: string, params: URLSearchPara
   if (error === "access_denied") {
     return new OAuthFailedError(server, {
       reason: "authorization was denied in the browser (error=access_denied)",
-      remedy: `approve patchbay when the authorization page asks (retry with /refresh or ` +
-        `patchbay auth login ${server}), or remove the server from servers_config.json`,
+      remedy: OAUTH_STEPS.accessDenied(server),
     });
   }
   const description = params.get("error_description");
@@ -382,9 +378,8 @@ function authorizationError(server: string, error: string, params: URLSearchPara
     reason: `the authorization server answered error=${error}` +
       (description ? ` (${description.slice(0, 200)})` : ""),
     remedy: error === "invalid_scope"
-      ? "check auth.scopes in the server entry against the scopes the server supports"
-      : "retry the login; if it keeps failing, check auth.client_id and the server's " +
-        "OAuth settings",
+      ? OAUTH_STEPS.scopesInEntry
+      : OAUTH_STEPS.authorizationRefused,
   });
 }
 
@@ -394,8 +389,11 @@ async function portBusyError(server: string, port: number, cause: unknown) {
   return new OAuthFailedError(server, {
     reason: `port ${port} on localhost, where the OAuth callback must arrive, is already ` +
       `in use by ${who}` + (holder?.commandLine ? ` [${holder.commandLine}]` : ""),
-    remedy: `free port ${port}: stop ${holder ? describeHolder(holder) : "the process using it"}` +
-      ` (the callback address is fixed), then retry (/refresh, or patchbay auth login ${server})`,
+    remedy: OAUTH_STEPS.portBusy(
+      port,
+      holder ? describeHolder(holder) : "the process using it",
+      server,
+    ),
     cause,
   });
 }

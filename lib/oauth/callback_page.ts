@@ -6,6 +6,7 @@
  */
 
 import { PatchbayError } from "../errors.ts";
+import { OAUTH_STEPS } from "../errors/oauth_steps.ts";
 
 /** A failure as a person reads it. */
 export interface FailureWords {
@@ -36,7 +37,7 @@ export function ownWords(error: unknown): FailureWords {
   return {
     message: "OAuth login failed",
     cause: error instanceof Error ? error.message : String(error),
-    remedy: "see the terminal",
+    remedy: OAUTH_STEPS.seeTerminal,
   };
 }
 

@@ -16,6 +16,7 @@ import {
 import type { OAuthGrant, OAuthSettings } from "../config/types.ts";
 import { DEFAULTS } from "../defaults.ts";
 import { OAuthFailedError } from "../errors.ts";
+import { OAUTH_STEPS } from "../errors/oauth_steps.ts";
 import type { Redactor } from "../redact/redact.ts";
 import { VERSION } from "../version.ts";
 import { privateKeySecrets } from "./private_key.ts";
@@ -126,9 +127,7 @@ export function privateKeyJwt(
         reason: `the private key in ${settings.privateKeySource ?? "auth.private_key"} could ` +
           `not sign a ${alg} client assertion ` +
           `(${(error as Error).message.split("\n")[0].slice(0, 160)})`,
-        remedy: "give a PKCS#8 PEM (-----BEGIN PRIVATE KEY-----) or a private JWK, and set " +
-          "auth.private_key_alg to the algorithm the key is for (RS256 for RSA, ES256 for " +
-          "P-256, EdDSA for Ed25519)",
+        remedy: OAUTH_STEPS.privateKey,
         cause: error,
       });
     }

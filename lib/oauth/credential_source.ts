@@ -14,6 +14,7 @@ import { readBoundedText } from "../files/bounded_read.ts";
 import type { CredentialSource } from "../config/types.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { OAuthFailedError } from "../errors.ts";
+import { OAUTH_STEPS } from "../errors/oauth_steps.ts";
 import type { Redactor } from "../redact/redact.ts";
 
 /** Largest credential read (a JWT is a few KiB; a SAML assertion some tens). */
@@ -51,7 +52,7 @@ export async function readCredential(
       reason: `${describe(source)} gave ${
         credential === "" ? "nothing" : "text with spaces or line breaks"
       } where ${context.what} should be (one token, such as a JWT)`,
-      remedy: `check ${source.field}: it must hold or print only the token`,
+      remedy: OAUTH_STEPS.oneToken(source.field),
     });
   }
   context.redactor?.addSecret(credential);
@@ -70,8 +71,7 @@ async function fromFile(
     throw new OAuthFailedError(context.server, {
       reason: `cannot read ${context.what} from ${source.field} (${file}): ` +
         (error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message),
-      remedy: `check that the platform writes the token to ${file} (Kubernetes: a projected ` +
-        `service-account token volume) and that you can read it, or fix ${source.field}`,
+      remedy: OAUTH_STEPS.credentialFile(file, source.field),
       cause: error,
     });
   }
@@ -87,7 +87,7 @@ async function fromCommand(
   const fail = (reason: string, cause?: unknown) =>
     new OAuthFailedError(context.server, {
       reason: `${source.field} (${shown}) ${reason}`,
-      remedy: `run \`${shown}\` yourself and fix what it reports, or fix ${source.field}`,
+      remedy: OAUTH_STEPS.credentialCommand(shown, source.field),
       cause,
     });
   const timeoutMs = context.commandTimeoutMs ?? CREDENTIAL_COMMAND_TIMEOUT_MS;

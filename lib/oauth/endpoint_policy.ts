@@ -35,6 +35,7 @@
 
 import { assertSecureTokenEndpoint } from "@modelcontextprotocol/client";
 import { OAuthEndpointRefusedError } from "../errors.ts";
+import { OAUTH_STEPS } from "../errors/oauth_steps.ts";
 import {
   ADDRESS_KIND_TEXT,
   type AddressKind,
@@ -189,8 +190,7 @@ export class EndpointPolicy {
             "endpoints must use https (plain http only on this machine" +
             (role.credentials ? ", named localhost, 127.0.0.1 or [::1]" : "") +
             "), so patchbay would not send credentials there",
-          remedy: "ask the server's operator to serve the authorization server over https; " +
-            'until then remove "auth" and send a token with headers',
+          remedy: OAUTH_STEPS.httpsEndpoint,
           addresses: endpoint.addresses,
         };
       }

@@ -11,6 +11,7 @@ import type { OAuthEvent } from "./broker.ts";
 import type { ServerCredentials } from "./token_store.ts";
 import type { FailureWords } from "./callback.ts";
 import { PatchbayError, remedyFor } from "../errors.ts";
+import { OAUTH_STEPS } from "../errors/oauth_steps.ts";
 import type { Surface } from "../errors/failure_table.ts";
 import type { Redactor } from "../redact/redact.ts";
 import { stripTerminalEscapes } from "../terminal/terminal.ts";
@@ -197,6 +198,6 @@ export function loginFailureWords(
   return {
     message: "OAuth login failed",
     cause: clean(error instanceof Error ? error.message : String(error)),
-    remedy: "see the terminal",
+    remedy: OAUTH_STEPS.seeTerminal,
   };
 }

@@ -20,6 +20,7 @@
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types.ts";
 import { OAuthFailedError } from "../errors.ts";
+import { OAUTH_STEPS } from "../errors/oauth_steps.ts";
 import type { Redactor } from "../redact/redact.ts";
 import { jwtBearerRequest } from "./client_auth.ts";
 import { readCredential } from "./credential_source.ts";
@@ -75,7 +76,7 @@ export function organisationTokenRequest(
       throw new OAuthFailedError(server, {
         reason: "the server's authorization server is not known yet (no metadata was " +
           "discovered), so no identity provider grant can name it",
-        remedy: "check that the server publishes OAuth metadata (RFC 9728)",
+        remedy: OAUTH_STEPS.publishMetadata,
       });
     }
     const grant = await exchangeForGrant({
@@ -104,6 +105,6 @@ function missing<T>(server: string, value: T | undefined, field: string): T {
   if (value !== undefined) return value;
   throw new OAuthFailedError(server, {
     reason: `${field} is not set`,
-    remedy: `set ${field} in the entry's "auth" (docs/authentication.md)`,
+    remedy: OAUTH_STEPS.setAuthField(field),
   });
 }

@@ -15,6 +15,7 @@ import {
   type OAuthDiscoveryState,
 } from "@modelcontextprotocol/client";
 import { OAuthFailedError, OAuthUnsupportedError } from "../errors.ts";
+import { OAUTH_STEPS } from "../errors/oauth_steps.ts";
 import type { OAuthGrant } from "../config/types.ts";
 import type { Log } from "../log/log.ts";
 import { type FailureContext, typedOAuthFailure } from "./login_errors.ts";
@@ -61,8 +62,7 @@ export function checkDiscovery(state: OAuthDiscoveryState, context: DiscoveryCon
     throw new OAuthFailedError(server, {
       reason: `the authorization server ${state.authorizationServerUrl} named by the server ` +
         "publishes no metadata (RFC 8414 / OpenID discovery)",
-      remedy: "check the server's OAuth setup with its operator; until it is fixed, remove " +
-        '"auth" and send a token with headers',
+      remedy: OAUTH_STEPS.noMetadata,
     });
   }
   // No browser, no authorization code: PKCE and registration do not apply.
@@ -73,8 +73,7 @@ export function checkDiscovery(state: OAuthDiscoveryState, context: DiscoveryCon
         "(code_challenge_methods_supported is " +
         `${JSON.stringify(metadata.code_challenge_methods_supported ?? null)}), which the MCP ` +
         "authorization specification requires; patchbay will not authorize without it",
-      remedy: 'ask the server\'s operator to enable PKCE S256; until then remove "auth" ' +
-        "and send a token with headers",
+      remedy: OAUTH_STEPS.enablePkce,
     });
   }
   const metadataDocument = metadata.client_id_metadata_document_supported === true &&
@@ -86,8 +85,7 @@ export function checkDiscovery(state: OAuthDiscoveryState, context: DiscoveryCon
         (metadata.client_id_metadata_document_supported
           ? " (it accepts client ID metadata documents, but auth.client_metadata_url is not set)"
           : " and no client ID metadata documents"),
-      remedy: `register patchbay with the service (redirect URI ${context.redirectUri}) and ` +
-        'set "client_id" (and "client_secret" if one was issued) in the entry\'s "auth"',
+      remedy: OAUTH_STEPS.registerClient(context.redirectUri),
     });
   }
 }
@@ -151,8 +149,7 @@ export function checkClientMetadataUrl(server: string, url: string | undefined):
   if (url !== undefined && !isHttpsUrl(url)) {
     throw new OAuthFailedError(server, {
       reason: `auth.client_metadata_url must be an https URL with a path, got ${url}`,
-      remedy: "point client_metadata_url at the https address of patchbay's client ID " +
-        "metadata document, or remove it to use dynamic registration",
+      remedy: OAUTH_STEPS.clientMetadataUrl,
     });
   }
 }

@@ -39,6 +39,7 @@ import { join } from "node:path";
 import type { MemorySettings } from "../config/types.ts";
 import type { Environment } from "../env.ts";
 import { messageOf, PatchbayError, StoreConnectError } from "../errors.ts";
+import { OAUTH_STEPS } from "../errors/oauth_steps.ts";
 import type { Log } from "../log/log.ts";
 import { CONNECT_BUDGET_MS, type RedisClient } from "../redis/client.ts";
 import { journalFolder, type RedisSettings, resolveRedisSettings } from "../redis/settings.ts";
@@ -225,8 +226,7 @@ export class RedisTokenStore implements TokenStore {
         {
           reason: `${key} does not hold a credentials document patchbay understands ` +
             `(${(error as Error).message})`,
-          remedy: `delete the key (redis-cli DEL '${key}') and log in again; nothing else ` +
-            "is stored in it",
+          remedy: OAUTH_STEPS.deleteKey(key),
           cause: error,
         },
       );
@@ -329,8 +329,7 @@ export class RedisTokenStore implements TokenStore {
           `saved in ${store} or kept in ${path}`,
         {
           reason: `${withReason(problem)}; and ${withReason(localError)}`,
-          remedy: `make ${store} reachable or ${local.dir} writable, then log in again ` +
-            `(patchbay auth login ${server}): the login in memory is gone when this session ends`,
+          remedy: OAUTH_STEPS.loginInMemory(store, local.dir, server),
           cause: problem,
         },
       );

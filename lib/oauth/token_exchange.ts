@@ -20,6 +20,7 @@ import {
 import type { IdpSettings } from "../config/types.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { OAuthFailedError, PatchbayError } from "../errors.ts";
+import { OAUTH_STEPS } from "../errors/oauth_steps.ts";
 import type { Redactor } from "../redact/redact.ts";
 import { describeFetchError } from "./challenge_probe.ts";
 import { EndpointPolicy } from "./endpoint_policy.ts";
@@ -98,7 +99,7 @@ function exchangeFailure(server: string, where: string, error: unknown): OAuthFa
     return new OAuthFailedError(server, {
       reason: `the identity provider at ${where} could not be reached: ` +
         describeFetchError(error),
-      remedy: "check your network connection and auth.idp's issuer or token_endpoint",
+      remedy: OAUTH_STEPS.idpUnreachable,
       cause: error,
     });
   }
@@ -107,14 +108,12 @@ function exchangeFailure(server: string, where: string, error: unknown): OAuthFa
     reason: `the identity provider at ${where} did not exchange your ID token for a grant ` +
       `for this server (RFC 8693): ${message.slice(0, 300)}`,
     remedy: refused === "invalid_grant"
-      ? "your ID token may have expired or be for another client (its audience must be " +
-        "auth.idp.client_id): sign in again with your single sign-on tool"
+      ? OAUTH_STEPS.idTokenExpired
       : refused === "invalid_client" || refused === "unauthorized_client"
-      ? "check auth.idp.client_id and auth.idp.client_secret with your administrator"
+      ? OAUTH_STEPS.idpClient
       : refused
-      ? "ask your administrator whether your identity provider allows patchbay to reach " +
-        "this server (enterprise-managed authorization)"
-      : "check auth.idp's issuer or token_endpoint: it must be your identity provider's",
+      ? OAUTH_STEPS.idpRefused
+      : OAUTH_STEPS.idpEndpoint,
     cause: error,
   });
 }

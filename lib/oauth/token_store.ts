@@ -20,6 +20,7 @@ import type {
 import { basename, join } from "node:path";
 import type { StoredDpopKey } from "./dpop_key.ts";
 import { DenoPermissionError, PatchbayError } from "../errors.ts";
+import { OAUTH_STEPS } from "../errors/oauth_steps.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { configDir } from "../paths.ts";
 import { chmodOwnerOnly, removeIfPresent, replacePrivateFile } from "../files/private_file.ts";
@@ -218,7 +219,7 @@ export class FileTokenStore implements TokenStore {
       throw new PatchbayError("oauth_failed", `Stored OAuth credentials are unreadable: ${path}`, {
         reason: `${basename(path)} is not a credentials document patchbay understands ` +
           `(${(error as Error).message})`,
-        remedy: `delete the file (rm ${path}) and log in again; nothing else is stored in it`,
+        remedy: OAUTH_STEPS.deleteFile(path),
         cause: error,
       });
     }
@@ -252,8 +253,7 @@ function storeError(action: "read" | "write" | "delete", path: string, error: un
   if (flag) return new DenoPermissionError(flag, `${action} OAuth credentials at ${path}`, error);
   return new PatchbayError("oauth_failed", `Could not ${action} OAuth credentials at ${path}`, {
     reason: (error as Error).message,
-    remedy: `make ${path} readable and writable by your user ` +
-      "(or set XDG_CONFIG_HOME to a writable folder)",
+    remedy: OAUTH_STEPS.fileAccess(path),
     cause: error,
   });
 }

@@ -12,6 +12,7 @@
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { valueWithin } from "../async/deadline.ts";
 import { DenoPermissionError, MemoryConfigError } from "../errors.ts";
+import { STORE_STEPS } from "../errors/store_steps.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import type { RedisAddress, RedisSettings } from "./settings.ts";
 import { MAX_KEY_FILE_BYTES, readBoundedText } from "../files/bounded_read.ts";
@@ -167,8 +168,7 @@ async function tlsOptions(caFile: string | undefined): Promise<{ ca?: string[] }
   } catch (error) {
     throw new MemoryConfigError(
       `REDIS_TLS_CA_FILE is "${caFile}", which cannot be read`,
-      "set REDIS_TLS_CA_FILE to the path of the PEM file of the CA that signed the " +
-        "server's certificate",
+      STORE_STEPS.caFile,
       (error as Error).message,
     );
   }

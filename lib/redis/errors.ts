@@ -13,7 +13,7 @@
 
 import { StoreFailedError } from "../errors.ts";
 import { netProblem } from "../errors/failure.ts";
-import { perSurface, STEPS } from "../errors/failure_table.ts";
+import { STORE_STEPS } from "../errors/store_steps.ts";
 import type { RedisSettings } from "./settings.ts";
 import { errorCode, errorText, firstLine, type RedisPurpose } from "./connect_diagnosis.ts";
 
@@ -22,9 +22,6 @@ export {
   type DiagnosisContext,
   type RedisPurpose,
 } from "./connect_diagnosis.ts";
-
-/** Logins have no journal: one that a refusing store did not take must be obtained again. */
-const LOGIN_AGAIN = ", then log in again if a login could not be saved";
 
 /**
  * A failure of a command on a working connection (out of memory, wrong key type, ...).
@@ -39,12 +36,9 @@ export function diagnoseCommandError(
   const message = errorText(error);
   const memory = purpose === "memory";
   if (/^OOM|maxmemory/i.test(message)) {
-    const fix = "raise maxmemory or free space in the store";
     return new StoreFailedError(`${settings.description} is out of memory`, {
       reason: `the server refused the write (${firstLine(message)})`,
-      remedy: memory
-        ? `${fix}; messages are kept in the local journal and written once it accepts them`
-        : fix + LOGIN_AGAIN,
+      remedy: STORE_STEPS.outOfMemory(memory),
       cause: error,
     });
   }
@@ -53,25 +47,20 @@ export function diagnoseCommandError(
       reason: `a key under ${settings.keyPrefix}: is not what patchbay wrote (${
         firstLine(message)
       })`,
-      remedy: `set Memory.key_prefix to a prefix nothing else uses${memory ? "" : LOGIN_AGAIN}`,
+      remedy: STORE_STEPS.keyPrefix(memory),
       cause: error,
     });
   }
   if (/READONLY/.test(message)) {
-    const fix = "point patchbay at the master (or use Memory.sentinels)";
     return new StoreFailedError(`${settings.description} is read-only`, {
       reason: "the server is a replica (a failover may be in progress)",
-      remedy: memory
-        ? `${fix}; messages are kept in the local journal meanwhile`
-        : fix + LOGIN_AGAIN,
+      remedy: STORE_STEPS.readOnly(memory),
       cause: error,
     });
   }
   return new StoreFailedError(`${settings.description} refused a command`, {
     reason: (error as Error)?.message ?? String(error),
-    remedy: memory
-      ? perSurface`run with --debug for details, or ${STEPS.memoryOff}`
-      : `run with --debug for details${LOGIN_AGAIN}`,
+    remedy: STORE_STEPS.commandRefused(memory),
     cause: error,
   });
 }

@@ -9,6 +9,7 @@
 
 import { formatBytes } from "../agent/content.ts";
 import { PatchbayError } from "../errors.ts";
+import { REPL_STEPS } from "../errors/repl_steps.ts";
 import type { StoredAttachment } from "../memory/types.ts";
 import { showName } from "../text/names.ts";
 import { stripTerminalEscapes } from "../terminal/terminal.ts";
@@ -29,7 +30,7 @@ export const imageCommand: SlashCommand<ClientSession> = {
     if (!Number.isInteger(n) || n < 1) {
       throw new PatchbayError("usage", "Usage: /image [n]", {
         reason: `"${args.trim()}" is not a positive whole number`,
-        remedy: "/image shows the latest image, /image 2 the one before",
+        remedy: REPL_STEPS.image,
       });
     }
     const image = images[n - 1];

@@ -9,6 +9,7 @@
 
 import type { ServerStatus, WithheldTool } from "../connections/types.ts";
 import { PatchbayError } from "../errors.ts";
+import { REPL_STEPS } from "../errors/repl_steps.ts";
 import { denoPermissionFlag } from "../deno_permission/denial.ts";
 import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import { plural } from "../text/text.ts";
@@ -43,7 +44,7 @@ export const mcpCommand: SlashCommand<ClientSession> = {
     if ((verb !== "enable" && verb !== "disable") || !name || rest.length > 0) {
       throw new PatchbayError("usage", `Usage: /mcp [enable|disable <server>]`, {
         reason: `'${clean(args)}' is not a /mcp command`,
-        remedy: "e.g. /mcp disable filesystem; /mcp alone lists the servers",
+        remedy: REPL_STEPS.mcp,
       });
     }
     const names = s.manager.states().map((st) => st.name);
@@ -90,8 +91,7 @@ function ungranted(name: string, flag: string): PatchbayError {
   return new PatchbayError("deno_permission", `Could not enable ${name}: it needs ${flag}`, {
     reason: `its entry is disabled in the configuration, so patchbay was started without the ` +
       `permissions it needs (${flag} was not granted); it stays disabled`,
-    remedy: `\`patchbay mcp enable ${name}\` enables it in the file; then /refresh restarts ` +
-      "patchbay under the extended permissions and keeps this conversation",
+    remedy: REPL_STEPS.enableInFile(name),
   });
 }
 

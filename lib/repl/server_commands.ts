@@ -10,6 +10,7 @@ import { convertToolResult } from "../agent/content.ts";
 import { isPending, progressOf } from "../connections/progress.ts";
 import type { ServerStatus } from "../connections/types.ts";
 import { CancelledError } from "../errors.ts";
+import { REPL_STEPS } from "../errors/repl_steps.ts";
 import { errorResultFailure, thrownFailure } from "../agent/tool_failure.ts";
 import {
   afterDirectCall,
@@ -163,14 +164,14 @@ export const promptCommand: Command = {
   complete: (s, partial) => completePrompt(s, partial),
   async run(s, args) {
     const [spec, ...rest] = args.split(/\s+/);
-    if (!spec) throw usage("/prompt <name> [k=v ...]", "see the names with /prompts");
+    if (!spec) throw usage("/prompt <name> [k=v ...]", REPL_STEPS.promptNames);
     const prompt = resolveNamed("prompt", spec, s.manager.prompts());
     const values = parseKeyValues(rest.join(" "));
     const missing = missingArguments(prompt, values);
     if (missing.length > 0) {
       throw usage(
         `/prompt ${spec} ${missing.map((m) => `${m}=…`).join(" ")}`,
-        `required: ${missing.join(", ")}`,
+        REPL_STEPS.required(...missing),
       );
     }
     await sendPrompt(s, prompt, values);
@@ -202,7 +203,7 @@ export const resourceCommand: Command = {
   async run(s, args) {
     const words = args.split(/\s+/).filter(Boolean);
     if (words.length === 0) {
-      throw usage("/resource [server] <uri>", "see the URIs with /resources");
+      throw usage("/resource [server] <uri>", REPL_STEPS.resourceUris);
     }
     const resources = s.manager.resources();
     const templates = s.manager.resourceTemplates();
@@ -232,7 +233,7 @@ export const callCommand: Command = {
     const spec = space < 0 ? args : args.slice(0, space);
     const json = space < 0 ? "" : args.slice(space + 1).trim();
     if (!spec) {
-      throw usage("/call <tool> <json-args>", 'e.g. /call everything.echo {"message": "hi"}');
+      throw usage("/call <tool> <json-args>", REPL_STEPS.callExample);
     }
     const tool = resolveCallTool(s, spec);
     const callId = directCallId();

@@ -11,6 +11,7 @@
 
 import type { CataloguePrompt } from "../connections/manager.ts";
 import { PatchbayError } from "../errors.ts";
+import { REPL_STEPS } from "../errors/repl_steps.ts";
 import { didYouMean } from "../text/text.ts";
 import type { ClientSession } from "../session/client_session.ts";
 import { promptPreview } from "../ui/listing.ts";
@@ -51,7 +52,7 @@ export async function runServerPrompt(s: ClientSession, line: ServerPromptLine):
       `Usage: /${line.server}:${line.prompt} ${missing.map((m) => `${m}=…`).join(" ")}`,
       {
         reason: `required: ${missing.join(", ")}`,
-        remedy: "Tab after the prompt's name completes its arguments and their values",
+        remedy: REPL_STEPS.promptTab,
       },
     );
   }
@@ -100,9 +101,7 @@ function findPrompt(s: ClientSession, line: ServerPromptLine): CataloguePrompt {
         status && status.state !== "connected" ? ` (it is ${status.state})` : ""
       }`
       : `${line.server} offers no prompt named "${line.prompt}"`,
-    remedy: suggestion
-      ? `did you mean /${line.server}:${suggestion}? (/prompts lists them)`
-      : "/prompts lists the prompts of every server",
+    remedy: suggestion ? REPL_STEPS.closePrompt(line.server, suggestion) : REPL_STEPS.listPrompts,
   });
 }
 

@@ -8,6 +8,7 @@
  */
 
 import { capText, TOOL_OUTPUT_MAX_CHARS } from "../agent/content.ts";
+import { REPL_STEPS } from "../errors/repl_steps.ts";
 import type { SkillSummary } from "../skills/types.ts";
 import { showName } from "../text/names.ts";
 import { fileText, formatSkills } from "../ui/skill_listing.ts";
@@ -52,9 +53,9 @@ export const skillsCommand: SlashCommand<ClientSession> = {
     const [action, ref, file, ...rest] = args.split(/\s+/).filter(Boolean);
     if (action === undefined || action === "refresh") return await list(s, action === "refresh");
     if ((action !== "show" && action !== "use") || !ref || rest.length > 0) {
-      throw usage(SYNOPSIS, "list the skills with /skills, then name one as <server>:<skill>");
+      throw usage(SYNOPSIS, REPL_STEPS.skills);
     }
-    if (action === "use" && file) throw usage(SYNOPSIS, "/skills use sends a skill's SKILL.md");
+    if (action === "use" && file) throw usage(SYNOPSIS, REPL_STEPS.skillsUse);
     const read = await s.request(
       `loading ${showName(ref)}…`,
       (signal) => s.skills.read(ref, { file, signal }),

@@ -11,6 +11,7 @@ import { SETTLED_STATES } from "../memory/task_registry.ts";
 import { listHeading, taskDetail, taskLine } from "../tasks/format.ts";
 import type { TaskRequestOptions } from "../tasks/operations.ts";
 import { TaskUnknownError } from "../errors.ts";
+import { REPL_STEPS } from "../errors/repl_steps.ts";
 import type { ClientSession } from "../session/client_session.ts";
 import type { SlashCommand } from "./slash.ts";
 import { clean, out, usage } from "./slash_helpers.ts";
@@ -61,7 +62,7 @@ export const tasksCommand: SlashCommand<ClientSession> = {
     if (!s.tasks) return;
     if (word === undefined || word === "all") return await list(s, word === "all");
     if (!id || !["get", "result", "cancel"].includes(word)) {
-      throw usage(`/tasks ${this.usage}`, "/tasks lists the recorded tasks with their ids");
+      throw usage(`/tasks ${this.usage}`, REPL_STEPS.tasks);
     }
     const { cancelTask, findTask, refreshTask, taskOutcome } = await operations();
     const record = await findTask(s.tasks.tracker.registry, id);

@@ -6,6 +6,7 @@
  */
 
 import { PatchbayError } from "../errors.ts";
+import { REPL_STEPS } from "../errors/repl_steps.ts";
 import { stripTerminalEscapes } from "../terminal/terminal.ts";
 import { didYouMean } from "../text/text.ts";
 
@@ -16,6 +17,6 @@ export function unknownServer(name: string, names: readonly string[]): PatchbayE
   return new PatchbayError("usage", `Unknown server: ${shown}`, {
     reason: `the configuration has no server named "${shown}"` +
       (close ? ` (did you mean '${close}'?)` : ""),
-    remedy: `servers: ${names.join(", ") || "none"}`,
+    remedy: REPL_STEPS.servers(...names),
   });
 }

@@ -24,6 +24,7 @@ import {
   STDERR_DETAIL,
 } from "../errors.ts";
 import type { Remedy } from "../errors/failure_table.ts";
+import { SECRETS_STEPS } from "../errors/secrets_steps.ts";
 import type { Redactor } from "../redact/redact.ts";
 import { childEnvironment } from "../transports/process.ts";
 import { type RunFailure, runProgram } from "./run_program.ts";
@@ -113,12 +114,7 @@ export function describeHelper(helper: HelperCommand): string {
 
 /** `fix`, then what makes patchbay run the helper again, on each surface. */
 export function fixThen(role: HelperRole, fix: string): Remedy {
-  return role.kind === "headers"
-    ? { repl: `${fix}, then /refresh`, script: `${fix}, then run the command again` }
-    : {
-      repl: `${fix}; the next message runs it again`,
-      script: `${fix}, then run the command again`,
-    };
+  return SECRETS_STEPS.helperThen(fix, role.kind === "headers");
 }
 
 function describeFailure(
@@ -176,6 +172,6 @@ function describeFailure(
         ),
       };
     case "cancelled":
-      return { reason: `${it} was stopped before it answered`, remedy: "run it again" };
+      return { reason: `${it} was stopped before it answered`, remedy: SECRETS_STEPS.runAgain };
   }
 }

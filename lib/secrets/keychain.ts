@@ -14,6 +14,7 @@ import { DEFAULTS } from "../defaults.ts";
 import { denoPermissionRemedy } from "../deno_permission/remedy.ts";
 import { KeychainError, STDERR_DETAIL } from "../errors.ts";
 import type { Remedy } from "../errors/failure_table.ts";
+import { SECRETS_STEPS } from "../errors/secrets_steps.ts";
 import type { Environment } from "../env.ts";
 import type { Redactor } from "../redact/redact.ts";
 import { KEYCHAIN_ENTRY } from "../config/expand.ts";
@@ -206,7 +207,7 @@ async function readEntry(
     // The configuration's reader refuses such names; never pass one to a shell.
     return new KeychainError(name, "missing", {
       reason: "an entry's name is letters, digits and _ . @ -, not starting with -",
-      remedy: "rename the entry",
+      remedy: SECRETS_STEPS.renameEntry,
     });
   }
   const env: Record<string, string> = {};
@@ -250,7 +251,7 @@ function unreachable(
   failure: RunFailure,
   tool: KeychainTool,
 ): { reason: string; remedy: Remedy | string } {
-  const fallback = "or take the value from .env with ${NAME} instead";
+  const fallback = SECRETS_STEPS.orFromEnv;
   switch (failure.kind) {
     case "not_found":
       return {
@@ -292,11 +293,11 @@ function describeRun(failure: RunFailure): string {
 function unsupported(name: string): KeychainError {
   return new KeychainError(name, "unavailable", {
     reason: `patchbay knows no keychain tool on ${Deno.build.os}`,
-    remedy: "take the value from .env with ${NAME} instead",
+    remedy: SECRETS_STEPS.fromEnv,
   });
 }
 
 /** `fix`, then what reads the keychain again, on each surface. */
 function again(fix: string): Remedy {
-  return { repl: `${fix}, then /refresh`, script: `${fix}, then run the command again` };
+  return SECRETS_STEPS.keychainThen(fix);
 }

@@ -12,6 +12,7 @@ import { withheldError } from "../connections/tool_filter.ts";
 import { EXIT, PatchbayError } from "../errors.ts";
 import { didYouMean } from "../text/text.ts";
 import { type RemedyText, STEPS } from "../errors/failure_table.ts";
+import { SESSION_STEPS } from "../errors/session_steps.ts";
 
 /** Something offered by a server under a name. */
 export interface Named {
@@ -61,7 +62,7 @@ export function resolveNamed<T extends Named>(
       kind,
       spec,
       `${names.length} servers offer a ${kind} named "${spec}"`,
-      `name the server: ${names.join(" or ")}`,
+      SESSION_STEPS.nameServer(...names),
     );
   }
   const all = items.map((i) => `${i.server}.${i.name}`);
@@ -146,7 +147,7 @@ export function parseKeyValues(text: string): Record<string, string> {
   if (leftover) {
     throw new PatchbayError("usage", `Cannot read the arguments: ${leftover}`, {
       reason: "prompt arguments are written name=value (quote values with spaces)",
-      remedy: 'write e.g. /prompt greeting name="Ada Lovelace" style=formal',
+      remedy: SESSION_STEPS.promptArguments,
     });
   }
   return result;
@@ -161,13 +162,13 @@ export function parseJsonArgs(json: string): Record<string, unknown> {
   } catch (error) {
     throw new PatchbayError("usage", "Tool arguments are not valid JSON", {
       reason: (error as Error).message,
-      remedy: 'write them as a JSON object, e.g. {"message": "hi"}',
+      remedy: SESSION_STEPS.jsonObject,
     });
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new PatchbayError("usage", "Tool arguments must be a JSON object", {
       reason: `got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`,
-      remedy: 'wrap them in braces, e.g. {"message": "hi"}',
+      remedy: SESSION_STEPS.braces,
     });
   }
   return value as Record<string, unknown>;
@@ -246,9 +247,6 @@ export function resourceServer(
     reason: matching.size > 1
       ? `the resource templates of ${[...matching].join(" and ")} all match it`
       : "no connected server lists it or has a template that matches it",
-    remedy: {
-      repl: "name the server too: /resource <server>:<uri>",
-      script: "name the server too: patchbay read <server>:<uri>",
-    },
+    remedy: SESSION_STEPS.nameResourceServer,
   });
 }

@@ -8,6 +8,7 @@
 
 import type { Skill } from "@modelcontextprotocol/client/ext/skills";
 import { SkillNotFoundError, SkillRefusedError } from "../errors.ts";
+import { SKILLS_STEPS } from "../errors/skills_steps.ts";
 import { abridge, plural } from "../text/text.ts";
 import { showName } from "../text/names.ts";
 import type { SkillSummary } from "./types.ts";
@@ -30,8 +31,7 @@ export const SKILL_MAX_TOTAL_BYTES = 16 * 1024 * 1024;
 export const SKILL_MAX_FILE_BYTES = 4 * 1024 * 1024;
 
 /** What to do about a skill refused for its size, before anything of it was fetched. */
-const TOO_LARGE_REMEDY = "ask the server's authors for a smaller skill: patchbay reads skills of " +
-  `up to ${SKILL_MAX_FILES} files and 16 MB in all, each file at most 4 MB`;
+const TOO_LARGE = SKILLS_STEPS.tooLarge(SKILL_MAX_FILES);
 
 /** Characters of a server's text (a description, a difference) quoted in a message. */
 const QUOTED_CHARS = 300;
@@ -103,14 +103,13 @@ export function findEntry(server: string, entries: readonly Skill[], ref: string
  */
 export function checkEntry(server: string, entry: Skill, file?: { path: string; size: number }) {
   const skill = skillPath(entry.uri);
-  const refuse = (reason: string, remedy = TOO_LARGE_REMEDY) =>
+  const refuse = (reason: string, remedy = TOO_LARGE) =>
     new SkillRefusedError(server, skill, "entry", reason, remedy);
   if (entry.resources === "dynamic") {
     throw refuse(
       'its entry lists no files ("resources": "dynamic"), so there are no digests to verify ' +
         "its content against, and patchbay does not load unverified content",
-      "patchbay loads only skills whose server lists every file with its digest and size; " +
-        "ask the server's authors to publish this skill that way",
+      SKILLS_STEPS.listFiles,
     );
   }
   const total = entry.resources.reduce((sum, r) => sum + r.size, 0);

@@ -8,20 +8,13 @@
  */
 
 import { SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
-import { type Remedy, type SkillRefusal, SkillRefusedError } from "../errors.ts";
+import { type SkillRefusal, SkillRefusedError } from "../errors.ts";
+import { SKILLS_STEPS } from "../errors/skills_steps.ts";
 import { showName } from "../text/names.ts";
 import { abridge } from "../text/text.ts";
 
 /** Characters of the SDK's account of a mismatch kept in the reason (it quotes the server). */
 const ACCOUNT_CHARS = 600;
-
-/** A file asked for that the skill does not list: most often a path mistyped. */
-const UNLISTED_REMEDY: Remedy = {
-  repl: "ask for a file the skill lists, by its path (`patchbay skills list --json` names them); " +
-    "a file the server added since the listing needs /refresh <server> first",
-  script: "ask for a file the skill lists, by its path (`patchbay skills list --json` names " +
-    "them); a file the server added since the listing needs the command run again",
-};
 
 /** What each check that failed means, said before the SDK's account of it. */
 const MEANING: Readonly<Record<SkillRefusal, string>> = {
@@ -53,7 +46,7 @@ export function refusal(
       skill,
       kind,
       `${MEANING[kind]}: ${account(error.message)}`,
-      kind === "unlisted" ? UNLISTED_REMEDY : undefined,
+      kind === "unlisted" ? SKILLS_STEPS.unlisted : undefined,
     );
   }
   if (error instanceof SdkError && error.code === SdkErrorCode.InvalidResult) {

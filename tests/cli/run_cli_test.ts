@@ -204,4 +204,9 @@ Deno.test("call, read and prompt: results as sent, JSON on request, errors with 
   );
   assert.match(noCity.stderr, /remedy: give each as name=value; `patchbay prompts` lists/);
   assert.doesNotMatch(noCity.stderr, /-32602|Invalid arguments/);
+  // Arguments not written name=value: the example is the command's own, not /prompt's.
+  const stray = await runPatchbay(box, ["prompt", "args-prompt", "Paris"]);
+  assert.match(stray.stderr, /error: Cannot read the arguments: Paris/);
+  assert.match(stray.stderr, /remedy: write e\.g\. patchbay prompt greeting name="Ada Lovelace"/);
+  assert.doesNotMatch(stray.stderr, /\/prompt/);
 });

@@ -45,6 +45,12 @@ import { MEMORY_STEPS } from "../../lib/errors/memory_steps.ts";
 import { MODEL_STEPS } from "../../lib/errors/model_steps.ts";
 import { OAUTH_STEPS } from "../../lib/errors/oauth_steps.ts";
 import { USAGE_STEPS } from "../../lib/errors/usage_steps.ts";
+import { REPL_STEPS } from "../../lib/errors/repl_steps.ts";
+import { PROTOCOL_STEPS } from "../../lib/errors/protocol_steps.ts";
+import { SECRETS_STEPS } from "../../lib/errors/secrets_steps.ts";
+import { SESSION_STEPS } from "../../lib/errors/session_steps.ts";
+import { SKILLS_STEPS } from "../../lib/errors/skills_steps.ts";
+import { STORE_STEPS } from "../../lib/errors/store_steps.ts";
 
 /** The usual paths of an MCP endpoint, as a remedy names them (not slash commands). */
 const URL_PATHS = "(often /mcp, or /sse for SSE)";
@@ -61,6 +67,13 @@ const AREA_STEPS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = 
   MODEL_STEPS,
   OAUTH_STEPS,
   USAGE_STEPS,
+  PROTOCOL_STEPS,
+  SECRETS_STEPS,
+  SESSION_STEPS,
+  SKILLS_STEPS,
+  STORE_STEPS,
+  // Not REPL_STEPS (lib/errors/repl_steps.ts): slash commands' usage, shown by slash commands
+  // only; the test below holds them to the interactive client.
 };
 
 /** A slash command of the interactive client, which a scripting command cannot act on. */
@@ -129,6 +142,27 @@ Deno.test("failure table: a step reached by both surfaces names slash commands i
   assert.doesNotMatch(filtered.script, SLASH_COMMAND);
   assert.match(AGENT_STEPS.hookInputRefused.repl, /\/tools shows it.*\/debug logs for it/);
   assert.match(AGENT_STEPS.hookInputRefused.script, /`patchbay tools --json` shows it.*--debug/);
+});
+
+Deno.test("failure table: the slash commands' steps are used by the interactive client only", async () => {
+  const root = new URL("../../", import.meta.url);
+  const users: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(new URL(dir, root))) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) await walk(path);
+      else if (path.endsWith(".ts")) {
+        const source = await Deno.readTextFile(new URL(path, root));
+        if (/from "[./]*(?:errors\/)?repl_steps\.ts"/.test(source)) users.push(path);
+      }
+    }
+  };
+  await walk("lib");
+  await walk("commands");
+  assert.ok(users.length > 0, "no file uses REPL_STEPS");
+  assert.deepEqual(users.filter((path) => !path.startsWith("lib/repl/")), []);
+  // Each names the slash command it is about (and so must stay out of scripts' reach).
+  assert.match(REPL_STEPS.image, /\/image/);
 });
 
 Deno.test("failure table: every network problem has a row whose message it starts", () => {

@@ -18,6 +18,7 @@ import {
   CancelledError,
   OAuthFailedError,
   OAuthUnsupportedError,
+  remedyFor,
   ServerConnectError,
 } from "../../lib/errors.ts";
 import { ROWS } from "../../lib/errors/failure_table.ts";
@@ -507,6 +508,8 @@ Deno.test("port 3000 busy: OAuth authentication failed, naming the process, reme
   assert.equal(error.message, "OAuth authentication failed for server 'protected'");
   assert.match(error.reason, new RegExp(`port 3000 .* in use by node \\(pid ${holder.pid}\\)`));
   assert.match(error.remedy, /^free port 3000: stop node \(pid \d+\)/);
+  // `patchbay auth login` words it for a script: no /refresh there.
+  assert.match(remedyFor(error, "script"), /then retry \(patchbay auth login protected\)$/);
   assert.equal(h.browser.opened.length, 0, "no browser opened for a login that cannot finish");
 });
 

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { bounded } from "../support/bounded.ts";
 import { join } from "node:path";
-import { CancelledError, OAuthFailedError } from "../../lib/errors.ts";
+import { CancelledError, OAuthFailedError, remedyFor } from "../../lib/errors.ts";
 import { Logger, silentLog } from "../../lib/log/log.ts";
 import { browserCommands, openBrowser, splitWords } from "../../lib/oauth/browser.ts";
 import { AuthorizationBroker, type OAuthEvent } from "../../lib/oauth/broker.ts";
@@ -263,6 +263,40 @@ Deno.test("callback listener: issuer checks (RFC 9207), timeout and cancellation
     });
     controller.abort();
     await assert.rejects(cancelled, CancelledError);
+  } finally {
+    await listener.close();
+  }
+});
+
+Deno.test("callback listener: a timeout's and a denial's remedies name /refresh only in the REPL", async () => {
+  const listener = await startedListener();
+  try {
+    const slow = listener.expect({ server: "notes", state: "s", issRequired: false }, {
+      timeoutMs: 50,
+    }).then(() => undefined, (e) => e);
+    const timedOut = await slow;
+    assert.ok(timedOut instanceof OAuthFailedError, String(timedOut));
+    const denied = listener.expect({ server: "notes", state: "t", issRequired: false })
+      .then(() => undefined, (e) => e);
+    const response = await fetch(
+      `http://localhost:${listener.port}/callback?state=t&error=access_denied`,
+    );
+    await response.body?.cancel();
+    const refused = await denied;
+    assert.ok(refused instanceof OAuthFailedError, String(refused));
+    for (const error of [timedOut, refused]) {
+      assert.match(
+        remedyFor(error, "repl"),
+        /\/refresh or|\(\/refresh, or patchbay auth login notes\)/,
+      );
+      const script = remedyFor(error, "script");
+      assert.doesNotMatch(script, /\/refresh/);
+      assert.match(script, /patchbay auth login notes\)/);
+    }
+    assert.match(
+      remedyFor(timedOut, "script"),
+      new RegExp(`localhost:${listener.port}; then retry \\(patchbay auth login notes\\)$`),
+    );
   } finally {
     await listener.close();
   }
