@@ -45,6 +45,8 @@ import {
   writeCachedPlan,
 } from "./plan_cache.ts";
 import * as clientTelemetry from "../telemetry/client_env.ts";
+import { type HandOver, handOver } from "./handoff_start.ts";
+import { earlyStartFlags } from "../early_start.ts";
 import type { PrintedTelemetry } from "../telemetry/client_env.ts";
 
 /** Where patchbay's own files are (main.ts, deno.json): a checkout, or the URL run from. */
@@ -94,6 +96,40 @@ export interface LaunchOptions {
   deno?: string;
   /** @default the folder `deno task` was run from, else Deno.cwd() */
   cwd?: string;
+  /**
+   * Servers already started for this command line ({@linkcode handOverEarly}); taken
+   * when the command runs under the same plan, else ended.
+   */
+  handover?: Promise<HandOver | undefined>;
+}
+
+/** The working folder of a client started from a checkout (else `undefined`). */
+function checkoutCwd(): string | undefined {
+  return PROJECT !== undefined ? taskWorkingDirectory(PROJECT) ?? Deno.cwd() : undefined;
+}
+
+/**
+ * Starts the servers of `args` before anything else of the launcher loads (the command's
+ * declarations are most of it), when `args` is a command the client starts its servers
+ * early for and its plan is remembered and still valid; `undefined` otherwise. The launch
+ * then takes them ({@linkcode LaunchOptions.handover}).
+ */
+export async function handOverEarly(args: readonly string[]): Promise<HandOver | undefined> {
+  const cwd = checkoutCwd();
+  const root = earlyStartFlags(args);
+  if (!root || cwd === undefined || PROJECT === undefined) return undefined;
+  const { config, envFile, logFile, trace } = root;
+  const files = { config, envFile, logFile, trace };
+  const cached = readCachedPlan(cacheFile(plansDir(), planKey(cwd, files, Deno.execPath())));
+  if (!cached || !stillValid(cached)) return undefined;
+  return await handOver(args, cached.plan.flags, cwd, PROJECT);
+}
+
+/** Which remembered plan a command line uses: its folder, files, Deno and client. */
+function planKey(cwd: string, files: LaunchArgs["files"], deno: string): string {
+  // In a fixed order, whatever the order of the flags on the command line.
+  const named = [files.config, files.envFile, files.logFile, files.trace];
+  return JSON.stringify([cwd, named, deno, CLIENT_MAIN]);
 }
 
 /**
@@ -118,11 +154,25 @@ export async function launch(
   commands: CommandGrammar,
   options: LaunchOptions = {},
 ): Promise<number> {
+  let handover: HandOver | undefined;
+  try {
+    return await launchWith(args, commands, options, (taken) => handover = taken);
+  } finally {
+    // Servers not handed to a client (a refusal, another plan), or left running by it.
+    await (handover ?? await options.handover)?.relay.close();
+  }
+}
+
+async function launchWith(
+  args: string[],
+  commands: CommandGrammar,
+  options: LaunchOptions,
+  took: (handover: HandOver | undefined) => void,
+): Promise<number> {
   const deno = options.deno ?? Deno.execPath();
   // A checkout run by `deno task --config` works in the folder the task was invoked from;
   // from a URL or a package there is no checkout, and the working folder is the one.
-  const cwd = options.cwd ?? (PROJECT !== undefined ? taskWorkingDirectory(PROJECT) : undefined) ??
-    Deno.cwd();
+  const cwd = options.cwd ?? checkoutCwd() ?? Deno.cwd();
   const parsed = parseLaunchArgs(args, commands);
   // Checked here, with the launcher's read access to every folder: the client may only
   // read the files themselves. The remembered plans grant the client its permissions.
@@ -145,15 +195,33 @@ export async function launch(
   let clientEnv = await clientTelemetry.telemetryEnv(chosen.telemetry);
   let clientArgs = parsed.clientArgs;
   let canRestart = mode === "narrow";
+  // The first run's servers: started already, or now, while the client starts
+  // (lib/transports/handoff.ts); only under the plan they were started for.
+  const early = await options.handover;
+  let handover = !chosen.planned || PROJECT === undefined
+    ? undefined
+    : early && sameFlags(early.plan, flags)
+    ? early
+    : await handOver(parsed.clientArgs, flags, cwd, PROJECT);
+  if (early && early !== handover) await early.relay.close();
+  took(handover);
   for (let restarts = 0;; restarts++) {
     const file = canRestart ? await restartFileFor() : undefined;
-    const run = await runClient(
-      deno,
-      [...flags, ...outputGrant(parsed, cwd)],
-      clientArgs,
-      cwd,
-      { mode, restartFile: file, telemetry: clientEnv },
-    );
+    let run;
+    try {
+      run = await runClient(
+        deno,
+        [...flags, ...outputGrant(parsed, cwd), ...handover?.flags ?? []],
+        clientArgs,
+        cwd,
+        { mode, restartFile: file, env: { ...clientEnv, ...handover?.env } },
+      );
+    } finally {
+      // What the client left running ends with it; a restart starts its own servers.
+      await handover?.relay.close();
+      handover = undefined;
+      took(undefined);
+    }
     const asked = run.code === RESTART_EXIT_CODE && file && !run.signalled;
     const request = asked ? await takeRestartRequest(file) : undefined;
     if (file) await Deno.remove(file).catch(() => {});
@@ -223,7 +291,9 @@ export async function flagsFor(
   parsed: LaunchArgs,
   deno: string,
   cwd: string,
-): Promise<{ flags: string[]; mode: LaunchMode; telemetry?: PrintedTelemetry | null }> {
+): Promise<
+  { flags: string[]; mode: LaunchMode; telemetry?: PrintedTelemetry | null; planned?: true }
+> {
   // Editing the configuration starts no server: it needs its own writes (which the broad
   // flags of --unrestricted leave out too), not the servers' plan.
   if (parsed.editing) return { flags: editorFlags(parsed, cwd), mode: "narrow" };
@@ -242,8 +312,8 @@ export async function flagsFor(
   }
   if (parsed.configChecking) return { flags: configCheckFlags(parsed, cwd), mode: "narrow" };
   const plan = await planFor(parsed, deno, cwd);
-  const flags = plan?.flags ?? fallbackFlags(parsed, cwd);
-  return { flags, mode: "narrow", telemetry: plan?.telemetry };
+  if (!plan) return { flags: fallbackFlags(parsed, cwd), mode: "narrow" };
+  return { flags: plan.flags, mode: "narrow", telemetry: plan.telemetry, planned: true };
 }
 
 /**
@@ -258,8 +328,7 @@ export async function planFor(
   options: PlanOptions = {},
 ): Promise<PrintedPlan | undefined> {
   const base = baseInputs(parsed, cwd);
-  const key = JSON.stringify([cwd, parsed.files, deno, CLIENT_MAIN]);
-  const file = cacheFile(plansDir(), key);
+  const file = cacheFile(plansDir(), planKey(cwd, parsed.files, deno));
   const cached = options.fresh ? undefined : readCachedPlan(file);
   if (cached && stillValid(cached)) return cached.plan;
   // Inputs are read before the plan is computed: a change while it runs is seen next time.
@@ -399,7 +468,7 @@ async function runClient(
   flags: readonly string[],
   clientArgs: readonly string[],
   cwd: string,
-  client: { mode: LaunchMode; restartFile?: string; telemetry: Record<string, string> },
+  client: { mode: LaunchMode; restartFile?: string; env: Record<string, string> },
 ): Promise<{ code: number; signalled: boolean }> {
   // --quiet: Deno's own notices stay off the screen (`Failed to resolve '…' for allow-run`,
   // a configured text raw; its progress bar's erasures, even on TERM=dumb). Errors still show.
@@ -408,7 +477,7 @@ async function runClient(
     args: ["run", CLIENT_V8_FLAGS, ...guarded, ...MANIFEST_FLAGS, CLIENT_MAIN, ...clientArgs],
     cwd,
     env: {
-      ...client.telemetry,
+      ...client.env,
       [LAUNCHER_VARIABLE]: client.mode,
       ...(client.restartFile ? { [RESTART_FILE_VARIABLE]: client.restartFile } : {}),
     },
@@ -455,4 +524,8 @@ const SIGNAL_NUMBERS: Readonly<Record<string, number>> = {
 
 function signalNumber(signal: Deno.Signal): number {
   return SIGNAL_NUMBERS[signal] ?? 0;
+}
+
+function sameFlags(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((flag, i) => flag === b[i]);
 }
