@@ -40,14 +40,16 @@ if (import.meta.main) {
   }
   const notice = needs.unwritableStateNotice();
   if (notice) console.error(notice);
-  const { handOverEarly, launch } = await load<typeof import("./lib/permissions/launcher.ts")>(
-    "./lib/permissions/launcher.ts",
-  );
-  // The servers of `tools`, `prompts` and `resources` start while the rest loads.
-  const handover = handOverEarly(Deno.args);
+  const { handOverEarly, launch, plainLaunchArgs } = await load<
+    typeof import("./lib/permissions/launcher.ts")
+  >("./lib/permissions/launcher.ts");
+  // `tools`, `prompts` and `resources` in their plain form need no declaration read, and
+  // their servers start now, before the client (lib/transports/handoff.ts).
+  const plain = plainLaunchArgs(Deno.args);
+  const handover = plain ? await handOverEarly(plain) : undefined;
   // The commands' one declaration says what each needs (plain data: no commander, no npm).
-  const { ROOT } = await load<typeof import("./commands/_declarations.ts")>(
+  const grammar = plain ?? (await load<typeof import("./commands/_declarations.ts")>(
     "./commands/_declarations.ts",
-  );
-  Deno.exit(await launch(Deno.args, ROOT, { handover }));
+  )).ROOT;
+  Deno.exit(await launch(Deno.args, grammar, { handover }));
 }

@@ -67,7 +67,10 @@ export async function handOver(
   return {
     relay,
     plan: [...flags],
-    flags: [...relay.flags, `--allow-env=${HANDOFF_VARIABLE}`],
+    flags: [...relay.flags, `--allow-env=${HANDOFF_VARIABLE}`].filter((grant) =>
+      // A plan granting all of a kind keeps it: a list given after it would narrow it.
+      !flags.includes(grant.slice(0, grant.indexOf("=")))
+    ),
     env: { [HANDOFF_VARIABLE]: JSON.stringify(relay.handoff) },
   };
 }

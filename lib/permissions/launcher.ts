@@ -100,7 +100,7 @@ export interface LaunchOptions {
    * Servers already started for this command line ({@linkcode handOverEarly}); taken
    * when the command runs under the same plan, else ended.
    */
-  handover?: Promise<HandOver | undefined>;
+  handover?: HandOver;
 }
 
 /** The working folder of a client started from a checkout (else `undefined`). */
@@ -109,20 +109,43 @@ function checkoutCwd(): string | undefined {
 }
 
 /**
- * Starts the servers of `args` before anything else of the launcher loads (the command's
- * declarations are most of it), when `args` is a command the client starts its servers
- * early for and its plan is remembered and still valid; `undefined` otherwise. The launch
- * then takes them ({@linkcode LaunchOptions.handover}).
+ * The launcher's reading of a command line the client starts its servers early for
+ * (`tools`, `prompts`, `resources` in their plain form, `lib/early_start.ts`), without the
+ * commands' declarations, which are most of what the launcher loads: the plan of the
+ * servers, the files given; `undefined` for any other command line.
+ * `tests/permissions/launcher_test.ts` compares it with {@linkcode parseLaunchArgs}.
  */
-export async function handOverEarly(args: readonly string[]): Promise<HandOver | undefined> {
-  const cwd = checkoutCwd();
+export function plainLaunchArgs(args: readonly string[]): LaunchArgs | undefined {
   const root = earlyStartFlags(args);
-  if (!root || cwd === undefined || PROJECT === undefined) return undefined;
-  const { config, envFile, logFile, trace } = root;
-  const files = { config, envFile, logFile, trace };
-  const cached = readCachedPlan(cacheFile(plansDir(), planKey(cwd, files, Deno.execPath())));
+  if (!root) return undefined;
+  const files: LaunchArgs["files"] = {};
+  for (const key of ["config", "envFile", "logFile", "trace"] as const) {
+    if (root[key] !== undefined) files[key] = root[key];
+  }
+  return {
+    clientArgs: [...args],
+    unrestricted: false,
+    informational: false,
+    needs: "servers",
+    planning: false,
+    editing: false,
+    files,
+    output: undefined,
+  };
+}
+
+/**
+ * Starts the servers of `parsed` (a {@linkcode plainLaunchArgs} reading) before the client,
+ * when its plan is remembered and still valid; `undefined` otherwise. The launch then takes
+ * them ({@linkcode LaunchOptions.handover}).
+ */
+export async function handOverEarly(parsed: LaunchArgs): Promise<HandOver | undefined> {
+  const cwd = checkoutCwd();
+  if (cwd === undefined || PROJECT === undefined) return undefined;
+  const key = planKey(cwd, parsed.files, Deno.execPath());
+  const cached = readCachedPlan(cacheFile(plansDir(), key));
   if (!cached || !stillValid(cached)) return undefined;
-  return await handOver(args, cached.plan.flags, cwd, PROJECT);
+  return await handOver(parsed.clientArgs, cached.plan.flags, cwd, PROJECT);
 }
 
 /** Which remembered plan a command line uses: its folder, files, Deno and client. */
@@ -147,11 +170,12 @@ export const MAX_RESTARTS = 3;
  * not run again (it may have had side effects and read its input) and ends with its code.
  * A client the launcher passed a terminating signal to, or a malformed request, is not
  * started again, nor more than {@linkcode MAX_RESTARTS} times. `commands` are the declared
- * commands (`commands/_declarations.ts` `ROOT`): what the command named needs is read there.
+ * commands (`commands/_declarations.ts` `ROOT`): what the command named needs is read there;
+ * or the command line already read ({@linkcode plainLaunchArgs}).
  */
 export async function launch(
   args: string[],
-  commands: CommandGrammar,
+  commands: CommandGrammar | LaunchArgs,
   options: LaunchOptions = {},
 ): Promise<number> {
   let handover: HandOver | undefined;
@@ -159,13 +183,13 @@ export async function launch(
     return await launchWith(args, commands, options, (taken) => handover = taken);
   } finally {
     // Servers not handed to a client (a refusal, another plan), or left running by it.
-    await (handover ?? await options.handover)?.relay.close();
+    await (handover ?? options.handover)?.relay.close();
   }
 }
 
 async function launchWith(
   args: string[],
-  commands: CommandGrammar,
+  commands: CommandGrammar | LaunchArgs,
   options: LaunchOptions,
   took: (handover: HandOver | undefined) => void,
 ): Promise<number> {
@@ -173,7 +197,7 @@ async function launchWith(
   // A checkout run by `deno task --config` works in the folder the task was invoked from;
   // from a URL or a package there is no checkout, and the working folder is the one.
   const cwd = options.cwd ?? checkoutCwd() ?? Deno.cwd();
-  const parsed = parseLaunchArgs(args, commands);
+  const parsed = "clientArgs" in commands ? commands : parseLaunchArgs(args, commands);
   // Checked here, with the launcher's read access to every folder: the client may only
   // read the files themselves. The remembered plans grant the client its permissions.
   const shared = sharedInputs(parsed, cwd, plansDir(), PROJECT);
@@ -197,7 +221,7 @@ async function launchWith(
   let canRestart = mode === "narrow";
   // The first run's servers: started already, or now, while the client starts
   // (lib/transports/handoff.ts); only under the plan they were started for.
-  const early = await options.handover;
+  const early = options.handover;
   let handover = !chosen.planned || PROJECT === undefined
     ? undefined
     : early && sameFlags(early.plan, flags)
