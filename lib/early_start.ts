@@ -60,13 +60,17 @@ export async function startServersEarly(args: readonly string[]): Promise<number
   const flags = earlyStartFlags(args);
   if (!flags || !startedByLauncher()) return 0;
   try {
-    const [{ readStdioEntries }, { prespawnAll, stdioSpawnSpecs }] = await Promise.all([
-      import("./config/stdio_entries.ts"),
-      import("./transports/spawn.ts"),
-    ]);
+    const [{ readStdioEntries }, { adoptHandedOff, prespawnAll, stdioSpawnSpecs }] = await Promise
+      .all([
+        import("./config/stdio_entries.ts"),
+        import("./transports/spawn.ts"),
+      ]);
     const read = await readStdioEntries(flags, PROJECT_DIR);
     if (!read) return 0;
-    return prespawnAll(stdioSpawnSpecs(read.servers, (name) => read.env.get(name)), "early");
+    const specs = stdioSpawnSpecs(read.servers, (name) => read.env.get(name));
+    // Those the launcher started are taken over; the others start here.
+    const adopted = await adoptHandedOff(specs);
+    return adopted + prespawnAll(specs, "early");
   } catch {
     return 0;
   }

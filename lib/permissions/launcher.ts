@@ -45,6 +45,8 @@ import {
   writeCachedPlan,
 } from "./plan_cache.ts";
 import * as clientTelemetry from "../telemetry/client_env.ts";
+import { type HandOver, handOver } from "./handoff_start.ts";
+import { earlyStartFlags } from "../early_start.ts";
 import type { PrintedTelemetry } from "../telemetry/client_env.ts";
 
 /** Where patchbay's own files are (main.ts, deno.json): a checkout, or the URL run from. */
@@ -94,6 +96,63 @@ export interface LaunchOptions {
   deno?: string;
   /** @default the folder `deno task` was run from, else Deno.cwd() */
   cwd?: string;
+  /**
+   * Servers already started for this command line ({@linkcode handOverEarly}); taken
+   * when the command runs under the same plan, else ended.
+   */
+  handover?: HandOver;
+}
+
+/** The working folder of a client started from a checkout (else `undefined`). */
+function checkoutCwd(): string | undefined {
+  return PROJECT !== undefined ? taskWorkingDirectory(PROJECT) ?? Deno.cwd() : undefined;
+}
+
+/**
+ * The launcher's reading of a command line the client starts its servers early for
+ * (`tools`, `prompts`, `resources` in their plain form, `lib/early_start.ts`), without the
+ * commands' declarations, which are most of what the launcher loads: the plan of the
+ * servers, the files given; `undefined` for any other command line.
+ * `tests/permissions/launcher_test.ts` compares it with {@linkcode parseLaunchArgs}.
+ */
+export function plainLaunchArgs(args: readonly string[]): LaunchArgs | undefined {
+  const root = earlyStartFlags(args);
+  if (!root) return undefined;
+  const files: LaunchArgs["files"] = {};
+  for (const key of ["config", "envFile", "logFile", "trace"] as const) {
+    if (root[key] !== undefined) files[key] = root[key];
+  }
+  return {
+    clientArgs: [...args],
+    unrestricted: false,
+    informational: false,
+    needs: "servers",
+    planning: false,
+    editing: false,
+    files,
+    output: undefined,
+  };
+}
+
+/**
+ * Starts the servers of `parsed` (a {@linkcode plainLaunchArgs} reading) before the client,
+ * when its plan is remembered and still valid; `undefined` otherwise. The launch then takes
+ * them ({@linkcode LaunchOptions.handover}).
+ */
+export async function handOverEarly(parsed: LaunchArgs): Promise<HandOver | undefined> {
+  const cwd = checkoutCwd();
+  if (cwd === undefined || PROJECT === undefined) return undefined;
+  const key = planKey(cwd, parsed.files, Deno.execPath());
+  const cached = readCachedPlan(cacheFile(plansDir(), key));
+  if (!cached || !stillValid(cached)) return undefined;
+  return await handOver(parsed.clientArgs, cached.plan.flags, cwd, PROJECT);
+}
+
+/** Which remembered plan a command line uses: its folder, files, Deno and client. */
+function planKey(cwd: string, files: LaunchArgs["files"], deno: string): string {
+  // In a fixed order, whatever the order of the flags on the command line.
+  const named = [files.config, files.envFile, files.logFile, files.trace];
+  return JSON.stringify([cwd, named, deno, CLIENT_MAIN]);
 }
 
 /**
@@ -111,19 +170,34 @@ export const MAX_RESTARTS = 3;
  * not run again (it may have had side effects and read its input) and ends with its code.
  * A client the launcher passed a terminating signal to, or a malformed request, is not
  * started again, nor more than {@linkcode MAX_RESTARTS} times. `commands` are the declared
- * commands (`commands/_declarations.ts` `ROOT`): what the command named needs is read there.
+ * commands (`commands/_declarations.ts` `ROOT`): what the command named needs is read there;
+ * or the command line already read ({@linkcode plainLaunchArgs}).
  */
 export async function launch(
   args: string[],
-  commands: CommandGrammar,
+  commands: CommandGrammar | LaunchArgs,
   options: LaunchOptions = {},
+): Promise<number> {
+  let handover: HandOver | undefined;
+  try {
+    return await launchWith(args, commands, options, (taken) => handover = taken);
+  } finally {
+    // Servers not handed to a client (a refusal, another plan), or left running by it.
+    await (handover ?? options.handover)?.relay.close();
+  }
+}
+
+async function launchWith(
+  args: string[],
+  commands: CommandGrammar | LaunchArgs,
+  options: LaunchOptions,
+  took: (handover: HandOver | undefined) => void,
 ): Promise<number> {
   const deno = options.deno ?? Deno.execPath();
   // A checkout run by `deno task --config` works in the folder the task was invoked from;
   // from a URL or a package there is no checkout, and the working folder is the one.
-  const cwd = options.cwd ?? (PROJECT !== undefined ? taskWorkingDirectory(PROJECT) : undefined) ??
-    Deno.cwd();
-  const parsed = parseLaunchArgs(args, commands);
+  const cwd = options.cwd ?? checkoutCwd() ?? Deno.cwd();
+  const parsed = "clientArgs" in commands ? commands : parseLaunchArgs(args, commands);
   // Checked here, with the launcher's read access to every folder: the client may only
   // read the files themselves. The remembered plans grant the client its permissions.
   const shared = sharedInputs(parsed, cwd, plansDir(), PROJECT);
@@ -145,15 +219,33 @@ export async function launch(
   let clientEnv = await clientTelemetry.telemetryEnv(chosen.telemetry);
   let clientArgs = parsed.clientArgs;
   let canRestart = mode === "narrow";
+  // The first run's servers: started already, or now, while the client starts
+  // (lib/transports/handoff.ts); only under the plan they were started for.
+  const early = options.handover;
+  let handover = !chosen.planned || PROJECT === undefined
+    ? undefined
+    : early && sameFlags(early.plan, flags)
+    ? early
+    : await handOver(parsed.clientArgs, flags, cwd, PROJECT);
+  if (early && early !== handover) await early.relay.close();
+  took(handover);
   for (let restarts = 0;; restarts++) {
     const file = canRestart ? await restartFileFor() : undefined;
-    const run = await runClient(
-      deno,
-      [...flags, ...outputGrant(parsed, cwd)],
-      clientArgs,
-      cwd,
-      { mode, restartFile: file, telemetry: clientEnv },
-    );
+    let run;
+    try {
+      run = await runClient(
+        deno,
+        [...flags, ...outputGrant(parsed, cwd), ...handover?.flags ?? []],
+        clientArgs,
+        cwd,
+        { mode, restartFile: file, env: { ...clientEnv, ...handover?.env } },
+      );
+    } finally {
+      // What the client left running ends with it; a restart starts its own servers.
+      await handover?.relay.close();
+      handover = undefined;
+      took(undefined);
+    }
     const asked = run.code === RESTART_EXIT_CODE && file && !run.signalled;
     const request = asked ? await takeRestartRequest(file) : undefined;
     if (file) await Deno.remove(file).catch(() => {});
@@ -223,7 +315,9 @@ export async function flagsFor(
   parsed: LaunchArgs,
   deno: string,
   cwd: string,
-): Promise<{ flags: string[]; mode: LaunchMode; telemetry?: PrintedTelemetry | null }> {
+): Promise<
+  { flags: string[]; mode: LaunchMode; telemetry?: PrintedTelemetry | null; planned?: true }
+> {
   // Editing the configuration starts no server: it needs its own writes (which the broad
   // flags of --unrestricted leave out too), not the servers' plan.
   if (parsed.editing) return { flags: editorFlags(parsed, cwd), mode: "narrow" };
@@ -242,8 +336,8 @@ export async function flagsFor(
   }
   if (parsed.configChecking) return { flags: configCheckFlags(parsed, cwd), mode: "narrow" };
   const plan = await planFor(parsed, deno, cwd);
-  const flags = plan?.flags ?? fallbackFlags(parsed, cwd);
-  return { flags, mode: "narrow", telemetry: plan?.telemetry };
+  if (!plan) return { flags: fallbackFlags(parsed, cwd), mode: "narrow" };
+  return { flags: plan.flags, mode: "narrow", telemetry: plan.telemetry, planned: true };
 }
 
 /**
@@ -258,8 +352,7 @@ export async function planFor(
   options: PlanOptions = {},
 ): Promise<PrintedPlan | undefined> {
   const base = baseInputs(parsed, cwd);
-  const key = JSON.stringify([cwd, parsed.files, deno, CLIENT_MAIN]);
-  const file = cacheFile(plansDir(), key);
+  const file = cacheFile(plansDir(), planKey(cwd, parsed.files, deno));
   const cached = options.fresh ? undefined : readCachedPlan(file);
   if (cached && stillValid(cached)) return cached.plan;
   // Inputs are read before the plan is computed: a change while it runs is seen next time.
@@ -399,7 +492,7 @@ async function runClient(
   flags: readonly string[],
   clientArgs: readonly string[],
   cwd: string,
-  client: { mode: LaunchMode; restartFile?: string; telemetry: Record<string, string> },
+  client: { mode: LaunchMode; restartFile?: string; env: Record<string, string> },
 ): Promise<{ code: number; signalled: boolean }> {
   // --quiet: Deno's own notices stay off the screen (`Failed to resolve '…' for allow-run`,
   // a configured text raw; its progress bar's erasures, even on TERM=dumb). Errors still show.
@@ -408,7 +501,7 @@ async function runClient(
     args: ["run", CLIENT_V8_FLAGS, ...guarded, ...MANIFEST_FLAGS, CLIENT_MAIN, ...clientArgs],
     cwd,
     env: {
-      ...client.telemetry,
+      ...client.env,
       [LAUNCHER_VARIABLE]: client.mode,
       ...(client.restartFile ? { [RESTART_FILE_VARIABLE]: client.restartFile } : {}),
     },
@@ -455,4 +548,8 @@ const SIGNAL_NUMBERS: Readonly<Record<string, number>> = {
 
 function signalNumber(signal: Deno.Signal): number {
   return SIGNAL_NUMBERS[signal] ?? 0;
+}
+
+function sameFlags(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((flag, i) => flag === b[i]);
 }

@@ -47,7 +47,15 @@ function granted(descriptor: Deno.PermissionDescriptor): boolean {
 
 /** The flags every start of the launcher needs, as `deno run` and `deno install` take them. */
 export function launcherFlags(state: string = stateFolder()): string[] {
-  return ["--no-prompt", "--allow-read", "--allow-env", "--allow-run", `--allow-write=${state}`];
+  return [
+    "--no-prompt",
+    "--allow-read",
+    "--allow-env",
+    "--allow-run",
+    `--allow-write=${state}`,
+    // Optional: the hand-over of servers started early (lib/transports/handoff.ts).
+    "--allow-net=127.0.0.1:0",
+  ];
 }
 
 /** One argument quoted for a POSIX shell, when it needs it. */

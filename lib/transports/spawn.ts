@@ -20,6 +20,7 @@ import {
   terminateChild,
   terminateGroup,
 } from "./process.ts";
+import { handedOffProcess, readHandoff, specDigest } from "./handoff.ts";
 
 /** What a server process is started with (its environment already reduced). */
 export interface SpawnSpec {
@@ -70,8 +71,11 @@ const UNCLAIMED_TERM_GRACE_MS = 2000;
 /** Processes started ahead, by {@linkcode specKey}, oldest first. */
 const started = new Map<string, Deno.ChildProcess[]>();
 
-/** Who started a process ahead: the early start, or the command once its configuration was read. */
-export type StartedAhead = "early" | "command";
+/**
+ * Who started a process ahead: the launcher before the client (`handoff.ts`), the early
+ * start, or the command once its configuration was read.
+ */
+export type StartedAhead = "launcher" | "early" | "command";
 
 /** Who started each process started ahead (the transport's log says so). */
 const startedBy = new WeakMap<Deno.ChildProcess, StartedAhead>();
@@ -111,11 +115,36 @@ export function prespawn(spec: SpawnSpec, by: StartedAhead = "command"): number 
   } catch {
     return undefined;
   }
+  keep(spec, child, by);
+  return child.pid;
+}
+
+/** Puts `child`, started ahead for `spec`, in the pool its transport takes it from. */
+function keep(spec: SpawnSpec, child: Deno.ChildProcess, by: StartedAhead): void {
   const key = specKey(spec);
   started.set(key, [...started.get(key) ?? [], child]);
   startedBy.set(child, by);
   signalAtExit();
-  return child.pid;
+}
+
+/**
+ * Takes over the servers the launcher started for `specs` (`handoff.ts`): each one offered
+ * for exactly a spec of theirs goes into the pool, as if started here. Returns how many; an
+ * offered server no spec matches is left to the launcher, which ends it.
+ */
+export async function adoptHandedOff(specs: readonly SpawnSpec[]): Promise<number> {
+  const handoff = readHandoff();
+  const offered = [...handoff?.servers ?? []];
+  let count = 0;
+  for (const spec of handoff ? specs : []) {
+    const digest = await specDigest(spec);
+    const at = offered.findIndex((server) => server.digest === digest);
+    if (at < 0) continue;
+    const [server] = offered.splice(at, 1);
+    keep(spec, handedOffProcess(handoff!, server), "launcher");
+    count++;
+  }
+  return count;
 }
 
 /** Whether {@linkcode signalAtExit} installed its listener. */

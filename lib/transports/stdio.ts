@@ -111,6 +111,7 @@ const encoder = new TextEncoder();
 
 /** How the log names who started a process ahead (`lib/transports/spawn.ts`). */
 const STARTED_AHEAD = {
+  launcher: "by the launcher, before the client started",
   early: "at start-up, before the command loaded",
   command: "once the configuration was read",
 } as const;

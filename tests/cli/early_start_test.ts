@@ -17,10 +17,19 @@ import { loadConfig } from "../../lib/config/load.ts";
 import { loadEnvironment } from "../../lib/env.ts";
 import { childEnvironment } from "../../lib/transports/process.ts";
 import { endUnclaimed, prespawnAll, stdioSpawnSpecs } from "../../lib/transports/spawn.ts";
-import { configWith, runPatchbay, sandbox, writeConfig } from "../support/cli.ts";
+import {
+  configWith,
+  runInSandbox,
+  runPatchbay,
+  sandbox,
+  startTaskArgs,
+  writeConfig,
+} from "../support/cli.ts";
 import { DENO } from "../support/deps.ts";
 import { eventually, FIXTURE_SERVER, processAlive, processesWith } from "../support/servers.ts";
 
+/** The start task's grant the launcher hands servers over with (lib/transports/handoff.ts). */
+const HANDOFF_GRANT = "--allow-net=127.0.0.1:0";
 const DRIVER = new URL("../fixtures/early_start_driver.ts", import.meta.url).pathname;
 const newTag = () => `patchbay-early-${crypto.randomUUID()}`;
 /** The fixture server; `--ignore-eof`: only a signal ends it. */
@@ -119,9 +128,15 @@ Deno.test("tools takes the processes started before its code loaded, and leaves 
     configWith({ fixture: { command: DENO, args: fixtureArgs(tag) } }),
   );
   const signal = AbortSignal.timeout(120_000);
-  const early = await runPatchbay(box, ["--config", config, "--debug", "tools", "--json"], {
-    signal,
-  });
+  // A launcher that may not hand servers over (no loopback grant): the client starts them.
+  const early = await runInSandbox(box, DENO, [
+    ...startTaskArgs(box.home).filter((word) => word !== HANDOFF_GRANT),
+    "--config",
+    config,
+    "--debug",
+    "tools",
+    "--json",
+  ]);
   assert.equal(early.code, 0, early.stderr);
   assert.ok(JSON.parse(early.stdout).tools.some((t: { tool: string }) => t.tool === "echo"));
   const starts = early.stderr.match(/started pid \d+[^:\n]*:/g) ?? [];
@@ -132,6 +147,7 @@ Deno.test("tools takes the processes started before its code loaded, and leaves 
   const late = await runPatchbay(box, ["--config", config, "tools", "--json", "--debug"], {
     signal,
   });
+  // Through `deno task start`, plain forms' servers are the launcher's to start: not this.
   assert.equal(late.code, 0, late.stderr);
   assert.match(late.stderr, /started pid \d+ ahead \(once the configuration was read\)/);
   assert.doesNotMatch(late.stderr, /before the command loaded/);

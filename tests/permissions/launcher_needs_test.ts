@@ -54,7 +54,9 @@ Deno.test("a launcher granted only some of what it needs names just those, with 
   assertNoRawDenoError(partial.stderr);
   assert.match(partial.stderr, /cause: {2}it was started without --allow-read, --allow-run,/);
   assert.ok(
-    partial.stderr.includes(`--allow-write=${box.home}/.local/state/patchbay ${LAUNCHER} doctor`),
+    partial.stderr.includes(
+      `--allow-write=${box.home}/.local/state/patchbay --allow-net=127.0.0.1:0 ${LAUNCHER} doctor`,
+    ),
     partial.stderr,
   );
 });

@@ -15,6 +15,7 @@ import {
   runPatchbay,
   type Sandbox,
   sandbox,
+  startTaskArgs,
   writeConfig,
 } from "../support/cli.ts";
 import { DENO, everythingEntry, NODE } from "../support/deps.ts";
@@ -151,12 +152,6 @@ async function startWaitingClient(box: Sandbox) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return { launcher, [Symbol.asyncDispose]: () => llm[Symbol.asyncDispose]() };
-}
-
-/** `deno run <the start task's flags> launch.ts`, so a signal reaches the launcher itself. */
-function startTaskArgs(home: string): string[] {
-  const words = manifest.tasks.start.replaceAll("$HOME", home).split(/\s+/).slice(1);
-  return words.map((word) => word === "launch.ts" ? join(PROJECT, "launch.ts") : word);
 }
 
 Deno.test("/status shows the grants in effect: the plan, or broader with --unrestricted", async () => {

@@ -126,6 +126,7 @@ Deno.test("deno install -g of the launcher from a URL with no flags: the run say
       line,
       `deno install --global --force --name patchbay --allow-import=${host} --no-prompt ` +
         '--allow-read --allow-env --allow-run "--allow-write=$HOME/.local/state/patchbay" ' +
+        "--allow-net=127.0.0.1:0 " +
         `${origin}/launch.ts`,
     );
     // Pasted into a shell, it installs a patchbay that works.

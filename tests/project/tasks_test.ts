@@ -11,21 +11,24 @@ function permissionFlags(task: string): string[] {
   return task.split(/\s+/).filter((word) => /^--(allow|deny)-|^-A$|^--no-prompt$/.test(word));
 }
 
-Deno.test("the start task runs the launcher, which may read, run Deno and write only its plans", () => {
+Deno.test("the start task runs the launcher, which may read, run, write only its plans and listen on loopback", () => {
   const flags = permissionFlags(manifest.tasks.start);
   assert.ok(manifest.tasks.start.endsWith(" launch.ts"), manifest.tasks.start);
   assert.ok(
     flags.includes("--no-prompt"),
     "a terminal must never be stopped by a permission prompt",
   );
-  // The launcher reads the configuration, .env and the environment, runs Deno, and
-  // remembers plans in its own folder: no network, no system information, no other writes.
+  // The launcher reads the configuration, .env and the environment, runs Deno and the
+  // servers it hands over, remembers plans in its own folder, and listens on a loopback port
+  // the system picks (the hand-over): no other network, no system information, no other
+  // writes.
   assert.deepEqual(flags, [
     "--no-prompt",
     "--allow-read",
     "--allow-env",
     "--allow-write=$HOME/.local/state/patchbay",
     "--allow-run",
+    "--allow-net=127.0.0.1:0",
   ]);
 });
 

@@ -200,6 +200,13 @@ export async function runCommand(
   };
 }
 
+/** `deno run <the start task's flags> launch.ts`, so a signal reaches the launcher itself. */
+export function startTaskArgs(home: string): string[] {
+  const task = JSON.parse(Deno.readTextFileSync(join(PROJECT, "deno.json"))).tasks.start as string;
+  const words = task.replaceAll("$HOME", home).split(/\s+/).slice(1);
+  return words.map((word) => word === "launch.ts" ? join(PROJECT, "launch.ts") : word);
+}
+
 /**
  * Runs `command` in the sandbox: in its folder (or `options.cwd`), with its environment and
  * `options.env` over it; collects its output.
