@@ -13,7 +13,10 @@
  *   Deno's table): `tools --json` through the launcher against the plain SDK client
  *   (`bench/sdk_client.mjs`, Node, one server-everything), and `--version` through the
  *   launcher against an empty Deno program; and `tools --json` against the raw JSON-RPC
- *   floor (`bench/raw_floor.mjs`: spawn, initialize, tools/list, exit; no SDK).
+ *   floor (`bench/raw_floor.mjs`: spawn, initialize, tools/list, exit; no SDK);
+ * - the hand-over (`lib/transports/handoff.ts`): `tools --json` through the launcher with and
+ *   without the start task's loopback grant (without it, the client starts the server
+ *   itself), on a server that needs a second more to boot, as an `npx` server does.
  *
  * Run: `deno task bench` (or `deno bench --allow-all bench/launcher_bench.ts`).
  *
@@ -112,6 +115,32 @@ await compare([
 await compare([
   ["an empty Deno program", () => run(["run", "--no-config", EMPTY])],
   ["through the launcher: --version", () => launcher(["--version"])],
+]);
+const slow = join(home, "slow_server.json");
+const entry = JSON.parse(await Deno.readTextFile(config));
+const server = entry.mcpServers.everything;
+entry.mcpServers.everything = {
+  command: "/bin/sh",
+  args: ["-c", `sleep 1; exec ${[server.command, ...server.args].join(" ")}`],
+};
+await Deno.writeTextFile(slow, JSON.stringify(entry));
+const slowTools = ["--config", slow, "tools", "--json"];
+await launcher(slowTools); // Its plan computed once, as for the other cases.
+const HANDOFF_GRANT = "--allow-net=127.0.0.1:0";
+await compare([
+  [
+    "a server booting 1 s late, the client starting it (no hand-over)",
+    () =>
+      run([
+        "run",
+        ...LAUNCHER_FLAGS.filter((f) => f !== HANDOFF_GRANT).map((f) =>
+          f.replaceAll("$HOME", home)
+        ),
+        join(ROOT, "launch.ts"),
+        ...slowTools,
+      ]),
+  ],
+  ["the same, started by the launcher and handed over", () => launcher(slowTools)],
 ]);
 
 Deno.bench("client directly: --version", { group: "version", baseline: true }, async () => {
