@@ -9,7 +9,7 @@
  */
 
 import { join } from "node:path";
-import { DenoPermissionError } from "./errors.ts";
+import { DenoPermissionError } from "./errors/run.ts";
 
 const APP = "patchbay";
 
