@@ -5,9 +5,10 @@
  * the server as before, under its own narrow plan.
  *
  * A connection is served only when its header carries the launch's token, for a stream of a
- * server not taken yet; any other is closed unread, and one that sends no header within
- * {@linkcode HEADER_TIMEOUT_MS} too. Once the client has ended, whatever it left running is
- * ended with its process group ({@linkcode Relay.close}).
+ * server not taken yet; any other is closed unread, as is one that sends no header within
+ * {@linkcode HEADER_TIMEOUT_MS}, or the oldest of more than {@linkcode MAX_PENDING_HEADERS}. Once
+ * the client has ended, whatever it left running is ended with its process group
+ * ({@linkcode Relay.close}).
  *
  * @module
  */
@@ -29,6 +30,13 @@ const LEFT_RUNNING_TERM_GRACE_MS = 2000;
 
 /** Time a connection has to send its header before it is closed. */
 const HEADER_TIMEOUT_MS = 10_000;
+
+/**
+ * Connections waiting to send their header at once; past it the oldest is closed, so a local
+ * process opening connections without end cannot exhaust the launcher's descriptors, nor
+ * keep the client's out.
+ */
+const MAX_PENDING_HEADERS = 16;
 
 /** Bytes copied from a connection at a time. */
 const CHUNK_BYTES = 64 * 1024;
@@ -119,6 +127,12 @@ async function accept(
   try {
     for await (const conn of listener) {
       // Headers are read apart from accepting: a connection that sends none holds nothing up.
+      if (pending.size >= MAX_PENDING_HEADERS) {
+        // The oldest goes: the client sends its header as it connects, so a wait is not its.
+        const [oldest] = pending;
+        pending.delete(oldest);
+        closeQuietly(oldest);
+      }
       pending.add(conn);
       readHeader(conn, token).then((found) => {
         pending.delete(conn);

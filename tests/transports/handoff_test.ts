@@ -77,6 +77,19 @@ Deno.test("hand-over: a connection without the launch's token takes no stream", 
       assert.equal(await conn.read(buffer), null);
       conn.close();
     }
+    // Connections that send nothing hold no stream, and past a bound the oldest are closed.
+    const silent = await Promise.all(
+      Array.from({ length: 20 }, () => Deno.connect({ hostname: "127.0.0.1", port })),
+    );
+    const refused = await Promise.all(silent.map(async (conn) => {
+      const closed = await Promise.race([
+        conn.read(buffer).then((read) => read === null, () => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2000)),
+      ]);
+      conn.close();
+      return closed;
+    }));
+    assert.ok(refused.slice(0, 4).every(Boolean), `the oldest closed: ${refused}`);
     // The client still gets the stream, and cat saw nothing of the stranger's bytes.
     const child = handedOffProcess(relay.handoff, servers[0]);
     const writer = child.stdin.getWriter();
