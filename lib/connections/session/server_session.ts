@@ -180,7 +180,12 @@ async function attemptSession(
   const rawSchemas = new RawToolSchemas();
   // The attempt's span; its requests (probe, initialize, lists) are its children.
   const attempt = new ConnectAttempt(config);
-  const transport = createTransport(config, options, oauth, rawSchemas, attempt.requests, helper);
+  const transport = createTransport(config, options, {
+    oauth,
+    rawSchemas,
+    requests: attempt.requests,
+    helper,
+  });
   // Capabilities are fixed by the handshake: a server whose roots appear or vanish later
   // needs a new session (ServerConnection.setRoots).
   const offersRoots = options.requests.roots() !== undefined;

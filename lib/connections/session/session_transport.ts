@@ -33,17 +33,25 @@ export interface SessionTransportOptions {
   stdinCloseGraceMs?: number;
 }
 
+/** What one connection attempt brings to its transport. */
+export interface AttemptParts {
+  /** The entry's OAuth provider, when it logs in (never for stdio). */
+  oauth?: PatchbayOAuthProvider;
+  /** Where the tools' schemas are kept as the server sent them. */
+  rawSchemas: RawToolSchemas;
+  /** The attempt's requests, each stamped with its trace context. */
+  requests: RequestTracer;
+  /** The entry's `headers_helper`, run for this attempt. */
+  helper?: HelperHeaders;
+  /** Joins this earlier streamable HTTP session instead of starting one. */
+  sessionId?: string;
+}
+
 /** The transport for an entry. */
 export function createTransport(
   config: ServerConfig,
   options: SessionTransportOptions,
-  oauth: PatchbayOAuthProvider | undefined,
-  rawSchemas: RawToolSchemas,
-  requests: RequestTracer,
-  /** The entry's `headers_helper`, run for this attempt. */
-  helper?: HelperHeaders,
-  /** Joins this earlier streamable HTTP session instead of starting one. */
-  sessionId?: string,
+  { oauth, rawSchemas, requests, helper, sessionId }: AttemptParts,
 ): AnyTransport {
   const observer = tracingObserver(config.name, config.transport, both(rawSchemas, requests));
   const outgoing = (message: Parameters<RequestTracer["outgoing"]>[0]) =>

@@ -149,19 +149,16 @@ async function join(
   options: PriorSessionOptions,
 ): Promise<Joined> {
   const { config, log } = options;
-  const transport = createTransport(
-    config,
-    options,
-    config.transport === "stdio" ? undefined : options.oauth,
-    new RawToolSchemas(),
-    new RequestTracer({
+  const transport = createTransport(config, options, {
+    oauth: config.transport === "stdio" ? undefined : options.oauth,
+    rawSchemas: new RawToolSchemas(),
+    requests: new RequestTracer({
       server: config.name,
       transport: config.transport,
       url: config.transport === "stdio" ? undefined : config.url,
     }),
-    undefined,
     sessionId,
-  ) as HttpTransport;
+  }) as HttpTransport;
   const offersElicitation = !options.requests.handlers().withoutElicitation;
   const offersSampling = !options.requests.handlers().withoutSampling;
   const client = new Client(options.clientInfo, {
