@@ -16,7 +16,7 @@ export const LAUNCHER_VARIABLE = "PATCHBAY_LAUNCHER";
 export const RESTART_FILE_VARIABLE = "PATCHBAY_RESTART_FILE";
 
 /** The value of `name`, `undefined` when unset or not readable under the grants. */
-function readVariable(name: string): string | undefined {
+export function readVariable(name: string): string | undefined {
   try {
     return Deno.env.get(name);
   } catch {

@@ -178,12 +178,12 @@ export async function launch(
   commands: CommandGrammar | LaunchArgs,
   options: LaunchOptions = {},
 ): Promise<number> {
-  let handover: HandOver | undefined;
   try {
-    return await launchWith(args, commands, options, (taken) => handover = taken);
+    return await launchWith(args, commands, options);
   } finally {
-    // Servers not handed to a client (a refusal, another plan), or left running by it.
-    await (handover ?? options.handover)?.relay.close();
+    // Servers started early but not handed to a client (a refusal, another plan). Those
+    // handed over end with their client's run; closing twice waits for the first.
+    await options.handover?.relay.close();
   }
 }
 
@@ -191,7 +191,6 @@ async function launchWith(
   args: string[],
   commands: CommandGrammar | LaunchArgs,
   options: LaunchOptions,
-  took: (handover: HandOver | undefined) => void,
 ): Promise<number> {
   const deno = options.deno ?? Deno.execPath();
   // A checkout run by `deno task --config` works in the folder the task was invoked from;
@@ -228,7 +227,6 @@ async function launchWith(
     ? early
     : await handOver(parsed.clientArgs, flags, cwd, PROJECT);
   if (early && early !== handover) await early.relay.close();
-  took(handover);
   for (let restarts = 0;; restarts++) {
     const file = canRestart ? await restartFileFor() : undefined;
     let run;
@@ -244,7 +242,6 @@ async function launchWith(
       // What the client left running ends with it; a restart starts its own servers.
       await handover?.relay.close();
       handover = undefined;
-      took(undefined);
     }
     const asked = run.code === RESTART_EXIT_CODE && file && !run.signalled;
     const request = asked ? await takeRestartRequest(file) : undefined;

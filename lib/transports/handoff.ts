@@ -19,6 +19,8 @@
  * @module
  */
 
+import { readVariable } from "../deno_permission/launched.ts";
+
 /** The variable the launcher sets to the servers it hands over (JSON, {@linkcode Handoff}). */
 export const HANDOFF_VARIABLE = "PATCHBAY_HANDOFF";
 
@@ -69,23 +71,19 @@ export interface ExitLine {
   signal: Deno.Signal | null;
 }
 
-/** What a server process is started with, as `spawn.ts` keys it. */
-export interface DigestedSpec {
-  command: string;
-  args: readonly string[];
-  env: Record<string, string>;
-  cwd?: string;
+/**
+ * A SHA-256 digest of `key`, what a server process was started with as `spawn.ts` keys it
+ * (command, arguments, folder and every variable): the launcher and the client compare
+ * these rather than the values, which may hold secrets from .env.
+ */
+export async function specDigest(key: string): Promise<string> {
+  const bytes = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
+  return toHex(new Uint8Array(bytes));
 }
 
-/**
- * A SHA-256 digest of `spec` (command, arguments, folder and every variable): the launcher
- * and the client compare these rather than the values, which may hold secrets from .env.
- */
-export async function specDigest(spec: DigestedSpec): Promise<string> {
-  const env = Object.entries(spec.env).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
-  const text = JSON.stringify([spec.command, spec.args, spec.cwd ?? null, env]);
-  const bytes = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+/** `bytes` as lowercase hexadecimal. */
+export function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /**
@@ -93,7 +91,7 @@ export async function specDigest(spec: DigestedSpec): Promise<string> {
  * it is unset, not readable under the grants, or malformed.
  */
 export function readHandoff(
-  get: (name: string) => string | undefined = safeEnv,
+  get: (name: string) => string | undefined = readVariable,
 ): Handoff | undefined {
   const text = get(HANDOFF_VARIABLE);
   if (!text) return undefined;
@@ -109,14 +107,6 @@ export function readHandoff(
       Number.isInteger(s.index) && s.index >= 0 && s.index < 256
     );
     return { port: value.port, token: value.token, servers };
-  } catch {
-    return undefined;
-  }
-}
-
-function safeEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
   } catch {
     return undefined;
   }

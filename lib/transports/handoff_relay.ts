@@ -19,10 +19,11 @@ import {
   type Handoff,
   specDigest,
   STREAM,
+  toHex,
   TOKEN_BYTES,
   writeAll,
 } from "./handoff.ts";
-import { spawnServer, type SpawnSpec } from "./spawn.ts";
+import { spawnServer, type SpawnSpec, specKey } from "./spawn.ts";
 import { canSignalGroups, terminateGroup } from "./process.ts";
 
 /** Time a server the client left running gets between SIGTERM and SIGKILL. */
@@ -84,7 +85,11 @@ export async function startRelay(specs: readonly SpawnSpec[]): Promise<Relay | u
     } catch {
       continue; // The client starts it and reports why it cannot.
     }
-    servers.push({ digest: await specDigest(spec), pid: child.pid, index: offered.length });
+    servers.push({
+      digest: await specDigest(specKey(spec)),
+      pid: child.pid,
+      index: offered.length,
+    });
     offered.push({ child, taken: new Set(), copies: [] });
   }
   if (offered.length === 0) {
@@ -98,7 +103,7 @@ export async function startRelay(specs: readonly SpawnSpec[]): Promise<Relay | u
   return {
     handoff: {
       port: listener.addr.port,
-      token: Array.from(token, (b) => b.toString(16).padStart(2, "0")).join(""),
+      token: toHex(token),
       servers,
     },
     flags: [`--allow-net=127.0.0.1:${listener.addr.port}`],

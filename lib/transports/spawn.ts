@@ -80,7 +80,8 @@ export type StartedAhead = "launcher" | "early" | "command";
 /** Who started each process started ahead (the transport's log says so). */
 const startedBy = new WeakMap<Deno.ChildProcess, StartedAhead>();
 
-function specKey(spec: SpawnSpec): string {
+/** What `spec` starts, as one string: command, arguments, folder, variables in order. */
+export function specKey(spec: SpawnSpec): string {
   const env = Object.entries(spec.env).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
   return JSON.stringify([spec.command, spec.args, spec.cwd ?? null, env]);
 }
@@ -137,7 +138,7 @@ export async function adoptHandedOff(specs: readonly SpawnSpec[]): Promise<numbe
   const offered = [...handoff?.servers ?? []];
   let count = 0;
   for (const spec of handoff ? specs : []) {
-    const digest = await specDigest(spec);
+    const digest = await specDigest(specKey(spec));
     const at = offered.findIndex((server) => server.digest === digest);
     if (at < 0) continue;
     const [server] = offered.splice(at, 1);
